@@ -1,0 +1,149 @@
+/**
+ * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
+ * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
+ */
+
+export const STATE_CODES = { missing: 0, active: 1, pending: 2, dead: 3, other: 4 } as const;
+export type StateCode = (typeof STATE_CODES)[keyof typeof STATE_CODES];
+
+export function stateCode(state: string | null | undefined): StateCode {
+  switch (state) {
+    case 'active':
+      return STATE_CODES.active;
+    case 'pending':
+      return STATE_CODES.pending;
+    case 'dead':
+      return STATE_CODES.dead;
+    case null:
+    case undefined:
+      return STATE_CODES.missing;
+    default:
+      return STATE_CODES.other;
+  }
+}
+
+/** Per-job facts read from the server, indexed by job id (1..jobs; index 0 is unused). */
+export interface JobSnapshot {
+  readonly jobs: number;
+  readonly stalledBefore: number;
+  /** Occurrences of the id in the pending list. */
+  readonly inPending: Uint32Array;
+  readonly inActive: Uint8Array;
+  /** 1 where the job is in active with a lease deadline at or before the audit's server time. */
+  readonly activeExpired: Uint8Array;
+  readonly inDead: Uint8Array;
+  /** The hash's `stalled` field; NaN where the hash has none. */
+  readonly stalled: Float64Array;
+  readonly state: Uint8Array;
+}
+
+export interface AuditCounts {
+  readonly recoveries: number;
+  readonly doubleRecoveries: number;
+  readonly duplicatePending: number;
+  readonly lostIncrements: number;
+  readonly extraIncrements: number;
+  readonly lostJobs: number;
+  readonly misplaced: number;
+  readonly unreclaimed: number;
+  /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
+  readonly jobsRecoveredMoreThanOnce: number;
+}
+
+/** The anomaly counts: every one must be 0 for a run to be clean. */
+export const ANOMALIES = [
+  'doubleRecoveries',
+  'duplicatePending',
+  'lostIncrements',
+  'extraIncrements',
+  'lostJobs',
+  'misplaced',
+  'unreclaimed',
+] as const satisfies readonly (keyof AuditCounts)[];
+
+/** How many times beyond the first: a job moved 3 times has 2 extra moves. */
+export function excess(count: number): number {
+  return count > 1 ? count - 1 : 0;
+}
+
+/**
+ * Moves not reflected in the counter (positive: increments lost) or counter rises without a move
+ * (negative: increments from nowhere). Kept signed so one cannot hide the other in a sum.
+ */
+export function incrementGap(moves: number, stalled: number, stalledBefore: number): number {
+  const counted = Number.isNaN(stalled) ? 0 : stalled - stalledBefore;
+  return moves - counted;
+}
+
+/** How many of active, pending and dead hold the job. */
+export function placeCount(inActive: number, inPending: number, inDead: number): number {
+  return (inActive > 0 ? 1 : 0) + (inPending > 0 ? 1 : 0) + (inDead > 0 ? 1 : 0);
+}
+
+/**
+ * A job is misplaced when it stands in more than one place, or in one place its `state` does not
+ * name. A job in no place is lost, not misplaced.
+ */
+export function isMisplaced(inActive: number, inPending: number, inDead: number, state: number): boolean {
+  const places = placeCount(inActive, inPending, inDead);
+  if (places === 0) return false;
+  if (places > 1) return true;
+  if (inActive > 0) return state !== STATE_CODES.active;
+  if (inPending > 0) return state !== STATE_CODES.pending;
+  return state !== STATE_CODES.dead;
+}
+
+export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCounts {
+  let recoveries = 0;
+  let doubleRecoveries = 0;
+  let duplicatePending = 0;
+  let lostIncrements = 0;
+  let extraIncrements = 0;
+  let lostJobs = 0;
+  let misplaced = 0;
+  let unreclaimed = 0;
+  let jobsRecoveredMoreThanOnce = 0;
+
+  for (let id = 1; id <= snapshot.jobs; id++) {
+    const moved = moves[id] ?? 0;
+    const inPending = snapshot.inPending[id] ?? 0;
+    const inActive = snapshot.inActive[id] ?? 0;
+    const inDead = snapshot.inDead[id] ?? 0;
+
+    recoveries += moved;
+    doubleRecoveries += excess(moved);
+    if (moved > 1) jobsRecoveredMoreThanOnce++;
+    duplicatePending += excess(inPending);
+
+    const gap = incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+    if (gap > 0) lostIncrements += gap;
+    else extraIncrements -= gap;
+
+    if (placeCount(inActive, inPending, inDead) === 0) lostJobs++;
+    else if (isMisplaced(inActive, inPending, inDead, snapshot.state[id] ?? STATE_CODES.missing)) misplaced++;
+    if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
+  }
+
+  return {
+    recoveries,
+    doubleRecoveries,
+    duplicatePending,
+    lostIncrements,
+    extraIncrements,
+    lostJobs,
+    misplaced,
+    unreclaimed,
+    jobsRecoveredMoreThanOnce,
+  };
+}
+
+export function isClean(counts: AuditCounts): boolean {
+  return ANOMALIES.every((name) => counts[name] === 0);
+}
+
+/** Sums each sweeper's record into moves per job id. */
+export function movesPerJob(jobs: number, records: Iterable<{ countInto(counts: Uint32Array): void }>): Uint32Array {
+  const moves = new Uint32Array(jobs + 1);
+  for (const record of records) record.countInto(moves);
+  return moves;
+}

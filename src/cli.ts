@@ -1,0 +1,211 @@
+/**
+ * The command line: parses flags, runs the modes, prints the report and maps every outcome to an
+ * exit code. The work itself lives in the modules it calls.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { isClean } from './audit.js';
+import { EmqError, ExitCode } from './errors.js';
+import { watchInterrupts } from './interrupt.js';
+import {
+  LIMITS,
+  checkRaceOptions,
+  intFlag,
+  parseExpectation,
+  parseModes,
+  parseQueueName,
+  randomQueueName,
+  type Expectation,
+  type Mode,
+  type RaceOptions,
+} from './options.js';
+import { renderTable, reportJson, type RaceReport } from './report.js';
+import { runMode, type RunResult } from './run.js';
+import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    done (and every --expect held)
+  1    an --expect failed
+  2    bad usage or input, or the queue is already in use (nothing written)
+  3    server unreachable, refused the credentials, or a server error
+  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
+
+interface MainFlags {
+  mode: Mode[];
+  jobs: number;
+  sweepers: number;
+  batch: number;
+  maxStalled: number;
+  stalledBefore: number;
+  probeDelay: number;
+  queue?: string;
+  url?: string;
+  serverBin?: string;
+  keep: boolean;
+  json: boolean;
+  expect?: Expectation;
+}
+
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdoutIsTty: boolean;
+}
+
+const processIo: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+  stdoutIsTty: Boolean(process.stdout.isTTY),
+};
+
+function range(limit: { min: number; max: number }): string {
+  return `${limit.min}–${limit.max}`;
+}
+
+function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
+  const program = new Command('emq-race')
+    .description('Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server and print what went wrong.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show this help')
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      // Commander's own usage errors become one line, like ours.
+      outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
+    })
+    .exitOverride()
+    .addOption(new Option('--mode <mode>', 'atomic, loop, or both (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
+    .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
+    .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
+    .addOption(new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`).default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
+    .addOption(new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
+    .addOption(new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)))
+    .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
+    .addOption(new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
+    .addOption(new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false))
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (flags: MainFlags) => {
+      exit.code = await onMain(flags);
+    });
+  return program;
+}
+
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const exit = { code: ExitCode.ok as number };
+  const program = buildProgram(io, (flags) => main(flags, io), exit);
+  try {
+    await program.parseAsync([...argv]);
+    return exit.code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    if (err instanceof EmqError) {
+      io.err(`emq-race: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.err(`emq-race: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return ExitCode.server;
+  }
+}
+
+async function main(flags: MainFlags, io: Io): Promise<number> {
+  const options: RaceOptions = {
+    modes: flags.mode,
+    jobs: flags.jobs,
+    sweepers: flags.sweepers,
+    batch: flags.batch,
+    maxStalled: flags.maxStalled,
+    stalledBefore: flags.stalledBefore,
+    probeDelayMs: flags.probeDelay,
+    queue: flags.queue,
+    keep: flags.keep,
+    json: flags.json,
+    expect: flags.expect,
+  };
+  checkRaceOptions(options);
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
+  chooseTarget(choice, io.env);
+
+  const interrupts = watchInterrupts();
+  const session = await openSession(choice, io.env).catch((err: unknown) => {
+    interrupts.dispose();
+    throw err;
+  });
+  let interrupted = false;
+  try {
+    const base = options.queue ?? randomQueueName();
+    const runs: RunResult[] = [];
+    for (const mode of options.modes) {
+      const queue = options.modes.length > 1 ? `${base}-${mode}` : base;
+      runs.push(
+        await runMode(session, {
+          mode,
+          queue,
+          jobs: options.jobs,
+          sweepers: options.sweepers,
+          batch: options.batch,
+          maxStalled: options.maxStalled,
+          stalledBefore: options.stalledBefore,
+          probeDelayMs: options.probeDelayMs,
+          keep: options.keep,
+        }, interrupts),
+      );
+    }
+    const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
+    if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+    else io.out(`${renderTable(report, useColor(io))}\n`);
+    if (options.keep) describeKept(session, runs, io, options.json);
+    return expectationExit(options.expect, runs, io);
+  } catch (err) {
+    interrupted = interrupts.signal.aborted;
+    throw err;
+  } finally {
+    await closeSession(session, options.keep && !interrupted);
+    interrupts.dispose();
+  }
+}
+
+function useColor(io: Io): boolean {
+  if (io.env.NO_COLOR) return false;
+  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
+  return io.stdoutIsTty;
+}
+
+function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, json: boolean): void {
+  // In --json mode stdout carries the JSON alone, so this goes to stderr.
+  const say = json ? io.err : io.out;
+  for (const run of runs) say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+  const server = session.embedded;
+  if (server) {
+    say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);
+  }
+}
+
+export function expectationExit(expect: Expectation | undefined, runs: readonly RunResult[], io: Io): number {
+  if (expect === 'clean') {
+    const dirty = runs.filter((run) => !isClean(run));
+    if (dirty.length > 0) {
+      io.err(`emq-race: expected clean, but ${dirty.map((r) => r.mode).join(', ')} showed anomalies\n`);
+      return ExitCode.expectationFailed;
+    }
+  }
+  if (expect === 'race') {
+    const calm = runs.filter((run) => run.mode === 'loop' && isClean(run));
+    if (calm.length > 0) {
+      io.err(`emq-race: expected a race, but ${calm.length} loop run${calm.length === 1 ? '' : 's'} showed no anomaly\n`);
+      return ExitCode.expectationFailed;
+    }
+  }
+  return ExitCode.ok;
+}

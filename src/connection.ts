@@ -1,0 +1,109 @@
+/**
+ * Where the server is and how to talk to it: URL checks, password redaction, the ioredis options
+ * every connection of a run shares, and what kind of server answered.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { describeServerError, usageError } from './errors.js';
+
+export interface ServerTarget {
+  /** The URL as given, password included: only ever handed to the client library. */
+  readonly url: string;
+  /** The URL with any password replaced, for every line a person or a log may see. */
+  readonly display: string;
+}
+
+export function parseServerUrl(url: string): ServerTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw usageError(`--url: ${JSON.stringify(redactUrl(url))} is not a URL; expected redis://[user:password@]host:port[/db], rediss://… or unix:///path/to/socket`);
+  }
+  if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
+    throw usageError(`--url: scheme ${JSON.stringify(parsed.protocol.replace(/:$/, ''))} is not supported; use redis://, rediss:// or unix://`);
+  }
+  if (parsed.protocol === 'unix:' ? !parsed.pathname : !parsed.hostname) {
+    throw usageError(`--url: ${JSON.stringify(redactUrl(url))} names no ${parsed.protocol === 'unix:' ? 'socket path' : 'host'}`);
+  }
+  if (parsed.protocol !== 'unix:' && parsed.pathname && !/^\/?\d*$/.test(parsed.pathname)) {
+    throw usageError(`--url: the database in ${JSON.stringify(redactUrl(url))} must be a number`);
+  }
+  return { url, display: redactUrl(url) };
+}
+
+/** Replaces the password of a URL (and of anything URL-like that fails to parse) with ***. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/(\/\/[^/:@]*:)[^@/]*@/, '$1***@');
+  }
+}
+
+export interface ConnectOptions {
+  readonly connectionName?: string;
+}
+
+/**
+ * One connection, connected. No reconnects and no offline queue: the tool decides what is
+ * retried, and a lost server must surface as an error rather than a hang.
+ */
+export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
+  const redis = new Redis(target.url, clientOptions(target, options));
+  // ioredis reports socket errors as events as well as rejections; keep them off the console.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw describeServerError(err, target.display);
+  }
+  return redis;
+}
+
+function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOptions {
+  const base: RedisOptions = {
+    lazyConnect: true,
+    connectTimeout: 5000,
+    commandTimeout: 60_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+  };
+  if (target.url.startsWith('unix:')) {
+    const parsed = new URL(target.url);
+    return { ...base, path: decodeURIComponent(parsed.pathname) };
+  }
+  return base;
+}
+
+export interface ServerInfo {
+  readonly kind: 'redis' | 'valkey';
+  readonly version: string;
+}
+
+/** Valkey also reports a redis_version (7.2.4 on Valkey 8): its own fields win where present. */
+export function parseServerInfo(info: string): ServerInfo {
+  const fields = new Map<string, string>();
+  for (const line of info.split(/\r?\n/)) {
+    const at = line.indexOf(':');
+    if (at > 0) fields.set(line.slice(0, at), line.slice(at + 1).trim());
+  }
+  const name = fields.get('server_name');
+  if (name === 'valkey' || fields.has('valkey_version')) {
+    return { kind: 'valkey', version: fields.get('valkey_version') ?? fields.get('redis_version') ?? 'unknown' };
+  }
+  return { kind: 'redis', version: fields.get('redis_version') ?? 'unknown' };
+}
+
+export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
+  try {
+    return parseServerInfo(await redis.info('server'));
+  } catch (err) {
+    throw describeServerError(err, target.display);
+  }
+}

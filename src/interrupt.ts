@@ -1,0 +1,44 @@
+/**
+ * SIGINT and SIGTERM stop a run rather than the process: the first signal aborts the work so the
+ * run can delete its keys and stop its server; a second one also skips the key cleanup.
+ */
+import { InterruptedError } from './errors.js';
+
+export interface Interrupts {
+  /** Aborted (with an InterruptedError as reason) on the first signal. */
+  readonly signal: AbortSignal;
+  /** True once a second signal asked to skip the key cleanup. */
+  readonly hurried: boolean;
+  dispose(): void;
+}
+
+export function watchInterrupts(): Interrupts {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) {
+      process.stderr.write(`emq-race: ${signal} received, cleaning up (again to skip deleting the run's keys)\n`);
+      controller.abort(new InterruptedError(signal));
+    } else if (count === 2) {
+      process.stderr.write(`emq-race: ${signal} received again, skipping key cleanup\n`);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    get hurried() {
+      return count > 1;
+    },
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** The InterruptedError behind an aborted signal, or undefined if it was not aborted by a signal. */
+export function interruption(signal: AbortSignal): InterruptedError | undefined {
+  return signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
+}

@@ -1,0 +1,48 @@
+/**
+ * The queue's key layout, in one place. Every key carries the queue name as a hash tag, so a
+ * queue's keys share one cluster slot and a script may touch all of them.
+ */
+
+/** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
+export const QUEUE_NAME = /^[A-Za-z0-9_-]{1,100}$/;
+
+export interface QueueKeys {
+  readonly queue: string;
+  /** `emq:{Q}:` — the prefix scripts receive as ARGV[4]. */
+  readonly prefix: string;
+  readonly active: string;
+  readonly pending: string;
+  readonly dead: string;
+  readonly owner: string;
+  job(id: number | string): string;
+}
+
+export function queueKeys(queue: string): QueueKeys {
+  if (!QUEUE_NAME.test(queue)) {
+    throw new Error(`invalid queue name ${JSON.stringify(queue)}`);
+  }
+  const prefix = `emq:{${queue}}:`;
+  return {
+    queue,
+    prefix,
+    active: `${prefix}active`,
+    pending: `${prefix}pending`,
+    dead: `${prefix}dead`,
+    owner: `${prefix}owner`,
+    job: (id) => `${prefix}job:${id}`,
+  };
+}
+
+/** A SCAN MATCH pattern for every key of the queue, with glob characters escaped. */
+export function queuePattern(keys: QueueKeys): string {
+  return `${keys.prefix.replace(/[\\*?[\]{}]/g, (c) => `\\${c}`)}*`;
+}
+
+/** Every key a run creates, by name: what cleanup deletes and nothing else. */
+export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<string> {
+  yield keys.active;
+  yield keys.pending;
+  yield keys.dead;
+  for (let id = 1; id <= jobCount; id++) yield keys.job(id);
+  yield keys.owner;
+}

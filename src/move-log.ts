@@ -1,0 +1,49 @@
+/**
+ * A sweeper's own record of every job it moved and where to. Ids sit in a growable Int32Array and
+ * destinations in a parallel Uint8Array, so a million moves cost megabytes, not a million objects.
+ */
+export type Destination = 'pending' | 'dead' | 'unknown';
+
+const CODES: readonly Destination[] = ['unknown', 'pending', 'dead'];
+
+export class MoveLog {
+  private ids = new Int32Array(1024);
+  private destinations = new Uint8Array(1024);
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  /** `unknown` is for strategies (a script) that report what they moved but not where to. */
+  add(id: number, destination: Destination): void {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 0x7fffffff) {
+      throw new Error(`job id ${id} is not a positive 32-bit integer`);
+    }
+    if (this.size === this.ids.length) {
+      const ids = new Int32Array(this.size * 2);
+      ids.set(this.ids);
+      this.ids = ids;
+      const destinations = new Uint8Array(this.size * 2);
+      destinations.set(this.destinations);
+      this.destinations = destinations;
+    }
+    this.ids[this.size] = id;
+    this.destinations[this.size] = CODES.indexOf(destination);
+    this.size++;
+  }
+
+  *[Symbol.iterator](): Generator<{ id: number; destination: Destination }> {
+    for (let i = 0; i < this.size; i++) {
+      yield { id: this.ids[i] ?? 0, destination: CODES[this.destinations[i] ?? 0] ?? 'unknown' };
+    }
+  }
+
+  /** Adds one to counts[id] for every move in the log; ids beyond the array are not seeded jobs. */
+  countInto(counts: Uint32Array): void {
+    for (let i = 0; i < this.size; i++) {
+      const id = this.ids[i] ?? 0;
+      if (id < counts.length) counts[id] = (counts[id] ?? 0) + 1;
+    }
+  }
+}

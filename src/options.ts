@@ -1,0 +1,108 @@
+/**
+ * Defaults, limits and the validating parsers behind every flag. Each parser throws a usage error
+ * that names the flag and what it accepts, so commander's callers never see a NaN.
+ */
+import { randomBytes } from 'node:crypto';
+import { usageError } from './errors.js';
+import { QUEUE_NAME } from './keys.js';
+
+export interface IntLimit {
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+}
+
+export const LIMITS = {
+  jobs: { min: 1, max: 10_000_000, default: 1000 },
+  sweepers: { min: 1, max: 256, default: 2 },
+  batch: { min: 1, max: 5000, default: 100 },
+  maxStalled: { min: 1, max: 1_000_000, default: 3 },
+  stalledBefore: { min: 0, max: 999_999, default: 0 },
+  probeDelay: { min: 0, max: 60_000, default: 0 },
+} as const satisfies Record<string, IntLimit>;
+
+export const MODES = ['atomic', 'loop'] as const;
+export type Mode = (typeof MODES)[number];
+/** What `--mode` accepts beyond a single mode. */
+export const MODE_SETS: Record<string, readonly Mode[]> = { both: ['atomic', 'loop'] };
+
+export const EXPECTATIONS = ['clean', 'race'] as const;
+export type Expectation = (typeof EXPECTATIONS)[number];
+
+/** A whole number within limits, or a usage error naming the flag. */
+export function parseIntFlag(flag: string, limit: { min: number; max: number }, raw: string): number {
+  const text = raw.trim();
+  if (!/^[+-]?\d+$/.test(text)) {
+    throw usageError(`${flag}: ${JSON.stringify(raw)} is not a whole number; expected ${limit.min} to ${limit.max}`);
+  }
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max) {
+    throw usageError(`${flag}: ${text} is out of range; expected ${limit.min} to ${limit.max}`);
+  }
+  return value;
+}
+
+/** A commander argument parser for an integer flag. */
+export const intFlag = (flag: string, limit: { min: number; max: number }) => (raw: string): number =>
+  parseIntFlag(flag, limit, raw);
+
+export function parseModes(raw: string): Mode[] {
+  const set = MODE_SETS[raw];
+  if (set) return [...set];
+  const modes: Mode[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (!(MODES as readonly string[]).includes(part)) {
+      throw usageError(`--mode: ${JSON.stringify(part)} is not a mode; expected one of ${[...MODES, ...Object.keys(MODE_SETS)].join(', ')}`);
+    }
+    if (!modes.includes(part as Mode)) modes.push(part as Mode);
+  }
+  return modes;
+}
+
+export function parseExpectation(raw: string): Expectation {
+  if (!(EXPECTATIONS as readonly string[]).includes(raw)) {
+    throw usageError(`--expect: ${JSON.stringify(raw)} is not an expectation; expected clean or race`);
+  }
+  return raw as Expectation;
+}
+
+export function parseQueueName(raw: string): string {
+  if (!QUEUE_NAME.test(raw)) {
+    throw usageError(
+      `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
+    );
+  }
+  return raw;
+}
+
+export interface RaceOptions {
+  readonly modes: readonly Mode[];
+  readonly jobs: number;
+  readonly sweepers: number;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly probeDelayMs: number;
+  /** The base queue name; with several modes each gets `NAME-mode`. */
+  readonly queue: string | undefined;
+  readonly keep: boolean;
+  readonly json: boolean;
+  readonly expect: Expectation | undefined;
+}
+
+/** Checks that concern several flags at once. */
+export function checkRaceOptions(options: RaceOptions): void {
+  if (options.stalledBefore >= options.maxStalled) {
+    throw usageError(
+      `--stalled-before: ${options.stalledBefore} must be below --max-stalled (${options.maxStalled}); at ${options.maxStalled - 1} the first recovery already dead-letters the job`,
+    );
+  }
+  if (options.expect === 'race' && !options.modes.includes('loop')) {
+    throw usageError('--expect race: needs a loop run (--mode loop or both), since only the loop can race');
+  }
+}
+
+/** The default queue name: `race-` and 8 random hex characters. */
+export function randomQueueName(): string {
+  return `race-${randomBytes(4).toString('hex')}`;
+}

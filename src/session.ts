@@ -1,0 +1,50 @@
+/**
+ * The server a command runs against: --url, else REDIS_URL, else the embedded default, with one
+ * admin connection for seeding, claiming, auditing and cleanup.
+ */
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
+import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+
+export interface ServerChoice {
+  readonly url?: string;
+  readonly serverBin?: string;
+}
+
+export interface Session {
+  readonly target: ServerTarget;
+  readonly admin: Redis;
+  readonly info: ServerInfo;
+  readonly embedded: EmbeddedServer | undefined;
+}
+
+/** Where to connect, or undefined for the embedded default. Checked before anything starts. */
+export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
+  const url = choice.url ?? (env.REDIS_URL ? env.REDIS_URL : undefined);
+  return url === undefined ? undefined : parseServerUrl(url);
+}
+
+export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
+  let target = chooseTarget(choice, env);
+  let embedded: EmbeddedServer | undefined;
+  if (target === undefined) {
+    embedded = await startEmbeddedServer(choice.serverBin !== undefined ? { bin: choice.serverBin } : {});
+    target = parseServerUrl(embedded.url);
+  }
+  try {
+    const admin = await connect(target);
+    const info = await readServerInfo(admin, target);
+    return { target, admin, info, embedded };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+/** Closes the admin connection, then stops the embedded server unless it is to be kept. */
+export async function closeSession(session: Session, keepServer: boolean): Promise<void> {
+  await session.admin.quit().catch(() => session.admin.disconnect());
+  if (!session.embedded) return;
+  if (keepServer) session.embedded.detach();
+  else await session.embedded.stop();
+}

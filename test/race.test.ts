@@ -1,0 +1,73 @@
+/**
+ * The heart of the tool on real servers: the atomic script is exact under contention, the loop
+ * is not, and a single loop sweeper is exact too (the race needs two).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ANOMALIES, isClean } from '../src/audit.js';
+import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Mode } from '../src/options.js';
+import { runMode, type RunResult } from '../src/run.js';
+import { closeSession, openSession, type Session } from '../src/session.js';
+import { allKeys } from './helpers/keyspace.js';
+import { forEachServer } from './helpers/servers.js';
+
+let counter = 0;
+const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
+
+function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Partial<{ jobs: number; sweepers: number; batch: number; maxStalled: number; stalledBefore: number }> = {}): Promise<RunResult> {
+  return runMode(session, {
+    mode,
+    queue: queueName(mode),
+    jobs: over.jobs ?? 2000,
+    sweepers: over.sweepers ?? 2,
+    batch: over.batch ?? 100,
+    maxStalled: over.maxStalled ?? 3,
+    stalledBefore: over.stalledBefore ?? 0,
+    probeDelayMs: 0,
+    keep: false,
+  }, interrupts);
+}
+
+forEachServer('race', (handle) => {
+  let session: Session;
+  let interrupts: Interrupts;
+  before(async () => {
+    session = await openSession({ url: handle.url }, {});
+    interrupts = watchInterrupts();
+  });
+  after(async () => {
+    interrupts.dispose();
+    await closeSession(session, false);
+  });
+
+  test('atomic with 16 sweepers over 2,000 jobs: every lease reclaimed once, every anomaly 0', async () => {
+    const run = await runOnce(session, interrupts, 'atomic', { jobs: 2000, sweepers: 16 });
+    assert.equal(run.recoveries, 2000);
+    for (const name of ANOMALIES) assert.equal(run[name], 0, name);
+    assert.ok(isClean(run));
+    assert.equal(run.cutShort, false);
+  });
+
+  test('loop with 8 sweepers: duplicates in pending and lost increments', async () => {
+    const run = await runOnce(session, interrupts, 'loop', { jobs: 2000, sweepers: 8 });
+    assert.ok(run.duplicatePending > 0, `duplicatePending ${run.duplicatePending}`);
+    assert.ok(run.lostIncrements > 0, `lostIncrements ${run.lostIncrements}`);
+    assert.ok(run.doubleRecoveries > 0);
+    assert.equal(run.recoveries, 2000 + run.doubleRecoveries);
+    // With a list every extra recovery is one more entry in pending.
+    assert.equal(run.duplicatePending, run.doubleRecoveries);
+    assert.equal(run.lostJobs, 0);
+    assert.equal(run.unreclaimed, 0);
+  });
+
+  test('loop with 1 sweeper: no race, no anomaly', async () => {
+    const run = await runOnce(session, interrupts, 'loop', { jobs: 500, sweepers: 1 });
+    assert.equal(run.recoveries, 500);
+    for (const name of ANOMALIES) assert.equal(run[name], 0, name);
+  });
+
+  test('nothing of a run is left on the server afterwards', async () => {
+    assert.deepEqual(await allKeys(session.admin), []);
+  });
+});
