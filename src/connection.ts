@@ -52,13 +52,17 @@ export interface ConnectOptions {
  */
 export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
   const redis = new Redis(target.url, clientOptions(target, options));
-  // ioredis reports socket errors as events as well as rejections; keep them off the console.
-  redis.on('error', () => {});
+  // ioredis reports socket errors as events; without a listener it prints them. The last one says
+  // why a connect failed better than the rejection ("Connection is closed") does.
+  let lastSocketError: unknown;
+  redis.on('error', (err: unknown) => {
+    lastSocketError = err;
+  });
   try {
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw describeServerError(err, target.display);
+    throw describeServerError(lastSocketError ?? err, target.display);
   }
   return redis;
 }

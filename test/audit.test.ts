@@ -1,0 +1,173 @@
+/** The audit's arithmetic, on hand-made snapshots: each count is checked exactly. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  STATE_CODES,
+  auditJobs,
+  excess,
+  incrementGap,
+  isClean,
+  isMisplaced,
+  movesPerJob,
+  placeCount,
+  stateCode,
+  type JobSnapshot,
+} from '../src/audit.js';
+import { MoveLog } from '../src/move-log.js';
+
+interface JobFacts {
+  moves?: number;
+  pending?: number;
+  active?: boolean;
+  expired?: boolean;
+  dead?: boolean;
+  stalled?: number;
+  state?: keyof typeof STATE_CODES;
+}
+
+function snapshotOf(jobs: JobFacts[], stalledBefore = 0): { snapshot: JobSnapshot; moves: Uint32Array } {
+  const n = jobs.length;
+  const snapshot = {
+    jobs: n,
+    stalledBefore,
+    inPending: new Uint32Array(n + 1),
+    inActive: new Uint8Array(n + 1),
+    activeExpired: new Uint8Array(n + 1),
+    inDead: new Uint8Array(n + 1),
+    stalled: new Float64Array(n + 1).fill(Number.NaN),
+    state: new Uint8Array(n + 1),
+  };
+  const moves = new Uint32Array(n + 1);
+  jobs.forEach((job, index) => {
+    const id = index + 1;
+    moves[id] = job.moves ?? 0;
+    snapshot.inPending[id] = job.pending ?? 0;
+    snapshot.inActive[id] = job.active ? 1 : 0;
+    snapshot.activeExpired[id] = job.active && job.expired ? 1 : 0;
+    snapshot.inDead[id] = job.dead ? 1 : 0;
+    if (job.stalled !== undefined) snapshot.stalled[id] = job.stalled;
+    snapshot.state[id] = STATE_CODES[job.state ?? 'missing'];
+  });
+  return { snapshot, moves };
+}
+
+test('excess counts what is beyond the first', () => {
+  assert.equal(excess(0), 0);
+  assert.equal(excess(1), 0);
+  assert.equal(excess(2), 1);
+  assert.equal(excess(8), 7);
+});
+
+test('incrementGap is signed: positive for lost increments, negative for extra ones', () => {
+  assert.equal(incrementGap(2, 1, 0), 1);
+  assert.equal(incrementGap(1, 1, 0), 0);
+  assert.equal(incrementGap(0, 1, 0), -1);
+  assert.equal(incrementGap(1, 3, 2), 0);
+  assert.equal(incrementGap(1, Number.NaN, 0), 1, 'a missing counter counts as never incremented');
+});
+
+test('placeCount and isMisplaced', () => {
+  assert.equal(placeCount(0, 0, 0), 0);
+  assert.equal(placeCount(1, 3, 1), 3);
+  assert.equal(isMisplaced(0, 0, 0, STATE_CODES.pending), false, 'a lost job is not also misplaced');
+  assert.equal(isMisplaced(0, 1, 0, STATE_CODES.pending), false);
+  assert.equal(isMisplaced(0, 2, 0, STATE_CODES.pending), false, 'duplicates in one place are not misplacement');
+  assert.equal(isMisplaced(0, 1, 0, STATE_CODES.dead), true);
+  assert.equal(isMisplaced(1, 0, 0, STATE_CODES.active), false);
+  assert.equal(isMisplaced(1, 0, 0, STATE_CODES.pending), true);
+  assert.equal(isMisplaced(0, 0, 1, STATE_CODES.dead), false);
+  assert.equal(isMisplaced(1, 1, 0, STATE_CODES.pending), true);
+});
+
+test('stateCode maps the state field', () => {
+  assert.equal(stateCode('active'), STATE_CODES.active);
+  assert.equal(stateCode('pending'), STATE_CODES.pending);
+  assert.equal(stateCode('dead'), STATE_CODES.dead);
+  assert.equal(stateCode(null), STATE_CODES.missing);
+  assert.equal(stateCode('running'), STATE_CODES.other);
+});
+
+test('a clean run: every job moved once and counted once', () => {
+  const { snapshot, moves } = snapshotOf([
+    { moves: 1, pending: 1, stalled: 1, state: 'pending' },
+    { moves: 1, dead: true, stalled: 3, state: 'dead' },
+  ], 2);
+  // job 1 started at 2 too; it reached 3 and would be dead in a real run, but the audit only counts.
+  snapshot.stalled[1] = 3;
+  const counts = auditJobs(snapshot, moves);
+  assert.deepEqual(counts, {
+    recoveries: 2,
+    doubleRecoveries: 0,
+    duplicatePending: 0,
+    lostIncrements: 0,
+    extraIncrements: 0,
+    lostJobs: 0,
+    misplaced: 0,
+    unreclaimed: 0,
+    jobsRecoveredMoreThanOnce: 0,
+  });
+  assert.ok(isClean(counts));
+});
+
+test('every anomaly is counted exactly on a mixed snapshot', () => {
+  const { snapshot, moves } = snapshotOf([
+    // moved 3 times, 3 entries in pending, counter rose by 1: 2 extra recoveries, 2 duplicates, 2 lost
+    { moves: 3, pending: 3, stalled: 1, state: 'pending' },
+    // moved twice, once in pending (a set-like push), counter rose by 2: 1 extra recovery, nothing lost
+    { moves: 2, pending: 1, stalled: 2, state: 'pending' },
+    // never moved but its counter rose: 1 extra increment, and it is unreclaimed in active
+    { moves: 0, active: true, expired: true, stalled: 1, state: 'active' },
+    // moved once but in no place at all: a lost job
+    { moves: 1, stalled: 1, state: 'pending' },
+    // in pending and dead at once: misplaced
+    { moves: 1, pending: 1, dead: true, stalled: 1, state: 'dead' },
+    // in active with a live lease: not unreclaimed, not an anomaly
+    { moves: 0, active: true, expired: false, stalled: 0, state: 'active' },
+    // in pending with a state that says dead: misplaced
+    { moves: 1, pending: 1, stalled: 1, state: 'dead' },
+  ]);
+  const counts = auditJobs(snapshot, moves);
+  assert.deepEqual(counts, {
+    recoveries: 8,
+    doubleRecoveries: 3,
+    duplicatePending: 2,
+    lostIncrements: 2,
+    extraIncrements: 1,
+    lostJobs: 1,
+    misplaced: 2,
+    unreclaimed: 1,
+    jobsRecoveredMoreThanOnce: 2,
+  });
+  assert.equal(isClean(counts), false);
+});
+
+test('lost and extra increments do not cancel out', () => {
+  const { snapshot, moves } = snapshotOf([
+    { moves: 2, pending: 2, stalled: 1, state: 'pending' },
+    { moves: 0, active: true, stalled: 1, state: 'active' },
+  ]);
+  const counts = auditJobs(snapshot, moves);
+  assert.equal(counts.lostIncrements, 1);
+  assert.equal(counts.extraIncrements, 1);
+});
+
+test('movesPerJob sums every sweeper record', () => {
+  const a = new MoveLog();
+  const b = new MoveLog();
+  a.add(1, 'pending');
+  a.add(2, 'dead');
+  b.add(1, 'pending');
+  b.add(99, 'pending'); // not a seeded job: ignored
+  const moves = movesPerJob(3, [a, b]);
+  assert.deepEqual([...moves], [0, 2, 1, 0]);
+});
+
+test('MoveLog grows and remembers destinations', () => {
+  const log = new MoveLog();
+  for (let id = 1; id <= 5000; id++) log.add(id, id % 2 ? 'pending' : 'dead');
+  assert.equal(log.length, 5000);
+  const entries = [...log];
+  assert.deepEqual(entries[0], { id: 1, destination: 'pending' });
+  assert.deepEqual(entries[4999], { id: 5000, destination: 'dead' });
+  assert.throws(() => log.add(0, 'pending'));
+});
