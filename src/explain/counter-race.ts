@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Stage } from './stage.js';
-import { recordingExec, type WireStep } from './wire.js';
+import { recordingExec, type Recorder, type WireStep } from './wire.js';
 
 export const INCREMENT_FIELD_LUA = readFileSync(new URL('../lua/increment-field.lua', import.meta.url), 'utf8');
 
@@ -41,7 +41,8 @@ export function counterReadout(before: number, after: number): CounterReadout {
 export async function raceCounter(stage: Stage, queue: string, counter: CounterForm): Promise<CounterRace> {
   const { keys, jobId, admin } = stage;
   const jobKey = keys.job(jobId);
-  const [a, b] = stage.connections.map((redis) => recordingExec(redis)) as [ReturnType<typeof recordingExec>, ReturnType<typeof recordingExec>];
+  const a = recordingExec(stage.connections[0]);
+  const b = recordingExec(stage.connections[1]);
   const steps: WireStep[] = [];
 
   if (counter === 'in-script') {
@@ -57,13 +58,13 @@ export async function raceCounter(stage: Stage, queue: string, counter: CounterF
     steps.push(...sent.sort((x, y) => Number(x.replies[0]) - Number(y.replies[0])));
   } else {
     // Each cycle reads into the client, then writes back what it read plus one.
-    const readStep = async (sweep: 'A' | 'B', recorder: typeof a): Promise<number> => {
+    const readStep = async (sweep: 'A' | 'B', recorder: Recorder): Promise<number> => {
       stage.signal.throwIfAborted();
       const value = (await recorder.exec('HGET', jobKey, 'stalled')) as string | null;
       steps.push({ sweep, step: 'read', ...recorder.take() });
       return value === null ? 0 : Number(value);
     };
-    const writeStep = async (sweep: 'A' | 'B', recorder: typeof a, value: number): Promise<void> => {
+    const writeStep = async (sweep: 'A' | 'B', recorder: Recorder, value: number): Promise<void> => {
       stage.signal.throwIfAborted();
       await recorder.exec('HSET', jobKey, 'stalled', value);
       steps.push({ sweep, step: 'write', ...recorder.take() });

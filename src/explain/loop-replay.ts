@@ -36,7 +36,7 @@ export async function replayLoop(stage: Stage, plan: LoopReplayPlan): Promise<Re
   const steps: WireStep[] = [];
 
   const runSweep = async (sweep: SweepName, index: number): Promise<SweepState> => {
-    const recorder = recordingExec(stage.connections[index] ?? stage.admin);
+    const recorder = recordingExec(stage.connections[index === 0 ? 0 : 1]);
     const { exec } = recorder;
     const state: SweepState = { nowMs: 0, holds: false, stalledRead: 0, destination: 'pending', moved: false };
     const act: Record<LoopStep, () => Promise<void>> = {
