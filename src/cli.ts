@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
 import { EmqError, ExitCode } from './errors.js';
+import { addExplainCommand } from './explain/command.js';
 import { watchInterrupts } from './interrupt.js';
 import {
   LIMITS,
@@ -103,6 +104,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
   const exit = { code: ExitCode.ok as number };
   const program = buildProgram(io, (flags) => main(flags, io), exit);
+  addExplainCommand(program, io, exit);
   try {
     await program.parseAsync([...argv]);
     return exit.code;

@@ -1,0 +1,90 @@
+/**
+ * The counter race on its own: two sweeps each add one to the job's `stalled` field. Inside a
+ * script (HINCRBY) the server does read and write in one step, so both increments land. From the
+ * client (HGET, then HSET of what it read plus one) the two cycles are forced to interleave
+ * — read, read, write, write — and the second write puts back the value the first one wrote.
+ */
+import { readFileSync } from 'node:fs';
+import type { Stage } from './stage.js';
+import { recordingExec, type Recorder, type WireStep } from './wire.js';
+
+export const INCREMENT_FIELD_LUA = readFileSync(new URL('../lua/increment-field.lua', import.meta.url), 'utf8');
+
+export const COUNTER_FORMS = ['in-script', 'client'] as const;
+export type CounterForm = (typeof COUNTER_FORMS)[number];
+
+export const EXPECTED_INCREMENTS = 2;
+
+export interface CounterReadout {
+  readonly expected: number;
+  readonly reached: number;
+  readonly lost: number;
+}
+
+export interface CounterRace {
+  readonly counter: CounterForm;
+  readonly queue: string;
+  readonly jobId: string;
+  readonly before: number;
+  /** The field's value read back from the server after both increments. */
+  readonly after: number;
+  readonly steps: WireStep[];
+  readonly readout: CounterReadout;
+}
+
+/** Increments the field gained, against the two that were made. */
+export function counterReadout(before: number, after: number): CounterReadout {
+  const reached = after - before;
+  return { expected: EXPECTED_INCREMENTS, reached, lost: Math.max(0, EXPECTED_INCREMENTS - reached) };
+}
+
+export async function raceCounter(stage: Stage, queue: string, counter: CounterForm): Promise<CounterRace> {
+  const { keys, jobId, admin } = stage;
+  const jobKey = keys.job(jobId);
+  const a = recordingExec(stage.connections[0]);
+  const b = recordingExec(stage.connections[1]);
+  const steps: WireStep[] = [];
+
+  if (counter === 'in-script') {
+    const sha = (await admin.script('LOAD', INCREMENT_FIELD_LUA)) as string;
+    stage.signal.throwIfAborted();
+    // Sent in the same tick on two connections; the server runs one script, then the other.
+    await Promise.all([a.exec('EVALSHA', sha, 1, jobKey, 'stalled'), b.exec('EVALSHA', sha, 1, jobKey, 'stalled')]);
+    const sent: WireStep[] = [
+      { sweep: 'A', step: 'increment', ...a.take() },
+      { sweep: 'B', step: 'increment', ...b.take() },
+    ];
+    // The call that answered the lower value ran first.
+    steps.push(...sent.sort((x, y) => Number(x.replies[0]) - Number(y.replies[0])));
+  } else {
+    // Each cycle reads into the client, then writes back what it read plus one.
+    const readStep = async (sweep: 'A' | 'B', recorder: Recorder): Promise<number> => {
+      stage.signal.throwIfAborted();
+      const value = (await recorder.exec('HGET', jobKey, 'stalled')) as string | null;
+      steps.push({ sweep, step: 'read', ...recorder.take() });
+      return value === null ? 0 : Number(value);
+    };
+    const writeStep = async (sweep: 'A' | 'B', recorder: Recorder, value: number): Promise<void> => {
+      stage.signal.throwIfAborted();
+      await recorder.exec('HSET', jobKey, 'stalled', value);
+      steps.push({ sweep, step: 'write', ...recorder.take() });
+    };
+    const readA = await readStep('A', a);
+    const readB = await readStep('B', b);
+    await writeStep('A', a, readA + 1);
+    await writeStep('B', b, readB + 1);
+  }
+
+  const afterText = await admin.hget(jobKey, 'stalled');
+  const after = afterText === null ? 0 : Number(afterText);
+  return { counter, queue, jobId, before: stage.stalledBefore, after, steps, readout: counterReadout(stage.stalledBefore, after) };
+}
+
+/** The JSON contract of a counter race (the server block is added by the caller). */
+export function counterJson(race: CounterRace): object {
+  return {
+    counter: race.counter,
+    steps: race.steps.map((step) => ({ sweep: step.sweep, step: step.step, commands: step.commands, replies: step.replies })),
+    readout: race.readout,
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The timeline for people: two columns, sweep A and sweep B, one row per step in the order the
+ * steps ran, each with the commands sent (→) and the server's replies (←), then the readout. The
+ * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
+ * SHA1 shows its first 8 characters. The JSON carries everything in full.
+ */
+import type { ServerInfo } from '../connection.js';
+import type { CounterRace } from './counter-race.js';
+import { isCleanReadout, type Readout } from './readout.js';
+import type { Replay } from './replay.js';
+import type { Reply, WireStep } from './wire.js';
+import { replyNames } from './wire.js';
+
+const COLUMN = 46;
+const GUTTER = ' │ ';
+
+export function renderServer(server: ServerInfo & { readonly url: string }): string {
+  return `server: ${server.kind} ${server.version} at ${server.url}`;
+}
+
+/** A reply the way redis-cli prints one, on one line. */
+export function formatReply(reply: Reply): string {
+  if (reply === null) return '(nil)';
+  if (typeof reply === 'number') return `(integer) ${reply}`;
+  if (typeof reply === 'string') return JSON.stringify(reply);
+  if (reply.length === 0) return '(empty array)';
+  return reply.map((item, i) => `${i + 1}) ${formatReply(item)}`).join(' ');
+}
+
+function formatArgs(args: readonly string[], prefix: string): string {
+  return args
+    .map((arg, i) => {
+      if (i > 0 && arg !== prefix && arg.startsWith(prefix)) return arg.slice(prefix.length);
+      if (args[0] === 'EVALSHA' && i === 1 && /^[0-9a-f]{40}$/.test(arg)) return `${arg.slice(0, 8)}…`;
+      return arg;
+    })
+    .join(' ');
+}
+
+/** What a step's replies mean for the job, in a few words, read from the replies themselves. */
+export function noteFor(step: WireStep, jobId: string): string {
+  const job = `job ${jobId}`;
+  const first = step.replies[0];
+  if (step.commands.length === 0) return `nothing to send: this sweep has no job`;
+  switch (step.step) {
+    case 'detect':
+      return replyNames(first, jobId) ? `finds ${job} expired` : 'finds nothing expired';
+    case 'probe':
+      return first === null ? `lease gone: drops ${job}` : 'lease still expired: goes on';
+    case 'read':
+      return `reads stalled = ${first === null ? 0 : String(first)}`;
+    case 'move': {
+      const removed = first === 1 ? 'takes it out of active' : 'ZREM was a no-op';
+      const second = step.replies[1];
+      const put = step.commands[1]?.[0] === 'ZADD'
+        ? (second === 0 ? 'adds it to dead again (already there)' : 'adds it to dead')
+        : `pushes it: pending holds ${String(second)}`;
+      return `${removed}; ${put}`;
+    }
+    case 'write': {
+      const state = step.commands[1]?.[3];
+      return `writes stalled = ${step.commands[0]?.[3] ?? '?'}${state === undefined ? '' : `, state = ${state}`}`;
+    }
+    case 'sweep':
+      return replyNames(first, jobId) ? `moved ${job}, counted its stall` : 'found nothing: ran second';
+    case 'increment':
+      return `stalled is now ${String(first)}`;
+    default:
+      return '';
+  }
+}
+
+/** Breaks a line into pieces of at most `width` characters, at spaces where it can. */
+export function wrap(line: string, width: number, indent = '  '): string[] {
+  const out: string[] = [];
+  let rest = line;
+  let lead = '';
+  while (lead.length + rest.length > width) {
+    const room = width - lead.length;
+    let cut = rest.lastIndexOf(' ', room);
+    if (cut <= 0) cut = room;
+    out.push(lead + rest.slice(0, cut));
+    rest = rest.slice(cut).replace(/^ /, '');
+    lead = indent;
+  }
+  out.push(lead + rest);
+  return out;
+}
+
+function cellLines(step: WireStep, prefix: string, jobId: string): string[] {
+  const lines = [step.step];
+  step.commands.forEach((command, i) => {
+    const sent = `→ ${formatArgs(command, prefix)}`;
+    const reply = step.replies[i];
+    const answer = reply === undefined ? '' : `← ${formatReply(reply)}`;
+    // A short exchange reads best on one line; a long one keeps its reply on a line of its own.
+    if (sent.length + 2 + answer.length <= COLUMN) lines.push(`${sent}  ${answer}`.trimEnd());
+    else lines.push(...wrap(sent, COLUMN, '    '), ...(answer ? wrap(answer, COLUMN, '    ') : []));
+  });
+  lines.push(...wrap(`= ${noteFor(step, jobId)}`, COLUMN, '    '));
+  return lines;
+}
+
+function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string): string[] {
+  const width = Math.max(COLUMN, ...steps.filter((s) => s.sweep === 'A').flatMap((s) => cellLines(s, prefix, jobId)).map((l) => l.length));
+  const number = String(steps.length).length;
+  const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(width)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + width)}─┼─${'─'.repeat(COLUMN)}`];
+  steps.forEach((step, i) => {
+    const lines = cellLines(step, prefix, jobId);
+    lines.forEach((line, j) => {
+      const num = j === 0 ? String(i + 1).padStart(number) : ' '.repeat(number);
+      const left = step.sweep === 'A' ? line : '';
+      const right = step.sweep === 'B' ? line : '';
+      out.push(`${num}  ${left.padEnd(width)}${GUTTER}${right}`.trimEnd());
+    });
+  });
+  return out;
+}
+
+function verdict(readout: Readout, jobId: string): string {
+  if (isCleanReadout(readout)) return `no anomaly: job ${jobId} was recovered once and its stall was counted once.`;
+  const parts: string[] = [];
+  if (readout.recoverCount > 1) parts.push(`job ${jobId} was recovered ${readout.recoverCount} times`);
+  if (readout.pendingEntries > 1) parts.push(`it stands ${readout.pendingEntries} times in pending (it would run ${readout.pendingEntries} times)`);
+  if (readout.endedIn.length > 1) parts.push(`it ended in ${readout.endedIn.join(' and ')} at once`);
+  if (readout.lostIncrements > 0) parts.push(`${readout.lostIncrements} stall increment${readout.lostIncrements === 1 ? ' was' : 's were'} lost`);
+  if (readout.recoverCount === 0) parts.push(`no sweep moved job ${jobId}`);
+  return `anomaly: ${parts.join('; ')}.`;
+}
+
+export function renderReplay(replay: Replay): string {
+  const prefix = `emq:{${replay.queue}}:`;
+  const header = [
+    `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
+    replay.mode === 'loop'
+      ? `schedule: ${replay.schedule.join(',')}`
+      : `both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`,
+    '',
+  ];
+  const r = replay.readout;
+  const readout = [
+    '',
+    'readout, read back from the server:',
+    `  recover count     ${r.recoverCount}   sweeps that moved job ${replay.jobId}`,
+    `  pending entries   ${r.pendingEntries}   times job ${replay.jobId} stands in pending`,
+    `  stalled           ${r.stalled ?? '(none)'}   its counter, ${replay.stalledBefore} before the sweeps`,
+    `  lost increments   ${r.lostIncrements}   recoveries the counter does not show`,
+    `  ended in          ${r.endedIn.length > 0 ? r.endedIn.join(', ') : 'nowhere'}`,
+    verdict(r, replay.jobId),
+  ];
+  return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId), ...readout].join('\n');
+}
+
+export function renderCounter(race: CounterRace): string {
+  const prefix = `emq:{${race.queue}}:`;
+  const how = race.counter === 'in-script'
+    ? 'two HINCRBY inside scripts, sent at the same moment'
+    : 'two client-side read-modify-write cycles, forced to interleave';
+  const { expected, reached, lost } = race.readout;
+  return [
+    `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`,
+    '',
+    ...renderTimeline(race.steps, prefix, race.jobId),
+    '',
+    `readout, read back from the server: stalled ${race.before} → ${race.after}`,
+    `  expected +${expected}, reached +${reached}, lost ${lost}`,
+    lost > 0 ? `anomaly: ${lost} increment${lost === 1 ? ' was' : 's were'} lost.` : 'no anomaly: both increments landed.',
+  ].join('\n');
+}

@@ -1,0 +1,33 @@
+/** What one replay of a sweeping strategy produced: its timeline and its readout. */
+import type { Readout } from './readout.js';
+import type { WireStep } from './wire.js';
+
+export type ReplayMode = 'loop' | 'atomic';
+
+export interface Replay {
+  readonly mode: ReplayMode;
+  readonly queue: string;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly jobId: string;
+  /** The steps in the order they ran, as `A:detect` and the like. */
+  readonly schedule: string[];
+  readonly steps: WireStep[];
+  readonly readout: Readout;
+}
+
+/** The JSON contract of one replay. */
+export function replayJson(replay: Replay): object {
+  return {
+    mode: replay.mode,
+    schedule: replay.schedule,
+    steps: replay.steps.map((step) => ({ sweep: step.sweep, step: step.step, commands: step.commands, replies: step.replies })),
+    readout: {
+      recoverCount: replay.readout.recoverCount,
+      pendingEntries: replay.readout.pendingEntries,
+      stalled: replay.readout.stalled,
+      lostIncrements: replay.readout.lostIncrements,
+      endedIn: replay.readout.endedIn,
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The ground every replay runs on: a queue of its own, claimed like the main command claims one,
+ * holding one job whose lease has expired, and two connections, one per sweep. Afterwards the
+ * queue's keys are deleted by name, unless --keep or a second Ctrl-C says otherwise.
+ */
+import type { Redis } from 'ioredis';
+import { claimQueue } from '../claim.js';
+import { deleteRunKeys } from '../cleanup.js';
+import { connect } from '../connection.js';
+import { describeServerError } from '../errors.js';
+import { interruption, type Interrupts } from '../interrupt.js';
+import { queueKeys, type QueueKeys } from '../keys.js';
+import { newRunId } from '../run.js';
+import { seedJobs } from '../seed.js';
+import { measureServerClock, serverTimeMs, type ServerClock } from '../server-clock.js';
+import type { Session } from '../session.js';
+
+/** The replay's one job, J: the seed numbers jobs from 1. */
+export const JOB_ID = '1';
+
+export interface Stage {
+  readonly keys: QueueKeys;
+  /** The admin connection: seeding, script loading and the readout. */
+  readonly admin: Redis;
+  /** Sweep A's connection and sweep B's. */
+  readonly connections: readonly [Redis, Redis];
+  readonly clock: ServerClock;
+  readonly jobId: string;
+  readonly stalledBefore: number;
+  readonly signal: AbortSignal;
+}
+
+export interface StagePlan {
+  readonly queue: string;
+  readonly stalledBefore: number;
+  readonly keep: boolean;
+}
+
+export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
+  const { admin, target } = session;
+  const keys = queueKeys(plan.queue);
+  const signal = interrupts.signal;
+  try {
+    await claimQueue(admin, keys, newRunId());
+  } catch (err) {
+    throw describeServerError(err, target.display);
+  }
+
+  const connections: Redis[] = [];
+  try {
+    await seedJobs(admin, keys, { jobs: 1, stalledBefore: plan.stalledBefore, serverNowMs: await serverTimeMs(admin) }, signal);
+    for (let i = 0; i < 2; i++) {
+      signal.throwIfAborted();
+      connections.push(await connect(target));
+    }
+    const clock = await measureServerClock(admin);
+    const [a, b] = connections as [Redis, Redis];
+    return await body({ keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal });
+  } catch (err) {
+    throw interruption(signal) ?? describeServerError(err, target.display);
+  } finally {
+    for (const redis of connections) redis.disconnect();
+    if (!plan.keep && !interrupts.hurried) {
+      await deleteRunKeys(admin, keys, 1).catch(() => {
+        process.stderr.write(`emq-race: could not delete the keys of queue ${plan.queue} (${keys.prefix}*): they remain on the server\n`);
+      });
+    }
+  }
+}
