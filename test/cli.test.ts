@@ -63,6 +63,23 @@ test('the embedded default server: both modes, a table, and the readout; the ser
   probe.disconnect();
 });
 
+test('--keep on the embedded server leaves it running with the run\'s keys, and says how to stop it', async () => {
+  const result = await runCli(['--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepembedded', '--keep']);
+  assert.equal(result.code, 0, result.stderr);
+  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with: redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(result.stdout);
+  assert.ok(said, result.stdout);
+  const [, url, port, pid] = said;
+  const redis = new Redis(String(url));
+  try {
+    assert.equal(await redis.get('emq:{race-keepembedded}:owner') !== null, true);
+    assert.equal(await redis.hget('emq:{race-keepembedded}:job:20', 'state'), 'pending');
+    assert.equal(Number(port), Number(said[4]));
+  } finally {
+    redis.disconnect();
+    process.kill(Number(pid), 'SIGTERM');
+  }
+});
+
 forEachServer('cli', (handle) => {
   test('--json: one object on stdout, with the documented shape and real counts', async () => {
     const result = await runCli(['--url', handle.url, '--json', '--jobs', '500', '--sweepers', '8', '--queue', 'race-jsoncheck']);
