@@ -11,7 +11,7 @@ import type { FaultPlan } from './sweeper-faults.js';
 
 /** Pause between two blows: short enough to land inside a run of a few hundred milliseconds. */
 const FLUSH_EVERY_MS = 2;
-const KILL_EVERY_MS = 10;
+const KILL_EVERY_MS = 25;
 /** A bound on each kind of blow, so a chaos loop stops by itself even if never told to. */
 const MAX_BLOWS = 10_000;
 
@@ -51,13 +51,13 @@ export async function startChaos(target: ServerTarget, faults: readonly FaultNam
     }
   })());
   const killing = guarded((async () => {
+    // The first blow lands as the race starts, so that even a short run is hit.
     while (kill && !stopped && clientKills < MAX_BLOWS) {
-      await sleep(KILL_EVERY_MS);
       const ids = plan.liveClientIds();
-      if (stopped || ids.length === 0) continue;
-      const id = ids[victim++ % ids.length] ?? 0;
+      const id = ids[victim++ % Math.max(ids.length, 1)];
       // CLIENT KILL ID answers how many it closed: 0 when that connection is already gone.
-      clientKills += Number(await redis.client('KILL', 'ID', String(id)));
+      if (id !== undefined) clientKills += Number(await redis.client('KILL', 'ID', String(id)));
+      await sleep(KILL_EVERY_MS);
     }
   })());
 
