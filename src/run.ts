@@ -14,7 +14,6 @@ import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
 import type { Mode } from './options.js';
 import type { ChaosCounts } from './faults/chaos.js';
-import type { FaultName } from './faults/names.js';
 import type { FaultCounts } from './faults/sweeper-faults.js';
 import { defaultMaxSweeps } from './race.js';
 import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
