@@ -1,9 +1,11 @@
+import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './audit-consequences.js';
+
 /**
  * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
 
-export const STATE_CODES = { missing: 0, active: 1, pending: 2, dead: 3, other: 4 } as const;
+export const STATE_CODES = { missing: 0, active: 1, pending: 2, dead: 3, other: 4, done: 5 } as const;
 export type StateCode = (typeof STATE_CODES)[keyof typeof STATE_CODES];
 
 export function stateCode(state: string | null | undefined): StateCode {
@@ -14,6 +16,8 @@ export function stateCode(state: string | null | undefined): StateCode {
       return STATE_CODES.pending;
     case 'dead':
       return STATE_CODES.dead;
+    case 'done':
+      return STATE_CODES.done;
     case null:
     case undefined:
       return STATE_CODES.missing;
@@ -35,6 +39,20 @@ export interface JobSnapshot {
   /** The hash's `stalled` field; NaN where the hash has none. */
   readonly stalled: Float64Array;
   readonly state: Uint8Array;
+  /** 1 where a worker's running list holds the job (absent: no workers). */
+  readonly inRunning?: Uint8Array;
+  /** The hash's `runs` field: times a worker executed the job (absent: no workers). */
+  readonly runs?: Float64Array;
+}
+
+/** What the audit needs beyond the snapshot and the moves, when the run had faults or cycles. */
+export interface AuditContext {
+  /** A sweeper's call went unanswered: moves the tool never heard of may have happened. */
+  readonly callsInDoubt?: boolean;
+  /** For dead-letter escapes; without it none are counted. */
+  readonly maxStalled?: number;
+  /** Cycles in which each job stalled (default: one, the seeded stall). */
+  readonly trueStalls?: Uint32Array;
 }
 
 export interface AuditCounts {
@@ -46,6 +64,15 @@ export interface AuditCounts {
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
+  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1). */
+  readonly doubleExecutions: number;
+  /** Jobs whose true stall count reached max-stalled but that are not in dead. */
+  readonly deadLetterEscapes: number;
+  /** Observer samples that found a job in no place / in two places at once (set by the run). */
+  readonly windowInNeither: number;
+  readonly windowInBoth: number;
+  /** Moves the server shows (job out of active, counter up) that no sweeper heard back: not anomalies. */
+  readonly unacknowledgedMoves: number;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
@@ -59,6 +86,10 @@ export const ANOMALIES = [
   'lostJobs',
   'misplaced',
   'unreclaimed',
+  'doubleExecutions',
+  'deadLetterEscapes',
+  'windowInNeither',
+  'windowInBoth',
 ] as const satisfies readonly (keyof AuditCounts)[];
 
 /** How many times beyond the first: a job moved 3 times has 2 extra moves. */
@@ -93,7 +124,7 @@ export function isMisplaced(inActive: number, inPending: number, inDead: number,
   return state !== STATE_CODES.dead;
 }
 
-export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCounts {
+export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: AuditContext = {}): AuditCounts {
   let recoveries = 0;
   let doubleRecoveries = 0;
   let duplicatePending = 0;
@@ -103,6 +134,9 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCount
   let misplaced = 0;
   let unreclaimed = 0;
   let jobsRecoveredMoreThanOnce = 0;
+  let doubleExecutionCount = 0;
+  let deadLetterEscapes = 0;
+  let unacknowledgedMoves = 0;
 
   for (let id = 1; id <= snapshot.jobs; id++) {
     const moved = moves[id] ?? 0;
@@ -115,12 +149,19 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCount
     if (moved > 1) jobsRecoveredMoreThanOnce++;
     duplicatePending += excess(inPending);
 
-    const gap = incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+    const reconciled = reconcileGap(incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore), inActive, context.callsInDoubt ?? false);
+    const gap = reconciled.gap;
+    unacknowledgedMoves += reconciled.unacknowledged;
+    recoveries += reconciled.unacknowledged;
     if (gap > 0) lostIncrements += gap;
     else extraIncrements -= gap;
 
-    if (placeCount(inActive, inPending, inDead) === 0) lostJobs++;
-    else if (isMisplaced(inActive, inPending, inDead, snapshot.state[id] ?? STATE_CODES.missing)) misplaced++;
+    const runs = snapshot.runs?.[id] ?? 0;
+    const place = placement(inActive, inPending, inDead, snapshot.inRunning?.[id] ?? 0, Number.isNaN(runs) ? 0 : runs, snapshot.state[id] ?? STATE_CODES.missing);
+    if (place === 'lost') lostJobs++;
+    else if (place === 'misplaced') misplaced++;
+    doubleExecutionCount += doubleExecutions(runs);
+    if (context.maxStalled !== undefined && isDeadLetterEscape(context.trueStalls?.[id] ?? 1, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
     if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
   }
 
@@ -133,6 +174,11 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCount
     lostJobs,
     misplaced,
     unreclaimed,
+    doubleExecutions: doubleExecutionCount,
+    deadLetterEscapes,
+    windowInNeither: 0,
+    windowInBoth: 0,
+    unacknowledgedMoves,
     jobsRecoveredMoreThanOnce,
   };
 }

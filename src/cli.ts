@@ -5,6 +5,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
+import { checkConsequenceOptions } from './consequence-options.js';
+import { collectFault, faultsForMode, type FaultName } from './faults/names.js';
 import { EmqError, ExitCode } from './errors.js';
 import { addExplainCommand } from './explain/command.js';
 import { watchInterrupts } from './interrupt.js';
@@ -21,6 +23,7 @@ import {
   type RaceOptions,
 } from './options.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
+import type { Consequences } from './rounds.js';
 import { runMode, type RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
 
@@ -48,6 +51,11 @@ interface MainFlags {
   keep: boolean;
   json: boolean;
   expect?: Expectation;
+  fault: FaultName[];
+  workers: number;
+  cycles: number;
+  observe: boolean;
+  allowServerWide: boolean;
 }
 
 export interface Io {
@@ -93,6 +101,11 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
     .addOption(new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--fault <name>', 'inject a fault: sweeper-crash, script-flush or client-kill (repeat for several)').default([], 'none').argParser(collectFault))
+    .addOption(new Option('--allow-server-wide', 'let --fault script-flush run on a --url server (it empties every application\'s script cache)').default(false))
+    .addOption(new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`).default(LIMITS.workers.default).argParser(intFlag('--workers', LIMITS.workers)))
+    .addOption(new Option('--cycles <n>', `stalls each job may have: a recovered job is leased again, already expired, up to n − 1 times (${range(LIMITS.cycles)})`).default(LIMITS.cycles.default).argParser(intFlag('--cycles', LIMITS.cycles)))
+    .addOption(new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (flags: MainFlags) => {
@@ -134,10 +147,12 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     keep: flags.keep,
     json: flags.json,
     expect: flags.expect,
+    consequences: { faults: flags.fault, workers: flags.workers, cycles: flags.cycles, observe: flags.observe, allowServerWide: flags.allowServerWide },
   };
   checkRaceOptions(options);
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
-  chooseTarget(choice, io.env);
+  const embedded = chooseTarget(choice, io.env) === undefined;
+  if (options.consequences) checkConsequenceOptions(options.consequences, embedded);
 
   const interrupts = watchInterrupts();
   const session = await openSession(choice, io.env).catch((err: unknown) => {
@@ -161,6 +176,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
           stalledBefore: options.stalledBefore,
           probeDelayMs: options.probeDelayMs,
           keep: options.keep,
+          ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
         }, interrupts),
       );
     }
@@ -176,6 +192,11 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     await closeSession(session, options.keep && !interrupted);
     interrupts.dispose();
   }
+}
+
+function consequencesFor(options: NonNullable<RaceOptions['consequences']>, mode: Mode): Consequences {
+  const { applied, notes } = faultsForMode(options.faults, mode);
+  return { faults: applied, workers: options.workers, cycles: options.cycles, observe: options.observe, notes };
 }
 
 function useColor(io: Io): boolean {

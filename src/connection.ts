@@ -44,6 +44,11 @@ export function redactUrl(url: string): string {
 
 export interface ConnectOptions {
   readonly connectionName?: string;
+  /**
+   * Reconnect after the server closed the connection (the client-kill fault). The offline queue and
+   * the re-send of unanswered commands stay off: a command in flight fails, and the tool decides.
+   */
+  readonly reconnect?: boolean;
 }
 
 /**
@@ -67,13 +72,16 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   return redis;
 }
 
+/** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */
+const RECONNECT_ATTEMPTS = 50;
+
 function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOptions {
   const base: RedisOptions = {
     lazyConnect: true,
     connectTimeout: 5000,
     commandTimeout: 60_000,
     maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
+    retryStrategy: options.reconnect ? (attempt: number) => (attempt <= RECONNECT_ATTEMPTS ? Math.min(5 * attempt, 100) : null) : () => null,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
     ...(options.connectionName ? { connectionName: options.connectionName } : {}),

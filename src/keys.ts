@@ -14,6 +14,8 @@ export interface QueueKeys {
   readonly pending: string;
   readonly dead: string;
   readonly owner: string;
+  /** The list workers move the jobs they take into (only runs with --workers create it). */
+  readonly running: string;
   job(id: number | string): string;
 }
 
@@ -29,6 +31,7 @@ export function queueKeys(queue: string): QueueKeys {
     pending: `${prefix}pending`,
     dead: `${prefix}dead`,
     owner: `${prefix}owner`,
+    running: `${prefix}running`,
     job: (id) => `${prefix}job:${id}`,
   };
 }
@@ -43,6 +46,7 @@ export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<strin
   yield keys.active;
   yield keys.pending;
   yield keys.dead;
+  yield keys.running;
   for (let id = 1; id <= jobCount; id++) yield keys.job(id);
   yield keys.owner;
 }

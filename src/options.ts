@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { usageError } from './errors.js';
+import type { ConsequenceOptions } from './consequence-options.js';
 import { QUEUE_NAME } from './keys.js';
 
 export interface IntLimit {
@@ -19,6 +20,8 @@ export const LIMITS = {
   maxStalled: { min: 1, max: 1_000_000, default: 3 },
   stalledBefore: { min: 0, max: 999_999, default: 0 },
   probeDelay: { min: 0, max: 60_000, default: 0 },
+  workers: { min: 0, max: 256, default: 0 },
+  cycles: { min: 1, max: 100, default: 1 },
 } as const satisfies Record<string, IntLimit>;
 
 export const MODES = ['atomic', 'loop'] as const;
@@ -88,6 +91,8 @@ export interface RaceOptions {
   readonly keep: boolean;
   readonly json: boolean;
   readonly expect: Expectation | undefined;
+  /** --fault, --workers, --cycles, --observe, --allow-server-wide (checked in consequence-options.ts). */
+  readonly consequences?: ConsequenceOptions;
 }
 
 /** Checks that concern several flags at once. */

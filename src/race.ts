@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import type { QueueKeys } from './keys.js';
+import type { FaultPlan } from './faults/sweeper-faults.js';
 import type { MoveLog } from './move-log.js';
 import type { ServerClock } from './server-clock.js';
 import type { SweeperFactory } from './sweepers/sweeper.js';
@@ -20,6 +21,8 @@ export interface RaceSetup {
   /** Sweeps each sweeper may make before it stops: a bound, so a broken strategy cannot spin. */
   readonly maxSweeps: number;
   readonly signal: AbortSignal;
+  /** Injected faults: hooks for the sweepers, and what a sweeper does when its connection goes. */
+  readonly faults?: FaultPlan | undefined;
 }
 
 export interface RaceResult {
@@ -30,6 +33,8 @@ export interface RaceResult {
   readonly sweeps: number;
   /** True when a sweeper stopped on its sweep budget rather than on an empty sweep. */
   readonly cutShort: boolean;
+  /** EVALSHA calls that fell back to EVAL on NOSCRIPT, over all sweepers. */
+  readonly noscriptFallbacks: number;
 }
 
 /** Enough sweeps for a correct strategy at any size, with room for sweeps that find others' jobs. */
@@ -41,15 +46,15 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   // One failing sweeper (a lost server) stops the others rather than leaving them mid-race.
   const stop = new AbortController();
   const signal = AbortSignal.any([setup.signal, stop.signal]);
-  const sweepers = setup.connections.map((redis) =>
-    setup.factory({ redis, keys: setup.keys, clock: setup.clock, batch: setup.batch, maxStalled: setup.maxStalled, probeDelayMs: setup.probeDelayMs, signal }),
+  const sweepers = setup.connections.map((redis, index) =>
+    setup.factory({ redis, keys: setup.keys, clock: setup.clock, batch: setup.batch, maxStalled: setup.maxStalled, probeDelayMs: setup.probeDelayMs, signal, faults: setup.faults?.forSweeper(index, redis) }),
   );
 
   let release!: () => void;
   const barrier = new Promise<void>((resolve) => (release = resolve));
   let sweeps = 0;
   let cutShort = false;
-  const runs = sweepers.map(async (sweeper) => {
+  const runs = sweepers.map(async (sweeper, index) => {
     await barrier;
     try {
       for (let n = 0; ; n++) {
@@ -59,7 +64,17 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
           return;
         }
         sweeps++;
-        if ((await sweeper.sweep()) === 0) return;
+        let found: number;
+        try {
+          found = await sweeper.sweep();
+        } catch (err) {
+          // Without faults any error ends the race; with them the plan says stop, retry or rethrow.
+          const connection = setup.connections[index];
+          if (!setup.faults || !connection) throw err;
+          if ((await setup.faults.recover(index, connection, err, signal)) === 'stop') return;
+          continue;
+        }
+        if (found === 0) return;
       }
     } catch (err) {
       stop.abort();
@@ -79,5 +94,6 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
     commands: sweepers.reduce((sum, s) => sum + s.commands, 0),
     sweeps,
     cutShort,
+    noscriptFallbacks: sweepers.reduce((sum, s) => sum + (s.noscriptFallbacks ?? 0), 0),
   };
 }

@@ -6,6 +6,7 @@ import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import { ANOMALIES, type AuditCounts } from './audit.js';
 import type { ServerInfo } from './connection.js';
+import { CONSEQUENCE_COLUMNS, consequenceFields, consequenceLines } from './report-consequences.js';
 import type { RunResult } from './run.js';
 
 export interface RaceReport {
@@ -38,12 +39,15 @@ export function reportJson(report: RaceReport): object {
       roundTrips: run.roundTrips,
       sweeps: run.sweeps,
       cutShort: run.cutShort,
+      ...consequenceFields(run),
     })),
   };
 }
 
-interface Column {
+export interface Column {
   readonly head: string;
+  /** Shown only when some run of the report needs it. */
+  readonly when?: (run: RunResult) => boolean;
   readonly value: (run: RunResult) => string | number;
   /** Anomaly columns are green at zero and red otherwise. */
   readonly anomaly?: keyof AuditCounts;
@@ -61,19 +65,21 @@ const COLUMNS: readonly Column[] = [
   { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs' },
   { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced' },
   { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed' },
+  ...CONSEQUENCE_COLUMNS,
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
   { head: 'jobs/s', value: (r) => r.jobsPerSec },
 ];
 
 export function renderTable(report: RaceReport, color: boolean): string {
   const paint = new Chalk({ level: color ? 1 : 0 });
+  const columns = COLUMNS.filter((c) => !c.when || report.runs.some(c.when));
   const table = new Table({
-    head: COLUMNS.map((c) => c.head),
+    head: columns.map((c) => c.head),
     style: { head: [], border: [] },
   });
   for (const run of report.runs) {
     table.push(
-      COLUMNS.map((column) => {
+      columns.map((column) => {
         const text = String(column.value(run));
         if (!column.anomaly) return text;
         return run[column.anomaly] === 0 ? paint.green(text) : paint.red(text);
@@ -81,7 +87,7 @@ export function renderTable(report: RaceReport, color: boolean): string {
     );
   }
   const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
-  return [`server: ${server}`, table.toString(), ...report.runs.map(readout)].join('\n');
+  return [`server: ${server}`, table.toString(), ...report.runs.flatMap((run) => [readout(run), ...consequenceLines(run)])].join('\n');
 }
 
 /** One line in plain words per run, from its own counts. */
@@ -100,6 +106,10 @@ export function readout(run: RunResult): string {
   if (run.extraIncrements > 0) parts.push(`counted ${plural(run.extraIncrements, 'stall')} that no sweep recorded`);
   if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (in no set at all)`);
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
+  if (run.doubleExecutions > 0) parts.push(`executed jobs again ${plural(run.doubleExecutions, 'time')} (double executions)`);
+  if (run.deadLetterEscapes > 0) parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
+  if (run.windowInNeither > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(run.windowInNeither, 'time')}`);
+  if (run.windowInBoth > 0) parts.push(`was seen with a job in two places at once ${plural(run.windowInBoth, 'time')}`);
   if (run.unreclaimed > 0) parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
   return `${head} ${parts.join(', ')}.`;
 }

@@ -4,7 +4,8 @@
  */
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { auditJobs, movesPerJob, type AuditCounts } from './audit.js';
+import { withCycleSums } from './audit-consequences.js';
+import { auditJobs, type AuditCounts } from './audit.js';
 import { claimQueue } from './claim.js';
 import { deleteRunKeys } from './cleanup.js';
 import { connect } from './connection.js';
@@ -12,7 +13,10 @@ import { describeServerError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
 import type { Mode } from './options.js';
-import { defaultMaxSweeps, race } from './race.js';
+import type { ChaosCounts } from './faults/chaos.js';
+import type { FaultCounts } from './faults/sweeper-faults.js';
+import { defaultMaxSweeps } from './race.js';
+import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
@@ -30,6 +34,8 @@ export interface ModeRun {
   readonly stalledBefore: number;
   readonly probeDelayMs: number;
   readonly keep: boolean;
+  /** Faults, workers, cycles, observer; absent for the plain race. */
+  readonly consequences?: Consequences;
 }
 
 export interface RunResult extends AuditCounts {
@@ -47,6 +53,15 @@ export interface RunResult extends AuditCounts {
   readonly sweeps: number;
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
+  readonly consequences: Consequences;
+  /** EVALSHA calls that fell back to EVAL after NOSCRIPT. */
+  readonly noscriptFallbacks: number;
+  /** Observer samples (jobs checked); undefined without --observe. */
+  readonly samples: number | undefined;
+  /** What the faults did; undefined without --fault. */
+  readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
+  /** Jobs the workers took, a job taken twice counted twice; undefined without --workers. */
+  readonly executions: number | undefined;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
@@ -63,6 +78,7 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
     throw describeServerError(err, target.display);
   }
 
+  const consequences = run.consequences ?? NO_CONSEQUENCES;
   const sweeperConnections: Redis[] = [];
   try {
     const serverNowMs = await serverTimeMs(admin);
@@ -71,25 +87,31 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
     await preloadScripts(admin);
     for (let i = 0; i < run.sweepers; i++) {
       signal.throwIfAborted();
-      const redis = await connect(target);
+      // Killed connections come back (the tool, not the client, decides what is sent again).
+      const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
       defineScripts(redis);
       sweeperConnections.push(redis);
     }
     const clock: ServerClock = await measureServerClock(admin, clientNow);
-    const result = await race({
+    const result = await raceRounds({
+      target,
+      admin,
       connections: sweeperConnections,
       factory: SWEEPERS[run.mode],
       keys,
       clock,
+      jobs: run.jobs,
       batch: run.batch,
       maxStalled: run.maxStalled,
       probeDelayMs: run.probeDelayMs,
       maxSweeps: defaultMaxSweeps(run.jobs, run.batch),
       signal,
+      consequences,
     });
     signal.throwIfAborted();
     const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal);
-    const counts = auditJobs(snapshot, movesPerJob(run.jobs, result.records));
+    const audited = auditJobs(snapshot, result.tally.totalMoves, { callsInDoubt: result.callsInDoubt, maxStalled: run.maxStalled, trueStalls: result.tally.trueStalls });
+    const counts = withCycleSums(audited, result.tally, result.windows);
     return {
       mode: run.mode,
       queue: run.queue,
@@ -104,6 +126,11 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       roundTrips: result.commands,
       sweeps: result.sweeps,
       cutShort: result.cutShort,
+      consequences,
+      noscriptFallbacks: result.noscriptFallbacks,
+      samples: result.windows?.samples,
+      faultCounts: result.faultCounts,
+      executions: result.executions,
     };
   } catch (err) {
     throw interruption(signal) ?? describeServerError(err, target.display);

@@ -18,6 +18,8 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
   const inDead = new Uint8Array(jobs + 1);
   const stalled = new Float64Array(jobs + 1).fill(Number.NaN);
   const state = new Uint8Array(jobs + 1);
+  const inRunning = new Uint8Array(jobs + 1);
+  const runs = new Float64Array(jobs + 1).fill(Number.NaN);
 
   const jobIndex = (member: string): number => {
     const id = Number(member);
@@ -30,6 +32,16 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     for (const member of members) {
       const id = jobIndex(member);
       if (id) inPending[id] = (inPending[id] ?? 0) + 1;
+    }
+    if (members.length < CHUNK) break;
+  }
+
+  for (let start = 0; ; start += CHUNK) {
+    signal?.throwIfAborted();
+    const members = await redis.lrange(keys.running, start, start + CHUNK - 1);
+    for (const member of members) {
+      const id = jobIndex(member);
+      if (id) inRunning[id] = 1;
     }
     if (members.length < CHUNK) break;
   }
@@ -60,16 +72,17 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     signal?.throwIfAborted();
     const last = Math.min(jobs, first + CHUNK - 1);
     const pipeline = redis.pipeline();
-    for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stalled', 'state');
+    for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stalled', 'state', 'runs');
     const results = (await pipeline.exec()) ?? [];
     results.forEach(([err, reply], offset) => {
       if (err) throw err;
-      const [stalledField, stateField] = reply as [string | null, string | null];
+      const [stalledField, stateField, runsField] = reply as [string | null, string | null, string | null];
       const id = first + offset;
       if (stalledField !== null) stalled[id] = Number(stalledField);
       state[id] = stateCode(stateField);
+      if (runsField !== null) runs[id] = Number(runsField);
     });
   }
 
-  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state };
+  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, inRunning, runs };
 }

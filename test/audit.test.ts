@@ -105,6 +105,11 @@ test('a clean run: every job moved once and counted once', () => {
     misplaced: 0,
     unreclaimed: 0,
     jobsRecoveredMoreThanOnce: 0,
+    doubleExecutions: 0,
+    deadLetterEscapes: 0,
+    windowInNeither: 0,
+    windowInBoth: 0,
+    unacknowledgedMoves: 0,
   });
   assert.ok(isClean(counts));
 });
@@ -137,6 +142,11 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     misplaced: 2,
     unreclaimed: 1,
     jobsRecoveredMoreThanOnce: 2,
+    doubleExecutions: 0,
+    deadLetterEscapes: 0,
+    windowInNeither: 0,
+    windowInBoth: 0,
+    unacknowledgedMoves: 0,
   });
   assert.equal(isClean(counts), false);
 });

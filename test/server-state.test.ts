@@ -80,6 +80,11 @@ forEachServer('audit on server state', (handle) => {
       misplaced: 1,
       unreclaimed: 1,
       jobsRecoveredMoreThanOnce: 1,
+      doubleExecutions: 0,
+      deadLetterEscapes: 0,
+      windowInNeither: 0,
+      windowInBoth: 0,
+      unacknowledgedMoves: 0,
     });
     await redis.del(keys.active, keys.pending, keys.dead, ...[1, 2, 3, 4, 5, 6, 7].map((id) => keys.job(id)));
   });

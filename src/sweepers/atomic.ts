@@ -2,22 +2,34 @@
  * The atomic form: the whole sweep is one Lua script call. The server runs one script at a time,
  * so two sweepers never interleave inside detect, move and count.
  */
+import { CachedScript } from '../cached-script.js';
 import { MoveLog } from '../move-log.js';
+import { SWEEP_STALLED_LUA } from '../scripts.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 export function atomicSweeper(context: SweeperContext): Sweeper {
-  const { redis, keys, batch, maxStalled, clock } = context;
+  const { redis, keys, batch, maxStalled, clock, faults } = context;
   const record = new MoveLog();
+  const script = new CachedScript(SWEEP_STALLED_LUA);
   let commands = 0;
 
   return {
     record,
     get commands() {
-      return commands;
+      // Each NOSCRIPT fallback is one more round trip (the EVAL).
+      return commands + script.fallbacks;
+    },
+    get noscriptFallbacks() {
+      return script.fallbacks;
     },
     async sweep() {
       commands++;
-      const moved = await redis.sweepStalled(keys.active, keys.pending, keys.dead, clock.now(), batch, maxStalled, keys.prefix);
+      const moved = (await script.call(
+        redis,
+        [keys.active, keys.pending, keys.dead],
+        [clock.now(), batch, maxStalled, keys.prefix],
+        faults?.afterSend,
+      )) as string[];
       // The script moves every id it detects, so detected and moved are the same list.
       for (const id of moved) record.add(Number(id), 'unknown');
       return moved.length;

@@ -31,9 +31,13 @@ export function destinationFor(stalledRead: number, maxStalled: number): Exclude
   return stalledRead + 1 >= maxStalled ? 'dead' : 'pending';
 }
 
-/** move: ZREM (its result ignored, as the naive loop does), then the push. */
-export async function move(exec: Exec, keys: QueueKeys, id: string, destination: Exclude<Destination, 'unknown'>): Promise<void> {
-  await exec('ZREM', keys.active, id);
+/**
+ * move: ZREM (its result ignored, as the naive loop does), then the push. `afterRemove` sees the
+ * ZREM's reply before the push, for the crash fault.
+ */
+export async function move(exec: Exec, keys: QueueKeys, id: string, destination: Exclude<Destination, 'unknown'>, afterRemove?: (removed: number) => void): Promise<void> {
+  const removed = await exec('ZREM', keys.active, id);
+  afterRemove?.(Number(removed));
   if (destination === 'dead') await exec('ZADD', keys.dead, 0, id);
   else await exec('RPUSH', keys.pending, id);
 }

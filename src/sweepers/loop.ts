@@ -11,6 +11,13 @@ export function loopSweeper(context: SweeperContext): Sweeper {
   const { keys, batch, maxStalled, probeDelayMs, signal, clock } = context;
   const { exec, count } = countingExec(context.redis);
   const record = new MoveLog();
+  const { faults } = context;
+  // The loop's crash point: it alone has taken the job out of active and not yet pushed it.
+  const afterRemove = faults
+    ? (removed: number): void => {
+        if (removed === 1) faults.afterClaim();
+      }
+    : undefined;
 
   return {
     record,
@@ -26,7 +33,7 @@ export function loopSweeper(context: SweeperContext): Sweeper {
         if (probeDelayMs > 0) await sleep(probeDelayMs);
         const stalled = await read(exec, keys, id);
         const destination = destinationFor(stalled, maxStalled);
-        await move(exec, keys, id, destination);
+        await move(exec, keys, id, destination, afterRemove);
         await write(exec, keys, id, stalled, destination);
         record.add(Number(id), destination);
       }

@@ -2,6 +2,7 @@
  * What every sweeping strategy shares: the context it runs in and the one call the race makes.
  */
 import type { Redis } from 'ioredis';
+import type { SweeperFaults } from '../faults/sweeper-faults.js';
 import type { QueueKeys } from '../keys.js';
 import { MoveLog } from '../move-log.js';
 import type { ServerClock } from '../server-clock.js';
@@ -14,6 +15,8 @@ export interface SweeperContext {
   readonly maxStalled: number;
   readonly probeDelayMs: number;
   readonly signal: AbortSignal;
+  /** Fault hooks to call at the strategy's crash point (see src/faults/sweeper-faults.ts). */
+  readonly faults?: SweeperFaults | undefined;
 }
 
 export interface Sweeper {
@@ -23,6 +26,8 @@ export interface Sweeper {
   readonly record: MoveLog;
   /** Commands this sweeper has sent: its round trips. */
   readonly commands: number;
+  /** Script strategies: calls that fell back from EVALSHA to EVAL on NOSCRIPT. */
+  readonly noscriptFallbacks?: number;
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;

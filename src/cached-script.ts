@@ -1,0 +1,39 @@
+/**
+ * A Lua script sent the way clients send them: EVALSHA first, and EVAL with the full source when
+ * the server answers NOSCRIPT (its script cache was emptied, or never held it). The tool sends it
+ * itself rather than through ioredis' defineCommand so that it can count those fallbacks and name
+ * the moment the EVALSHA left, for the crash fault.
+ */
+import type { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+
+export function isNoScript(err: unknown): boolean {
+  return /^NOSCRIPT/.test(String((err as { message?: unknown })?.message ?? ''));
+}
+
+export class CachedScript {
+  readonly sha: string;
+  private fallbackCount = 0;
+
+  constructor(readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  /** EVAL fallbacks after a NOSCRIPT answer, over every call made through this object. */
+  get fallbacks(): number {
+    return this.fallbackCount;
+  }
+
+  /** Calls the script; `afterSend` runs once the EVALSHA is on the wire, before its reply. */
+  async call(redis: Redis, keys: readonly string[], args: readonly (string | number)[], afterSend?: () => void): Promise<unknown> {
+    const reply = redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    afterSend?.();
+    try {
+      return await reply;
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      this.fallbackCount++;
+      return redis.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+/** Runs one mode through the tool's own runMode, with small defaults and a fresh queue name. */
+import type { Interrupts } from '../../src/interrupt.js';
+import type { Mode } from '../../src/options.js';
+import { NO_CONSEQUENCES, type Consequences } from '../../src/rounds.js';
+import { runMode, type RunResult } from '../../src/run.js';
+import type { Session } from '../../src/session.js';
+
+let counter = 0;
+export const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
+
+export interface RunOver {
+  jobs?: number;
+  sweepers?: number;
+  batch?: number;
+  maxStalled?: number;
+  stalledBefore?: number;
+  keep?: boolean;
+  queue?: string;
+  consequences?: Partial<Consequences>;
+}
+
+export function runWith(session: Session, interrupts: Interrupts, mode: Mode, over: RunOver = {}): Promise<RunResult> {
+  return runMode(session, {
+    mode,
+    queue: over.queue ?? queueName(mode),
+    jobs: over.jobs ?? 1000,
+    sweepers: over.sweepers ?? 4,
+    batch: over.batch ?? 100,
+    maxStalled: over.maxStalled ?? 3,
+    stalledBefore: over.stalledBefore ?? 0,
+    probeDelayMs: 0,
+    keep: over.keep ?? false,
+    consequences: { ...NO_CONSEQUENCES, ...over.consequences },
+  }, interrupts);
+}
