@@ -35,6 +35,8 @@ export interface JobSnapshot {
   /** The hash's `stalled` field; NaN where the hash has none. */
   readonly stalled: Float64Array;
   readonly state: Uint8Array;
+  /** Jobs seeded with valid leases, ids jobs+1 … jobs+live; the arrays cover them too. */
+  readonly live?: number;
 }
 
 export interface AuditCounts {
@@ -46,6 +48,10 @@ export interface AuditCounts {
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
+  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker. */
+  readonly stolenLeases: number;
+  /** Where a strategy's own record disagrees with the server (checked for user scripts). */
+  readonly misreported: number;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
@@ -59,6 +65,8 @@ export const ANOMALIES = [
   'lostJobs',
   'misplaced',
   'unreclaimed',
+  'stolenLeases',
+  'misreported',
 ] as const satisfies readonly (keyof AuditCounts)[];
 
 /** How many times beyond the first: a job moved 3 times has 2 extra moves. */
@@ -93,7 +101,30 @@ export function isMisplaced(inActive: number, inPending: number, inDead: number,
   return state !== STATE_CODES.dead;
 }
 
-export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCounts {
+/**
+ * A live job was stolen when a sweeper says it moved it, or the server shows it touched: out of
+ * active, or its counter changed.
+ */
+export function isStolen(moves: number, inActive: number, stalled: number, stalledBefore: number): boolean {
+  return moves > 0 || inActive === 0 || (!Number.isNaN(stalled) && stalled !== stalledBefore);
+}
+
+/**
+ * A strategy's record disagrees with the server about a job when it says it moved the job yet the
+ * job is still in active, or it says nothing yet the job left active.
+ */
+export function recordDisagrees(moves: number, inActive: number): boolean {
+  return (moves > 0) === (inActive > 0);
+}
+
+export interface AuditOptions {
+  /** Compare the record with the server job by job (the script mode's returns are its only record). */
+  readonly crossCheck?: boolean;
+  /** Returned values that were no job id at all: each one a disagreement. */
+  readonly strayIds?: number;
+}
+
+export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, options: AuditOptions = {}): AuditCounts {
   let recoveries = 0;
   let doubleRecoveries = 0;
   let duplicatePending = 0;
@@ -124,6 +155,18 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCount
     if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
   }
 
+  let stolenLeases = 0;
+  const total = snapshot.jobs + (snapshot.live ?? 0);
+  for (let id = snapshot.jobs + 1; id <= total; id++) {
+    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) stolenLeases++;
+  }
+
+  let misreported = 0;
+  if (options.crossCheck) {
+    misreported = options.strayIds ?? 0;
+    for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
+  }
+
   return {
     recoveries,
     doubleRecoveries,
@@ -133,11 +176,13 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array): AuditCount
     lostJobs,
     misplaced,
     unreclaimed,
+    stolenLeases,
+    misreported,
     jobsRecoveredMoreThanOnce,
   };
 }
 
-export function isClean(counts: AuditCounts): boolean {
+export function isClean(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): boolean {
   return ANOMALIES.every((name) => counts[name] === 0);
 }
 

@@ -3,6 +3,7 @@
  * exit code. The work itself lives in the modules it calls.
  */
 import { Command, CommanderError, Option } from 'commander';
+import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
 import { EmqError, ExitCode } from './errors.js';
@@ -12,16 +13,24 @@ import {
   checkRaceOptions,
   intFlag,
   parseExpectation,
+  defaultLive,
   parseModes,
+  parsePendingKind,
   parseQueueName,
   randomQueueName,
   type Expectation,
   type Mode,
+  type PendingKind,
   type RaceOptions,
 } from './options.js';
+import { renderCsv } from './csv.js';
+import { serverHasFunctions } from './function-library.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { runMode, type RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
+import { summarizeTrials } from './trials.js';
+import { renderTrialsTable } from './trials-report.js';
+import { loadUserScript, readUserScript } from './user-script.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -47,6 +56,17 @@ interface MainFlags {
   keep: boolean;
   json: boolean;
   expect?: Expectation;
+  script?: string;
+  pending: PendingKind;
+  maxSweeps?: number;
+  live?: number;
+  interval: number;
+  jitter: number;
+  processes: boolean;
+  csv: boolean;
+  trials?: number;
+  /** Whether --mode was given (with --script and no --mode, only the script runs). */
+  modeGiven: boolean;
 }
 
 export interface Io {
@@ -54,6 +74,8 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
+  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  readonly stderrIsTty?: boolean;
 }
 
 const processIo: Io = {
@@ -61,6 +83,7 @@ const processIo: Io = {
   err: (text) => process.stderr.write(text),
   env: process.env,
   stdoutIsTty: Boolean(process.stdout.isTTY),
+  stderrIsTty: Boolean(process.stderr.isTTY),
 };
 
 function range(limit: { min: number; max: number }): string {
@@ -80,7 +103,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
     })
     .exitOverride()
-    .addOption(new Option('--mode <mode>', 'atomic, loop, or both (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
     .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
     .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
     .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
@@ -92,10 +115,19 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
     .addOption(new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'))
+    .addOption(new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind))
+    .addOption(new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(intFlag('--max-sweeps', LIMITS.maxSweeps)))
+    .addOption(new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(intFlag('--live', LIMITS.live)))
+    .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
+    .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
+    .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
+    .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (flags: MainFlags) => {
-      exit.code = await onMain(flags);
+    .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
+      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default' });
     });
   return program;
 }
@@ -119,9 +151,16 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
+/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
+  if (script === undefined) return [...modes];
+  if (!modeGiven) return ['script'];
+  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+}
+
 async function main(flags: MainFlags, io: Io): Promise<number> {
   const options: RaceOptions = {
-    modes: flags.mode,
+    modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
     jobs: flags.jobs,
     sweepers: flags.sweepers,
     batch: flags.batch,
@@ -132,8 +171,19 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     keep: flags.keep,
     json: flags.json,
     expect: flags.expect,
+    script: flags.script,
+    pending: flags.pending,
+    maxSweeps: flags.maxSweeps,
+    live: flags.live,
+    intervalMs: flags.interval,
+    jitterMs: flags.jitter,
+    processes: flags.processes,
+    csv: flags.csv,
+    trials: flags.trials,
   };
   checkRaceOptions(options);
+  // Read before any server starts: a missing file is a usage error with nothing begun.
+  const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
   chooseTarget(choice, io.env);
 
@@ -144,26 +194,48 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   });
   let interrupted = false;
   try {
+    // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
+    if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
+    const modes = await availableModes(options.modes, session.admin, io);
     const base = options.queue ?? randomQueueName();
+    const trials = options.trials ?? 1;
     const runs: RunResult[] = [];
-    for (const mode of options.modes) {
-      const queue = options.modes.length > 1 ? `${base}-${mode}` : base;
-      runs.push(
-        await runMode(session, {
-          mode,
-          queue,
-          jobs: options.jobs,
-          sweepers: options.sweepers,
-          batch: options.batch,
-          maxStalled: options.maxStalled,
-          stalledBefore: options.stalledBefore,
-          probeDelayMs: options.probeDelayMs,
-          keep: options.keep,
-        }, interrupts),
-      );
+    const progress = io.stderrIsTty && !options.csv && trials * modes.length > 1;
+    for (let trial = 1; trial <= trials; trial++) {
+      for (const mode of modes) {
+        if (progress) io.err(`\r\x1b[Kemq-race: trial ${trial}/${trials}, ${mode}…`);
+        const queue = `${base}${modes.length > 1 ? `-${mode}` : ''}${trials > 1 ? `-t${trial}` : ''}`;
+        runs.push(
+          await runMode(session, {
+            mode,
+            queue,
+            jobs: options.jobs,
+            sweepers: options.sweepers,
+            batch: options.batch,
+            maxStalled: options.maxStalled,
+            stalledBefore: options.stalledBefore,
+            probeDelayMs: options.probeDelayMs,
+            keep: options.keep,
+            pending: flags.pending,
+            live: options.live ?? defaultLive(options.jobs),
+            ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
+            cadence: { intervalMs: flags.interval, jitterMs: flags.jitter },
+            processes: flags.processes,
+            ...(userScript !== undefined ? { userScript } : {}),
+            trial,
+          }, interrupts),
+        );
+      }
     }
-    const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
+    if (progress) io.err('\r\x1b[K');
+    const report: RaceReport = {
+      server: { ...session.info, url: session.target.display },
+      runs,
+      ...(options.trials !== undefined ? { trials: summarizeTrials(runs) } : {}),
+    };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+    else if (options.csv) io.out(`${renderCsv(runs)}\n`);
+    else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);
     if (options.keep) describeKept(session, runs, io, options.json);
     return expectationExit(options.expect, runs, io);
@@ -176,6 +248,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   }
 }
 
+/** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
+async function availableModes(modes: readonly Mode[], admin: Redis, io: Io): Promise<Mode[]> {
+  if (!modes.includes('function') || modes.length === 1 || (await serverHasFunctions(admin))) return [...modes];
+  io.err('emq-race: this server has no Functions (Redis 7+ or Valkey needed): skipping the function mode\n');
+  return modes.filter((mode) => mode !== 'function');
+}
+
 function useColor(io: Io): boolean {
   if (io.env.NO_COLOR) return false;
   if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
@@ -185,7 +264,10 @@ function useColor(io: Io): boolean {
 function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, json: boolean): void {
   // In --json mode stdout carries the JSON alone, so this goes to stderr.
   const say = json ? io.err : io.out;
-  for (const run of runs) say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+  for (const run of runs) {
+    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+  }
   const server = session.embedded;
   if (server) {
     say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);

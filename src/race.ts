@@ -7,7 +7,8 @@ import { performance } from 'node:perf_hooks';
 import type { QueueKeys } from './keys.js';
 import type { MoveLog } from './move-log.js';
 import type { ServerClock } from './server-clock.js';
-import type { SweeperFactory } from './sweepers/sweeper.js';
+import { BACK_TO_BACK, sweepUntilDone, type Cadence } from './sweep-loop.js';
+import type { SweeperContext, SweeperFactory } from './sweepers/sweeper.js';
 
 export interface RaceSetup {
   readonly connections: readonly Redis[];
@@ -20,6 +21,10 @@ export interface RaceSetup {
   /** Sweeps each sweeper may make before it stops: a bound, so a broken strategy cannot spin. */
   readonly maxSweeps: number;
   readonly signal: AbortSignal;
+  /** Sweeps back to back unless given. */
+  readonly cadence?: Cadence;
+  /** What some strategies need beyond the common context: pending's type, a script, a function. */
+  readonly extras?: Pick<SweeperContext, 'pending' | 'userScript' | 'functionName'>;
 }
 
 export interface RaceResult {
@@ -30,6 +35,10 @@ export interface RaceResult {
   readonly sweeps: number;
   /** True when a sweeper stopped on its sweep budget rather than on an empty sweep. */
   readonly cutShort: boolean;
+  /** Attempts repeated (WATCH saw a change), all sweepers together. */
+  readonly retries: number;
+  /** Returned ids that were no job id at all. */
+  readonly strayIds: number;
 }
 
 /** Enough sweeps for a correct strategy at any size, with room for sweeps that find others' jobs. */
@@ -42,7 +51,7 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const stop = new AbortController();
   const signal = AbortSignal.any([setup.signal, stop.signal]);
   const sweepers = setup.connections.map((redis) =>
-    setup.factory({ redis, keys: setup.keys, clock: setup.clock, batch: setup.batch, maxStalled: setup.maxStalled, probeDelayMs: setup.probeDelayMs, signal }),
+    setup.factory({ redis, keys: setup.keys, clock: setup.clock, batch: setup.batch, maxStalled: setup.maxStalled, probeDelayMs: setup.probeDelayMs, signal, ...setup.extras }),
   );
 
   let release!: () => void;
@@ -52,15 +61,9 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const runs = sweepers.map(async (sweeper) => {
     await barrier;
     try {
-      for (let n = 0; ; n++) {
-        if (signal.aborted) return;
-        if (n === setup.maxSweeps) {
-          cutShort = true;
-          return;
-        }
-        sweeps++;
-        if ((await sweeper.sweep()) === 0) return;
-      }
+      const outcome = await sweepUntilDone(sweeper, setup.maxSweeps, setup.cadence ?? BACK_TO_BACK, signal);
+      sweeps += outcome.sweeps;
+      if (outcome.cutShort) cutShort = true;
     } catch (err) {
       stop.abort();
       throw err;
@@ -79,5 +82,7 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
     commands: sweepers.reduce((sum, s) => sum + s.commands, 0),
     sweeps,
     cutShort,
+    retries: sweepers.reduce((sum, s) => sum + (s.retries ?? 0), 0),
+    strayIds: sweepers.reduce((sum, s) => sum + (s.strayIds ?? 0), 0),
   };
 }

@@ -11,8 +11,12 @@ import { connect } from './connection.js';
 import { describeServerError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
-import type { Mode } from './options.js';
-import { defaultMaxSweeps, race } from './race.js';
+import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from './function-library.js';
+import type { Mode, PendingKind } from './options.js';
+import { raceInProcesses } from './process-race.js';
+import { defaultMaxSweeps, race, type RaceResult } from './race.js';
+import { seedLiveJobs } from './seed-live.js';
+import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
@@ -30,6 +34,16 @@ export interface ModeRun {
   readonly stalledBefore: number;
   readonly probeDelayMs: number;
   readonly keep: boolean;
+  /** The rest defaults to the foundation's behaviour: a list, no live jobs, back to back, one process. */
+  readonly pending?: PendingKind;
+  readonly live?: number;
+  readonly maxSweeps?: number;
+  readonly cadence?: Cadence;
+  readonly processes?: boolean;
+  /** The script mode's source, already loaded by SCRIPT LOAD. */
+  readonly userScript?: string;
+  /** Which of several trials this is (1-based). */
+  readonly trial?: number;
 }
 
 export interface RunResult extends AuditCounts {
@@ -47,6 +61,15 @@ export interface RunResult extends AuditCounts {
   readonly sweeps: number;
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
+  readonly trial: number;
+  readonly pending: PendingKind;
+  readonly live: number;
+  readonly maxSweeps: number;
+  readonly processes: boolean;
+  /** Attempts repeated because WATCH saw a change (watch mode; 0 elsewhere). */
+  readonly retries: number;
+  /** The function mode's library, when --keep left it on the server. */
+  readonly keptLibrary?: string;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
@@ -64,32 +87,65 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
   }
 
   const sweeperConnections: Redis[] = [];
+  const pending = run.pending ?? 'list';
+  const live = run.live ?? 0;
+  const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
+  let sweepFunction: SweepFunction | undefined;
   try {
+    if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
+    const extras = {
+      pending,
+      ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
+      ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
+    };
     const serverNowMs = await serverTimeMs(admin);
     await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, count: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
     defineScripts(admin);
     await preloadScripts(admin);
-    for (let i = 0; i < run.sweepers; i++) {
-      signal.throwIfAborted();
-      const redis = await connect(target);
-      defineScripts(redis);
-      sweeperConnections.push(redis);
+    let result: RaceResult;
+    if (run.processes) {
+      result = await raceInProcesses({
+        sweepers: run.sweepers,
+        setup: {
+          url: target.url,
+          display: target.display,
+          mode: run.mode,
+          queue: run.queue,
+          batch: run.batch,
+          maxStalled: run.maxStalled,
+          probeDelayMs: run.probeDelayMs,
+          maxSweeps,
+          cadence: run.cadence ?? BACK_TO_BACK,
+          ...extras,
+        },
+        signal,
+      });
+    } else {
+      for (let i = 0; i < run.sweepers; i++) {
+        signal.throwIfAborted();
+        const redis = await connect(target);
+        defineScripts(redis);
+        sweeperConnections.push(redis);
+      }
+      const clock: ServerClock = await measureServerClock(admin, clientNow);
+      result = await race({
+        connections: sweeperConnections,
+        factory: SWEEPERS[run.mode],
+        keys,
+        clock,
+        batch: run.batch,
+        maxStalled: run.maxStalled,
+        probeDelayMs: run.probeDelayMs,
+        maxSweeps,
+        signal,
+        cadence: run.cadence ?? BACK_TO_BACK,
+        extras,
+      });
     }
-    const clock: ServerClock = await measureServerClock(admin, clientNow);
-    const result = await race({
-      connections: sweeperConnections,
-      factory: SWEEPERS[run.mode],
-      keys,
-      clock,
-      batch: run.batch,
-      maxStalled: run.maxStalled,
-      probeDelayMs: run.probeDelayMs,
-      maxSweeps: defaultMaxSweeps(run.jobs, run.batch),
-      signal,
-    });
     signal.throwIfAborted();
-    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal);
-    const counts = auditJobs(snapshot, movesPerJob(run.jobs, result.records));
+    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live });
+    const counts = auditJobs(snapshot, movesPerJob(run.jobs + live, result.records), { crossCheck: run.mode === 'script', strayIds: result.strayIds });
     return {
       mode: run.mode,
       queue: run.queue,
@@ -104,13 +160,27 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       roundTrips: result.commands,
       sweeps: result.sweeps,
       cutShort: result.cutShort,
+      trial: run.trial ?? 1,
+      pending,
+      live,
+      maxSweeps,
+      processes: run.processes ?? false,
+      retries: result.retries,
+      ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
     };
   } catch (err) {
     throw interruption(signal) ?? describeServerError(err, target.display);
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
+    // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
+    if (sweepFunction && !run.keep) {
+      const library = sweepFunction.library;
+      await deleteSweepFunction(admin, sweepFunction).catch(() => {
+        process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
+      });
+    }
     if (!run.keep && !interrupts.hurried) {
-      await deleteRunKeys(admin, keys, run.jobs).catch(() => {
+      await deleteRunKeys(admin, keys, run.jobs + live).catch(() => {
         process.stderr.write(`emq-race: could not delete the keys of queue ${run.queue} (${keys.prefix}*): they remain on the server\n`);
       });
     }

@@ -17,7 +17,7 @@ export function atomicSweeper(context: SweeperContext): Sweeper {
     },
     async sweep() {
       commands++;
-      const moved = await redis.sweepStalled(keys.active, keys.pending, keys.dead, clock.now(), batch, maxStalled, keys.prefix);
+      const moved = await redis.sweepStalled(keys.active, keys.pending, keys.dead, clock.now(), batch, maxStalled, keys.prefix, context.pending ?? 'list');
       // The script moves every id it detects, so detected and moved are the same list.
       for (const id of moved) record.add(Number(id), 'unknown');
       return moved.length;

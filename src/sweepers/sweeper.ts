@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from '../keys.js';
 import { MoveLog } from '../move-log.js';
+import type { PendingKind } from '../options.js';
 import type { ServerClock } from '../server-clock.js';
 
 export interface SweeperContext {
@@ -14,6 +15,12 @@ export interface SweeperContext {
   readonly maxStalled: number;
   readonly probeDelayMs: number;
   readonly signal: AbortSignal;
+  /** What pending is: a list (RPUSH, the default) or a sorted set (ZADD 0). */
+  readonly pending?: PendingKind;
+  /** The script mode's Lua source (already checked to compile by SCRIPT LOAD). */
+  readonly userScript?: string;
+  /** The function mode's FCALL name, loaded for this run. */
+  readonly functionName?: string;
 }
 
 export interface Sweeper {
@@ -23,6 +30,10 @@ export interface Sweeper {
   readonly record: MoveLog;
   /** Commands this sweeper has sent: its round trips. */
   readonly commands: number;
+  /** Attempts it had to repeat (a WATCH that saw a change); absent where a strategy never retries. */
+  readonly retries?: number;
+  /** Returned ids that are no job id at all (a script's return values that cannot be right). */
+  readonly strayIds?: number;
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;
