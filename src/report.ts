@@ -130,7 +130,7 @@ export function readout(run: RunResult): string {
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
   if (run.unreclaimed > 0) parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
   if (run.stolenLeases > 0) parts.push(`took ${plural(run.stolenLeases, 'job')} whose lease was still valid (stolen from a busy worker)`);
-  if (run.misreported > 0) parts.push(`returned ${plural(run.misreported, 'move')} that disagree with the server`);
+  if (run.misreported > 0) parts.push(`returned moves that disagree with the server for ${plural(run.misreported, 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`);
   const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   return `${head} ${parts.join(', ')}.${cut}`;
 }
