@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { runCli } from './helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BIN, runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { BUILT_IN_SCRIPT, DOES_NOT_COMPILE, FAILS_AT_RUN_TIME, scriptFile } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
@@ -123,6 +125,27 @@ forEachServer('cli modes', (handle) => {
     assert.match(lines[0] ?? '', /^"trial","mode","sweepers","jobs","recoveries","double recoveries",.*"stolen leases","misreported","retries","round trips per job","wall ms","jobs\/s"$/);
     assert.match(lines[1] ?? '', /^"1","watch","2","200","200",("\d+(\.\d+)?",)+"\d+"$/);
     assert.match(lines[2] ?? '', /^"1","claim",/);
+  });
+
+  test('Ctrl-C during a function run: exit 130, the library and the keys are gone', async () => {
+    const child = spawn(process.execPath, [BIN, '--url', handle.url, '--mode', 'function', '--jobs', '5000', '--batch', '1', '--interval', '1', '--live', '0'], {
+      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    let library = '';
+    for (let i = 0; i < 400 && !library; i++) {
+      const list = (await admin.call('FUNCTION', 'LIST')) as unknown[][];
+      library = list.length > 0 ? String(list[0]?.[1]) : '';
+      if (!library) await sleep(25);
+    }
+    assert.match(library, /^emq_race_[0-9a-f]{16}$/);
+    child.kill('SIGINT');
+    assert.equal(await exited, 130, stderr);
+    assert.match(stderr, /SIGINT received, cleaning up/);
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
   test('flag errors: --pending, --mode script without --script, --csv with --json', async () => {
