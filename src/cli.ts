@@ -3,7 +3,6 @@
  * exit code. The work itself lives in the modules it calls.
  */
 import { Command, CommanderError, Option } from 'commander';
-import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
 import { EmqError, ExitCode } from './errors.js';
@@ -13,20 +12,19 @@ import {
   checkRaceOptions,
   intFlag,
   parseExpectation,
-  defaultLive,
+  modesWithScript,
   parseModes,
   parsePendingKind,
   parseQueueName,
-  randomQueueName,
   type Expectation,
   type Mode,
   type PendingKind,
   type RaceOptions,
 } from './options.js';
 import { renderCsv } from './csv.js';
-import { serverHasFunctions } from './function-library.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
-import { runMode, type RunResult } from './run.js';
+import { availableModes, runPlan } from './run-plan.js';
+import type { RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
 import { summarizeTrials } from './trials.js';
 import { renderTrialsTable } from './trials-report.js';
@@ -151,13 +149,6 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
-/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
-export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
-  if (script === undefined) return [...modes];
-  if (!modeGiven) return ['script'];
-  return modes.includes('script') ? [...modes] : [...modes, 'script'];
-}
-
 async function main(flags: MainFlags, io: Io): Promise<number> {
   const options: RaceOptions = {
     modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
@@ -196,38 +187,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   try {
     // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
     if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
-    const modes = await availableModes(options.modes, session.admin, io);
-    const base = options.queue ?? randomQueueName();
+    const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
     const trials = options.trials ?? 1;
-    const runs: RunResult[] = [];
-    const progress = io.stderrIsTty && !options.csv && trials * modes.length > 1;
-    for (let trial = 1; trial <= trials; trial++) {
-      for (const mode of modes) {
-        if (progress) io.err(`\r\x1b[Kemq-race: trial ${trial}/${trials}, ${mode}…`);
-        const queue = `${base}${modes.length > 1 ? `-${mode}` : ''}${trials > 1 ? `-t${trial}` : ''}`;
-        runs.push(
-          await runMode(session, {
-            mode,
-            queue,
-            jobs: options.jobs,
-            sweepers: options.sweepers,
-            batch: options.batch,
-            maxStalled: options.maxStalled,
-            stalledBefore: options.stalledBefore,
-            probeDelayMs: options.probeDelayMs,
-            keep: options.keep,
-            pending: flags.pending,
-            live: options.live ?? defaultLive(options.jobs),
-            ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
-            cadence: { intervalMs: flags.interval, jitterMs: flags.jitter },
-            processes: flags.processes,
-            ...(userScript !== undefined ? { userScript } : {}),
-            trial,
-          }, interrupts),
-        );
-      }
-    }
-    if (progress) io.err('\r\x1b[K');
+    const progress = io.stderrIsTty && !options.csv;
+    const runs = await runPlan(session, options, modes, userScript, interrupts, {
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+    });
+    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
       runs,
@@ -237,7 +203,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);
-    if (options.keep) describeKept(session, runs, io, options.json);
+    if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
   } catch (err) {
     interrupted = interrupts.signal.aborted;
@@ -248,22 +214,15 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   }
 }
 
-/** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
-async function availableModes(modes: readonly Mode[], admin: Redis, io: Io): Promise<Mode[]> {
-  if (!modes.includes('function') || modes.length === 1 || (await serverHasFunctions(admin))) return [...modes];
-  io.err('emq-race: this server has no Functions (Redis 7+ or Valkey needed): skipping the function mode\n');
-  return modes.filter((mode) => mode !== 'function');
-}
-
 function useColor(io: Io): boolean {
   if (io.env.NO_COLOR) return false;
   if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
   return io.stdoutIsTty;
 }
 
-function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr.
-  const say = json ? io.err : io.out;
+function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  const say = machineOutput ? io.err : io.out;
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);

@@ -71,6 +71,13 @@ export function parseModes(raw: string): Mode[] {
   return modes;
 }
 
+/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
+  if (script === undefined) return [...modes];
+  if (!modeGiven) return ['script'];
+  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+}
+
 export function parseExpectation(raw: string): Expectation {
   if (!(EXPECTATIONS as readonly string[]).includes(raw)) {
     throw usageError(`--expect: ${JSON.stringify(raw)} is not an expectation; expected clean or race`);

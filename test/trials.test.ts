@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ANOMALIES, isStolen, recordDisagrees } from '../src/audit.js';
-import { modesWithScript } from '../src/cli.js';
 import { csvField } from '../src/csv.js';
 import { sweepFunctionNames, librarySource } from '../src/function-library.js';
-import { defaultLive, parseModes, parsePendingKind } from '../src/options.js';
+import { defaultLive, modesWithScript, parseModes, parsePendingKind } from '../src/options.js';
+import { runQueueName } from '../src/run-plan.js';
 import { pauseMs } from '../src/sweep-loop.js';
 import { returnedIds } from '../src/sweepers/script.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../src/trials.js';
@@ -87,6 +87,13 @@ test('modesWithScript: --script alone runs the script mode; with --mode it joins
   assert.deepEqual(modesWithScript(['atomic', 'loop'], 'x.lua', false), ['script']);
   assert.deepEqual(modesWithScript(['atomic'], 'x.lua', true), ['atomic', 'script']);
   assert.deepEqual(modesWithScript(['script', 'loop'], 'x.lua', true), ['script', 'loop']);
+});
+
+test('runQueueName: -mode with several modes, -tK with several trials', () => {
+  assert.equal(runQueueName('q', 'loop', 1, 1, 1), 'q');
+  assert.equal(runQueueName('q', 'loop', 2, 1, 1), 'q-loop');
+  assert.equal(runQueueName('q', 'loop', 1, 3, 5), 'q-t3');
+  assert.equal(runQueueName('q', 'claim', 2, 2, 2), 'q-claim-t2');
 });
 
 test('parsers and names: modes, pending, live default, csv quoting, function names', () => {
