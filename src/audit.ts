@@ -43,6 +43,8 @@ export interface JobSnapshot {
   readonly inRunning?: Uint8Array;
   /** The hash's `runs` field: times a worker executed the job (absent: no workers). */
   readonly runs?: Float64Array;
+  /** Jobs seeded with valid leases, ids jobs+1 … jobs+live; the arrays cover them too. */
+  readonly live?: number;
 }
 
 /** What the audit needs beyond the snapshot and the moves, when the run had faults or cycles. */
@@ -73,6 +75,10 @@ export interface AuditCounts {
   readonly windowInBoth: number;
   /** Moves the server shows (job out of active, counter up) that no sweeper heard back: not anomalies. */
   readonly unacknowledgedMoves: number;
+  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker. */
+  readonly stolenLeases: number;
+  /** Where a strategy's own record disagrees with the server (checked for user scripts). */
+  readonly misreported: number;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
@@ -90,6 +96,8 @@ export const ANOMALIES = [
   'deadLetterEscapes',
   'windowInNeither',
   'windowInBoth',
+  'stolenLeases',
+  'misreported',
 ] as const satisfies readonly (keyof AuditCounts)[];
 
 /** How many times beyond the first: a job moved 3 times has 2 extra moves. */
@@ -124,7 +132,30 @@ export function isMisplaced(inActive: number, inPending: number, inDead: number,
   return state !== STATE_CODES.dead;
 }
 
-export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: AuditContext = {}): AuditCounts {
+/**
+ * A live job was stolen when a sweeper says it moved it, or the server shows it touched: out of
+ * active, or its counter changed.
+ */
+export function isStolen(moves: number, inActive: number, stalled: number, stalledBefore: number): boolean {
+  return moves > 0 || inActive === 0 || (!Number.isNaN(stalled) && stalled !== stalledBefore);
+}
+
+/**
+ * A strategy's record disagrees with the server about a job when it says it moved the job yet the
+ * job is still in active, or it says nothing yet the job left active.
+ */
+export function recordDisagrees(moves: number, inActive: number): boolean {
+  return (moves > 0) === (inActive > 0);
+}
+
+export interface AuditOptions {
+  /** Compare the record with the server job by job (the script mode's returns are its only record). */
+  readonly crossCheck?: boolean;
+  /** Returned values that were no job id at all: each one a disagreement. */
+  readonly strayIds?: number;
+}
+
+export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: AuditContext & AuditOptions = {}): AuditCounts {
   let recoveries = 0;
   let doubleRecoveries = 0;
   let duplicatePending = 0;
@@ -165,6 +196,18 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
   }
 
+  let stolenLeases = 0;
+  const total = snapshot.jobs + (snapshot.live ?? 0);
+  for (let id = snapshot.jobs + 1; id <= total; id++) {
+    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) stolenLeases++;
+  }
+
+  let misreported = 0;
+  if (context.crossCheck) {
+    misreported = context.strayIds ?? 0;
+    for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
+  }
+
   return {
     recoveries,
     doubleRecoveries,
@@ -179,11 +222,13 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     windowInNeither: 0,
     windowInBoth: 0,
     unacknowledgedMoves,
+    stolenLeases,
+    misreported,
     jobsRecoveredMoreThanOnce,
   };
 }
 
-export function isClean(counts: AuditCounts): boolean {
+export function isClean(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): boolean {
   return ANOMALIES.every((name) => counts[name] === 0);
 }
 

@@ -15,17 +15,23 @@ import {
   checkRaceOptions,
   intFlag,
   parseExpectation,
+  modesWithScript,
   parseModes,
+  parsePendingKind,
   parseQueueName,
-  randomQueueName,
   type Expectation,
   type Mode,
+  type PendingKind,
   type RaceOptions,
 } from './options.js';
+import { renderCsv } from './csv.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
-import type { Consequences } from './rounds.js';
-import { runMode, type RunResult } from './run.js';
+import { availableModes, runPlan } from './run-plan.js';
+import type { RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
+import { summarizeTrials } from './trials.js';
+import { renderTrialsTable } from './trials-report.js';
+import { loadUserScript, readUserScript } from './user-script.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -56,6 +62,17 @@ interface MainFlags {
   cycles: number;
   observe: boolean;
   allowServerWide: boolean;
+  script?: string;
+  pending: PendingKind;
+  maxSweeps?: number;
+  live?: number;
+  interval: number;
+  jitter: number;
+  processes: boolean;
+  csv: boolean;
+  trials?: number;
+  /** Whether --mode was given (with --script and no --mode, only the script runs). */
+  modeGiven: boolean;
 }
 
 export interface Io {
@@ -63,6 +80,8 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
+  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  readonly stderrIsTty?: boolean;
 }
 
 const processIo: Io = {
@@ -70,6 +89,7 @@ const processIo: Io = {
   err: (text) => process.stderr.write(text),
   env: process.env,
   stdoutIsTty: Boolean(process.stdout.isTTY),
+  stderrIsTty: Boolean(process.stderr.isTTY),
 };
 
 function range(limit: { min: number; max: number }): string {
@@ -89,7 +109,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
     })
     .exitOverride()
-    .addOption(new Option('--mode <mode>', 'atomic, loop, or both (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
     .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
     .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
     .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
@@ -106,10 +126,19 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`).default(LIMITS.workers.default).argParser(intFlag('--workers', LIMITS.workers)))
     .addOption(new Option('--cycles <n>', `stalls each job may have: a recovered job is leased again, already expired, up to n − 1 times (${range(LIMITS.cycles)})`).default(LIMITS.cycles.default).argParser(intFlag('--cycles', LIMITS.cycles)))
     .addOption(new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false))
+    .addOption(new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'))
+    .addOption(new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind))
+    .addOption(new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(intFlag('--max-sweeps', LIMITS.maxSweeps)))
+    .addOption(new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(intFlag('--live', LIMITS.live)))
+    .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
+    .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
+    .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
+    .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (flags: MainFlags) => {
-      exit.code = await onMain(flags);
+    .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
+      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default' });
     });
   return program;
 }
@@ -136,7 +165,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
 
 async function main(flags: MainFlags, io: Io): Promise<number> {
   const options: RaceOptions = {
-    modes: flags.mode,
+    modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
     jobs: flags.jobs,
     sweepers: flags.sweepers,
     batch: flags.batch,
@@ -148,11 +177,22 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     json: flags.json,
     expect: flags.expect,
     consequences: { faults: flags.fault, workers: flags.workers, cycles: flags.cycles, observe: flags.observe, allowServerWide: flags.allowServerWide },
+    script: flags.script,
+    pending: flags.pending,
+    maxSweeps: flags.maxSweeps,
+    live: flags.live,
+    intervalMs: flags.interval,
+    jitterMs: flags.jitter,
+    processes: flags.processes,
+    csv: flags.csv,
+    trials: flags.trials,
   };
   checkRaceOptions(options);
+  // Read before any server starts: a missing file is a usage error with nothing begun.
+  const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
   const embedded = chooseTarget(choice, io.env) === undefined;
-  if (options.consequences) checkConsequenceOptions(options.consequences, embedded);
+  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false);
 
   const interrupts = watchInterrupts();
   const session = await openSession(choice, io.env).catch((err: unknown) => {
@@ -161,29 +201,25 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   });
   let interrupted = false;
   try {
-    const base = options.queue ?? randomQueueName();
-    const runs: RunResult[] = [];
-    for (const mode of options.modes) {
-      const queue = options.modes.length > 1 ? `${base}-${mode}` : base;
-      runs.push(
-        await runMode(session, {
-          mode,
-          queue,
-          jobs: options.jobs,
-          sweepers: options.sweepers,
-          batch: options.batch,
-          maxStalled: options.maxStalled,
-          stalledBefore: options.stalledBefore,
-          probeDelayMs: options.probeDelayMs,
-          keep: options.keep,
-          ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
-        }, interrupts),
-      );
-    }
-    const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
+    // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
+    if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
+    const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
+    const trials = options.trials ?? 1;
+    const progress = io.stderrIsTty && !options.csv;
+    const runs = await runPlan(session, options, modes, userScript, interrupts, {
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+    });
+    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    const report: RaceReport = {
+      server: { ...session.info, url: session.target.display },
+      runs,
+      ...(options.trials !== undefined ? { trials: summarizeTrials(runs) } : {}),
+    };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+    else if (options.csv) io.out(`${renderCsv(runs)}\n`);
+    else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);
-    if (options.keep) describeKept(session, runs, io, options.json);
+    if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
   } catch (err) {
     interrupted = interrupts.signal.aborted;
@@ -194,21 +230,19 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   }
 }
 
-function consequencesFor(options: NonNullable<RaceOptions['consequences']>, mode: Mode): Consequences {
-  const { applied, notes } = faultsForMode(options.faults, mode);
-  return { faults: applied, workers: options.workers, cycles: options.cycles, observe: options.observe, notes };
-}
-
 function useColor(io: Io): boolean {
   if (io.env.NO_COLOR) return false;
   if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
   return io.stdoutIsTty;
 }
 
-function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr.
-  const say = json ? io.err : io.out;
-  for (const run of runs) say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  const say = machineOutput ? io.err : io.out;
+  for (const run of runs) {
+    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+  }
   const server = session.embedded;
   if (server) {
     say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);

@@ -22,12 +22,24 @@ export const LIMITS = {
   probeDelay: { min: 0, max: 60_000, default: 0 },
   workers: { min: 0, max: 256, default: 0 },
   cycles: { min: 1, max: 100, default: 1 },
+  maxSweeps: { min: 1, max: 100_000_000, default: 0 },
+  live: { min: 0, max: 10_000_000, default: 0 },
+  interval: { min: 0, max: 60_000, default: 0 },
+  jitter: { min: 0, max: 60_000, default: 0 },
+  trials: { min: 1, max: 10_000, default: 1 },
 } as const satisfies Record<string, IntLimit>;
 
-export const MODES = ['atomic', 'loop'] as const;
+export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script'] as const;
 export type Mode = (typeof MODES)[number];
-/** What `--mode` accepts beyond a single mode. */
-export const MODE_SETS: Record<string, readonly Mode[]> = { both: ['atomic', 'loop'] };
+/** What `--mode` accepts beyond a single mode. `all` leaves out script (it needs --script). */
+export const MODE_SETS: Record<string, readonly Mode[]> = {
+  both: ['atomic', 'loop'],
+  all: ['atomic', 'loop', 'watch', 'claim', 'function'],
+};
+
+/** Where recovered jobs go: a list (RPUSH, duplicates visible) or a sorted set (ZADD, as EchoMQ does). */
+export const PENDING_KINDS = ['list', 'zset'] as const;
+export type PendingKind = (typeof PENDING_KINDS)[number];
 
 export const EXPECTATIONS = ['clean', 'race'] as const;
 export type Expectation = (typeof EXPECTATIONS)[number];
@@ -62,11 +74,25 @@ export function parseModes(raw: string): Mode[] {
   return modes;
 }
 
+/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
+  if (script === undefined) return [...modes];
+  if (!modeGiven) return ['script'];
+  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+}
+
 export function parseExpectation(raw: string): Expectation {
   if (!(EXPECTATIONS as readonly string[]).includes(raw)) {
     throw usageError(`--expect: ${JSON.stringify(raw)} is not an expectation; expected clean or race`);
   }
   return raw as Expectation;
+}
+
+export function parsePendingKind(raw: string): PendingKind {
+  if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
+    throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);
+  }
+  return raw as PendingKind;
 }
 
 export function parseQueueName(raw: string): string {
@@ -93,6 +119,23 @@ export interface RaceOptions {
   readonly expect: Expectation | undefined;
   /** --fault, --workers, --cycles, --observe, --allow-server-wide (checked in consequence-options.ts). */
   readonly consequences?: ConsequenceOptions;
+  /** The user's sweep script (a path), for the script mode. */
+  readonly script?: string | undefined;
+  readonly pending?: PendingKind;
+  /** Sweeps per sweeper before it stops; undefined for the default (defaultMaxSweeps). */
+  readonly maxSweeps?: number | undefined;
+  /** Jobs seeded with valid leases; undefined for the default (10% of jobs). */
+  readonly live?: number | undefined;
+  readonly intervalMs?: number;
+  readonly jitterMs?: number;
+  readonly processes?: boolean;
+  readonly csv?: boolean;
+  readonly trials?: number;
+}
+
+/** The default number of live leases: a tenth of the expired ones, rounded down. */
+export function defaultLive(jobs: number): number {
+  return Math.floor(jobs / 10);
 }
 
 /** Checks that concern several flags at once. */
@@ -101,6 +144,12 @@ export function checkRaceOptions(options: RaceOptions): void {
     throw usageError(
       `--stalled-before: ${options.stalledBefore} must be below --max-stalled (${options.maxStalled}); at ${options.maxStalled - 1} the first recovery already dead-letters the job`,
     );
+  }
+  if (options.modes.includes('script') && options.script === undefined) {
+    throw usageError('--mode script: needs --script FILE.lua, the sweep script to test');
+  }
+  if (options.csv && options.json) {
+    throw usageError('--csv and --json: pick one output format');
   }
   if (options.expect === 'race' && !options.modes.includes('loop')) {
     throw usageError('--expect race: needs a loop run (--mode loop or both), since only the loop can race');

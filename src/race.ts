@@ -8,7 +8,8 @@ import type { QueueKeys } from './keys.js';
 import type { FaultPlan } from './faults/sweeper-faults.js';
 import type { MoveLog } from './move-log.js';
 import type { ServerClock } from './server-clock.js';
-import type { SweeperFactory } from './sweepers/sweeper.js';
+import { BACK_TO_BACK, sweepUntilDone, type Cadence } from './sweep-loop.js';
+import type { SweeperContext, SweeperFactory } from './sweepers/sweeper.js';
 
 export interface RaceSetup {
   readonly connections: readonly Redis[];
@@ -23,6 +24,10 @@ export interface RaceSetup {
   readonly signal: AbortSignal;
   /** Injected faults: hooks for the sweepers, and what a sweeper does when its connection goes. */
   readonly faults?: FaultPlan | undefined;
+  /** Sweeps back to back unless given. */
+  readonly cadence?: Cadence;
+  /** What some strategies need beyond the common context: pending's type, a script, a function. */
+  readonly extras?: Pick<SweeperContext, 'pending' | 'userScript' | 'functionName'>;
 }
 
 export interface RaceResult {
@@ -35,6 +40,10 @@ export interface RaceResult {
   readonly cutShort: boolean;
   /** EVALSHA calls that fell back to EVAL on NOSCRIPT, over all sweepers. */
   readonly noscriptFallbacks: number;
+  /** Attempts repeated (WATCH saw a change), all sweepers together. */
+  readonly retries: number;
+  /** Returned ids that were no job id at all. */
+  readonly strayIds: number;
 }
 
 /** Enough sweeps for a correct strategy at any size, with room for sweeps that find others' jobs. */
@@ -47,7 +56,17 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const stop = new AbortController();
   const signal = AbortSignal.any([setup.signal, stop.signal]);
   const sweepers = setup.connections.map((redis, index) =>
-    setup.factory({ redis, keys: setup.keys, clock: setup.clock, batch: setup.batch, maxStalled: setup.maxStalled, probeDelayMs: setup.probeDelayMs, signal, faults: setup.faults?.forSweeper(index, redis) }),
+    setup.factory({
+      redis,
+      keys: setup.keys,
+      clock: setup.clock,
+      batch: setup.batch,
+      maxStalled: setup.maxStalled,
+      probeDelayMs: setup.probeDelayMs,
+      signal,
+      faults: setup.faults?.forSweeper(index, redis),
+      ...setup.extras,
+    }),
   );
 
   let release!: () => void;
@@ -57,25 +76,12 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const runs = sweepers.map(async (sweeper, index) => {
     await barrier;
     try {
-      for (let n = 0; ; n++) {
-        if (signal.aborted) return;
-        if (n === setup.maxSweeps) {
-          cutShort = true;
-          return;
-        }
-        sweeps++;
-        let found: number;
-        try {
-          found = await sweeper.sweep();
-        } catch (err) {
-          // Without faults any error ends the race; with them the plan says stop, retry or rethrow.
-          const connection = setup.connections[index];
-          if (!setup.faults || !connection) throw err;
-          if ((await setup.faults.recover(index, connection, err, signal)) === 'stop') return;
-          continue;
-        }
-        if (found === 0) return;
-      }
+      const connection = setup.connections[index];
+      const faults = setup.faults;
+      const recover = faults && connection ? (err: unknown) => faults.recover(index, connection, err, signal) : undefined;
+      const outcome = await sweepUntilDone(sweeper, setup.maxSweeps, setup.cadence ?? BACK_TO_BACK, signal, Math.random, recover);
+      sweeps += outcome.sweeps;
+      if (outcome.cutShort) cutShort = true;
     } catch (err) {
       stop.abort();
       throw err;
@@ -95,5 +101,7 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
     sweeps,
     cutShort,
     noscriptFallbacks: sweepers.reduce((sum, s) => sum + (s.noscriptFallbacks ?? 0), 0),
+    retries: sweepers.reduce((sum, s) => sum + (s.retries ?? 0), 0),
+    strayIds: sweepers.reduce((sum, s) => sum + (s.strayIds ?? 0), 0),
   };
 }

@@ -36,13 +36,13 @@ export function consequenceFields(run: RunResult): Record<string, unknown> {
 }
 
 export const CONSEQUENCE_COLUMNS: readonly Column[] = [
-  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, when: (r) => hasFaults(r) || r.unacknowledgedMoves > 0 },
-  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, when: (r) => hasFaults(r) || r.noscriptFallbacks > 0 },
-  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', when: hasWorkers },
-  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', when: hasCycles },
-  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', when: observed },
-  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', when: observed },
-  { head: 'samples', value: (r) => r.samples ?? 0, when: observed },
+  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0 },
+  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0 },
+  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', applies: hasWorkers },
+  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', applies: hasCycles },
+  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', applies: observed },
+  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', applies: observed },
+  { head: 'samples', value: (r) => r.samples ?? 0, applies: observed },
 ];
 
 /** What the faults did to one run, and why a requested fault was left out, in plain words. */

@@ -8,10 +8,13 @@ import { ANOMALIES, type AuditCounts } from './audit.js';
 import type { ServerInfo } from './connection.js';
 import { CONSEQUENCE_COLUMNS, consequenceFields, consequenceLines } from './report-consequences.js';
 import type { RunResult } from './run.js';
+import type { TrialSummary } from './trials.js';
 
 export interface RaceReport {
   readonly server: ServerInfo & { readonly url: string };
   readonly runs: readonly RunResult[];
+  /** Per-mode summaries, present when --trials was given. */
+  readonly trials?: readonly TrialSummary[];
 }
 
 /** The JSON contract: fields are only ever added, never renamed or removed. */
@@ -39,21 +42,30 @@ export function reportJson(report: RaceReport): object {
       roundTrips: run.roundTrips,
       sweeps: run.sweeps,
       cutShort: run.cutShort,
+      trial: run.trial,
+      pending: run.pending,
+      live: run.live,
+      maxSweeps: run.maxSweeps,
+      processes: run.processes,
+      retries: run.retries,
+      stolenLeases: run.stolenLeases,
+      misreported: run.misreported,
       ...consequenceFields(run),
     })),
+    ...(report.trials ? { trials: report.trials } : {}),
   };
 }
 
 export interface Column {
   readonly head: string;
-  /** Shown only when some run of the report needs it. */
-  readonly when?: (run: RunResult) => boolean;
   readonly value: (run: RunResult) => string | number;
   /** Anomaly columns are green at zero and red otherwise. */
   readonly anomaly?: keyof AuditCounts;
+  /** Columns that apply only to some runs show only when one of them is in the report. */
+  readonly applies?: (run: RunResult) => boolean;
 }
 
-const COLUMNS: readonly Column[] = [
+export const COLUMNS: readonly Column[] = [
   { head: 'mode', value: (r) => r.mode },
   { head: 'sweepers', value: (r) => r.sweepers },
   { head: 'jobs', value: (r) => r.jobs },
@@ -65,14 +77,27 @@ const COLUMNS: readonly Column[] = [
   { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs' },
   { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced' },
   { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed' },
+  { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', applies: (r) => r.live > 0 || r.stolenLeases > 0 },
+  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', applies: (r) => r.mode === 'script' || r.misreported > 0 },
+  { head: 'retries', value: (r) => r.retries, applies: (r) => r.mode === 'watch' || r.retries > 0 },
   ...CONSEQUENCE_COLUMNS,
+  { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
   { head: 'jobs/s', value: (r) => r.jobsPerSec },
 ];
 
+/** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
+export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
+  return run.recoveries > 0 ? (run.roundTrips / run.recoveries).toFixed(2) : '-';
+}
+
+function columnsFor(runs: readonly RunResult[]): readonly Column[] {
+  return COLUMNS.filter((column) => !column.applies || runs.some(column.applies));
+}
+
 export function renderTable(report: RaceReport, color: boolean): string {
   const paint = new Chalk({ level: color ? 1 : 0 });
-  const columns = COLUMNS.filter((c) => !c.when || report.runs.some(c.when));
+  const columns = columnsFor(report.runs);
   const table = new Table({
     head: columns.map((c) => c.head),
     style: { head: [], border: [] },
@@ -111,7 +136,10 @@ export function readout(run: RunResult): string {
   if (run.windowInNeither > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(run.windowInNeither, 'time')}`);
   if (run.windowInBoth > 0) parts.push(`was seen with a job in two places at once ${plural(run.windowInBoth, 'time')}`);
   if (run.unreclaimed > 0) parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
-  return `${head} ${parts.join(', ')}.`;
+  if (run.stolenLeases > 0) parts.push(`took ${plural(run.stolenLeases, 'job')} whose lease was still valid (stolen from a busy worker)`);
+  if (run.misreported > 0) parts.push(`returned moves that disagree with the server for ${plural(run.misreported, 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`);
+  const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
+  return `${head} ${parts.join(', ')}.${cut}`;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

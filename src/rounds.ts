@@ -13,7 +13,8 @@ import type { FaultName } from './faults/names.js';
 import { FaultPlan, type FaultCounts } from './faults/sweeper-faults.js';
 import type { QueueKeys } from './keys.js';
 import { startObserver, type Observer } from './observer.js';
-import { race } from './race.js';
+import { race, type RaceResult, type RaceSetup } from './race.js';
+import type { Cadence } from './sweep-loop.js';
 import type { ServerClock } from './server-clock.js';
 import type { SweeperFactory } from './sweepers/sweeper.js';
 import { startWorkers, type WorkerPool } from './workers.js';
@@ -45,6 +46,12 @@ export interface RoundsSetup {
   readonly maxSweeps: number;
   readonly signal: AbortSignal;
   readonly consequences: Consequences;
+  /** Job ids the tally covers: the expired jobs and the live ones after them. */
+  readonly tracked?: number;
+  readonly cadence?: Cadence;
+  readonly extras?: RaceSetup['extras'];
+  /** Runs one race some other way (sweepers in child processes); faults do not reach those. */
+  readonly runOnce?: () => Promise<RaceResult>;
 }
 
 export interface RoundsResult {
@@ -58,6 +65,8 @@ export interface RoundsResult {
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   readonly executions: number | undefined;
   readonly callsInDoubt: boolean;
+  readonly retries: number;
+  readonly strayIds: number;
 }
 
 export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
@@ -65,7 +74,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   const plan = c.faults.length > 0 ? new FaultPlan(c.faults, setup.target.display) : undefined;
   if (plan) for (const [index, redis] of setup.connections.entries()) await plan.register(index, redis);
 
-  const tally = new CycleTally(setup.jobs);
+  const tally = new CycleTally(setup.tracked ?? setup.jobs);
   let windows: WindowCounts | undefined = c.observe ? { samples: 0, windowInNeither: 0, windowInBoth: 0 } : undefined;
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
   let wallMs = 0;
@@ -74,6 +83,8 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   let cutShort = false;
   let noscriptFallbacks = 0;
   let executions: number | undefined;
+  let retries = 0;
+  let strayIds = 0;
 
   // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
   const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;
@@ -89,7 +100,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
       let result;
       try {
-        result = await race({
+        result = setup.runOnce ? await setup.runOnce() : await race({
           connections: setup.connections,
           factory: setup.factory,
           keys,
@@ -100,6 +111,8 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
           maxSweeps: setup.maxSweeps,
           signal,
           faults: plan,
+          ...(setup.cadence ? { cadence: setup.cadence } : {}),
+          ...(setup.extras ? { extras: setup.extras } : {}),
         });
       } finally {
         const blows = await chaos?.stop();
@@ -116,7 +129,9 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
       sweeps += result.sweeps;
       cutShort ||= result.cutShort;
       noscriptFallbacks += result.noscriptFallbacks;
-      tally.addMoves(movesPerJob(setup.jobs, result.records));
+      retries += result.retries;
+      strayIds += result.strayIds;
+      tally.addMoves(movesPerJob(tally.jobs, result.records));
     } finally {
       releaser?.close();
       workers?.close();
@@ -136,5 +151,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
     callsInDoubt: plan?.callsInDoubt ?? false,
+    retries,
+    strayIds,
   };
 }

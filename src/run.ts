@@ -12,11 +12,15 @@ import { connect } from './connection.js';
 import { describeServerError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
-import type { Mode } from './options.js';
 import type { ChaosCounts } from './faults/chaos.js';
 import type { FaultCounts } from './faults/sweeper-faults.js';
+import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from './function-library.js';
+import type { Mode, PendingKind } from './options.js';
+import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
+import { seedLiveJobs } from './seed-live.js';
+import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
@@ -36,6 +40,16 @@ export interface ModeRun {
   readonly keep: boolean;
   /** Faults, workers, cycles, observer; absent for the plain race. */
   readonly consequences?: Consequences;
+  /** The rest defaults to the foundation's behaviour: a list, no live jobs, back to back, one process. */
+  readonly pending?: PendingKind;
+  readonly live?: number;
+  readonly maxSweeps?: number;
+  readonly cadence?: Cadence;
+  readonly processes?: boolean;
+  /** The script mode's source, already loaded by SCRIPT LOAD. */
+  readonly userScript?: string;
+  /** Which of several trials this is (1-based). */
+  readonly trial?: number;
 }
 
 export interface RunResult extends AuditCounts {
@@ -62,6 +76,15 @@ export interface RunResult extends AuditCounts {
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   /** Jobs the workers took, a job taken twice counted twice; undefined without --workers. */
   readonly executions: number | undefined;
+  readonly trial: number;
+  readonly pending: PendingKind;
+  readonly live: number;
+  readonly maxSweeps: number;
+  readonly processes: boolean;
+  /** Attempts repeated because WATCH saw a change (watch mode; 0 elsewhere). */
+  readonly retries: number;
+  /** The function mode's library, when --keep left it on the server. */
+  readonly keptLibrary?: string;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
@@ -80,17 +103,31 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
 
   const consequences = run.consequences ?? NO_CONSEQUENCES;
   const sweeperConnections: Redis[] = [];
+  const pending = run.pending ?? 'list';
+  const live = run.live ?? 0;
+  const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
+  let sweepFunction: SweepFunction | undefined;
   try {
+    if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
+    const extras = {
+      pending,
+      ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
+      ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
+    };
     const serverNowMs = await serverTimeMs(admin);
     await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, count: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
     defineScripts(admin);
     await preloadScripts(admin);
-    for (let i = 0; i < run.sweepers; i++) {
-      signal.throwIfAborted();
-      // Killed connections come back (the tool, not the client, decides what is sent again).
-      const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
-      defineScripts(redis);
-      sweeperConnections.push(redis);
+    const cadence = run.cadence ?? BACK_TO_BACK;
+    if (!run.processes) {
+      for (let i = 0; i < run.sweepers; i++) {
+        signal.throwIfAborted();
+        // Killed connections come back (the tool, not the client, decides what is sent again).
+        const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
+        defineScripts(redis);
+        sweeperConnections.push(redis);
+      }
     }
     const clock: ServerClock = await measureServerClock(admin, clientNow);
     const result = await raceRounds({
@@ -101,16 +138,36 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       keys,
       clock,
       jobs: run.jobs,
+      tracked: run.jobs + live,
       batch: run.batch,
       maxStalled: run.maxStalled,
       probeDelayMs: run.probeDelayMs,
-      maxSweeps: defaultMaxSweeps(run.jobs, run.batch),
+      maxSweeps,
       signal,
       consequences,
+      cadence,
+      extras,
+      // In --processes mode each sweeper is a child process with its own connection.
+      ...(run.processes
+        ? {
+            runOnce: () =>
+              raceInProcesses({
+                sweepers: run.sweepers,
+                setup: { url: target.url, display: target.display, mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+                signal,
+              }),
+          }
+        : {}),
     });
     signal.throwIfAborted();
-    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal);
-    const audited = auditJobs(snapshot, result.tally.totalMoves, { callsInDoubt: result.callsInDoubt, maxStalled: run.maxStalled, trueStalls: result.tally.trueStalls });
+    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live });
+    const audited = auditJobs(snapshot, result.tally.totalMoves, {
+      callsInDoubt: result.callsInDoubt,
+      maxStalled: run.maxStalled,
+      trueStalls: result.tally.trueStalls,
+      crossCheck: run.mode === 'script',
+      strayIds: result.strayIds,
+    });
     const counts = withCycleSums(audited, result.tally, result.windows);
     return {
       mode: run.mode,
@@ -131,13 +188,27 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       samples: result.windows?.samples,
       faultCounts: result.faultCounts,
       executions: result.executions,
+      trial: run.trial ?? 1,
+      pending,
+      live,
+      maxSweeps,
+      processes: run.processes ?? false,
+      retries: result.retries,
+      ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
     };
   } catch (err) {
     throw interruption(signal) ?? describeServerError(err, target.display);
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
+    // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
+    if (sweepFunction && !run.keep) {
+      const library = sweepFunction.library;
+      await deleteSweepFunction(admin, sweepFunction).catch(() => {
+        process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
+      });
+    }
     if (!run.keep && !interrupts.hurried) {
-      await deleteRunKeys(admin, keys, run.jobs).catch(() => {
+      await deleteRunKeys(admin, keys, run.jobs + live).catch(() => {
         process.stderr.write(`emq-race: could not delete the keys of queue ${run.queue} (${keys.prefix}*): they remain on the server\n`);
       });
     }

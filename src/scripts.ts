@@ -9,7 +9,7 @@ export const SWEEP_STALLED_LUA = readFileSync(new URL('./lua/sweep-stalled.lua',
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** KEYS: active, pending, dead. ARGV: now ms, batch, maxStalled, prefix. Returns moved ids. */
+    /** KEYS: active, pending, dead. ARGV: now ms, batch, maxStalled, prefix[, pending type]. Returns moved ids. */
     sweepStalled(
       active: string,
       pending: string,
@@ -18,6 +18,7 @@ declare module 'ioredis' {
       batch: number,
       maxStalled: number,
       prefix: string,
+      pendingType?: string,
     ): Result<string[], Context>;
   }
 }

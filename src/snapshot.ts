@@ -6,29 +6,38 @@
 import type { Redis } from 'ioredis';
 import { stateCode, type JobSnapshot } from './audit.js';
 import type { QueueKeys } from './keys.js';
+import type { PendingKind } from './options.js';
 import { serverTimeMs } from './server-clock.js';
 
 const CHUNK = 10_000;
 
-export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal): Promise<JobSnapshot> {
+/** What else the queue holds: pending's type, and live jobs after the expired ones (ids N+1 … N+live). */
+export interface SnapshotShape {
+  readonly pending?: PendingKind;
+  readonly live?: number;
+}
+
+export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal, shape: SnapshotShape = {}): Promise<JobSnapshot> {
   const nowMs = await serverTimeMs(redis);
-  const inPending = new Uint32Array(jobs + 1);
-  const inActive = new Uint8Array(jobs + 1);
-  const activeExpired = new Uint8Array(jobs + 1);
-  const inDead = new Uint8Array(jobs + 1);
-  const stalled = new Float64Array(jobs + 1).fill(Number.NaN);
-  const state = new Uint8Array(jobs + 1);
-  const inRunning = new Uint8Array(jobs + 1);
-  const runs = new Float64Array(jobs + 1).fill(Number.NaN);
+  const live = shape.live ?? 0;
+  const total = jobs + live;
+  const inPending = new Uint32Array(total + 1);
+  const inActive = new Uint8Array(total + 1);
+  const activeExpired = new Uint8Array(total + 1);
+  const inDead = new Uint8Array(total + 1);
+  const stalled = new Float64Array(total + 1).fill(Number.NaN);
+  const state = new Uint8Array(total + 1);
+  const inRunning = new Uint8Array(total + 1);
+  const runs = new Float64Array(total + 1).fill(Number.NaN);
 
   const jobIndex = (member: string): number => {
     const id = Number(member);
-    return Number.isInteger(id) && id >= 1 && id <= jobs ? id : 0;
+    return Number.isInteger(id) && id >= 1 && id <= total ? id : 0;
   };
 
   for (let start = 0; ; start += CHUNK) {
     signal?.throwIfAborted();
-    const members = await redis.lrange(keys.pending, start, start + CHUNK - 1);
+    const members = shape.pending === 'zset' ? await redis.zrange(keys.pending, start, start + CHUNK - 1) : await redis.lrange(keys.pending, start, start + CHUNK - 1);
     for (const member of members) {
       const id = jobIndex(member);
       if (id) inPending[id] = (inPending[id] ?? 0) + 1;
@@ -68,9 +77,9 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     if (members.length < CHUNK) break;
   }
 
-  for (let first = 1; first <= jobs; first += CHUNK) {
+  for (let first = 1; first <= total; first += CHUNK) {
     signal?.throwIfAborted();
-    const last = Math.min(jobs, first + CHUNK - 1);
+    const last = Math.min(total, first + CHUNK - 1);
     const pipeline = redis.pipeline();
     for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stalled', 'state', 'runs');
     const results = (await pipeline.exec()) ?? [];
@@ -84,5 +93,5 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     });
   }
 
-  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, inRunning, runs };
+  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, inRunning, runs, live };
 }

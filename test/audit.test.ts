@@ -110,6 +110,8 @@ test('a clean run: every job moved once and counted once', () => {
     windowInNeither: 0,
     windowInBoth: 0,
     unacknowledgedMoves: 0,
+    stolenLeases: 0,
+    misreported: 0,
   });
   assert.ok(isClean(counts));
 });
@@ -147,6 +149,8 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     windowInNeither: 0,
     windowInBoth: 0,
     unacknowledgedMoves: 0,
+    stolenLeases: 0,
+    misreported: 0,
   });
   assert.equal(isClean(counts), false);
 });

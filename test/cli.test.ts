@@ -119,7 +119,7 @@ forEachServer('cli', (handle) => {
   });
 
   test('--keep leaves exactly the run\'s keys; a second run on that queue is refused with exit 2', async () => {
-    const kept = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--queue', 'race-kept', '--keep']);
+    const kept = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--live', '0', '--queue', 'race-kept', '--keep']);
     assert.equal(kept.code, 0, kept.stderr);
     assert.match(kept.stdout, /kept: queue race-kept \(keys emq:\{race-kept\}:\*\)/);
     const redis = new Redis(handle.url);

@@ -85,6 +85,8 @@ forEachServer('audit on server state', (handle) => {
       windowInNeither: 0,
       windowInBoth: 0,
       unacknowledgedMoves: 0,
+      stolenLeases: 0,
+      misreported: 0,
     });
     await redis.del(keys.active, keys.pending, keys.dead, ...[1, 2, 3, 4, 5, 6, 7].map((id) => keys.job(id)));
   });

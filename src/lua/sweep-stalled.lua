@@ -6,13 +6,16 @@
 
   Input:
     KEYS[1] active   sorted set: member = job id, score = lease deadline (ms since the epoch)
-    KEYS[2] pending  list: recovered jobs are RPUSHed here
+    KEYS[2] pending  list: recovered jobs are RPUSHed here (a sorted set when ARGV[5] is 'zset')
     KEYS[3] dead     sorted set: dead-lettered jobs (score 0)
 
     ARGV[1] now in ms, from the server's clock (this script reads TIME itself and ignores it)
     ARGV[2] batch: at most this many jobs per call, so one call holds the server briefly
     ARGV[3] maxStalled: a job whose counter reaches it goes to dead
     ARGV[4] the queue's key prefix `emq:{Q}:`; job hashes are prefix .. 'job:' .. id
+    ARGV[5] optional, an extension of the contract: 'zset' when pending is a sorted set, to push
+            with ZADD pending 0 id as EchoMQ does; absent or 'list' means RPUSH. Scripts written
+            for the four-argument contract may ignore it and still run with --pending list.
 
   Output:
     a flat array of the ids this call moved (where each went is read from the server)
@@ -24,6 +27,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local batch = tonumber(ARGV[2])
 local maxStalled = tonumber(ARGV[3])
 local prefix = ARGV[4]
+local pendingIsSet = ARGV[5] == 'zset'
 
 local expired = rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, batch)
 for _, id in ipairs(expired) do
@@ -34,7 +38,11 @@ for _, id in ipairs(expired) do
     rcall('HSET', jobKey, 'state', 'dead')
     rcall('ZADD', KEYS[3], 0, id)
   else
-    rcall('RPUSH', KEYS[2], id)
+    if pendingIsSet then
+      rcall('ZADD', KEYS[2], 0, id)
+    else
+      rcall('RPUSH', KEYS[2], id)
+    end
     rcall('HSET', jobKey, 'state', 'pending')
   end
 end

@@ -27,7 +27,7 @@ export function atomicSweeper(context: SweeperContext): Sweeper {
       const moved = (await script.call(
         redis,
         [keys.active, keys.pending, keys.dead],
-        [clock.now(), batch, maxStalled, keys.prefix],
+        [clock.now(), batch, maxStalled, keys.prefix, context.pending ?? 'list'],
         faults?.afterSend,
       )) as string[];
       // The script moves every id it detects, so detected and moved are the same list.

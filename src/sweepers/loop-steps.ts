@@ -5,6 +5,8 @@
  */
 import type { QueueKeys } from '../keys.js';
 import type { Destination } from '../move-log.js';
+import type { PendingKind } from '../options.js';
+import { pushArgs } from './pending.js';
 import type { Exec } from './sweeper.js';
 
 export const LOOP_STEPS = ['detect', 'probe', 'read', 'move', 'write'] as const;
@@ -35,11 +37,18 @@ export function destinationFor(stalledRead: number, maxStalled: number): Exclude
  * move: ZREM (its result ignored, as the naive loop does), then the push. `afterRemove` sees the
  * ZREM's reply before the push, for the crash fault.
  */
-export async function move(exec: Exec, keys: QueueKeys, id: string, destination: Exclude<Destination, 'unknown'>, afterRemove?: (removed: number) => void): Promise<void> {
+export async function move(
+  exec: Exec,
+  keys: QueueKeys,
+  id: string,
+  destination: Exclude<Destination, 'unknown'>,
+  pending: PendingKind = 'list',
+  afterRemove?: (removed: number) => void,
+): Promise<void> {
   const removed = await exec('ZREM', keys.active, id);
   afterRemove?.(Number(removed));
   if (destination === 'dead') await exec('ZADD', keys.dead, 0, id);
-  else await exec('RPUSH', keys.pending, id);
+  else await exec(...pushArgs(keys, pending, id));
 }
 
 /** write: the counter the sweep read, plus one, and the state that matches where it moved the job. */

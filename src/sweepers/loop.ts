@@ -33,7 +33,7 @@ export function loopSweeper(context: SweeperContext): Sweeper {
         if (probeDelayMs > 0) await sleep(probeDelayMs);
         const stalled = await read(exec, keys, id);
         const destination = destinationFor(stalled, maxStalled);
-        await move(exec, keys, id, destination, afterRemove);
+        await move(exec, keys, id, destination, context.pending, afterRemove);
         await write(exec, keys, id, stalled, destination);
         record.add(Number(id), destination);
       }

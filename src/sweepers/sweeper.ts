@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { SweeperFaults } from '../faults/sweeper-faults.js';
 import type { QueueKeys } from '../keys.js';
 import { MoveLog } from '../move-log.js';
+import type { PendingKind } from '../options.js';
 import type { ServerClock } from '../server-clock.js';
 
 export interface SweeperContext {
@@ -17,6 +18,12 @@ export interface SweeperContext {
   readonly signal: AbortSignal;
   /** Fault hooks to call at the strategy's crash point (see src/faults/sweeper-faults.ts). */
   readonly faults?: SweeperFaults | undefined;
+  /** What pending is: a list (RPUSH, the default) or a sorted set (ZADD 0). */
+  readonly pending?: PendingKind;
+  /** The script mode's Lua source (already checked to compile by SCRIPT LOAD). */
+  readonly userScript?: string;
+  /** The function mode's FCALL name, loaded for this run. */
+  readonly functionName?: string;
 }
 
 export interface Sweeper {
@@ -28,6 +35,10 @@ export interface Sweeper {
   readonly commands: number;
   /** Script strategies: calls that fell back from EVALSHA to EVAL on NOSCRIPT. */
   readonly noscriptFallbacks?: number;
+  /** Attempts it had to repeat (a WATCH that saw a change); absent where a strategy never retries. */
+  readonly retries?: number;
+  /** Returned ids that are no job id at all (a script's return values that cannot be right). */
+  readonly strayIds?: number;
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;

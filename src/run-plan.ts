@@ -1,0 +1,60 @@
+/**
+ * Every run of one command: each mode, T times over (trial 1 of every mode, then trial 2, …), each
+ * on a fresh queue of its own, with the same parameters.
+ */
+import { serverHasFunctions } from './function-library.js';
+import type { Interrupts } from './interrupt.js';
+import { defaultLive, randomQueueName, type Mode, type RaceOptions } from './options.js';
+import { consequencesFor } from './consequence-options.js';
+import { runMode, type RunResult } from './run.js';
+import type { Session } from './session.js';
+
+/** `NAME`, `NAME-mode` with several modes, and `-tK` with several trials. */
+export function runQueueName(base: string, mode: Mode, modeCount: number, trial: number, trials: number): string {
+  return `${base}${modeCount > 1 ? `-${mode}` : ''}${trials > 1 ? `-t${trial}` : ''}`;
+}
+
+/** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
+export async function availableModes(session: Session, modes: readonly Mode[], note: (line: string) => void): Promise<Mode[]> {
+  if (!modes.includes('function') || modes.length === 1 || (await serverHasFunctions(session.admin))) return [...modes];
+  note('this server has no Functions (Redis 7+ or Valkey needed): skipping the function mode');
+  return modes.filter((mode) => mode !== 'function');
+}
+
+export interface PlanHooks {
+  /** Called before each run when there is more than one. */
+  readonly progress?: (trial: number, trials: number, mode: Mode) => void;
+}
+
+export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
+  const base = options.queue ?? randomQueueName();
+  const trials = options.trials ?? 1;
+  const runs: RunResult[] = [];
+  for (let trial = 1; trial <= trials; trial++) {
+    for (const mode of modes) {
+      if (trials * modes.length > 1) hooks.progress?.(trial, trials, mode);
+      runs.push(
+        await runMode(session, {
+          mode,
+          queue: runQueueName(base, mode, modes.length, trial, trials),
+          jobs: options.jobs,
+          sweepers: options.sweepers,
+          batch: options.batch,
+          maxStalled: options.maxStalled,
+          stalledBefore: options.stalledBefore,
+          probeDelayMs: options.probeDelayMs,
+          keep: options.keep,
+          pending: options.pending ?? 'list',
+          live: options.live ?? defaultLive(options.jobs),
+          ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
+          cadence: { intervalMs: options.intervalMs ?? 0, jitterMs: options.jitterMs ?? 0 },
+          processes: options.processes ?? false,
+          ...(userScript !== undefined ? { userScript } : {}),
+          trial,
+          ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
+        }, interrupts),
+      );
+    }
+  }
+  return runs;
+}
