@@ -5,6 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
+import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode } from './errors.js';
 import { watchInterrupts } from './interrupt.js';
 import {
@@ -22,6 +23,7 @@ import {
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { runMode, type RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
+import { addTlsOptions, type TlsFlags } from './tls.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -29,11 +31,12 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0    done (and every --expect held)
   1    an --expect failed
-  2    bad usage or input, or the queue is already in use (nothing written)
+  2    bad usage or input, the queue is already in use, or the run would not
+       fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, or a server error
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
 
-interface MainFlags {
+interface MainFlags extends TlsFlags {
   mode: Mode[];
   jobs: number;
   sweepers: number;
@@ -97,6 +100,10 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .action(async (flags: MainFlags) => {
       exit.code = await onMain(flags);
     });
+  // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
+  program.enablePositionalOptions();
+  addTlsOptions(program);
+  addCleanCommand(program, io, exit);
   return program;
 }
 
@@ -134,7 +141,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     expect: flags.expect,
   };
   checkRaceOptions(options);
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   chooseTarget(choice, io.env);
 
   const interrupts = watchInterrupts();
@@ -162,6 +169,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
         }, interrupts),
       );
     }
+    interrupts.signal.throwIfAborted();
     const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);

@@ -49,6 +49,9 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const barrier = new Promise<void>((resolve) => (release = resolve));
   let sweeps = 0;
   let cutShort = false;
+  // The first failure is the cause; the others are sweepers it stopped (aborted sleeps, closed sockets).
+  let firstError: unknown;
+  let failedOnce = false;
   const runs = sweepers.map(async (sweeper) => {
     await barrier;
     try {
@@ -62,6 +65,10 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
         if ((await sweeper.sweep()) === 0) return;
       }
     } catch (err) {
+      if (!failedOnce) {
+        failedOnce = true;
+        firstError = err;
+      }
       stop.abort();
       throw err;
     }
@@ -69,10 +76,9 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
 
   const started = performance.now();
   release();
-  const settled = await Promise.allSettled(runs);
+  await Promise.allSettled(runs);
   const wallMs = performance.now() - started;
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failedOnce) throw firstError;
   return {
     wallMs,
     records: sweepers.map((s) => s.record),

@@ -6,12 +6,14 @@ import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { auditJobs, movesPerJob, type AuditCounts } from './audit.js';
 import { claimQueue } from './claim.js';
-import { deleteRunKeys } from './cleanup.js';
+import { deleteRunKeys, leftBehindHint } from './cleanup.js';
 import { connect } from './connection.js';
-import { describeServerError } from './errors.js';
+import { describeServerError, type EmqError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
+import { checkMemoryRoom } from './memory-check.js';
 import type { Mode } from './options.js';
+import { newOwnerMarker, ownerValue } from './owner.js';
 import { defaultMaxSweeps, race } from './race.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
@@ -57,13 +59,17 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
   const runId = newRunId();
   const signal = interrupts.signal;
 
+  signal.throwIfAborted();
   try {
-    await claimQueue(admin, keys, runId);
+    await checkMemoryRoom(admin, run.jobs, run.sweepers);
+    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs)));
   } catch (err) {
     throw describeServerError(err, target.display);
   }
 
   const sweeperConnections: Redis[] = [];
+  let failure: EmqError | undefined;
   try {
     const serverNowMs = await serverTimeMs(admin);
     await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
@@ -106,13 +112,29 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       cutShort: result.cutShort,
     };
   } catch (err) {
-    throw interruption(signal) ?? describeServerError(err, target.display);
+    failure = interruption(signal) ?? describeServerError(err, target.display);
+    throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
-    if (!run.keep && !interrupts.hurried) {
-      await deleteRunKeys(admin, keys, run.jobs).catch(() => {
-        process.stderr.write(`emq-race: could not delete the keys of queue ${run.queue} (${keys.prefix}*): they remain on the server\n`);
-      });
+    if (!run.keep) await cleanUp(admin, keys, run, interrupts, failure);
+  }
+}
+
+/**
+ * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
+ * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
+ * run still ends in one line.
+ */
+async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, run: ModeRun, interrupts: Interrupts, failure: EmqError | undefined): Promise<void> {
+  const hint = leftBehindHint(run.queue);
+  if (!interrupts.hurried && admin.status === 'ready') {
+    try {
+      await deleteRunKeys(admin, keys, run.jobs, interrupts.hurry);
+      return;
+    } catch {
+      // said below
     }
   }
+  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
+  else process.stderr.write(`emq-race: ${hint}\n`);
 }
