@@ -26,6 +26,9 @@ export interface CleanIo {
 
 export function addCleanCommand(program: Command, io: CleanIo, exit: { code: number }): Command {
   const command = new Command('clean')
+    // The program's one-line errors, exit override and suggestions apply here too.
+    .copyInheritedSettings(program)
+    .allowExcessArguments(false)
     .description("remove a kept or crashed run's keys (only queues whose owner marker emq-race wrote, only the keys a run creates, by name)")
     .addOption(new Option('--queue <name>', 'the queue to remove').argParser(parseQueueName))
     .addOption(new Option('--all', 'every queue emq-race owns on the server (asks first on a terminal)'))

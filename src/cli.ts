@@ -97,7 +97,10 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (flags: MainFlags) => {
+    // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
+    .allowExcessArguments(true)
+    .action(async (flags: MainFlags, command: Command) => {
+      if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
       exit.code = await onMain(flags);
     });
   // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
