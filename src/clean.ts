@@ -39,12 +39,22 @@ export async function findOwnedQueues(redis: Redis): Promise<OwnedQueue[]> {
       const queue = OWNER_KEY.exec(key)?.[1];
       if (queue === undefined || !QUEUE_NAME.test(queue) || seen.has(queue)) continue;
       seen.add(queue);
-      const value = await redis.get(key);
+      const value = await readMarker(redis, key);
       const marker = parseOwnerValue(value);
       if (marker && value !== null) owned.push({ queue, marker, value });
     }
   } while (cursor !== '0');
   return owned.sort((a, b) => a.queue.localeCompare(b.queue));
+}
+
+/** A marker the ACL user may not read is not one it may clean: skipped, not an error. */
+async function readMarker(redis: Redis, key: string): Promise<string | null> {
+  try {
+    return await redis.get(key);
+  } catch (err) {
+    if (/^NOPERM/.test(String((err as Error)?.message))) return null;
+    throw err;
+  }
 }
 
 /** The queue's marker if emq-race wrote it; a usage error (nothing touched) otherwise. */

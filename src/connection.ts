@@ -59,11 +59,21 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   redis.on('error', () => {});
   try {
     await redis.connect();
+    // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
+    // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
+    const db = databaseOf(target.url);
+    if (db !== undefined) await redis.select(db);
   } catch (err) {
     redis.disconnect();
     throw describeServerError(err, target.display);
   }
   return redis;
+}
+
+function databaseOf(url: string): number | undefined {
+  if (!/^rediss?:/.test(url)) return undefined;
+  const db = /^\/(\d+)$/.exec(new URL(url).pathname)?.[1];
+  return db === undefined ? undefined : Number(db);
 }
 
 function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOptions {
