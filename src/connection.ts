@@ -54,20 +54,54 @@ export interface ConnectOptions {
  * retried, and a lost server must surface as an error rather than a hang.
  */
 export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
+  quietClientWarnings();
   const redis = new Redis(target.url, clientOptions(target, options));
-  // ioredis reports socket errors as events as well as rejections; keep them off the console.
-  redis.on('error', () => {});
+  // ioredis reports socket errors as events as well as rejections; keep them off the console, but
+  // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
+  // connect() may also never settle after a refused AUTH, so the first error or the end decides.
+  let firstEvent: unknown;
+  let fail!: (err: unknown) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => {});
+  redis.on('error', (err: unknown) => {
+    firstEvent ??= err;
+    fail(err);
+  });
+  redis.once('end', () => fail(firstEvent ?? new Error('Connection is closed.')));
   try {
-    await redis.connect();
+    const connecting = redis.connect();
+    connecting.catch(() => {});
+    await Promise.race([connecting, failed]);
     // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
     // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
     const db = databaseOf(target.url);
     if (db !== undefined) await redis.select(db);
   } catch (err) {
     redis.disconnect();
-    throw describeServerError(err, target.display);
+    throw describeServerError(firstEvent ?? err, target.display);
   }
   return redis;
+}
+
+let warningsQuieted = false;
+
+/**
+ * ioredis warns on the console, once per connection, when a password is given to a server whose
+ * default user needs none; a run opens many connections. Said once, in the tool's words instead.
+ */
+function quietClientWarnings(): void {
+  if (warningsQuieted) return;
+  warningsQuieted = true;
+  const warn = console.warn.bind(console);
+  let said = false;
+  console.warn = (...args: unknown[]): void => {
+    if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
+      if (!said) process.stderr.write("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      said = true;
+      return;
+    }
+    warn(...args);
+  };
 }
 
 function databaseOf(url: string): number | undefined {
