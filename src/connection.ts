@@ -3,7 +3,7 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { describeServerError, usageError } from './errors.js';
+import { describeServerError, serverError, usageError } from './errors.js';
 import type { TlsSettings } from './tls.js';
 
 export interface ServerTarget {
@@ -78,7 +78,12 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     if (db !== undefined) await redis.select(db);
   } catch (err) {
     redis.disconnect();
-    throw describeServerError(firstEvent ?? err, target.display);
+    const error = describeServerError(firstEvent ?? err, target.display);
+    if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
+      // What a TLS-only port does with a plain client.
+      throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
+    }
+    throw error;
   }
   return redis;
 }
