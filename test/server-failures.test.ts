@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../src/embedded-server.js';
+import { describeServerError } from '../src/errors.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, startCli, within } from './helpers/cli-process.js';
 import { SERVER_KINDS } from './helpers/servers.js';
@@ -89,6 +90,22 @@ for (const kind of SERVER_KINDS) {
         assert.match(oneErrorLine(result.stderr) ?? '', /noeviction the seeding would fail halfway with OOM/);
         assert.deepEqual(await unrelatedState(redis), initial);
         await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+      });
+
+      test("the server's own OOM refusal reads as one line", async () => {
+        await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        await redis.call('CONFIG', 'SET', 'maxmemory', '1mb');
+        try {
+          const err = await redis.set('emq:{race-oom}:owner', 'x').then(() => undefined, (e: unknown) => e);
+          assert.ok(err, 'the server refused the write');
+          const line = describeServerError(err, server.url);
+          assert.equal(line.exitCode, 3);
+          assert.match(line.message, /^the server at redis:\/\/127\.0\.0\.1:\d+ is out of memory \(maxmemory reached\): command not allowed when used memory > 'maxmemory'/);
+        } finally {
+          await redis.call('CONFIG', 'SET', 'maxmemory', '8mb');
+          await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+        }
+        assert.deepEqual(await unrelatedState(redis), initial);
       });
 
       test('a run that fits runs, and every unrelated key survives it', async () => {
