@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { cleanQueue, describeOwned, findOwnedQueues, ownedQueue, type CleanResult } from './clean.js';
 import { connect } from './connection.js';
-import { describeServerError, ExitCode, usageError } from './errors.js';
+import { describeServerError, ExitCode, InterruptedError, usageError } from './errors.js';
 import { parseQueueName } from './options.js';
 import { chooseTarget } from './session.js';
 import { addTlsOptions, type TlsFlags } from './tls.js';
@@ -95,10 +95,16 @@ function report(result: CleanResult, io: CleanIo): void {
   }
 }
 
+/** Asks on the terminal; Ctrl-C at the prompt ends the command like any other interruption. */
 async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const stop = new AbortController();
+  rl.on('SIGINT', () => stop.abort());
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
+    return /^y(es)?$/i.test((await rl.question(question, { signal: stop.signal })).trim());
+  } catch (err) {
+    if (stop.signal.aborted) throw new InterruptedError('SIGINT');
+    throw err;
   } finally {
     rl.close();
   }

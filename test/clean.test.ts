@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
+import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { which } from '../src/embedded-server.js';
+import { BIN } from './helpers/cli.js';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/connection.js';
 import { ownerValue, newOwnerMarker } from '../src/owner.js';
@@ -64,5 +67,31 @@ forEachServer('clean', (handle) => {
     const empty = await runCli(['clean', '--url', handle.url, '--all']);
     assert.equal(empty.code, 0, empty.stderr);
     assert.match(empty.stdout, /^no emq-race queues on redis:\/\/127\.0\.0\.1:\d+$/m);
+  });
+
+  test('--all on a terminal asks first: "n" keeps the queues, "y" removes them', { skip: which('script') ? false : 'script(1) is not installed' }, async () => {
+    await crashedRun('race-asked', 2, ownerValue({ ...newOwnerMarker('5555666677778888', 2), pid: 0 }));
+    for (const answer of ['n', 'y']) {
+      // script(1) gives the command a pseudo-terminal, as a person at a shell would have.
+      const child = spawn('script', ['-qec', `${process.execPath} ${BIN} clean --url ${handle.url} --all`, '/dev/null'], {
+        env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (/\[y\/N\]/.test(output) && child.stdin.writable) child.stdin.end(`${answer}\r`);
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, output);
+      assert.match(output, /race-asked: 2 jobs/);
+      if (answer === 'n') {
+        assert.match(output, /nothing removed/);
+        assert.equal((await allKeys(redis)).length, 4);
+      } else {
+        assert.match(output, /removed queue race-asked: 4 keys/);
+        assert.deepEqual(await allKeys(redis), []);
+      }
+    }
   });
 });
