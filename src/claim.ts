@@ -22,8 +22,9 @@ export async function claimQueue(redis: Redis, keys: QueueKeys, runId: string): 
   }
 }
 
-export async function releaseClaim(redis: Redis, keys: QueueKeys, runId: string): Promise<void> {
-  await redis.eval(RELEASE_LUA, 1, keys.owner, runId);
+/** Resolves to 1 if the marker was deleted, 0 if it held something else (or nothing). */
+export async function releaseClaim(redis: Redis, keys: QueueKeys, runId: string): Promise<number> {
+  return Number(await redis.eval(RELEASE_LUA, 1, keys.owner, runId));
 }
 
 /** Up to `limit` keys of the queue, leaving out `except`. */

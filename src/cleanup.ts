@@ -7,14 +7,29 @@ import { createdKeys, type QueueKeys } from './keys.js';
 
 const CHUNK = 1000;
 
-export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number): Promise<void> {
+/**
+ * Unlinks the run's keys in chunks and resolves to how many existed. `stop` (a second Ctrl-C)
+ * ends it between chunks; the owner marker goes last, so a queue cut short still carries the
+ * marker that `emq-race clean` needs to finish the job.
+ */
+export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, stop?: AbortSignal, except?: string): Promise<number> {
+  let deleted = 0;
   let names: string[] = [];
   for (const key of createdKeys(keys, jobCount)) {
+    if (key === except) continue;
     names.push(key);
     if (names.length === CHUNK) {
-      await redis.unlink(...names);
+      stop?.throwIfAborted();
+      deleted += await redis.unlink(...names);
       names = [];
     }
   }
-  if (names.length > 0) await redis.unlink(...names);
+  stop?.throwIfAborted();
+  if (names.length > 0) deleted += await redis.unlink(...names);
+  return deleted;
+}
+
+/** The line that tells a person how to remove what a run could not. */
+export function leftBehindHint(queue: string): string {
+  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with emq-race clean --queue ${queue} (and the same --url)`;
 }

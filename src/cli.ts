@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
 import { checkConsequenceOptions } from './consequence-options.js';
 import { collectFault, faultsForMode, type FaultName } from './faults/names.js';
+import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode } from './errors.js';
 import { addExplainCommand } from './explain/command.js';
 import { watchInterrupts } from './interrupt.js';
@@ -32,6 +33,7 @@ import { chooseTarget, closeSession, openSession, type ServerChoice } from './se
 import { summarizeTrials } from './trials.js';
 import { renderTrialsTable } from './trials-report.js';
 import { loadUserScript, readUserScript } from './user-script.js';
+import { addTlsOptions, type TlsFlags } from './tls.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -39,11 +41,12 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0    done (and every --expect held)
   1    an --expect failed
-  2    bad usage or input, or the queue is already in use (nothing written)
+  2    bad usage or input, the queue is already in use, or the run would not
+       fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, or a server error
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
 
-interface MainFlags {
+interface MainFlags extends TlsFlags {
   mode: Mode[];
   jobs: number;
   sweepers: number;
@@ -137,9 +140,16 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
+    // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
+    .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
+      if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
       exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default' });
     });
+  // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
+  program.enablePositionalOptions();
+  addTlsOptions(program);
+  addCleanCommand(program, io, exit);
   return program;
 }
 
@@ -190,7 +200,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   checkRaceOptions(options);
   // Read before any server starts: a missing file is a usage error with nothing begun.
   const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   const embedded = chooseTarget(choice, io.env) === undefined;
   if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false);
 
@@ -210,6 +220,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
     });
     if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    interrupts.signal.throwIfAborted();
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
       runs,

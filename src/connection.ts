@@ -3,13 +3,16 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { describeServerError, usageError } from './errors.js';
+import { describeServerError, serverError, usageError } from './errors.js';
+import type { TlsSettings } from './tls.js';
 
 export interface ServerTarget {
   /** The URL as given, password included: only ever handed to the client library. */
   readonly url: string;
   /** The URL with any password replaced, for every line a person or a log may see. */
   readonly display: string;
+  /** For rediss:// URLs: CA, client certificate, and whether to verify the server. */
+  readonly tls?: TlsSettings;
 }
 
 export function parseServerUrl(url: string): ServerTarget {
@@ -56,24 +59,69 @@ export interface ConnectOptions {
  * retried, and a lost server must surface as an error rather than a hang.
  */
 export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
+  quietClientWarnings();
   const redis = new Redis(target.url, clientOptions(target, options));
-  // ioredis reports socket errors as events; without a listener it prints them. The last one says
-  // why a connect failed better than the rejection ("Connection is closed") does.
-  let lastSocketError: unknown;
+  // ioredis reports socket errors as events as well as rejections; keep them off the console, but
+  // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
+  // connect() may also never settle after a refused AUTH, so the first error or the end decides.
+  let firstEvent: unknown;
+  let fail!: (err: unknown) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => {});
   redis.on('error', (err: unknown) => {
-    lastSocketError = err;
+    firstEvent ??= err;
+    fail(err);
   });
+  redis.once('end', () => fail(firstEvent ?? new Error('Connection is closed.')));
   try {
-    await redis.connect();
+    const connecting = redis.connect();
+    connecting.catch(() => {});
+    await Promise.race([connecting, failed]);
+    // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
+    // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
+    const db = databaseOf(target.url);
+    if (db !== undefined) await redis.select(db);
   } catch (err) {
     redis.disconnect();
-    throw describeServerError(lastSocketError ?? err, target.display);
+    const error = describeServerError(firstEvent ?? err, target.display);
+    if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
+      // What a TLS-only port does with a plain client.
+      throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
+    }
+    throw error;
   }
   return redis;
 }
 
 /** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */
 const RECONNECT_ATTEMPTS = 50;
+
+let warningsQuieted = false;
+
+/**
+ * ioredis warns on the console, once per connection, when a password is given to a server whose
+ * default user needs none; a run opens many connections. Said once, in the tool's words instead.
+ */
+function quietClientWarnings(): void {
+  if (warningsQuieted) return;
+  warningsQuieted = true;
+  const warn = console.warn.bind(console);
+  let said = false;
+  console.warn = (...args: unknown[]): void => {
+    if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
+      if (!said) process.stderr.write("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      said = true;
+      return;
+    }
+    warn(...args);
+  };
+}
+
+function databaseOf(url: string): number | undefined {
+  if (!/^rediss?:/.test(url)) return undefined;
+  const db = /^\/(\d+)$/.exec(new URL(url).pathname)?.[1];
+  return db === undefined ? undefined : Number(db);
+}
 
 function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOptions {
   const base: RedisOptions = {
@@ -84,11 +132,20 @@ function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOpti
     retryStrategy: options.reconnect ? (attempt: number) => (attempt <= RECONNECT_ATTEMPTS ? Math.min(5 * attempt, 100) : null) : () => null,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
+    // disconnect() waits this long for a socket that already closed (a dead server) to say so.
+    disconnectTimeout: 200,
+    // No CLIENT SETINFO on connect: one command less for a least-privilege ACL user to need.
+    disableClientInfo: true,
     ...(options.connectionName ? { connectionName: options.connectionName } : {}),
   };
   if (target.url.startsWith('unix:')) {
     const parsed = new URL(target.url);
     return { ...base, path: decodeURIComponent(parsed.pathname) };
+  }
+  if (target.url.startsWith('rediss:')) {
+    // ioredis reads host, port and credentials from a rediss:// URL but not that it means TLS.
+    const tls = target.tls ?? { rejectUnauthorized: true };
+    return { ...base, tls: { ...tls } };
   }
   return base;
 }

@@ -4,7 +4,7 @@
  * (which cleans up and stops it) rather than killing the server mid-run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -45,7 +45,8 @@ export function which(name: string, path = process.env.PATH ?? ''): string | und
 export function findServerBinary(explicit?: string): string {
   if (explicit !== undefined) {
     const resolved = explicit.includes('/') ? explicit : which(explicit);
-    if (!resolved) throw usageError(`--server-bin: ${JSON.stringify(explicit)} was not found`);
+    if (!resolved) throw usageError(`--server-bin: ${JSON.stringify(explicit)} was not found on PATH`);
+    if (!existsSync(resolved)) throw usageError(`--server-bin: ${JSON.stringify(explicit)} does not exist`);
     let version: string;
     try {
       accessSync(resolved, constants.X_OK);
@@ -171,7 +172,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const killed = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+  // Unref'd: once the server is gone this timer must not keep the tool alive for its 5 s.
+  const killed = await Promise.race([exited.then(() => true), sleep(5000, undefined, { ref: false }).then(() => false)]);
   if (!killed) {
     child.kill('SIGKILL');
     await exited;

@@ -43,9 +43,11 @@ export class InterruptedError extends EmqError {
  */
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
-  const e = err as { code?: string; message?: string };
+  const e = err as { code?: string; message?: string; command?: { name?: string } };
   const message = String(e?.message ?? err);
   const code = e?.code ?? '';
+  const tls = describeTlsError(code, message);
+  if (tls) return serverError(`cannot reach the server at ${where}: ${tls}`);
   if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) {
     return serverError(`cannot reach the server at ${where}: connection refused`);
   }
@@ -65,7 +67,9 @@ export function describeServerError(err: unknown, where: string): EmqError {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }
   if (/^NOPERM/.test(message)) {
-    return serverError(`permission denied on ${where}: ${stripErrorPrefix(message)}`);
+    // Key and channel refusals do not say which command was refused; ioredis knows it.
+    const command = e?.command?.name ? ` (${e.command.name.toUpperCase()})` : '';
+    return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; see "Least privilege" in the README for the ACL the tool needs`);
   }
   if (/^READONLY/.test(message)) {
     return serverError(`the server at ${where} is a read-only replica: point --url at a primary`);
@@ -73,10 +77,30 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^OOM/.test(message)) {
     return serverError(`the server at ${where} is out of memory (maxmemory reached): ${stripErrorPrefix(message)}`);
   }
-  if (/Connection is closed|ECONNRESET|EPIPE|Stream isn't writeable/i.test(message)) {
+  if (/Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i.test(message)) {
     return serverError(`lost the connection to the server at ${where}`);
   }
   return serverError(`server error from ${where}: ${message.split('\n')[0]}`);
+}
+
+/** TLS handshake and certificate failures, in words, or undefined for anything else. */
+function describeTlsError(code: string, message: string): string | undefined {
+  if (/^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?)$/.test(code)) {
+    return `the server's TLS certificate is not signed by a trusted CA (${code}): pass the CA with --tls-ca FILE (or, knowingly, --tls-insecure)`;
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `the server's TLS certificate does not name this host: ${message.split('\n')[0]}`;
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+    return `the server's TLS certificate is not valid now (${code})`;
+  }
+  if (/certificate required|alert number 116|peer did not return a certificate/i.test(message)) {
+    return 'the server requires a client certificate: pass --tls-cert FILE and --tls-key FILE';
+  }
+  if (code.startsWith('ERR_SSL_') || /wrong version number|SSL routines|before secure TLS connection was established/i.test(message)) {
+    return `the TLS handshake failed (${message.split('\n')[0]}): is the server speaking TLS on this port, and does it accept this client certificate?`;
+  }
+  return undefined;
 }
 
 function stripErrorPrefix(message: string): string {

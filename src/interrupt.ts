@@ -1,12 +1,16 @@
 /**
  * SIGINT and SIGTERM stop a run rather than the process: the first signal aborts the work so the
- * run can delete its keys and stop its server; a second one also skips the key cleanup.
+ * run can delete its keys and stop its server; a second one also skips (or cuts short) the key
+ * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
+ * hook still kills an embedded server.
  */
 import { InterruptedError } from './errors.js';
 
 export interface Interrupts {
   /** Aborted (with an InterruptedError as reason) on the first signal. */
   readonly signal: AbortSignal;
+  /** Aborted on the second signal: key cleanup stops between batches. */
+  readonly hurry: AbortSignal;
   /** True once a second signal asked to skip the key cleanup. */
   readonly hurried: boolean;
   dispose(): void;
@@ -14,6 +18,7 @@ export interface Interrupts {
 
 export function watchInterrupts(): Interrupts {
   const controller = new AbortController();
+  const hurry = new AbortController();
   let count = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     count++;
@@ -22,12 +27,18 @@ export function watchInterrupts(): Interrupts {
       controller.abort(new InterruptedError(signal));
     } else if (count === 2) {
       process.stderr.write(`emq-race: ${signal} received again, skipping key cleanup\n`);
+      hurry.abort(new InterruptedError(signal));
+    } else {
+      const first = controller.signal.reason as InterruptedError;
+      process.stderr.write(`emq-race: ${signal} received a third time, exiting now\n`);
+      process.exit(first.exitCode);
     }
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   return {
     signal: controller.signal,
+    hurry: hurry.signal,
     get hurried() {
       return count > 1;
     },

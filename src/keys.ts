@@ -4,7 +4,8 @@
  */
 
 /** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
-export const QUEUE_NAME = /^[A-Za-z0-9_-]{1,100}$/;
+// Up to 128 so that a --queue name (at most 100) still fits with a suffix such as "-atomic".
+export const QUEUE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
 export interface QueueKeys {
   readonly queue: string;

@@ -96,7 +96,7 @@ export function parsePendingKind(raw: string): PendingKind {
 }
 
 export function parseQueueName(raw: string): string {
-  if (!QUEUE_NAME.test(raw)) {
+  if (!QUEUE_NAME.test(raw) || raw.length > 100) {
     throw usageError(
       `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
     );

@@ -73,6 +73,9 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   const barrier = new Promise<void>((resolve) => (release = resolve));
   let sweeps = 0;
   let cutShort = false;
+  // The first failure is the cause; the others are sweepers it stopped (aborted sleeps, closed sockets).
+  let firstError: unknown;
+  let failedOnce = false;
   const runs = sweepers.map(async (sweeper, index) => {
     await barrier;
     try {
@@ -83,6 +86,10 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
       sweeps += outcome.sweeps;
       if (outcome.cutShort) cutShort = true;
     } catch (err) {
+      if (!failedOnce) {
+        failedOnce = true;
+        firstError = err;
+      }
       stop.abort();
       throw err;
     }
@@ -90,10 +97,9 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
 
   const started = performance.now();
   release();
-  const settled = await Promise.allSettled(runs);
+  await Promise.allSettled(runs);
   const wallMs = performance.now() - started;
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failedOnce) throw firstError;
   return {
     wallMs,
     records: sweepers.map((s) => s.record),

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { withCycleSums } from './audit-consequences.js';
 import { auditJobs, type AuditCounts } from './audit.js';
 import { claimQueue } from './claim.js';
-import { deleteRunKeys } from './cleanup.js';
+import { deleteRunKeys, leftBehindHint } from './cleanup.js';
 import { connect } from './connection.js';
-import { describeServerError } from './errors.js';
+import { describeServerError, type EmqError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
 import type { ChaosCounts } from './faults/chaos.js';
@@ -21,6 +21,8 @@ import { defaultMaxSweeps } from './race.js';
 import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
 import { seedLiveJobs } from './seed-live.js';
 import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
+import { checkMemoryRoom } from './memory-check.js';
+import { newOwnerMarker, ownerValue } from './owner.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
@@ -95,8 +97,12 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
   const runId = newRunId();
   const signal = interrupts.signal;
 
+  const live = run.live ?? 0;
+  signal.throwIfAborted();
   try {
-    await claimQueue(admin, keys, runId);
+    await checkMemoryRoom(admin, run.jobs, run.sweepers, live);
+    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + live)));
   } catch (err) {
     throw describeServerError(err, target.display);
   }
@@ -104,9 +110,9 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
   const consequences = run.consequences ?? NO_CONSEQUENCES;
   const sweeperConnections: Redis[] = [];
   const pending = run.pending ?? 'list';
-  const live = run.live ?? 0;
   const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
   let sweepFunction: SweepFunction | undefined;
+  let failure: EmqError | undefined;
   try {
     if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
     const extras = {
@@ -197,7 +203,8 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
     };
   } catch (err) {
-    throw interruption(signal) ?? describeServerError(err, target.display);
+    failure = interruption(signal) ?? describeServerError(err, target.display);
+    throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
@@ -207,10 +214,25 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
         process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
       });
     }
-    if (!run.keep && !interrupts.hurried) {
-      await deleteRunKeys(admin, keys, run.jobs + live).catch(() => {
-        process.stderr.write(`emq-race: could not delete the keys of queue ${run.queue} (${keys.prefix}*): they remain on the server\n`);
-      });
+    if (!run.keep) await cleanUp(admin, keys, run.jobs + live, run.queue, interrupts, failure);
+  }
+}
+
+/**
+ * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
+ * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
+ * run still ends in one line.
+ */
+async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined): Promise<void> {
+  const hint = leftBehindHint(queue);
+  if (!interrupts.hurried && admin.status === 'ready') {
+    try {
+      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
+      return;
+    } catch {
+      // said below
     }
   }
+  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
+  else process.stderr.write(`emq-race: ${hint}\n`);
 }

@@ -5,10 +5,13 @@
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { usageError } from './errors.js';
+import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
   readonly url?: string;
   readonly serverBin?: string;
+  readonly tls?: TlsFlags;
 }
 
 export interface Session {
@@ -21,7 +24,16 @@ export interface Session {
 /** Where to connect, or undefined for the embedded default. Checked before anything starts. */
 export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
   const url = choice.url ?? (env.REDIS_URL ? env.REDIS_URL : undefined);
-  return url === undefined ? undefined : parseServerUrl(url);
+  if (url === undefined) {
+    tlsSettings('redis:', choice.tls ?? {});
+    return undefined;
+  }
+  if (choice.serverBin !== undefined) {
+    throw usageError('--server-bin: only for the embedded server; it cannot be combined with --url or REDIS_URL');
+  }
+  const target = parseServerUrl(url);
+  const tls = tlsSettings(url, choice.tls ?? {});
+  return { ...target, ...(tls ? { tls } : {}) };
 }
 
 export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {

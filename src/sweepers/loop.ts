@@ -30,7 +30,8 @@ export function loopSweeper(context: SweeperContext): Sweeper {
       for (const id of ids) {
         if (signal.aborted) break;
         if (!(await probe(exec, keys, id, nowMs))) continue;
-        if (probeDelayMs > 0) await sleep(probeDelayMs);
+        // Abortable: a long --probe-delay must not hold up a Ctrl-C.
+        if (probeDelayMs > 0) await sleep(probeDelayMs, undefined, { signal });
         const stalled = await read(exec, keys, id);
         const destination = destinationFor(stalled, maxStalled);
         await move(exec, keys, id, destination, context.pending, afterRemove);

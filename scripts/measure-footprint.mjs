@@ -1,0 +1,28 @@
+// Measures what one seeded job costs the server: INFO memory's used_memory before and right after
+// seeding N jobs on a private server of each kind. Seeding is the peak of a run (every job is in
+// `active` and has its hash; the sweeps only move ids from `active` to `pending` or `dead`).
+// The figure behind FOOTPRINT.bytesPerJob in src/memory-check.ts. After `npm run build`:
+//   node scripts/measure-footprint.mjs [jobs]
+import { connect, parseServerUrl } from '../dist/src/connection.js';
+import { startEmbeddedServer, which } from '../dist/src/embedded-server.js';
+import { queueKeys } from '../dist/src/keys.js';
+import { usedMemory } from '../dist/src/memory-check.js';
+import { seedJobs } from '../dist/src/seed.js';
+import { serverTimeMs } from '../dist/src/server-clock.js';
+
+const jobs = Number(process.argv[2] ?? 100_000);
+
+for (const bin of ['redis-server', 'valkey-server']) {
+  if (!which(bin)) continue;
+  const server = await startEmbeddedServer({ bin });
+  try {
+    const redis = await connect(parseServerUrl(server.url));
+    const before = await usedMemory(redis);
+    await seedJobs(redis, queueKeys('measure'), { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+    const after = await usedMemory(redis);
+    console.log(`${bin} (${server.url}): ${jobs} jobs seeded: ${after - before} bytes, ${((after - before) / jobs).toFixed(1)} bytes/job`);
+    redis.disconnect();
+  } finally {
+    await server.stop();
+  }
+}

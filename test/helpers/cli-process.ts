@@ -1,0 +1,65 @@
+/** The built CLI as a running process, for tests that signal it or kill its server mid-run. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN, type CliResult } from './cli.js';
+
+export interface RunningCli {
+  readonly child: ChildProcess;
+  readonly done: Promise<CliResult>;
+  /** What the CLI wrote on stderr so far. */
+  stderr(): string;
+  /** Resolves once stderr matches `pattern`. */
+  waitForStderr(pattern: RegExp): Promise<void>;
+}
+
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    for (const w of [...waiters]) {
+      if (w.pattern.test(stderr)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  });
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return {
+    child,
+    done,
+    stderr: () => stderr,
+    waitForStderr: (pattern) =>
+      pattern.test(stderr) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve })),
+  };
+}
+
+/** Rejects if `promise` takes longer than `ms`: a guard against hangs, not a performance check. */
+export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One `emq-race: …` line and no stack trace: what every failure must look like. */
+export function oneErrorLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n').filter((line) => line.length > 0);
+  const errors = lines.filter((line) => line.startsWith('emq-race: ') && !/received|skipping key cleanup/.test(line));
+  if (errors.length !== 1) return undefined;
+  if (lines.some((line) => /^\s+at |Unhandled|unexpected error/.test(line))) return undefined;
+  return errors[0];
+}

@@ -1,0 +1,40 @@
+/**
+ * Someone else's data: keys of every type, some with a TTL, and keys under other `emq:{…}` queues
+ * (one with an owner marker not written by emq-race, one that only looks like a default queue),
+ * so a test can prove a run touches none of it.
+ */
+import type { Redis } from 'ioredis';
+import { keyspaceDigest } from './keyspace.js';
+
+export async function fillUnrelated(redis: Redis): Promise<void> {
+  await redis.set('user:string', 'hello');
+  await redis.set('user:ttl', 'expires later', 'EX', 3600);
+  await redis.rpush('user:list', 'a', 'b', 'c', 'a');
+  await redis.hset('user:hash', 'field', 'value', 'n', 1);
+  const big: (string | number)[] = [];
+  for (let i = 0; i < 300; i++) big.push(`f${i}`, 'x'.repeat(80));
+  await redis.hset('user:bighash', ...big);
+  await redis.sadd('user:set', 'x', 'y', 'z');
+  await redis.zadd('user:zset', 1, 'one', 2, 'two');
+  await redis.xadd('user:stream', '*', 'event', 'created');
+  await redis.pfadd('user:hll', 'a', 'b', 'c');
+  await redis.setbit('user:bitmap', 1000, 1);
+  await redis.geoadd('user:geo', 13.361389, 38.115556, 'Palermo');
+  // Another queue on the same naming scheme, with an owner marker in its own format.
+  await redis.set('emq:{orders}:owner', 'worker-7');
+  await redis.zadd('emq:{orders}:active', 1, '1', 2, '2');
+  await redis.rpush('emq:{orders}:pending', '3');
+  await redis.hset('emq:{orders}:job:1', 'state', 'active', 'stalled', 0);
+  await redis.hset('emq:{orders}:job:2', 'state', 'active', 'stalled', 2);
+  // Looks like a default queue name, but emq-race did not write its marker.
+  await redis.set('emq:{race-0000beef}:owner', 'not emq-race');
+  await redis.hset('emq:{race-0000beef}:job:1', 'state', 'pending');
+}
+
+/** The digest plus which keys carry a TTL: a run must change neither. */
+export async function unrelatedState(redis: Redis): Promise<{ digest: Map<string, string>; withTtl: string[] }> {
+  const digest = await keyspaceDigest(redis);
+  const withTtl: string[] = [];
+  for (const key of digest.keys()) if ((await redis.pttl(key)) > 0) withTtl.push(key);
+  return { digest, withTtl };
+}

@@ -1,0 +1,168 @@
+/**
+ * SIGINT and SIGTERM at each phase of a run (found by watching the queue's keys), against real servers: the run's keys are deleted, an
+ * embedded server is stopped, the exit code is 130 / 143; a second signal skips the key cleanup,
+ * says how to finish it, and still stops the embedded server.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../src/connection.js';
+import { startEmbeddedServer, which, type EmbeddedServer } from '../src/embedded-server.js';
+import { runCli } from './helpers/cli.js';
+import { oneErrorLine, startCli, within } from './helpers/cli-process.js';
+import { allKeys } from './helpers/keyspace.js';
+import { SERVER_KINDS } from './helpers/servers.js';
+import { fillUnrelated, unrelatedState } from './helpers/unrelated-data.js';
+
+const LIMIT_MS = 15_000;
+
+/** The embedded server a CLI process started: its pid and the port and folder on its command line. */
+async function embeddedChild(cliPid: number): Promise<{ pid: number; port: number; dir: string }> {
+  for (let i = 0; i < 500; i++) {
+    let pids: number[] = [];
+    try {
+      pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(cliPid)], { encoding: 'utf8' }).split('\n').map(Number).filter((n) => n > 0);
+    } catch {
+      // no child yet
+    }
+    for (const pid of pids) {
+      try {
+        // A running server retitles itself "redis-server 127.0.0.1:PORT" and works in its --dir.
+        const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const port = Number(/127\.0\.0\.1:(\d+)/.exec(title)?.[1] ?? 0);
+        if (port > 0) return { pid, port, dir: readlinkSync(`/proc/${pid}/cwd`) };
+      } catch {
+        // a short-lived child (the --version check) that is already gone
+      }
+    }
+    await sleep(20);
+  }
+  throw new Error('no embedded server appeared');
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+for (const kind of SERVER_KINDS) {
+  describe(`interruptions [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    let server: EmbeddedServer;
+    let redis: Redis;
+    let initial: Awaited<ReturnType<typeof unrelatedState>>;
+    before(async () => {
+      server = await startEmbeddedServer({ bin: kind.bin });
+      redis = await connect(parseServerUrl(server.url));
+      await fillUnrelated(redis);
+      initial = await unrelatedState(redis);
+    });
+    after(async () => {
+      redis?.disconnect();
+      await server?.stop();
+    });
+
+    /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
+    const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
+      within(LIMIT_MS, what, (async () => {
+        while (!(await ready())) await sleep(2);
+      })());
+
+    test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed']);
+      await until('seeding', async () => (await redis.exists('emq:{race-seed}:active')) === 1);
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
+      assert.equal(result.stdout, '');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
+      const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep']);
+      await until('sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0);
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 143, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGTERM/);
+      assert.equal(result.stdout, '');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
+      // Once every job stands in `pending`, the sweepers are done and the audit is reading.
+      const jobs = 50_000;
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', String(jobs), '--batch', '5000', '--queue', 'race-audit']);
+      await until('the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs);
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
+      assert.equal(result.stdout, '');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('a second SIGINT skips the key cleanup and names the clean command, which then finishes it', async () => {
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', 'race-twice']);
+      await until('seeding', async () => (await redis.exists('emq:{race-twice}:active')) === 1);
+      cli.child.kill('SIGINT');
+      await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /skipping key cleanup/);
+      assert.match(result.stderr, /emq-race clean --queue race-twice/);
+      const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-twice']);
+      assert.equal(clean.code, 0, clean.stderr);
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const own = await within(LIMIT_MS, 'connecting', (async () => {
+        for (;;) {
+          try {
+            return await connect(parseServerUrl(`redis://127.0.0.1:${child.port}`));
+          } catch {
+            await sleep(20);
+          }
+        }
+      })());
+      try {
+        while ((await own.dbsize()) === 0) await sleep(10);
+      } finally {
+        own.disconnect();
+      }
+      cli.child.kill('SIGINT');
+      await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+      assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+    });
+
+    test('the embedded server is stopped after a single SIGTERM while sweeping', async () => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      await sleep(1500);
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 143, result.stderr);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+    });
+
+    test('nothing of the runs is left', async () => {
+      assert.deepEqual(await unrelatedState(redis), initial);
+      assert.ok((await allKeys(redis)).every((key) => !key.startsWith('emq:{race-') || key.startsWith('emq:{race-0000beef}')));
+    });
+  });
+}

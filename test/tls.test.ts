@@ -1,0 +1,110 @@
+/**
+ * rediss:// against real servers started with TLS on a loopback port (throwaway certificates from
+ * openssl), with and without client-certificate auth, and unix:// against the same servers' socket.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../src/connection.js';
+import { freePort, startEmbeddedServer, which, type EmbeddedServer } from '../src/embedded-server.js';
+import { runCli } from './helpers/cli.js';
+import { oneErrorLine, within } from './helpers/cli-process.js';
+import { makeCerts, type TestCerts } from './helpers/certs.js';
+import { allKeys } from './helpers/keyspace.js';
+import { SERVER_KINDS } from './helpers/servers.js';
+
+const opensslMissing = which('openssl') === undefined;
+
+for (const kind of SERVER_KINDS) {
+  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : opensslMissing ? 'openssl is not installed' : false;
+  describe(`TLS and unix sockets [${kind.kind}]`, { skip }, () => {
+    let certs: TestCerts;
+    let server: EmbeddedServer;
+    let plain: Redis;
+    let tlsUrl: string;
+    let socketUrl: string;
+    before(async () => {
+      certs = makeCerts();
+      const tlsPort = await freePort();
+      const socket = join(certs.dir, 'server.sock');
+      server = await startEmbeddedServer({
+        bin: kind.bin,
+        extraArgs: [
+          '--tls-port', String(tlsPort),
+          '--tls-cert-file', certs.serverCert,
+          '--tls-key-file', certs.serverKey,
+          '--tls-ca-cert-file', certs.ca,
+          '--tls-auth-clients', 'yes',
+          '--unixsocket', socket,
+          '--unixsocketperm', '700',
+        ],
+      });
+      tlsUrl = `rediss://127.0.0.1:${tlsPort}`;
+      socketUrl = `unix://${socket}`;
+      plain = await connect(parseServerUrl(server.url));
+    });
+    after(async () => {
+      plain?.disconnect();
+      await server?.stop();
+      if (certs) rmSync(certs.dir, { recursive: true, force: true });
+    });
+
+    const clientCert = (): string[] => ['--tls-cert', certs.clientCert, '--tls-key', certs.clientKey];
+
+    test('client certificate required: CA + certificate + key run clean and leave nothing', async () => {
+      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '300', '--sweepers', '3', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as { server: { url: string }; runs: { mode: string; recoveries: number }[] };
+      assert.equal(report.server.url, `${tlsUrl}`);
+      assert.deepEqual(report.runs.map((r) => r.mode), ['atomic', 'loop']);
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('without a client certificate: one line saying so, exit 3', async () => {
+      const result = await within(15_000, 'the run', runCli(['--url', tlsUrl, '--tls-ca', certs.ca, '--jobs', '10']));
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, result.stderr);
+      assert.match(line, /client certificate|TLS handshake/);
+    });
+
+    test('a server certificate from an unknown CA is refused unless --tls-insecure', async () => {
+      const refused = await runCli(['--url', tlsUrl, ...clientCert(), '--jobs', '10']);
+      assert.equal(refused.code, 3, refused.stderr);
+      assert.match(oneErrorLine(refused.stderr) ?? '', /not signed by a trusted CA.*--tls-ca/);
+      const insecure = await runCli(['--url', tlsUrl, ...clientCert(), '--tls-insecure', '--jobs', '100', '--mode', 'atomic', '--expect', 'clean']);
+      assert.equal(insecure.code, 0, insecure.stderr);
+    });
+
+    test('plain redis:// to the TLS port: one line, exit 3, no hang', async () => {
+      const result = await within(15_000, 'the run', runCli(['--url', tlsUrl.replace('rediss:', 'redis:'), '--jobs', '10']));
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /use a rediss:\/\/ URL/);
+    });
+
+    test('clean works over TLS', async () => {
+      const kept = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '50', '--live', '0', '--keep', '--queue', 'race-tls', '--mode', 'atomic']);
+      assert.equal(kept.code, 0, kept.stderr);
+      const clean = await runCli(['clean', '--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--queue', 'race-tls']);
+      assert.equal(clean.code, 0, clean.stderr);
+      assert.match(clean.stdout, /removed queue race-tls: 52 keys/);
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('unix:// socket: runs clean and leaves nothing', async () => {
+      const result = await runCli(['--url', socketUrl, '--jobs', '300', '--mode', 'atomic', '--expect', 'clean']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`at unix://`));
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('client certificates not required (tls-auth-clients no): the CA alone is enough', async () => {
+      await plain.call('CONFIG', 'SET', 'tls-auth-clients', 'no');
+      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, '--jobs', '300', '--expect', 'race']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(await allKeys(plain), []);
+    });
+  });
+}
