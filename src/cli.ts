@@ -20,11 +20,13 @@ import {
   type Mode,
   type RaceOptions,
 } from './options.js';
+import { writeRacePage } from './html/report-files.js';
+import { outputFileFlag } from './html/output-file.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { runMode, type RunResult } from './run.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export const EXIT_CODES_HELP = `
 Exit codes:
@@ -48,6 +50,7 @@ interface MainFlags {
   keep: boolean;
   json: boolean;
   expect?: Expectation;
+  html?: string;
 }
 
 export interface Io {
@@ -93,6 +96,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
     .addOption(new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (flags: MainFlags) => {
@@ -167,6 +171,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);
+    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: chooseTarget(choice, io.env)?.url }, VERSION, io, options.json);
     if (options.keep) describeKept(session, runs, io, options.json);
     return expectationExit(options.expect, runs, io);
   } catch (err) {
