@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the headless browser the HTML report tests open their pages in: Debian's chromium, at
-# /usr/bin/chromium (with the DejaVu fonts the pages name). Only when it is missing; a second run changes nothing. Needs root (or sudo).
-# The tests skip, saying so, where it is not installed.
+# /usr/bin/chromium, with the DejaVu fonts the pages name. Only when it is missing: a second run
+# changes nothing. Needs root (or sudo). Where it is not installed, those tests skip and say why.
 set -euo pipefail
 
 if [ -x /usr/bin/chromium ]; then

@@ -83,6 +83,8 @@ describe('html: pure parts', () => {
     assert.match(html, /min 0 · median 6 · max 11/);
     assert.match(html, /anomalies in 2 of 3 trials \(67%\)/);
     assert.match(html, /anomalies in 0 of 3 trials \(0%\)/);
+    assert.match(html, /data-mode="loop" data-field="reproductionRate" data-value="0\.6666666666666666">2 of 3 \(67%\)<\/td>/);
+    assert.match(html, /data-mode="loop" data-field="lostIncrements">0 \/ 6 \/ 11<\/td>/);
     assert.match(html, /<td class="num" data-field="trial">3<\/td>/, 'every trial\'s run has its row, numbered');
     assert.equal((html.match(/<tr data-run=/g) ?? []).length, 6);
     assert.match(html, /id="trials-table"/);
@@ -230,3 +232,25 @@ forEachServer('html in Chromium', (handle) => {
     await page.close();
   });
 });
+
+forEachServer('html: a password never reaches a page or a diagram', (handle) => {
+  test('main --html, explain --html and --svg, on a server that wants a password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-html-auth-'));
+    try {
+      const url = handle.url.replace('redis://', 'redis://:hunter2-secret@');
+      const files = ['race.html', 'explain.html', 'explain.svg'].map((name) => join(dir, name));
+      const main = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--html', files[0] ?? '']);
+      assert.equal(main.code, 0, main.stderr);
+      const explain = await runCli(['explain', '--mode', 'atomic', '--html', files[1] ?? '', '--svg', files[2] ?? ''], { REDIS_URL: url });
+      assert.equal(explain.code, 0, explain.stderr);
+      for (const text of [main.stdout, main.stderr, explain.stdout, explain.stderr, ...files.map((file) => readFileSync(file, 'utf8'))]) {
+        assert.ok(!text.includes('hunter2-secret'));
+      }
+      const port = new URL(handle.url).port;
+      assert.match(readFileSync(files[0] ?? '', 'utf8'), new RegExp(`--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+      assert.match(readFileSync(files[1] ?? '', 'utf8'), new RegExp(`emq-race explain --mode atomic .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}, ['--requirepass', 'hunter2-secret']);

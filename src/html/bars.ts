@@ -36,10 +36,14 @@ export function barLength(value: number, largest: number, span = BAR_SPAN): numb
   return Math.max(1, Math.round((value / largest) * span));
 }
 
-/** The share of trials as the page prints it: "20 of 20 trials (100%)". */
+/** The share of trials as a count: "20 of 20 (100%)". */
+export function rateShare(rate: number, trials: number): string {
+  return `${Math.round(rate * trials)} of ${trials} (${Math.round(rate * 100)}%)`;
+}
+
+/** The share of trials as the chart prints it: "anomalies in 20 of 20 trials (100%)". */
 export function describeRate(rate: number, trials: number): string {
-  const reproduced = Math.round(rate * trials);
-  return `anomalies in ${reproduced} of ${trials} trial${trials === 1 ? '' : 's'} (${Math.round(rate * 100)}%)`;
+  return `anomalies in ${rateShare(rate, trials).replace(/ \(/, ` trial${trials === 1 ? '' : 's'} (`)}`;
 }
 
 export function spreadOf(summary: TrialSummaryJson, anomaly: Anomaly): Spread {

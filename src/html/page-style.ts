@@ -23,6 +23,8 @@ table{border-collapse:collapse;font-size:.85em;width:100%}
 th,td{border:1px solid var(--rule);padding:3px 6px;text-align:left;vertical-align:bottom}
 th{background:var(--band);font-weight:600}
 td.num{text-align:right}
+#trials-table{width:auto;min-width:50%}
+#trials-table td{white-space:nowrap}
 td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
 td.anomaly.bad{color:var(--bad);background:var(--bad-bg);font-weight:700}
 ul.readouts{padding-left:1.2em}

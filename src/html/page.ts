@@ -6,7 +6,7 @@
 import { ANOMALIES } from '../audit.js';
 import { verdict } from '../explain/render.js';
 import type { Readout } from '../explain/readout.js';
-import { ANOMALY_LABELS, anomalyBars, describeRate, spreadOf } from './bars.js';
+import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';
 import type { CounterJson, ExplainReportJson, RaceReportJson, ReplayJson, RunJson, ServerJson, TrialSummaryJson } from './report-data.js';
@@ -115,23 +115,22 @@ export function raceTable(runs: readonly RunJson[]): string {
   return `<div class="scroll"><table id="race-table"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
 }
 
-/** With trials: per mode, the reproduction rate and each count's min / median / max. */
+/** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
 export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
-  const head = ['mode', 'trials', 'reproduced', 'jobs/s min / median / max', ...ANOMALIES.map((name) => ANOMALY_LABELS[name])];
-  const body = summaries.map((s) => {
-    const cells = [
-      `<td>${esc(s.mode)}</td>`,
-      `<td class="num">${esc(s.trials)}</td>`,
-      `<td class="num" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(describeRate(s.reproductionRate, s.trials))}</td>`,
-      `<td class="num">${esc(`${s.jobsPerSec.min} / ${s.jobsPerSec.median} / ${s.jobsPerSec.max}`)}</td>`,
-      ...ANOMALIES.map((name) => {
+  const spreadText = (spread: { min: number; median: number; max: number }) => `${spread.min} / ${spread.median} / ${spread.max}`;
+  const row = (label: string, cell: (s: TrialSummaryJson) => string) => `<tr><th scope="row">${esc(label)}</th>${summaries.map(cell).join('')}</tr>`;
+  const rows = [
+    row('trials', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="trials">${esc(s.trials)}</td>`),
+    row('with anomalies', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(rateShare(s.reproductionRate, s.trials))}</td>`),
+    row('jobs/s', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="jobsPerSec">${esc(spreadText(s.jobsPerSec))}</td>`),
+    ...ANOMALIES.map((name) =>
+      row(ANOMALY_LABELS[name], (s) => {
         const spread = spreadOf(s, name);
-        return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-field="${name}">${esc(`${spread.min} / ${spread.median} / ${spread.max}`)}</td>`;
+        return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-mode="${esc(s.mode)}" data-field="${name}">${esc(spreadText(spread))}</td>`;
       }),
-    ];
-    return `<tr data-mode="${esc(s.mode)}">${cells.join('')}</tr>`;
-  });
-  return `<div class="scroll"><table id="trials-table"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
+    ),
+  ];
+  return `<div class="scroll"><table id="trials-table"><thead><tr><th></th>${summaries.map((s) => `<th>${esc(s.mode)}</th>`).join('')}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`;
 }
 
 function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string | number): string {
@@ -167,7 +166,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     raceTable(runs),
     readouts,
     '</section>',
-    ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', trialsTable(trials), '</section>'] : []),
+    ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>', trialsTable(trials), '</section>'] : []),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
     `<figure>${inlineSvg(anomalyBars(runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
