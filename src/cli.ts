@@ -26,6 +26,8 @@ import {
   type RaceOptions,
 } from './options.js';
 import { renderCsv } from './csv.js';
+import { writeRacePage } from './html/report-files.js';
+import { outputFileFlag } from './html/output-file.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { availableModes, runPlan } from './run-plan.js';
 import type { RunResult } from './run.js';
@@ -35,7 +37,7 @@ import { renderTrialsTable } from './trials-report.js';
 import { loadUserScript, readUserScript } from './user-script.js';
 import { addTlsOptions, type TlsFlags } from './tls.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export const EXIT_CODES_HELP = `
 Exit codes:
@@ -76,6 +78,7 @@ interface MainFlags extends TlsFlags {
   trials?: number;
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
+  html?: string;
 }
 
 export interface Io {
@@ -138,6 +141,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
+    .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
     .addHelpText('after', EXIT_CODES_HELP)
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
@@ -230,6 +234,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n`);
+    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: chooseTarget(choice, io.env)?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
   } catch (err) {

@@ -3,8 +3,11 @@
  * server options are the main command's; the replays themselves live beside this file.
  */
 import { Option, type Command } from 'commander';
-import type { Io } from '../cli.js';
+import { VERSION, type Io } from '../cli.js';
 import { ExitCode, usageError } from '../errors.js';
+import { outputFileFlag } from '../html/output-file.js';
+import type { ExplainReportJson } from '../html/report-data.js';
+import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { LIMITS, intFlag, parseModes, parseQueueName, randomQueueName, type Mode } from '../options.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../session.js';
@@ -13,7 +16,7 @@ import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type Counter
 import { replayLoop } from './loop-replay.js';
 import { renderCounter, renderReplay, renderServer } from './render.js';
 import { replayJson, type Replay } from './replay.js';
-import { DEFAULT_SCHEDULE, parseSchedule, type ScheduleEntry } from './schedule.js';
+import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from './schedule.js';
 import { onStage } from './stage.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
@@ -30,6 +33,8 @@ interface ExplainFlags {
   serverBin?: string;
   keep: boolean;
   json: boolean;
+  html?: string;
+  svg?: string;
 }
 
 export function parseCounterForm(raw: string): CounterForm {
@@ -57,7 +62,9 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
     .addOption(new Option('--keep', "leave the replay's keys (and an embedded server) in place").default(false))
-    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false));
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--html <file>', 'also write the replay as one self-contained HTML page').argParser(outputFileFlag('--html')))
+    .addOption(new Option('--svg <file>', 'also write the sequence diagram alone, as one SVG file').argParser(outputFileFlag('--svg')));
   explain.action(async (flags: ExplainFlags) => {
     const given = (name: string) => explain.getOptionValueSource(name) === 'cli';
     if (flags.counter !== undefined && (given('mode') || given('schedule'))) {
@@ -87,6 +94,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   try {
     const base = flags.queue ?? randomQueueName();
     const server = { ...session.info, url: session.target.display };
+    let report: ExplainReportJson;
     const stage = (queue: string) => {
       queues.push(queue);
       return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep };
@@ -95,8 +103,10 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     if (flags.counter !== undefined) {
       const form = flags.counter;
       const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
-      if (flags.json) io.out(`${JSON.stringify({ server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) })}\n`);
+      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
+      report = json as ExplainReportJson;
     } else {
       const replays: Replay[] = [];
       for (const mode of flags.mode) {
@@ -108,9 +118,13 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
           ),
         );
       }
-      if (flags.json) io.out(`${JSON.stringify({ server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) })}\n`);
+      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
+      report = json as ExplainReportJson;
     }
+    const url = chooseTarget(choice, io.env)?.url;
+    writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
     if (flags.keep) describeKept(session, queues, io, flags.json);
     return ExitCode.ok;
   } catch (err) {

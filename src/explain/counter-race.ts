@@ -84,6 +84,10 @@ export async function raceCounter(stage: Stage, queue: string, counter: CounterF
 export function counterJson(race: CounterRace): object {
   return {
     counter: race.counter,
+    queue: race.queue,
+    jobId: race.jobId,
+    before: race.before,
+    after: race.after,
     steps: race.steps.map((step) => ({ sweep: step.sweep, step: step.step, commands: step.commands, replies: step.replies })),
     readout: race.readout,
   };

@@ -27,7 +27,7 @@ export function formatReply(reply: Reply): string {
   return reply.map((item, i) => `${i + 1}) ${formatReply(item)}`).join(' ');
 }
 
-function formatArgs(args: readonly string[], prefix: string): string {
+export function formatArgs(args: readonly string[], prefix: string): string {
   return args
     .map((arg, i) => {
       if (i > 0 && arg !== prefix && arg.startsWith(prefix)) return arg.slice(prefix.length);
@@ -117,7 +117,7 @@ function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: strin
   return out;
 }
 
-function verdict(readout: Readout, jobId: string): string {
+export function verdict(readout: Readout, jobId: string): string {
   if (isCleanReadout(readout)) return `no anomaly: job ${jobId} was recovered once and its stall was counted once.`;
   const parts: string[] = [];
   if (readout.recoverCount > 1) parts.push(`job ${jobId} was recovered ${readout.recoverCount} times`);

@@ -20,6 +20,10 @@ export interface Replay {
 export function replayJson(replay: Replay): object {
   return {
     mode: replay.mode,
+    queue: replay.queue,
+    jobId: replay.jobId,
+    maxStalled: replay.maxStalled,
+    stalledBefore: replay.stalledBefore,
     schedule: replay.schedule,
     steps: replay.steps.map((step) => ({ sweep: step.sweep, step: step.step, commands: step.commands, replies: step.replies })),
     readout: {

@@ -1,0 +1,50 @@
+// Produces the README's screenshots from a real run: runs emq-race (main command and explain) on a
+// private server with --html, opens each page in headless Chromium and saves a PNG of it.
+//   node scripts/screenshot.mjs [--out DIR] [--dark]      (after npm run build; needs chromium)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const args = process.argv.slice(2);
+const outIndex = args.indexOf('--out');
+const out = resolve(outIndex >= 0 ? args[outIndex + 1] : 'docs');
+const schemes = args.includes('--dark') ? ['light', 'dark'] : ['light'];
+
+if (!existsSync(CHROMIUM)) {
+  console.error(`screenshot: ${CHROMIUM} not found; run scripts/install-browser.sh (or set CHROMIUM_PATH)`);
+  process.exit(1);
+}
+mkdirSync(out, { recursive: true });
+const work = mkdtempSync(join(tmpdir(), 'emq-race-shot-'));
+const bin = resolve('bin/emq-race.js');
+// Run inside the scratch folder with a bare file name, so the page's command line names no local path.
+const cli = (...argv) => execFileSync(process.execPath, [bin, ...argv], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
+const pages = [
+  ['race', () => cli('--sweepers', '8', '--jobs', '10000', '--queue', 'demo', '--html', 'race.html')],
+  ['explain', () => cli('explain', '--queue', 'demo', '--html', 'explain.html')],
+];
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+try {
+  for (const [name, produce] of pages) {
+    produce();
+    for (const scheme of schemes) {
+      const page = await browser.newPage({ viewport: { width: 1140, height: 900 }, colorScheme: scheme });
+      await page.goto(pathToFileURL(join(work, `${name}.html`)).href);
+      const file = join(out, `${name}-report${scheme === 'dark' ? '-dark' : ''}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      await page.close();
+      console.log(`screenshot: ${file}`);
+    }
+  }
+} finally {
+  await browser.close();
+  rmSync(work, { recursive: true, force: true });
+}

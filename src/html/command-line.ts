@@ -1,0 +1,32 @@
+/**
+ * The command line that reproduces a run, rebuilt from the options it was parsed into: every
+ * setting spelled out (so a change of defaults cannot change the rerun), the server URL with its
+ * password redacted, and each argument quoted for a POSIX shell where it needs it.
+ */
+import { redactUrl } from '../connection.js';
+
+/** One argument as a POSIX shell reads it back. */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+export type CommandValue = string | number | boolean | readonly string[] | undefined;
+
+/**
+ * `emq-race [subcommand] --flag value …`: booleans appear only when set, lists are joined with
+ * commas, undefined is left out, and `--url` is always redacted.
+ */
+export function commandLine(words: readonly string[], flags: readonly (readonly [string, CommandValue])[]): string {
+  const args: string[] = ['emq-race', ...words];
+  for (const [flag, value] of flags) {
+    if (value === undefined || value === false) continue;
+    if (value === true) {
+      args.push(flag);
+      continue;
+    }
+    const text = Array.isArray(value) ? value.join(',') : String(value);
+    args.push(flag, flag === '--url' ? redactUrl(text) : text);
+  }
+  return args.map(shellQuote).join(' ');
+}

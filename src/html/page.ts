@@ -1,0 +1,282 @@
+/**
+ * The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched) drawn
+ * from the run's own JSON, which it also carries in a `<script type="application/json">` block so a
+ * reader can check every figure. A Content-Security-Policy forbids any fetch or script outright.
+ */
+import { ANOMALIES } from '../audit.js';
+import { verdict } from '../explain/render.js';
+import type { Readout } from '../explain/readout.js';
+import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
+import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
+import { PAGE_STYLE } from './page-style.js';
+import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type ServerJson, type TrialSummaryJson } from './report-data.js';
+import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
+import { SVG_STYLE } from './svg-style.js';
+
+export interface PageContext {
+  /** The command line that reproduces the run, password redacted. */
+  readonly command: string;
+  /** When the run ended, ISO 8601. */
+  readonly generatedAt: string;
+  /** emq-race's own version. */
+  readonly version: string;
+  /** The terminal's plain-words readout, one line per run. */
+  readonly readouts?: readonly string[];
+}
+
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+function document(title: string, sections: readonly string[], data: unknown): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="color-scheme" content="light dark">',
+    `<title>${esc(title)}</title>`,
+    `<style>\n${PAGE_STYLE}\n${SVG_STYLE}\n</style>`,
+    '</head>',
+    '<body>',
+    '<main>',
+    ...sections,
+    '</main>',
+    // Data, not code: the browser never runs a block of this type.
+    `<script type="application/json" id="emq-report">\n${jsonForScriptBlock(data)}\n</script>`,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+function inlineSvg(drawing: Drawing, label: string, cls: string): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" class="emq ${cls}" width="${drawing.width}" height="${drawing.height}" viewBox="0 0 ${drawing.width} ${drawing.height}" role="img" aria-label="${esc(label)}">${drawing.body}</svg>`;
+}
+
+function runSection(server: ServerJson, ctx: PageContext, facts: readonly [string, string][]): string {
+  const rows: [string, string][] = [
+    ['server', `${server.kind} ${server.version}`],
+    ['at', server.url],
+    ...facts,
+    ['finished', ctx.generatedAt],
+    ['emq-race', ctx.version],
+  ];
+  return [
+    '<section id="run">',
+    '<h2>The run</h2>',
+    `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`,
+    '<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one):</p>',
+    `<pre id="command"><code>${esc(ctx.command)}</code></pre>`,
+    '</section>',
+  ].join('\n');
+}
+
+function dataSection(): string {
+  return [
+    '<section id="data">',
+    '<h2>The data</h2>',
+    '<p class="note">Every figure on this page comes from the JSON object below, which is what <code>--json</code> prints for this run. It is embedded in this file as <code>&lt;script type="application/json" id="emq-report"&gt;</code>: view the page source to read it.</p>',
+    '</section>',
+  ].join('\n');
+}
+
+interface Column {
+  readonly head: string;
+  readonly field: keyof RunJson;
+  readonly anomaly?: boolean;
+}
+
+const TABLE_COLUMNS: readonly Column[] = [
+  { head: 'sweepers', field: 'sweepers' },
+  { head: 'jobs', field: 'jobs' },
+  { head: 'recoveries', field: 'recoveries' },
+  ...ANOMALIES.map((name): Column => ({ head: ANOMALY_LABELS[name], field: name, anomaly: true })),
+  { head: 'wall ms', field: 'wallMs' },
+  { head: 'jobs/s', field: 'jobsPerSec' },
+];
+
+/** The race table: every run's row, anomaly cells marked ok (0) or bad. */
+export function raceTable(runs: readonly RunJson[]): string {
+  const withTrials = runs.some((run) => run.trial !== undefined);
+  // Counts that no run of this report carries (no workers, say) get no column.
+  const reported: readonly string[] = reportedAnomalies(runs);
+  const columns = TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
+  const head = ['mode', ...(withTrials ? ['trial'] : []), ...columns.map((c) => c.head)];
+  const body = runs.map((run, i) => {
+    const cells = [
+      `<td data-field="mode">${esc(run.mode)}</td>`,
+      ...(withTrials ? [`<td class="num" data-field="trial">${esc(run.trial ?? '')}</td>`] : []),
+      ...columns.map((column) => {
+        const value = run[column.field];
+        const state = column.anomaly ? ` anomaly ${value === 0 ? 'ok' : 'bad'}` : '';
+        return `<td class="num${state}" data-field="${column.field}">${esc(String(value))}</td>`;
+      }),
+    ];
+    return `<tr data-run="${i}">${cells.join('')}</tr>`;
+  });
+  return `<div class="scroll"><table id="race-table"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
+}
+
+/** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
+export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
+  const spreadText = (spread: { min: number; median: number; max: number }) => `${spread.min} / ${spread.median} / ${spread.max}`;
+  const row = (label: string, cell: (s: TrialSummaryJson) => string) => `<tr><th scope="row">${esc(label)}</th>${summaries.map(cell).join('')}</tr>`;
+  const rows = [
+    row('trials', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="trials">${esc(s.trials)}</td>`),
+    row('with anomalies', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(rateShare(s.reproductionRate, s.trials))}</td>`),
+    row('jobs/s', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="jobsPerSec">${esc(spreadText(s.jobsPerSec))}</td>`),
+    ...reportedAnomalies(summaries).map((name) =>
+      row(ANOMALY_LABELS[name], (s) => {
+        const spread = spreadOf(s, name);
+        return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-mode="${esc(s.mode)}" data-field="${name}">${esc(spreadText(spread))}</td>`;
+      }),
+    ),
+  ];
+  return `<div class="scroll"><table id="trials-table"><thead><tr><th></th>${summaries.map((s) => `<th>${esc(s.mode)}</th>`).join('')}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`;
+}
+
+function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string | number): string {
+  return [...new Set(runs.map(pick))].join(', ');
+}
+
+/** The page for the main command: parameters, the race table, the bars (or spreads), the data. */
+export function racePage(report: RaceReportJson, ctx: PageContext): string {
+  const { runs } = report;
+  const trials = report.trials && report.trials.length > 0 ? report.trials : undefined;
+  const facts: [string, string][] = [
+    ['modes', uniqueValues(runs, (r) => r.mode)],
+    ['sweepers', uniqueValues(runs, (r) => r.sweepers)],
+    ['jobs', uniqueValues(runs, (r) => r.jobs)],
+    ['batch', uniqueValues(runs, (r) => r.batch)],
+    ['max-stalled', uniqueValues(runs, (r) => r.maxStalled)],
+    ['stalled-before', uniqueValues(runs, (r) => r.stalledBefore)],
+    ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
+  ];
+  const readouts = ctx.readouts && ctx.readouts.length > 0 ? `<ul class="readouts">${ctx.readouts.map((line) => `<li>${esc(line)}</li>`).join('')}</ul>` : '';
+  const chartCaption = trials
+    ? 'Each count over the trials: dots at the minimum and maximum, a bar to the median. One scale for all modes.'
+    : 'Each anomaly count of each mode, on one scale. A clean run has no bars.';
+  const sections = [
+    '<header>',
+    '<h1>emq-race: stalled-job recovery under concurrent sweeps</h1>',
+    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited from the server\'s own state.</p>',
+    '</header>',
+    runSection(report.server, ctx, facts),
+    '<section id="table">',
+    '<h2>Race table</h2>',
+    '<p class="note">Anomaly columns are green at 0 and red otherwise.</p>',
+    raceTable(runs),
+    readouts,
+    '</section>',
+    ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>', trialsTable(trials), '</section>'] : []),
+    '<section id="bars">',
+    '<h2>Anomalies per mode</h2>',
+    `<figure>${inlineSvg(anomalyBars(runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
+    '</section>',
+    dataSection(),
+  ];
+  return document(`emq-race: ${uniqueValues(runs, (r) => r.mode)} on ${report.server.kind} ${report.server.version}`, sections, report);
+}
+
+const readoutMeaning = (jobId: string, stalledBefore: number) => ({
+  recoverCount: `sweeps that moved job ${jobId}`,
+  pendingEntries: `times job ${jobId} stands in pending`,
+  stalled: `its counter, ${stalledBefore} before the sweeps`,
+  lostIncrements: 'recoveries the counter does not show',
+});
+
+export function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {
+  const prefix = `emq:{${replay.queue}}:`;
+  const r = replay.readout;
+  const meaning = readoutMeaning(replay.jobId, replay.stalledBefore);
+  const order = replay.schedule.map((s) => s.split(':')[0]).join(' then ');
+  const clean = r.recoverCount === 1 && r.pendingEntries <= 1 && r.endedIn.length === 1 && r.lostIncrements === 0;
+  return {
+    title: `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
+    subtitle: replay.mode === 'loop' ? `schedule: ${replay.schedule.join(',')}` : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
+    server: `${server.kind} ${server.version}`,
+    prefix,
+    jobId: replay.jobId,
+    steps: replay.steps,
+    readout: [
+      { field: 'recoverCount', label: 'recover count', value: String(r.recoverCount), meaning: meaning.recoverCount },
+      { field: 'pendingEntries', label: 'pending entries', value: String(r.pendingEntries), meaning: meaning.pendingEntries },
+      { field: 'stalled', label: 'stalled', value: r.stalled === null ? '(none)' : String(r.stalled), meaning: meaning.stalled },
+      { field: 'lostIncrements', label: 'lost increments', value: String(r.lostIncrements), meaning: meaning.lostIncrements },
+      { field: 'endedIn', label: 'ended in', value: r.endedIn.length > 0 ? r.endedIn.join(', ') : 'nowhere', meaning: '' },
+    ],
+    verdict: verdict(r as Readout, replay.jobId),
+    anomaly: !clean,
+  };
+}
+
+export function counterDiagramInput(race: CounterJson): DiagramInput {
+  const prefix = `emq:{${race.queue}}:`;
+  const how = race.counter === 'in-script' ? 'two HINCRBY inside scripts, sent at the same moment' : 'two client-side read-modify-write cycles, forced to interleave';
+  const { expected, reached, lost } = race.readout;
+  return {
+    title: `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before)`,
+    subtitle: `keys below are under ${prefix}`,
+    server: `${race.server.kind} ${race.server.version}`,
+    prefix,
+    jobId: race.jobId,
+    steps: race.steps,
+    readout: [
+      { field: 'stalled', label: 'stalled', value: `${race.before} → ${race.after}`, meaning: 'before and after both increments' },
+      { field: 'expected', label: 'expected', value: `+${expected}`, meaning: 'increments made' },
+      { field: 'reached', label: 'reached', value: `+${reached}`, meaning: 'increments the field shows' },
+      { field: 'lost', label: 'lost', value: String(lost), meaning: '' },
+    ],
+    verdict: lost > 0 ? `anomaly: ${lost} increment${lost === 1 ? ' was' : 's were'} lost.` : 'no anomaly: both increments landed.',
+    anomaly: lost > 0,
+  };
+}
+
+function isCounter(report: ExplainReportJson): report is CounterJson {
+  return 'counter' in report;
+}
+
+/** One diagram per replay (or one for the counter race). */
+export function explainDiagrams(report: ExplainReportJson): { name: string; input: DiagramInput; drawing: Drawing }[] {
+  const inputs = isCounter(report)
+    ? [{ name: `counter (${report.counter})`, input: counterDiagramInput(report) }]
+    : report.replays.map((replay) => ({ name: replay.mode, input: replayDiagramInput(replay, report.server) }));
+  return inputs.map((item) => ({ ...item, drawing: sequenceDiagram(item.input) }));
+}
+
+/** `explain --svg`: the diagrams alone, stacked in one standalone SVG. */
+export function explainSvg(report: ExplainReportJson): string {
+  const diagrams = explainDiagrams(report);
+  return `${svgDocument(diagrams.map((d) => d.drawing), `emq-race explain: ${diagrams.map((d) => d.name).join(', ')} on ${report.server.kind} ${report.server.version}`)}\n`;
+}
+
+/** The page for `explain`: the run, one sequence diagram per replay, the data. */
+export function explainPage(report: ExplainReportJson, ctx: PageContext): string {
+  const diagrams = explainDiagrams(report);
+  const facts: [string, string][] = isCounter(report)
+    ? [['counter', report.counter], ['queue', report.queue]]
+    : [
+        ['modes', report.replays.map((r) => r.mode).join(', ')],
+        ['queues', report.replays.map((r) => r.queue).join(', ')],
+        ['max-stalled', [...new Set(report.replays.map((r) => r.maxStalled))].join(', ')],
+        ['stalled-before', [...new Set(report.replays.map((r) => r.stalledBefore))].join(', ')],
+      ];
+  const sections = [
+    '<header>',
+    '<h1>emq-race explain: two sweeps, one job, step by step</h1>',
+    '<p class="lede">Every command each sweep sent and every reply the server gave, in the order the server saw them, then the job read back from the server.</p>',
+    '</header>',
+    runSection(report.server, ctx, facts),
+    ...diagrams.map((d, i) =>
+      [
+        `<section class="replay" id="replay-${i + 1}" data-replay="${i}">`,
+        `<h2>${esc(d.name)}</h2>`,
+        `<figure>${inlineSvg(d.drawing, `${d.name}: sequence diagram`, 'sequence')}<figcaption>Solid arrows: commands sent; dashed: the server's replies. Hover an arrow for the full command. A highlighted band marks the step where the second sweep slips in.</figcaption></figure>`,
+        '</section>',
+      ].join('\n'),
+    ),
+    dataSection(),
+  ];
+  return document(`emq-race explain: ${diagrams.map((d) => d.name).join(', ')} on ${report.server.kind} ${report.server.version}`, sections, report);
+}

@@ -1,0 +1,38 @@
+/**
+ * Writes the page (and the standalone SVG) a run asked for, from the same JSON object `--json`
+ * prints, and says where it went — on stderr under --json, since stdout then carries the JSON alone.
+ */
+import type { Io } from '../cli.js';
+import { readout, reportJson, type RaceReport } from '../report.js';
+import type { RunResult } from '../run.js';
+import { writeWhole } from './output-file.js';
+import { explainPage, explainSvg, racePage } from './page.js';
+import type { ExplainReportJson, RaceReportJson } from './report-data.js';
+import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
+
+function announce(io: Io, json: boolean, what: string, path: string): void {
+  (json ? io.err : io.out)(`${what}: ${path}\n`);
+}
+
+export function writeRacePage(path: string, report: RaceReport, runs: readonly RunResult[], flags: RaceFlagsSeen & { url: string | undefined }, version: string, io: Io, json: boolean): void {
+  const data = reportJson(report) as RaceReportJson;
+  const page = racePage(data, {
+    command: raceCommandLine(flags, flags.url),
+    generatedAt: new Date().toISOString(),
+    version,
+    readouts: runs.map(readout),
+  });
+  writeWhole(path, page);
+  announce(io, json, 'html report', path);
+}
+
+export function writeExplainFiles(data: ExplainReportJson, flags: ExplainFlagsSeen & { url: string | undefined }, version: string, io: Io): void {
+  if (flags.html !== undefined) {
+    writeWhole(flags.html, explainPage(data, { command: explainCommandLine(flags, flags.url), generatedAt: new Date().toISOString(), version }));
+    announce(io, flags.json, 'html report', flags.html);
+  }
+  if (flags.svg !== undefined) {
+    writeWhole(flags.svg, explainSvg(data));
+    announce(io, flags.json, 'svg diagram', flags.svg);
+  }
+}

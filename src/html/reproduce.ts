@@ -1,0 +1,99 @@
+/** The command lines that reproduce a main run and an explain run, from their parsed flags. */
+import { commandLine } from './command-line.js';
+
+export interface RaceFlagsSeen {
+  readonly mode: readonly string[];
+  readonly sweepers: number;
+  readonly jobs: number;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly probeDelay: number;
+  readonly queue?: string | undefined;
+  readonly url?: string | undefined;
+  readonly serverBin?: string | undefined;
+  readonly keep: boolean;
+  readonly json: boolean;
+  readonly expect?: string | undefined;
+  readonly html?: string | undefined;
+  readonly script?: string | undefined;
+  readonly pending?: string | undefined;
+  readonly maxSweeps?: number | undefined;
+  readonly live?: number | undefined;
+  readonly interval?: number | undefined;
+  readonly jitter?: number | undefined;
+  readonly processes?: boolean | undefined;
+  readonly trials?: number | undefined;
+  readonly fault?: readonly string[] | undefined;
+  readonly allowServerWide?: boolean | undefined;
+  readonly workers?: number | undefined;
+  readonly cycles?: number | undefined;
+  readonly observe?: boolean | undefined;
+}
+
+export interface ExplainFlagsSeen {
+  readonly mode: readonly string[];
+  /** The schedule as SWEEP:STEP items; only the loop uses it. */
+  readonly schedule: readonly string[];
+  readonly counter?: string | undefined;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly queue?: string | undefined;
+  readonly url?: string | undefined;
+  readonly serverBin?: string | undefined;
+  readonly keep: boolean;
+  readonly json: boolean;
+  readonly html?: string | undefined;
+  readonly svg?: string | undefined;
+}
+
+/** `url` is the one the run used (from --url or REDIS_URL); it is redacted on the way out. */
+export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): string {
+  return commandLine([], [
+    ['--mode', flags.mode],
+    ['--sweepers', flags.sweepers],
+    ['--jobs', flags.jobs],
+    ['--batch', flags.batch],
+    ['--max-stalled', flags.maxStalled],
+    ['--stalled-before', flags.stalledBefore],
+    ['--probe-delay', flags.probeDelay],
+    ['--queue', flags.queue],
+    ['--url', url],
+    ['--server-bin', flags.serverBin],
+    ['--keep', flags.keep],
+    ['--json', flags.json],
+    ['--expect', flags.expect],
+    ['--script', flags.script],
+    ['--pending', flags.pending === 'list' ? undefined : flags.pending],
+    ['--max-sweeps', flags.maxSweeps],
+    ['--live', flags.live],
+    ['--interval', flags.interval || undefined],
+    ['--jitter', flags.jitter || undefined],
+    ['--processes', flags.processes],
+    ['--trials', flags.trials],
+    ...(flags.fault ?? []).map((fault): [string, string] => ['--fault', fault]),
+    ['--allow-server-wide', flags.allowServerWide],
+    ['--workers', flags.workers || undefined],
+    ['--cycles', flags.cycles === 1 ? undefined : flags.cycles],
+    ['--observe', flags.observe],
+    ['--html', flags.html],
+  ]);
+}
+
+export function explainCommandLine(flags: ExplainFlagsSeen, url: string | undefined): string {
+  const counter = flags.counter !== undefined;
+  return commandLine(['explain'], [
+    ['--mode', counter ? undefined : flags.mode],
+    ['--schedule', counter || !flags.mode.includes('loop') ? undefined : flags.schedule],
+    ['--counter', flags.counter],
+    ['--max-stalled', flags.maxStalled],
+    ['--stalled-before', flags.stalledBefore],
+    ['--queue', flags.queue],
+    ['--url', url],
+    ['--server-bin', flags.serverBin],
+    ['--keep', flags.keep],
+    ['--json', flags.json],
+    ['--html', flags.html],
+    ['--svg', flags.svg],
+  ]);
+}
