@@ -4,27 +4,24 @@
  * its writes. The atomic script shows none of it.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ANOMALIES } from '../src/audit.js';
 import { deleteRunKeys } from '../src/cleanup.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys } from '../src/keys.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { queueName, runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 forEachServer('consequences', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   test('workers on atomic: every job executed once and finished', async () => {

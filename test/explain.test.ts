@@ -3,7 +3,7 @@
  * server's state, the dead-letter branch, the counter race both ways, and the command line.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { replayAtomic } from '../src/explain/atomic-replay.js';
 import { raceCounter, type CounterForm, type CounterRace } from '../src/explain/counter-race.js';
 import { replayLoop } from '../src/explain/loop-replay.js';
@@ -11,11 +11,12 @@ import type { Replay } from '../src/explain/replay.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, parseSchedule } from '../src/explain/schedule.js';
 import { onStage, type Stage } from '../src/explain/stage.js';
 import type { WireStep } from '../src/explain/wire.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Interrupts } from '../src/interrupt.js';
+import type { Session } from '../src/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 let counter = 0;
 const queueName = (label: string): string => `explain-t${process.pid}-${label}-${counter++}`;
@@ -29,13 +30,9 @@ const stepOf = (replay: { steps: readonly WireStep[] }, sweep: 'A' | 'B', step: 
 forEachServer('explain', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   /** Runs a replay and, before cleanup, hands its result and the live stage to `check`. */

@@ -4,25 +4,22 @@
  * the loop can lose the job it had taken out of active.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ANOMALIES } from '../src/audit.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Interrupts } from '../src/interrupt.js';
+import type { Session } from '../src/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 forEachServer('faults', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   test('sweeper-crash on atomic: no job lost, the audit exact, the in-flight sweep reconciled', async () => {

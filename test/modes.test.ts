@@ -5,15 +5,16 @@
  * sweepers in processes of their own reach the same verdicts.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ANOMALIES, isClean } from '../src/audit.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Interrupts } from '../src/interrupt.js';
 import type { Mode, PendingKind } from '../src/options.js';
 import { runMode, type ModeRun, type RunResult } from '../src/run.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { allKeys } from './helpers/keyspace.js';
 import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, RETURNS_NOTHING } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 let counter = 0;
 const queueName = (label: string): string => `modes-t${process.pid}-${label}-${counter++}`;
@@ -48,13 +49,9 @@ async function functionLibraries(session: Session): Promise<string[]> {
 forEachServer('modes', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   for (const mode of ['atomic', 'watch', 'claim', 'function'] as const) {

@@ -3,14 +3,15 @@
  * is not, and a single loop sweeper is exact too (the race needs two).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ANOMALIES, isClean } from '../src/audit.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Interrupts } from '../src/interrupt.js';
 import type { Mode } from '../src/options.js';
 import { runMode, type RunResult } from '../src/run.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 let counter = 0;
 const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
@@ -32,13 +33,9 @@ function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Par
 forEachServer('race', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   test('atomic with 16 sweepers over 2,000 jobs: every lease reclaimed once, every anomaly 0', async () => {

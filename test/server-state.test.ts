@@ -4,19 +4,20 @@
  * Also the dead-letter branch, the server's clock, and the claim that guards the user's keys.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { auditJobs, movesPerJob } from '../src/audit.js';
 import { claimQueue, releaseClaim } from '../src/claim.js';
 import { EmqError, ExitCode } from '../src/errors.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys } from '../src/keys.js';
 import { MoveLog } from '../src/move-log.js';
 import { runMode } from '../src/run.js';
 import { serverTimeMs } from '../src/server-clock.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { readSnapshot } from '../src/snapshot.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 let counter = 0;
 const queueName = (label: string): string => `state-t${process.pid}-${label}-${counter++}`;
@@ -24,13 +25,9 @@ const queueName = (label: string): string => `state-t${process.pid}-${label}-${c
 forEachServer('audit on server state', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
   });
 
   test('a hand-built queue is counted exactly', async () => {
