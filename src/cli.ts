@@ -206,7 +206,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   const embedded = chooseTarget(choice, io.env) === undefined;
-  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false);
+  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false, options.pending);
 
   const interrupts = watchInterrupts();
   const session = await openSession(choice, io.env).catch((err: unknown) => {

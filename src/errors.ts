@@ -2,6 +2,7 @@
  * Every failure the tool expects ends as one EmqError: a line for people and an exit code for
  * scripts. Anything else reaching the top is a bug and prints its stack.
  */
+import { scriptAclRefusal } from './script-acl.js';
 
 export const ExitCode = {
   ok: 0,
@@ -70,6 +71,11 @@ export function describeServerError(err: unknown, where: string): EmqError {
     // Key and channel refusals do not say which command was refused; ioredis knows it.
     const command = e?.command?.name ? ` (${e.command.name.toUpperCase()})` : '';
     return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; see "Least privilege" in the README for the ACL the tool needs`);
+  }
+  const inScript = scriptAclRefusal(message);
+  if (inScript) {
+    const command = inScript.command ?? 'a command';
+    return serverError(`permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; see "Least privilege" in the README for the ACL the tool needs`);
   }
   if (/^READONLY/.test(message)) {
     return serverError(`the server at ${where} is a read-only replica: point --url at a primary`);

@@ -2,6 +2,7 @@
  * Every run of one command: each mode, T times over (trial 1 of every mode, then trial 2, …), each
  * on a fresh queue of its own, with the same parameters.
  */
+import { describeServerError } from './errors.js';
 import { serverHasFunctions } from './function-library.js';
 import type { Interrupts } from './interrupt.js';
 import { defaultLive, randomQueueName, type Mode, type RaceOptions } from './options.js';
@@ -16,7 +17,11 @@ export function runQueueName(base: string, mode: Mode, modeCount: number, trial:
 
 /** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
 export async function availableModes(session: Session, modes: readonly Mode[], note: (line: string) => void): Promise<Mode[]> {
-  if (!modes.includes('function') || modes.length === 1 || (await serverHasFunctions(session.admin))) return [...modes];
+  // The probe runs before any run's own error handling: a refusal (an ACL without FUNCTION) is a line, not a stack.
+  const hasFunctions = (): Promise<boolean> => serverHasFunctions(session.admin).catch((err: unknown) => {
+    throw describeServerError(err, session.target.display);
+  });
+  if (!modes.includes('function') || modes.length === 1 || (await hasFunctions())) return [...modes];
   note('this server has no Functions (Redis 7+ or Valkey needed): skipping the function mode');
   return modes.filter((mode) => mode !== 'function');
 }

@@ -1,0 +1,57 @@
+/**
+ * A command the ACL refused inside a Lua script or function. Valkey names the command in its
+ * error; Redis 7 says only "The user executing the script can't run this command or subcommand"
+ * with the script's SHA1 (or function name) and line. For the tool's own scripts the command is
+ * read back from that line of the shipped `.lua` file, so the user learns what to grant.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface ScriptAclRefusal {
+  /** The refused command, upper-case, when the server or the script's source says which. */
+  readonly command?: string;
+  /** Which script: one of the tool's `.lua` files, else the SHA1 or function name the server gave. */
+  readonly script: string;
+  readonly line: number;
+}
+
+const REFUSAL = /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The user executing the script can't run this command or subcommand) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
+
+const LUA_DIR = new URL('./lua/', import.meta.url);
+
+/** The tool's own scripts by SHA1 of their text; the function library by its name prefix. */
+function ownScript(id: string, kind: string): { file: string; source: string } | undefined {
+  let files: string[];
+  try {
+    files = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua'));
+  } catch {
+    return undefined;
+  }
+  if (kind === 'function') {
+    // The library is a template whose names are filled in: its lines stay where they were.
+    const file = 'sweep-stalled-function.lua';
+    return id.startsWith('emq_race_sweep_') && files.includes(file) ? { file, source: readFileSync(new URL(file, LUA_DIR), 'utf8') } : undefined;
+  }
+  for (const file of files) {
+    const source = readFileSync(new URL(file, LUA_DIR), 'utf8');
+    if (createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { file, source };
+  }
+  return undefined;
+}
+
+/** The command a line of Lua calls, if it calls exactly one (`rcall('X'` or `redis.call('X'`). */
+export function commandOnLine(source: string, line: number): string | undefined {
+  const text = source.split('\n')[line - 1] ?? '';
+  const calls = [...text.matchAll(/(?:rcall|redis\.p?call)\(\s*'([A-Za-z]+)'/g)].map((m) => (m[1] ?? '').toUpperCase());
+  return calls.length === 1 ? calls[0] : undefined;
+}
+
+export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined {
+  const match = REFUSAL.exec(message);
+  if (!match) return undefined;
+  const [, named, id = '', kind = 'script', lineText = '0'] = match;
+  const line = Number(lineText);
+  const own = ownScript(id, kind);
+  const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
+  return { ...(command !== undefined ? { command } : {}), script: own ? own.file : id, line };
+}

@@ -1,0 +1,53 @@
+/** Naming the command an ACL refused inside a script: Valkey's error, Redis 7's, and the tool's own files. */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { describeServerError } from '../src/errors.js';
+import { commandOnLine, scriptAclRefusal } from '../src/script-acl.js';
+
+const RELEASE = readFileSync(new URL('../src/lua/release-stalled.lua', import.meta.url), 'utf8');
+const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
+const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
+
+describe('script ACL refusals', () => {
+  test('a line that calls one command names it; a line with none or two does not', () => {
+    assert.equal(commandOnLine("  local id = rcall('LINDEX', KEYS[2], 0)", 1), 'LINDEX');
+    assert.equal(commandOnLine("return redis.call('hincrby', KEYS[1], ARGV[1], 1)", 1), 'HINCRBY');
+    assert.equal(commandOnLine('local x = 1', 1), undefined);
+    assert.equal(commandOnLine("rcall('A') rcall('B')", 1), undefined);
+    assert.equal(commandOnLine('', 9), undefined);
+  });
+
+  test("Valkey's error names the command itself", () => {
+    const refusal = scriptAclRefusal(`ERR ACL failure in script: User u has no permissions to run the 'lpos' command script: ${'ab'.repeat(20)}, on @user_script:32.`);
+    assert.deepEqual(refusal, { command: 'LPOS', script: 'ab'.repeat(20), line: 32 });
+  });
+
+  test("Redis 7's error gives only the line: read from the tool's own script with that SHA1", () => {
+    const line = lineOf(RELEASE, "rcall('LINDEX'");
+    const message = `ERR The user executing the script can't run this command or subcommand script: ${RELEASE_SHA}, on @user_script:${line}.`;
+    assert.deepEqual(scriptAclRefusal(message), { command: 'LINDEX', script: 'release-stalled.lua', line });
+    const error = describeServerError(new Error(message), 'redis://u:***@127.0.0.1:6379');
+    assert.equal(error.exitCode, 3);
+    assert.match(error.message, /^permission denied on redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 \(LINDEX, called by release-stalled\.lua line \d+\): /);
+  });
+
+  test("a script that is not the tool's: still permission denied, with the script and line", () => {
+    const message = "ERR The user executing the script can't run this command or subcommand script: 0123456789abcdef0123456789abcdef01234567, on @user_script:3.";
+    assert.deepEqual(scriptAclRefusal(message), { script: '0123456789abcdef0123456789abcdef01234567', line: 3 });
+    assert.match(describeServerError(new Error(message), 'here').message, /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/);
+  });
+
+  test("the function library's lines are the template's", () => {
+    const template = readFileSync(new URL('../src/lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
+    const line = lineOf(template, "rcall('HINCRBY'");
+    const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
+    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled-function.lua', line });
+  });
+
+  test('other errors are not refusals', () => {
+    assert.equal(scriptAclRefusal('WRONGTYPE Operation against a key holding the wrong kind of value'), undefined);
+    assert.equal(scriptAclRefusal("NOPERM this user has no permissions to run the 'zadd' command"), undefined);
+  });
+});
