@@ -1,16 +1,25 @@
 /**
- * Reads a queue's state back from the server into a JobSnapshot: the pending list and both sorted
- * sets in bounded chunks, and every job hash through pipelined HMGETs, into typed arrays sized by
- * the job count. Nothing else writes to the queue while this runs, so index ranges are stable.
+ * Reads a queue's state back from the server into a JobSnapshot, streaming: the pending list, both
+ * sorted sets and every job hash are read in bounded slices by small scripts
+ * (src/lua/audit-members.lua, src/lua/audit-jobs.lua) that answer with packed binary, several
+ * calls in flight at once, straight into typed arrays sized by the job count. No string
+ * or object per job is ever built, so a million jobs cost a few bytes each in the client.
+ * Nothing else writes to the queue while this runs, so index ranges are stable.
  */
 import type { Redis } from 'ioredis';
-import { stateCode, type JobSnapshot } from './audit.js';
+import { type JobSnapshot } from './audit.js';
+import { defineBulkScripts } from './bulk-scripts.js';
 import type { QueueKeys } from './keys.js';
 import { serverTimeMs } from './server-clock.js';
+import { inSlices } from './slices.js';
 
-const CHUNK = 10_000;
+/** Members or jobs per script call: a few milliseconds of the server's time. */
+const PER_CALL = 5000;
+const EXPIRED_FLAG = 0x80000000;
+const JOB_RECORD_BYTES = 9;
 
 export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal): Promise<JobSnapshot> {
+  defineBulkScripts(redis);
   const nowMs = await serverTimeMs(redis);
   const inPending = new Uint32Array(jobs + 1);
   const inActive = new Uint8Array(jobs + 1);
@@ -19,57 +28,44 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
   const stalled = new Float64Array(jobs + 1).fill(Number.NaN);
   const state = new Uint8Array(jobs + 1);
 
-  const jobIndex = (member: string): number => {
-    const id = Number(member);
-    return Number.isInteger(id) && id >= 1 && id <= jobs ? id : 0;
-  };
+  const [pendingLength, activeSize, deadSize] = await Promise.all([redis.llen(keys.pending), redis.zcard(keys.active), redis.zcard(keys.dead)]);
 
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const members = await redis.lrange(keys.pending, start, start + CHUNK - 1);
-    for (const member of members) {
-      const id = jobIndex(member);
-      if (id) inPending[id] = (inPending[id] ?? 0) + 1;
+  await readMembers(redis, keys.pending, 'list', pendingLength, jobs, nowMs, signal, (word) => {
+    if (word) inPending[word] = (inPending[word] ?? 0) + 1;
+  });
+  await readMembers(redis, keys.active, 'zset', activeSize, jobs, nowMs, signal, (word) => {
+    const id = word & ~EXPIRED_FLAG;
+    if (!id) return;
+    inActive[id] = 1;
+    if (word & EXPIRED_FLAG) activeExpired[id] = 1;
+  });
+  await readMembers(redis, keys.dead, 'zset', deadSize, jobs, nowMs, signal, (word) => {
+    const id = word & ~EXPIRED_FLAG;
+    if (id) inDead[id] = 1;
+  });
+
+  await inSlices(jobs, 1, PER_CALL, signal, (first, last) => redis.auditJobsBuffer(keys.active, keys.prefix, first, last), (reply, first) => {
+    for (let offset = 0, id = first; offset + JOB_RECORD_BYTES <= reply.length; offset += JOB_RECORD_BYTES, id++) {
+      stalled[id] = reply.readDoubleLE(offset);
+      state[id] = reply[offset + 8] ?? 0;
     }
-    if (members.length < CHUNK) break;
-  }
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const flat = await redis.zrange(keys.active, start, start + CHUNK - 1, 'WITHSCORES');
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const id = jobIndex(flat[i] ?? '');
-      if (!id) continue;
-      inActive[id] = 1;
-      if (Number(flat[i + 1]) <= nowMs) activeExpired[id] = 1;
-    }
-    if (flat.length < 2 * CHUNK) break;
-  }
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const members = await redis.zrange(keys.dead, start, start + CHUNK - 1);
-    for (const member of members) {
-      const id = jobIndex(member);
-      if (id) inDead[id] = 1;
-    }
-    if (members.length < CHUNK) break;
-  }
-
-  for (let first = 1; first <= jobs; first += CHUNK) {
-    signal?.throwIfAborted();
-    const last = Math.min(jobs, first + CHUNK - 1);
-    const pipeline = redis.pipeline();
-    for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stalled', 'state');
-    const results = (await pipeline.exec()) ?? [];
-    results.forEach(([err, reply], offset) => {
-      if (err) throw err;
-      const [stalledField, stateField] = reply as [string | null, string | null];
-      const id = first + offset;
-      if (stalledField !== null) stalled[id] = Number(stalledField);
-      state[id] = stateCode(stateField);
-    });
-  }
+  });
 
   return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state };
+}
+
+/** Streams a list or sorted set of `size` members as packed 32-bit words, slice by slice. */
+async function readMembers(
+  redis: Redis,
+  key: string,
+  kind: 'list' | 'zset',
+  size: number,
+  jobs: number,
+  nowMs: number,
+  signal: AbortSignal | undefined,
+  onWord: (word: number) => void,
+): Promise<void> {
+  await inSlices(size, 0, PER_CALL, signal, (start, stop) => redis.auditMembersBuffer(key, kind, start, stop, jobs, nowMs), (reply) => {
+    for (let offset = 0; offset + 4 <= reply.length; offset += 4) onWord(reply.readUInt32LE(offset));
+  });
 }
