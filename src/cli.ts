@@ -11,6 +11,7 @@ import {
   LIMITS,
   checkRaceOptions,
   intFlag,
+  jobsForMode,
   parseExpectation,
   parseModes,
   parseQueueName,
@@ -41,6 +42,8 @@ interface MainFlags {
   maxStalled: number;
   stalledBefore: number;
   probeDelay: number;
+  loopJobs?: number;
+  serverStats: boolean;
   queue?: string;
   url?: string;
   serverBin?: string;
@@ -54,6 +57,8 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
+  /** Progress lines go to stderr only when it is a terminal. */
+  readonly stderrIsTty?: boolean;
 }
 
 const processIo: Io = {
@@ -61,6 +66,7 @@ const processIo: Io = {
   err: (text) => process.stderr.write(text),
   env: process.env,
   stdoutIsTty: Boolean(process.stdout.isTTY),
+  stderrIsTty: Boolean(process.stderr.isTTY),
 };
 
 function range(limit: { min: number; max: number }): string {
@@ -87,6 +93,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`).default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
     .addOption(new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
     .addOption(new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)))
+    .addOption(new Option('--loop-jobs <n>', `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)))
+    .addOption(new Option('--server-stats', "read the server's LATENCY HISTOGRAM around each race for serverCallMsP99 (always on for the embedded server)").default(false))
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
     .addOption(new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
@@ -152,7 +160,9 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
         await runMode(session, {
           mode,
           queue,
-          jobs: options.jobs,
+          jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+          serverStats: flags.serverStats || session.embedded !== undefined,
+          ...(io.stderrIsTty && !options.json ? { progress: io.err } : {}),
           sweepers: options.sweepers,
           batch: options.batch,
           maxStalled: options.maxStalled,
@@ -164,7 +174,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     }
     const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
-    else io.out(`${renderTable(report, useColor(io))}\n`);
+    else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
     if (options.keep) describeKept(session, runs, io, options.json);
     return expectationExit(options.expect, runs, io);
   } catch (err) {
@@ -208,4 +218,10 @@ export function expectationExit(expect: Expectation | undefined, runs: readonly 
     }
   }
   return ExitCode.ok;
+}
+
+/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
+export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
+  const fewer = runs.filter((run) => run.jobs < jobs);
+  return fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`).join('');
 }

@@ -38,6 +38,10 @@ export function reportJson(report: RaceReport): object {
       roundTrips: run.roundTrips,
       sweeps: run.sweeps,
       cutShort: run.cutShort,
+      callMsP50: run.callMsP50,
+      callMsP99: run.callMsP99,
+      callMsMax: run.callMsMax,
+      serverCallMsP99: run.serverCallMsP99,
     })),
   };
 }

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { auditJobs, movesPerJob, type AuditCounts } from './audit.js';
+import { summarizeLatency } from './call-latency.js';
 import { claimQueue } from './claim.js';
 import { deleteRunKeys } from './cleanup.js';
 import { connect } from './connection.js';
@@ -12,11 +13,13 @@ import { describeServerError } from './errors.js';
 import { interruption, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
 import type { Mode } from './options.js';
+import { watchProgress, type ProgressWriter } from './progress.js';
 import { defaultMaxSweeps, race } from './race.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
 import type { Session } from './session.js';
+import { histogramDelta, histogramPercentileMs, readScriptHistogram, type Histograms } from './server-latency.js';
 import { readSnapshot } from './snapshot.js';
 import { SWEEPERS } from './sweepers/index.js';
 
@@ -30,6 +33,10 @@ export interface ModeRun {
   readonly stalledBefore: number;
   readonly probeDelayMs: number;
   readonly keep: boolean;
+  /** Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99. */
+  readonly serverStats?: boolean;
+  /** Where progress lines go on long runs (a terminal's stderr), if anywhere. */
+  readonly progress?: ProgressWriter;
 }
 
 export interface RunResult extends AuditCounts {
@@ -47,6 +54,12 @@ export interface RunResult extends AuditCounts {
   readonly sweeps: number;
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
+  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes. */
+  readonly callMsP50: number | null;
+  readonly callMsP99: number | null;
+  readonly callMsMax: number | null;
+  /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
+  readonly serverCallMsP99: number | null;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
@@ -76,6 +89,8 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       sweeperConnections.push(redis);
     }
     const clock: ServerClock = await measureServerClock(admin, clientNow);
+    const histogramBefore = run.serverStats ? await readScriptHistogram(admin).catch(() => undefined) : undefined;
+    const stopProgress = run.progress ? watchProgress(run.progress, admin, keys.active, `${run.mode} ${run.queue}`, run.jobs) : undefined;
     const result = await race({
       connections: sweeperConnections,
       factory: SWEEPERS[run.mode],
@@ -86,10 +101,12 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       probeDelayMs: run.probeDelayMs,
       maxSweeps: defaultMaxSweeps(run.jobs, run.batch),
       signal,
-    });
+    }).finally(() => stopProgress?.());
+    const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
     signal.throwIfAborted();
     const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal);
     const counts = auditJobs(snapshot, movesPerJob(run.jobs, result.records));
+    const latency = summarizeLatency(result.latencies);
     return {
       mode: run.mode,
       queue: run.queue,
@@ -104,6 +121,10 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       roundTrips: result.commands,
       sweeps: result.sweeps,
       cutShort: result.cutShort,
+      callMsP50: latency?.callMsP50 ?? null,
+      callMsP99: latency?.callMsP99 ?? null,
+      callMsMax: latency?.callMsMax ?? null,
+      serverCallMsP99,
     };
   } catch (err) {
     throw interruption(signal) ?? describeServerError(err, target.display);
@@ -115,4 +136,11 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       });
     }
   }
+}
+
+/** The p99 of the script calls since `before`, or null where the server cannot say. */
+async function serverP99(admin: Redis, before: Histograms): Promise<number | null> {
+  const after = await readScriptHistogram(admin).catch(() => undefined);
+  if (!after) return null;
+  return histogramPercentileMs(histogramDelta(before, after), 99) ?? null;
 }

@@ -2,6 +2,7 @@
  * What every sweeping strategy shares: the context it runs in and the one call the race makes.
  */
 import type { Redis } from 'ioredis';
+import type { LatencyLog } from '../call-latency.js';
 import type { QueueKeys } from '../keys.js';
 import { MoveLog } from '../move-log.js';
 import type { ServerClock } from '../server-clock.js';
@@ -23,6 +24,8 @@ export interface Sweeper {
   readonly record: MoveLog;
   /** Commands this sweeper has sent: its round trips. */
   readonly commands: number;
+  /** For strategies whose sweep is one server call: how long each call took, as the client saw it. */
+  readonly latency?: LatencyLog;
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;
