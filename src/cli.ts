@@ -5,7 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
-import { EmqError, ExitCode } from './errors.js';
+import { EmqError, ExitCode, usageError } from './errors.js';
 import { watchInterrupts } from './interrupt.js';
 import {
   LIMITS,
@@ -21,7 +21,10 @@ import {
   type RaceOptions,
 } from './options.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
-import { runMode, type RunResult } from './run.js';
+import { clusterTopology, openEmbeddedClusterSession } from './cluster/cluster-session.js';
+import { nodeName, runQueues } from './queues.js';
+import { runMode, type ModeRun, type RunResult } from './run.js';
+import { totalsPerMode } from './totals.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -44,6 +47,9 @@ interface MainFlags {
   probeDelay: number;
   loopJobs?: number;
   serverStats: boolean;
+  queues: number;
+  cluster: boolean;
+  embeddedCluster?: number;
   queue?: string;
   url?: string;
   serverBin?: string;
@@ -95,6 +101,9 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)))
     .addOption(new Option('--loop-jobs <n>', `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)))
     .addOption(new Option('--server-stats', "read the server's LATENCY HISTOGRAM around each race for serverCallMsP99 (always on for the embedded server)").default(false))
+    .addOption(new Option('--queues <k>', `queues per mode, run side by side, each with its own sweepers; on a cluster spread over the primaries (${range(LIMITS.queues)})`).default(LIMITS.queues.default).argParser(intFlag('--queues', LIMITS.queues)))
+    .addOption(new Option('--cluster', 'the --url node is a Redis Cluster / Valkey cluster node (detected from INFO cluster anyway)').default(false))
+    .addOption(new Option('--embedded-cluster <n>', `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)))
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
     .addOption(new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
@@ -143,36 +152,43 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   };
   checkRaceOptions(options);
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
-  chooseTarget(choice, io.env);
+  if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
+  if (flags.embeddedCluster === undefined) chooseTarget(choice, io.env);
 
   const interrupts = watchInterrupts();
-  const session = await openSession(choice, io.env).catch((err: unknown) => {
+  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
+  const session = await opened.catch((err: unknown) => {
     interrupts.dispose();
     throw err;
   });
   let interrupted = false;
   try {
     const base = options.queue ?? randomQueueName();
+    const runFor = (mode: Mode, queue: string): ModeRun => ({
+      mode,
+      queue,
+      jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+      serverStats: flags.serverStats || session.embedded !== undefined,
+      ...(io.stderrIsTty && !options.json ? { progress: io.err } : {}),
+      sweepers: options.sweepers,
+      batch: options.batch,
+      maxStalled: options.maxStalled,
+      stalledBefore: options.stalledBefore,
+      probeDelayMs: options.probeDelayMs,
+      keep: options.keep,
+    });
+    const topology = await clusterTopology(session, flags.cluster);
+    const perQueue = topology !== undefined || flags.queues > 1;
     const runs: RunResult[] = [];
-    for (const mode of options.modes) {
-      const queue = options.modes.length > 1 ? `${base}-${mode}` : base;
-      runs.push(
-        await runMode(session, {
-          mode,
-          queue,
-          jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
-          serverStats: flags.serverStats || session.embedded !== undefined,
-          ...(io.stderrIsTty && !options.json ? { progress: io.err } : {}),
-          sweepers: options.sweepers,
-          batch: options.batch,
-          maxStalled: options.maxStalled,
-          stalledBefore: options.stalledBefore,
-          probeDelayMs: options.probeDelayMs,
-          keep: options.keep,
-        }, interrupts),
-      );
+    if (perQueue) {
+      runs.push(...(await runQueues(session, topology, { modes: options.modes, base, queues: flags.queues, runFor }, interrupts)));
+    } else {
+      for (const mode of options.modes) {
+        const queue = options.modes.length > 1 ? `${base}-${mode}` : base;
+        runs.push({ ...(await runMode(session, runFor(mode, queue), interrupts)), node: nodeName(session.target.url) });
+      }
     }
-    const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs };
+    const report: RaceReport = { server: { ...session.info, url: session.target.display }, runs, totals: totalsPerMode(runs), perQueue, ...(topology ? { primaries: topology.primaries } : {}) };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
     if (options.keep) describeKept(session, runs, io, options.json);

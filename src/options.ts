@@ -22,6 +22,8 @@ export const LIMITS = {
   stalledBefore: { min: 0, max: 999_999, default: 0 },
   probeDelay: { min: 0, max: 60_000, default: 0 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  queues: { min: 1, max: 64, default: 1 },
+  embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
 
 export const MODES = ['atomic', 'loop'] as const;

@@ -6,18 +6,31 @@ import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import { ANOMALIES, type AuditCounts } from './audit.js';
 import type { ServerInfo } from './connection.js';
+import type { Mode } from './options.js';
 import type { RunResult } from './run.js';
 
 export interface RaceReport {
   readonly server: ServerInfo & { readonly url: string };
   readonly runs: readonly RunResult[];
+  /** One summed row per mode (see totals.ts). */
+  readonly totals?: readonly RunResult[];
+  /** Several queues per mode, or a cluster: the table gets each queue's node and the totals. */
+  readonly perQueue?: boolean;
+  /** The cluster's primaries (`host:port`), when the server is a cluster. */
+  readonly primaries?: readonly string[];
 }
 
 /** The JSON contract: fields are only ever added, never renamed or removed. */
 export function reportJson(report: RaceReport): object {
   return {
-    server: { kind: report.server.kind, version: report.server.version, url: report.server.url },
-    runs: report.runs.map((run) => ({
+    server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    runs: report.runs.map(runJson),
+    ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
+  };
+}
+
+function runJson(run: RunResult): object {
+  return {
       mode: run.mode,
       queue: run.queue,
       sweepers: run.sweepers,
@@ -42,7 +55,7 @@ export function reportJson(report: RaceReport): object {
       callMsP99: run.callMsP99,
       callMsMax: run.callMsMax,
       serverCallMsP99: run.serverCallMsP99,
-    })),
+      node: run.node ?? null,
   };
 }
 
@@ -75,7 +88,8 @@ export function renderTable(report: RaceReport, color: boolean): string {
     head: COLUMNS.map((c) => c.head),
     style: { head: [], border: [] },
   });
-  for (const run of report.runs) {
+  const rows = report.perQueue ? [...report.runs, ...(report.totals ?? []).map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
+  for (const run of rows) {
     table.push(
       COLUMNS.map((column) => {
         const text = String(column.value(run));
@@ -85,7 +99,9 @@ export function renderTable(report: RaceReport, color: boolean): string {
     );
   }
   const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
-  return [`server: ${server}`, table.toString(), ...report.runs.map(readout)].join('\n');
+  const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
+  const readouts = report.runs.map((run) => (report.perQueue ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run)));
+  return [`server: ${server}`, ...cluster, table.toString(), ...readouts].join('\n');
 }
 
 /** One line in plain words per run, from its own counts. */

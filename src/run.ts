@@ -60,6 +60,8 @@ export interface RunResult extends AuditCounts {
   readonly callMsMax: number | null;
   /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
   readonly serverCallMsP99: number | null;
+  /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
+  readonly node?: string;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
