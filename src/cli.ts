@@ -169,7 +169,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       queue,
       jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
       serverStats: flags.serverStats || session.embedded !== undefined,
-      ...(io.stderrIsTty && !options.json ? { progress: io.err } : {}),
+      ...(io.stderrIsTty ? { progress: io.err } : {}),
       sweepers: options.sweepers,
       batch: options.batch,
       maxStalled: options.maxStalled,
@@ -215,6 +215,10 @@ function describeKept(session: { embedded: { url: string; pid: number; port: num
   const server = session.embedded;
   if (server) {
     say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);
+    // An embedded cluster has more nodes than the one above.
+    for (const node of (server as { nodes?: readonly { url: string; pid: number; port: number }[] }).nodes?.slice(1) ?? []) {
+      say(`kept: embedded cluster node at ${node.url}, pid ${node.pid}; stop it with: redis-cli -p ${node.port} shutdown nosave (or kill ${node.pid})\n`);
+    }
   }
 }
 

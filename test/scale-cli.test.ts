@@ -1,7 +1,9 @@
 /** The scale flags as a user meets them: JSON latency fields, --loop-jobs, the --batch ceiling. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { runCli } from './helpers/cli.js';
+import { which } from '../src/embedded-server.js';
+import { BIN, runCli } from './helpers/cli.js';
 
 interface JsonRun {
   mode: string;
@@ -45,4 +47,18 @@ test('--batch above the documented maximum and a bad --loop-jobs are usage error
   const loopJobs = await runCli(['--loop-jobs', '0']);
   assert.equal(loopJobs.code, 2);
   assert.match(loopJobs.stderr, /--loop-jobs/);
+});
+
+test('on a terminal, a long run shows its progress on stderr', { skip: which('script') ? false : 'needs script(1) from util-linux for a pseudo-terminal' }, async () => {
+  // script(1) gives the tool a terminal for stdout and stderr, the way a person runs it.
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --mode loop --jobs 3000 --sweepers 8 --probe-delay 1`;
+  const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+  assert.equal(result.code, 0, result.output);
+  assert.match(result.output, /loop race-[0-9a-f]{8}: \d+\/3000 leases reclaimed \(\d+%\)/);
 });

@@ -5,6 +5,8 @@
  * other, so the machine's speed cancels out.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
@@ -16,12 +18,15 @@ import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
+const DEFAULT_OUT = 'bench-results/bench.json';
 
 interface BenchFlags {
   readonly sizes: number[];
   readonly json: boolean;
   readonly batch: number;
   readonly repeats: number | undefined;
+  /** Where the table mode also writes the JSON; --json prints it instead (and writes only with --out). */
+  readonly out: string | undefined;
 }
 
 export function parseBenchArgs(argv: readonly string[]): BenchFlags {
@@ -29,15 +34,17 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
   let json = false;
   let batch = 1000;
   let repeats: number | undefined;
+  let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
     else if (arg === '--sizes') sizes = (argv[++i] ?? '').split(',').map((s) => parseIntFlag('--sizes', { min: 1, max: 10_000_000 }, s));
+    else if (arg === '--out') out = argv[++i] ?? '';
     else if (arg === '--repeats') repeats = parseIntFlag('--repeats', { min: 1, max: 20 }, argv[++i] ?? '');
     else if (arg === '--batch') batch = parseIntFlag('--batch', { min: 1, max: 3000 }, argv[++i] ?? '');
-    else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --json`);
+    else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --out FILE --json`);
   }
-  return { sizes, json, batch, repeats };
+  return { sizes, json, batch, repeats, out };
 }
 
 interface ServerFigures {
@@ -127,11 +134,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   }
   const ratios = headlineRatios(servers);
+  const json = `${JSON.stringify({ batch: flags.batch, ratios, servers })}\n`;
+  const out = flags.out ?? (flags.json ? undefined : DEFAULT_OUT);
+  if (out) {
+    mkdirSync(dirname(resolve(out)), { recursive: true });
+    writeFileSync(out, json);
+  }
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ batch: flags.batch, ratios, servers })}\n`);
+    process.stdout.write(json);
   } else {
     process.stdout.write(`${renderBench(servers, flags.batch)}\n`);
     if (ratios) process.stdout.write(`ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}×, atomic sweep ${ratios.atomicSweep}×, audit ${ratios.audit}×\n`);
+    process.stdout.write(`JSON written to ${out}\n`);
   }
   return 0;
 }
