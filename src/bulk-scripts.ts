@@ -16,10 +16,10 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** KEYS: active. ARGV: prefix, first, last, server now ms, expired by ms, stalled before. */
     seedJobs(active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number): Result<number, Context>;
-    /** KEYS: active (routing only). ARGV: prefix, first, last. 9 bytes per job. */
-    auditJobsBuffer(active: string, prefix: string, first: number, last: number): Result<Buffer, Context>;
-    /** KEYS: the list or sorted set. ARGV: kind, start, stop, jobs, now ms. 4 bytes per member. */
-    auditMembersBuffer(key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Result<Buffer, Context>;
+    /** KEYS: active (routing only). ARGV: prefix, first, last. One element per job (see the script). */
+    auditJobs(active: string, prefix: string, first: number, last: number): Result<(number | string)[], Context>;
+    /** KEYS: the list or sorted set. ARGV: kind, start, stop, jobs, now ms. One integer per member. */
+    auditMembers(key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Result<number[], Context>;
   }
 }
 

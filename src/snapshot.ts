@@ -1,8 +1,8 @@
 /**
  * Reads a queue's state back from the server into a JobSnapshot, streaming: the pending list, both
  * sorted sets and every job hash are read in bounded slices by small scripts
- * (src/lua/audit-members.lua, src/lua/audit-jobs.lua) that answer with packed binary, several
- * calls in flight at once, straight into typed arrays sized by the job count. No string
+ * (src/lua/audit-members.lua, src/lua/audit-jobs.lua) that answer with one integer per job or
+ * member, several calls in flight at once, straight into typed arrays sized by the job count. No string
  * or object per job is ever built, so a million jobs cost a few bytes each in the client.
  * Nothing else writes to the queue while this runs, so index ranges are stable.
  */
@@ -16,7 +16,6 @@ import { inSlices } from './slices.js';
 /** Members or jobs per script call: a few milliseconds of the server's time. */
 const PER_CALL = 5000;
 const EXPIRED_FLAG = 0x80000000;
-const JOB_RECORD_BYTES = 9;
 
 export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal): Promise<JobSnapshot> {
   defineBulkScripts(redis);
@@ -44,17 +43,25 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     if (id) inDead[id] = 1;
   });
 
-  await inSlices(jobs, 1, PER_CALL, signal, (first, last) => redis.auditJobsBuffer(keys.active, keys.prefix, first, last), (reply, first) => {
-    for (let offset = 0, id = first; offset + JOB_RECORD_BYTES <= reply.length; offset += JOB_RECORD_BYTES, id++) {
-      stalled[id] = reply.readDoubleLE(offset);
-      state[id] = reply[offset + 8] ?? 0;
-    }
+  await inSlices(jobs, 1, PER_CALL, signal, (first, last) => redis.auditJobs(keys.active, keys.prefix, first, last), (reply, first) => {
+    reply.forEach((value, offset) => {
+      const id = first + offset;
+      if (typeof value === 'number') {
+        const code = ((value % 8) + 8) % 8;
+        stalled[id] = (value - code) / 8;
+        state[id] = code;
+      } else {
+        // The field as written, for Number() to read exactly as a plain reader would; none: NaN.
+        state[id] = Number(value[0]);
+        if (value.length > 1) stalled[id] = Number(value.slice(1));
+      }
+    });
   });
 
   return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state };
 }
 
-/** Streams a list or sorted set of `size` members as packed 32-bit words, slice by slice. */
+/** Streams a list or sorted set of `size` members as 32-bit words (id, expired flag), slice by slice. */
 async function readMembers(
   redis: Redis,
   key: string,
@@ -65,7 +72,7 @@ async function readMembers(
   signal: AbortSignal | undefined,
   onWord: (word: number) => void,
 ): Promise<void> {
-  await inSlices(size, 0, PER_CALL, signal, (start, stop) => redis.auditMembersBuffer(key, kind, start, stop, jobs, nowMs), (reply) => {
-    for (let offset = 0; offset + 4 <= reply.length; offset += 4) onWord(reply.readUInt32LE(offset));
+  await inSlices(size, 0, PER_CALL, signal, (start, stop) => redis.auditMembers(key, kind, start, stop, jobs, nowMs), (reply) => {
+    for (const word of reply) onWord(word);
   });
 }

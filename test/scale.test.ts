@@ -149,9 +149,13 @@ forEachServer('scale', (handle) => {
     } finally {
       for (const redis of connections) redis.disconnect();
     }
-    // A member that is not a seeded job, and a hash field that is not a number, are read alike.
+    // Members that are not seeded jobs, and counters and states no sweep writes, are read alike.
     await admin.rpush(keys.pending, 'not-a-job', String(jobs + 1));
     await admin.hset(keys.job(3), 'stalled', 'x');
+    await admin.hset(keys.job(4), 'stalled', '1.5');
+    await admin.hset(keys.job(5), 'stalled', '-2', 'state', 'elsewhere');
+    await admin.hdel(keys.job(6), 'stalled');
+    await admin.hset(keys.job(7), 'stalled', '007');
     const ours = await readSnapshot(admin, keys, jobs, 0);
     const plain = await readSnapshotStraightforward(admin, keys, jobs, 0);
     assert.deepEqual(plainSnapshot(ours), plainSnapshot(plain));

@@ -1,6 +1,6 @@
 --[[
-  Read one slice of a queue's list or sorted set for the audit, packed into one binary string of
-  job ids, so the client never builds a string per member.
+  Read one slice of a queue's list or sorted set for the audit as job ids (integers), so the
+  client never builds a string per member.
 
   Input:
     KEYS[1] the list (pending) or sorted set (active, dead) to read
@@ -11,11 +11,10 @@
     ARGV[5] zset only: the audit's "now" in ms; a member scored at or before it has an expired lease
 
   Output:
-    a binary string, 4 bytes per member in order: the job id as a little-endian unsigned integer,
-    plus 2^31 when it is a sorted-set member whose lease has expired
+    one integer per member, in order: the job id (0 for a member that is not a seeded job), plus
+    2^31 when it is a sorted-set member whose lease has expired
 ]]
 local rcall = redis.call
-local pack = struct.pack
 local EXPIRED = 2147483648
 
 local kind = ARGV[1]
@@ -28,16 +27,15 @@ end
 
 local out = {}
 if kind == 'list' then
-  for _, member in ipairs(rcall('LRANGE', KEYS[1], ARGV[2], ARGV[3])) do
-    out[#out + 1] = pack('<I4', jobId(member))
-  end
+  local members = rcall('LRANGE', KEYS[1], ARGV[2], ARGV[3])
+  for i = 1, #members do out[i] = jobId(members[i]) end
 else
   local now = tonumber(ARGV[5])
   local flat = rcall('ZRANGE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES')
   for i = 1, #flat, 2 do
     local id = jobId(flat[i])
     if id > 0 and tonumber(flat[i + 1]) <= now then id = id + EXPIRED end
-    out[#out + 1] = pack('<I4', id)
+    out[(i + 1) / 2] = id
   end
 end
-return table.concat(out)
+return out
