@@ -8,13 +8,14 @@ import { isClean } from './audit.js';
 import { checkConsequenceOptions } from './consequence-options.js';
 import { collectFault, faultsForMode, type FaultName } from './faults/names.js';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode } from './errors.js';
+import { EmqError, ExitCode, usageError } from './errors.js';
 import { addExplainCommand } from './explain/command.js';
 import { watchInterrupts } from './interrupt.js';
 import {
   LIMITS,
   checkRaceOptions,
   intFlag,
+  jobsForMode,
   parseExpectation,
   modesWithScript,
   parseModes,
@@ -22,6 +23,7 @@ import {
   parseQueueName,
   type Expectation,
   type Mode,
+  randomQueueName,
   type PendingKind,
   type RaceOptions,
 } from './options.js';
@@ -29,8 +31,11 @@ import { renderCsv } from './csv.js';
 import { writeRacePage } from './html/report-files.js';
 import { outputFileFlag } from './html/output-file.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
-import { availableModes, runPlan } from './run-plan.js';
-import type { RunResult } from './run.js';
+import { clusterTopology, openEmbeddedClusterSession } from './cluster/cluster-session.js';
+import { nodeName, runQueues } from './queues.js';
+import { availableModes, modeRunFor, runPlan } from './run-plan.js';
+import type { ModeRun, RunResult } from './run.js';
+import { totalsPerMode } from './totals.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
 import { summarizeTrials } from './trials.js';
 import { renderTrialsTable } from './trials-report.js';
@@ -56,6 +61,11 @@ interface MainFlags extends TlsFlags {
   maxStalled: number;
   stalledBefore: number;
   probeDelay: number;
+  loopJobs?: number;
+  serverStats: boolean;
+  queues: number;
+  cluster: boolean;
+  embeddedCluster?: number;
   queue?: string;
   url?: string;
   serverBin?: string;
@@ -122,6 +132,11 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`).default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
     .addOption(new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
     .addOption(new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)))
+    .addOption(new Option('--loop-jobs <n>', `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)))
+    .addOption(new Option('--server-stats', "read the server's LATENCY HISTOGRAM around each race for serverCallMsP99 (always on for the embedded server)").default(false))
+    .addOption(new Option('--queues <k>', `queues per mode, run side by side, each with its own sweepers; on a cluster spread over the primaries (${range(LIMITS.queues)})`).default(LIMITS.queues.default).argParser(intFlag('--queues', LIMITS.queues)))
+    .addOption(new Option('--cluster', 'the --url node is a Redis Cluster / Valkey cluster node (detected from INFO cluster anyway)').default(false))
+    .addOption(new Option('--embedded-cluster <n>', `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)))
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
     .addOption(new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
@@ -205,11 +220,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // Read before any server starts: a missing file is a usage error with nothing begun.
   const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
-  const embedded = chooseTarget(choice, io.env) === undefined;
+  if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
+  const embedded = flags.embeddedCluster !== undefined || chooseTarget(choice, io.env) === undefined;
   if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false, options.pending);
 
   const interrupts = watchInterrupts();
-  const session = await openSession(choice, io.env).catch((err: unknown) => {
+  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
+  const session = await opened.catch((err: unknown) => {
     interrupts.dispose();
     throw err;
   });
@@ -219,21 +236,45 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
     const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
     const trials = options.trials ?? 1;
-    const progress = io.stderrIsTty && !options.csv;
-    const runs = await runPlan(session, options, modes, userScript, interrupts, {
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+    // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
+    const adjust = (mode: Mode): Partial<ModeRun> => ({
+      jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+      serverStats: flags.serverStats || session.embedded !== undefined,
+      ...(io.stderrIsTty && trials === 1 ? { progress: io.err } : {}),
     });
-    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    const topology = await clusterTopology(session, flags.cluster);
+    const perQueue = topology !== undefined || flags.queues > 1;
+    let runs: RunResult[];
+    if (perQueue) {
+      if (trials > 1) throw usageError('--trials cannot go with --queues or a cluster yet: run the trials on one queue');
+      const base = options.queue ?? randomQueueName();
+      const runFor = (mode: Mode, queue: string): ModeRun => {
+        const adjusted = adjust(mode);
+        return { ...modeRunFor(options, mode, queue, 1, userScript, adjusted.jobs), ...adjusted };
+      };
+      runs = await runQueues(session, topology, { modes, base, queues: flags.queues, runFor }, interrupts);
+    } else {
+      const progress = io.stderrIsTty && !options.csv;
+      runs = (
+        await runPlan(session, options, modes, userScript, interrupts, {
+          adjust,
+          ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+        })
+      ).map((run) => ({ ...run, node: nodeName(session.target.url) }));
+      if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    }
     interrupts.signal.throwIfAborted();
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
       runs,
+      ...(perQueue ? { totals: totalsPerMode(runs), perQueue } : {}),
+      ...(topology ? { primaries: topology.primaries } : {}),
       ...(options.trials !== undefined ? { trials: summarizeTrials(runs) } : {}),
     };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
-    else io.out(`${renderTable(report, useColor(io))}\n`);
+    else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
     if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: chooseTarget(choice, io.env)?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
@@ -262,6 +303,10 @@ function describeKept(session: { embedded: { url: string; pid: number; port: num
   const server = session.embedded;
   if (server) {
     say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);
+    // An embedded cluster has more nodes than the one above.
+    for (const node of (server as { nodes?: readonly { url: string; pid: number; port: number }[] }).nodes?.slice(1) ?? []) {
+      say(`kept: embedded cluster node at ${node.url}, pid ${node.pid}; stop it with: redis-cli -p ${node.port} shutdown nosave (or kill ${node.pid})\n`);
+    }
   }
 }
 
@@ -281,4 +326,10 @@ export function expectationExit(expect: Expectation | undefined, runs: readonly 
     }
   }
   return ExitCode.ok;
+}
+
+/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
+export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
+  const fewer = runs.filter((run) => run.jobs < jobs);
+  return fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`).join('');
 }

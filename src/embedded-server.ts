@@ -86,14 +86,16 @@ export interface StartOptions {
   readonly bin?: string;
   /** Extra server arguments (`--name value` pairs), for tests that need a special server. */
   readonly extraArgs?: readonly string[];
+  /** A fixed port (one attempt) instead of a free one picked here. */
+  readonly port?: number;
 }
 
 export async function startEmbeddedServer(options: StartOptions = {}): Promise<EmbeddedServer> {
   const bin = findServerBinary(options.bin);
   let lastError = '';
   // A free port can be taken between the probe and the server's bind: try a few.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+  for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
+    const port = options.port ?? (await freePort());
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
     const child = spawn(
       bin,

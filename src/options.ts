@@ -16,7 +16,9 @@ export interface IntLimit {
 export const LIMITS = {
   jobs: { min: 1, max: 10_000_000, default: 1000 },
   sweepers: { min: 1, max: 256, default: 2 },
-  batch: { min: 1, max: 5000, default: 100 },
+  // The sweep script passes a batch's ids to ZREM, RPUSH and ZADD through Lua's unpack(), which
+  // refuses more than about 8,000 values; ZADD takes two per job, so a batch stays well below 4,000.
+  batch: { min: 1, max: 3000, default: 100 },
   maxStalled: { min: 1, max: 1_000_000, default: 3 },
   stalledBefore: { min: 0, max: 999_999, default: 0 },
   probeDelay: { min: 0, max: 60_000, default: 0 },
@@ -27,6 +29,9 @@ export const LIMITS = {
   interval: { min: 0, max: 60_000, default: 0 },
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
+  loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  queues: { min: 1, max: 64, default: 1 },
+  embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
 
 export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script'] as const;
@@ -40,6 +45,14 @@ export const MODE_SETS: Record<string, readonly Mode[]> = {
 /** Where recovered jobs go: a list (RPUSH, duplicates visible) or a sorted set (ZADD, as EchoMQ does). */
 export const PENDING_KINDS = ['list', 'zset'] as const;
 export type PendingKind = (typeof PENDING_KINDS)[number];
+
+/** Modes whose sweep is a round trip per command: slow by nature, so they run on --loop-jobs jobs. */
+export const ROUND_TRIP_MODES: readonly Mode[] = ['loop', 'watch', 'claim'];
+
+/** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
+export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {
+  return ROUND_TRIP_MODES.includes(mode) ? Math.min(jobs, loopJobs) : jobs;
+}
 
 export const EXPECTATIONS = ['clean', 'race'] as const;
 export type Expectation = (typeof EXPECTATIONS)[number];

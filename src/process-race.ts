@@ -113,6 +113,7 @@ export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResul
       strayIds: done.reduce((sum, d) => sum + d.strayIds, 0),
       // Each child counts its own script calls; their NOSCRIPT fallbacks are not reported back.
       noscriptFallbacks: 0,
+      latencies: [],
     };
   } finally {
     race.signal.removeEventListener('abort', stopAll);

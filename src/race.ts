@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
+import type { LatencyLog } from './call-latency.js';
 import type { QueueKeys } from './keys.js';
 import type { FaultPlan } from './faults/sweeper-faults.js';
 import type { MoveLog } from './move-log.js';
@@ -33,6 +34,8 @@ export interface RaceSetup {
 export interface RaceResult {
   readonly wallMs: number;
   readonly records: readonly MoveLog[];
+  /** Per-call durations of the sweepers that make one server call per sweep. */
+  readonly latencies: readonly LatencyLog[];
   /** Commands sent by all sweepers together. */
   readonly commands: number;
   readonly sweeps: number;
@@ -103,6 +106,7 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   return {
     wallMs,
     records: sweepers.map((s) => s.record),
+    latencies: sweepers.flatMap((s) => (s.latency ? [s.latency] : [])),
     commands: sweepers.reduce((sum, s) => sum + s.commands, 0),
     sweeps,
     cutShort,

@@ -7,6 +7,7 @@ import Table from 'cli-table3';
 import { ANOMALIES, type AuditCounts } from './audit.js';
 import type { ServerInfo } from './connection.js';
 import { CONSEQUENCE_COLUMNS, consequenceFields, consequenceLines } from './report-consequences.js';
+import type { Mode } from './options.js';
 import type { RunResult } from './run.js';
 import type { TrialSummary } from './trials.js';
 
@@ -15,44 +16,60 @@ export interface RaceReport {
   readonly runs: readonly RunResult[];
   /** Per-mode summaries, present when --trials was given. */
   readonly trials?: readonly TrialSummary[];
+  /** One summed row per mode (see totals.ts). */
+  readonly totals?: readonly RunResult[];
+  /** Several queues per mode, or a cluster: the table gets each queue's node and the totals. */
+  readonly perQueue?: boolean;
+  /** The cluster's primaries (`host:port`), when the server is a cluster. */
+  readonly primaries?: readonly string[];
 }
 
 /** The JSON contract: fields are only ever added, never renamed or removed. */
 export function reportJson(report: RaceReport): object {
   return {
-    server: { kind: report.server.kind, version: report.server.version, url: report.server.url },
-    runs: report.runs.map((run) => ({
-      mode: run.mode,
-      queue: run.queue,
-      sweepers: run.sweepers,
-      jobs: run.jobs,
-      batch: run.batch,
-      maxStalled: run.maxStalled,
-      stalledBefore: run.stalledBefore,
-      recoveries: run.recoveries,
-      doubleRecoveries: run.doubleRecoveries,
-      duplicatePending: run.duplicatePending,
-      lostIncrements: run.lostIncrements,
-      extraIncrements: run.extraIncrements,
-      lostJobs: run.lostJobs,
-      misplaced: run.misplaced,
-      unreclaimed: run.unreclaimed,
-      wallMs: run.wallMs,
-      jobsPerSec: run.jobsPerSec,
-      roundTrips: run.roundTrips,
-      sweeps: run.sweeps,
-      cutShort: run.cutShort,
-      trial: run.trial,
-      pending: run.pending,
-      live: run.live,
-      maxSweeps: run.maxSweeps,
-      processes: run.processes,
-      retries: run.retries,
-      stolenLeases: run.stolenLeases,
-      misreported: run.misreported,
-      ...consequenceFields(run),
-    })),
+    server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    runs: report.runs.map(runJson),
+    ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
+  };
+}
+
+function runJson(run: RunResult): object {
+  return {
+    mode: run.mode,
+    queue: run.queue,
+    sweepers: run.sweepers,
+    jobs: run.jobs,
+    batch: run.batch,
+    maxStalled: run.maxStalled,
+    stalledBefore: run.stalledBefore,
+    recoveries: run.recoveries,
+    doubleRecoveries: run.doubleRecoveries,
+    duplicatePending: run.duplicatePending,
+    lostIncrements: run.lostIncrements,
+    extraIncrements: run.extraIncrements,
+    lostJobs: run.lostJobs,
+    misplaced: run.misplaced,
+    unreclaimed: run.unreclaimed,
+    wallMs: run.wallMs,
+    jobsPerSec: run.jobsPerSec,
+    roundTrips: run.roundTrips,
+    sweeps: run.sweeps,
+    cutShort: run.cutShort,
+    trial: run.trial,
+    pending: run.pending,
+    live: run.live,
+    maxSweeps: run.maxSweeps,
+    processes: run.processes,
+    retries: run.retries,
+    stolenLeases: run.stolenLeases,
+    misreported: run.misreported,
+    ...consequenceFields(run),
+    callMsP50: run.callMsP50,
+    callMsP99: run.callMsP99,
+    callMsMax: run.callMsMax,
+    serverCallMsP99: run.serverCallMsP99,
+    node: run.node ?? null,
   };
 }
 
@@ -102,7 +119,8 @@ export function renderTable(report: RaceReport, color: boolean): string {
     head: columns.map((c) => c.head),
     style: { head: [], border: [] },
   });
-  for (const run of report.runs) {
+  const rows = report.perQueue ? [...report.runs, ...(report.totals ?? []).map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
+  for (const run of rows) {
     table.push(
       columns.map((column) => {
         const text = String(column.value(run));
@@ -112,7 +130,9 @@ export function renderTable(report: RaceReport, color: boolean): string {
     );
   }
   const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
-  return [`server: ${server}`, table.toString(), ...report.runs.flatMap((run) => [readout(run), ...consequenceLines(run)])].join('\n');
+  const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
+  const readouts = report.runs.flatMap((run) => [report.perQueue ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run), ...consequenceLines(run)]);
+  return [`server: ${server}`, ...cluster, table.toString(), ...readouts].join('\n');
 }
 
 /** One line in plain words per run, from its own counts. */

@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import { CycleTally, addWindows, type WindowCounts } from './audit-consequences.js';
 import { movesPerJob } from './audit.js';
+import type { LatencyLog } from './call-latency.js';
 import type { ServerTarget } from './connection.js';
 import { expiredLeases, startReleaser, type Releaser } from './cycles.js';
 import { startChaos, type ChaosCounts } from './faults/chaos.js';
@@ -67,6 +68,8 @@ export interface RoundsResult {
   readonly callsInDoubt: boolean;
   readonly retries: number;
   readonly strayIds: number;
+  /** Per-call times of the one-call strategies, over every round. */
+  readonly latencies: readonly LatencyLog[];
 }
 
 export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
@@ -85,6 +88,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   let executions: number | undefined;
   let retries = 0;
   let strayIds = 0;
+  const latencies: LatencyLog[] = [];
 
   // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
   const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;
@@ -130,6 +134,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
       cutShort ||= result.cutShort;
       noscriptFallbacks += result.noscriptFallbacks;
       retries += result.retries;
+      latencies.push(...result.latencies);
       strayIds += result.strayIds;
       tally.addMoves(movesPerJob(tally.jobs, result.records));
     } finally {
@@ -153,5 +158,6 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     callsInDoubt: plan?.callsInDoubt ?? false,
     retries,
     strayIds,
+    latencies,
   };
 }

@@ -7,7 +7,7 @@ import { serverHasFunctions } from './function-library.js';
 import type { Interrupts } from './interrupt.js';
 import { defaultLive, randomQueueName, type Mode, type RaceOptions } from './options.js';
 import { consequencesFor } from './consequence-options.js';
-import { runMode, type RunResult } from './run.js';
+import { runMode, type ModeRun, type RunResult } from './run.js';
 import type { Session } from './session.js';
 
 /** `NAME`, `NAME-mode` with several modes, and `-tK` with several trials. */
@@ -29,6 +29,31 @@ export async function availableModes(session: Session, modes: readonly Mode[], n
 export interface PlanHooks {
   /** Called before each run when there is more than one. */
   readonly progress?: (trial: number, trials: number, mode: Mode) => void;
+  /** What the command line changes per mode (its job count, latency stats, progress). */
+  readonly adjust?: (mode: Mode) => Partial<ModeRun>;
+}
+
+/** One mode's run as the options describe it, on `jobs` jobs (the live ones are a tenth of those by default). */
+export function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: number, userScript: string | undefined, jobs = options.jobs): ModeRun {
+  return {
+    mode,
+    queue,
+    jobs,
+    sweepers: options.sweepers,
+    batch: options.batch,
+    maxStalled: options.maxStalled,
+    stalledBefore: options.stalledBefore,
+    probeDelayMs: options.probeDelayMs,
+    keep: options.keep,
+    pending: options.pending ?? 'list',
+    live: options.live ?? defaultLive(jobs),
+    ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
+    cadence: { intervalMs: options.intervalMs ?? 0, jitterMs: options.jitterMs ?? 0 },
+    processes: options.processes ?? false,
+    ...(userScript !== undefined ? { userScript } : {}),
+    trial,
+    ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
+  };
 }
 
 export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
@@ -38,27 +63,9 @@ export async function runPlan(session: Session, options: RaceOptions, modes: rea
   for (let trial = 1; trial <= trials; trial++) {
     for (const mode of modes) {
       if (trials * modes.length > 1) hooks.progress?.(trial, trials, mode);
-      runs.push(
-        await runMode(session, {
-          mode,
-          queue: runQueueName(base, mode, modes.length, trial, trials),
-          jobs: options.jobs,
-          sweepers: options.sweepers,
-          batch: options.batch,
-          maxStalled: options.maxStalled,
-          stalledBefore: options.stalledBefore,
-          probeDelayMs: options.probeDelayMs,
-          keep: options.keep,
-          pending: options.pending ?? 'list',
-          live: options.live ?? defaultLive(options.jobs),
-          ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
-          cadence: { intervalMs: options.intervalMs ?? 0, jitterMs: options.jitterMs ?? 0 },
-          processes: options.processes ?? false,
-          ...(userScript !== undefined ? { userScript } : {}),
-          trial,
-          ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
-        }, interrupts),
-      );
+      const adjusted = hooks.adjust?.(mode) ?? {};
+      const queue = runQueueName(base, mode, modes.length, trial, trials);
+      runs.push(await runMode(session, { ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted }, interrupts));
     }
   }
   return runs;

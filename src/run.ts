@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { withCycleSums } from './audit-consequences.js';
 import { auditJobs, type AuditCounts } from './audit.js';
+import { summarizeLatency } from './call-latency.js';
 import { claimQueue } from './claim.js';
 import { deleteRunKeys, leftBehindHint } from './cleanup.js';
 import { connect } from './connection.js';
@@ -23,10 +24,12 @@ import { seedLiveJobs } from './seed-live.js';
 import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { checkMemoryRoom } from './memory-check.js';
 import { newOwnerMarker, ownerValue } from './owner.js';
+import { watchProgress, type ProgressWriter } from './progress.js';
 import { defineScripts, preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
 import type { Session } from './session.js';
+import { histogramDelta, histogramPercentileMs, readScriptHistogram, type Histograms } from './server-latency.js';
 import { readSnapshot } from './snapshot.js';
 import { SWEEPERS } from './sweepers/index.js';
 
@@ -52,6 +55,10 @@ export interface ModeRun {
   readonly userScript?: string;
   /** Which of several trials this is (1-based). */
   readonly trial?: number;
+  /** Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99. */
+  readonly serverStats?: boolean;
+  /** Where progress lines go on long runs (a terminal's stderr), if anywhere. */
+  readonly progress?: ProgressWriter;
 }
 
 export interface RunResult extends AuditCounts {
@@ -87,6 +94,14 @@ export interface RunResult extends AuditCounts {
   readonly retries: number;
   /** The function mode's library, when --keep left it on the server. */
   readonly keptLibrary?: string;
+  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes. */
+  readonly callMsP50: number | null;
+  readonly callMsP99: number | null;
+  readonly callMsMax: number | null;
+  /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
+  readonly serverCallMsP99: number | null;
+  /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
+  readonly node?: string;
 }
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
@@ -136,6 +151,15 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       }
     }
     const clock: ServerClock = await measureServerClock(admin, clientNow);
+    // Asked for on a --url server, a refusal (no +latency|histogram) is the run's error; on the tool's
+    // own server the figure is a bonus, left out where that server cannot give it.
+    const histogramBefore = run.serverStats
+      ? await readScriptHistogram(admin).catch((err: unknown) => {
+          if (session.embedded) return undefined;
+          throw err;
+        })
+      : undefined;
+    const stopProgress = run.progress ? watchProgress(run.progress, admin, keys.active, `${run.mode} ${run.queue}`, run.jobs) : undefined;
     const result = await raceRounds({
       target,
       admin,
@@ -164,9 +188,10 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
               }),
           }
         : {}),
-    });
+    }).finally(() => stopProgress?.());
+    const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
     signal.throwIfAborted();
-    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live });
+    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live, workers: consequences.workers > 0 });
     const audited = auditJobs(snapshot, result.tally.totalMoves, {
       callsInDoubt: result.callsInDoubt,
       maxStalled: run.maxStalled,
@@ -175,6 +200,7 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       strayIds: result.strayIds,
     });
     const counts = withCycleSums(audited, result.tally, result.windows);
+    const latency = summarizeLatency(result.latencies);
     return {
       mode: run.mode,
       queue: run.queue,
@@ -201,6 +227,10 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       processes: run.processes ?? false,
       retries: result.retries,
       ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
+      callMsP50: latency?.callMsP50 ?? null,
+      callMsP99: latency?.callMsP99 ?? null,
+      callMsMax: latency?.callMsMax ?? null,
+      serverCallMsP99,
     };
   } catch (err) {
     failure = interruption(signal) ?? describeServerError(err, target.display);
@@ -235,4 +265,11 @@ async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCoun
   }
   if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
   else process.stderr.write(`emq-race: ${hint}\n`);
+}
+
+/** The p99 of the script calls since `before`, or null where the server cannot say. */
+async function serverP99(admin: Redis, before: Histograms): Promise<number | null> {
+  const after = await readScriptHistogram(admin).catch(() => undefined);
+  if (!after) return null;
+  return histogramPercentileMs(histogramDelta(before, after), 99) ?? null;
 }

@@ -1,23 +1,34 @@
 /**
- * Reads a queue's state back from the server into a JobSnapshot: the pending list and both sorted
- * sets in bounded chunks, and every job hash through pipelined HMGETs, into typed arrays sized by
- * the job count. Nothing else writes to the queue while this runs, so index ranges are stable.
+ * Reads a queue's state back from the server into a JobSnapshot, streaming: the pending list (or
+ * sorted set), the running list, both sorted sets and every job hash are read in bounded slices by
+ * small scripts (src/lua/audit-members.lua, src/lua/audit-jobs.lua) that answer with one integer
+ * per job or member, several calls in flight at once, straight into typed arrays sized by the job
+ * count. No string or object per job is ever built, so a million jobs cost a few bytes each in the
+ * client. Nothing else writes to the queue while this runs, so index ranges are stable.
  */
 import type { Redis } from 'ioredis';
-import { stateCode, type JobSnapshot } from './audit.js';
+import { type JobSnapshot } from './audit.js';
+import { defineBulkScripts } from './bulk-scripts.js';
 import type { QueueKeys } from './keys.js';
 import type { PendingKind } from './options.js';
 import { serverTimeMs } from './server-clock.js';
+import { inSlices } from './slices.js';
 
-const CHUNK = 10_000;
+/** Members or jobs per script call: a few milliseconds of the server's time. */
+const PER_CALL = 5000;
+const EXPIRED_FLAG = 0x80000000;
+const ID_MASK = 0x7fffffff;
 
-/** What else the queue holds: pending's type, and live jobs after the expired ones (ids N+1 … N+live). */
+/** What else the queue holds: pending's type, live jobs after the expired ones (ids N+1 … N+live), workers' traces. */
 export interface SnapshotShape {
   readonly pending?: PendingKind;
   readonly live?: number;
+  /** Read the running list and each job's `runs` field (only runs with workers write them). */
+  readonly workers?: boolean;
 }
 
 export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal, shape: SnapshotShape = {}): Promise<JobSnapshot> {
+  defineBulkScripts(redis);
   const nowMs = await serverTimeMs(redis);
   const live = shape.live ?? 0;
   const total = jobs + live;
@@ -27,71 +38,85 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
   const inDead = new Uint8Array(total + 1);
   const stalled = new Float64Array(total + 1).fill(Number.NaN);
   const state = new Uint8Array(total + 1);
+
+  const pendingKind = shape.pending ?? 'list';
+  const [pendingSize, activeSize, deadSize] = await Promise.all([
+    pendingKind === 'zset' ? redis.zcard(keys.pending) : redis.llen(keys.pending),
+    redis.zcard(keys.active),
+    redis.zcard(keys.dead),
+  ]);
+
+  // A sorted-set pending scores its members 0, so the expired flag means nothing there: masked off.
+  await readMembers(redis, keys.pending, pendingKind, pendingSize, total, nowMs, signal, (word) => {
+    const id = word & ID_MASK;
+    if (id) inPending[id] = (inPending[id] ?? 0) + 1;
+  });
+  await readMembers(redis, keys.active, 'zset', activeSize, total, nowMs, signal, (word) => {
+    const id = word & ID_MASK;
+    if (!id) return;
+    inActive[id] = 1;
+    if (word & EXPIRED_FLAG) activeExpired[id] = 1;
+  });
+  await readMembers(redis, keys.dead, 'zset', deadSize, total, nowMs, signal, (word) => {
+    const id = word & ID_MASK;
+    if (id) inDead[id] = 1;
+  });
+
+  await inSlices(total, 1, PER_CALL, signal, (first, last) => redis.auditJobs(keys.active, keys.prefix, first, last), (reply, first) => {
+    reply.forEach((value, offset) => {
+      const id = first + offset;
+      if (typeof value === 'number') {
+        const code = ((value % 8) + 8) % 8;
+        stalled[id] = (value - code) / 8;
+        state[id] = code;
+      } else {
+        // The field as written, for Number() to read exactly as a plain reader would; none: NaN.
+        state[id] = Number(value[0]);
+        if (value.length > 1) stalled[id] = Number(value.slice(1));
+      }
+    });
+  });
+
+  const snapshot: JobSnapshot = { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, live };
+  return shape.workers ? { ...snapshot, ...(await readWorkerTraces(redis, keys, total, nowMs, signal)) } : snapshot;
+}
+
+/** The running list and every job's `runs` counter: what workers leave behind. */
+async function readWorkerTraces(redis: Redis, keys: QueueKeys, total: number, nowMs: number, signal: AbortSignal | undefined): Promise<{ inRunning: Uint8Array; runs: Float64Array }> {
   const inRunning = new Uint8Array(total + 1);
   const runs = new Float64Array(total + 1).fill(Number.NaN);
-
-  const jobIndex = (member: string): number => {
-    const id = Number(member);
-    return Number.isInteger(id) && id >= 1 && id <= total ? id : 0;
-  };
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const members = shape.pending === 'zset' ? await redis.zrange(keys.pending, start, start + CHUNK - 1) : await redis.lrange(keys.pending, start, start + CHUNK - 1);
-    for (const member of members) {
-      const id = jobIndex(member);
-      if (id) inPending[id] = (inPending[id] ?? 0) + 1;
-    }
-    if (members.length < CHUNK) break;
-  }
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const members = await redis.lrange(keys.running, start, start + CHUNK - 1);
-    for (const member of members) {
-      const id = jobIndex(member);
-      if (id) inRunning[id] = 1;
-    }
-    if (members.length < CHUNK) break;
-  }
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const flat = await redis.zrange(keys.active, start, start + CHUNK - 1, 'WITHSCORES');
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const id = jobIndex(flat[i] ?? '');
-      if (!id) continue;
-      inActive[id] = 1;
-      if (Number(flat[i + 1]) <= nowMs) activeExpired[id] = 1;
-    }
-    if (flat.length < 2 * CHUNK) break;
-  }
-
-  for (let start = 0; ; start += CHUNK) {
-    signal?.throwIfAborted();
-    const members = await redis.zrange(keys.dead, start, start + CHUNK - 1);
-    for (const member of members) {
-      const id = jobIndex(member);
-      if (id) inDead[id] = 1;
-    }
-    if (members.length < CHUNK) break;
-  }
-
-  for (let first = 1; first <= total; first += CHUNK) {
-    signal?.throwIfAborted();
-    const last = Math.min(total, first + CHUNK - 1);
+  await readMembers(redis, keys.running, 'list', await redis.llen(keys.running), total, nowMs, signal, (word) => {
+    const id = word & ID_MASK;
+    if (id) inRunning[id] = 1;
+  });
+  // Runs with workers are bounded in size by the workers' own pace, so a pipelined HGET per job is enough here.
+  await inSlices(total, 1, PER_CALL, signal, (first, last) => {
     const pipeline = redis.pipeline();
-    for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stalled', 'state', 'runs');
-    const results = (await pipeline.exec()) ?? [];
-    results.forEach(([err, reply], offset) => {
+    for (let id = first; id <= last; id++) pipeline.hget(keys.job(id), 'runs');
+    return pipeline.exec().then((results) => (results ?? []).map(([err, value]) => {
       if (err) throw err;
-      const [stalledField, stateField, runsField] = reply as [string | null, string | null, string | null];
-      const id = first + offset;
-      if (stalledField !== null) stalled[id] = Number(stalledField);
-      state[id] = stateCode(stateField);
-      if (runsField !== null) runs[id] = Number(runsField);
+      return value as string | null;
+    }));
+  }, (reply, first) => {
+    reply.forEach((value, offset) => {
+      if (value !== null) runs[first + offset] = Number(value);
     });
-  }
+  });
+  return { inRunning, runs };
+}
 
-  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, inRunning, runs, live };
+/** Streams a list or sorted set of `size` members as 32-bit words (id, expired flag), slice by slice. */
+async function readMembers(
+  redis: Redis,
+  key: string,
+  kind: PendingKind,
+  size: number,
+  jobs: number,
+  nowMs: number,
+  signal: AbortSignal | undefined,
+  onWord: (word: number) => void,
+): Promise<void> {
+  await inSlices(size, 0, PER_CALL, signal, (start, stop) => redis.auditMembers(key, kind, start, stop, jobs, nowMs), (reply) => {
+    for (const word of reply) onWord(word);
+  });
 }

@@ -64,6 +64,7 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   '--fault script-flush': [['--fault', 'script-flush', '--allow-server-wide', '--mode', 'atomic', ...SMALL]],
   '--fault client-kill': [['--fault', 'client-kill', ...SMALL]],
   '--processes': [['--processes', ...SMALL]],
+  '--server-stats': [['--server-stats', '--mode', 'atomic', ...SMALL]],
 };
 
 const withUrl = (args: readonly string[], url: string): string[] =>

@@ -99,7 +99,7 @@ for (const kind of SERVER_KINDS) {
     test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
       // Once every job stands in `pending`, the sweepers are done and the audit is reading.
       const jobs = 50_000;
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', String(jobs), '--batch', '5000', '--queue', 'race-audit']);
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', String(jobs), '--batch', '3000', '--queue', 'race-audit']);
       await until('the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs);
       cli.child.kill('SIGINT');
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);

@@ -4,13 +4,19 @@
   server runs it on its single command thread and no other command (no other sweep) runs between
   detect, move and count.
 
+  Same effect as calibration/sweep-stalled-per-command.lua (one command per job and step), with
+  fewer calls inside the script: one ZREM, one push (RPUSH, or ZADD for a sorted-set pending) and
+  one ZADD to dead per batch, each with every id of the batch as arguments through unpack(). HINCRBY and HSET stay per job (each touches its own
+  hash). Lua's unpack() refuses more than about 8,000 values, and the ZADD takes two per job, so
+  a batch must stay below 4,000 jobs: the tool caps --batch at 3,000.
+
   Input:
     KEYS[1] active   sorted set: member = job id, score = lease deadline (ms since the epoch)
     KEYS[2] pending  list: recovered jobs are RPUSHed here (a sorted set when ARGV[5] is 'zset')
     KEYS[3] dead     sorted set: dead-lettered jobs (score 0)
 
     ARGV[1] now in ms, from the server's clock (this script reads TIME itself and ignores it)
-    ARGV[2] batch: at most this many jobs per call, so one call holds the server briefly
+    ARGV[2] batch: at most this many jobs per call (at most 3,000), so one call holds the server briefly
     ARGV[3] maxStalled: a job whose counter reaches it goes to dead
     ARGV[4] the queue's key prefix `emq:{Q}:`; job hashes are prefix .. 'job:' .. id
     ARGV[5] optional, an extension of the contract: 'zset' when pending is a sorted set, to push
@@ -30,20 +36,41 @@ local prefix = ARGV[4]
 local pendingIsSet = ARGV[5] == 'zset'
 
 local expired = rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, batch)
-for _, id in ipairs(expired) do
-  rcall('ZREM', KEYS[1], id)
-  local jobKey = prefix .. 'job:' .. id
-  local stalled = rcall('HINCRBY', jobKey, 'stalled', 1)
-  if stalled >= maxStalled then
+local n = #expired
+if n == 0 then return expired end
+
+rcall('ZREM', KEYS[1], unpack(expired))
+
+local jobPrefix = prefix .. 'job:'
+local toPending, pendingCount = {}, 0
+local toDead, deadCount = {}, 0
+for i = 1, n do
+  local id = expired[i]
+  local jobKey = jobPrefix .. id
+  if rcall('HINCRBY', jobKey, 'stalled', 1) >= maxStalled then
     rcall('HSET', jobKey, 'state', 'dead')
-    rcall('ZADD', KEYS[3], 0, id)
+    toDead[deadCount + 1] = 0
+    toDead[deadCount + 2] = id
+    deadCount = deadCount + 2
   else
-    if pendingIsSet then
-      rcall('ZADD', KEYS[2], 0, id)
-    else
-      rcall('RPUSH', KEYS[2], id)
-    end
     rcall('HSET', jobKey, 'state', 'pending')
+    if pendingIsSet then
+      toPending[pendingCount + 1] = 0
+      toPending[pendingCount + 2] = id
+      pendingCount = pendingCount + 2
+    else
+      pendingCount = pendingCount + 1
+      toPending[pendingCount] = id
+    end
   end
 end
+
+if pendingCount > 0 then
+  if pendingIsSet then
+    rcall('ZADD', KEYS[2], unpack(toPending))
+  else
+    rcall('RPUSH', KEYS[2], unpack(toPending))
+  end
+end
+if deadCount > 0 then rcall('ZADD', KEYS[3], unpack(toDead)) end
 return expired

@@ -3,6 +3,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { SweeperFaults } from '../faults/sweeper-faults.js';
+import type { LatencyLog } from '../call-latency.js';
 import type { QueueKeys } from '../keys.js';
 import { MoveLog } from '../move-log.js';
 import type { PendingKind } from '../options.js';
@@ -39,6 +40,8 @@ export interface Sweeper {
   readonly retries?: number;
   /** Returned ids that are no job id at all (a script's return values that cannot be right). */
   readonly strayIds?: number;
+  /** For strategies whose sweep is one server call: how long each call took, as the client saw it. */
+  readonly latency?: LatencyLog;
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;

@@ -5,14 +5,20 @@ import { join } from 'node:path';
 
 export const BUILT_IN_SCRIPT = readFileSync(new URL('../../src/lua/sweep-stalled.lua', import.meta.url), 'utf8');
 
+/** The built-in script with one piece replaced; fails loudly if the piece is not there. */
+function altered(find: RegExp, replacement: string): string {
+  if (!find.test(BUILT_IN_SCRIPT)) throw new Error(`the built-in script has no ${String(find)}`);
+  return BUILT_IN_SCRIPT.replace(find, replacement);
+}
+
 /** Forgets the ZREM: every later sweep finds the same jobs again. */
-export const FORGETS_ZREM = BUILT_IN_SCRIPT.replace("  rcall('ZREM', KEYS[1], id)\n", '');
+export const FORGETS_ZREM = altered(/^\s*rcall\('ZREM', KEYS\[1\],[^\n]*\n/m, '');
 
 /** Takes every job in active, expired or not. */
-export const IGNORES_DEADLINE = BUILT_IN_SCRIPT.replace("rcall('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "rcall('ZRANGEBYSCORE', KEYS[1], '-inf', '+inf',");
+export const IGNORES_DEADLINE = altered(/rcall\('ZRANGEBYSCORE', KEYS\[1\], '-inf', now,/, "rcall('ZRANGEBYSCORE', KEYS[1], '-inf', '+inf',");
 
 /** Moves every job it is given but returns nothing: its returns disagree with what it did. */
-export const RETURNS_NOTHING = BUILT_IN_SCRIPT.replace(/return expired\s*$/, "return {}\n");
+export const RETURNS_NOTHING = altered(/return expired\s*$/, 'return {}\n');
 
 export const DOES_NOT_COMPILE = 'local x = (\n';
 

@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: starts its own server of each installed kind, measures every size in a child
+ * process of its own, and prints a table (or, with --json, one JSON object and nothing else).
+ * Every ratio compares two figures taken in the same process on the same server, one after the
+ * other, so the machine's speed cancels out.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { connect, parseServerInfo, parseServerUrl } from '../connection.js';
+import { startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
+import { parseIntFlag } from '../options.js';
+import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
+
+const run = promisify(execFile);
+const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
+const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
+const DEFAULT_OUT = 'bench-results/bench.json';
+
+interface BenchFlags {
+  readonly sizes: number[];
+  readonly json: boolean;
+  readonly batch: number;
+  readonly repeats: number | undefined;
+  /** Where the table mode also writes the JSON; --json prints it instead (and writes only with --out). */
+  readonly out: string | undefined;
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchFlags {
+  let sizes = DEFAULT_SIZES;
+  let json = false;
+  let batch = 1000;
+  let repeats: number | undefined;
+  let out: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--json') json = true;
+    else if (arg === '--sizes') sizes = (argv[++i] ?? '').split(',').map((s) => parseIntFlag('--sizes', { min: 1, max: 10_000_000 }, s));
+    else if (arg === '--out') out = argv[++i] ?? '';
+    else if (arg === '--repeats') repeats = parseIntFlag('--repeats', { min: 1, max: 20 }, argv[++i] ?? '');
+    else if (arg === '--batch') batch = parseIntFlag('--batch', { min: 1, max: 3000 }, argv[++i] ?? '');
+    else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --out FILE --json`);
+  }
+  return { sizes, json, batch, repeats, out };
+}
+
+interface ServerFigures {
+  readonly kind: string;
+  readonly version: string;
+  readonly sizes: SizeFigures[];
+}
+
+async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (line: string) => void): Promise<ServerFigures> {
+  const admin = await connect(parseServerUrl(server.url));
+  const info = parseServerInfo(await admin.info('server'));
+  admin.disconnect();
+  const sizes: SizeFigures[] = [];
+  for (const jobs of flags.sizes) {
+    log(`bench: ${info.kind} ${info.version}, ${jobs} jobs…`);
+    // Best of 3 up to 100,000 jobs; 2 above, where one pass already takes tens of seconds.
+    const repeats = flags.repeats ?? (jobs <= 100_000 ? 3 : 2);
+    const options: MeasureOptions = { jobs, batch: flags.batch, repeats, sweeperCounts: [1, 8, 32], loopUpTo: 10_000 };
+    const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, server.url, JSON.stringify(options)], { maxBuffer: 16 << 20 });
+    sizes.push(JSON.parse(stdout) as SizeFigures);
+  }
+  return { kind: info.kind, version: info.version, sizes };
+}
+
+/** Headline ratios: each at the largest size measured, on the first server. */
+export function headlineRatios(servers: readonly ServerFigures[]): { seeding: number; atomicSweep: number; audit: number } | null {
+  const sizes = servers[0]?.sizes ?? [];
+  const largest = sizes.reduce<SizeFigures | undefined>((best, s) => (!best || s.jobs > best.jobs ? s : best), undefined);
+  if (!largest) return null;
+  return { seeding: largest.seeding.ratio, atomicSweep: largest.atomicSweep.ratio, audit: largest.audit.ratio };
+}
+
+const k = (n: number): string => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
+const mb = (bytes: number): string => `${Math.round(bytes / (1 << 20))} MB`;
+const sweepCell = (list: readonly SweepFigures[]): string => list.map((f) => `${f.sweepers}:${k(f.jobsPerSec)}`).join(' ');
+
+function renderBench(servers: readonly ServerFigures[], batch: number): string {
+  const lines: string[] = [];
+  for (const server of servers) {
+    const table = new Table({
+      head: ['jobs', 'seed/s\nours | calib', 'sweep/s (sweepers:jobs/s)\nours', 'sweep/s\nper-command', 'call ms\np99 client | server', 'loop/s\n8 sweepers', 'audit/s\nours | calib', 'audit heap\nB/job', 'server\ncmds/s', 'ratios\nseed sweep audit', 'node RSS\nserver mem'],
+      style: { head: [], border: [] },
+    });
+    for (const s of server.sizes) {
+      const eight = s.atomicSweep.ours.find((f) => f.sweepers === 8);
+      table.push([
+        s.jobs,
+        `${k(s.seeding.jobsPerSec)} | ${k(s.seeding.calibrationJobsPerSec)}`,
+        sweepCell(s.atomicSweep.ours),
+        sweepCell(s.atomicSweep.calibration),
+        `${eight?.callMsP99 ?? '-'} | ${eight?.serverCallMsP99 ?? '-'}`,
+        s.loop ? k(s.loop.jobsPerSec) : '-',
+        `${k(s.audit.jobsPerSec)} | ${k(s.audit.calibrationJobsPerSec)}`,
+        `${s.audit.heapBytesPerJob}`,
+        k(s.serverCommandsPerSec),
+        `${s.seeding.ratio}× ${s.atomicSweep.ratio}× ${s.audit.ratio}×`,
+        `${mb(s.nodePeakRssBytes)}\n${mb(s.serverUsedMemoryBytes)}`,
+      ]);
+    }
+    lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratio at 8 sweepers; call ms at 8 sweepers)`, table.toString());
+  }
+  return lines.join('\n');
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let flags: BenchFlags;
+  try {
+    flags = parseBenchArgs(argv);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const log = (line: string): void => {
+    if (!flags.json) process.stderr.write(`${line}\n`);
+  };
+  const servers: ServerFigures[] = [];
+  for (const bin of ['redis-server', 'valkey-server']) {
+    if (!which(bin)) {
+      log(`bench: ${bin} not installed, skipped`);
+      continue;
+    }
+    const server = await startEmbeddedServer({ bin });
+    try {
+      servers.push(await measureServer(server, flags, log));
+    } finally {
+      await server.stop();
+    }
+  }
+  const ratios = headlineRatios(servers);
+  const json = `${JSON.stringify({ batch: flags.batch, ratios, servers })}\n`;
+  const out = flags.out ?? (flags.json ? undefined : DEFAULT_OUT);
+  if (out) {
+    mkdirSync(dirname(resolve(out)), { recursive: true });
+    writeFileSync(out, json);
+  }
+  if (flags.json) {
+    process.stdout.write(json);
+  } else {
+    process.stdout.write(`${renderBench(servers, flags.batch)}\n`);
+    if (ratios) process.stdout.write(`ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}×, atomic sweep ${ratios.atomicSweep}×, audit ${ratios.audit}×\n`);
+    process.stdout.write(`JSON written to ${out}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,299 @@
+/**
+ * The benchmark's measurements on one server at one size: every figure of ours beside its
+ * calibration, made in the same process on the same server, one after the other. Run by
+ * size-child.ts in a process of its own per size, so sizes do not share a heap.
+ */
+import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit.js';
+import { summarizeLatency, type CallLatency } from '../call-latency.js';
+import { perCommandSweeper } from '../calibration/per-command-sweeper.js';
+import { seedJobsPipelined } from '../calibration/pipelined-seed.js';
+import { readSnapshotStraightforward } from '../calibration/straightforward-audit.js';
+import { claimQueue } from '../claim.js';
+import { deleteRunKeys } from '../cleanup.js';
+import { connect, type ServerTarget } from '../connection.js';
+import { queueKeys, type QueueKeys } from '../keys.js';
+import { defaultMaxSweeps, race } from '../race.js';
+import { defineScripts, preloadScripts } from '../scripts.js';
+import { seedJobs, type SeedPlan } from '../seed.js';
+import { measureServerClock, serverTimeMs } from '../server-clock.js';
+import { histogramDelta, histogramPercentileMs, readScriptHistogram } from '../server-latency.js';
+import { readSnapshot } from '../snapshot.js';
+import { atomicSweeper } from '../sweepers/atomic.js';
+import { loopSweeper } from '../sweepers/loop.js';
+import type { SweeperFactory } from '../sweepers/sweeper.js';
+
+const COMMAND_RATE_LUA = readFileSync(new URL('../lua/calibration/command-rate.lua', import.meta.url), 'utf8');
+
+export interface SweepFigures extends Partial<CallLatency> {
+  readonly sweepers: number;
+  readonly jobsPerSec: number;
+  readonly serverCallMsP99?: number;
+  readonly clean: boolean;
+}
+
+export interface SizeFigures {
+  readonly jobs: number;
+  readonly batch: number;
+  readonly repeats: number;
+  /** HINCRBYs per second inside one script: the server's ceiling. */
+  readonly serverCommandsPerSec: number;
+  readonly seeding: { readonly jobsPerSec: number; readonly calibrationJobsPerSec: number; readonly ratio: number };
+  readonly atomicSweep: { readonly ours: SweepFigures[]; readonly calibration: SweepFigures[]; readonly ratio: number };
+  readonly loop: SweepFigures | null;
+  readonly audit: {
+    readonly jobsPerSec: number;
+    readonly calibrationJobsPerSec: number;
+    readonly ratio: number;
+    /** Peak growth of V8 heap + array buffers during our audit, per job (the worst repeat). */
+    readonly heapBytesPerJob: number;
+    readonly calibrationHeapBytesPerJob: number;
+    readonly sameSnapshot: boolean;
+    /** The swept queue audited with our reader came out with zero anomalies. */
+    readonly clean: boolean;
+  };
+  readonly serverUsedMemoryBytes: number;
+  readonly nodePeakRssBytes: number;
+}
+
+export interface MeasureOptions {
+  readonly jobs: number;
+  readonly batch: number;
+  /** Each figure is the best of this many alternating runs of ours and its calibration. */
+  readonly repeats: number;
+  readonly sweeperCounts: readonly number[];
+  /** Loop figures at 8 sweepers are taken only up to this size (a round trip per command is slow). */
+  readonly loopUpTo: number;
+}
+
+const rate = (jobs: number, ms: number): number => Math.round(jobs / (Math.max(ms, 0.001) / 1000));
+const ratio = (ours: number, theirs: number): number => Math.round((ours / Math.max(theirs, 1)) * 100) / 100;
+
+/** A fresh queue of its own for each measurement, claimed like a run's. */
+async function freshQueue(admin: Redis): Promise<QueueKeys> {
+  const keys = queueKeys(`bench-${randomBytes(4).toString('hex')}`);
+  await claimQueue(admin, keys, randomBytes(8).toString('hex'));
+  return keys;
+}
+
+async function timedSeed(admin: Redis, jobs: number, seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>): Promise<{ keys: QueueKeys; ms: number }> {
+  const keys = await freshQueue(admin);
+  const serverNowMs = await serverTimeMs(admin);
+  const started = performance.now();
+  await seed(admin, keys, { jobs, stalledBefore: 0, serverNowMs });
+  return { keys, ms: performance.now() - started };
+}
+
+/**
+ * Timed from the client, less an empty call's round trip: a script's TIME is frozen for the
+ * whole call on some servers (Valkey), so the script cannot time itself.
+ */
+async function serverCommandRate(admin: Redis): Promise<number> {
+  const keys = await freshQueue(admin);
+  const timed = async (count: number): Promise<number> => {
+    const started = performance.now();
+    await admin.eval(COMMAND_RATE_LUA, 1, `${keys.prefix}scratch`, count);
+    return performance.now() - started;
+  };
+  try {
+    await timed(0);
+    const empty = await timed(0);
+    const count = 200_000;
+    const ms = (await timed(count)) - empty;
+    return rate(count, ms);
+  } finally {
+    await admin.unlink(`${keys.prefix}scratch`, keys.owner);
+  }
+}
+
+interface SweepRun {
+  readonly figures: SweepFigures;
+  readonly keys: QueueKeys;
+  readonly moves: Uint32Array;
+}
+
+async function sweep(target: ServerTarget, admin: Redis, jobs: number, sweepers: number, batch: number, factory: SweeperFactory, serverStats: boolean): Promise<SweepRun> {
+  const { keys } = await timedSeed(admin, jobs, seedJobs);
+  const connections: Redis[] = [];
+  try {
+    for (let i = 0; i < sweepers; i++) {
+      const redis = await connect(target);
+      defineScripts(redis);
+      connections.push(redis);
+    }
+    await preloadScripts(admin);
+    const clock = await measureServerClock(admin);
+    const before = serverStats ? await readScriptHistogram(admin) : undefined;
+    const result = await race({
+      connections, factory, keys, clock, batch, maxStalled: 3, probeDelayMs: 0,
+      maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
+    });
+    const serverP99 = before ? histogramPercentileMs(histogramDelta(before, await readScriptHistogram(admin)), 99) : undefined;
+    const moves = movesPerJob(jobs, result.records);
+    const recoveries = moves.reduce((sum, n) => sum + n, 0);
+    const latency = summarizeLatency(result.latencies);
+    return {
+      keys,
+      moves,
+      figures: {
+        sweepers,
+        jobsPerSec: rate(jobs, result.wallMs),
+        ...(latency ?? {}),
+        ...(serverP99 !== undefined ? { serverCallMsP99: serverP99 } : {}),
+        // The loop is expected to race; the figures record whether the run was exact.
+        clean: recoveries === jobs && !result.cutShort,
+      },
+    };
+  } finally {
+    for (const redis of connections) redis.disconnect();
+  }
+}
+
+/** Runs `read` while sampling heap + array buffers; the peak growth over the starting point. */
+async function withHeapPeak<T>(read: () => Promise<T>): Promise<{ value: T; ms: number; peakBytes: number }> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const used = (): number => {
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const base = used();
+  let peak = base;
+  const sampler = setInterval(() => (peak = Math.max(peak, used())), 2);
+  const started = performance.now();
+  try {
+    const value = await read();
+    const ms = performance.now() - started;
+    peak = Math.max(peak, used());
+    return { value, ms, peakBytes: peak - base };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+function sameSnapshot(a: JobSnapshot, b: JobSnapshot): boolean {
+  const fields = ['inPending', 'inActive', 'activeExpired', 'inDead', 'state'] as const;
+  for (const field of fields) if (!Buffer.from(a[field].buffer).equals(Buffer.from(b[field].buffer))) return false;
+  for (let id = 1; id <= a.jobs; id++) {
+    const x = a.stalled[id] ?? Number.NaN;
+    const y = b.stalled[id] ?? Number.NaN;
+    if (!(x === y || (Number.isNaN(x) && Number.isNaN(y)))) return false;
+  }
+  return true;
+}
+
+/** The better of two figures of one kind: the most jobs per second the run managed. */
+function best(a: SweepFigures | undefined, b: SweepFigures): SweepFigures {
+  return a && a.jobsPerSec >= b.jobsPerSec ? a : b;
+}
+
+export async function measureSize(target: ServerTarget, options: MeasureOptions): Promise<SizeFigures> {
+  const admin = await connect(target);
+  const created: { keys: QueueKeys; jobs: number }[] = [];
+  const drop = async (keys: QueueKeys, jobs: number): Promise<void> => {
+    await deleteRunKeys(admin, keys, jobs);
+    const at = created.findIndex((c) => c.keys === keys);
+    if (at >= 0) created.splice(at, 1);
+  };
+  try {
+    const { jobs, batch, repeats } = options;
+    // Ours and its calibration alternate, `repeats` times each; each keeps its best, so a burst of
+    // load from elsewhere on the machine does not decide a ratio.
+    let serverCommandsPerSec = 0;
+    let seedMs = Infinity;
+    let calibrationSeedMs = Infinity;
+    let serverUsedMemoryBytes = 0;
+    for (let r = 0; r < repeats; r++) {
+      serverCommandsPerSec = Math.max(serverCommandsPerSec, await serverCommandRate(admin));
+      const ours = await timedSeed(admin, jobs, seedJobs);
+      created.push({ keys: ours.keys, jobs });
+      seedMs = Math.min(seedMs, ours.ms);
+      serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0));
+      await drop(ours.keys, jobs);
+      const calibration = await timedSeed(admin, jobs, seedJobsPipelined);
+      created.push({ keys: calibration.keys, jobs });
+      calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
+      await drop(calibration.keys, jobs);
+    }
+    const seeding = { jobsPerSec: rate(jobs, seedMs), calibrationJobsPerSec: rate(jobs, calibrationSeedMs), ratio: ratio(calibrationSeedMs, seedMs) };
+
+    const oursSweeps: SweepFigures[] = [];
+    const calibrationSweeps: SweepFigures[] = [];
+    let audited: SweepRun | undefined;
+    for (const sweepers of options.sweeperCounts) {
+      let ours: SweepFigures | undefined;
+      let calibrated: SweepFigures | undefined;
+      for (let r = 0; r < repeats; r++) {
+        const run = await sweep(target, admin, jobs, sweepers, batch, atomicSweeper, true);
+        created.push({ keys: run.keys, jobs });
+        ours = best(ours, run.figures);
+        // The first swept queue stays for the audit; the others go at once.
+        if (audited) await drop(run.keys, jobs);
+        else audited = run;
+        const calibration = await sweep(target, admin, jobs, sweepers, batch, perCommandSweeper, true);
+        created.push({ keys: calibration.keys, jobs });
+        calibrated = best(calibrated, calibration.figures);
+        await drop(calibration.keys, jobs);
+      }
+      if (ours) oursSweeps.push(ours);
+      if (calibrated) calibrationSweeps.push(calibrated);
+    }
+    const atStandard = (list: SweepFigures[]): number => (list.find((f) => f.sweepers === 8) ?? list[list.length - 1])?.jobsPerSec ?? 0;
+
+    let loop: SweepFigures | null = null;
+    if (jobs <= options.loopUpTo) {
+      const run = await sweep(target, admin, jobs, 8, batch, loopSweeper, false);
+      created.push({ keys: run.keys, jobs });
+      loop = run.figures;
+      await drop(run.keys, jobs);
+    }
+
+    if (!audited) throw new Error('no sweeper count to measure');
+    const keys = audited.keys;
+    let auditMs = Infinity;
+    let calibrationAuditMs = Infinity;
+    let heapBytes = 0;
+    let calibrationHeapBytes = 0;
+    let same = true;
+    let clean = true;
+    for (let r = 0; r < repeats; r++) {
+      const ours = await withHeapPeak(() => readSnapshot(admin, keys, jobs, 0));
+      auditMs = Math.min(auditMs, ours.ms);
+      heapBytes = Math.max(heapBytes, ours.peakBytes);
+      clean &&= isClean(auditJobs(ours.value, audited.moves));
+      const theirs = await withHeapPeak(() => readSnapshotStraightforward(admin, keys, jobs, 0));
+      calibrationAuditMs = Math.min(calibrationAuditMs, theirs.ms);
+      calibrationHeapBytes = Math.max(calibrationHeapBytes, theirs.peakBytes);
+      same &&= sameSnapshot(ours.value, theirs.value);
+    }
+    const audit = {
+      jobsPerSec: rate(jobs, auditMs),
+      calibrationJobsPerSec: rate(jobs, calibrationAuditMs),
+      ratio: ratio(calibrationAuditMs, auditMs),
+      heapBytesPerJob: Math.round((heapBytes / jobs) * 10) / 10,
+      calibrationHeapBytesPerJob: Math.round((calibrationHeapBytes / jobs) * 10) / 10,
+      sameSnapshot: same,
+      clean,
+    };
+    await drop(keys, jobs);
+
+    return {
+      jobs,
+      batch,
+      repeats,
+      serverCommandsPerSec,
+      seeding,
+      atomicSweep: { ours: oursSweeps, calibration: calibrationSweeps, ratio: ratio(atStandard(oursSweeps), atStandard(calibrationSweeps)) },
+      loop,
+      audit,
+      serverUsedMemoryBytes,
+      nodePeakRssBytes: process.resourceUsage().maxRSS * 1024,
+    };
+  } finally {
+    for (const { keys, jobs } of created.splice(0)) await deleteRunKeys(admin, keys, jobs).catch(() => {});
+    admin.disconnect();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Several queues at once (--queues), and any run on a cluster: per mode, K queue names picked by
+ * slot so they spread over the primaries, each queue run end to end (claim, seed, race, audit,
+ * cleanup) on the primary that owns its slot, with its own admin connection and sweepers, all K
+ * side by side. On a single server every queue lives on that server.
+ */
+import { connect, readServerInfo } from './connection.js';
+import { serverError } from './errors.js';
+import type { Interrupts } from './interrupt.js';
+import { pickQueueNames } from './cluster/placement.js';
+import { queueSlot } from './cluster/slot.js';
+import type { Topology } from './cluster/topology.js';
+import type { Mode } from './options.js';
+import { runMode, type ModeRun, type RunResult } from './run.js';
+import type { Session } from './session.js';
+
+/** `host:port` of a URL, or the socket path of a unix:// one: how reports name a node. */
+export function nodeName(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'unix:') return decodeURIComponent(parsed.pathname);
+  return `${parsed.hostname}:${parsed.port || '6379'}`;
+}
+
+export interface QueuesPlan {
+  readonly modes: readonly Mode[];
+  readonly base: string;
+  readonly queues: number;
+  /** Everything of a run but its mode and queue (and the jobs, which depend on the mode). */
+  readonly runFor: (mode: Mode, queue: string) => ModeRun;
+}
+
+export async function runQueues(session: Session, topology: Topology | undefined, plan: QueuesPlan, interrupts: Interrupts): Promise<RunResult[]> {
+  const here = nodeName(session.target.url);
+  const runs: RunResult[] = [];
+  for (const mode of plan.modes) {
+    const base = plan.modes.length > 1 ? `${plan.base}-${mode}` : plan.base;
+    const names = topology ? pickQueueNames(base, plan.queues, topology.primaries, topology.ownerOf) : pickQueueNames(base, plan.queues, [], () => undefined);
+    const settled = await Promise.allSettled(
+      names.map(async (queue) => {
+        const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
+        if (!node) throw serverError(`no primary of the cluster owns the slot of queue ${queue} (${queueSlot(queue)}): is every slot assigned?`);
+        const target = topology ? topology.targetOf(node) : session.target;
+        const admin = await connect(target);
+        try {
+          const nodeSession: Session = { target, admin, info: await readServerInfo(admin, target), embedded: undefined };
+          const result = await runMode(nodeSession, plan.runFor(mode, queue), interrupts);
+          return { ...result, node };
+        } finally {
+          await admin.quit().catch(() => admin.disconnect());
+        }
+      }),
+    );
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const s of settled) if (s.status === 'fulfilled') runs.push(s.value);
+  }
+  return runs;
+}

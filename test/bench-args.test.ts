@@ -1,0 +1,24 @@
+/** The benchmark's command line and headline ratios (its timings are never asserted). */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { headlineRatios, parseBenchArgs } from '../src/bench/main.js';
+import type { SizeFigures } from '../src/bench/measure.js';
+import { EmqError } from '../src/errors.js';
+
+test('bench flags: sizes, batch, repeats, out, json', () => {
+  assert.deepEqual(parseBenchArgs([]), { sizes: [10_000, 100_000, 1_000_000], json: false, batch: 1000, repeats: undefined, out: undefined });
+  assert.deepEqual(parseBenchArgs(['--sizes', '10000,100000', '--json', '--batch', '500', '--repeats', '2', '--out', 'x.json']), {
+    sizes: [10_000, 100_000], json: true, batch: 500, repeats: 2, out: 'x.json',
+  });
+  assert.throws(() => parseBenchArgs(['--sizes', '10k']), EmqError);
+  assert.throws(() => parseBenchArgs(['--batch', '5000']), EmqError);
+  assert.throws(() => parseBenchArgs(['--fast']), /unknown argument --fast/);
+});
+
+test('headline ratios come from the largest size of the first server', () => {
+  const size = (jobs: number, r: number): SizeFigures => ({
+    jobs, seeding: { ratio: r }, atomicSweep: { ratio: r + 1 }, audit: { ratio: r + 2 },
+  }) as unknown as SizeFigures;
+  assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), { seeding: 3, atomicSweep: 4, audit: 5 });
+  assert.equal(headlineRatios([]), null);
+});

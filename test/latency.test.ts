@@ -1,0 +1,59 @@
+/** The pure arithmetic behind call latencies, server histograms, --loop-jobs and progress lines. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/call-latency.js';
+import { loopJobsNote } from '../src/cli.js';
+import { LIMITS, jobsForMode } from '../src/options.js';
+import { progressLine } from '../src/progress.js';
+import type { RunResult } from '../src/run.js';
+import { histogramDelta, histogramPercentileMs, parseLatencyHistogram } from '../src/server-latency.js';
+
+test('nearest-rank percentiles of sorted values', () => {
+  const values = Float64Array.from({ length: 100 }, (_, i) => i + 1);
+  assert.equal(percentileOfSorted(values, 50), 50);
+  assert.equal(percentileOfSorted(values, 99), 99);
+  assert.equal(percentileOfSorted(values, 100), 100);
+  assert.equal(percentileOfSorted([7], 99), 7);
+  assert.ok(Number.isNaN(percentileOfSorted([], 50)));
+});
+
+test('latency logs grow past their first capacity and summarize across sweepers', () => {
+  const a = new LatencyLog();
+  const b = new LatencyLog();
+  for (let i = 1; i <= 1000; i++) a.add(i / 100);
+  b.add(42.123);
+  assert.equal(a.length, 1000);
+  const summary = summarizeLatency([a, b]);
+  assert.deepEqual(summary, { callMsP50: 5.01, callMsP99: 9.91, callMsMax: 42.12 });
+  assert.equal(summarizeLatency([new LatencyLog()]), undefined);
+});
+
+test('LATENCY HISTOGRAM replies are summed over commands and subtracted bucket by bucket', () => {
+  const before = parseLatencyHistogram(['evalsha', ['calls', 3, 'histogram_usec', [8, 1, 16, 3]]]);
+  const after = parseLatencyHistogram([
+    'evalsha', ['calls', 103, 'histogram_usec', [8, 1, 16, 50, 1056, 102, 4227, 103]],
+    'eval', ['calls', 1, 'histogram_usec', [16, 1]],
+  ]);
+  // evalsha gained 47 calls at 16 µs, 52 at 1056 and 1 at 4227; eval, new, 1 at 16.
+  const delta = histogramDelta(before, after);
+  assert.deepEqual(delta, [[16, 48], [1056, 52], [4227, 1]]);
+  assert.equal(histogramPercentileMs(delta, 50), 1.056);
+  assert.equal(histogramPercentileMs(delta, 99), 1.056);
+  assert.equal(histogramPercentileMs(delta, 100), 4.227);
+  assert.equal(histogramPercentileMs([], 99), undefined);
+  assert.deepEqual([...parseLatencyHistogram(null)], []);
+});
+
+test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them', () => {
+  assert.equal(jobsForMode('loop', 1_000_000, LIMITS.loopJobs.default), 100_000);
+  assert.equal(jobsForMode('loop', 5000, LIMITS.loopJobs.default), 5000);
+  assert.equal(jobsForMode('atomic', 1_000_000, 100), 1_000_000);
+  const runs = [{ mode: 'atomic', jobs: 1000 }, { mode: 'loop', jobs: 300 }] as unknown as RunResult[];
+  assert.equal(loopJobsNote(runs, 1000), 'loop ran on 300 of the 1000 jobs (--loop-jobs: a round trip per command is slow by nature)\n');
+  assert.equal(loopJobsNote(runs.slice(0, 1), 1000), '');
+});
+
+test('progress lines count what has left active', () => {
+  assert.equal(progressLine('loop q', 750, 1000), 'loop q: 250/1000 leases reclaimed (25%)');
+  assert.equal(progressLine('atomic q', 0, 10), 'atomic q: 10/10 leases reclaimed (100%)');
+});

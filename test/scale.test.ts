@@ -1,0 +1,185 @@
+/**
+ * The fast paths against their plain counterparts on real servers: the shipped sweep script and
+ * the one-command-per-step script leave the same state behind, server-side seeding writes what
+ * client seeding writes, and the streaming audit reads what the straightforward one reads.
+ */
+import assert from 'node:assert/strict';
+import type { Redis } from 'ioredis';
+import { after, before, test } from 'node:test';
+import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../src/audit.js';
+import { perCommandSweeper } from '../src/calibration/per-command-sweeper.js';
+import { seedJobsPipelined } from '../src/calibration/pipelined-seed.js';
+import { readSnapshotStraightforward } from '../src/calibration/straightforward-audit.js';
+import { measureSize } from '../src/bench/measure.js';
+import { connect } from '../src/connection.js';
+import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import { queueKeys, type QueueKeys } from '../src/keys.js';
+import { LIMITS } from '../src/options.js';
+import { defaultMaxSweeps, race } from '../src/race.js';
+import { runMode } from '../src/run.js';
+import { defineScripts } from '../src/scripts.js';
+import { seedJobs } from '../src/seed.js';
+import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
+import { closeSession, openSession, type Session } from '../src/session.js';
+import { readSnapshot } from '../src/snapshot.js';
+import { atomicSweeper } from '../src/sweepers/atomic.js';
+import { loopSweeper } from '../src/sweepers/loop.js';
+import type { SweeperFactory } from '../src/sweepers/sweeper.js';
+import { allKeys } from './helpers/keyspace.js';
+import { forEachServer } from './helpers/servers.js';
+
+let counter = 0;
+const fresh = (label: string): QueueKeys => queueKeys(`scale-t${process.pid}-${label}-${counter++}`);
+
+/** Everything a queue holds, in a comparable form: list order, set members with scores, hashes. */
+async function queueState(redis: Redis, keys: QueueKeys, jobs: number): Promise<object> {
+  const hashes: Record<string, string>[] = [];
+  for (let id = 1; id <= jobs; id++) hashes.push(await redis.hgetall(keys.job(id)));
+  return {
+    active: await redis.zrange(keys.active, 0, -1, 'WITHSCORES'),
+    pending: await redis.lrange(keys.pending, 0, -1),
+    dead: await redis.zrange(keys.dead, 0, -1, 'WITHSCORES'),
+    hashes,
+  };
+}
+
+async function unlinkQueue(redis: Redis, keys: QueueKeys, jobs: number): Promise<void> {
+  const names = [keys.active, keys.pending, keys.dead];
+  for (let id = 1; id <= jobs; id++) names.push(keys.job(id));
+  await redis.unlink(...names);
+}
+
+function plainSnapshot(snapshot: JobSnapshot): object {
+  return {
+    inPending: [...snapshot.inPending],
+    inActive: [...snapshot.inActive],
+    activeExpired: [...snapshot.activeExpired],
+    inDead: [...snapshot.inDead],
+    stalled: [...snapshot.stalled].map((v) => (Number.isNaN(v) ? 'NaN' : v)),
+    state: [...snapshot.state],
+  };
+}
+
+forEachServer('scale', (handle) => {
+  let session: Session;
+  let admin: Redis;
+  let interrupts: Interrupts;
+  before(async () => {
+    session = await openSession({ url: handle.url }, {});
+    admin = session.admin;
+    interrupts = watchInterrupts();
+  });
+  after(async () => {
+    interrupts.dispose();
+    await closeSession(session, false);
+  });
+
+  /** Seeds a queue, gives odd jobs one stall already (so they dead-letter), sweeps it with one sweeper. */
+  async function sweptWith(factory: SweeperFactory, jobs: number, batch: number): Promise<{ keys: QueueKeys; state: object }> {
+    const keys = fresh('equiv');
+    await seedJobs(admin, keys, { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
+    const pipeline = admin.pipeline();
+    for (let id = 1; id <= jobs; id += 2) pipeline.hset(keys.job(id), 'stalled', 1);
+    await pipeline.exec();
+    const redis = await connect(session.target);
+    defineScripts(redis);
+    try {
+      const result = await race({
+        connections: [redis], factory, keys, clock: await measureServerClock(admin), batch, maxStalled: 2, probeDelayMs: 0,
+        maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
+      });
+      assert.equal(result.cutShort, false);
+    } finally {
+      redis.disconnect();
+    }
+    return { keys, state: await queueState(admin, keys, jobs) };
+  }
+
+  test('the shipped sweep script leaves exactly the state the one-command-per-step script leaves', async () => {
+    for (const batch of [1, 7, LIMITS.batch.max]) {
+      const jobs = batch === LIMITS.batch.max ? 2 * batch + 5 : 40;
+      const ours = await sweptWith(atomicSweeper, jobs, batch);
+      const plain = await sweptWith(perCommandSweeper, jobs, batch);
+      assert.deepEqual(ours.state, plain.state, `batch ${batch}`);
+      const state = ours.state as { pending: string[]; dead: string[] };
+      assert.equal(state.pending.length, Math.floor(jobs / 2), 'even jobs back in pending');
+      assert.equal(state.dead.length / 2, Math.ceil(jobs / 2), 'odd jobs dead-lettered');
+      await unlinkQueue(admin, ours.keys, jobs);
+      await unlinkQueue(admin, plain.keys, jobs);
+    }
+  });
+
+  test('at the largest --batch every job dead-letters in one ZADD per call, and the run is clean', async () => {
+    const jobs = 2 * LIMITS.batch.max + 1;
+    const run = await runMode(session, {
+      mode: 'atomic', queue: fresh('maxbatch').queue, jobs, sweepers: 4, batch: LIMITS.batch.max,
+      maxStalled: 3, stalledBefore: 2, probeDelayMs: 0, keep: false,
+    }, interrupts);
+    assert.equal(run.recoveries, jobs);
+    assert.ok(isClean(run));
+  });
+
+  test('server-side seeding writes the same keys, hashes and scores as client seeding', async () => {
+    const jobs = 12_345;
+    const serverNowMs = await serverTimeMs(admin);
+    const ours = fresh('seed');
+    const plain = fresh('seed');
+    await seedJobs(admin, ours, { jobs, stalledBefore: 1, serverNowMs });
+    await seedJobsPipelined(admin, plain, { jobs, stalledBefore: 1, serverNowMs });
+    assert.deepEqual(await queueState(admin, ours, jobs), await queueState(admin, plain, jobs));
+    assert.equal(await admin.zcard(ours.active), jobs);
+    await unlinkQueue(admin, ours, jobs);
+    await unlinkQueue(admin, plain, jobs);
+  });
+
+  test('the streaming audit reads what the straightforward audit reads, after a racy loop', async () => {
+    const jobs = 1500;
+    const keys = fresh('audit');
+    await seedJobs(admin, keys, { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
+    const connections = [];
+    for (let i = 0; i < 4; i++) connections.push(await connect(session.target));
+    let records;
+    try {
+      // Only part of the queue is swept (a sweep budget), so every place a job can be shows up.
+      const result = await race({
+        connections, factory: loopSweeper, keys, clock: await measureServerClock(admin), batch: 50, maxStalled: 2, probeDelayMs: 0,
+        maxSweeps: 6, signal: new AbortController().signal,
+      });
+      records = result.records;
+    } finally {
+      for (const redis of connections) redis.disconnect();
+    }
+    // Members that are not seeded jobs, and counters and states no sweep writes, are read alike.
+    await admin.rpush(keys.pending, 'not-a-job', String(jobs + 1));
+    await admin.hset(keys.job(3), 'stalled', 'x');
+    await admin.hset(keys.job(4), 'stalled', '1.5');
+    await admin.hset(keys.job(5), 'stalled', '-2', 'state', 'elsewhere');
+    await admin.hdel(keys.job(6), 'stalled');
+    await admin.hset(keys.job(7), 'stalled', '007');
+    const ours = await readSnapshot(admin, keys, jobs, 0);
+    const plain = await readSnapshotStraightforward(admin, keys, jobs, 0);
+    assert.deepEqual(plainSnapshot(ours), plainSnapshot(plain));
+    const counts = auditJobs(ours, movesPerJob(jobs, records));
+    assert.ok(counts.duplicatePending > 0, 'the loop raced');
+    assert.ok(ours.inActive.some((v) => v === 1), 'some jobs were left in active');
+    await admin.unlink(keys.pending);
+    await unlinkQueue(admin, keys, jobs);
+  });
+
+  test('the benchmark measures ours beside its calibrations and both audits agree', async () => {
+    const figures = await measureSize(session.target, { jobs: 600, batch: 100, repeats: 1, sweeperCounts: [2], loopUpTo: 600 });
+    assert.equal(figures.audit.sameSnapshot, true);
+    assert.equal(figures.audit.clean, true);
+    assert.equal(figures.atomicSweep.ours[0]?.clean, true);
+    assert.equal(figures.atomicSweep.calibration[0]?.clean, true);
+    assert.equal(figures.loop?.sweepers, 8);
+    for (const value of [figures.seeding.ratio, figures.atomicSweep.ratio, figures.audit.ratio, figures.serverCommandsPerSec]) {
+      assert.ok(Number.isFinite(value) && value > 0, String(value));
+    }
+  });
+
+  test('nothing of any of this is left on the server', async () => {
+    assert.deepEqual(await allKeys(admin), []);
+  });
+});
+
