@@ -19,6 +19,10 @@ export interface SeedPlan {
   readonly stalledBefore: number;
   /** The server's time when seeding starts; deadlines are set relative to it. */
   readonly serverNowMs: number;
+  /** The first id (default 1): live jobs take the ids after the expired ones. */
+  readonly firstId?: number;
+  /** How long before serverNowMs the leases ended (default EXPIRED_BY_MS); negative: still valid. */
+  readonly expiredByMs?: number;
 }
 
 /** A lease deadline for job `id`: spread over a second so ZRANGEBYSCORE has an order to follow. */
@@ -28,5 +32,6 @@ export function expiredDeadline(serverNowMs: number, id: number): number {
 
 export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal): Promise<void> {
   defineBulkScripts(redis);
-  await inSlices(plan.jobs, 1, PER_CALL, signal, (first, last) => redis.seedJobs(keys.active, keys.prefix, first, last, plan.serverNowMs, EXPIRED_BY_MS, plan.stalledBefore), () => {});
+  const expiredBy = plan.expiredByMs ?? EXPIRED_BY_MS;
+  await inSlices(plan.jobs, plan.firstId ?? 1, PER_CALL, signal, (first, last) => redis.seedJobs(keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore), () => {});
 }

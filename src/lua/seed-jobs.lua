@@ -1,5 +1,5 @@
 --[[
-  Seed jobs first..last as leased and already expired, on the server: each job's hash gets
+  Seed jobs first..last as leased (already expired, unless ARGV[5] is negative), on the server: each job's hash gets
   state=active and its starting stall count, and its id goes into `active` scored by a lease
   deadline in the server's past. One call seeds thousands of jobs with no round trip per job; the
   caller bounds the range, so one call holds the server for milliseconds.
@@ -13,7 +13,7 @@
     ARGV[2] first job id
     ARGV[3] last job id (at most 10,000 ids per call)
     ARGV[4] the server's time in ms when seeding started
-    ARGV[5] how many ms before that time the leases expired
+    ARGV[5] how many ms before that time the leases expired (negative: leases still valid that long)
     ARGV[6] the stall count every job starts with
 
   Output:
