@@ -6,8 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 
-/** The commands a script call arrives as: ioredis sends EVALSHA, and EVAL after a NOSCRIPT. */
-export const SCRIPT_COMMANDS = ['evalsha', 'eval'] as const;
+/** The commands a sweep call arrives as: EVALSHA, EVAL after a NOSCRIPT, and FCALL for the function mode. */
+export const SCRIPT_COMMANDS = ['evalsha', 'eval', 'fcall'] as const;
 
 /** Bucket upper bound in µs → calls at or below it (cumulative, as the server reports). */
 export type Histogram = Map<number, number>;

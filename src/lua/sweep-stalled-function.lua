@@ -11,7 +11,7 @@
     KEYS[3] dead     sorted set: dead-lettered jobs (score 0)
 
     ARGV[1] now in ms, from the server's clock (this function reads TIME itself and ignores it)
-    ARGV[2] batch: at most this many jobs per call
+    ARGV[2] batch: at most this many jobs per call (at most 3,000: unpack() limit, as in sweep-stalled.lua)
     ARGV[3] maxStalled: a job whose counter reaches it goes to dead
     ARGV[4] the queue's key prefix `emq:{Q}:`; job hashes are prefix .. 'job:' .. id
     ARGV[5] optional: 'zset' to push with ZADD pending 0 id; anything else (or nothing) RPUSHes
@@ -29,22 +29,43 @@ local function sweep(keys, args)
   local pendingIsSet = args[5] == 'zset'
 
   local expired = rcall('ZRANGEBYSCORE', keys[1], '-inf', now, 'LIMIT', 0, batch)
-  for _, id in ipairs(expired) do
-    rcall('ZREM', keys[1], id)
-    local jobKey = prefix .. 'job:' .. id
-    local stalled = rcall('HINCRBY', jobKey, 'stalled', 1)
-    if stalled >= maxStalled then
+  local n = #expired
+  if n == 0 then return expired end
+
+  -- As in sweep-stalled.lua: one ZREM, one push and one ZADD to dead per batch, through unpack().
+  rcall('ZREM', keys[1], unpack(expired))
+  local jobPrefix = prefix .. 'job:'
+  local toPending, pendingCount = {}, 0
+  local toDead, deadCount = {}, 0
+  for i = 1, n do
+    local id = expired[i]
+    local jobKey = jobPrefix .. id
+    if rcall('HINCRBY', jobKey, 'stalled', 1) >= maxStalled then
       rcall('HSET', jobKey, 'state', 'dead')
-      rcall('ZADD', keys[3], 0, id)
+      toDead[deadCount + 1] = 0
+      toDead[deadCount + 2] = id
+      deadCount = deadCount + 2
     else
-      if pendingIsSet then
-        rcall('ZADD', keys[2], 0, id)
-      else
-        rcall('RPUSH', keys[2], id)
-      end
       rcall('HSET', jobKey, 'state', 'pending')
+      if pendingIsSet then
+        toPending[pendingCount + 1] = 0
+        toPending[pendingCount + 2] = id
+        pendingCount = pendingCount + 2
+      else
+        pendingCount = pendingCount + 1
+        toPending[pendingCount] = id
+      end
     end
   end
+
+  if pendingCount > 0 then
+    if pendingIsSet then
+      rcall('ZADD', keys[2], unpack(toPending))
+    else
+      rcall('RPUSH', keys[2], unpack(toPending))
+    end
+  end
+  if deadCount > 0 then rcall('ZADD', keys[3], unpack(toDead)) end
   return expired
 end
 
