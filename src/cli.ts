@@ -222,7 +222,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
   const embedded = flags.embeddedCluster !== undefined || chooseTarget(choice, io.env) === undefined;
-  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false, options.pending);
+  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false);
 
   const interrupts = watchInterrupts();
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);

@@ -5,7 +5,7 @@
  */
 import { usageError } from './errors.js';
 import { faultsForMode, type FaultName } from './faults/names.js';
-import type { Mode, PendingKind } from './options.js';
+import type { Mode } from './options.js';
 import type { Consequences } from './rounds.js';
 
 export interface ConsequenceOptions {
@@ -17,18 +17,12 @@ export interface ConsequenceOptions {
 }
 
 /** `embedded`: the run has a private server of its own, so nobody else's scripts can be flushed. */
-export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false, pending: PendingKind = 'list'): void {
+export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false): void {
   if (processes && hasConsequences(options)) {
     throw usageError('--processes cannot go with --fault, --workers, --cycles or --observe: those act on sweeper connections of this process; drop one or the other');
   }
   if (options.workers > 0 && options.cycles > 1) {
     throw usageError(`--workers cannot go with --cycles ${options.cycles}: workers finish jobs, while cycles lease them again; use one or the other`);
-  }
-  // Workers LMOVE from pending, cycles lease again from its head, the observer looks it up by LPOS:
-  // all three read pending as a list, and on a sorted set they would stop mid-run with WRONGTYPE.
-  const listOnly = [options.workers > 0 ? '--workers' : '', options.cycles > 1 ? '--cycles' : '', options.observe ? '--observe' : ''].filter((f) => f);
-  if (pending === 'zset' && listOnly.length > 0) {
-    throw usageError(`--pending zset cannot go with ${listOnly.join(', ')}: they read pending as a list; use --pending list`);
   }
   if (options.faults.includes('script-flush') && !embedded && !options.allowServerWide) {
     throw usageError('--fault script-flush empties the script cache of every application on that server: it runs only on the embedded server, or with --allow-server-wide');

@@ -3,7 +3,8 @@
  * keep taking a recovered job and dying with it: it takes each job from pending (all its entries)
  * and leases it again, already expired, up to C − 1 times per job (src/lua/release-stalled.lua).
  * So a job may stall again while a slow sweep of its previous stall is still in flight, which is
- * how a real queue loses the increments that should have dead-lettered it.
+ * how a real queue loses the increments that should have dead-lettered it. A sorted-set pending
+ * has its own form of the script (src/lua/release-stalled-zset.lua): a set holds a job once.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -12,12 +13,14 @@ import type { CycleTally } from './audit-consequences.js';
 import { CachedScript } from './cached-script.js';
 import { connect, type ServerTarget } from './connection.js';
 import type { QueueKeys } from './keys.js';
+import type { PendingKind } from './options.js';
 import { EXPIRED_BY_MS } from './seed.js';
 import { serverTimeMs } from './server-clock.js';
 
 const RELEASE_STALLED = new CachedScript(readFileSync(new URL('./lua/release-stalled.lua', import.meta.url), 'utf8'));
+const RELEASE_STALLED_ZSET = new CachedScript(readFileSync(new URL('./lua/release-stalled-zset.lua', import.meta.url), 'utf8'));
 
-/** Head entries one call looks at: the bound on its cost when used-up jobs gather in pending. */
+/** Head entries (score-0 members of a sorted set) one call looks at: the bound on its cost when used-up jobs gather in pending. */
 const HEAD_BOUND = 100;
 const IDLE_MS = 1;
 
@@ -27,8 +30,9 @@ export interface Releaser {
   close(): void;
 }
 
-export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally): Promise<Releaser> {
+export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind = 'list'): Promise<Releaser> {
   const redis: Redis = await connect(target);
+  const script = pending === 'zset' ? RELEASE_STALLED_ZSET : RELEASE_STALLED;
   let sweepersDone = false;
   let afterDone = 0;
   let failure: unknown;
@@ -36,7 +40,7 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
   const releasing = (async () => {
     for (;;) {
       const lastLook = sweepersDone;
-      const reply = (await RELEASE_STALLED.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS])) as [string, number] | [];
+      const reply = (await script.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS])) as [string, number] | [];
       if (reply.length === 0) {
         if (lastLook) return;
         await sleep(IDLE_MS);

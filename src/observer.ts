@@ -12,6 +12,7 @@ import { sampleVerdict, type WindowCounts } from './audit-consequences.js';
 import { CachedScript } from './cached-script.js';
 import { connect, type ServerTarget } from './connection.js';
 import type { QueueKeys } from './keys.js';
+import type { PendingKind } from './options.js';
 
 const OBSERVE_JOB = new CachedScript(readFileSync(new URL('./lua/observe-job.lua', import.meta.url), 'utf8'));
 
@@ -28,7 +29,7 @@ export interface Observer {
 
 type SampleReply = [string, number, number, number, number, number, number] | null;
 
-export async function startObserver(target: ServerTarget, keys: QueueKeys): Promise<Observer> {
+export async function startObserver(target: ServerTarget, keys: QueueKeys, pending: PendingKind = 'list'): Promise<Observer> {
   const redis: Redis = await connect(target);
   let stopped = false;
   const counts = { samples: 0, windowInNeither: 0, windowInBoth: 0 };
@@ -36,7 +37,7 @@ export async function startObserver(target: ServerTarget, keys: QueueKeys): Prom
   const observing = (async () => {
     let tracked = '';
     while (!stopped && counts.samples < MAX_SAMPLES) {
-      const reply = (await OBSERVE_JOB.call(redis, [keys.active, keys.pending, keys.dead, keys.running], [tracked, keys.prefix, LIST_TAIL_BOUND])) as SampleReply;
+      const reply = (await OBSERVE_JOB.call(redis, [keys.active, keys.pending, keys.dead, keys.running], [tracked, keys.prefix, LIST_TAIL_BOUND, pending])) as SampleReply;
       if (reply === null) {
         await sleep(IDLE_MS);
         continue;

@@ -77,6 +77,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   const plan = c.faults.length > 0 ? new FaultPlan(c.faults, setup.target.display) : undefined;
   if (plan) for (const [index, redis] of setup.connections.entries()) await plan.register(index, redis);
 
+  const pending = setup.extras?.pending ?? 'list';
   const tally = new CycleTally(setup.tracked ?? setup.jobs);
   let windows: WindowCounts | undefined = c.observe ? { samples: 0, windowInNeither: 0, windowInBoth: 0 } : undefined;
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
@@ -98,9 +99,9 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     let workers: WorkerPool | undefined;
     let releaser: Releaser | undefined;
     try {
-      if (c.observe) observer = await startObserver(setup.target, keys);
-      if (c.workers > 0) workers = await startWorkers(setup.target, keys, c.workers, signal);
-      if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally);
+      if (c.observe) observer = await startObserver(setup.target, keys, pending);
+      if (c.workers > 0) workers = await startWorkers(setup.target, keys, c.workers, signal, pending);
+      if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending);
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
       let result;
       try {

@@ -1,14 +1,20 @@
 /**
  * Workers that consume `pending` while the sweepers run, so that a duplicate entry becomes what it
  * costs a real queue: the same job executed twice. Each worker takes a job with LMOVE into the
- * run's `running` list, "executes" it by counting the run in the job's hash (`runs`), then finishes
+ * run's `running` list (ZPOPMIN and the push in one script, src/lua/take-job.lua, when pending is a
+ * sorted set: either way the job is never in neither place), "executes" it by counting the run in the job's hash (`runs`), then finishes
  * it in one MULTI (`state done`, out of `running`). Workers stop once the sweepers are done and
  * pending is drained, finishing every job they took.
  */
 import type { Redis } from 'ioredis';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CachedScript } from './cached-script.js';
 import { connect, type ServerTarget } from './connection.js';
 import type { QueueKeys } from './keys.js';
+import type { PendingKind } from './options.js';
+
+const TAKE_JOB = new CachedScript(readFileSync(new URL('./lua/take-job.lua', import.meta.url), 'utf8'));
 
 /** How long an idle worker waits before looking at an empty pending list again. */
 const IDLE_MS = 1;
@@ -25,7 +31,7 @@ export interface WorkerPool {
   close(): void;
 }
 
-export async function startWorkers(target: ServerTarget, keys: QueueKeys, count: number, signal: AbortSignal): Promise<WorkerPool> {
+export async function startWorkers(target: ServerTarget, keys: QueueKeys, count: number, signal: AbortSignal, pending: PendingKind = 'list'): Promise<WorkerPool> {
   const connections: Redis[] = [];
   try {
     for (let i = 0; i < count; i++) connections.push(await connect(target));
@@ -38,12 +44,17 @@ export async function startWorkers(target: ServerTarget, keys: QueueKeys, count:
   let executions = 0;
   const failures: unknown[] = [];
 
+  const take = (redis: Redis): Promise<string | null> =>
+    pending === 'zset'
+      ? (TAKE_JOB.call(redis, [keys.pending, keys.running], []) as Promise<string | null>)
+      : redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
+
   const work = async (redis: Redis): Promise<void> => {
     for (;;) {
       signal.throwIfAborted();
-      // Read before the LMOVE: once the sweepers are done, an empty pending stays empty.
+      // Read before the take: once the sweepers are done, an empty pending stays empty.
       const lastLook = sweepersDone;
-      const id = await redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
+      const id = await take(redis);
       if (id === null) {
         if (lastLook || failures.length > 0) return;
         await sleep(IDLE_MS);

@@ -56,10 +56,11 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   '--mode function': [['--mode', 'function', ...SMALL]],
   '--mode script': [['--script', sweepScript, ...SMALL]],
   '--pending zset': [['--pending', 'zset', ...SMALL]],
-  '--workers': [['--workers', '2', ...SMALL]],
+  // A sorted-set pending is taken with ZPOPMIN (inside a script) rather than LMOVE.
+  '--workers': [['--workers', '2', ...SMALL], ['--workers', '2', '--pending', 'zset', ...SMALL]],
   // Below --max-stalled, so that used-up jobs wait in pending and are moved to its tail (LMOVE).
-  '--cycles': [['--cycles', '2', '--max-stalled', '3', ...SMALL]],
-  '--observe': [['--observe', ...SMALL]],
+  '--cycles': [['--cycles', '2', '--max-stalled', '3', ...SMALL], ['--cycles', '2', '--max-stalled', '3', '--pending', 'zset', ...SMALL]],
+  '--observe': [['--observe', ...SMALL], ['--observe', '--pending', 'zset', ...SMALL]],
   '--fault sweeper-crash': [['--fault', 'sweeper-crash', ...SMALL]],
   '--fault script-flush': [['--fault', 'script-flush', '--allow-server-wide', '--mode', 'atomic', ...SMALL]],
   '--fault client-kill': [['--fault', 'client-kill', ...SMALL]],

@@ -1,17 +1,19 @@
 --[[
   Observe one job: where it stands at this instant, read in one script so that no other command
-  runs between the checks. Every check is bounded: O(log N) in the sorted sets, and at most
-  ARGV[3] entries from the tail of each list (a job a sweep just pushed sits near the tail).
+  runs between the checks. Every check is bounded: O(log N) in the sorted sets (pending too, when
+  it is one), and at most ARGV[3] entries from the tail of each list (a job a sweep just pushed
+  sits near the tail).
 
   Input:
     KEYS[1] active   sorted set of leased jobs
-    KEYS[2] pending  list of recovered jobs (RPUSHed, so the newest are at the tail)
+    KEYS[2] pending  list of recovered jobs (RPUSHed, so the newest are at the tail), or a sorted set
     KEYS[3] dead     sorted set of dead-lettered jobs
     KEYS[4] running  list of jobs a worker has taken
 
     ARGV[1] the job id to check, or '' to check the job at the head of active (the next to expire)
     ARGV[2] the queue's key prefix `emq:{Q}:`; the job hash is prefix .. 'job:' .. id
     ARGV[3] how many entries from the tail of pending and running to look at
+    ARGV[4] optional: `zset` when pending is a sorted set (looked up with ZSCORE), else a list
 
   Output:
     nil when ARGV[1] is '' and active is empty (nothing to observe); otherwise
@@ -36,7 +38,12 @@ end
 
 local inActive = rcall('ZSCORE', KEYS[1], id) and 1 or 0
 local inDead = rcall('ZSCORE', KEYS[3], id) and 1 or 0
-local inPending, pendingSure = inList(KEYS[2])
+local inPending, pendingSure
+if ARGV[4] == 'zset' then
+  inPending, pendingSure = rcall('ZSCORE', KEYS[2], id) and 1 or 0, 1
+else
+  inPending, pendingSure = inList(KEYS[2])
+end
 local inRunning, runningSure = inList(KEYS[4])
 local done = rcall('HGET', ARGV[2] .. 'job:' .. id, 'state') == 'done' and 1 or 0
 

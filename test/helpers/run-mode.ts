@@ -1,6 +1,6 @@
 /** Runs one mode through the tool's own runMode, with small defaults and a fresh queue name. */
 import type { Interrupts } from '../../src/interrupt.js';
-import type { Mode } from '../../src/options.js';
+import type { Mode, PendingKind } from '../../src/options.js';
 import { NO_CONSEQUENCES, type Consequences } from '../../src/rounds.js';
 import { runMode, type RunResult } from '../../src/run.js';
 import type { Session } from '../../src/session.js';
@@ -17,6 +17,7 @@ export interface RunOver {
   keep?: boolean;
   queue?: string;
   consequences?: Partial<Consequences>;
+  pending?: PendingKind;
 }
 
 export function runWith(session: Session, interrupts: Interrupts, mode: Mode, over: RunOver = {}): Promise<RunResult> {
@@ -31,5 +32,6 @@ export function runWith(session: Session, interrupts: Interrupts, mode: Mode, ov
     probeDelayMs: 0,
     keep: over.keep ?? false,
     consequences: { ...NO_CONSEQUENCES, ...over.consequences },
+    ...(over.pending ? { pending: over.pending } : {}),
   }, interrupts);
 }
