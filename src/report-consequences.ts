@@ -54,7 +54,7 @@ export function consequenceLines(run: RunResult): string[] {
     if (run.consequences.faults.includes('sweeper-crash')) parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
     if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${counts.scriptFlushes} times (${run.noscriptFallbacks} NOSCRIPT fallbacks to EVAL)`);
     if (run.consequences.faults.includes('client-kill')) parts.push(`${counts.clientKills} sweeper connections were killed (${counts.reconnects} reconnects, ${counts.lostReplies} replies lost)`);
-    const unacked = run.unacknowledgedMoves > 0 ? `; ${run.unacknowledgedMoves} moves ran without their reply reaching the sweeper (reconciled from the server, not anomalies)` : '';
+    const unacked = run.unacknowledgedMoves > 0 ? `; ${run.unacknowledgedMoves} ${run.unacknowledgedMoves === 1 ? 'move' : 'moves'} ran without their reply reaching the sweeper (reconciled from the server, not anomalies)` : '';
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
