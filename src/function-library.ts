@@ -3,11 +3,9 @@
  * are global to the server, so both carry the run's id; the library is loaded without REPLACE (a
  * name clash fails rather than overwriting anyone's code) and deleted by that exact name.
  */
-import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { serverError } from './errors.js';
-
-const TEMPLATE = readFileSync(new URL('./lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
+import { functionLibrarySource } from './function-source.js';
 
 export interface SweepFunction {
   readonly library: string;
@@ -21,7 +19,7 @@ export function sweepFunctionNames(runId: string): SweepFunction {
 }
 
 export function librarySource(fn: SweepFunction): string {
-  return TEMPLATE.replaceAll('__LIBRARY__', fn.library).replaceAll('__FUNCTION__', fn.name);
+  return functionLibrarySource(fn.library, fn.name);
 }
 
 /** Whether the server knows FUNCTION (Redis 7+, Valkey): asks about a library that cannot exist. */

@@ -5,6 +5,7 @@
  * read back from that line of the shipped `.lua` file, so the user learns what to grant.
  */
 import { createHash } from 'node:crypto';
+import { functionLibrarySource } from './function-source.js';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ScriptAclRefusal {
@@ -28,9 +29,9 @@ function ownScript(id: string, kind: string): { file: string; source: string } |
     return undefined;
   }
   if (kind === 'function') {
-    // The library is a template whose names are filled in: its lines stay where they were.
+    // The library as the server compiled it: the template with the sweep script as its body.
     const file = 'sweep-stalled-function.lua';
-    return id.startsWith('emq_race_sweep_') && files.includes(file) ? { file, source: readFileSync(new URL(file, LUA_DIR), 'utf8') } : undefined;
+    return id.startsWith('emq_race_sweep_') && files.includes(file) ? { file, source: functionLibrarySource('library', id) } : undefined;
   }
   for (const file of files) {
     const source = readFileSync(new URL(file, LUA_DIR), 'utf8');

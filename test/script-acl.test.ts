@@ -1,4 +1,5 @@
 /** Naming the command an ACL refused inside a script: Valkey's error, Redis 7's, and the tool's own files. */
+import { functionLibrarySource } from '../src/function-source.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,9 +40,9 @@ describe('script ACL refusals', () => {
     assert.match(describeServerError(new Error(message), 'here').message, /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/);
   });
 
-  test("the function library's lines are the template's", () => {
-    const template = readFileSync(new URL('../src/lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
-    const line = lineOf(template, "rcall('HINCRBY'");
+  test("the function library's lines are those of the library the server compiled", () => {
+    const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
+    const line = lineOf(library, "rcall('HINCRBY'");
     const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
     assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled-function.lua', line });
   });
