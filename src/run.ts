@@ -25,7 +25,7 @@ import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { checkMemoryRoom } from './memory-check.js';
 import { newOwnerMarker, ownerValue } from './owner.js';
 import { watchProgress, type ProgressWriter } from './progress.js';
-import { defineScripts, preloadScripts } from './scripts.js';
+import { preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
 import type { Session } from './session.js';
@@ -138,7 +138,6 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
     const serverNowMs = await serverTimeMs(admin);
     await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
     if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, count: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-    defineScripts(admin);
     await preloadScripts(admin);
     const cadence = run.cadence ?? BACK_TO_BACK;
     if (!run.processes) {
@@ -146,7 +145,6 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
         const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
-        defineScripts(redis);
         sweeperConnections.push(redis);
       }
     }

@@ -1,31 +1,12 @@
 /**
- * Registers every Lua script the tool ships as an ioredis command. ioredis hashes each script
- * once, sends EVALSHA, and falls back to EVAL when the server answers NOSCRIPT.
+ * The shipped sweep script's source. The sweepers send it themselves through CachedScript
+ * (EVALSHA first, EVAL on NOSCRIPT) so that they can count the fallbacks and name the moment a
+ * call left for the crash fault; preloading it keeps every sweeper's first call an EVALSHA.
  */
 import { readFileSync } from 'node:fs';
-import type { Redis, Result } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export const SWEEP_STALLED_LUA = readFileSync(new URL('./lua/sweep-stalled.lua', import.meta.url), 'utf8');
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** KEYS: active, pending, dead. ARGV: now ms, batch, maxStalled, prefix[, pending type]. Returns moved ids. */
-    sweepStalled(
-      active: string,
-      pending: string,
-      dead: string,
-      nowMs: number,
-      batch: number,
-      maxStalled: number,
-      prefix: string,
-      pendingType?: string,
-    ): Result<string[], Context>;
-  }
-}
-
-export function defineScripts(redis: Redis): void {
-  redis.defineCommand('sweepStalled', { numberOfKeys: 3, lua: SWEEP_STALLED_LUA });
-}
 
 /** Loads the sweep script into the server's cache so no sweeper's first call pays for an EVAL. */
 export async function preloadScripts(redis: Redis): Promise<void> {

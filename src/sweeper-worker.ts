@@ -7,7 +7,6 @@ import type { Redis } from 'ioredis';
 import { connect } from './connection.js';
 import { EmqError, ExitCode, describeServerError } from './errors.js';
 import { queueKeys } from './keys.js';
-import { defineScripts } from './scripts.js';
 import { measureServerClock } from './server-clock.js';
 import { sweepUntilDone } from './sweep-loop.js';
 import { SWEEPERS } from './sweepers/index.js';
@@ -42,7 +41,6 @@ async function fail(err: unknown): Promise<void> {
 async function prepare(message: WorkerSetup): Promise<void> {
   setup = message;
   redis = await connect({ url: message.url, display: message.display });
-  defineScripts(redis);
   const clock = await measureServerClock(redis);
   sweeper = SWEEPERS[message.mode]({
     redis,

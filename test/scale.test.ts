@@ -17,7 +17,6 @@ import { queueKeys, type QueueKeys } from '../src/keys.js';
 import { LIMITS } from '../src/options.js';
 import { defaultMaxSweeps, race } from '../src/race.js';
 import { runMode } from '../src/run.js';
-import { defineScripts } from '../src/scripts.js';
 import { seedJobs } from '../src/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
 import { closeSession, openSession, type Session } from '../src/session.js';
@@ -82,7 +81,6 @@ forEachServer('scale', (handle) => {
     for (let id = 1; id <= jobs; id += 2) pipeline.hset(keys.job(id), 'stalled', 1);
     await pipeline.exec();
     const redis = await connect(session.target);
-    defineScripts(redis);
     try {
       const result = await race({
         connections: [redis], factory, keys, clock: await measureServerClock(admin), batch, maxStalled: 2, probeDelayMs: 0,

@@ -17,7 +17,7 @@ import { deleteRunKeys } from '../cleanup.js';
 import { connect, type ServerTarget } from '../connection.js';
 import { queueKeys, type QueueKeys } from '../keys.js';
 import { defaultMaxSweeps, race } from '../race.js';
-import { defineScripts, preloadScripts } from '../scripts.js';
+import { preloadScripts } from '../scripts.js';
 import { seedJobs, type SeedPlan } from '../seed.js';
 import { measureServerClock, serverTimeMs } from '../server-clock.js';
 import { histogramDelta, histogramPercentileMs, readScriptHistogram } from '../server-latency.js';
@@ -121,7 +121,6 @@ async function sweep(target: ServerTarget, admin: Redis, jobs: number, sweepers:
   try {
     for (let i = 0; i < sweepers; i++) {
       const redis = await connect(target);
-      defineScripts(redis);
       connections.push(redis);
     }
     await preloadScripts(admin);
