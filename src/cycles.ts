@@ -3,8 +3,8 @@
  * keep taking a recovered job and dying with it: it takes each job from pending (all its entries)
  * and leases it again, already expired, up to C − 1 times per job (src/lua/release-stalled.lua).
  * So a job may stall again while a slow sweep of its previous stall is still in flight, which is
- * how a real queue loses the increments that should have dead-lettered it. A sorted-set pending
- * has its own form of the script (src/lua/release-stalled-zset.lua): a set holds a job once.
+ * how a real queue loses the increments that should have dead-lettered it. The same script serves
+ * a sorted-set pending, where a set holds a job once.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,6 @@ import { EXPIRED_BY_MS } from './seed.js';
 import { serverTimeMs } from './server-clock.js';
 
 const RELEASE_STALLED = new CachedScript(readFileSync(new URL('./lua/release-stalled.lua', import.meta.url), 'utf8'));
-const RELEASE_STALLED_ZSET = new CachedScript(readFileSync(new URL('./lua/release-stalled-zset.lua', import.meta.url), 'utf8'));
 
 /** Head entries (score-0 members of a sorted set) one call looks at: the bound on its cost when used-up jobs gather in pending. */
 const HEAD_BOUND = 100;
@@ -32,7 +31,6 @@ export interface Releaser {
 
 export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind = 'list'): Promise<Releaser> {
   const redis: Redis = await connect(target);
-  const script = pending === 'zset' ? RELEASE_STALLED_ZSET : RELEASE_STALLED;
   let sweepersDone = false;
   let afterDone = 0;
   let failure: unknown;
@@ -40,7 +38,7 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
   const releasing = (async () => {
     for (;;) {
       const lastLook = sweepersDone;
-      const reply = (await script.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS])) as [string, number] | [];
+      const reply = (await RELEASE_STALLED.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS, pending])) as [string, number] | [];
       if (reply.length === 0) {
         if (lastLook) return;
         await sleep(IDLE_MS);
