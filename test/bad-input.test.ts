@@ -3,15 +3,14 @@
  * written: the server's keyspace stays byte-for-byte what it was. A new flag is one line in CASES.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../src/embedded-server.js';
+import { which, type EmbeddedServer } from '../src/embedded-server.js';
 import { LIMITS, type IntLimit } from '../src/options.js';
 import { run } from '../src/cli.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
-import { unrelatedState, fillUnrelated } from './helpers/unrelated-data.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
 
 interface BadInput {
   readonly args: readonly string[];
@@ -123,16 +122,11 @@ const kind = which('redis-server') ? 'redis-server' : which('valkey-server') ? '
 describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server installed' }, () => {
   let server: EmbeddedServer;
   let redis: Redis;
-  let initial: Awaited<ReturnType<typeof unrelatedState>>;
-  before(async () => {
-    server = await startEmbeddedServer({ bin: kind ?? 'redis-server' });
-    redis = await connect(parseServerUrl(server.url));
-    await fillUnrelated(redis);
-    initial = await unrelatedState(redis);
-  });
-  after(async () => {
-    redis?.disconnect();
-    await server?.stop();
+  let initial: UnrelatedState;
+  useFilledServer({ bin: kind ?? 'redis-server' }, (started, connected, state) => {
+    server = started;
+    redis = connected;
+    initial = state;
   });
 
   for (const input of CASES) {

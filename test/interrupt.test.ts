@@ -6,16 +6,16 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/connection.js';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../src/embedded-server.js';
+import { which, type EmbeddedServer } from '../src/embedded-server.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, startCli, within } from './helpers/cli-process.js';
 import { allKeys } from './helpers/keyspace.js';
 import { SERVER_KINDS } from './helpers/servers.js';
-import { fillUnrelated, unrelatedState } from './helpers/unrelated-data.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
 
 const LIMIT_MS = 15_000;
 
@@ -56,16 +56,11 @@ for (const kind of SERVER_KINDS) {
   describe(`interruptions [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     let server: EmbeddedServer;
     let redis: Redis;
-    let initial: Awaited<ReturnType<typeof unrelatedState>>;
-    before(async () => {
-      server = await startEmbeddedServer({ bin: kind.bin });
-      redis = await connect(parseServerUrl(server.url));
-      await fillUnrelated(redis);
-      initial = await unrelatedState(redis);
-    });
-    after(async () => {
-      redis?.disconnect();
-      await server?.stop();
+    let initial: UnrelatedState;
+    useFilledServer({ bin: kind.bin }, (started, connected, state) => {
+      server = started;
+      redis = connected;
+      initial = state;
     });
 
     /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */

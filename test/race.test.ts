@@ -6,29 +6,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ANOMALIES, isClean } from '../src/audit.js';
 import type { Interrupts } from '../src/interrupt.js';
-import type { Mode } from '../src/options.js';
-import { runMode, type RunResult } from '../src/run.js';
 import type { Session } from '../src/session.js';
 import { allKeys } from './helpers/keyspace.js';
+import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
-
-let counter = 0;
-const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
-
-function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Partial<{ jobs: number; sweepers: number; batch: number; maxStalled: number; stalledBefore: number }> = {}): Promise<RunResult> {
-  return runMode(session, {
-    mode,
-    queue: queueName(mode),
-    jobs: over.jobs ?? 2000,
-    sweepers: over.sweepers ?? 2,
-    batch: over.batch ?? 100,
-    maxStalled: over.maxStalled ?? 3,
-    stalledBefore: over.stalledBefore ?? 0,
-    probeDelayMs: 0,
-    keep: false,
-  }, interrupts);
-}
 
 forEachServer('race', (handle) => {
   let session: Session;
@@ -39,7 +21,7 @@ forEachServer('race', (handle) => {
   });
 
   test('atomic with 16 sweepers over 2,000 jobs: every lease reclaimed once, every anomaly 0', async () => {
-    const run = await runOnce(session, interrupts, 'atomic', { jobs: 2000, sweepers: 16 });
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 2000, sweepers: 16 });
     assert.equal(run.recoveries, 2000);
     for (const name of ANOMALIES) assert.equal(run[name], 0, name);
     assert.ok(isClean(run));
@@ -47,7 +29,7 @@ forEachServer('race', (handle) => {
   });
 
   test('loop with 8 sweepers: duplicates in pending and lost increments', async () => {
-    const run = await runOnce(session, interrupts, 'loop', { jobs: 2000, sweepers: 8 });
+    const run = await runWith(session, interrupts, 'loop', { jobs: 2000, sweepers: 8 });
     assert.ok(run.duplicatePending > 0, `duplicatePending ${run.duplicatePending}`);
     assert.ok(run.lostIncrements > 0, `lostIncrements ${run.lostIncrements}`);
     assert.ok(run.doubleRecoveries > 0);
@@ -59,7 +41,7 @@ forEachServer('race', (handle) => {
   });
 
   test('loop with 1 sweeper: no race, no anomaly', async () => {
-    const run = await runOnce(session, interrupts, 'loop', { jobs: 500, sweepers: 1 });
+    const run = await runWith(session, interrupts, 'loop', { jobs: 500, sweepers: 1 });
     assert.equal(run.recoveries, 500);
     for (const name of ANOMALIES) assert.equal(run[name], 0, name);
   });

@@ -13,7 +13,7 @@ import { describeServerError } from '../src/errors.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, startCli, within } from './helpers/cli-process.js';
 import { SERVER_KINDS } from './helpers/servers.js';
-import { fillUnrelated, unrelatedState } from './helpers/unrelated-data.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
 
 const LIMIT_MS = 15_000;
 
@@ -63,16 +63,11 @@ for (const kind of SERVER_KINDS) {
     describe('maxmemory', () => {
       let server: EmbeddedServer;
       let redis: Redis;
-      let initial: Awaited<ReturnType<typeof unrelatedState>>;
-      before(async () => {
-        server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-lru'] });
-        redis = await connect(parseServerUrl(server.url));
-        await fillUnrelated(redis);
-        initial = await unrelatedState(redis);
-      });
-      after(async () => {
-        redis?.disconnect();
-        await server?.stop();
+      let initial: UnrelatedState;
+      useFilledServer({ bin: kind.bin, extraArgs: ['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-lru'] }, (started, connected, state) => {
+        server = started;
+        redis = connected;
+        initial = state;
       });
 
       test('allkeys-lru and a run that would not fit: refused before writing, exit 2, the eviction named', async () => {

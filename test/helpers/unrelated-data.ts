@@ -5,6 +5,9 @@
  */
 import type { Redis } from 'ioredis';
 import { keyspaceDigest } from './keyspace.js';
+import { after, before } from 'node:test';
+import { connect, parseServerUrl } from '../../src/connection.js';
+import { startEmbeddedServer, type EmbeddedServer, type StartOptions } from '../../src/embedded-server.js';
 
 export async function fillUnrelated(redis: Redis): Promise<void> {
   await redis.set('user:string', 'hello');
@@ -37,4 +40,25 @@ export async function unrelatedState(redis: Redis): Promise<{ digest: Map<string
   const withTtl: string[] = [];
   for (const key of digest.keys()) if ((await redis.pttl(key)) > 0) withTtl.push(key);
   return { digest, withTtl };
+}
+
+export type UnrelatedState = Awaited<ReturnType<typeof unrelatedState>>;
+
+/**
+ * A private server for the suite, filled with unrelated data before its tests and stopped after,
+ * with the state of that data as it was: what a test compares against once the tool has run.
+ */
+export function useFilledServer(options: StartOptions, ready: (server: EmbeddedServer, redis: Redis, initial: UnrelatedState) => void): void {
+  let server: EmbeddedServer | undefined;
+  let redis: Redis | undefined;
+  before(async () => {
+    server = await startEmbeddedServer(options);
+    redis = await connect(parseServerUrl(server.url));
+    await fillUnrelated(redis);
+    ready(server, redis, await unrelatedState(redis));
+  });
+  after(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
 }
