@@ -14,8 +14,8 @@ export const AUDIT_MEMBERS_LUA = lua('audit-members.lua');
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** KEYS: active. ARGV: prefix, first, last, server now ms, expired by ms, stalled before. */
-    seedJobs(active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number): Result<number, Context>;
+    /** KEYS: active. ARGV: prefix, first, last, server now ms, expired by ms, stalled before, residues high..low. */
+    seedJobs(active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number, high: number, low: number): Result<number, Context>;
     /** KEYS: active (routing only). ARGV: prefix, first, last. One element per job (see the script). */
     auditJobs(active: string, prefix: string, first: number, last: number): Result<(number | string)[], Context>;
     /** KEYS: the list or sorted set. ARGV: kind, start, stop, jobs, now ms. One integer per member. */

@@ -7,12 +7,14 @@
 import type { Redis } from 'ioredis';
 import { defineBulkScripts } from './bulk-scripts.js';
 import type { QueueKeys } from './keys.js';
-import { inSlices } from './slices.js';
+import { inCalls } from './slices.js';
 
 /** How far in the server's past the seeded leases expired. */
 export const EXPIRED_BY_MS = 60_000;
 /** Jobs per script call: a few milliseconds of the server's time. */
 const PER_CALL = 5000;
+/** Deadlines repeat with id % RESIDUES (see expiredDeadline). */
+const RESIDUES = 1000;
 
 export interface SeedPlan {
   readonly jobs: number;
@@ -27,11 +29,49 @@ export interface SeedPlan {
 
 /** A lease deadline for job `id`: spread over a second so ZRANGEBYSCORE has an order to follow. */
 export function expiredDeadline(serverNowMs: number, id: number): number {
-  return serverNowMs - EXPIRED_BY_MS - (id % 1000);
+  return serverNowMs - EXPIRED_BY_MS - (id % RESIDUES);
+}
+
+/**
+ * One seeding call: the ids first..last whose residue (id % 1000) lies in high..low. The residue
+ * decides the deadline, so a call covers a band of deadlines.
+ */
+export interface SeedSlice {
+  readonly first: number;
+  readonly last: number;
+  readonly high: number;
+  readonly low: number;
+}
+
+/**
+ * The calls that seed `count` ids from `origin`, each at most `perCall` jobs, in ascending order
+ * of deadline (residue 999 first): the server then inserts every job of the sorted set next to
+ * the one before, which keeps its search path in cache, and lays the set out in memory in the
+ * order the sweeps read it. Above perCall jobs per residue the ids are cut into windows first.
+ */
+export function seedSlices(origin: number, count: number, perCall: number): SeedSlice[] {
+  const slices: SeedSlice[] = [];
+  if (count <= 0) return slices;
+  const end = origin + count - 1;
+  const perResidue = Math.min(Math.ceil(count / RESIDUES), perCall);
+  const windowIds = perResidue * RESIDUES;
+  const residuesPerCall = Math.max(1, Math.floor(perCall / perResidue));
+  for (let first = origin; first <= end; first += windowIds) {
+    const last = Math.min(end, first + windowIds - 1);
+    for (let high = RESIDUES - 1; high >= 0; high -= residuesPerCall) {
+      slices.push({ first, last, high, low: Math.max(0, high - residuesPerCall + 1) });
+    }
+  }
+  return slices;
 }
 
 export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal): Promise<void> {
   defineBulkScripts(redis);
   const expiredBy = plan.expiredByMs ?? EXPIRED_BY_MS;
-  await inSlices(plan.jobs, plan.firstId ?? 1, PER_CALL, signal, (first, last) => redis.seedJobs(keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore), () => {});
+  await inCalls(
+    seedSlices(plan.firstId ?? 1, plan.jobs, PER_CALL),
+    signal,
+    ({ first, last, high, low }) => redis.seedJobs(keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low),
+    () => {},
+  );
 }

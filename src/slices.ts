@@ -9,9 +9,45 @@
 const IN_FLIGHT = 16;
 
 /**
- * Covers `count` indexes from `origin` in calls of `perCall`, keeping IN_FLIGHT calls outstanding
- * so the server works on the next slices while the client unpacks the last one. Replies are
- * handled in order, each with the first index of its slice.
+ * Sends one call per task, in order, keeping IN_FLIGHT calls outstanding so the server works on
+ * the next tasks while the client handles the last reply. Replies are handled in task order.
+ */
+export async function inCalls<Task, T>(
+  tasks: Iterable<Task>,
+  signal: AbortSignal | undefined,
+  call: (task: Task) => Promise<T>,
+  onReply: (reply: T, task: Task) => void,
+): Promise<void> {
+  const pending = tasks[Symbol.iterator]();
+  const inFlight: { task: Task; reply: Promise<T> }[] = [];
+  const issue = (): void => {
+    while (inFlight.length < IN_FLIGHT) {
+      const next = pending.next();
+      if (next.done) return;
+      const reply = call(next.value);
+      // Handled when its turn comes; until then a rejection must not count as unhandled.
+      reply.catch(() => {});
+      inFlight.push({ task: next.value, reply });
+    }
+  };
+  issue();
+  while (inFlight.length > 0) {
+    signal?.throwIfAborted();
+    const head = inFlight.shift();
+    if (!head) break;
+    onReply(await head.reply, head.task);
+    issue();
+  }
+}
+
+function* ranges(count: number, origin: number, perCall: number): Generator<{ first: number; last: number }> {
+  const end = origin + count - 1;
+  for (let first = origin; first <= end; first += perCall) yield { first, last: Math.min(end, first + perCall - 1) };
+}
+
+/**
+ * Covers `count` indexes from `origin` in calls of `perCall`, several outstanding at once (see
+ * inCalls). Replies are handled in order, each with the first index of its slice.
  */
 export async function inSlices<T>(
   count: number,
@@ -21,25 +57,5 @@ export async function inSlices<T>(
   call: (first: number, last: number) => Promise<T>,
   onReply: (reply: T, first: number) => void,
 ): Promise<void> {
-  const end = origin + count - 1;
-  const inFlight: { first: number; reply: Promise<T> }[] = [];
-  let next = origin;
-  const issue = (): void => {
-    while (inFlight.length < IN_FLIGHT && next <= end) {
-      const first = next;
-      const reply = call(first, Math.min(end, first + perCall - 1));
-      // Handled when its turn comes; until then a rejection must not count as unhandled.
-      reply.catch(() => {});
-      inFlight.push({ first, reply });
-      next += perCall;
-    }
-  };
-  issue();
-  while (inFlight.length > 0) {
-    signal?.throwIfAborted();
-    const head = inFlight.shift();
-    if (!head) break;
-    onReply(await head.reply, head.first);
-    issue();
-  }
+  await inCalls(ranges(count, origin, perCall), signal, ({ first, last }) => call(first, last), (reply, { first }) => onReply(reply, first));
 }

@@ -17,7 +17,7 @@ import { queueKeys, type QueueKeys } from '../src/keys.js';
 import { LIMITS } from '../src/options.js';
 import { defaultMaxSweeps, race } from '../src/race.js';
 import { runMode } from '../src/run.js';
-import { seedJobs } from '../src/seed.js';
+import { expiredDeadline, seedJobs, seedSlices } from '../src/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
 import { closeSession, openSession, type Session } from '../src/session.js';
 import { readSnapshot } from '../src/snapshot.js';
@@ -58,6 +58,34 @@ function plainSnapshot(snapshot: JobSnapshot): object {
     state: [...snapshot.state],
   };
 }
+
+/** Jobs a slice seeds: the ids first..last whose residue lies in high..low. */
+function idsOf(slice: { first: number; last: number; high: number; low: number }): number[] {
+  const ids: number[] = [];
+  for (let id = slice.first; id <= slice.last; id++) if (id % 1000 >= slice.low && id % 1000 <= slice.high) ids.push(id);
+  return ids;
+}
+
+test('seeding slices cover every id once, at most perCall jobs per call, in ascending deadline order', () => {
+  const cases = [[1, 1, 5000], [1, 999, 5000], [1, 12_345, 5000], [1001, 100_000, 5000], [777, 54_321, 700], [1, 30_000, 7], [5, 4, 1]] as const;
+  for (const [origin, count, perCall] of cases) {
+    const slices = seedSlices(origin, count, perCall);
+    const seen = new Uint8Array(origin + count);
+    let previousWindow = 0;
+    let previousHigh = 1000;
+    for (const slice of slices) {
+      const ids = idsOf(slice);
+      assert.ok(ids.length <= perCall, `${origin}+${count}/${perCall}: ${ids.length} jobs in one call`);
+      for (const id of ids) seen[id] = (seen[id] ?? 0) + 1;
+      // Within one window of ids the deadline bands rise (residue falls) from call to call.
+      if (slice.first === previousWindow) assert.ok(slice.high < previousHigh && slice.high >= slice.low);
+      previousWindow = slice.first;
+      previousHigh = slice.low;
+    }
+    for (let id = 0; id < seen.length; id++) assert.equal(seen[id], id >= origin ? 1 : 0, `${origin}+${count}/${perCall}: id ${id}`);
+  }
+  assert.deepEqual(seedSlices(1, 0, 5000), []);
+});
 
 forEachServer('scale', (handle) => {
   let session: Session;
@@ -128,6 +156,23 @@ forEachServer('scale', (handle) => {
     assert.equal(await admin.zcard(ours.active), jobs);
     await unlinkQueue(admin, ours, jobs);
     await unlinkQueue(admin, plain, jobs);
+  });
+
+  test('seeding from an id past 1 (the live jobs) writes exactly those ids, hashes and deadlines', async () => {
+    const keys = fresh('offset');
+    const serverNowMs = await serverTimeMs(admin);
+    const firstId = 1234;
+    const jobs = 2345;
+    await seedJobs(admin, keys, { jobs, firstId, stalledBefore: 2, serverNowMs });
+    const scored = await admin.zrange(keys.active, 0, -1, 'WITHSCORES');
+    const expected = new Map<string, string>();
+    for (let id = firstId; id < firstId + jobs; id++) expected.set(String(id), String(expiredDeadline(serverNowMs, id)));
+    assert.equal(scored.length / 2, jobs);
+    for (let i = 0; i < scored.length; i += 2) assert.equal(scored[i + 1], expected.get(scored[i] ?? ''), `score of ${scored[i]}`);
+    assert.deepEqual(await admin.hgetall(keys.job(firstId)), { state: 'active', stalled: '2' });
+    assert.deepEqual(await admin.hgetall(keys.job(firstId + jobs - 1)), { state: 'active', stalled: '2' });
+    assert.equal(await admin.exists(keys.job(firstId - 1), keys.job(firstId + jobs)), 0);
+    await admin.unlink(keys.active, ...Array.from({ length: jobs }, (_, i) => keys.job(firstId + i)));
   });
 
   test('the streaming audit reads what the straightforward audit reads, after a racy loop', async () => {

@@ -1,8 +1,9 @@
 --[[
-  Seed jobs first..last as leased (already expired, unless ARGV[5] is negative), on the server: each job's hash gets
-  state=active and its starting stall count, and its id goes into `active` scored by a lease
-  deadline in the server's past. One call seeds thousands of jobs with no round trip per job; the
-  caller bounds the range, so one call holds the server for milliseconds.
+  Seed the jobs first..last whose residue (id % 1000) lies in high..low as leased (already
+  expired, unless ARGV[5] is negative), on the server: each job's hash gets state=active and its
+  starting stall count, and its id goes into `active` scored by a lease deadline in the server's
+  past. One call seeds thousands of jobs with no round trip per job; the caller bounds the jobs
+  per call (seedSlices() in src/seed.ts), so one call holds the server for milliseconds.
 
   The deadline rule matches expiredDeadline() in src/seed.ts: now - expiredBy - (id % 1000).
 
@@ -11,35 +12,52 @@
 
     ARGV[1] the queue's key prefix `emq:{Q}:`; job hashes are prefix .. 'job:' .. id
     ARGV[2] first job id
-    ARGV[3] last job id (at most 10,000 ids per call)
+    ARGV[3] last job id
     ARGV[4] the server's time in ms when seeding started
     ARGV[5] how many ms before that time the leases expired (negative: leases still valid that long)
     ARGV[6] the stall count every job starts with
+    ARGV[7] highest residue to seed (0-999; default 999)
+    ARGV[8] lowest residue to seed (0-999; default 0)
 
   Output:
     the number of jobs seeded
 ]]
 local rcall = redis.call
+local fmt = string.format
 
 local prefix = ARGV[1]
 local first = tonumber(ARGV[2])
 local last = tonumber(ARGV[3])
 local base = tonumber(ARGV[4]) - tonumber(ARGV[5])
 local stalledBefore = ARGV[6]
+local high = tonumber(ARGV[7] or 999)
+local low = tonumber(ARGV[8] or 0)
 
 -- ZADD takes two values per job and unpack() refuses more than about 8,000: flush every 3,000.
 local PAIRS = 3000
 local jobPrefix = prefix .. 'job:'
-local scored, count = {}, 0
-for id = first, last do
-  rcall('HSET', jobPrefix .. id, 'state', 'active', 'stalled', stalledBefore)
-  scored[count + 1] = base - (id % 1000)
-  scored[count + 2] = id
-  count = count + 2
-  if count == 2 * PAIRS then
-    rcall('ZADD', KEYS[1], unpack(scored, 1, count))
-    count = 0
+local scored, count, seeded = {}, 0, 0
+-- Jobs go in by ascending deadline, residue from high down to low, not by id: each ZADD then
+-- lands beside the one before, so the sorted set's search path stays in the CPU's cache, and its
+-- nodes lie in memory in the order a sweep reads them. Ids and scores are formatted with %d once
+-- each: a Lua number joined to a string, or handed to redis.call, goes through the much slower
+-- floating-point formatting instead.
+for residue = high, low, -1 do
+  local score = fmt('%d', base - residue)
+  local id = first + (residue - first % 1000) % 1000
+  while id <= last do
+    local member = fmt('%d', id)
+    rcall('HSET', jobPrefix .. member, 'state', 'active', 'stalled', stalledBefore)
+    scored[count + 1] = score
+    scored[count + 2] = member
+    count = count + 2
+    seeded = seeded + 1
+    if count == 2 * PAIRS then
+      rcall('ZADD', KEYS[1], unpack(scored, 1, count))
+      count = 0
+    end
+    id = id + 1000
   end
 end
 if count > 0 then rcall('ZADD', KEYS[1], unpack(scored, 1, count)) end
-return last - first + 1
+return seeded

@@ -6,9 +6,12 @@
 
   Same effect as calibration/sweep-stalled-per-command.lua (one command per job and step), with
   fewer calls inside the script: one ZREM, one push (RPUSH, or ZADD for a sorted-set pending) and
-  one ZADD to dead per batch, each with every id of the batch as arguments through unpack(). HINCRBY and HSET stay per job (each touches its own
-  hash). Lua's unpack() refuses more than about 8,000 values, and the ZADD takes two per job, so
-  a batch must stay below 4,000 jobs: the tool caps --batch at 3,000.
+  one ZADD to dead per batch, each with every id of the batch as arguments through unpack().
+  HINCRBY and HSET stay per job (each touches its own hash). Lua's unpack() refuses more than
+  about 8,000 values, and the ZADD takes two per job, so a batch must stay below 4,000 jobs: the
+  tool caps --batch at 3,000. The increment and the scores are the strings '1' and '0': a Lua
+  number handed to redis.call is formatted as a float on every call (Redis 7.0 uses printf
+  "%.17g"), a cost paid per job for nothing.
 
   Input:
     KEYS[1] active   sorted set: member = job id, score = lease deadline (ms since the epoch)
@@ -47,15 +50,15 @@ local toDead, deadCount = {}, 0
 for i = 1, n do
   local id = expired[i]
   local jobKey = jobPrefix .. id
-  if rcall('HINCRBY', jobKey, 'stalled', 1) >= maxStalled then
+  if rcall('HINCRBY', jobKey, 'stalled', '1') >= maxStalled then
     rcall('HSET', jobKey, 'state', 'dead')
-    toDead[deadCount + 1] = 0
+    toDead[deadCount + 1] = '0'
     toDead[deadCount + 2] = id
     deadCount = deadCount + 2
   else
     rcall('HSET', jobKey, 'state', 'pending')
     if pendingIsSet then
-      toPending[pendingCount + 1] = 0
+      toPending[pendingCount + 1] = '0'
       toPending[pendingCount + 2] = id
       pendingCount = pendingCount + 2
     else
