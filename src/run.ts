@@ -181,7 +181,7 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
             runOnce: () =>
               raceInProcesses({
                 sweepers: run.sweepers,
-                setup: { url: target.url, display: target.display, mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+                setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
                 signal,
               }),
           }

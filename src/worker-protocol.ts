@@ -4,12 +4,15 @@
  */
 import type { Mode, PendingKind } from './options.js';
 import type { Cadence } from './sweep-loop.js';
+import type { TlsSettings } from './tls.js';
 
 export interface WorkerSetup {
   readonly type: 'setup';
   /** Sent over the IPC channel, never on a command line, since it may hold a password. */
   readonly url: string;
   readonly display: string;
+  /** For rediss://: the parent's CA, client certificate and key (over IPC, like the URL). */
+  readonly tls?: TlsSettings;
   readonly mode: Mode;
   readonly queue: string;
   readonly batch: number;

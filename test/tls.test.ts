@@ -62,6 +62,17 @@ for (const kind of SERVER_KINDS) {
       assert.deepEqual(await allKeys(plain), []);
     });
 
+    test('--processes over TLS: every sweeper process connects with the same CA and certificate', async () => {
+      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--processes', '--jobs', '300', '--sweepers', '3', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as { runs: { mode: string; processes: boolean; recoveries: number; doubleRecoveries: number }[] };
+      assert.deepEqual(report.runs.map((r) => [r.mode, r.processes]), [['atomic', true], ['loop', true]]);
+      const atomic = report.runs[0];
+      assert.equal(atomic?.recoveries, 300);
+      assert.equal(atomic?.doubleRecoveries, 0);
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
     test('without a client certificate: one line saying so, exit 3', async () => {
       const result = await within(15_000, 'the run', runCli(['--url', tlsUrl, '--tls-ca', certs.ca, '--jobs', '10']));
       assert.equal(result.code, 3, result.stderr);
