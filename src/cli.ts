@@ -246,13 +246,19 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const perQueue = topology !== undefined || flags.queues > 1;
     let runs: RunResult[];
     if (perQueue) {
-      if (trials > 1) throw usageError('--trials cannot go with --queues or a cluster yet: run the trials on one queue');
       const base = options.queue ?? randomQueueName();
-      const runFor = (mode: Mode, queue: string): ModeRun => {
-        const adjusted = adjust(mode);
-        return { ...modeRunFor(options, mode, queue, 1, userScript, adjusted.jobs), ...adjusted };
-      };
-      runs = await runQueues(session, topology, { modes, base, queues: flags.queues, runFor }, interrupts);
+      const progress = io.stderrIsTty && !options.csv && trials > 1;
+      runs = [];
+      // A trial is every queue of every mode, side by side; the next trial starts on fresh queues.
+      for (let trial = 1; trial <= trials; trial++) {
+        if (progress) io.err(`\r\x1b[Kemq-race: trial ${trial}/${trials}…`);
+        const runFor = (mode: Mode, queue: string): ModeRun => {
+          const adjusted = adjust(mode);
+          return { ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted };
+        };
+        runs.push(...(await runQueues(session, topology, { modes, base, trial, trials, queues: flags.queues, runFor }, interrupts)));
+      }
+      if (progress) io.err('\r\x1b[K');
     } else {
       const progress = io.stderrIsTty && !options.csv;
       runs = (
@@ -264,16 +270,21 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
     }
     interrupts.signal.throwIfAborted();
+    const totals = perQueue ? totalsPerMode(runs) : undefined;
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
       runs,
-      ...(perQueue ? { totals: totalsPerMode(runs), perQueue } : {}),
+      ...(perQueue ? { totals, perQueue } : {}),
       ...(topology ? { primaries: topology.primaries } : {}),
-      ...(options.trials !== undefined ? { trials: summarizeTrials(runs) } : {}),
+      // With several queues a trial is judged by its summed row: one count per trial, not per queue.
+      ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
     };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
-    else if (report.trials && trials > 1) io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n`);
+    else if (report.trials && trials > 1) {
+      const summed = perQueue ? `each trial counts the sum of its ${runs.length / (trials * modes.length)} queues per mode (--json has every queue)\n` : '';
+      io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
+    }
     else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
     if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: chooseTarget(choice, io.env)?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));

@@ -11,6 +11,7 @@ import { pickQueueNames } from './cluster/placement.js';
 import { queueSlot } from './cluster/slot.js';
 import type { Topology } from './cluster/topology.js';
 import type { Mode } from './options.js';
+import { runQueueName } from './run-plan.js';
 import { runMode, type ModeRun, type RunResult } from './run.js';
 import type { Session } from './session.js';
 
@@ -24,6 +25,9 @@ export function nodeName(url: string): string {
 export interface QueuesPlan {
   readonly modes: readonly Mode[];
   readonly base: string;
+  /** Which trial this is, of how many: names carry `-tK` when there are several. */
+  readonly trial?: number;
+  readonly trials?: number;
   readonly queues: number;
   /** Everything of a run but its mode and queue (and the jobs, which depend on the mode). */
   readonly runFor: (mode: Mode, queue: string) => ModeRun;
@@ -33,7 +37,7 @@ export async function runQueues(session: Session, topology: Topology | undefined
   const here = nodeName(session.target.url);
   const runs: RunResult[] = [];
   for (const mode of plan.modes) {
-    const base = plan.modes.length > 1 ? `${plan.base}-${mode}` : plan.base;
+    const base = runQueueName(plan.base, mode, plan.modes.length, plan.trial ?? 1, plan.trials ?? 1);
     const names = topology ? pickQueueNames(base, plan.queues, topology.primaries, topology.ownerOf) : pickQueueNames(base, plan.queues, [], () => undefined);
     const settled = await Promise.allSettled(
       names.map(async (queue) => {

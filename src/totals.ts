@@ -1,7 +1,8 @@
 /**
- * One summed row per mode when several queues ran at once: counts and jobs add up; the wall time
- * is the longest queue's (they ran side by side), so jobs/s is all jobs over that; latencies are
- * the worst queue's, since percentiles of separate runs do not add.
+ * One summed row per mode (per mode and trial, with --trials) when several queues ran at once:
+ * counts and jobs add up; the wall time is the longest queue's (they ran side by side), so jobs/s
+ * is all jobs over that; latencies are the worst queue's, since percentiles of separate runs do
+ * not add.
  */
 import { ANOMALIES } from './audit.js';
 import type { RunResult } from './run.js';
@@ -26,11 +27,16 @@ function worst(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? Math.max(...known) : null;
 }
 
-/** The totals row of every mode present in `runs`, in order of first appearance. */
+/** The totals row of every mode (and trial) present in `runs`, in order of first appearance. */
 export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
-  const modes = [...new Set(runs.map((run) => run.mode))];
-  return modes.map((mode) => {
-    const group = runs.filter((run) => run.mode === mode);
+  const groups = new Map<string, RunResult[]>();
+  for (const run of runs) {
+    const key = `${run.mode}\u0000${run.trial}`;
+    const group = groups.get(key);
+    if (group) group.push(run);
+    else groups.set(key, [run]);
+  }
+  return [...groups.values()].map((group) => {
     const first = group[0] as RunResult;
     const sums = Object.fromEntries(SUMMED.map((field) => [field, group.reduce((sum, run) => sum + run[field], 0)]));
     const worsts = Object.fromEntries(WORST.map((field) => [field, worst(group.map((run) => run[field]))]));

@@ -1,7 +1,7 @@
 /**
  * The new flags end to end through the built CLI, against real servers: --mode all and comma
  * lists, --script errors (compile: exit 2, nothing written; run time: exit 3, cleaned up),
- * --trials with its JSON summaries and --expect, and --csv.
+ * --trials with its JSON summaries and --expect (also over several queues), and --csv.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -114,6 +114,25 @@ forEachServer('cli modes', (handle) => {
     const expectClean = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--sweepers', '4', '--jobs', '300', '--expect', 'clean']);
     assert.equal(expectClean.code, 1);
     assert.match(expectClean.stdout, /min \/ median \/ max per trial/);
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
+  });
+
+  test('--trials with --queues: each trial runs every queue on fresh names, summarised over its totals row', async () => {
+    const result = await runCli(['--url', handle.url, '--mode', 'both', '--queues', '2', '--trials', '2', '--sweepers', '4', '--jobs', '300', '--queue', 'tq', '--json', '--expect', 'race']);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as JsonReport & { totals: JsonRun[] };
+    assert.deepEqual(report.runs.map((r) => `${r.mode}${r.trial}:${r.queue}`), [
+      'atomic1:tq-atomic-t1-0', 'atomic1:tq-atomic-t1-1', 'loop1:tq-loop-t1-0', 'loop1:tq-loop-t1-1',
+      'atomic2:tq-atomic-t2-0', 'atomic2:tq-atomic-t2-1', 'loop2:tq-loop-t2-0', 'loop2:tq-loop-t2-1',
+    ]);
+    assert.deepEqual(report.totals.map((t) => [t.mode, t.trial, t.jobs]), [['atomic', 1, 600], ['loop', 1, 600], ['atomic', 2, 600], ['loop', 2, 600]]);
+    for (const total of report.totals) {
+      const queues = report.runs.filter((r) => r.mode === total.mode && r.trial === total.trial);
+      assert.equal(total.doubleRecoveries, queues.reduce((sum, r) => sum + r.doubleRecoveries, 0));
+    }
+    assert.deepEqual(report.trials?.map((t) => [t.mode, t.trials, t.reproductionRate]), [['atomic', 2, 0], ['loop', 2, 1]]);
+    const loopTotals = report.totals.filter((t) => t.mode === 'loop').map((t) => t.doubleRecoveries).sort((a, b) => a - b);
+    assert.deepEqual(report.trials?.[1]?.doubleRecoveries, { min: loopTotals[0], median: ((loopTotals[0] ?? 0) + (loopTotals[1] ?? 0)) / 2, max: loopTotals[1] });
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 

@@ -49,7 +49,7 @@ test('cluster detection, node URLs and per-mode totals', () => {
   assert.equal(isClusterInfo('# Cluster\r\ncluster_enabled:0\r\n'), false);
   assert.equal(nodeUrl('redis://u:p%40ss@seed:7000/0', '10.0.0.2:7001'), 'redis://u:p%40ss@10.0.0.2:7001');
   const run = (queue: string, over: Partial<RunResult>): RunResult => ({
-    mode: 'atomic', queue, sweepers: 2, jobs: 10, batch: 5, maxStalled: 3, stalledBefore: 0, recoveries: 10, doubleRecoveries: 0,
+    mode: 'atomic', queue, trial: 1, sweepers: 2, jobs: 10, batch: 5, maxStalled: 3, stalledBefore: 0, recoveries: 10, doubleRecoveries: 0,
     duplicatePending: 0, lostIncrements: 0, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, jobsRecoveredMoreThanOnce: 0,
     wallMs: 10, jobsPerSec: 1000, roundTrips: 4, sweeps: 4, cutShort: false, callMsP50: 1, callMsP99: 2, callMsMax: 3, serverCallMsP99: null,
     ...over,
@@ -64,6 +64,8 @@ test('cluster detection, node URLs and per-mode totals', () => {
   assert.equal(total.callMsP99, 5);
   assert.equal(total.serverCallMsP99, null);
   assert.equal(total.node, 'n1:1,n2:2');
+  const byTrial = totalsPerMode([run('a', { trial: 1 }), run('b', { trial: 1 }), run('a-t2', { trial: 2, doubleRecoveries: 3 }), run('b-t2', { trial: 2 })]);
+  assert.deepEqual(byTrial.map((t) => [t.mode, t.trial, t.jobs, t.doubleRecoveries, t.queue]), [['atomic', 1, 20, 0, '2 queues'], ['atomic', 2, 20, 3, '2 queues']]);
 });
 
 for (const kind of SERVER_KINDS) {
