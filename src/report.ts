@@ -112,6 +112,11 @@ function columnsFor(runs: readonly RunResult[]): readonly Column[] {
   return COLUMNS.filter((column) => !column.applies || runs.some(column.applies));
 }
 
+/** A run's readout; with several queues it says which queue on which node. */
+export function runReadout(report: Pick<RaceReport, 'perQueue'>, run: RunResult): string {
+  return report.perQueue ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run);
+}
+
 export function renderTable(report: RaceReport, color: boolean): string {
   const paint = new Chalk({ level: color ? 1 : 0 });
   const columns = columnsFor(report.runs);
@@ -131,7 +136,7 @@ export function renderTable(report: RaceReport, color: boolean): string {
   }
   const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
   const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
-  const readouts = report.runs.flatMap((run) => [report.perQueue ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run), ...consequenceLines(run)]);
+  const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
   return [`server: ${server}`, ...cluster, table.toString(), ...readouts].join('\n');
 }
 

@@ -53,6 +53,8 @@ describe('html: pure parts', () => {
     assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
     const line = raceCommandLine({ mode: ['atomic', 'loop'], sweepers: 8, jobs: 500, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, expect: 'race', html: 'my report.html' }, 'redis://user:hunter2@db:6379/2');
     assert.equal(line, "emq-race --mode atomic,loop --sweepers 8 --jobs 500 --batch 100 --max-stalled 3 --stalled-before 0 --probe-delay 0 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
+    const scaled = raceCommandLine({ mode: ['atomic'], sweepers: 4, jobs: 1000, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, queues: 3, cluster: true, loopJobs: 500, serverStats: true, tlsCa: 'ca.pem', tlsInsecure: false }, 'rediss://db:6380');
+    assert.equal(scaled, 'emq-race --mode atomic --sweepers 4 --jobs 1000 --batch 100 --max-stalled 3 --stalled-before 0 --probe-delay 0 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats', 'scale, cluster and TLS flags are part of the rerun');
     const explain = explainCommandLine({ mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' }, undefined);
     assert.equal(explain, 'emq-race explain --mode atomic --max-stalled 3 --stalled-before 2 --json --svg r.svg', 'no schedule without a loop, no url for the embedded server');
     assert.equal(commandLine(['explain'], [['--counter', 'client'], ['--keep', true]]), 'emq-race explain --counter client --keep');
@@ -187,6 +189,31 @@ forEachServer('html in Chromium', (handle) => {
     assert.notEqual(light, dark, 'the page follows the colour scheme');
     await page.emulateMedia({ media: 'print', colorScheme: 'dark' });
     assert.equal(await page.evaluate('getComputedStyle(document.body).backgroundColor'), light, 'paper gets the light scheme');
+    await page.close();
+  });
+
+  test('--queues: each row names its queue and node, each mode\'s total row and bars are the JSON totals', { skip: browserSkip }, async () => {
+    const file = join(dir, 'queues.html');
+    const result = await runCli(['--url', handle.url, '--queues', '2', '--jobs', '200', '--sweepers', '2', '--json', '--html', file]);
+    assert.equal(result.code, 0, result.stderr);
+    const json = JSON.parse(result.stdout) as MainJson & { totals: MainJson['runs'] };
+    assert.ok(browser);
+    const page = await openChecked(browser, file);
+    assert.equal(json.runs.length, 4);
+    for (const [i, run] of json.runs.entries()) {
+      for (const field of ['queue', 'node', 'recoveries', 'doubleRecoveries']) {
+        assert.equal(await page.locator(`#race-table tr[data-run="${i}"] td[data-field="${field}"]`).textContent(), String(run[field]), `${String(run.queue)} ${field}`);
+      }
+    }
+    for (const [i, total] of json.totals.entries()) {
+      const row = (field: string): Promise<string | null> => page.locator(`#race-table tr[data-total="${i}"] td[data-field="${field}"]`).textContent();
+      assert.equal(await row('mode'), `${String(total.mode)} total`);
+      for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements']) assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
+      for (const name of ANOMALIES.filter((n) => n in total)) {
+        assert.equal(await page.locator(`.bar-row[data-mode="${String(total.mode)}"][data-anomaly="${name}"]`).getAttribute('data-value'), String(total[name]));
+      }
+    }
+    assert.match((await page.locator('#command').textContent()) ?? '', / --queues 2 /);
     await page.close();
   });
 

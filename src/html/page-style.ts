@@ -24,7 +24,8 @@ th,td{border:1px solid var(--rule);padding:3px 6px;text-align:left;vertical-alig
 th{background:var(--band);font-weight:600}
 td.num{text-align:right}
 #trials-table{width:auto;min-width:50%}
-#trials-table td{white-space:nowrap}
+#trials-table td,#race-table td[data-field=queue],#race-table td[data-field=node]{white-space:nowrap}
+tr.total td{font-weight:700;border-top:2px solid var(--rule)}
 td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
 td.anomaly.bad{color:var(--bad);background:var(--bad-bg);font-weight:700}
 ul.readouts{padding-left:1.2em}

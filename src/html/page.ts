@@ -96,25 +96,34 @@ const TABLE_COLUMNS: readonly Column[] = [
   { head: 'jobs/s', field: 'jobsPerSec' },
 ];
 
-/** The race table: every run's row, anomaly cells marked ok (0) or bad. */
-export function raceTable(runs: readonly RunJson[]): string {
+/**
+ * The race table: every run's row, anomaly cells marked ok (0) or bad. With several queues per
+ * mode (`totals` given) each row names its queue and node, and each mode's summed row follows.
+ */
+export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
   const withTrials = runs.some((run) => run.trial !== undefined);
+  const perQueue = totals !== undefined && totals.length > 0;
   // Counts that no run of this report carries (no workers, say) get no column.
   const reported: readonly string[] = reportedAnomalies(runs);
   const columns = TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
-  const head = ['mode', ...(withTrials ? ['trial'] : []), ...columns.map((c) => c.head)];
-  const body = runs.map((run, i) => {
+  const head = ['mode', ...(withTrials ? ['trial'] : []), ...(perQueue ? ['queue', 'node'] : []), ...columns.map((c) => c.head)];
+  const row = (run: RunJson, attributes: string, mode: string): string => {
     const cells = [
-      `<td data-field="mode">${esc(run.mode)}</td>`,
+      `<td data-field="mode">${esc(mode)}</td>`,
       ...(withTrials ? [`<td class="num" data-field="trial">${esc(run.trial ?? '')}</td>`] : []),
+      ...(perQueue ? [`<td data-field="queue">${esc(run.queue)}</td>`, `<td data-field="node">${esc(run.node ?? '')}</td>`] : []),
       ...columns.map((column) => {
         const value = run[column.field];
         const state = column.anomaly ? ` anomaly ${value === 0 ? 'ok' : 'bad'}` : '';
         return `<td class="num${state}" data-field="${column.field}">${esc(String(value))}</td>`;
       }),
     ];
-    return `<tr data-run="${i}">${cells.join('')}</tr>`;
-  });
+    return `<tr ${attributes}>${cells.join('')}</tr>`;
+  };
+  const body = [
+    ...runs.map((run, i) => row(run, `data-run="${i}"`, run.mode)),
+    ...(totals ?? []).map((total, i) => row(total, `data-total="${i}" class="total"`, `${total.mode} total`)),
+  ];
   return `<div class="scroll"><table id="race-table"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
 }
 
@@ -144,6 +153,7 @@ function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string |
 export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const { runs } = report;
   const trials = report.trials && report.trials.length > 0 ? report.trials : undefined;
+  const totals = report.totals && report.totals.length > 0 ? report.totals : undefined;
   const facts: [string, string][] = [
     ['modes', uniqueValues(runs, (r) => r.mode)],
     ['sweepers', uniqueValues(runs, (r) => r.sweepers)],
@@ -152,11 +162,15 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ['max-stalled', uniqueValues(runs, (r) => r.maxStalled)],
     ['stalled-before', uniqueValues(runs, (r) => r.stalledBefore)],
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
+    ...(totals ? [['queues per mode', String(runs.length / totals.length)] as [string, string]] : []),
+    ...(report.server.primaries ? [['cluster primaries', report.server.primaries.join(', ')] as [string, string]] : []),
   ];
   const readouts = ctx.readouts && ctx.readouts.length > 0 ? `<ul class="readouts">${ctx.readouts.map((line) => `<li>${esc(line)}</li>`).join('')}</ul>` : '';
   const chartCaption = trials
     ? 'Each count over the trials: dots at the minimum and maximum, a bar to the median. One scale for all modes.'
-    : 'Each anomaly count of each mode, on one scale. A clean run has no bars.';
+    : totals
+      ? 'Each anomaly count of each mode, summed over its queues, on one scale. A clean run has no bars.'
+      : 'Each anomaly count of each mode, on one scale. A clean run has no bars.';
   const sections = [
     '<header>',
     '<h1>emq-race: stalled-job recovery under concurrent sweeps</h1>',
@@ -166,13 +180,13 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     '<section id="table">',
     '<h2>Race table</h2>',
     '<p class="note">Anomaly columns are green at 0 and red otherwise.</p>',
-    raceTable(runs),
+    raceTable(runs, totals),
     readouts,
     '</section>',
     ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>', trialsTable(trials), '</section>'] : []),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
-    `<figure>${inlineSvg(anomalyBars(runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
+    `<figure>${inlineSvg(anomalyBars(totals ?? runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
     '</section>',
     dataSection(),
   ];

@@ -10,6 +10,8 @@ export interface ServerJson {
   readonly version: string;
   /** Already redacted: a password never reaches the JSON. */
   readonly url: string;
+  /** A cluster's primaries (`host:port`). */
+  readonly primaries?: readonly string[];
 }
 
 export interface RunJson {
@@ -17,6 +19,8 @@ export interface RunJson {
   /** Present when the run is one of several trials of its mode. */
   readonly trial?: number;
   readonly queue: string;
+  /** `host:port` of the node the queue lived on (with --queues or a cluster: every run's own). */
+  readonly node?: string | null;
   readonly sweepers: number;
   readonly jobs: number;
   readonly batch: number;
@@ -63,6 +67,8 @@ export interface TrialSummaryJson {
 export interface RaceReportJson {
   readonly server: ServerJson;
   readonly runs: readonly RunJson[];
+  /** With --queues or a cluster: one summed row per mode (and trial). */
+  readonly totals?: readonly RunJson[];
   readonly trials?: readonly TrialSummaryJson[];
 }
 

@@ -3,7 +3,7 @@
  * prints, and says where it went — on stderr under --json, since stdout then carries the JSON alone.
  */
 import type { Io } from '../cli.js';
-import { readout, reportJson, type RaceReport } from '../report.js';
+import { reportJson, runReadout, type RaceReport } from '../report.js';
 import type { RunResult } from '../run.js';
 import { writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
@@ -20,7 +20,7 @@ export function writeRacePage(path: string, report: RaceReport, runs: readonly R
     command: raceCommandLine(flags, flags.url),
     generatedAt: new Date().toISOString(),
     version,
-    readouts: runs.map(readout),
+    readouts: runs.map((run) => runReadout(report, run)),
   });
   writeWhole(path, page);
   announce(io, json, 'html report', path);

@@ -29,6 +29,16 @@ export interface RaceFlagsSeen {
   readonly workers?: number | undefined;
   readonly cycles?: number | undefined;
   readonly observe?: boolean | undefined;
+  readonly loopJobs?: number | undefined;
+  readonly serverStats?: boolean | undefined;
+  readonly queues?: number | undefined;
+  readonly cluster?: boolean | undefined;
+  readonly embeddedCluster?: number | undefined;
+  readonly csv?: boolean | undefined;
+  readonly tlsCa?: string | undefined;
+  readonly tlsCert?: string | undefined;
+  readonly tlsKey?: string | undefined;
+  readonly tlsInsecure?: boolean | undefined;
 }
 
 export interface ExplainFlagsSeen {
@@ -57,11 +67,21 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
     ['--max-stalled', flags.maxStalled],
     ['--stalled-before', flags.stalledBefore],
     ['--probe-delay', flags.probeDelay],
+    ['--loop-jobs', flags.loopJobs],
     ['--queue', flags.queue],
+    ['--queues', flags.queues === 1 ? undefined : flags.queues],
+    ['--cluster', flags.cluster],
+    ['--embedded-cluster', flags.embeddedCluster],
     ['--url', url],
+    ['--tls-ca', flags.tlsCa],
+    ['--tls-cert', flags.tlsCert],
+    ['--tls-key', flags.tlsKey],
+    ['--tls-insecure', flags.tlsInsecure],
     ['--server-bin', flags.serverBin],
+    ['--server-stats', flags.serverStats],
     ['--keep', flags.keep],
     ['--json', flags.json],
+    ['--csv', flags.csv],
     ['--expect', flags.expect],
     ['--script', flags.script],
     ['--pending', flags.pending === 'list' ? undefined : flags.pending],
