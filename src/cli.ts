@@ -282,7 +282,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) {
-      const summed = perQueue ? `each trial counts the sum of its ${runs.length / (trials * modes.length)} queues per mode (--json has every queue)\n` : '';
+      const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
       io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
     }
     else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
