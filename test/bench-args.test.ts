@@ -1,7 +1,7 @@
 /** The benchmark's command line and headline ratios (its timings are never asserted). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { headlineRatios, parseBenchArgs } from '../src/bench/main.js';
+import { defaultRepeats, headlineRatios, parseBenchArgs } from '../src/bench/main.js';
 import type { SizeFigures } from '../src/bench/measure.js';
 import { EmqError } from '../src/errors.js';
 
@@ -21,4 +21,8 @@ test('headline ratios come from the largest size of the first server', () => {
   }) as unknown as SizeFigures;
   assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), { seeding: 3, atomicSweep: 4, audit: 5 });
   assert.equal(headlineRatios([]), null);
+});
+
+test('more repeats where a race is short', () => {
+  assert.deepEqual([1, 10_000, 10_001, 100_000, 100_001, 1_000_000].map(defaultRepeats), [7, 7, 5, 5, 2, 2]);
 });

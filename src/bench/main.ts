@@ -60,13 +60,21 @@ async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (li
   const sizes: SizeFigures[] = [];
   for (const jobs of flags.sizes) {
     log(`bench: ${info.kind} ${info.version}, ${jobs} jobs…`);
-    // Best of 3 up to 100,000 jobs; 2 above, where one pass already takes tens of seconds.
-    const repeats = flags.repeats ?? (jobs <= 100_000 ? 3 : 2);
+    const repeats = flags.repeats ?? defaultRepeats(jobs);
     const options: MeasureOptions = { jobs, batch: flags.batch, repeats, sweeperCounts: [1, 8, 32], loopUpTo: 10_000 };
     const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, server.url, JSON.stringify(options)], { maxBuffer: 16 << 20 });
     sizes.push(JSON.parse(stdout) as SizeFigures);
   }
   return { kind: info.kind, version: info.version, sizes };
+}
+
+/**
+ * Best of 7 up to 10,000 jobs, where a race lasts tens of milliseconds and one hiccup of the
+ * machine would decide it; 5 up to 100,000; 2 above, where one pass already takes a minute.
+ */
+export function defaultRepeats(jobs: number): number {
+  if (jobs <= 10_000) return 7;
+  return jobs <= 100_000 ? 5 : 2;
 }
 
 /** Headline ratios: each at the largest size measured, on the first server. */
