@@ -23,7 +23,6 @@ import {
   parseQueueName,
   type Expectation,
   type Mode,
-  randomQueueName,
   type PendingKind,
   type RaceOptions,
 } from './options.js';
@@ -33,7 +32,7 @@ import { outputFileFlag } from './html/output-file.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { clusterTopology, openEmbeddedClusterSession } from './cluster/cluster-session.js';
 import { nodeName, runQueues } from './queues.js';
-import { availableModes, modeRunFor, runPlan } from './run-plan.js';
+import { availableModes, runPlan } from './run-plan.js';
 import type { ModeRun, RunResult } from './run.js';
 import { totalsPerMode } from './totals.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
@@ -244,31 +243,15 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     });
     const topology = await clusterTopology(session, flags.cluster);
     const perQueue = topology !== undefined || flags.queues > 1;
-    let runs: RunResult[];
-    if (perQueue) {
-      const base = options.queue ?? randomQueueName();
-      const progress = io.stderrIsTty && !options.csv && trials > 1;
-      runs = [];
-      // A trial is every queue of every mode, side by side; the next trial starts on fresh queues.
-      for (let trial = 1; trial <= trials; trial++) {
-        if (progress) io.err(`\r\x1b[Kemq-race: trial ${trial}/${trials}…`);
-        const runFor = (mode: Mode, queue: string): ModeRun => {
-          const adjusted = adjust(mode);
-          return { ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted };
-        };
-        runs.push(...(await runQueues(session, topology, { modes, base, trial, trials, queues: flags.queues, runFor }, interrupts)));
-      }
-      if (progress) io.err('\r\x1b[K');
-    } else {
-      const progress = io.stderrIsTty && !options.csv;
-      runs = (
-        await runPlan(session, options, modes, userScript, interrupts, {
-          adjust,
-          ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
-        })
-      ).map((run) => ({ ...run, node: nodeName(session.target.url) }));
-      if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
-    }
+    const progress = io.stderrIsTty && !options.csv;
+    const planned = await runPlan(session, options, modes, userScript, interrupts, {
+      adjust,
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
+    });
+    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
     interrupts.signal.throwIfAborted();
     const totals = perQueue ? totalsPerMode(runs) : undefined;
     const report: RaceReport = {

@@ -10,8 +10,6 @@ import type { Interrupts } from './interrupt.js';
 import { pickQueueNames } from './cluster/placement.js';
 import { queueSlot } from './cluster/slot.js';
 import type { Topology } from './cluster/topology.js';
-import type { Mode } from './options.js';
-import { runQueueName } from './run-plan.js';
 import { runMode, type ModeRun, type RunResult } from './run.js';
 import type { Session } from './session.js';
 
@@ -22,41 +20,29 @@ export function nodeName(url: string): string {
   return `${parsed.hostname}:${parsed.port || '6379'}`;
 }
 
-export interface QueuesPlan {
-  readonly modes: readonly Mode[];
-  readonly base: string;
-  /** Which trial this is, of how many: names carry `-tK` when there are several. */
-  readonly trial?: number;
-  readonly trials?: number;
-  readonly queues: number;
-  /** Everything of a run but its mode and queue (and the jobs, which depend on the mode). */
-  readonly runFor: (mode: Mode, queue: string) => ModeRun;
-}
-
-export async function runQueues(session: Session, topology: Topology | undefined, plan: QueuesPlan, interrupts: Interrupts): Promise<RunResult[]> {
+/**
+ * One mode's run on `queues` queues named from `name`, side by side: each on the primary that owns
+ * its slot (on a single server, on that server), with its own admin connection and sweepers.
+ */
+export async function runQueues(session: Session, topology: Topology | undefined, name: string, queues: number, runFor: (queue: string) => ModeRun, interrupts: Interrupts): Promise<RunResult[]> {
   const here = nodeName(session.target.url);
-  const runs: RunResult[] = [];
-  for (const mode of plan.modes) {
-    const base = runQueueName(plan.base, mode, plan.modes.length, plan.trial ?? 1, plan.trials ?? 1);
-    const names = topology ? pickQueueNames(base, plan.queues, topology.primaries, topology.ownerOf) : pickQueueNames(base, plan.queues, [], () => undefined);
-    const settled = await Promise.allSettled(
-      names.map(async (queue) => {
-        const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
-        if (!node) throw serverError(`no primary of the cluster owns the slot of queue ${queue} (${queueSlot(queue)}): is every slot assigned?`);
-        const target = topology ? topology.targetOf(node) : session.target;
-        const admin = await connect(target);
-        try {
-          const nodeSession: Session = { target, admin, info: await readServerInfo(admin, target), embedded: undefined };
-          const result = await runMode(nodeSession, plan.runFor(mode, queue), interrupts);
-          return { ...result, node };
-        } finally {
-          await admin.quit().catch(() => admin.disconnect());
-        }
-      }),
-    );
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    for (const s of settled) if (s.status === 'fulfilled') runs.push(s.value);
-  }
-  return runs;
+  const names = topology ? pickQueueNames(name, queues, topology.primaries, topology.ownerOf) : pickQueueNames(name, queues, [], () => undefined);
+  const settled = await Promise.allSettled(
+    names.map(async (queue) => {
+      const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
+      if (!node) throw serverError(`no primary of the cluster owns the slot of queue ${queue} (${queueSlot(queue)}): is every slot assigned?`);
+      const target = topology ? topology.targetOf(node) : session.target;
+      const admin = await connect(target);
+      try {
+        const nodeSession: Session = { target, admin, info: await readServerInfo(admin, target), embedded: undefined };
+        const result = await runMode(nodeSession, runFor(queue), interrupts);
+        return { ...result, node };
+      } finally {
+        await admin.quit().catch(() => admin.disconnect());
+      }
+    }),
+  );
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
 }

@@ -1,6 +1,6 @@
 /**
  * Every run of one command: each mode, T times over (trial 1 of every mode, then trial 2, …), each
- * on a fresh queue of its own, with the same parameters.
+ * on a fresh queue of its own (or fresh queues, with several per mode), with the same parameters.
  */
 import { describeServerError } from './errors.js';
 import { serverHasFunctions } from './function-library.js';
@@ -31,10 +31,15 @@ export interface PlanHooks {
   readonly progress?: (trial: number, trials: number, mode: Mode) => void;
   /** What the command line changes per mode (its job count, latency stats, progress). */
   readonly adjust?: (mode: Mode) => Partial<ModeRun>;
+  /**
+   * Runs one mode of one trial on several queues at once (--queues, a cluster), named from `name`;
+   * without it the run is the one queue `name` on the session's server.
+   */
+  readonly spread?: (name: string, runFor: (queue: string) => ModeRun) => Promise<RunResult[]>;
 }
 
 /** One mode's run as the options describe it, on `jobs` jobs (the live ones are a tenth of those by default). */
-export function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: number, userScript: string | undefined, jobs = options.jobs): ModeRun {
+function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: number, userScript: string | undefined, jobs = options.jobs): ModeRun {
   return {
     mode,
     queue,
@@ -64,8 +69,10 @@ export async function runPlan(session: Session, options: RaceOptions, modes: rea
     for (const mode of modes) {
       if (trials * modes.length > 1) hooks.progress?.(trial, trials, mode);
       const adjusted = hooks.adjust?.(mode) ?? {};
-      const queue = runQueueName(base, mode, modes.length, trial, trials);
-      runs.push(await runMode(session, { ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted }, interrupts));
+      const name = runQueueName(base, mode, modes.length, trial, trials);
+      const runFor = (queue: string): ModeRun => ({ ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted });
+      if (hooks.spread) runs.push(...(await hooks.spread(name, runFor)));
+      else runs.push(await runMode(session, runFor(name), interrupts));
     }
   }
   return runs;
