@@ -5,8 +5,7 @@
  * ZREM and the push loses the job, which no sweep can then find.
  */
 import { MoveLog } from '../move-log.js';
-import { detect, probe } from './loop-steps.js';
-import { pushArgs } from './pending.js';
+import { detect, probe, push } from './loop-steps.js';
 import { countingExec, type Sweeper, type SweeperContext } from './sweeper.js';
 
 export function claimSweeper(context: SweeperContext): Sweeper {
@@ -29,8 +28,7 @@ export function claimSweeper(context: SweeperContext): Sweeper {
         context.faults?.afterClaim();
         const stalled = Number(await exec('HINCRBY', keys.job(id), 'stalled', 1));
         const destination = stalled >= maxStalled ? 'dead' : 'pending';
-        if (destination === 'dead') await exec('ZADD', keys.dead, 0, id);
-        else await exec(...pushArgs(keys, context.pending, id));
+        await push(exec, keys, id, destination, context.pending);
         await exec('HSET', keys.job(id), 'state', destination);
         record.add(Number(id), destination);
       }

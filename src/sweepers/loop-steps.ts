@@ -47,6 +47,11 @@ export async function move(
 ): Promise<void> {
   const removed = await exec('ZREM', keys.active, id);
   afterRemove?.(Number(removed));
+  await push(exec, keys, id, destination, pending);
+}
+
+/** The second half of a move: into dead, or onto pending (RPUSH, or ZADD for a sorted set). */
+export async function push(exec: Exec, keys: QueueKeys, id: string, destination: Exclude<Destination, 'unknown'>, pending: PendingKind = 'list'): Promise<void> {
   if (destination === 'dead') await exec('ZADD', keys.dead, 0, id);
   else await exec(...pushArgs(keys, pending, id));
 }
