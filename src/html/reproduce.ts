@@ -1,21 +1,25 @@
 /** The command lines that reproduce a main run and an explain run, from their parsed flags. */
 import { commandLine } from './command-line.js';
 
-export interface RaceFlagsSeen {
+/** The flags the main command and explain share. */
+interface FlagsSeen {
   readonly mode: readonly string[];
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
   readonly maxStalled: number;
   readonly stalledBefore: number;
-  readonly probeDelay: number;
   readonly queue?: string | undefined;
   readonly url?: string | undefined;
   readonly serverBin?: string | undefined;
   readonly keep: boolean;
   readonly json: boolean;
-  readonly expect?: string | undefined;
   readonly html?: string | undefined;
+}
+
+export interface RaceFlagsSeen extends FlagsSeen {
+  readonly sweepers: number;
+  readonly jobs: number;
+  readonly batch: number;
+  readonly probeDelay: number;
+  readonly expect?: string | undefined;
   readonly script?: string | undefined;
   readonly pending?: string | undefined;
   readonly maxSweeps?: number | undefined;
@@ -41,19 +45,10 @@ export interface RaceFlagsSeen {
   readonly tlsInsecure?: boolean | undefined;
 }
 
-export interface ExplainFlagsSeen {
-  readonly mode: readonly string[];
+export interface ExplainFlagsSeen extends FlagsSeen {
   /** The schedule as SWEEP:STEP items; only the loop uses it. */
   readonly schedule: readonly string[];
   readonly counter?: string | undefined;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
-  readonly queue?: string | undefined;
-  readonly url?: string | undefined;
-  readonly serverBin?: string | undefined;
-  readonly keep: boolean;
-  readonly json: boolean;
-  readonly html?: string | undefined;
   readonly svg?: string | undefined;
 }
 
