@@ -69,39 +69,35 @@ for (const kind of SERVER_KINDS) {
         while (!(await ready())) await sleep(2);
       })());
 
-    test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed']);
-      await until('seeding', async () => (await redis.exists('emq:{race-seed}:active')) === 1);
-      cli.child.kill('SIGINT');
+    /**
+     * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
+     * show: its exit code, one line naming the signal, nothing on stdout, the keyspace as it was.
+     */
+    const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: 'SIGINT' | 'SIGTERM'): Promise<void> => {
+      const cli = startCli(['--url', server.url, ...args]);
+      await until(what, ready);
+      cli.child.kill(signal);
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
-      assert.equal(result.code, 130, result.stderr);
-      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
+      assert.equal(result.code, signal === 'SIGINT' ? 130 : 143, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${signal}`));
       assert.equal(result.stdout, '');
       assert.deepEqual(await unrelatedState(redis), initial);
+    };
+
+    test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
+      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed'], 'seeding', async () => (await redis.exists('emq:{race-seed}:active')) === 1, 'SIGINT');
     });
 
     test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
-      const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep']);
-      await until('sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0);
-      cli.child.kill('SIGTERM');
-      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
-      assert.equal(result.code, 143, result.stderr);
-      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGTERM/);
-      assert.equal(result.stdout, '');
-      assert.deepEqual(await unrelatedState(redis), initial);
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
     });
 
     test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
       // Once every job stands in `pending`, the sweepers are done and the audit is reading.
       const jobs = 50_000;
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', String(jobs), '--batch', '3000', '--queue', 'race-audit']);
-      await until('the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs);
-      cli.child.kill('SIGINT');
-      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
-      assert.equal(result.code, 130, result.stderr);
-      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
-      assert.equal(result.stdout, '');
-      assert.deepEqual(await unrelatedState(redis), initial);
+      const args = ['--mode', 'atomic', '--jobs', String(jobs), '--batch', '3000', '--queue', 'race-audit'];
+      await interruptWhen(args, 'the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs, 'SIGINT');
     });
 
     test('a second SIGINT skips the key cleanup and names the clean command, which then finishes it', async () => {
