@@ -16,8 +16,8 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** KEYS: active. ARGV: prefix, first, last, server now ms, expired by ms, stalled before, residues high..low. */
     seedJobs(active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number, high: number, low: number): Result<number, Context>;
-    /** KEYS: active (routing only). ARGV: prefix, first, last. One element per job (see the script). */
-    auditJobs(active: string, prefix: string, first: number, last: number): Result<(number | string)[], Context>;
+    /** KEYS: active (routing only). ARGV: prefix, first, last, residues high..low. One element per job, in seeding order (see the script). */
+    auditJobs(active: string, prefix: string, first: number, last: number, high: number, low: number): Result<(number | string)[], Context>;
     /** KEYS: the list or sorted set. ARGV: kind, start, stop, jobs, now ms. One integer per member. */
     auditMembers(key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Result<number[], Context>;
   }

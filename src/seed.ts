@@ -65,6 +65,32 @@ export function seedSlices(origin: number, count: number, perCall: number): Seed
   return slices;
 }
 
+/**
+ * Visits the ids of one slice in the order seed-jobs.lua created them (and audit-jobs.lua reads
+ * them back): residue high down to low, ids rising within a residue. `index` counts from 0.
+ */
+export function forEachSliceId(slice: SeedSlice, visit: (id: number, index: number) => void): void {
+  let index = 0;
+  for (let residue = slice.high; residue >= slice.low; residue--) {
+    for (let id = lowestIdWith(slice.first, residue); id <= slice.last; id += RESIDUES) visit(id, index++);
+  }
+}
+
+/** How many ids one slice covers. */
+export function sliceSize(slice: SeedSlice): number {
+  let size = 0;
+  for (let residue = slice.high; residue >= slice.low; residue--) {
+    const start = lowestIdWith(slice.first, residue);
+    if (start <= slice.last) size += Math.floor((slice.last - start) / RESIDUES) + 1;
+  }
+  return size;
+}
+
+/** The lowest id from `first` on whose residue is `residue`. */
+function lowestIdWith(first: number, residue: number): number {
+  return first + ((((residue - (first % RESIDUES)) % RESIDUES) + RESIDUES) % RESIDUES);
+}
+
 export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal): Promise<void> {
   defineBulkScripts(redis);
   const expiredBy = plan.expiredByMs ?? EXPIRED_BY_MS;

@@ -9,10 +9,12 @@
 import type { Redis } from 'ioredis';
 import { type JobSnapshot } from './audit.js';
 import { defineBulkScripts } from './bulk-scripts.js';
+import { serverError } from './errors.js';
 import type { QueueKeys } from './keys.js';
 import type { PendingKind } from './options.js';
+import { forEachSliceId, seedSlices, sliceSize } from './seed.js';
 import { serverTimeMs } from './server-clock.js';
-import { inSlices } from './slices.js';
+import { inCalls, inSlices } from './slices.js';
 
 /** Members or jobs per script call: a few milliseconds of the server's time. */
 const PER_CALL = 5000;
@@ -62,20 +64,28 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     if (id) inDead[id] = 1;
   });
 
-  await inSlices(total, 1, PER_CALL, signal, (first, last) => redis.auditJobs(keys.active, keys.prefix, first, last), (reply, first) => {
-    reply.forEach((value, offset) => {
-      const id = first + offset;
-      if (typeof value === 'number') {
-        const code = ((value % 8) + 8) % 8;
-        stalled[id] = (value - code) / 8;
-        state[id] = code;
-      } else {
-        // The field as written, for Number() to read exactly as a plain reader would; none: NaN.
-        state[id] = Number(value[0]);
-        if (value.length > 1) stalled[id] = Number(value.slice(1));
-      }
-    });
-  });
+  // Job hashes are read in the order seeding created them, which is the order they lie in the
+  // server's memory: far fewer cache misses than reading by id.
+  const read = (id: number, value: number | string): void => {
+    if (typeof value === 'number') {
+      const code = ((value % 8) + 8) % 8;
+      stalled[id] = (value - code) / 8;
+      state[id] = code;
+    } else {
+      // The field as written, for Number() to read exactly as a plain reader would; none: NaN.
+      state[id] = Number(value[0]);
+      if (value.length > 1) stalled[id] = Number(value.slice(1));
+    }
+  };
+  await inCalls(
+    seedSlices(1, total, PER_CALL),
+    signal,
+    ({ first, last, high, low }) => redis.auditJobs(keys.active, keys.prefix, first, last, high, low),
+    (reply, slice) => {
+      if (reply.length !== sliceSize(slice)) throw serverError(`the audit script answered ${reply.length} jobs for a slice of ${sliceSize(slice)}`);
+      forEachSliceId(slice, (id, index) => read(id, reply[index] as number | string));
+    },
+  );
 
   const snapshot: JobSnapshot = { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, live };
   return shape.workers ? { ...snapshot, ...(await readWorkerTraces(redis, keys, total, nowMs, signal)) } : snapshot;

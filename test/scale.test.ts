@@ -17,7 +17,7 @@ import { queueKeys, type QueueKeys } from '../src/keys.js';
 import { LIMITS } from '../src/options.js';
 import { defaultMaxSweeps, race } from '../src/race.js';
 import { runMode } from '../src/run.js';
-import { expiredDeadline, seedJobs, seedSlices } from '../src/seed.js';
+import { expiredDeadline, forEachSliceId, seedJobs, seedSlices, sliceSize } from '../src/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
 import { closeSession, openSession, type Session } from '../src/session.js';
 import { readSnapshot } from '../src/snapshot.js';
@@ -85,6 +85,22 @@ test('seeding slices cover every id once, at most perCall jobs per call, in asce
     for (let id = 0; id < seen.length; id++) assert.equal(seen[id], id >= origin ? 1 : 0, `${origin}+${count}/${perCall}: id ${id}`);
   }
   assert.deepEqual(seedSlices(1, 0, 5000), []);
+});
+
+test('a slice is read back in the order it was seeded: residue falling, ids rising within a residue', () => {
+  const cases = [[1, 12_345, 5000], [1001, 100_000, 5000], [777, 54_321, 700], [1, 30_000, 7], [1, 600, 5000]] as const;
+  for (const [origin, count, perCall] of cases) {
+    for (const slice of seedSlices(origin, count, perCall)) {
+      const visited: number[] = [];
+      forEachSliceId(slice, (id, index) => {
+        assert.equal(index, visited.length);
+        visited.push(id);
+      });
+      assert.equal(sliceSize(slice), visited.length);
+      const expected = idsOf(slice).sort((a, b) => b % 1000 - a % 1000 || a - b);
+      assert.deepEqual(visited, expected, `${origin}+${count}/${perCall}: ${JSON.stringify(slice)}`);
+    }
+  }
 });
 
 forEachServer('scale', (handle) => {
