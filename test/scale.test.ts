@@ -161,17 +161,20 @@ forEachServer('scale', (handle) => {
     assert.ok(isClean(run));
   });
 
-  test('server-side seeding writes the same keys, hashes and scores as client seeding', async () => {
+  test('server-side seeding writes the same keys, hashes and scores as both client seedings', async () => {
     const jobs = 12_345;
     const serverNowMs = await serverTimeMs(admin);
     const ours = fresh('seed');
-    const plain = fresh('seed');
     await seedJobs(admin, ours, { jobs, stalledBefore: 1, serverNowMs });
-    await seedJobsPipelined(admin, plain, { jobs, stalledBefore: 1, serverNowMs });
-    assert.deepEqual(await queueState(admin, ours, jobs), await queueState(admin, plain, jobs));
     assert.equal(await admin.zcard(ours.active), jobs);
+    const expected = await queueState(admin, ours, jobs);
+    for (const zadd of ['per-job', 'per-chunk'] as const) {
+      const plain = fresh('seed');
+      await seedJobsPipelined(admin, plain, { jobs, stalledBefore: 1, serverNowMs }, zadd);
+      assert.deepEqual(await queueState(admin, plain, jobs), expected, zadd);
+      await unlinkQueue(admin, plain, jobs);
+    }
     await unlinkQueue(admin, ours, jobs);
-    await unlinkQueue(admin, plain, jobs);
   });
 
   test('seeding from an id past 1 (the live jobs) writes exactly those ids, hashes and deadlines', async () => {
@@ -232,7 +235,7 @@ forEachServer('scale', (handle) => {
     assert.equal(figures.atomicSweep.ours[0]?.clean, true);
     assert.equal(figures.atomicSweep.calibration[0]?.clean, true);
     assert.equal(figures.loop?.sweepers, 8);
-    for (const value of [figures.seeding.ratio, figures.atomicSweep.ratio, figures.audit.ratio, figures.serverCommandsPerSec]) {
+    for (const value of [figures.seeding.ratio, figures.seeding.batchedRatio, figures.atomicSweep.ratio, figures.audit.ratio, figures.serverCommandsPerSec]) {
       assert.ok(Number.isFinite(value) && value > 0, String(value));
     }
   });
