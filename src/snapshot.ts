@@ -65,7 +65,7 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
   });
 
   // Job hashes are read in the order seeding created them, which is the order they lie in the
-  // server's memory: far fewer cache misses than reading by id.
+  // server's memory: fewer cache misses than reading by id.
   const read = (id: number, value: number | string): void => {
     if (typeof value === 'number') {
       const code = ((value % 8) + 8) % 8;

@@ -24,5 +24,5 @@ test('headline ratios come from the largest size of the first server', () => {
 });
 
 test('more repeats where a race is short', () => {
-  assert.deepEqual([1, 10_000, 10_001, 100_000, 100_001, 1_000_000].map(defaultRepeats), [7, 7, 5, 5, 2, 2]);
+  assert.deepEqual([1, 10_000, 10_001, 100_000, 100_001, 1_000_000].map(defaultRepeats), [15, 15, 7, 7, 3, 3]);
 });

@@ -69,12 +69,13 @@ async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (li
 }
 
 /**
- * Best of 7 up to 10,000 jobs, where a race lasts tens of milliseconds and one hiccup of the
- * machine would decide it; 5 up to 100,000; 2 above, where one pass already takes a minute.
+ * Best of 15 up to 10,000 jobs, where a race lasts tens of milliseconds and one hiccup of the
+ * machine would decide it (with 7, a best of 8 sweepers once came out no faster than a best of
+ * one); 7 up to 100,000; 3 above, where one pass takes well over a minute.
  */
 export function defaultRepeats(jobs: number): number {
-  if (jobs <= 10_000) return 7;
-  return jobs <= 100_000 ? 5 : 2;
+  if (jobs <= 10_000) return 15;
+  return jobs <= 100_000 ? 7 : 3;
 }
 
 /**
