@@ -1,6 +1,6 @@
 /**
- * Calibration only: seeding from the client, pipelined, the way the benchmark compares the
- * server-side seeding in src/seed.ts against (same server, same process); no mode uses it.
+ * Calibration only: seeding from the client, pipelined, for the benchmark to measure the
+ * server-side seeding of src/seed.ts against (same server, same process); no mode uses it.
  *
  * Two shapes. The straightforward one sends each job's two commands, its HSET and its ZADD,
  * the way a client that seeds job by job writes them. The batched one still sends one HSET per
