@@ -47,6 +47,25 @@ export interface JobSnapshot {
   readonly live?: number;
 }
 
+/**
+ * A snapshot of `jobs` expired jobs (and `live` more after them) with nothing read yet: in no
+ * place, no hash. Readers fill it in.
+ */
+export function blankSnapshot(jobs: number, stalledBefore: number, live = 0): JobSnapshot {
+  const n = jobs + live + 1;
+  return {
+    jobs,
+    stalledBefore,
+    inPending: new Uint32Array(n),
+    inActive: new Uint8Array(n),
+    activeExpired: new Uint8Array(n),
+    inDead: new Uint8Array(n),
+    stalled: new Float64Array(n).fill(Number.NaN),
+    state: new Uint8Array(n),
+    live,
+  };
+}
+
 /** What the audit needs beyond the snapshot and the moves, when the run had faults or cycles. */
 export interface AuditContext {
   /** A sweeper's call went unanswered: moves the tool never heard of may have happened. */

@@ -7,7 +7,7 @@
  * client. Nothing else writes to the queue while this runs, so index ranges are stable.
  */
 import type { Redis } from 'ioredis';
-import { type JobSnapshot } from './audit.js';
+import { blankSnapshot, type JobSnapshot } from './audit.js';
 import { defineBulkScripts } from './bulk-scripts.js';
 import { serverError } from './errors.js';
 import type { QueueKeys } from './keys.js';
@@ -32,14 +32,9 @@ export interface SnapshotShape {
 export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal, shape: SnapshotShape = {}): Promise<JobSnapshot> {
   defineBulkScripts(redis);
   const nowMs = await serverTimeMs(redis);
-  const live = shape.live ?? 0;
-  const total = jobs + live;
-  const inPending = new Uint32Array(total + 1);
-  const inActive = new Uint8Array(total + 1);
-  const activeExpired = new Uint8Array(total + 1);
-  const inDead = new Uint8Array(total + 1);
-  const stalled = new Float64Array(total + 1).fill(Number.NaN);
-  const state = new Uint8Array(total + 1);
+  const snapshot = blankSnapshot(jobs, stalledBefore, shape.live ?? 0);
+  const { inPending, inActive, activeExpired, inDead, stalled, state } = snapshot;
+  const total = jobs + (snapshot.live ?? 0);
 
   const pendingKind = shape.pending ?? 'list';
   const [pendingSize, activeSize, deadSize] = await Promise.all([
@@ -87,7 +82,6 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     },
   );
 
-  const snapshot: JobSnapshot = { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state, live };
   return shape.workers ? { ...snapshot, ...(await readWorkerTraces(redis, keys, total, nowMs, signal)) } : snapshot;
 }
 

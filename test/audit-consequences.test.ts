@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../src/audit-consequences.js';
-import { STATE_CODES, auditJobs, type JobSnapshot } from '../src/audit.js';
+import { STATE_CODES, auditJobs, blankSnapshot, type JobSnapshot } from '../src/audit.js';
 import { checkConsequenceOptions } from '../src/consequence-options.js';
 import { EmqError } from '../src/errors.js';
 import { collectFault, faultsForMode } from '../src/faults/names.js';
@@ -106,17 +106,7 @@ describe('CycleTally', () => {
 });
 
 function snapshot(over: Partial<JobSnapshot> & { jobs: number }): JobSnapshot {
-  const n = over.jobs + 1;
-  return {
-    stalledBefore: 0,
-    inPending: new Uint32Array(n),
-    inActive: new Uint8Array(n),
-    activeExpired: new Uint8Array(n),
-    inDead: new Uint8Array(n),
-    stalled: new Float64Array(n).fill(Number.NaN),
-    state: new Uint8Array(n),
-    ...over,
-  };
+  return { ...blankSnapshot(over.jobs, 0), ...over };
 }
 
 describe('auditJobs with the new counts', () => {

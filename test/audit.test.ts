@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import {
   STATE_CODES,
   auditJobs,
+  blankSnapshot,
   excess,
   incrementGap,
   isClean,
@@ -27,16 +28,7 @@ interface JobFacts {
 
 function snapshotOf(jobs: JobFacts[], stalledBefore = 0): { snapshot: JobSnapshot; moves: Uint32Array } {
   const n = jobs.length;
-  const snapshot = {
-    jobs: n,
-    stalledBefore,
-    inPending: new Uint32Array(n + 1),
-    inActive: new Uint8Array(n + 1),
-    activeExpired: new Uint8Array(n + 1),
-    inDead: new Uint8Array(n + 1),
-    stalled: new Float64Array(n + 1).fill(Number.NaN),
-    state: new Uint8Array(n + 1),
-  };
+  const snapshot = blankSnapshot(n, stalledBefore);
   const moves = new Uint32Array(n + 1);
   jobs.forEach((job, index) => {
     const id = index + 1;

@@ -5,7 +5,7 @@
  * benchmark can check both agree and compare their speed and memory. No mode uses it.
  */
 import type { Redis } from 'ioredis';
-import { stateCode, type JobSnapshot } from '../audit.js';
+import { blankSnapshot, stateCode, type JobSnapshot } from '../audit.js';
 import type { QueueKeys } from '../keys.js';
 import { serverTimeMs } from '../server-clock.js';
 
@@ -13,12 +13,8 @@ const CHUNK = 10_000;
 
 export async function readSnapshotStraightforward(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number): Promise<JobSnapshot> {
   const nowMs = await serverTimeMs(redis);
-  const inPending = new Uint32Array(jobs + 1);
-  const inActive = new Uint8Array(jobs + 1);
-  const activeExpired = new Uint8Array(jobs + 1);
-  const inDead = new Uint8Array(jobs + 1);
-  const stalled = new Float64Array(jobs + 1).fill(Number.NaN);
-  const state = new Uint8Array(jobs + 1);
+  const snapshot = blankSnapshot(jobs, stalledBefore);
+  const { inPending, inActive, activeExpired, inDead, stalled, state } = snapshot;
   const jobIndex = (member: string): number => {
     const id = Number(member);
     return Number.isInteger(id) && id >= 1 && id <= jobs ? id : 0;
@@ -51,5 +47,5 @@ export async function readSnapshotStraightforward(redis: Redis, keys: QueueKeys,
       state[first + offset] = stateCode(stateField);
     });
   }
-  return { jobs, stalledBefore, inPending, inActive, activeExpired, inDead, stalled, state };
+  return snapshot;
 }
