@@ -9,7 +9,6 @@ import { EmqError, ExitCode, describeServerError } from './errors.js';
 import { queueKeys } from './keys.js';
 import { measureServerClock } from './server-clock.js';
 import { sweepUntilDone } from './sweep-loop.js';
-import type { TlsSettings } from './tls.js';
 import { SWEEPERS } from './sweepers/index.js';
 import type { Sweeper } from './sweepers/sweeper.js';
 import { DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './worker-protocol.js';
@@ -39,18 +38,10 @@ async function fail(err: unknown): Promise<void> {
   process.disconnect?.();
 }
 
-/** Buffers cross the IPC channel as plain Uint8Arrays; TLS wants them back as Buffers. */
-function reviveTls(tls: TlsSettings): TlsSettings {
-  const buffer = (bytes: Uint8Array | undefined): Buffer | undefined => (bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : undefined);
-  const ca = buffer(tls.ca);
-  const cert = buffer(tls.cert);
-  const key = buffer(tls.key);
-  return { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}), rejectUnauthorized: tls.rejectUnauthorized };
-}
-
 async function prepare(message: WorkerSetup): Promise<void> {
   setup = message;
-  redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: reviveTls(message.tls) } : {}) });
+  // The channel uses advanced serialization, so the TLS Buffers arrive as Buffers.
+  redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: message.tls } : {}) });
   const clock = await measureServerClock(redis);
   sweeper = SWEEPERS[message.mode]({
     redis,
