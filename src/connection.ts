@@ -142,12 +142,17 @@ function clientOptions(target: ServerTarget, options: ConnectOptions): RedisOpti
     const parsed = new URL(target.url);
     return { ...base, path: decodeURIComponent(parsed.pathname) };
   }
-  if (target.url.startsWith('rediss:')) {
-    // ioredis reads host, port and credentials from a rediss:// URL but not that it means TLS.
-    const tls = target.tls ?? { rejectUnauthorized: true };
-    return { ...base, tls: { ...tls } };
-  }
-  return base;
+  const tls = tlsOptions(target);
+  return tls ? { ...base, tls } : base;
+}
+
+/**
+ * The TLS options for a target: none unless its URL is rediss:// (ioredis reads host, port and
+ * credentials from such a URL but not that it means TLS), then the --tls-* settings.
+ */
+export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
+  if (!target.url.startsWith('rediss:')) return undefined;
+  return { ...(target.tls ?? { rejectUnauthorized: true }) };
 }
 
 export interface ServerInfo {

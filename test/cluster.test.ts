@@ -10,7 +10,7 @@ import { ANOMALIES } from '../src/audit.js';
 import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from '../src/cluster/embedded-cluster.js';
 import { pickQueueNames } from '../src/cluster/placement.js';
 import { crc16, keySlot, queueSlot } from '../src/cluster/slot.js';
-import { isClusterInfo, nodeUrl } from '../src/cluster/topology.js';
+import { isClusterInfo, nodeUrl, topologyFromSlots } from '../src/cluster/topology.js';
 import { which } from '../src/embedded-server.js';
 import { createdKeys, queueKeys } from '../src/keys.js';
 import { totalsPerMode } from '../src/totals.js';
@@ -48,6 +48,12 @@ test('cluster detection, node URLs and per-mode totals', () => {
   assert.equal(isClusterInfo('# Cluster\r\ncluster_enabled:1\r\n'), true);
   assert.equal(isClusterInfo('# Cluster\r\ncluster_enabled:0\r\n'), false);
   assert.equal(nodeUrl('redis://u:p%40ss@seed:7000/0', '10.0.0.2:7001'), 'redis://u:p%40ss@10.0.0.2:7001');
+  // A primary is reached with the --url's TLS settings, not the defaults.
+  const tls = { ca: Buffer.from('ca'), rejectUnauthorized: false };
+  const slots = Array.from({ length: 16384 }, () => ['10.0.0.2:7001']);
+  const primary = topologyFromSlots(slots, { url: 'rediss://seed:7000', display: 'rediss://seed:7000', tls }).targetOf('10.0.0.2:7001');
+  assert.deepEqual(primary.tls, tls);
+  assert.equal(primary.url, 'rediss://10.0.0.2:7001');
   const run = (queue: string, over: Partial<RunResult>): RunResult => ({
     mode: 'atomic', queue, trial: 1, sweepers: 2, jobs: 10, batch: 5, maxStalled: 3, stalledBefore: 0, recoveries: 10, doubleRecoveries: 0,
     duplicatePending: 0, lostIncrements: 0, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, jobsRecoveredMoreThanOnce: 0,

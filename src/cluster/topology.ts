@@ -5,7 +5,7 @@
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
 import { Cluster, type Redis } from 'ioredis';
-import { parseServerUrl, type ServerTarget } from '../connection.js';
+import { parseServerUrl, tlsOptions, type ServerTarget } from '../connection.js';
 import { describeServerError } from '../errors.js';
 import { SLOTS } from './slot.js';
 
@@ -49,7 +49,7 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
   return {
     primaries: [...primaries].sort(),
     ownerOf: (slot) => owners[slot],
-    targetOf: (node) => parseServerUrl(nodeUrl(seed.url, node)),
+    targetOf: (node) => ({ ...parseServerUrl(nodeUrl(seed.url, node)), ...(seed.tls ? { tls: seed.tls } : {}) }),
   };
 }
 
@@ -63,7 +63,7 @@ export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
     redisOptions: {
       ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
       ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-      ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+      ...(url.protocol === 'rediss:' ? { tls: tlsOptions(seed) } : {}),
       connectTimeout: 5000,
       maxRetriesPerRequest: 0,
     },
