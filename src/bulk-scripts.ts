@@ -1,30 +1,29 @@
 /**
- * The server-side helpers behind fast seeding and a streaming audit, registered as ioredis
- * commands (EVALSHA, with EVAL on NOSCRIPT). Each call is bounded by its caller to a few thousand
- * jobs, so one call holds the server for milliseconds.
+ * The server-side helpers behind fast seeding and a streaming audit, sent like every script of the
+ * tool (CachedScript: EVALSHA, then EVAL on NOSCRIPT). Each call is bounded by its caller to a few
+ * thousand jobs, so one call holds the server for milliseconds.
  */
 import { readFileSync } from 'node:fs';
-import type { Redis, Result } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { CachedScript } from './cached-script.js';
 
-const lua = (name: string): string => readFileSync(new URL(`./lua/${name}`, import.meta.url), 'utf8');
+const script = (name: string): CachedScript => new CachedScript(readFileSync(new URL(`./lua/${name}`, import.meta.url), 'utf8'));
 
-export const SEED_JOBS_LUA = lua('seed-jobs.lua');
-export const AUDIT_JOBS_LUA = lua('audit-jobs.lua');
-export const AUDIT_MEMBERS_LUA = lua('audit-members.lua');
+const SEED_JOBS = script('seed-jobs.lua');
+const AUDIT_JOBS = script('audit-jobs.lua');
+const AUDIT_MEMBERS = script('audit-members.lua');
 
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** KEYS: active. ARGV: prefix, first, last, server now ms, expired by ms, stalled before, residues high..low. */
-    seedJobs(active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number, high: number, low: number): Result<number, Context>;
-    /** KEYS: active (routing only). ARGV: prefix, first, last, residues high..low. One element per job, in seeding order (see the script). */
-    auditJobs(active: string, prefix: string, first: number, last: number, high: number, low: number): Result<(number | string)[], Context>;
-    /** KEYS: the list or sorted set. ARGV: kind, start, stop, jobs, now ms. One integer per member. */
-    auditMembers(key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Result<number[], Context>;
-  }
+/** Seeds jobs first..last with residues high..low (see seed-jobs.lua); resolves to how many. */
+export async function callSeedJobs(redis: Redis, active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number, high: number, low: number): Promise<number> {
+  return Number(await SEED_JOBS.call(redis, [active], [prefix, first, last, serverNowMs, expiredByMs, stalledBefore, high, low]));
 }
 
-export function defineBulkScripts(redis: Redis): void {
-  redis.defineCommand('seedJobs', { numberOfKeys: 1, lua: SEED_JOBS_LUA });
-  redis.defineCommand('auditJobs', { numberOfKeys: 1, lua: AUDIT_JOBS_LUA });
-  redis.defineCommand('auditMembers', { numberOfKeys: 1, lua: AUDIT_MEMBERS_LUA });
+/** One element per job of a slice, in seeding order (see audit-jobs.lua); `active` only routes the call. */
+export async function callAuditJobs(redis: Redis, active: string, prefix: string, first: number, last: number, high: number, low: number): Promise<(number | string)[]> {
+  return (await AUDIT_JOBS.call(redis, [active], [prefix, first, last, high, low])) as (number | string)[];
+}
+
+/** One integer per member of a slice of a list or sorted set (see audit-members.lua). */
+export async function callAuditMembers(redis: Redis, key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Promise<number[]> {
+  return (await AUDIT_MEMBERS.call(redis, [key], [kind, start, stop, jobs, nowMs])) as number[];
 }

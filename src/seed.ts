@@ -5,7 +5,7 @@
  * a million jobs cost two hundred calls and no per-job traffic.
  */
 import type { Redis } from 'ioredis';
-import { defineBulkScripts } from './bulk-scripts.js';
+import { callSeedJobs } from './bulk-scripts.js';
 import type { QueueKeys } from './keys.js';
 import { inCalls } from './slices.js';
 
@@ -92,12 +92,11 @@ function lowestIdWith(first: number, residue: number): number {
 }
 
 export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal): Promise<void> {
-  defineBulkScripts(redis);
   const expiredBy = plan.expiredByMs ?? EXPIRED_BY_MS;
   await inCalls(
     seedSlices(plan.firstId ?? 1, plan.jobs, PER_CALL),
     signal,
-    ({ first, last, high, low }) => redis.seedJobs(keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low),
+    ({ first, last, high, low }) => callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low),
     () => {},
   );
 }

@@ -3,12 +3,13 @@
  * sorted set), the running list, both sorted sets and every job hash are read in bounded slices by
  * small scripts (src/lua/audit-members.lua, src/lua/audit-jobs.lua) that answer with one integer
  * per job or member, several calls in flight at once, straight into typed arrays sized by the job
- * count. No string or object per job is ever built, so a million jobs cost a few bytes each in the
- * client. Nothing else writes to the queue while this runs, so index ranges are stable.
+ * count. No string or object per job is built, so a million jobs cost a few bytes each in the
+ * client; only runs with workers also read each job's `runs` counter, with a pipelined HGET per
+ * job. Nothing else writes to the queue while this runs, so index ranges are stable.
  */
 import type { Redis } from 'ioredis';
 import { blankSnapshot, type JobSnapshot } from './audit.js';
-import { defineBulkScripts } from './bulk-scripts.js';
+import { callAuditJobs, callAuditMembers } from './bulk-scripts.js';
 import { serverError } from './errors.js';
 import type { QueueKeys } from './keys.js';
 import type { PendingKind } from './options.js';
@@ -30,7 +31,6 @@ export interface SnapshotShape {
 }
 
 export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal, shape: SnapshotShape = {}): Promise<JobSnapshot> {
-  defineBulkScripts(redis);
   const nowMs = await serverTimeMs(redis);
   const snapshot = blankSnapshot(jobs, stalledBefore, shape.live ?? 0);
   const { inPending, inActive, activeExpired, inDead, stalled, state } = snapshot;
@@ -43,7 +43,8 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     redis.zcard(keys.dead),
   ]);
 
-  // A sorted-set pending scores its members 0, so the expired flag means nothing there: masked off.
+  // A sorted-set pending scores its members 0 or 1 (re-leases), never a deadline, so the expired
+  // flag means nothing there: masked off.
   await readMembers(redis, keys.pending, pendingKind, pendingSize, total, nowMs, signal, (word) => {
     const id = word & ID_MASK;
     if (id) inPending[id] = (inPending[id] ?? 0) + 1;
@@ -59,8 +60,8 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
     if (id) inDead[id] = 1;
   });
 
-  // Job hashes are read in the order seeding created them, which is the order they lie in the
-  // server's memory: fewer cache misses than reading by id.
+  // Job hashes are read in the order seeding created them (live jobs, seeded apart, nearly so),
+  // which is the order they lie in the server's memory: fewer cache misses than reading by id.
   const read = (id: number, value: number | string): void => {
     if (typeof value === 'number') {
       const code = ((value % 8) + 8) % 8;
@@ -75,7 +76,7 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
   await inCalls(
     seedSlices(1, total, PER_CALL),
     signal,
-    ({ first, last, high, low }) => redis.auditJobs(keys.active, keys.prefix, first, last, high, low),
+    ({ first, last, high, low }) => callAuditJobs(redis, keys.active, keys.prefix, first, last, high, low),
     (reply, slice) => {
       if (reply.length !== sliceSize(slice)) throw serverError(`the audit script answered ${reply.length} jobs for a slice of ${sliceSize(slice)}`);
       forEachSliceId(slice, (id, index) => read(id, reply[index] as number | string));
@@ -93,7 +94,7 @@ async function readWorkerTraces(redis: Redis, keys: QueueKeys, total: number, no
     const id = word & ID_MASK;
     if (id) inRunning[id] = 1;
   });
-  // Runs with workers are bounded in size by the workers' own pace, so a pipelined HGET per job is enough here.
+  // Only runs with workers have a `runs` field to read: a pipelined HGET per job, in bounded slices.
   await inSlices(total, 1, PER_CALL, signal, (first, last) => {
     const pipeline = redis.pipeline();
     for (let id = first; id <= last; id++) pipeline.hget(keys.job(id), 'runs');
@@ -120,7 +121,7 @@ async function readMembers(
   signal: AbortSignal | undefined,
   onWord: (word: number) => void,
 ): Promise<void> {
-  await inSlices(size, 0, PER_CALL, signal, (start, stop) => redis.auditMembers(key, kind, start, stop, jobs, nowMs), (reply) => {
+  await inSlices(size, 0, PER_CALL, signal, (start, stop) => callAuditMembers(redis, key, kind, start, stop, jobs, nowMs), (reply) => {
     for (const word of reply) onWord(word);
   });
 }

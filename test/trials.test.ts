@@ -10,7 +10,7 @@ import { sweepFunctionNames, librarySource } from '../src/function-library.js';
 import { defaultLive, modesWithScript, parseModes, parsePendingKind } from '../src/options.js';
 import { runQueueName } from '../src/run-plan.js';
 import { pauseMs } from '../src/sweep-loop.js';
-import { returnedIds } from '../src/sweepers/script.js';
+import { returnedIds } from '../src/sweepers/one-call.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../src/trials.js';
 
 const zero = Object.fromEntries(ANOMALIES.map((name) => [name, 0])) as Record<(typeof ANOMALIES)[number], number>;

@@ -5,38 +5,18 @@
  * gains. No mode uses it.
  */
 import { readFileSync } from 'node:fs';
-import type { Redis, Result } from 'ioredis';
-import { MoveLog } from '../move-log.js';
+import { CachedScript } from '../cached-script.js';
+import { oneCallSweeper } from '../sweepers/one-call.js';
 import type { Sweeper, SweeperContext } from '../sweepers/sweeper.js';
 
 export const SWEEP_PER_COMMAND_LUA = readFileSync(new URL('../lua/calibration/sweep-stalled-per-command.lua', import.meta.url), 'utf8');
 
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** Same contract as sweepStalled. */
-    sweepStalledPerCommand(active: string, pending: string, dead: string, nowMs: number, batch: number, maxStalled: number, prefix: string): Result<string[], Context>;
-  }
-}
-
-export function definePerCommandScript(redis: Redis): void {
-  redis.defineCommand('sweepStalledPerCommand', { numberOfKeys: 3, lua: SWEEP_PER_COMMAND_LUA });
-}
-
+/** Sent exactly as the shipped atomic sweeper sends its script, so only the script differs. */
 export function perCommandSweeper(context: SweeperContext): Sweeper {
-  const { redis, keys, batch, maxStalled, clock } = context;
-  definePerCommandScript(redis);
-  const record = new MoveLog();
-  let commands = 0;
-  return {
-    record,
-    get commands() {
-      return commands;
-    },
-    async sweep() {
-      commands++;
-      const moved = await redis.sweepStalledPerCommand(keys.active, keys.pending, keys.dead, clock.now(), batch, maxStalled, keys.prefix);
-      for (const id of moved) record.add(Number(id), 'unknown');
-      return moved.length;
-    },
-  };
+  const script = new CachedScript(SWEEP_PER_COMMAND_LUA);
+  return oneCallSweeper(context, {
+    // No fault hooks: the calibration only runs in the benchmark, which injects none.
+    send: (keys, argv) => script.call(context.redis, keys, argv),
+    fallbacks: () => script.fallbacks,
+  });
 }

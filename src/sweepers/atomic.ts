@@ -8,10 +8,9 @@ import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 export function atomicSweeper(context: SweeperContext): Sweeper {
-  const { redis, keys } = context;
   const script = new CachedScript(SWEEP_STALLED_LUA);
   return oneCallSweeper(context, {
-    send: (argv) => script.call(redis, [keys.active, keys.pending, keys.dead], argv, context.faults?.afterSend),
+    send: (keys, argv) => script.call(context.redis, keys, argv, context.faults?.afterSend),
     fallbacks: () => script.fallbacks,
   });
 }

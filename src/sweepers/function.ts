@@ -6,12 +6,11 @@ import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 export function functionSweeper(context: SweeperContext): Sweeper {
-  const { redis, keys } = context;
   const name = context.functionName;
   if (name === undefined) throw new Error('the function mode needs its library loaded first');
   return oneCallSweeper(context, {
-    send: (argv) => {
-      const reply = redis.call('FCALL', name, 3, keys.active, keys.pending, keys.dead, ...argv);
+    send: (keys, argv) => {
+      const reply = context.redis.call('FCALL', name, keys.length, ...keys, ...argv);
       context.faults?.afterSend();
       return reply;
     },

@@ -10,8 +10,8 @@ import { MoveLog } from '../move-log.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 export interface OneCall {
-  /** Sends the sweep with the contract's ARGV (now, batch, maxStalled, prefix, pending kind). */
-  send(argv: readonly (string | number)[]): Promise<unknown>;
+  /** Sends the sweep with the contract's KEYS (active, pending, dead) and ARGV (now, batch, maxStalled, prefix, pending kind). */
+  send(keys: readonly string[], argv: readonly (string | number)[]): Promise<unknown>;
   /** Calls that had to be sent again as EVAL after NOSCRIPT: each one more round trip. */
   readonly fallbacks?: () => number;
 }
@@ -58,7 +58,7 @@ export function oneCallSweeper(context: SweeperContext, call: OneCall): Sweeper 
     async sweep() {
       calls++;
       const sent = performance.now();
-      const reply = await call.send([clock.now(), batch, maxStalled, keys.prefix, context.pending ?? 'list']);
+      const reply = await call.send([keys.active, keys.pending, keys.dead], [clock.now(), batch, maxStalled, keys.prefix, context.pending ?? 'list']);
       latency.add(performance.now() - sent);
       // Such a call moves every id it detects, so the ids it returns are the ones it moved.
       const returned = returnedIds(reply);

@@ -7,23 +7,20 @@ import { serverError } from '../errors.js';
 import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
-export { returnedIds } from './one-call.js';
-
 /** A server's error reply (as opposed to a lost connection), with its message. */
 function replyErrorMessage(err: unknown): string | undefined {
   return err instanceof Error && err.name === 'ReplyError' ? err.message : undefined;
 }
 
 export function scriptSweeper(context: SweeperContext): Sweeper {
-  const { redis, keys } = context;
   const source = context.userScript;
   if (source === undefined) throw new Error('the script mode needs the script source');
   // The script was loaded before seeding; only a flushed script cache sends it again in full.
   const script = new CachedScript(source);
   return oneCallSweeper(context, {
-    send: async (argv) => {
+    send: async (keys, argv) => {
       try {
-        return await script.call(redis, [keys.active, keys.pending, keys.dead], argv, context.faults?.afterSend);
+        return await script.call(context.redis, keys, argv, context.faults?.afterSend);
       } catch (err) {
         // The user's script failing is a fact about the script, said as such.
         const message = replyErrorMessage(err);
