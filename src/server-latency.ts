@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 
 /** The commands a sweep call arrives as: EVALSHA, EVAL after a NOSCRIPT, and FCALL for the function mode. */
-export const SCRIPT_COMMANDS = ['evalsha', 'eval', 'fcall'] as const;
+const SCRIPT_COMMANDS = ['evalsha', 'eval', 'fcall'] as const;
 
 /** Bucket upper bound in µs → calls at or below it (cumulative, as the server reports). */
 export type Histogram = Map<number, number>;
@@ -81,6 +81,11 @@ export function histogramPercentileMs(counts: readonly [number, number][], p: nu
     if (seen >= rank) return bound / 1000;
   }
   return (counts[counts.length - 1]?.[0] ?? 0) / 1000;
+}
+
+/** The p99 of the script calls made between two readings; undefined when none were made. */
+export function p99Between(before: Histograms, after: Histograms): number | undefined {
+  return histogramPercentileMs(histogramDelta(before, after), 99);
 }
 
 export async function readScriptHistogram(redis: Redis): Promise<Histograms> {

@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { connect, parseServerInfo, parseServerUrl } from '../connection.js';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
-import { parseIntFlag } from '../options.js';
+import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
+import { LIMITS, parseIntFlag } from '../options.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
 
 const run = promisify(execFile);
@@ -38,10 +38,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
-    else if (arg === '--sizes') sizes = (argv[++i] ?? '').split(',').map((s) => parseIntFlag('--sizes', { min: 1, max: 10_000_000 }, s));
+    else if (arg === '--sizes') sizes = (argv[++i] ?? '').split(',').map((s) => parseIntFlag('--sizes', LIMITS.jobs, s));
     else if (arg === '--out') out = argv[++i] ?? '';
     else if (arg === '--repeats') repeats = parseIntFlag('--repeats', { min: 1, max: 20 }, argv[++i] ?? '');
-    else if (arg === '--batch') batch = parseIntFlag('--batch', { min: 1, max: 3000 }, argv[++i] ?? '');
+    else if (arg === '--batch') batch = parseIntFlag('--batch', LIMITS.batch, argv[++i] ?? '');
     else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --out FILE --json`);
   }
   return { sizes, json, batch, repeats, out };
@@ -133,7 +133,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (!flags.json) process.stderr.write(`${line}\n`);
   };
   const servers: ServerFigures[] = [];
-  for (const bin of ['redis-server', 'valkey-server']) {
+  for (const bin of SERVER_BINARIES) {
     if (!which(bin)) {
       log(`bench: ${bin} not installed, skipped`);
       continue;

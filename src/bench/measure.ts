@@ -9,18 +9,20 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit.js';
 import { summarizeLatency, type CallLatency } from '../call-latency.js';
-import { perCommandSweeper } from '../calibration/per-command-sweeper.js';
+import { perCommandSweeper, SWEEP_PER_COMMAND_LUA } from '../calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from '../calibration/pipelined-seed.js';
 import { readSnapshotStraightforward } from '../calibration/straightforward-audit.js';
 import { claimQueue } from '../claim.js';
 import { deleteRunKeys } from '../cleanup.js';
 import { connect, type ServerTarget } from '../connection.js';
 import { queueKeys, type QueueKeys } from '../keys.js';
+import { usedMemory } from '../memory-check.js';
 import { defaultMaxSweeps, race } from '../race.js';
+import { jobsPerSec } from '../rate.js';
 import { preloadScripts } from '../scripts.js';
 import { seedJobs, type SeedPlan } from '../seed.js';
 import { measureServerClock, serverTimeMs } from '../server-clock.js';
-import { histogramDelta, histogramPercentileMs, readScriptHistogram } from '../server-latency.js';
+import { p99Between, readScriptHistogram } from '../server-latency.js';
 import { readSnapshot } from '../snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
@@ -77,7 +79,6 @@ export interface MeasureOptions {
   readonly loopUpTo: number;
 }
 
-const rate = (jobs: number, ms: number): number => Math.round(jobs / (Math.max(ms, 0.001) / 1000));
 const ratio = (ours: number, theirs: number): number => Math.round((ours / Math.max(theirs, 1)) * 100) / 100;
 
 /** A fresh queue of its own for each measurement, claimed like a run's. */
@@ -87,8 +88,10 @@ async function freshQueue(admin: Redis): Promise<QueueKeys> {
   return keys;
 }
 
-async function timedSeed(admin: Redis, jobs: number, seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>): Promise<{ keys: QueueKeys; ms: number }> {
+/** The queue joins `created` as soon as it is claimed, so that measureSize deletes it whatever fails. */
+async function timedSeed(admin: Redis, created: Set<QueueKeys>, jobs: number, seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>): Promise<{ keys: QueueKeys; ms: number }> {
   const keys = await freshQueue(admin);
+  created.add(keys);
   const serverNowMs = await serverTimeMs(admin);
   const started = performance.now();
   await seed(admin, keys, { jobs, stalledBefore: 0, serverNowMs });
@@ -111,7 +114,7 @@ async function serverCommandRate(admin: Redis): Promise<number> {
     const empty = await timed(0);
     const count = 200_000;
     const ms = (await timed(count)) - empty;
-    return rate(count, ms);
+    return jobsPerSec(count, ms);
   } finally {
     await admin.unlink(`${keys.prefix}scratch`, keys.owner);
   }
@@ -123,22 +126,21 @@ interface SweepRun {
   readonly moves: Uint32Array;
 }
 
-async function sweep(target: ServerTarget, admin: Redis, jobs: number, sweepers: number, batch: number, factory: SweeperFactory, serverStats: boolean): Promise<SweepRun> {
-  const { keys } = await timedSeed(admin, jobs, seedJobs);
+async function sweep(target: ServerTarget, admin: Redis, created: Set<QueueKeys>, jobs: number, sweepers: number, batch: number, factory: SweeperFactory, serverStats: boolean): Promise<SweepRun> {
+  const { keys } = await timedSeed(admin, created, jobs, seedJobs);
   const connections: Redis[] = [];
   try {
     for (let i = 0; i < sweepers; i++) {
       const redis = await connect(target);
       connections.push(redis);
     }
-    await preloadScripts(admin);
     const clock = await measureServerClock(admin);
     const before = serverStats ? await readScriptHistogram(admin) : undefined;
     const result = await race({
       connections, factory, keys, clock, batch, maxStalled: 3, probeDelayMs: 0,
       maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
     });
-    const serverP99 = before ? histogramPercentileMs(histogramDelta(before, await readScriptHistogram(admin)), 99) : undefined;
+    const serverP99 = before ? p99Between(before, await readScriptHistogram(admin)) : undefined;
     const moves = movesPerJob(jobs, result.records);
     const recoveries = moves.reduce((sum, n) => sum + n, 0);
     const latency = summarizeLatency(result.latencies);
@@ -147,7 +149,7 @@ async function sweep(target: ServerTarget, admin: Redis, jobs: number, sweepers:
       moves,
       figures: {
         sweepers,
-        jobsPerSec: rate(jobs, result.wallMs),
+        jobsPerSec: jobsPerSec(jobs, result.wallMs),
         ...(latency ?? {}),
         ...(serverP99 !== undefined ? { serverCallMsP99: serverP99 } : {}),
         // The loop is expected to race; the figures record whether the run was exact.
@@ -199,11 +201,11 @@ function best(a: SweepFigures | undefined, b: SweepFigures): SweepFigures {
 
 export async function measureSize(target: ServerTarget, options: MeasureOptions): Promise<SizeFigures> {
   const admin = await connect(target);
-  const created: { keys: QueueKeys; jobs: number }[] = [];
-  const drop = async (keys: QueueKeys, jobs: number): Promise<void> => {
-    await deleteRunKeys(admin, keys, jobs);
-    const at = created.findIndex((c) => c.keys === keys);
-    if (at >= 0) created.splice(at, 1);
+  // The queues not yet deleted; whatever is left when measuring fails goes in `finally`.
+  const created = new Set<QueueKeys>();
+  const drop = async (keys: QueueKeys): Promise<void> => {
+    await deleteRunKeys(admin, keys, options.jobs);
+    created.delete(keys);
   };
   try {
     const { jobs, batch, repeats } = options;
@@ -217,50 +219,47 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
     // One unmeasured round first: the server's first touch of fresh memory (page faults, which a
     // virtual machine makes slow) and Node's first compile would otherwise land on whichever side
     // runs first. Both sides then run on memory the server has already used, as a server does.
-    const warmUp = await timedSeed(admin, jobs, seedJobs);
-    created.push({ keys: warmUp.keys, jobs });
-    await drop(warmUp.keys, jobs);
+    const warmUp = await timedSeed(admin, created, jobs, seedJobs);
+    await drop(warmUp.keys);
     for (let r = 0; r < repeats; r++) {
       serverCommandsPerSec = Math.max(serverCommandsPerSec, await serverCommandRate(admin));
-      const ours = await timedSeed(admin, jobs, seedJobs);
-      created.push({ keys: ours.keys, jobs });
+      const ours = await timedSeed(admin, created, jobs, seedJobs);
       seedMs = Math.min(seedMs, ours.ms);
-      serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0));
-      await drop(ours.keys, jobs);
-      const calibration = await timedSeed(admin, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
-      created.push({ keys: calibration.keys, jobs });
+      serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, await usedMemory(admin));
+      await drop(ours.keys);
+      const calibration = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
       calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
-      await drop(calibration.keys, jobs);
-      const batched = await timedSeed(admin, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
-      created.push({ keys: batched.keys, jobs });
+      await drop(calibration.keys);
+      const batched = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
       batchedSeedMs = Math.min(batchedSeedMs, batched.ms);
-      await drop(batched.keys, jobs);
+      await drop(batched.keys);
     }
     const seeding = {
-      jobsPerSec: rate(jobs, seedMs),
-      calibrationJobsPerSec: rate(jobs, calibrationSeedMs),
+      jobsPerSec: jobsPerSec(jobs, seedMs),
+      calibrationJobsPerSec: jobsPerSec(jobs, calibrationSeedMs),
       ratio: ratio(calibrationSeedMs, seedMs),
-      batchedCalibrationJobsPerSec: rate(jobs, batchedSeedMs),
+      batchedCalibrationJobsPerSec: jobsPerSec(jobs, batchedSeedMs),
       batchedRatio: ratio(batchedSeedMs, seedMs),
     };
 
     const oursSweeps: SweepFigures[] = [];
     const calibrationSweeps: SweepFigures[] = [];
     let audited: SweepRun | undefined;
+    // Once is enough: nothing here empties the script cache, so no race pays for an EVAL.
+    await preloadScripts(admin);
+    await admin.script('LOAD', SWEEP_PER_COMMAND_LUA);
     for (const sweepers of options.sweeperCounts) {
       let ours: SweepFigures | undefined;
       let calibrated: SweepFigures | undefined;
       for (let r = 0; r < repeats; r++) {
-        const run = await sweep(target, admin, jobs, sweepers, batch, atomicSweeper, true);
-        created.push({ keys: run.keys, jobs });
+        const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
         ours = best(ours, run.figures);
         // The first swept queue stays for the audit; the others go at once.
-        if (audited) await drop(run.keys, jobs);
+        if (audited) await drop(run.keys);
         else audited = run;
-        const calibration = await sweep(target, admin, jobs, sweepers, batch, perCommandSweeper, true);
-        created.push({ keys: calibration.keys, jobs });
+        const calibration = await sweep(target, admin, created, jobs, sweepers, batch, perCommandSweeper, true);
         calibrated = best(calibrated, calibration.figures);
-        await drop(calibration.keys, jobs);
+        await drop(calibration.keys);
       }
       if (ours) oursSweeps.push(ours);
       if (calibrated) calibrationSweeps.push(calibrated);
@@ -269,10 +268,9 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
 
     let loop: SweepFigures | null = null;
     if (jobs <= options.loopUpTo) {
-      const run = await sweep(target, admin, jobs, 8, batch, loopSweeper, false);
-      created.push({ keys: run.keys, jobs });
+      const run = await sweep(target, admin, created, jobs, 8, batch, loopSweeper, false);
       loop = run.figures;
-      await drop(run.keys, jobs);
+      await drop(run.keys);
     }
 
     if (!audited) throw new Error('no sweeper count to measure');
@@ -294,15 +292,15 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       same &&= sameSnapshot(ours.value, theirs.value);
     }
     const audit = {
-      jobsPerSec: rate(jobs, auditMs),
-      calibrationJobsPerSec: rate(jobs, calibrationAuditMs),
+      jobsPerSec: jobsPerSec(jobs, auditMs),
+      calibrationJobsPerSec: jobsPerSec(jobs, calibrationAuditMs),
       ratio: ratio(calibrationAuditMs, auditMs),
       heapBytesPerJob: Math.round((heapBytes / jobs) * 10) / 10,
       calibrationHeapBytesPerJob: Math.round((calibrationHeapBytes / jobs) * 10) / 10,
       sameSnapshot: same,
       clean,
     };
-    await drop(keys, jobs);
+    await drop(keys);
 
     return {
       jobs,
@@ -317,7 +315,7 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       nodePeakRssBytes: process.resourceUsage().maxRSS * 1024,
     };
   } finally {
-    for (const { keys, jobs } of created.splice(0)) await deleteRunKeys(admin, keys, jobs).catch(() => {});
+    for (const keys of created) await deleteRunKeys(admin, keys, options.jobs).catch(() => {});
     admin.disconnect();
   }
 }

@@ -16,9 +16,8 @@ const CHUNK = 5000;
 
 export type ZaddShape = 'per-job' | 'per-chunk';
 
-export async function seedJobsPipelined(redis: Redis, keys: QueueKeys, plan: SeedPlan, zadd: ZaddShape = 'per-job', signal?: AbortSignal): Promise<void> {
+export async function seedJobsPipelined(redis: Redis, keys: QueueKeys, plan: SeedPlan, zadd: ZaddShape = 'per-job'): Promise<void> {
   for (let first = 1; first <= plan.jobs; first += CHUNK) {
-    signal?.throwIfAborted();
     const last = Math.min(plan.jobs, first + CHUNK - 1);
     const pipeline = redis.pipeline();
     const members: (string | number)[] = [];
