@@ -24,6 +24,18 @@ export interface EmbeddedServer {
   detach(): void;
 }
 
+/**
+ * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
+ * cluster (whose first node stands for it), every other node too.
+ */
+export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
+  const stop = (s: EmbeddedServer): string => `stop it with: redis-cli -p ${s.port} shutdown nosave (or kill ${s.pid})`;
+  return [
+    `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
+    ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
+  ];
+}
+
 /** Looks a program up on PATH the way a shell would. */
 export function which(name: string, path = process.env.PATH ?? ''): string | undefined {
   for (const dir of path.split(delimiter)) {
@@ -70,14 +82,22 @@ export function findServerBinary(explicit?: string): string {
 }
 
 export async function freePort(): Promise<number> {
+  return probePort(0);
+}
+
+/**
+ * Binds `port` on loopback (0: any free one) and lets it go: the port bound, or a rejection when it
+ * is taken. Shared with the embedded cluster, which needs particular ports free.
+ */
+export function probePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.unref();
     probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
+    probe.listen(port, '127.0.0.1', () => {
       const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(bound));
     });
   });
 }

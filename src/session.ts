@@ -43,6 +43,14 @@ export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv =
     embedded = await startEmbeddedServer(choice.serverBin !== undefined ? { bin: choice.serverBin } : {});
     target = parseServerUrl(embedded.url);
   }
+  return sessionFor(target, embedded);
+}
+
+/**
+ * The session on `target`, for a single server and an embedded cluster alike. A server started for
+ * it is stopped when the session cannot be opened: nothing else would stop it.
+ */
+export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
   try {
     const admin = await connect(target);
     const info = await readServerInfo(admin, target);

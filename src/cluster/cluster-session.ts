@@ -2,22 +2,15 @@
  * Sessions on a cluster: one started here (--embedded-cluster) or found at --url (--cluster, or
  * INFO cluster saying cluster_enabled:1), and the topology every queue is placed by.
  */
-import { connect, parseServerUrl, readServerInfo } from '../connection.js';
+import { parseServerUrl } from '../connection.js';
 import { usageError } from '../errors.js';
-import type { Session } from '../session.js';
+import { sessionFor, type Session } from '../session.js';
 import { startEmbeddedCluster } from './embedded-cluster.js';
 import { discoverTopology, isClusterNode, type Topology } from './topology.js';
 
 export async function openEmbeddedClusterSession(primaries: number, serverBin?: string): Promise<Session> {
   const cluster = await startEmbeddedCluster(primaries, serverBin);
-  try {
-    const target = parseServerUrl(cluster.url);
-    const admin = await connect(target);
-    return { target, admin, info: await readServerInfo(admin, target), embedded: cluster };
-  } catch (err) {
-    await cluster.stop();
-    throw err;
-  }
+  return sessionFor(parseServerUrl(cluster.url), cluster);
 }
 
 /**

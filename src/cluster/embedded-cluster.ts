@@ -6,11 +6,10 @@
  */
 import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
-import { findServerBinary, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
+import { connect, parseServerUrl } from '../connection.js';
+import { findServerBinary, probePort, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
 import { serverError } from '../errors.js';
 
 const run = promisify(execFile);
@@ -26,12 +25,7 @@ export interface EmbeddedCluster extends EmbeddedServer {
 }
 
 function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
+  return probePort(port).then(() => true, () => false);
 }
 
 /** A random port in MIN_PORT..MAX_PORT whose bus port is free too, not in `taken`. */
@@ -54,17 +48,15 @@ export function clusterCli(serverBin: string): string {
   throw serverError('--embedded-cluster needs redis-cli or valkey-cli on PATH to join the nodes');
 }
 
-async function waitForClusterOk(ports: readonly number[]): Promise<void> {
+async function waitForClusterOk(nodes: readonly EmbeddedServer[]): Promise<void> {
   const deadline = Date.now() + 20_000;
-  for (const port of ports) {
-    const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    redis.on('error', () => {});
+  for (const node of nodes) {
+    const redis = await connect(parseServerUrl(node.url));
     try {
-      await redis.connect();
       for (;;) {
         const info = String(await redis.call('CLUSTER', 'INFO'));
         if (/cluster_state:ok/.test(info) && /cluster_slots_assigned:16384/.test(info)) break;
-        if (Date.now() > deadline) throw serverError(`the embedded cluster did not become ready (node ${port}: ${info.split(/\r?\n/)[0]})`);
+        if (Date.now() > deadline) throw serverError(`the embedded cluster did not become ready (node ${node.port}: ${info.split(/\r?\n/)[0]})`);
         await sleep(100);
       }
     } finally {
@@ -101,13 +93,14 @@ export async function startEmbeddedCluster(primaries: number, serverBin?: string
       const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] ?? e.message;
       throw serverError(`could not join the embedded cluster with ${basename(cli)}: ${said}`);
     }
-    await waitForClusterOk(nodes.map((node) => node.port));
+    await waitForClusterOk(nodes);
   } catch (err) {
     await stopAll();
     throw err;
   }
   const first = nodes[0];
-  if (!first) throw serverError('--embedded-cluster needs at least one node');
+  // Only for the type checker: with fewer than 3 nodes `--cluster create` has already failed above.
+  if (!first) throw new Error('startEmbeddedCluster: no node was started');
   return {
     nodes,
     url: first.url,

@@ -3,6 +3,7 @@
  * the first `{` and the next `}`, when not empty), modulo 16384. Every key of a queue carries the
  * queue name as its hash tag, so a queue's slot is the slot of its name.
  */
+import { queueKeys } from '../keys.js';
 
 export const SLOTS = 16384;
 
@@ -33,7 +34,7 @@ export function keySlot(key: string): number {
   return crc16(Buffer.from(key, 'utf8')) % SLOTS;
 }
 
-/** The slot every key of queue `queue` (`emq:{queue}:…`) lives in. */
+/** The slot every key of queue `queue` lives in: that of the prefix they share, hash tag included. */
 export function queueSlot(queue: string): number {
-  return keySlot(`emq:{${queue}}:`);
+  return keySlot(queueKeys(queue).prefix);
 }

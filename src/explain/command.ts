@@ -10,6 +10,7 @@ import type { ExplainReportJson } from '../html/report-data.js';
 import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { LIMITS, intFlag, parseModes, parseQueueName, randomQueueName, type Mode } from '../options.js';
+import { keptServerLines } from '../embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../session.js';
 import { replayAtomic } from './atomic-replay.js';
 import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from './counter-race.js';
@@ -140,8 +141,5 @@ function describeKept(session: Session, queues: readonly string[], io: Io, json:
   // In --json mode stdout carries the JSON alone, so this goes to stderr.
   const say = json ? io.err : io.out;
   for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
-  const server = session.embedded;
-  if (server) {
-    say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);
-  }
+  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }
