@@ -6,7 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClean } from './audit.js';
 import { checkConsequenceOptions } from './consequence-options.js';
-import { collectFault, faultsForMode, type FaultName } from './faults/names.js';
+import { collectFault, type FaultName } from './faults/names.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from './errors.js';
 import { addExplainCommand } from './explain/command.js';
@@ -35,7 +35,8 @@ import { nodeName, runQueues } from './queues.js';
 import { availableModes, runPlan } from './run-plan.js';
 import type { ModeRun, RunResult } from './run.js';
 import { totalsPerMode } from './totals.js';
-import { chooseTarget, closeSession, openSession, type ServerChoice } from './session.js';
+import { keptServerLines } from './embedded-server.js';
+import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from './session.js';
 import { summarizeTrials } from './trials.js';
 import { renderTrialsTable } from './trials-report.js';
 import { loadUserScript, readUserScript } from './user-script.js';
@@ -220,8 +221,9 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
-  const embedded = flags.embeddedCluster !== undefined || chooseTarget(choice, io.env) === undefined;
-  if (options.consequences) checkConsequenceOptions(options.consequences, embedded, options.processes ?? false);
+  // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
+  const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
+  if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
 
   const interrupts = watchInterrupts();
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
@@ -238,7 +240,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
     const adjust = (mode: Mode): Partial<ModeRun> => ({
       jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
-      serverStats: flags.serverStats || session.embedded !== undefined,
+      // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+      serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
       ...(io.stderrIsTty && trials === 1 ? { progress: io.err } : {}),
     });
     const topology = await clusterTopology(session, flags.cluster);
@@ -257,7 +260,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
       runs,
-      ...(perQueue ? { totals, perQueue } : {}),
+      ...(totals ? { totals } : {}),
       ...(topology ? { primaries: topology.primaries } : {}),
       // With several queues a trial is judged by its summed row: one count per trial, not per queue.
       ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
@@ -269,7 +272,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
     }
     else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
-    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: chooseTarget(choice, io.env)?.url }, VERSION, io, options.json || Boolean(options.csv));
+    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
   } catch (err) {
@@ -287,21 +290,14 @@ function useColor(io: Io): boolean {
   return io.stdoutIsTty;
 }
 
-function describeKept(session: { embedded: { url: string; pid: number; port: number } | undefined }, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
   // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
   const say = machineOutput ? io.err : io.out;
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
   }
-  const server = session.embedded;
-  if (server) {
-    say(`kept: embedded server at ${server.url}, pid ${server.pid}; stop it with: redis-cli -p ${server.port} shutdown nosave (or kill ${server.pid})\n`);
-    // An embedded cluster has more nodes than the one above.
-    for (const node of (server as { nodes?: readonly { url: string; pid: number; port: number }[] }).nodes?.slice(1) ?? []) {
-      say(`kept: embedded cluster node at ${node.url}, pid ${node.pid}; stop it with: redis-cli -p ${node.port} shutdown nosave (or kill ${node.pid})\n`);
-    }
-  }
+  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }
 
 export function expectationExit(expect: Expectation | undefined, runs: readonly RunResult[], io: Io): number {
@@ -325,5 +321,7 @@ export function expectationExit(expect: Expectation | undefined, runs: readonly 
 /** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
 export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
   const fewer = runs.filter((run) => run.jobs < jobs);
-  return fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`).join('');
+  // One line per mode, however many queues it ran on.
+  const lines = fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`);
+  return [...new Set(lines)].join('');
 }

@@ -16,8 +16,11 @@ export function progressLine(label: string, left: number, jobs: number): string 
   return `${label}: ${done}/${jobs} leases reclaimed (${percent}%)`;
 }
 
-/** Polls `active` until stopped; stopping clears the line if one was shown. */
-export function watchProgress(write: ProgressWriter, redis: Redis, active: string, label: string, jobs: number): () => void {
+/**
+ * Polls `active` until stopped; stopping clears the line if one was shown. `live` jobs hold valid
+ * leases in `active` the whole run and are not counted as left to reclaim.
+ */
+export function watchProgress(write: ProgressWriter, redis: Redis, active: string, label: string, jobs: number, live: number): () => void {
   let shown = false;
   let busy = false;
   let stopped = false;
@@ -28,7 +31,7 @@ export function watchProgress(write: ProgressWriter, redis: Redis, active: strin
       .zcard(active)
       .then((left) => {
         if (stopped) return;
-        write(`\r\x1b[2K${progressLine(label, left, jobs)}`);
+        write(`\r\x1b[2K${progressLine(label, Math.max(0, left - live), jobs)}`);
         shown = true;
       })
       .catch(() => {})

@@ -4,7 +4,7 @@
  * cleanup) on the primary that owns its slot, with its own admin connection and sweepers, all K
  * side by side. On a single server every queue lives on that server.
  */
-import { connect, readServerInfo } from './connection.js';
+import { connect } from './connection.js';
 import { serverError } from './errors.js';
 import type { Interrupts } from './interrupt.js';
 import { pickQueueNames } from './cluster/placement.js';
@@ -26,7 +26,7 @@ export function nodeName(url: string): string {
  */
 export async function runQueues(session: Session, topology: Topology | undefined, name: string, queues: number, runFor: (queue: string) => ModeRun, interrupts: Interrupts): Promise<RunResult[]> {
   const here = nodeName(session.target.url);
-  const names = topology ? pickQueueNames(name, queues, topology.primaries, topology.ownerOf) : pickQueueNames(name, queues, [], () => undefined);
+  const names = pickQueueNames(name, queues, topology?.primaries ?? [], (slot) => topology?.ownerOf(slot));
   const settled = await Promise.allSettled(
     names.map(async (queue) => {
       const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
@@ -34,8 +34,7 @@ export async function runQueues(session: Session, topology: Topology | undefined
       const target = topology ? topology.targetOf(node) : session.target;
       const admin = await connect(target);
       try {
-        const nodeSession: Session = { target, admin, info: await readServerInfo(admin, target), embedded: undefined };
-        const result = await runMode(nodeSession, runFor(queue), interrupts);
+        const result = await runMode({ target, admin }, runFor(queue), interrupts);
         return { ...result, node };
       } finally {
         await admin.quit().catch(() => admin.disconnect());

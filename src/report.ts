@@ -16,10 +16,11 @@ export interface RaceReport {
   readonly runs: readonly RunResult[];
   /** Per-mode summaries, present when --trials was given. */
   readonly trials?: readonly TrialSummary[];
-  /** One summed row per mode (see totals.ts). */
+  /**
+   * One summed row per mode (see totals.ts), present with several queues per mode or a cluster:
+   * then the table also names each queue's node.
+   */
   readonly totals?: readonly RunResult[];
-  /** Several queues per mode, or a cluster: the table gets each queue's node and the totals. */
-  readonly perQueue?: boolean;
   /** The cluster's primaries (`host:port`), when the server is a cluster. */
   readonly primaries?: readonly string[];
 }
@@ -113,8 +114,8 @@ function columnsFor(runs: readonly RunResult[]): readonly Column[] {
 }
 
 /** A run's readout; with several queues it says which queue on which node. */
-export function runReadout(report: Pick<RaceReport, 'perQueue'>, run: RunResult): string {
-  return report.perQueue ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run);
+export function runReadout(report: Pick<RaceReport, 'totals'>, run: RunResult): string {
+  return report.totals ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run);
 }
 
 export function renderTable(report: RaceReport, color: boolean): string {
@@ -124,7 +125,7 @@ export function renderTable(report: RaceReport, color: boolean): string {
     head: columns.map((c) => c.head),
     style: { head: [], border: [] },
   });
-  const rows = report.perQueue ? [...report.runs, ...(report.totals ?? []).map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
+  const rows = report.totals ? [...report.runs, ...report.totals.map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
   for (const run of rows) {
     table.push(
       columns.map((column) => {

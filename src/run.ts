@@ -25,11 +25,12 @@ import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { checkMemoryRoom } from './memory-check.js';
 import { newOwnerMarker, ownerValue } from './owner.js';
 import { watchProgress, type ProgressWriter } from './progress.js';
+import { jobsPerSec } from './rate.js';
 import { preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from './server-clock.js';
 import type { Session } from './session.js';
-import { histogramDelta, histogramPercentileMs, readScriptHistogram, type Histograms } from './server-latency.js';
+import { p99Between, readScriptHistogram, type Histograms } from './server-latency.js';
 import { readSnapshot } from './snapshot.js';
 import { SWEEPERS } from './sweepers/index.js';
 
@@ -55,8 +56,12 @@ export interface ModeRun {
   readonly userScript?: string;
   /** Which of several trials this is (1-based). */
   readonly trial?: number;
-  /** Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99. */
-  readonly serverStats?: boolean;
+  /**
+   * Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99: 'required' (asked
+   * for with --server-stats: a refusal is the run's error) or 'if-available' (the tool's own
+   * server: the figure is left out where the server cannot give it).
+   */
+  readonly serverStats?: 'required' | 'if-available';
   /** Where progress lines go on long runs (a terminal's stderr), if anywhere. */
   readonly progress?: ProgressWriter;
 }
@@ -94,7 +99,7 @@ export interface RunResult extends AuditCounts {
   readonly retries: number;
   /** The function mode's library, when --keep left it on the server. */
   readonly keptLibrary?: string;
-  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes. */
+  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes and with --processes. */
   readonly callMsP50: number | null;
   readonly callMsP99: number | null;
   readonly callMsMax: number | null;
@@ -106,7 +111,8 @@ export interface RunResult extends AuditCounts {
 
 export const newRunId = (): string => randomBytes(8).toString('hex');
 
-export async function runMode(session: Session, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+/** A mode's run on `session`'s server: it needs only the admin connection and the target. */
+export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
   const keys = queueKeys(run.queue);
   const runId = newRunId();
@@ -137,7 +143,7 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
     };
     const serverNowMs = await serverTimeMs(admin);
     await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, count: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
     await preloadScripts(admin);
     const cadence = run.cadence ?? BACK_TO_BACK;
     if (!run.processes) {
@@ -149,15 +155,13 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       }
     }
     const clock: ServerClock = await measureServerClock(admin, clientNow);
-    // Asked for on a --url server, a refusal (no +latency|histogram) is the run's error; on the tool's
-    // own server the figure is a bonus, left out where that server cannot give it.
     const histogramBefore = run.serverStats
       ? await readScriptHistogram(admin).catch((err: unknown) => {
-          if (session.embedded) return undefined;
+          if (run.serverStats === 'if-available') return undefined;
           throw err;
         })
       : undefined;
-    const stopProgress = run.progress ? watchProgress(run.progress, admin, keys.active, `${run.mode} ${run.queue}`, run.jobs) : undefined;
+    const stopProgress = run.progress ? watchProgress(run.progress, admin, keys.active, `${run.mode} ${run.queue}`, run.jobs, live) : undefined;
     const result = await raceRounds({
       target,
       admin,
@@ -209,7 +213,7 @@ export async function runMode(session: Session, run: ModeRun, interrupts: Interr
       stalledBefore: run.stalledBefore,
       ...counts,
       wallMs: Math.round(result.wallMs * 10) / 10,
-      jobsPerSec: Math.round(run.jobs / (Math.max(result.wallMs, 0.001) / 1000)),
+      jobsPerSec: jobsPerSec(run.jobs, result.wallMs),
       roundTrips: result.commands,
       sweeps: result.sweeps,
       cutShort: result.cutShort,
@@ -269,5 +273,5 @@ async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCoun
 async function serverP99(admin: Redis, before: Histograms): Promise<number | null> {
   const after = await readScriptHistogram(admin).catch(() => undefined);
   if (!after) return null;
-  return histogramPercentileMs(histogramDelta(before, after), 99) ?? null;
+  return p99Between(before, after) ?? null;
 }

@@ -5,19 +5,14 @@
  */
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from './keys.js';
-import { seedJobs } from './seed.js';
+import { seedJobs, type SeedPlan } from './seed.js';
 
 /** How far in the server's future the live leases end. */
 export const LIVE_FOR_MS = 3_600_000;
 
-export interface LiveSeedPlan {
-  /** The first live job's id: one past the last expired job. */
-  readonly firstId: number;
-  readonly count: number;
-  readonly stalledBefore: number;
-  readonly serverNowMs: number;
-}
+/** A seeding plan whose first id is one past the last expired job; the deadlines are this file's. */
+export type LiveSeedPlan = Omit<SeedPlan, 'expiredByMs' | 'firstId'> & { readonly firstId: number };
 
 export async function seedLiveJobs(redis: Redis, keys: QueueKeys, plan: LiveSeedPlan, signal?: AbortSignal): Promise<void> {
-  await seedJobs(redis, keys, { jobs: plan.count, firstId: plan.firstId, stalledBefore: plan.stalledBefore, serverNowMs: plan.serverNowMs, expiredByMs: -LIVE_FOR_MS }, signal);
+  await seedJobs(redis, keys, { ...plan, expiredByMs: -LIVE_FOR_MS }, signal);
 }
