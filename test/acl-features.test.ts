@@ -58,7 +58,8 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   '--pending zset': [['--pending', 'zset', ...SMALL]],
   // A sorted-set pending is taken with ZPOPMIN (inside a script) rather than LMOVE.
   '--workers': [['--workers', '2', ...SMALL], ['--workers', '2', '--pending', 'zset', ...SMALL]],
-  // Below --max-stalled, so that used-up jobs wait in pending and are moved to its tail (LMOVE).
+  // Below --max-stalled, so that used-up jobs wait in pending behind the rest: moved to a list's
+  // tail (LMOVE), re-scored 1 in a sorted set (ZADD XX).
   '--cycles': [['--cycles', '2', '--max-stalled', '3', ...SMALL], ['--cycles', '2', '--max-stalled', '3', '--pending', 'zset', ...SMALL]],
   '--observe': [['--observe', ...SMALL], ['--observe', '--pending', 'zset', ...SMALL]],
   '--fault sweeper-crash': [['--fault', 'sweeper-crash', ...SMALL]],

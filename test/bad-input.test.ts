@@ -3,7 +3,7 @@
  * written: the server's keyspace stays byte-for-byte what it was. A new flag is one line in CASES.
  */
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../src/embedded-server.js';
 import { LIMITS, type IntLimit } from '../src/options.js';
@@ -142,7 +142,7 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
     });
   }
 
-  test('--help states every limit', async () => {
+  test('--help states the limits of the core flags', async () => {
     const result = await runInProcess(['--help']);
     assert.equal(result.code, 0);
     const help = result.stdout.replace(/\s+/g, ' ');

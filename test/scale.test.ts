@@ -5,27 +5,28 @@
  */
 import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../src/audit.js';
 import { perCommandSweeper } from '../src/calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from '../src/calibration/pipelined-seed.js';
 import { readSnapshotStraightforward } from '../src/calibration/straightforward-audit.js';
 import { measureSize } from '../src/bench/measure.js';
 import { connect } from '../src/connection.js';
-import { watchInterrupts, type Interrupts } from '../src/interrupt.js';
+import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys, type QueueKeys } from '../src/keys.js';
 import { LIMITS } from '../src/options.js';
 import { defaultMaxSweeps, race } from '../src/race.js';
-import { runMode } from '../src/run.js';
 import { expiredDeadline, forEachSliceId, seedJobs, seedSlices, sliceSize } from '../src/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
-import { closeSession, openSession, type Session } from '../src/session.js';
+import type { Session } from '../src/session.js';
 import { readSnapshot } from '../src/snapshot.js';
 import { atomicSweeper } from '../src/sweepers/atomic.js';
 import { loopSweeper } from '../src/sweepers/loop.js';
 import type { SweeperFactory } from '../src/sweepers/sweeper.js';
 import { allKeys } from './helpers/keyspace.js';
+import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
+import { useSession } from './helpers/session.js';
 
 let counter = 0;
 const fresh = (label: string): QueueKeys => queueKeys(`scale-t${process.pid}-${label}-${counter++}`);
@@ -107,14 +108,10 @@ forEachServer('scale', (handle) => {
   let session: Session;
   let admin: Redis;
   let interrupts: Interrupts;
-  before(async () => {
-    session = await openSession({ url: handle.url }, {});
-    admin = session.admin;
-    interrupts = watchInterrupts();
-  });
-  after(async () => {
-    interrupts.dispose();
-    await closeSession(session, false);
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    admin = opened.admin;
+    interrupts = watching;
   });
 
   /** Seeds a queue, gives odd jobs one stall already (so they dead-letter), sweeps it with one sweeper. */
@@ -153,10 +150,7 @@ forEachServer('scale', (handle) => {
 
   test('at the largest --batch every job dead-letters in one ZADD per call, and the run is clean', async () => {
     const jobs = 2 * LIMITS.batch.max + 1;
-    const run = await runMode(session, {
-      mode: 'atomic', queue: fresh('maxbatch').queue, jobs, sweepers: 4, batch: LIMITS.batch.max,
-      maxStalled: 3, stalledBefore: 2, probeDelayMs: 0, keep: false,
-    }, interrupts);
+    const run = await runWith(session, interrupts, 'atomic', { queue: fresh('maxbatch').queue, jobs, batch: LIMITS.batch.max, stalledBefore: 2 });
     assert.equal(run.recoveries, jobs);
     assert.ok(isClean(run));
   });
@@ -224,7 +218,6 @@ forEachServer('scale', (handle) => {
     const counts = auditJobs(ours, movesPerJob(jobs, records));
     assert.ok(counts.duplicatePending > 0, 'the loop raced');
     assert.ok(ours.inActive.some((v) => v === 1), 'some jobs were left in active');
-    await admin.unlink(keys.pending);
     await unlinkQueue(admin, keys, jobs);
   });
 

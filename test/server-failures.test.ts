@@ -4,7 +4,7 @@
  * generous guard against hangs, not a performance check), and nobody else's key is touched.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/connection.js';
