@@ -29,7 +29,7 @@ export interface Releaser {
   close(): void;
 }
 
-export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind = 'list'): Promise<Releaser> {
+export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind): Promise<Releaser> {
   const redis: Redis = await connect(target);
   let sweepersDone = false;
   let afterDone = 0;

@@ -29,7 +29,7 @@ export interface Observer {
 
 type SampleReply = [string, number, number, number, number, number, number] | null;
 
-export async function startObserver(target: ServerTarget, keys: QueueKeys, pending: PendingKind = 'list'): Promise<Observer> {
+export async function startObserver(target: ServerTarget, keys: QueueKeys, pending: PendingKind): Promise<Observer> {
   const redis: Redis = await connect(target);
   let stopped = false;
   const counts = { samples: 0, windowInNeither: 0, windowInBoth: 0 };

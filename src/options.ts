@@ -47,7 +47,7 @@ export const PENDING_KINDS = ['list', 'zset'] as const;
 export type PendingKind = (typeof PENDING_KINDS)[number];
 
 /** Modes whose sweep is a round trip per command: slow by nature, so they run on --loop-jobs jobs. */
-export const ROUND_TRIP_MODES: readonly Mode[] = ['loop', 'watch', 'claim'];
+const ROUND_TRIP_MODES: readonly Mode[] = ['loop', 'watch', 'claim'];
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
 export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {

@@ -111,7 +111,8 @@ export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResul
       cutShort: done.some((d) => d.cutShort),
       retries: done.reduce((sum, d) => sum + d.retries, 0),
       strayIds: done.reduce((sum, d) => sum + d.strayIds, 0),
-      // Each child counts its own script calls; their NOSCRIPT fallbacks are not reported back.
+      // Each child counts its own script calls; their NOSCRIPT fallbacks and call times are not
+      // reported back, so callMs* are null for a run with --processes.
       noscriptFallbacks: 0,
       latencies: [],
     };

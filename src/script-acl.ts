@@ -2,7 +2,8 @@
  * A command the ACL refused inside a Lua script or function. Valkey names the command in its
  * error; Redis 7 says only "The user executing the script can't run this command or subcommand"
  * with the script's SHA1 (or function name) and line. For the tool's own scripts the command is
- * read back from that line of the shipped `.lua` file, so the user learns what to grant.
+ * read back from that line of the source the server compiled (a shipped `.lua` file, or the
+ * function library built from two of them), so the user learns what to grant.
  */
 import { createHash } from 'node:crypto';
 import { functionLibrarySource } from './function-source.js';
@@ -22,16 +23,16 @@ const LUA_DIR = new URL('./lua/', import.meta.url);
 
 /** The tool's own scripts by SHA1 of their text; the function library by its name prefix. */
 function ownScript(id: string, kind: string): { file: string; source: string } | undefined {
+  if (kind === 'function') {
+    // The library as the server compiled it: the template with the sweep script as its body, so
+    // the line the server gives counts lines of that whole text.
+    return id.startsWith('emq_race_sweep_') ? { file: 'sweep-stalled-function.lua', source: functionLibrarySource('library', id) } : undefined;
+  }
   let files: string[];
   try {
     files = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua'));
   } catch {
     return undefined;
-  }
-  if (kind === 'function') {
-    // The library as the server compiled it: the template with the sweep script as its body.
-    const file = 'sweep-stalled-function.lua';
-    return id.startsWith('emq_race_sweep_') && files.includes(file) ? { file, source: functionLibrarySource('library', id) } : undefined;
   }
   for (const file of files) {
     const source = readFileSync(new URL(file, LUA_DIR), 'utf8');

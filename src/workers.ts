@@ -2,8 +2,8 @@
  * Workers that consume `pending` while the sweepers run, so that a duplicate entry becomes what it
  * costs a real queue: the same job executed twice. Each worker takes a job with LMOVE into the
  * run's `running` list (ZPOPMIN and the push in one script, src/lua/take-job.lua, when pending is a
- * sorted set: either way the job is never in neither place), "executes" it by counting the run in the job's hash (`runs`), then finishes
- * it in one MULTI (`state done`, out of `running`). Workers stop once the sweepers are done and
+ * sorted set: either way the job is never in neither place), "executes" it by counting the run in
+ * the job's hash (`runs`), then finishes it in one MULTI (`state done`, out of `running`). Workers stop once the sweepers are done and
  * pending is drained, finishing every job they took.
  */
 import type { Redis } from 'ioredis';
@@ -31,7 +31,7 @@ export interface WorkerPool {
   close(): void;
 }
 
-export async function startWorkers(target: ServerTarget, keys: QueueKeys, count: number, signal: AbortSignal, pending: PendingKind = 'list'): Promise<WorkerPool> {
+export async function startWorkers(target: ServerTarget, keys: QueueKeys, count: number, signal: AbortSignal, pending: PendingKind): Promise<WorkerPool> {
   const connections: Redis[] = [];
   try {
     for (let i = 0; i < count; i++) connections.push(await connect(target));
@@ -44,10 +44,10 @@ export async function startWorkers(target: ServerTarget, keys: QueueKeys, count:
   let executions = 0;
   const failures: unknown[] = [];
 
-  const take = (redis: Redis): Promise<string | null> =>
+  const take: (redis: Redis) => Promise<string | null> =
     pending === 'zset'
-      ? (TAKE_JOB.call(redis, [keys.pending, keys.running], []) as Promise<string | null>)
-      : redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
+      ? (redis) => TAKE_JOB.call(redis, [keys.pending, keys.running], []) as Promise<string | null>
+      : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
 
   const work = async (redis: Redis): Promise<void> => {
     for (;;) {

@@ -30,12 +30,18 @@ local bound = tonumber(ARGV[3])
 local expiredBy = tonumber(ARGV[4])
 local pendingIsSet = ARGV[5] == 'zset'
 
+-- Every entry of the job in pending: how many there were.
+local function takeFromPending(id)
+  if pendingIsSet then return rcall('ZREM', KEYS[2], id) end
+  return rcall('LREM', KEYS[2], 0, id)
+end
+
 -- Leases job `id` again unless it used up its re-leases; returns the reply, or nil to look on.
-local function lease(id, takeFromPending)
+local function lease(id)
   local jobKey = prefix .. 'job:' .. id
   local releases = tonumber(rcall('HGET', jobKey, 'releases') or '0')
   if releases >= maxReleases then return nil end
-  local entries = takeFromPending()
+  local entries = takeFromPending(id)
   local t = rcall('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   rcall('ZADD', KEYS[1], now - expiredBy - (tonumber(id) % 1000), id)
@@ -46,7 +52,7 @@ end
 if pendingIsSet then
   local ids = rcall('ZRANGEBYSCORE', KEYS[2], 0, 0, 'LIMIT', 0, bound)
   for _, id in ipairs(ids) do
-    local leased = lease(id, function() return rcall('ZREM', KEYS[2], id) end)
+    local leased = lease(id)
     if leased then return leased end
     rcall('ZADD', KEYS[2], 'XX', 1, id)
   end
@@ -56,7 +62,7 @@ end
 for _ = 1, bound do
   local id = rcall('LINDEX', KEYS[2], 0)
   if not id then return {} end
-  local leased = lease(id, function() return rcall('LREM', KEYS[2], 0, id) end)
+  local leased = lease(id)
   if leased then return leased end
   rcall('LMOVE', KEYS[2], KEYS[2], 'LEFT', 'RIGHT')
 end

@@ -5,7 +5,8 @@
   past. One call seeds thousands of jobs with no round trip per job; the caller bounds the jobs
   per call (seedSlices() in src/seed.ts), so one call holds the server for milliseconds.
 
-  The deadline rule matches expiredDeadline() in src/seed.ts: now - expiredBy - (id % 1000).
+  The deadline rule is now - expiredBy - (id % 1000); with expiredBy = EXPIRED_BY_MS it is
+  expiredDeadline() in src/seed.ts.
 
   Input:
     KEYS[1] active   sorted set the ids are added to
