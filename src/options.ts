@@ -16,7 +16,7 @@ export interface IntLimit {
 export const LIMITS = {
   jobs: { min: 1, max: 10_000_000, default: 1000 },
   sweepers: { min: 1, max: 256, default: 2 },
-  // The sweep script passes a batch's ids to ZREM, RPUSH and ZADD through Lua's unpack(), which
+  // The sweep script passes a batch's ids to RPUSH and ZADD through Lua's unpack(), which
   // refuses more than about 8,000 values; ZADD takes two per job, so a batch stays well below 4,000.
   batch: { min: 1, max: 3000, default: 100 },
   maxStalled: { min: 1, max: 1_000_000, default: 3 },

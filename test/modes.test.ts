@@ -1,7 +1,7 @@
 /**
  * The strategies beyond the two forms, on real servers: watch, claim and function are exact under
  * contention like atomic; a zset pending hides the duplicates but not the race; the script mode
- * judges a user's script, catching a forgotten ZREM, an ignored deadline and false returns; and
+ * judges a user's script, catching a forgotten removal from active, an ignored deadline and false returns; and
  * sweepers in processes of their own reach the same verdicts.
  */
 import assert from 'node:assert/strict';
@@ -100,7 +100,7 @@ forEachServer('modes', (handle) => {
     assert.equal(run.roundTrips, run.sweeps);
   });
 
-  test('a user script that forgets the ZREM: duplicates, and its sweepers stop at --max-sweeps', async () => {
+  test('a user script that forgets to take its jobs out of active: duplicates, and its sweepers stop at --max-sweeps', async () => {
     const run = await runOnce(session, interrupts, 'script', { userScript: FORGETS_ZREM, sweepers: 4, jobs: 300, live: 0, maxSweeps: 25 });
     assert.ok(run.doubleRecoveries > 0 && run.duplicatePending > 0, `duplicates ${run.doubleRecoveries}/${run.duplicatePending}`);
     assert.equal(run.cutShort, true);

@@ -11,8 +11,8 @@ function altered(find: RegExp, replacement: string): string {
   return BUILT_IN_SCRIPT.replace(find, replacement);
 }
 
-/** Forgets the ZREM: every later sweep finds the same jobs again. */
-export const FORGETS_ZREM = altered(/^\s*rcall\('ZREM', KEYS\[1\],[^\n]*\n/m, '');
+/** Forgets to take the jobs out of active: every later sweep finds the same jobs again. */
+export const FORGETS_ZREM = altered(/^\s*rcall\('ZREMRANGEBYRANK', KEYS\[1\],[^\n]*\n/m, '');
 
 /** Takes every job in active, expired or not. */
 export const IGNORES_DEADLINE = altered(/rcall\('ZRANGEBYSCORE', KEYS\[1\], '-inf', now,/, "rcall('ZRANGEBYSCORE', KEYS[1], '-inf', '+inf',");
