@@ -33,6 +33,7 @@ import { renderTable, reportJson, type RaceReport } from './report.js';
 import { clusterTopology, openEmbeddedClusterSession } from './cluster/cluster-session.js';
 import { nodeName, runQueues } from './queues.js';
 import { availableModes, runPlan } from './run-plan.js';
+import { progressBoard } from './progress.js';
 import type { ModeRun, RunResult } from './run.js';
 import { totalsPerMode } from './totals.js';
 import { keptServerLines } from './embedded-server.js';
@@ -237,12 +238,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
     const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
     const trials = options.trials ?? 1;
+    const board = io.stderrIsTty && trials === 1 ? progressBoard(io.err) : undefined;
     // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
     const adjust = (mode: Mode): Partial<ModeRun> => ({
       jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
       // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
       serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
-      ...(io.stderrIsTty && trials === 1 ? { progress: io.err } : {}),
+      ...(board ? { progress: board } : {}),
     });
     const topology = await clusterTopology(session, flags.cluster);
     const perQueue = topology !== undefined || flags.queues > 1;

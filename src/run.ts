@@ -24,7 +24,7 @@ import { seedLiveJobs } from './seed-live.js';
 import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { checkMemoryRoom } from './memory-check.js';
 import { newOwnerMarker, ownerValue } from './owner.js';
-import { watchProgress, type ProgressWriter } from './progress.js';
+import type { ProgressBoard } from './progress.js';
 import { jobsPerSec } from './rate.js';
 import { preloadScripts } from './scripts.js';
 import { seedJobs } from './seed.js';
@@ -62,8 +62,8 @@ export interface ModeRun {
    * server: the figure is left out where the server cannot give it).
    */
   readonly serverStats?: 'required' | 'if-available';
-  /** Where progress lines go on long runs (a terminal's stderr), if anywhere. */
-  readonly progress?: ProgressWriter;
+  /** The progress line for long runs (on a terminal's stderr), shared by the races run side by side. */
+  readonly progress?: ProgressBoard;
 }
 
 export interface RunResult extends AuditCounts {
@@ -161,7 +161,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
           throw err;
         })
       : undefined;
-    const stopProgress = run.progress ? watchProgress(run.progress, admin, keys.active, `${run.mode} ${run.queue}`, run.jobs, live) : undefined;
+    const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
     const result = await raceRounds({
       target,
       admin,

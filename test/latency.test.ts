@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/call-latency.js';
 import { loopJobsNote } from '../src/cli.js';
 import { LIMITS, jobsForMode } from '../src/options.js';
-import { progressLine } from '../src/progress.js';
+import { progressLine, progressSummary } from '../src/progress.js';
 import type { RunResult } from '../src/run.js';
 import { histogramDelta, histogramPercentileMs, parseLatencyHistogram } from '../src/server-latency.js';
 
@@ -56,4 +56,13 @@ test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them',
 test('progress lines count what has left active', () => {
   assert.equal(progressLine('loop q', 750, 1000), 'loop q: 250/1000 leases reclaimed (25%)');
   assert.equal(progressLine('atomic q', 0, 10), 'atomic q: 10/10 leases reclaimed (100%)');
+});
+
+test('races side by side share one progress line, summed per mode', () => {
+  const a = { mode: 'loop', queue: 'q-1', left: 600, jobs: 1000 };
+  const b = { mode: 'loop', queue: 'q-2', left: 100, jobs: 1000 };
+  assert.equal(progressSummary([a]), 'loop q-1: 400/1000 leases reclaimed (40%)');
+  assert.equal(progressSummary([a, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%)');
+  const c = { mode: 'atomic', queue: 'q-3', left: 0, jobs: 500 };
+  assert.equal(progressSummary([a, c, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%); atomic, 1 queue: 500/500 leases reclaimed (100%)');
 });

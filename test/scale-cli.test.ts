@@ -49,16 +49,30 @@ test('--batch above the documented maximum and a bad --loop-jobs are usage error
   assert.match(loopJobs.stderr, /--loop-jobs/);
 });
 
-test('on a terminal, a long run shows its progress on stderr', { skip: which('script') ? false : 'needs script(1) from util-linux for a pseudo-terminal' }, async () => {
-  // script(1) gives the tool a terminal for stdout and stderr, the way a person runs it.
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} --mode loop --jobs 3000 --sweepers 8 --probe-delay 1`;
-  const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+const TERMINAL = { skip: which('script') ? false : 'needs script(1) from util-linux for a pseudo-terminal' };
+
+/** Runs the tool under script(1), which gives it a terminal for stdout and stderr, the way a person runs it. */
+function onTerminal(args: readonly string[]): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, BIN, ...args].map((word) => JSON.stringify(word)).join(' ');
+  return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output }));
   });
+}
+
+test('on a terminal, a long run shows its progress on stderr', TERMINAL, async () => {
+  const result = await onTerminal(['--mode', 'loop', '--jobs', '3000', '--sweepers', '8', '--probe-delay', '1']);
   assert.equal(result.code, 0, result.output);
   assert.match(result.output, /loop race-[0-9a-f]{8}: \d+\/3000 leases reclaimed \(\d+%\)/);
+});
+
+test('on a terminal, queues raced side by side share one progress line', TERMINAL, async () => {
+  const result = await onTerminal(['--mode', 'loop', '--queues', '2', '--jobs', '3000', '--sweepers', '8', '--probe-delay', '1']);
+  assert.equal(result.code, 0, result.output);
+  assert.match(result.output, /loop, 2 queues: \d+\/6000 leases reclaimed \(\d+%\)/);
+  // Each rewrite of the line shows both queues: none names a single queue.
+  assert.doesNotMatch(result.output, /loop race-[0-9a-f]{8}[^:]*: \d+\/3000 leases reclaimed/);
 });
