@@ -3,10 +3,11 @@
  * error; Redis 7 says only "The user executing the script can't run this command or subcommand"
  * with the script's SHA1 (or function name) and line. For the tool's own scripts the command is
  * read back from that line of the source the server compiled (a shipped `.lua` file, or the
- * function library built from two of them), so the user learns what to grant.
+ * function library built from two of them), so the user learns what to grant; a library line is
+ * given as the line of the file it came from.
  */
 import { createHash } from 'node:crypto';
-import { functionLibrarySource } from './function-source.js';
+import { functionLibrarySource, librarySourceLine } from './function-source.js';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ScriptAclRefusal {
@@ -22,11 +23,11 @@ const REFUSAL = /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
 /** The tool's own scripts by SHA1 of their text; the function library by its name prefix. */
-function ownScript(id: string, kind: string): { file: string; source: string } | undefined {
+function ownScript(id: string, kind: string): { file: string; source: string; library?: true } | undefined {
   if (kind === 'function') {
     // The library as the server compiled it: the template with the sweep script as its body, so
     // the line the server gives counts lines of that whole text.
-    return id.startsWith('emq_race_sweep_') ? { file: 'sweep-stalled-function.lua', source: functionLibrarySource('library', id) } : undefined;
+    return id.startsWith('emq_race_sweep_') ? { file: 'sweep-stalled-function.lua', source: functionLibrarySource('library', id), library: true } : undefined;
   }
   let files: string[];
   try {
@@ -55,5 +56,6 @@ export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined 
   const line = Number(lineText);
   const own = ownScript(id, kind);
   const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
-  return { ...(command !== undefined ? { command } : {}), script: own ? own.file : id, line };
+  const place = own?.library ? librarySourceLine(line) : { file: own ? own.file : id, line };
+  return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
 }

@@ -1,5 +1,5 @@
 /** Naming the command an ACL refused inside a script: Valkey's error, Redis 7's, and the tool's own files. */
-import { functionLibrarySource } from '../src/function-source.js';
+import { functionLibrarySource, librarySourceLine } from '../src/function-source.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,8 @@ import { describeServerError } from '../src/errors.js';
 import { commandOnLine, scriptAclRefusal } from '../src/script-acl.js';
 
 const RELEASE = readFileSync(new URL('../src/lua/release-stalled.lua', import.meta.url), 'utf8');
+const SWEEP = readFileSync(new URL('../src/lua/sweep-stalled.lua', import.meta.url), 'utf8');
+const TEMPLATE = readFileSync(new URL('../src/lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
 const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
 
@@ -40,11 +42,23 @@ describe('script ACL refusals', () => {
     assert.match(describeServerError(new Error(message), 'here').message, /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/);
   });
 
-  test("the function library's lines are those of the library the server compiled", () => {
+  test("a line of the function library is read from the library the server compiled, and named in the file it came from", () => {
     const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
     const line = lineOf(library, "rcall('HINCRBY'");
     const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
-    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled-function.lua', line });
+    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled.lua', line: lineOf(SWEEP, "rcall('HINCRBY'") });
+  });
+
+  test('library lines map back to the template before, inside and after the sweep script', () => {
+    const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123').split('\n');
+    const template = TEMPLATE.split('\n');
+    const sweep = SWEEP.split('\n');
+    for (let line = 1; line <= library.length; line++) {
+      const place = librarySourceLine(line);
+      const text = (place.file === 'sweep-stalled.lua' ? sweep : template)[place.line - 1];
+      // Only the two name lines differ from their files: the names are filled in.
+      if (!/__LIBRARY__|__FUNCTION__/.test(text ?? '')) assert.equal(library[line - 1], text, `library line ${line} is ${place.file} line ${place.line}`);
+    }
   });
 
   test('other errors are not refusals', () => {
