@@ -14,9 +14,11 @@
   The removal is ZREMRANGEBYRANK rather than ZREM of every id: ZRANGEBYSCORE from -inf with
   LIMIT 0 returns the lowest-ranked members in rank order, so the n ids it returned are exactly
   ranks 0..n-1, and nothing runs in between. Removing by rank skips handing n ids back to the
-  server and searching the sorted set for each (5-8% of the sweep's server time at 100,000 jobs). The increment and the scores are the strings '1' and '0': a Lua
-  number handed to redis.call is formatted as a float on every call (Redis 7.0 uses printf
-  "%.17g"), a cost paid per job for nothing.
+  server and searching the sorted set for each (5-8% of the sweep's server time at 100,000 jobs).
+
+  The increment and the scores are the strings '1' and '0': a Lua number handed to redis.call is
+  formatted as a float on every call (Redis 7.0 uses printf "%.17g"), a cost paid per job for
+  nothing.
 
   Input:
     KEYS[1] active   sorted set: member = job id, score = lease deadline (ms since the epoch)
