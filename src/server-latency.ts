@@ -91,3 +91,20 @@ export function p99Between(before: Histograms, after: Histograms): number | unde
 export async function readScriptHistogram(redis: Redis): Promise<Histograms> {
   return parseLatencyHistogram(await redis.call('LATENCY', 'HISTOGRAM', ...SCRIPT_COMMANDS));
 }
+
+/**
+ * The server's total time in script calls so far, in µs, from an INFO commandstats text: the
+ * `usec` of EVALSHA, EVAL and FCALL summed (a script's inner commands are part of its own time).
+ */
+export function scriptUsec(commandstats: string): number {
+  let usec = 0;
+  for (const line of commandstats.split('\n')) {
+    const stat = /^cmdstat_([a-z]+):.*\busec=(\d+)/.exec(line.trim());
+    if (stat && (SCRIPT_COMMANDS as readonly string[]).includes(stat[1] ?? '')) usec += Number(stat[2]);
+  }
+  return usec;
+}
+
+export async function readScriptUsec(redis: Redis): Promise<number> {
+  return scriptUsec(await redis.info('commandstats'));
+}

@@ -6,7 +6,7 @@ import { loopJobsNote } from '../src/cli.js';
 import { LIMITS, jobsForMode } from '../src/options.js';
 import { progressLine, progressSummary } from '../src/progress.js';
 import type { RunResult } from '../src/run.js';
-import { histogramDelta, histogramPercentileMs, parseLatencyHistogram } from '../src/server-latency.js';
+import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../src/server-latency.js';
 
 test('nearest-rank percentiles of sorted values', () => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1);
@@ -65,4 +65,18 @@ test('races side by side share one progress line, summed per mode', () => {
   assert.equal(progressSummary([a, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%)');
   const c = { mode: 'atomic', queue: 'q-3', left: 0, jobs: 500 };
   assert.equal(progressSummary([a, c, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%); atomic, 1 queue: 500/500 leases reclaimed (100%)');
+});
+
+test("script time is the usec of EVALSHA, EVAL and FCALL from INFO commandstats, and nothing else's", () => {
+  const info = [
+    '# Commandstats',
+    'cmdstat_evalsha:calls=100,usec=2500,usec_per_call=25.00,rejected_calls=0,failed_calls=0',
+    'cmdstat_eval:calls=1,usec=40,usec_per_call=40.00,rejected_calls=0,failed_calls=0',
+    'cmdstat_fcall:calls=2,usec=60,usec_per_call=30.00,rejected_calls=0,failed_calls=0',
+    'cmdstat_hincrby:calls=100,usec=900,usec_per_call=9.00,rejected_calls=0,failed_calls=0',
+    'cmdstat_evalsha_ro:calls=5,usec=7,usec_per_call=1.40,rejected_calls=0,failed_calls=0',
+    '',
+  ].join('\r\n');
+  assert.equal(scriptUsec(info), 2600);
+  assert.equal(scriptUsec(''), 0);
 });

@@ -228,8 +228,12 @@ forEachServer('scale', (handle) => {
     assert.equal(figures.atomicSweep.ours[0]?.clean, true);
     assert.equal(figures.atomicSweep.calibration[0]?.clean, true);
     assert.equal(figures.loop?.sweepers, 8);
-    for (const value of [figures.seeding.ratio, figures.seeding.batchedRatio, figures.atomicSweep.ratio, figures.audit.ratio, figures.serverCommandsPerSec]) {
+    for (const value of [figures.seeding.ratio, figures.seeding.batchedRatio, figures.atomicSweep.ratio, figures.atomicSweep.serverRatio, figures.audit.ratio, figures.serverCommandsPerSec]) {
       assert.ok(Number.isFinite(value) && value > 0, String(value));
+    }
+    // The server's time in the race's scripts, read from INFO commandstats around it.
+    for (const sweep of [...figures.atomicSweep.ours, ...figures.atomicSweep.calibration]) {
+      assert.ok(sweep.serverUsPerJob !== undefined && sweep.serverUsPerJob > 0, JSON.stringify(sweep));
     }
   });
 

@@ -80,13 +80,20 @@ export function defaultRepeats(jobs: number): number {
 
 /**
  * Headline ratios: each at the largest size measured, on the first server. `seedingBatched` is
- * the seeding against the tuned client (one ZADD per chunk), reported beside the straightforward one.
+ * the seeding against the tuned client (one ZADD per chunk), reported beside the straightforward
+ * one; `atomicSweepServer` is the sweep ratio by the server's time per job instead of jobs/s.
  */
-export function headlineRatios(servers: readonly ServerFigures[]): { seeding: number; seedingBatched: number; atomicSweep: number; audit: number } | null {
+export function headlineRatios(servers: readonly ServerFigures[]): { seeding: number; seedingBatched: number; atomicSweep: number; atomicSweepServer: number; audit: number } | null {
   const sizes = servers[0]?.sizes ?? [];
   const largest = sizes.reduce<SizeFigures | undefined>((best, s) => (!best || s.jobs > best.jobs ? s : best), undefined);
   if (!largest) return null;
-  return { seeding: largest.seeding.ratio, seedingBatched: largest.seeding.batchedRatio, atomicSweep: largest.atomicSweep.ratio, audit: largest.audit.ratio };
+  return {
+    seeding: largest.seeding.ratio,
+    seedingBatched: largest.seeding.batchedRatio,
+    atomicSweep: largest.atomicSweep.ratio,
+    atomicSweepServer: largest.atomicSweep.serverRatio,
+    audit: largest.audit.ratio,
+  };
 }
 
 const k = (n: number): string => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
@@ -97,26 +104,28 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
   const lines: string[] = [];
   for (const server of servers) {
     const table = new Table({
-      head: ['jobs', 'seed/s\nours | calib | batched', 'sweep/s (sweepers:jobs/s)\nours', 'sweep/s\nper-command', 'call ms\np99 client | server', 'loop/s\n8 sweepers', 'audit/s\nours | calib', 'audit heap\nB/job', 'server\ncmds/s', 'ratios\nseed (batched) sweep audit', 'node RSS\nserver mem'],
+      head: ['jobs', 'seed/s\nours | calib | batched', 'sweep/s (sweepers:jobs/s)\nours', 'sweep/s\nper-command', 'call ms\np99 client | server', 'server µs/job\nours | per-cmd', 'loop/s\n8 sweepers', 'audit/s\nours | calib', 'audit heap\nB/job', 'server\ncmds/s', 'ratios\nseed (batched) sweep (server) audit', 'node RSS\nserver mem'],
       style: { head: [], border: [] },
     });
     for (const s of server.sizes) {
       const eight = s.atomicSweep.ours.find((f) => f.sweepers === 8);
+      const eightCalibration = s.atomicSweep.calibration.find((f) => f.sweepers === 8);
       table.push([
         s.jobs,
         `${k(s.seeding.jobsPerSec)} | ${k(s.seeding.calibrationJobsPerSec)} | ${k(s.seeding.batchedCalibrationJobsPerSec)}`,
         sweepCell(s.atomicSweep.ours),
         sweepCell(s.atomicSweep.calibration),
         `${eight?.callMsP99 ?? '-'} | ${eight?.serverCallMsP99 ?? '-'}`,
+        `${eight?.serverUsPerJob ?? '-'} | ${eightCalibration?.serverUsPerJob ?? '-'}`,
         s.loop ? k(s.loop.jobsPerSec) : '-',
         `${k(s.audit.jobsPerSec)} | ${k(s.audit.calibrationJobsPerSec)}`,
         `${s.audit.heapBytesPerJob}`,
         k(s.serverCommandsPerSec),
-        `${s.seeding.ratio}× (${s.seeding.batchedRatio}×) ${s.atomicSweep.ratio}× ${s.audit.ratio}×`,
+        `${s.seeding.ratio}× (${s.seeding.batchedRatio}×) ${s.atomicSweep.ratio}× (${s.atomicSweep.serverRatio}×) ${s.audit.ratio}×`,
         `${mb(s.nodePeakRssBytes)}\n${mb(s.serverUsedMemoryBytes)}`,
       ]);
     }
-    lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratio at 8 sweepers; call ms at 8 sweepers)`, table.toString());
+    lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
   }
   return lines.join('\n');
 }
@@ -158,7 +167,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${renderBench(servers, flags.batch)}\n`);
     if (ratios) {
       process.stdout.write(
-        `ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}× (${ratios.seedingBatched}× against the batched client), atomic sweep ${ratios.atomicSweep}×, audit ${ratios.audit}×\n`,
+        `ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}× (${ratios.seedingBatched}× against the batched client), atomic sweep ${ratios.atomicSweep}× (${ratios.atomicSweepServer}× by the server's time), audit ${ratios.audit}×\n`,
       );
     }
     process.stdout.write(`JSON written to ${out}\n`);

@@ -22,7 +22,7 @@ import { jobsPerSec } from '../rate.js';
 import { preloadScripts } from '../scripts.js';
 import { seedJobs, type SeedPlan } from '../seed.js';
 import { measureServerClock, serverTimeMs } from '../server-clock.js';
-import { p99Between, readScriptHistogram } from '../server-latency.js';
+import { p99Between, readScriptHistogram, readScriptUsec } from '../server-latency.js';
 import { readSnapshot } from '../snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
@@ -34,6 +34,11 @@ export interface SweepFigures extends Partial<CallLatency> {
   readonly sweepers: number;
   readonly jobsPerSec: number;
   readonly serverCallMsP99?: number;
+  /**
+   * The server's time in script calls during the race, per job (INFO commandstats): what the
+   * script itself costs, without the client's share of the wall time.
+   */
+  readonly serverUsPerJob?: number;
   readonly clean: boolean;
 }
 
@@ -52,7 +57,14 @@ export interface SizeFigures {
     readonly batchedCalibrationJobsPerSec: number;
     readonly batchedRatio: number;
   };
-  readonly atomicSweep: { readonly ours: SweepFigures[]; readonly calibration: SweepFigures[]; readonly ratio: number };
+  readonly atomicSweep: {
+    readonly ours: SweepFigures[];
+    readonly calibration: SweepFigures[];
+    /** Jobs per second, ours ÷ calibration, at 8 sweepers. */
+    readonly ratio: number;
+    /** The same two runs by the server's own time per job (calibration ÷ ours), without the client's share. */
+    readonly serverRatio: number;
+  };
   readonly loop: SweepFigures | null;
   readonly audit: {
     readonly jobsPerSec: number;
@@ -79,7 +91,8 @@ export interface MeasureOptions {
   readonly loopUpTo: number;
 }
 
-const ratio = (ours: number, theirs: number): number => Math.round((ours / Math.max(theirs, 1)) * 100) / 100;
+// Figures below 1 are real (milliseconds of a tiny seeding, microseconds per job): only zero is refused.
+const ratio = (ours: number, theirs: number): number => (theirs > 0 ? Math.round((ours / theirs) * 100) / 100 : 0);
 
 /** A fresh queue of its own for each measurement, claimed like a run's. */
 async function freshQueue(admin: Redis): Promise<QueueKeys> {
@@ -136,10 +149,12 @@ async function sweep(target: ServerTarget, admin: Redis, created: Set<QueueKeys>
     }
     const clock = await measureServerClock(admin);
     const before = serverStats ? await readScriptHistogram(admin) : undefined;
+    const usecBefore = serverStats ? await readScriptUsec(admin) : undefined;
     const result = await race({
       connections, factory, keys, clock, batch, maxStalled: 3, probeDelayMs: 0,
       maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
     });
+    const serverUs = usecBefore !== undefined ? (await readScriptUsec(admin)) - usecBefore : undefined;
     const serverP99 = before ? p99Between(before, await readScriptHistogram(admin)) : undefined;
     const moves = movesPerJob(jobs, result.records);
     const recoveries = moves.reduce((sum, n) => sum + n, 0);
@@ -152,6 +167,7 @@ async function sweep(target: ServerTarget, admin: Redis, created: Set<QueueKeys>
         jobsPerSec: jobsPerSec(jobs, result.wallMs),
         ...(latency ?? {}),
         ...(serverP99 !== undefined ? { serverCallMsP99: serverP99 } : {}),
+        ...(serverUs !== undefined ? { serverUsPerJob: Math.round((serverUs / jobs) * 1000) / 1000 } : {}),
         // The loop is expected to race; the figures record whether the run was exact.
         clean: recoveries === jobs && !result.cutShort,
       },
@@ -264,7 +280,7 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       if (ours) oursSweeps.push(ours);
       if (calibrated) calibrationSweeps.push(calibrated);
     }
-    const atStandard = (list: SweepFigures[]): number => (list.find((f) => f.sweepers === 8) ?? list[list.length - 1])?.jobsPerSec ?? 0;
+    const atStandard = (list: SweepFigures[]): SweepFigures | undefined => list.find((f) => f.sweepers === 8) ?? list[list.length - 1];
 
     let loop: SweepFigures | null = null;
     if (jobs <= options.loopUpTo) {
@@ -308,7 +324,12 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       repeats,
       serverCommandsPerSec,
       seeding,
-      atomicSweep: { ours: oursSweeps, calibration: calibrationSweeps, ratio: ratio(atStandard(oursSweeps), atStandard(calibrationSweeps)) },
+      atomicSweep: {
+        ours: oursSweeps,
+        calibration: calibrationSweeps,
+        ratio: ratio(atStandard(oursSweeps)?.jobsPerSec ?? 0, atStandard(calibrationSweeps)?.jobsPerSec ?? 0),
+        serverRatio: ratio(atStandard(calibrationSweeps)?.serverUsPerJob ?? 0, atStandard(oursSweeps)?.serverUsPerJob ?? 0),
+      },
       loop,
       audit,
       serverUsedMemoryBytes,
