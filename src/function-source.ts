@@ -19,7 +19,7 @@ export function functionLibrarySource(library: string, name: string): string {
 }
 
 /** Where line `line` of the library came from: the template, or the sweep script put in as its body. */
-export function librarySourceLine(line: number): { file: string; line: number } {
+export function librarySourceLine(line: number): { readonly file: string; readonly line: number } {
   const marker = TEMPLATE.split('\n').indexOf(BODY_MARKER) + 1;
   const bodyLines = SWEEP_STALLED_LUA.trimEnd().split('\n').length;
   if (line < marker) return { file: TEMPLATE_FILE, line };

@@ -22,12 +22,17 @@ const REFUSAL = /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The 
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
-/** The tool's own scripts by SHA1 of their text; the function library by its name prefix. */
-function ownScript(id: string, kind: string): { file: string; source: string; library?: true } | undefined {
+/** A source line's place in the tool's files. */
+type Place = { readonly file: string; readonly line: number };
+
+/**
+ * The tool's own scripts by SHA1 of their text; the function library by its name prefix. `locate`
+ * turns a line of `source`, the text the server compiled, into the file and line it is written on.
+ */
+function ownScript(id: string, kind: string): { source: string; locate: (line: number) => Place } | undefined {
   if (kind === 'function') {
-    // The library as the server compiled it: the template with the sweep script as its body, so
-    // the line the server gives counts lines of that whole text.
-    return id.startsWith('emq_race_sweep_') ? { file: 'sweep-stalled-function.lua', source: functionLibrarySource('library', id), library: true } : undefined;
+    // The template with the sweep script as its body: the server counts lines of that whole text.
+    return id.startsWith('emq_race_sweep_') ? { source: functionLibrarySource('library', id), locate: librarySourceLine } : undefined;
   }
   let files: string[];
   try {
@@ -37,7 +42,7 @@ function ownScript(id: string, kind: string): { file: string; source: string; li
   }
   for (const file of files) {
     const source = readFileSync(new URL(file, LUA_DIR), 'utf8');
-    if (createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { file, source };
+    if (createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { source, locate: (line) => ({ file, line }) };
   }
   return undefined;
 }
@@ -56,6 +61,6 @@ export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined 
   const line = Number(lineText);
   const own = ownScript(id, kind);
   const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
-  const place = own?.library ? librarySourceLine(line) : { file: own ? own.file : id, line };
+  const place = own ? own.locate(line) : { file: id, line };
   return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
 }
