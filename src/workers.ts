@@ -3,8 +3,8 @@
  * costs a real queue: the same job executed twice. Each worker takes a job with LMOVE into the
  * run's `running` list (ZPOPMIN and the push in one script, src/lua/take-job.lua, when pending is a
  * sorted set: either way the job is never in neither place), "executes" it by counting the run in
- * the job's hash (`runs`), then finishes it in one MULTI (`state done`, out of `running`). Workers stop once the sweepers are done and
- * pending is drained, finishing every job they took.
+ * the job's hash (`runs`), then finishes it in one MULTI (`state done`, out of `running`). Workers
+ * stop once the sweepers are done and pending is drained, finishing every job they took.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';

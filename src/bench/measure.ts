@@ -91,7 +91,8 @@ export interface MeasureOptions {
   readonly loopUpTo: number;
 }
 
-// Figures below 1 are real (milliseconds of a tiny seeding, microseconds per job): only zero is refused.
+// Figures below 1 are real (milliseconds of a tiny seeding, microseconds per job): only zero is
+// refused.
 const ratio = (ours: number, theirs: number): number => (theirs > 0 ? Math.round((ours / theirs) * 100) / 100 : 0);
 
 /** A fresh queue of its own for each measurement, claimed like a run's. */
