@@ -17,9 +17,9 @@ test('bench flags: sizes, batch, repeats, out, json', () => {
 
 test('headline ratios come from the largest size of the first server', () => {
   const size = (jobs: number, r: number): SizeFigures => ({
-    jobs, seeding: { ratio: r, batchedRatio: r - 1 }, atomicSweep: { ratio: r + 1, serverRatio: r + 1.5 }, audit: { ratio: r + 2 },
+    jobs, seeding: { ratio: r, batchedRatio: r - 1 }, atomicSweep: { ratio: r + 1, serverRatio: r + 1.5, ceilingRatio: r + 1.7 }, audit: { ratio: r + 2 },
   }) as unknown as SizeFigures;
-  assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), { seeding: 3, seedingBatched: 2, atomicSweep: 4, atomicSweepServer: 4.5, audit: 5 });
+  assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), { seeding: 3, seedingBatched: 2, atomicSweep: 4, atomicSweepServer: 4.5, atomicSweepCeiling: 4.7, audit: 5 });
   assert.equal(headlineRatios([]), null);
 });
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
 import { test } from 'node:test';
 import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../src/audit.js';
+import { floorSweeper, SWEEP_FLOOR_LUA, withoutPushes } from '../src/calibration/floor-sweeper.js';
 import { perCommandSweeper } from '../src/calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from '../src/calibration/pipelined-seed.js';
 import { readSnapshotStraightforward } from '../src/calibration/straightforward-audit.js';
@@ -19,6 +20,7 @@ import { defaultMaxSweeps, race } from '../src/race.js';
 import { expiredDeadline, forEachSliceId, seedJobs, seedSlices, sliceSize } from '../src/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server-clock.js';
 import type { Session } from '../src/session.js';
+import { SWEEP_STALLED_LUA } from '../src/scripts.js';
 import { readSnapshot } from '../src/snapshot.js';
 import { atomicSweeper } from '../src/sweepers/atomic.js';
 import { loopSweeper } from '../src/sweepers/loop.js';
@@ -104,6 +106,20 @@ test('a slice is read back in the order it was seeded: residue falling, ids risi
   }
 });
 
+test('the floor script is the shipped sweep line for line, with its three pushes turned into locals', () => {
+  const shipped = SWEEP_STALLED_LUA.split('\n');
+  const floor = SWEEP_FLOOR_LUA.split('\n');
+  assert.equal(floor.length, shipped.length);
+  const changed = shipped.flatMap((line, i) => (line === floor[i] ? [] : [[line.trim(), floor[i]?.trim()]]));
+  assert.deepEqual(changed, [
+    ["rcall('ZADD', KEYS[2], unpack(toPending))", 'local _ = toPending'],
+    ["rcall('RPUSH', KEYS[2], unpack(toPending))", 'local _ = toPending'],
+    ["if deadCount > 0 then rcall('ZADD', KEYS[3], unpack(toDead)) end", 'if deadCount > 0 then local _ = toDead end'],
+  ]);
+  // A shipped script whose pushes took another form would leave a floor that measures nothing.
+  assert.throws(() => withoutPushes(SWEEP_STALLED_LUA.replace("rcall('RPUSH', KEYS[2], unpack(toPending))", "rcall('RPUSH', KEYS[2], 'x')")), /expected 3 batched pushes/);
+});
+
 forEachServer('scale', (handle) => {
   let session: Session;
   let admin: Redis;
@@ -146,6 +162,18 @@ forEachServer('scale', (handle) => {
       await unlinkQueue(admin, ours.keys, jobs);
       await unlinkQueue(admin, plain.keys, jobs);
     }
+  });
+
+  test('the floor script does every per-job step of the shipped one and pushes nothing', async () => {
+    const ours = await sweptWith(atomicSweeper, 40, 7);
+    const bound = await sweptWith(floorSweeper, 40, 7);
+    const shipped = ours.state as { active: string[]; pending: string[]; dead: string[]; hashes: object[] };
+    const floor = bound.state as typeof shipped;
+    assert.deepEqual(floor.hashes, shipped.hashes, 'same counters and states');
+    assert.deepEqual([floor.active, floor.pending, floor.dead], [[], [], []]);
+    assert.equal(shipped.pending.length, 20);
+    await unlinkQueue(admin, ours.keys, 40);
+    await unlinkQueue(admin, bound.keys, 40);
   });
 
   test('at the largest --batch every job dead-letters in one ZADD per call, and the run is clean', async () => {
@@ -232,8 +260,13 @@ forEachServer('scale', (handle) => {
       assert.ok(Number.isFinite(value) && value > 0, String(value));
     }
     // The server's time in the race's scripts, read from INFO commandstats around it.
-    for (const sweep of [...figures.atomicSweep.ours, ...figures.atomicSweep.calibration]) {
-      assert.ok(sweep.serverUsPerJob !== undefined && sweep.serverUsPerJob > 0, JSON.stringify(sweep));
+    for (const sweep of [...figures.atomicSweep.ours, ...figures.atomicSweep.calibration, figures.atomicSweep.floor]) {
+      assert.ok(sweep?.serverUsPerJob !== undefined && sweep.serverUsPerJob > 0, JSON.stringify(sweep));
+    }
+    // The floor runs at the standard count only: 8 sweepers, or the last count when 8 is not measured.
+    assert.equal(figures.atomicSweep.floor?.sweepers, 2);
+    for (const value of [figures.atomicSweep.ceilingRatio, figures.atomicSweep.serverCeilingRatio]) {
+      assert.ok(Number.isFinite(value) && value > 0, String(value));
     }
   });
 

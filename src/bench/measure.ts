@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit.js';
 import { summarizeLatency, type CallLatency } from '../call-latency.js';
+import { floorSweeper, SWEEP_FLOOR_LUA } from '../calibration/floor-sweeper.js';
 import { perCommandSweeper, SWEEP_PER_COMMAND_LUA } from '../calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from '../calibration/pipelined-seed.js';
 import { readSnapshotStraightforward } from '../calibration/straightforward-audit.js';
@@ -60,10 +61,22 @@ export interface SizeFigures {
   readonly atomicSweep: {
     readonly ours: SweepFigures[];
     readonly calibration: SweepFigures[];
+    /**
+     * The shipped script without its pushes (calibration/floor-sweeper.ts), at the standard
+     * sweeper count only. Not a sweep, so it has no `clean`: its jobs go nowhere.
+     */
+    readonly floor: Omit<SweepFigures, 'clean'> | null;
     /** Jobs per second, ours ÷ calibration, at 8 sweepers. */
     readonly ratio: number;
     /** The same two runs by the server's own time per job (calibration ÷ ours), without the client's share. */
     readonly serverRatio: number;
+    /**
+     * The most `ratio` could be with HINCRBY and HSET kept per job: floor ÷ calibration jobs/s
+     * (0 when the floor was not measured).
+     */
+    readonly ceilingRatio: number;
+    /** The same ceiling by the server's time per job: calibration ÷ floor. */
+    readonly serverCeilingRatio: number;
   };
   readonly loop: SweepFigures | null;
   readonly audit: {
@@ -200,6 +213,10 @@ async function withHeapPeak<T>(read: () => Promise<T>): Promise<{ value: T; ms: 
   }
 }
 
+function withoutClean({ clean: _clean, ...figures }: SweepFigures): Omit<SweepFigures, 'clean'> {
+  return figures;
+}
+
 function sameSnapshot(a: JobSnapshot, b: JobSnapshot): boolean {
   const fields = ['inPending', 'inActive', 'activeExpired', 'inDead', 'state'] as const;
   for (const field of fields) if (!Buffer.from(a[field].buffer).equals(Buffer.from(b[field].buffer))) return false;
@@ -263,12 +280,22 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
     const calibrationSweeps: SweepFigures[] = [];
     let audited: SweepRun | undefined;
     // Once is enough: nothing here empties the script cache, so no race pays for an EVAL.
+    // The floor joins the alternation at the standard sweeper count only, the one the ratio is
+    // taken at.
     await preloadScripts(admin);
     await admin.script('LOAD', SWEEP_PER_COMMAND_LUA);
+    await admin.script('LOAD', SWEEP_FLOOR_LUA);
+    const standard = options.sweeperCounts.includes(8) ? 8 : options.sweeperCounts[options.sweeperCounts.length - 1];
+    let floor: SweepFigures | undefined;
     for (const sweepers of options.sweeperCounts) {
       let ours: SweepFigures | undefined;
       let calibrated: SweepFigures | undefined;
       for (let r = 0; r < repeats; r++) {
+        if (sweepers === standard) {
+          const bound = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
+          floor = best(floor, bound.figures);
+          await drop(bound.keys);
+        }
         const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
         ours = best(ours, run.figures);
         // The first swept queue stays for the audit; the others go at once.
@@ -281,7 +308,7 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       if (ours) oursSweeps.push(ours);
       if (calibrated) calibrationSweeps.push(calibrated);
     }
-    const atStandard = (list: SweepFigures[]): SweepFigures | undefined => list.find((f) => f.sweepers === 8) ?? list[list.length - 1];
+    const atStandard = (list: SweepFigures[]): SweepFigures | undefined => list.find((f) => f.sweepers === standard);
 
     let loop: SweepFigures | null = null;
     if (jobs <= options.loopUpTo) {
@@ -330,6 +357,9 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
         calibration: calibrationSweeps,
         ratio: ratio(atStandard(oursSweeps)?.jobsPerSec ?? 0, atStandard(calibrationSweeps)?.jobsPerSec ?? 0),
         serverRatio: ratio(atStandard(calibrationSweeps)?.serverUsPerJob ?? 0, atStandard(oursSweeps)?.serverUsPerJob ?? 0),
+        floor: floor ? withoutClean(floor) : null,
+        ceilingRatio: ratio(floor?.jobsPerSec ?? 0, atStandard(calibrationSweeps)?.jobsPerSec ?? 0),
+        serverCeilingRatio: ratio(atStandard(calibrationSweeps)?.serverUsPerJob ?? 0, floor?.serverUsPerJob ?? 0),
       },
       loop,
       audit,
