@@ -1,9 +1,9 @@
 /**
  * Calibration only: the shipped sweep script with its pushes to pending and dead taken out, every
  * other line as shipped. It is not a sweep (the jobs it takes out of `active` go nowhere); the
- * benchmark races it beside the other two to measure the ceiling of the sweep ratio. The issue's
- * shape keeps HINCRBY and HSET per job, and with them the detect, the removal, each job's key and
- * the ids handed back: that is all this script does, so no sweep that keeps them can beat the
+ * benchmark races it beside the other two to measure the ceiling of the sweep ratio. A sweep of
+ * this shape keeps HINCRBY and HSET per job, and with them the detect, the removal, each job's key
+ * and the ids handed back: that is all this script does, so no such sweep can beat the
  * one-call-per-command script by more than this one does. No mode uses it.
  */
 import { CachedScript } from '../cached-script.js';
