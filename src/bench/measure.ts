@@ -66,7 +66,7 @@ export interface SizeFigures {
      * sweeper count only. Not a sweep, so it has no `clean`: its jobs go nowhere.
      */
     readonly floor: Omit<SweepFigures, 'clean'> | null;
-    /** Jobs per second, ours ÷ calibration, at 8 sweepers. */
+    /** Jobs per second, ours ÷ calibration, at 8 sweepers (at the last count measured when 8 is not). */
     readonly ratio: number;
     /** The same two runs by the server's own time per job (calibration ÷ ours), without the client's share. */
     readonly serverRatio: number;
