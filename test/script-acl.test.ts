@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { describeServerError } from '../src/errors.js';
 import { commandOnLine, scriptAclRefusal } from '../src/script-acl.js';
+import { SWEEP_STALLED_LUA } from '../src/scripts.js';
 
 const RELEASE = readFileSync(new URL('../src/lua/release-stalled.lua', import.meta.url), 'utf8');
-const SWEEP = readFileSync(new URL('../src/lua/sweep-stalled.lua', import.meta.url), 'utf8');
 const TEMPLATE = readFileSync(new URL('../src/lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
 const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
@@ -46,13 +46,13 @@ describe('script ACL refusals', () => {
     const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
     const line = lineOf(library, "rcall('HINCRBY'");
     const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
-    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled.lua', line: lineOf(SWEEP, "rcall('HINCRBY'") });
+    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled.lua', line: lineOf(SWEEP_STALLED_LUA, "rcall('HINCRBY'") });
   });
 
   test('library lines map back to the template before, inside and after the sweep script', () => {
     const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123').split('\n');
     const template = TEMPLATE.split('\n');
-    const sweep = SWEEP.split('\n');
+    const sweep = SWEEP_STALLED_LUA.split('\n');
     for (let line = 1; line <= library.length; line++) {
       const place = librarySourceLine(line);
       const text = (place.file === 'sweep-stalled.lua' ? sweep : template)[place.line - 1];

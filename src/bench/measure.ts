@@ -308,7 +308,9 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       if (ours) oursSweeps.push(ours);
       if (calibrated) calibrationSweeps.push(calibrated);
     }
-    const atStandard = (list: SweepFigures[]): SweepFigures | undefined => list.find((f) => f.sweepers === standard);
+    // The ratios are taken at the standard count.
+    const oursAt = oursSweeps.find((f) => f.sweepers === standard);
+    const calibrationAt = calibrationSweeps.find((f) => f.sweepers === standard);
 
     let loop: SweepFigures | null = null;
     if (jobs <= options.loopUpTo) {
@@ -355,11 +357,11 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
       atomicSweep: {
         ours: oursSweeps,
         calibration: calibrationSweeps,
-        ratio: ratio(atStandard(oursSweeps)?.jobsPerSec ?? 0, atStandard(calibrationSweeps)?.jobsPerSec ?? 0),
-        serverRatio: ratio(atStandard(calibrationSweeps)?.serverUsPerJob ?? 0, atStandard(oursSweeps)?.serverUsPerJob ?? 0),
+        ratio: ratio(oursAt?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
+        serverRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, oursAt?.serverUsPerJob ?? 0),
         floor: floor ? withoutClean(floor) : null,
-        ceilingRatio: ratio(floor?.jobsPerSec ?? 0, atStandard(calibrationSweeps)?.jobsPerSec ?? 0),
-        serverCeilingRatio: ratio(atStandard(calibrationSweeps)?.serverUsPerJob ?? 0, floor?.serverUsPerJob ?? 0),
+        ceilingRatio: ratio(floor?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
+        serverCeilingRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, floor?.serverUsPerJob ?? 0),
       },
       loop,
       audit,

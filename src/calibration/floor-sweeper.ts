@@ -6,9 +6,8 @@
  * and the ids handed back: that is all this script does, so no such sweep can beat the
  * one-call-per-command script by more than this one does. No mode uses it.
  */
-import { CachedScript } from '../cached-script.js';
 import { SWEEP_STALLED_LUA } from '../scripts.js';
-import { oneCallSweeper } from '../sweepers/one-call.js';
+import { scriptCallSweeper } from '../sweepers/one-call.js';
 import type { Sweeper, SweeperContext } from '../sweepers/sweeper.js';
 
 // rcall('RPUSH', KEYS[2], unpack(toPending)), and the two ZADDs to a sorted-set pending and to dead.
@@ -32,9 +31,5 @@ export const SWEEP_FLOOR_LUA = withoutPushes(SWEEP_STALLED_LUA);
 
 /** Sent exactly as the shipped atomic sweeper sends its script, so only the script differs. */
 export function floorSweeper(context: SweeperContext): Sweeper {
-  const script = new CachedScript(SWEEP_FLOOR_LUA);
-  return oneCallSweeper(context, {
-    send: (keys, argv) => script.call(context.redis, keys, argv),
-    fallbacks: () => script.fallbacks,
-  });
+  return scriptCallSweeper(context, SWEEP_FLOOR_LUA);
 }

@@ -5,18 +5,12 @@
  * gains. No mode uses it.
  */
 import { readFileSync } from 'node:fs';
-import { CachedScript } from '../cached-script.js';
-import { oneCallSweeper } from '../sweepers/one-call.js';
+import { scriptCallSweeper } from '../sweepers/one-call.js';
 import type { Sweeper, SweeperContext } from '../sweepers/sweeper.js';
 
 export const SWEEP_PER_COMMAND_LUA = readFileSync(new URL('../lua/calibration/sweep-stalled-per-command.lua', import.meta.url), 'utf8');
 
 /** Sent exactly as the shipped atomic sweeper sends its script, so only the script differs. */
 export function perCommandSweeper(context: SweeperContext): Sweeper {
-  const script = new CachedScript(SWEEP_PER_COMMAND_LUA);
-  return oneCallSweeper(context, {
-    // No fault hooks: the calibration only runs in the benchmark, which injects none.
-    send: (keys, argv) => script.call(context.redis, keys, argv),
-    fallbacks: () => script.fallbacks,
-  });
+  return scriptCallSweeper(context, SWEEP_PER_COMMAND_LUA);
 }

@@ -4,6 +4,7 @@
  * record of the ids the call returned. Each strategy only says how its call is sent.
  */
 import { performance } from 'node:perf_hooks';
+import { CachedScript } from '../cached-script.js';
 import { LatencyLog } from '../call-latency.js';
 import { serverError } from '../errors.js';
 import { MoveLog } from '../move-log.js';
@@ -67,4 +68,16 @@ export function oneCallSweeper(context: SweeperContext, call: OneCall): Sweeper 
       return returned.ids.length + returned.stray;
     },
   };
+}
+
+/**
+ * A sweeper whose call is the Lua script `source` (EVALSHA, EVAL on NOSCRIPT), with the crash
+ * fault's hook once the call is on the wire: the shipped sweep and the benchmark's calibrations.
+ */
+export function scriptCallSweeper(context: SweeperContext, source: string): Sweeper {
+  const script = new CachedScript(source);
+  return oneCallSweeper(context, {
+    send: (keys, argv) => script.call(context.redis, keys, argv, context.faults?.afterSend),
+    fallbacks: () => script.fallbacks,
+  });
 }
