@@ -1,11 +1,11 @@
 /** The arithmetic of what the race costs, tested directly (no server involved). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../src/audit-consequences.js';
-import { STATE_CODES, auditJobs, blankSnapshot, type JobSnapshot } from '../src/audit.js';
-import { checkConsequenceOptions } from '../src/consequence-options.js';
+import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../src/audit/consequence-rules.js';
+import { STATE_CODES, auditJobs, blankSnapshot, type JobSnapshot } from '../src/audit/rules.js';
+import { checkConsequenceOptions } from '../src/consequences/plan.js';
 import { EmqError } from '../src/errors.js';
-import { collectFault, faultsForMode } from '../src/faults/names.js';
+import { collectFault, faultsForMode } from '../src/consequences/faults/names.js';
 
 const { active, pending, dead, done } = STATE_CODES;
 

@@ -13,8 +13,8 @@ import {
   placeCount,
   stateCode,
   type JobSnapshot,
-} from '../src/audit.js';
-import { MoveLog } from '../src/move-log.js';
+} from '../src/audit/rules.js';
+import { MoveLog } from '../src/sweepers/move-log.js';
 
 interface JobFacts {
   moves?: number;

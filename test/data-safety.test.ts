@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
 import { fileURLToPath } from 'node:url';
-import { MODES } from '../src/options.js';
+import { MODES } from '../src/cli/options.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { forEachServer } from './helpers/servers.js';

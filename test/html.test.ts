@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ANOMALIES } from '../src/audit.js';
+import { ANOMALIES } from '../src/audit/rules.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../src/explain/schedule.js';
 import { commandLine, shellQuote } from '../src/html/command-line.js';
 import { escapeMarkup, jsonForScriptBlock } from '../src/html/escape.js';

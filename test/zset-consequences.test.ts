@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES } from '../src/audit.js';
-import { deleteRunKeys } from '../src/cleanup.js';
+import { ANOMALIES } from '../src/audit/rules.js';
+import { deleteRunKeys } from '../src/queue/cleanup.js';
 import type { Interrupts } from '../src/interrupt.js';
-import { queueKeys } from '../src/keys.js';
-import type { Session } from '../src/session.js';
+import { queueKeys } from '../src/queue/keys.js';
+import type { Session } from '../src/server/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { queueName, runWith } from './helpers/run-mode.js';

@@ -3,7 +3,7 @@
  * from the run's own JSON, which it also carries in a `<script type="application/json">` block so a
  * reader can check every figure. A Content-Security-Policy forbids any fetch or script outright.
  */
-import { ANOMALIES } from '../audit.js';
+import { ANOMALIES } from '../audit/rules.js';
 import { verdict } from '../explain/render.js';
 import type { Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';

@@ -1,0 +1,277 @@
+/**
+ * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. Cleanup runs on
+ * every path once the claim is won, unless --keep or a second Ctrl-C says otherwise.
+ */
+import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { withCycleSums } from '../audit/consequence-rules.js';
+import { auditJobs, type AuditCounts } from '../audit/rules.js';
+import { summarizeLatency } from '../sweepers/call-latency.js';
+import { claimQueue } from '../queue/owner-claim.js';
+import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
+import { connect } from '../server/connection.js';
+import { describeServerError, type EmqError } from '../errors.js';
+import { interruption, type Interrupts } from '../interrupt.js';
+import { queueKeys } from '../queue/keys.js';
+import type { ChaosCounts } from '../consequences/faults/chaos.js';
+import type { FaultCounts } from '../consequences/faults/sweeper-faults.js';
+import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
+import type { Mode, PendingKind } from '../cli/options.js';
+import { raceInProcesses } from './process-race.js';
+import { defaultMaxSweeps } from './race.js';
+import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
+import { seedLiveJobs } from '../queue/seed-live.js';
+import { BACK_TO_BACK, type Cadence } from './sweeper-life.js';
+import { checkMemoryRoom } from '../server/memory-check.js';
+import { newOwnerMarker, ownerValue } from '../queue/owner-marker.js';
+import type { ProgressBoard } from './progress.js';
+import { jobsPerSec } from '../audit/rate.js';
+import { preloadScripts } from '../lua/registry.js';
+import { seedJobs } from '../queue/seed.js';
+import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import type { Session } from '../server/session.js';
+import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
+import { readSnapshot } from '../audit/snapshot.js';
+import { SWEEPERS } from '../sweepers/strategies.js';
+
+export interface ModeRun {
+  readonly mode: Mode;
+  readonly queue: string;
+  readonly jobs: number;
+  readonly sweepers: number;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly probeDelayMs: number;
+  readonly keep: boolean;
+  /** Faults, workers, cycles, observer; absent for the plain race. */
+  readonly consequences?: Consequences;
+  /** The rest defaults to the foundation's behaviour: a list, no live jobs, back to back, one process. */
+  readonly pending?: PendingKind;
+  readonly live?: number;
+  readonly maxSweeps?: number;
+  readonly cadence?: Cadence;
+  readonly processes?: boolean;
+  /** The script mode's source, already loaded by SCRIPT LOAD. */
+  readonly userScript?: string;
+  /** Which of several trials this is (1-based). */
+  readonly trial?: number;
+  /**
+   * Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99: 'required' (asked
+   * for with --server-stats: a refusal is the run's error) or 'if-available' (the tool's own
+   * server: the figure is left out where the server cannot give it).
+   */
+  readonly serverStats?: 'required' | 'if-available';
+  /** The progress line for long runs (on a terminal's stderr), shared by the races run side by side. */
+  readonly progress?: ProgressBoard;
+}
+
+export interface RunResult extends AuditCounts {
+  readonly mode: Mode;
+  readonly queue: string;
+  readonly sweepers: number;
+  readonly jobs: number;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly wallMs: number;
+  readonly jobsPerSec: number;
+  /** Commands the sweepers sent, all together. */
+  readonly roundTrips: number;
+  readonly sweeps: number;
+  /** A sweeper hit its sweep budget before a sweep found nothing. */
+  readonly cutShort: boolean;
+  readonly consequences: Consequences;
+  /** EVALSHA calls that fell back to EVAL after NOSCRIPT. */
+  readonly noscriptFallbacks: number;
+  /** Observer samples (jobs checked); undefined without --observe. */
+  readonly samples: number | undefined;
+  /** What the faults did; undefined without --fault. */
+  readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
+  /** Jobs the workers took, a job taken twice counted twice; undefined without --workers. */
+  readonly executions: number | undefined;
+  readonly trial: number;
+  readonly pending: PendingKind;
+  readonly live: number;
+  readonly maxSweeps: number;
+  readonly processes: boolean;
+  /** Attempts repeated because WATCH saw a change (watch mode; 0 elsewhere). */
+  readonly retries: number;
+  /** The function mode's library, when --keep left it on the server. */
+  readonly keptLibrary?: string;
+  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes and with --processes. */
+  readonly callMsP50: number | null;
+  readonly callMsP99: number | null;
+  readonly callMsMax: number | null;
+  /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
+  readonly serverCallMsP99: number | null;
+  /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
+  readonly node?: string;
+}
+
+export const newRunId = (): string => randomBytes(8).toString('hex');
+
+/** A mode's run on `session`'s server: it needs only the admin connection and the target. */
+export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+  const { admin, target } = session;
+  const keys = queueKeys(run.queue);
+  const runId = newRunId();
+  const signal = interrupts.signal;
+
+  const live = run.live ?? 0;
+  signal.throwIfAborted();
+  try {
+    await checkMemoryRoom(admin, run.jobs, run.sweepers, live);
+    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + live)));
+  } catch (err) {
+    throw describeServerError(err, target.display);
+  }
+
+  const consequences = run.consequences ?? NO_CONSEQUENCES;
+  const sweeperConnections: Redis[] = [];
+  const pending = run.pending ?? 'list';
+  const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
+  let sweepFunction: SweepFunction | undefined;
+  let failure: EmqError | undefined;
+  try {
+    if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
+    const extras = {
+      pending,
+      ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
+      ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
+    };
+    const serverNowMs = await serverTimeMs(admin);
+    await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    await preloadScripts(admin);
+    const cadence = run.cadence ?? BACK_TO_BACK;
+    if (!run.processes) {
+      for (let i = 0; i < run.sweepers; i++) {
+        signal.throwIfAborted();
+        // Killed connections come back (the tool, not the client, decides what is sent again).
+        const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
+        sweeperConnections.push(redis);
+      }
+    }
+    const clock: ServerClock = await measureServerClock(admin, clientNow);
+    const histogramBefore = run.serverStats
+      ? await readScriptHistogram(admin).catch((err: unknown) => {
+          if (run.serverStats === 'if-available') return undefined;
+          throw err;
+        })
+      : undefined;
+    const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
+    const result = await raceRounds({
+      target,
+      admin,
+      connections: sweeperConnections,
+      factory: SWEEPERS[run.mode],
+      keys,
+      clock,
+      jobs: run.jobs,
+      tracked: run.jobs + live,
+      batch: run.batch,
+      maxStalled: run.maxStalled,
+      probeDelayMs: run.probeDelayMs,
+      maxSweeps,
+      signal,
+      consequences,
+      cadence,
+      extras,
+      // In --processes mode each sweeper is a child process with its own connection.
+      ...(run.processes
+        ? {
+            runOnce: () =>
+              raceInProcesses({
+                sweepers: run.sweepers,
+                setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+                signal,
+              }),
+          }
+        : {}),
+    }).finally(() => stopProgress?.());
+    const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
+    signal.throwIfAborted();
+    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live, workers: consequences.workers > 0 });
+    const audited = auditJobs(snapshot, result.tally.totalMoves, {
+      callsInDoubt: result.callsInDoubt,
+      maxStalled: run.maxStalled,
+      trueStalls: result.tally.trueStalls,
+      crossCheck: run.mode === 'script',
+      strayIds: result.strayIds,
+    });
+    const counts = withCycleSums(audited, result.tally, result.windows);
+    const latency = summarizeLatency(result.latencies);
+    return {
+      mode: run.mode,
+      queue: run.queue,
+      sweepers: run.sweepers,
+      jobs: run.jobs,
+      batch: run.batch,
+      maxStalled: run.maxStalled,
+      stalledBefore: run.stalledBefore,
+      ...counts,
+      wallMs: Math.round(result.wallMs * 10) / 10,
+      jobsPerSec: jobsPerSec(run.jobs, result.wallMs),
+      roundTrips: result.commands,
+      sweeps: result.sweeps,
+      cutShort: result.cutShort,
+      consequences,
+      noscriptFallbacks: result.noscriptFallbacks,
+      samples: result.windows?.samples,
+      faultCounts: result.faultCounts,
+      executions: result.executions,
+      trial: run.trial ?? 1,
+      pending,
+      live,
+      maxSweeps,
+      processes: run.processes ?? false,
+      retries: result.retries,
+      ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
+      callMsP50: latency?.callMsP50 ?? null,
+      callMsP99: latency?.callMsP99 ?? null,
+      callMsMax: latency?.callMsMax ?? null,
+      serverCallMsP99,
+    };
+  } catch (err) {
+    failure = interruption(signal) ?? describeServerError(err, target.display);
+    throw failure;
+  } finally {
+    for (const redis of sweeperConnections) redis.disconnect();
+    // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
+    if (sweepFunction && !run.keep) {
+      const library = sweepFunction.library;
+      await deleteSweepFunction(admin, sweepFunction).catch(() => {
+        process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
+      });
+    }
+    if (!run.keep) await cleanUp(admin, keys, run.jobs + live, run.queue, interrupts, failure);
+  }
+}
+
+/**
+ * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
+ * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
+ * run still ends in one line.
+ */
+async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined): Promise<void> {
+  const hint = leftBehindHint(queue);
+  if (!interrupts.hurried && admin.status === 'ready') {
+    try {
+      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
+      return;
+    } catch {
+      // said below
+    }
+  }
+  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
+  else process.stderr.write(`emq-race: ${hint}\n`);
+}
+
+/** The p99 of the script calls since `before`, or null where the server cannot say. */
+async function serverP99(admin: Redis, before: Histograms): Promise<number | null> {
+  const after = await readScriptHistogram(admin).catch(() => undefined);
+  if (!after) return null;
+  return p99Between(before, after) ?? null;
+}
