@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES } from '../src/audit/rules.js';
 import { deleteRunKeys } from '../src/queue/cleanup.js';
 import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys } from '../src/queue/keys.js';
@@ -15,6 +14,7 @@ import { allKeys } from './helpers/keyspace.js';
 import { queueName, runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { ANOMALIES } from '../src/model.js';
 
 forEachServer('consequences', (handle) => {
   let session: Session;

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/sweepers/call-latency.js';
 import { loopJobsNote } from '../src/cli/program.js';
-import { LIMITS, jobsForMode } from '../src/cli/options.js';
+import { jobsForMode } from '../src/cli/options.js';
 import { progressLine, progressSummary } from '../src/race/progress.js';
-import type { RunResult } from '../src/race/run-mode.js';
 import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../src/server/latency-histogram.js';
+import { LIMITS, type RunResult } from '../src/model.js';
 
 test('nearest-rank percentiles of sorted values', () => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1);

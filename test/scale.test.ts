@@ -15,7 +15,6 @@ import { measureSize } from '../src/bench/measure.js';
 import { connect } from '../src/server/connection.js';
 import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys, type QueueKeys } from '../src/queue/keys.js';
-import { LIMITS } from '../src/cli/options.js';
 import { defaultMaxSweeps, race } from '../src/race/race.js';
 import { expiredDeadline, forEachSliceId, seedJobs, seedSlices, sliceSize } from '../src/queue/seed.js';
 import { measureServerClock, serverTimeMs } from '../src/server/clock.js';
@@ -29,6 +28,7 @@ import { allKeys } from './helpers/keyspace.js';
 import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { LIMITS } from '../src/model.js';
 
 let counter = 0;
 const fresh = (label: string): QueueKeys => queueKeys(`scale-t${process.pid}-${label}-${counter++}`);

@@ -3,7 +3,8 @@
  * escapes, the observer's windows, and the per-cycle sums. Pure functions over numbers read from
  * the server or kept by the run, so each rule is tested directly.
  */
-import { STATE_CODES, excess, type AuditCounts } from './rules.js';
+import { STATE_CODES, excess } from './job-state.js';
+import type { AuditCounts } from '../model.js';
 
 /**
  * A call that went unanswered (its connection cut with it in flight) may still have run: the

@@ -1,30 +1,10 @@
-import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './consequence-rules.js';
-
 /**
  * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
-
-export const STATE_CODES = { missing: 0, active: 1, pending: 2, dead: 3, other: 4, done: 5 } as const;
-export type StateCode = (typeof STATE_CODES)[keyof typeof STATE_CODES];
-
-export function stateCode(state: string | null | undefined): StateCode {
-  switch (state) {
-    case 'active':
-      return STATE_CODES.active;
-    case 'pending':
-      return STATE_CODES.pending;
-    case 'dead':
-      return STATE_CODES.dead;
-    case 'done':
-      return STATE_CODES.done;
-    case null:
-    case undefined:
-      return STATE_CODES.missing;
-    default:
-      return STATE_CODES.other;
-  }
-}
+import { ANOMALIES, type AuditCounts } from '../model.js';
+import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './consequence-rules.js';
+import { STATE_CODES, excess } from './job-state.js';
 
 /** Per-job facts read from the server, indexed by job id (1..jobs; index 0 is unused). */
 export interface JobSnapshot {
@@ -74,54 +54,6 @@ export interface AuditContext {
   readonly maxStalled?: number;
   /** Cycles in which each job stalled (default: one, the seeded stall). */
   readonly trueStalls?: Uint32Array;
-}
-
-export interface AuditCounts {
-  readonly recoveries: number;
-  readonly doubleRecoveries: number;
-  readonly duplicatePending: number;
-  readonly lostIncrements: number;
-  readonly extraIncrements: number;
-  readonly lostJobs: number;
-  readonly misplaced: number;
-  readonly unreclaimed: number;
-  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1). */
-  readonly doubleExecutions: number;
-  /** Jobs whose true stall count reached max-stalled but that are not in dead. */
-  readonly deadLetterEscapes: number;
-  /** Observer samples that found a job in no place / in two places at once (set by the run). */
-  readonly windowInNeither: number;
-  readonly windowInBoth: number;
-  /** Moves the server shows (job out of active, counter up) that no sweeper heard back: not anomalies. */
-  readonly unacknowledgedMoves: number;
-  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker. */
-  readonly stolenLeases: number;
-  /** Where a strategy's own record disagrees with the server (checked for user scripts). */
-  readonly misreported: number;
-  /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
-  readonly jobsRecoveredMoreThanOnce: number;
-}
-
-/** The anomaly counts: every one must be 0 for a run to be clean. */
-export const ANOMALIES = [
-  'doubleRecoveries',
-  'duplicatePending',
-  'lostIncrements',
-  'extraIncrements',
-  'lostJobs',
-  'misplaced',
-  'unreclaimed',
-  'doubleExecutions',
-  'deadLetterEscapes',
-  'windowInNeither',
-  'windowInBoth',
-  'stolenLeases',
-  'misreported',
-] as const satisfies readonly (keyof AuditCounts)[];
-
-/** How many times beyond the first: a job moved 3 times has 2 extra moves. */
-export function excess(count: number): number {
-  return count > 1 ? count - 1 : 0;
 }
 
 /**

@@ -12,10 +12,10 @@ import { blankSnapshot, type JobSnapshot } from './rules.js';
 import { callAuditJobs, callAuditMembers } from '../lua/bulk-scripts.js';
 import { serverError } from '../errors.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../cli/options.js';
 import { forEachSliceId, seedSlices, sliceSize } from '../queue/seed.js';
 import { serverTimeMs } from '../server/clock.js';
 import { inCalls, inSlices } from '../server/slices.js';
+import type { PendingKind } from '../model.js';
 
 /** Members or jobs per script call: a few milliseconds of the server's time. */
 const PER_CALL = 5000;

@@ -3,7 +3,8 @@
  * spread (min / median / max) of every anomaly count and of the throughput. Pure functions, so the
  * statistics are tested directly.
  */
-import { ANOMALIES, isClean, type AuditCounts } from './rules.js';
+import { isClean } from './rules.js';
+import { ANOMALIES, type AuditCounts } from '../model.js';
 
 export interface Spread {
   readonly min: number;

@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { connect, parseServerInfo, parseServerUrl } from '../server/connection.js';
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
-import { LIMITS, parseIntFlag } from '../cli/options.js';
+import { parseIntFlag } from '../cli/options.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
+import { LIMITS } from '../model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));

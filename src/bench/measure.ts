@@ -18,7 +18,6 @@ import { connect, type ServerTarget } from '../server/connection.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { usedMemory } from '../server/memory-check.js';
 import { defaultMaxSweeps, race } from '../race/race.js';
-import { jobsPerSec } from '../audit/rate.js';
 import { luaSource, preloadScripts } from '../lua/registry.js';
 import { seedJobs, type SeedPlan } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs } from '../server/clock.js';
@@ -27,6 +26,7 @@ import { readSnapshot } from '../audit/snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
+import { jobsPerSec } from '../model.js';
 
 const COMMAND_RATE_LUA = luaSource('command-rate');
 

@@ -3,13 +3,13 @@
  * server options are the main command's; the replays themselves live beside this file.
  */
 import { Option, type Command } from 'commander';
-import { VERSION, type Io } from './program.js';
 import { ExitCode, usageError } from '../errors.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ExplainReportJson } from '../html/report-data.js';
 import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
-import { LIMITS, intFlag, parseModes, parseQueueName, randomQueueName, type Mode } from './options.js';
+import { randomQueueName } from '../queue/keys.js';
+import { intFlag, parseModes, parseQueueName } from './options.js';
 import { keptServerLines } from '../server/embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
 import { replayAtomic } from '../explain/atomic-replay.js';
@@ -19,6 +19,7 @@ import { renderCounter, renderReplay, renderServer } from '../explain/render.js'
 import { replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
+import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;

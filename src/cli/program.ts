@@ -3,29 +3,14 @@
  * exit code. The work itself lives in the modules it calls.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { isClean } from '../audit/rules.js';
 import { checkConsequenceOptions } from '../consequences/plan.js';
-import { collectFault, type FaultName } from '../consequences/faults/names.js';
+import { collectFault } from '../consequences/faults/names.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { addExplainCommand } from './explain-command.js';
 import { watchInterrupts } from '../interrupt.js';
-import {
-  LIMITS,
-  checkRaceOptions,
-  intFlag,
-  jobsForMode,
-  parseExpectation,
-  modesWithScript,
-  parseModes,
-  parsePendingKind,
-  parseQueueName,
-  type Expectation,
-  type Mode,
-  type PendingKind,
-  type RaceOptions,
-} from './options.js';
+import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
@@ -34,7 +19,6 @@ import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/c
 import { nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
 import { progressBoard } from '../race/progress.js';
-import type { ModeRun, RunResult } from '../race/run-mode.js';
 import { totalsPerMode } from '../report/totals.js';
 import { keptServerLines } from '../server/embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
@@ -42,8 +26,7 @@ import { summarizeTrials } from '../audit/trials.js';
 import { renderTrialsTable } from '../report/trials-table.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
-
-export const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
 
 export const EXIT_CODES_HELP = `
 Exit codes:
@@ -90,15 +73,6 @@ interface MainFlags extends TlsFlags {
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
-}
-
-export interface Io {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  readonly env: NodeJS.ProcessEnv;
-  readonly stdoutIsTty: boolean;
-  /** Progress lines for long runs go to stderr only when it is a terminal. */
-  readonly stderrIsTty?: boolean;
 }
 
 const processIo: Io = {

@@ -12,9 +12,9 @@ import type { CycleTally } from '../audit/consequence-rules.js';
 import { luaScript } from '../lua/registry.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../cli/options.js';
 import { EXPIRED_BY_MS } from '../queue/seed.js';
 import { serverTimeMs } from '../server/clock.js';
+import type { PendingKind } from '../model.js';
 
 const RELEASE_STALLED = luaScript('release-stalled');
 

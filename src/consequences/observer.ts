@@ -11,7 +11,7 @@ import { sampleVerdict, type WindowCounts } from '../audit/consequence-rules.js'
 import { luaScript } from '../lua/registry.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../cli/options.js';
+import type { PendingKind } from '../model.js';
 
 const OBSERVE_JOB = luaScript('observe-job');
 

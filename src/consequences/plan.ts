@@ -4,17 +4,8 @@
  * needs the user's explicit say-so.
  */
 import { usageError } from '../errors.js';
-import { faultsForMode, type FaultName } from './faults/names.js';
-import type { Mode } from '../cli/options.js';
-import type { Consequences } from '../race/rounds.js';
-
-export interface ConsequenceOptions {
-  readonly faults: readonly FaultName[];
-  readonly workers: number;
-  readonly cycles: number;
-  readonly observe: boolean;
-  readonly allowServerWide: boolean;
-}
+import { faultsForMode } from './faults/names.js';
+import type { Consequences, ConsequenceOptions, FaultName, Mode } from '../model.js';
 
 /** `embedded`: the run has a private server of its own, so nobody else's scripts can be flushed. */
 export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false): void {
@@ -29,9 +20,12 @@ export function checkConsequenceOptions(options: ConsequenceOptions, embedded: b
   }
 }
 
-/** What a run of `mode` gets: the faults that can reach it (with a note for each that cannot). */
-export function consequencesFor(options: ConsequenceOptions, mode: Mode): Consequences {
-  const { applied, notes } = faultsForMode(options.faults, mode);
+/**
+ * What a run of `mode` gets: the faults that can reach it (with a note for each that cannot);
+ * `misses` is the strategy's own list of faults that cannot reach it.
+ */
+export function consequencesFor(options: ConsequenceOptions, mode: Mode, misses: Partial<Readonly<Record<FaultName, string>>>): Consequences {
+  const { applied, notes } = faultsForMode(options.faults, mode, misses);
   return { faults: applied, workers: options.workers, cycles: options.cycles, observe: options.observe, notes };
 }
 

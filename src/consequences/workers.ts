@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { luaScript } from '../lua/registry.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../cli/options.js';
+import type { PendingKind } from '../model.js';
 
 const TAKE_JOB = luaScript('take-job');
 

@@ -10,7 +10,7 @@ import { connect } from '../server/connection.js';
 import { describeServerError } from '../errors.js';
 import { interruption, type Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
-import { newRunId } from '../race/run-mode.js';
+import { newRunId } from '../queue/owner-marker.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
 import type { Session } from '../server/session.js';

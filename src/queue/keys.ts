@@ -2,6 +2,8 @@
  * The queue's key layout, in one place. Every key carries the queue name as a hash tag, so a
  * queue's keys share one cluster slot and a script may touch all of them.
  */
+import { randomBytes } from 'node:crypto';
+import { keySlot } from '../server/cluster/slot.js';
 
 /** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
 // Up to 128 so that a --queue name (at most 100) still fits with a suffix such as "-atomic".
@@ -50,4 +52,14 @@ export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<strin
   yield keys.running;
   for (let id = 1; id <= jobCount; id++) yield keys.job(id);
   yield keys.owner;
+}
+
+/** The slot every key of queue `queue` lives in: that of the prefix they share, hash tag included. */
+export function queueSlot(queue: string): number {
+  return keySlot(queueKeys(queue).prefix);
+}
+
+/** The default queue name: `race-` and 8 random hex characters. */
+export function randomQueueName(): string {
+  return `race-${randomBytes(4).toString('hex')}`;
 }

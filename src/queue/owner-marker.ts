@@ -3,9 +3,14 @@
  * recognise a queue as this tool's and to delete a crashed run's keys by name. Its value is one
  * JSON object whose `tool` field is "emq-race"; a marker in any other form is not the tool's.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
 export const OWNER_TOOL = 'emq-race';
+
+/** A run's random id: what tells one run's claim and keys from another's. */
+export const newRunId = (): string => randomBytes(8).toString('hex');
+
 
 export interface OwnerMarker {
   readonly tool: typeof OWNER_TOOL;

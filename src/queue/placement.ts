@@ -3,7 +3,7 @@
  * over the primaries: queue i is meant for primary i mod P, and its name gets a numeric suffix
  * until its slot belongs to that primary. On one server every name fits the first try.
  */
-import { queueSlot } from '../server/cluster/slot.js';
+import { queueSlot } from './keys.js';
 
 /**
  * `count` queue names from `base`: `base` itself for a single queue, else `base-i`, or `base-i-n`

@@ -5,10 +5,12 @@
 import { describeServerError } from '../errors.js';
 import { serverHasFunctions } from '../sweepers/function-library.js';
 import type { Interrupts } from '../interrupt.js';
-import { defaultLive, randomQueueName, type Mode, type RaceOptions } from '../cli/options.js';
+import { randomQueueName } from '../queue/keys.js';
 import { consequencesFor } from '../consequences/plan.js';
-import { runMode, type ModeRun, type RunResult } from './run-mode.js';
+import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
+import { runMode } from './run-mode.js';
 import type { Session } from '../server/session.js';
+import { defaultLive, type Mode, type RaceOptions, type ModeRun, type RunResult } from '../model.js';
 
 /** `NAME`, `NAME-mode` with several modes, and `-tK` with several trials. */
 export function runQueueName(base: string, mode: Mode, modeCount: number, trial: number, trials: number): string {
@@ -21,9 +23,10 @@ export async function availableModes(session: Session, modes: readonly Mode[], n
   const hasFunctions = (): Promise<boolean> => serverHasFunctions(session.admin).catch((err: unknown) => {
     throw describeServerError(err, session.target.display);
   });
-  if (!modes.includes('function') || modes.length === 1 || (await hasFunctions())) return [...modes];
-  note('this server has no Functions (Redis 7+ or Valkey needed): skipping the function mode');
-  return modes.filter((mode) => mode !== 'function');
+  const needFunctions = modes.filter((mode) => modesNeeding('functions').includes(mode));
+  if (needFunctions.length === 0 || needFunctions.length === modes.length || (await hasFunctions())) return [...modes];
+  note(`this server has no Functions (Redis 7+ or Valkey needed): skipping the ${needFunctions.join(', ')} mode`);
+  return modes.filter((mode) => !needFunctions.includes(mode));
 }
 
 export interface PlanHooks {
@@ -57,7 +60,7 @@ function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: numb
     processes: options.processes ?? false,
     ...(userScript !== undefined ? { userScript } : {}),
     trial,
-    ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode) } : {}),
+    ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode, STRATEGIES[mode].faultsThatMiss ?? {}) } : {}),
   };
 }
 

@@ -2,9 +2,8 @@
  * The messages between the tool and a sweeper running in a process of its own (--processes):
  * setup (parent → child), ready, go (the barrier's release), then done or failed.
  */
-import type { Mode, PendingKind } from '../cli/options.js';
-import type { Cadence } from './sweeper-life.js';
 import type { TlsSettings } from '../server/tls.js';
+import type { Mode, PendingKind, Cadence } from '../model.js';
 
 export interface WorkerSetup {
   readonly type: 'setup';

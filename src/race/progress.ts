@@ -4,7 +4,7 @@
  * server once a second. Quiet for the first second, so short runs print nothing. Races that run
  * side by side (--queues) share the one line: it sums them per mode.
  */
-import type { Redis } from 'ioredis';
+import type { ProgressBoard } from '../model.js';
 
 export type ProgressWriter = (text: string) => void;
 
@@ -38,15 +38,6 @@ export function progressSummary(entries: readonly ProgressEntry[]): string {
     byMode.set(entry.mode, { queues: sum.queues + 1, left: sum.left + entry.left, jobs: sum.jobs + entry.jobs });
   }
   return [...byMode].map(([mode, sum]) => progressLine(`${mode}, ${sum.queues} queue${sum.queues === 1 ? '' : 's'}`, sum.left, sum.jobs)).join('; ');
-}
-
-/** The progress line of one command: every race it runs polls its own queue and shows on it. */
-export interface ProgressBoard {
-  /**
-   * Polls `active` until the returned function is called. `live` jobs hold valid leases in
-   * `active` the whole run and are not counted as left to reclaim.
-   */
-  watch(redis: Redis, active: string, mode: string, queue: string, jobs: number, live: number): () => void;
 }
 
 interface Watched {

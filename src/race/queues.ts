@@ -8,10 +8,11 @@ import { connect } from '../server/connection.js';
 import { serverError } from '../errors.js';
 import type { Interrupts } from '../interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
-import { queueSlot } from '../server/cluster/slot.js';
+import { queueSlot } from '../queue/keys.js';
 import type { Topology } from '../server/cluster/topology.js';
-import { runMode, type ModeRun, type RunResult } from './run-mode.js';
+import { runMode } from './run-mode.js';
 import type { Session } from '../server/session.js';
+import type { ModeRun, RunResult } from '../model.js';
 
 /** `host:port` of a URL, or the socket path of a unix:// one: how reports name a node. */
 export function nodeName(url: string): string {

@@ -9,8 +9,9 @@ import type { QueueKeys } from '../queue/keys.js';
 import type { FaultPlan } from '../consequences/faults/sweeper-faults.js';
 import type { MoveLog } from '../sweepers/move-log.js';
 import type { ServerClock } from '../server/clock.js';
-import { BACK_TO_BACK, sweepUntilDone, type Cadence } from './sweeper-life.js';
+import { sweepUntilDone } from './sweeper-life.js';
 import type { SweeperContext, SweeperFactory } from '../sweepers/sweeper.js';
+import { BACK_TO_BACK, type Cadence } from '../model.js';
 
 export interface RaceSetup {
   readonly connections: readonly Redis[];

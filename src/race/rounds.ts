@@ -9,29 +9,15 @@ import { movesPerJob } from '../audit/rules.js';
 import type { LatencyLog } from '../sweepers/call-latency.js';
 import type { ServerTarget } from '../server/connection.js';
 import { expiredLeases, startReleaser, type Releaser } from '../consequences/cycles.js';
-import { startChaos, type ChaosCounts } from '../consequences/faults/chaos.js';
-import type { FaultName } from '../consequences/faults/names.js';
-import { FaultPlan, type FaultCounts } from '../consequences/faults/sweeper-faults.js';
+import { startChaos } from '../consequences/faults/chaos.js';
+import { FaultPlan } from '../consequences/faults/sweeper-faults.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { startObserver, type Observer } from '../consequences/observer.js';
 import { race, type RaceResult, type RaceSetup } from './race.js';
-import type { Cadence } from './sweeper-life.js';
 import type { ServerClock } from '../server/clock.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { startWorkers, type WorkerPool } from '../consequences/workers.js';
-
-/** What a run adds to the plain race; the defaults are the plain race. */
-export interface Consequences {
-  /** Faults that apply to this run's mode. */
-  readonly faults: readonly FaultName[];
-  readonly workers: number;
-  readonly cycles: number;
-  readonly observe: boolean;
-  /** One line for each requested fault that cannot reach this mode. */
-  readonly notes: readonly string[];
-}
-
-export const NO_CONSEQUENCES: Consequences = { faults: [], workers: 0, cycles: 1, observe: false, notes: [] };
+import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../model.js';
 
 export interface RoundsSetup {
   readonly target: ServerTarget;

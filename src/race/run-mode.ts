@@ -3,9 +3,8 @@
  * every path once the claim is won, unless --keep or a second Ctrl-C says otherwise.
  */
 import type { Redis } from 'ioredis';
-import { randomBytes } from 'node:crypto';
 import { withCycleSums } from '../audit/consequence-rules.js';
-import { auditJobs, type AuditCounts } from '../audit/rules.js';
+import { auditJobs } from '../audit/rules.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { claimQueue } from '../queue/owner-claim.js';
 import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
@@ -13,103 +12,21 @@ import { connect } from '../server/connection.js';
 import { describeServerError, type EmqError } from '../errors.js';
 import { interruption, type Interrupts } from '../interrupt.js';
 import { queueKeys } from '../queue/keys.js';
-import type { ChaosCounts } from '../consequences/faults/chaos.js';
-import type { FaultCounts } from '../consequences/faults/sweeper-faults.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
-import type { Mode, PendingKind } from '../cli/options.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
-import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
+import { raceRounds } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
-import { BACK_TO_BACK, type Cadence } from './sweeper-life.js';
 import { checkMemoryRoom } from '../server/memory-check.js';
-import { newOwnerMarker, ownerValue } from '../queue/owner-marker.js';
-import type { ProgressBoard } from './progress.js';
-import { jobsPerSec } from '../audit/rate.js';
+import { newOwnerMarker, newRunId, ownerValue } from '../queue/owner-marker.js';
 import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
 import type { Session } from '../server/session.js';
 import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
-import { SWEEPERS } from '../sweepers/strategies.js';
-
-export interface ModeRun {
-  readonly mode: Mode;
-  readonly queue: string;
-  readonly jobs: number;
-  readonly sweepers: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
-  readonly probeDelayMs: number;
-  readonly keep: boolean;
-  /** Faults, workers, cycles, observer; absent for the plain race. */
-  readonly consequences?: Consequences;
-  /** The rest defaults to the foundation's behaviour: a list, no live jobs, back to back, one process. */
-  readonly pending?: PendingKind;
-  readonly live?: number;
-  readonly maxSweeps?: number;
-  readonly cadence?: Cadence;
-  readonly processes?: boolean;
-  /** The script mode's source, already loaded by SCRIPT LOAD. */
-  readonly userScript?: string;
-  /** Which of several trials this is (1-based). */
-  readonly trial?: number;
-  /**
-   * Read the server's LATENCY HISTOGRAM around the race for serverCallMsP99: 'required' (asked
-   * for with --server-stats: a refusal is the run's error) or 'if-available' (the tool's own
-   * server: the figure is left out where the server cannot give it).
-   */
-  readonly serverStats?: 'required' | 'if-available';
-  /** The progress line for long runs (on a terminal's stderr), shared by the races run side by side. */
-  readonly progress?: ProgressBoard;
-}
-
-export interface RunResult extends AuditCounts {
-  readonly mode: Mode;
-  readonly queue: string;
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
-  readonly wallMs: number;
-  readonly jobsPerSec: number;
-  /** Commands the sweepers sent, all together. */
-  readonly roundTrips: number;
-  readonly sweeps: number;
-  /** A sweeper hit its sweep budget before a sweep found nothing. */
-  readonly cutShort: boolean;
-  readonly consequences: Consequences;
-  /** EVALSHA calls that fell back to EVAL after NOSCRIPT. */
-  readonly noscriptFallbacks: number;
-  /** Observer samples (jobs checked); undefined without --observe. */
-  readonly samples: number | undefined;
-  /** What the faults did; undefined without --fault. */
-  readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
-  /** Jobs the workers took, a job taken twice counted twice; undefined without --workers. */
-  readonly executions: number | undefined;
-  readonly trial: number;
-  readonly pending: PendingKind;
-  readonly live: number;
-  readonly maxSweeps: number;
-  readonly processes: boolean;
-  /** Attempts repeated because WATCH saw a change (watch mode; 0 elsewhere). */
-  readonly retries: number;
-  /** The function mode's library, when --keep left it on the server. */
-  readonly keptLibrary?: string;
-  /** Per-call time of one-call-per-sweep strategies as the client saw it (ms); null for round-trip modes and with --processes. */
-  readonly callMsP50: number | null;
-  readonly callMsP99: number | null;
-  readonly callMsMax: number | null;
-  /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
-  readonly serverCallMsP99: number | null;
-  /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
-  readonly node?: string;
-}
-
-export const newRunId = (): string => randomBytes(8).toString('hex');
+import { STRATEGIES } from '../sweepers/strategies.js';
+import { NO_CONSEQUENCES, BACK_TO_BACK, jobsPerSec, type ModeRun, type RunResult } from '../model.js';
 
 /** A mode's run on `session`'s server: it needs only the admin connection and the target. */
 export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
@@ -135,7 +52,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
   let sweepFunction: SweepFunction | undefined;
   let failure: EmqError | undefined;
   try {
-    if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
+    if (STRATEGIES[run.mode].needs === 'functions') sweepFunction = await loadSweepFunction(admin, runId);
     const extras = {
       pending,
       ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
@@ -166,7 +83,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       target,
       admin,
       connections: sweeperConnections,
-      factory: SWEEPERS[run.mode],
+      factory: STRATEGIES[run.mode].build,
       keys,
       clock,
       jobs: run.jobs,
@@ -198,7 +115,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       callsInDoubt: result.callsInDoubt,
       maxStalled: run.maxStalled,
       trueStalls: result.tally.trueStalls,
-      crossCheck: run.mode === 'script',
+      crossCheck: STRATEGIES[run.mode].crossChecked === true,
       strayIds: result.strayIds,
     });
     const counts = withCycleSums(audited, result.tally, result.windows);

@@ -5,15 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sweeper } from '../sweepers/sweeper.js';
-
-export interface Cadence {
-  /** Pause between one sweeper's sweeps, in ms. */
-  readonly intervalMs: number;
-  /** Up to this many ms more, drawn afresh per sweeper before its first sweep and per sweep. */
-  readonly jitterMs: number;
-}
-
-export const BACK_TO_BACK: Cadence = { intervalMs: 0, jitterMs: 0 };
+import type { Cadence } from '../model.js';
 
 export interface LoopOutcome {
   readonly sweeps: number;

@@ -9,7 +9,7 @@ import { EmqError, ExitCode, describeServerError } from '../errors.js';
 import { queueKeys } from '../queue/keys.js';
 import { measureServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
-import { SWEEPERS } from '../sweepers/strategies.js';
+import { STRATEGIES } from '../sweepers/strategies.js';
 import type { Sweeper } from '../sweepers/sweeper.js';
 import { DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './process-protocol.js';
 
@@ -43,7 +43,7 @@ async function prepare(message: WorkerSetup): Promise<void> {
   // The channel uses advanced serialization, so the TLS Buffers arrive as Buffers.
   redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: message.tls } : {}) });
   const clock = await measureServerClock(redis);
-  sweeper = SWEEPERS[message.mode]({
+  sweeper = STRATEGIES[message.mode].build({
     redis,
     keys: queueKeys(message.queue),
     clock,

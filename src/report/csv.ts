@@ -4,7 +4,7 @@
  * depend on which modes ran; a trial column leads.
  */
 import { COLUMNS } from './report.js';
-import type { RunResult } from '../race/run-mode.js';
+import type { RunResult } from '../model.js';
 
 export function csvField(value: string | number): string {
   return `"${String(value).replaceAll('"', '""')}"`;

@@ -4,12 +4,11 @@
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
-import { ANOMALIES, type AuditCounts } from '../audit/rules.js';
 import type { ServerInfo } from '../server/connection.js';
-import { CONSEQUENCE_COLUMNS, consequenceFields, consequenceLines } from './consequence-columns.js';
-import type { Mode } from '../cli/options.js';
-import type { RunResult } from '../race/run-mode.js';
+import { consequenceFields, consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import type { TrialSummary } from '../audit/trials.js';
+import { STRATEGIES } from '../sweepers/strategies.js';
+import { ANOMALIES, type AuditCounts, type Mode, type RunResult } from '../model.js';
 
 export interface RaceReport {
   readonly server: ServerInfo & { readonly url: string };
@@ -96,9 +95,15 @@ export const COLUMNS: readonly Column[] = [
   { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced' },
   { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed' },
   { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', applies: (r) => r.live > 0 || r.stolenLeases > 0 },
-  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', applies: (r) => r.mode === 'script' || r.misreported > 0 },
-  { head: 'retries', value: (r) => r.retries, applies: (r) => r.mode === 'watch' || r.retries > 0 },
-  ...CONSEQUENCE_COLUMNS,
+  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported > 0 },
+  { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0 },
+  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0 },
+  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0 },
+  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', applies: hasWorkers },
+  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', applies: hasCycles },
+  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', applies: observed },
+  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', applies: observed },
+  { head: 'samples', value: (r) => r.samples ?? 0, applies: observed },
   { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
   { head: 'jobs/s', value: (r) => r.jobsPerSec },

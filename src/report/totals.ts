@@ -5,9 +5,7 @@
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
-import { ANOMALIES } from '../audit/rules.js';
-import { jobsPerSec } from '../audit/rate.js';
-import type { RunResult } from '../race/run-mode.js';
+import { ANOMALIES, jobsPerSec, type RunResult } from '../model.js';
 
 const SUMMED = [
   'jobs',

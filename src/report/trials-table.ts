@@ -4,8 +4,8 @@
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
-import { ANOMALIES } from '../audit/rules.js';
 import type { Spread, TrialSummary } from '../audit/trials.js';
+import { ANOMALIES } from '../model.js';
 
 const HEADS: Record<(typeof ANOMALIES)[number], string> = {
   doubleRecoveries: 'double\nrecoveries',

@@ -5,9 +5,9 @@
  */
 import type { QueueKeys } from '../queue/keys.js';
 import type { Destination } from './move-log.js';
-import type { PendingKind } from '../cli/options.js';
 import { pushArgs } from './pending.js';
 import type { Exec } from './sweeper.js';
+import type { PendingKind } from '../model.js';
 
 export const LOOP_STEPS = ['detect', 'probe', 'read', 'move', 'write'] as const;
 export type LoopStep = (typeof LOOP_STEPS)[number];

@@ -6,8 +6,8 @@ import type { SweeperFaults } from '../consequences/faults/sweeper-faults.js';
 import type { LatencyLog } from './call-latency.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { MoveLog } from './move-log.js';
-import type { PendingKind } from '../cli/options.js';
 import type { ServerClock } from '../server/clock.js';
+import type { PendingKind } from '../model.js';
 
 export interface SweeperContext {
   readonly redis: Redis;

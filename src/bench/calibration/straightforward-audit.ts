@@ -5,7 +5,8 @@
  * benchmark can check both agree and compare their speed and memory. No mode uses it.
  */
 import type { Redis } from 'ioredis';
-import { blankSnapshot, stateCode, type JobSnapshot } from '../../audit/rules.js';
+import { stateCode } from '../../audit/job-state.js';
+import { blankSnapshot, type JobSnapshot } from '../../audit/rules.js';
 import type { QueueKeys } from '../../queue/keys.js';
 import { serverTimeMs } from '../../server/clock.js';
 

@@ -6,19 +6,14 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ServerTarget } from '../../server/connection.js';
-import type { FaultName } from './names.js';
 import type { FaultPlan } from './sweeper-faults.js';
+import type { FaultName, ChaosCounts } from '../../model.js';
 
 /** Pause between two blows: short enough to land inside a run of a few hundred milliseconds. */
 const FLUSH_EVERY_MS = 2;
 const KILL_EVERY_MS = 25;
 /** A bound on each kind of blow, so a chaos loop stops by itself even if never told to. */
 const MAX_BLOWS = 10_000;
-
-export interface ChaosCounts {
-  readonly scriptFlushes: number;
-  readonly clientKills: number;
-}
 
 export interface Chaos {
   /** Stops the blows and closes the chaos connection; resolves to what was done. */

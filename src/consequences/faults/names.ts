@@ -1,11 +1,9 @@
 /**
- * The faults a run can inject, and which of them cannot reach a given mode (and why). Modes are
- * named by string so that a strategy added later only needs a line in NOT_APPLICABLE.
+ * The faults a run can inject, and the split of a run's faults into those that reach its mode and
+ * those that cannot (which ones, and why, each strategy says in sweepers/strategies.ts).
  */
 import { usageError } from '../../errors.js';
-
-export const FAULTS = ['sweeper-crash', 'script-flush', 'client-kill'] as const;
-export type FaultName = (typeof FAULTS)[number];
+import { FAULTS, type FaultName } from '../../model.js';
 
 /** A commander collector: `--fault` may be given several times; each name counts once. */
 export function collectFault(raw: string, previous: readonly FaultName[] = []): FaultName[] {
@@ -16,27 +14,15 @@ export function collectFault(raw: string, previous: readonly FaultName[] = []): 
   return previous.includes(name as FaultName) ? [...previous] : [...previous, name as FaultName];
 }
 
-const NOT_APPLICABLE: Record<FaultName, Readonly<Record<string, string>>> = {
-  'sweeper-crash': {},
-  'script-flush': {
-    loop: 'the loop sends no script, so an emptied script cache cannot touch it',
-    watch: 'MULTI/EXEC sends no script, so an emptied script cache cannot touch it',
-    function: 'functions are not in the script cache that SCRIPT FLUSH empties',
-  },
-  'client-kill': {},
-};
-
-/** Why `fault` cannot reach `mode`, or undefined when it applies. */
-export function faultNotApplicable(fault: FaultName, mode: string): string | undefined {
-  return NOT_APPLICABLE[fault][mode];
-}
-
-/** The faults that apply to `mode`, and a note for each that does not. */
-export function faultsForMode(faults: readonly FaultName[], mode: string): { applied: FaultName[]; notes: string[] } {
+/**
+ * The faults that apply to `mode`, and a note for each that does not. `misses` is the mode's own
+ * list of faults that cannot reach it, with why (its entry in sweepers/strategies.ts).
+ */
+export function faultsForMode(faults: readonly FaultName[], mode: string, misses: Partial<Readonly<Record<FaultName, string>>>): { applied: FaultName[]; notes: string[] } {
   const applied: FaultName[] = [];
   const notes: string[] = [];
   for (const fault of faults) {
-    const reason = faultNotApplicable(fault, mode);
+    const reason = misses[fault];
     if (reason === undefined) applied.push(fault);
     else notes.push(`${fault} does not apply to ${mode}: ${reason}`);
   }

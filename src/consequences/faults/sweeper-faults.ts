@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { serverError } from '../../errors.js';
-import type { FaultName } from './names.js';
+import type { FaultName, FaultCounts } from '../../model.js';
 
 export interface SweeperFaults {
   /**
@@ -45,15 +45,6 @@ export function isConnectionLoss(err: unknown): boolean {
 const RECONNECT_TIMEOUT_MS = 5000;
 /** Reconnections one sweeper may need for a single recovery (each may be killed again). */
 const RECOVERY_ATTEMPTS = 50;
-
-export interface FaultCounts {
-  /** Sweepers whose socket was destroyed at their crash point. */
-  readonly crashes: number;
-  /** Sweeps that ended with a call sent and no reply: the tool cannot know whether it ran. */
-  readonly lostReplies: number;
-  /** Times a killed sweeper connection came back. */
-  readonly reconnects: number;
-}
 
 export class FaultPlan {
   private crashArmed: boolean;

@@ -17,7 +17,7 @@
     within a residue (forEachSliceId() in src/seed.ts). That is the order the job hashes lie in
     the server's memory, so each read finds its hash near the last one instead of at a random
     place. Usually an integer: stalled * 8 + state code, where the state code is 0 missing,
-    1 active, 2 pending, 3 dead, 5 done, 4 anything else (STATE_CODES in src/audit.ts). Where
+    1 active, 2 pending, 3 dead, 5 done, 4 anything else (STATE_CODES in src/audit/job-state.ts). Where
     the `stalled` field is missing or not written as a plain integer, a string instead: the state
     code digit followed by the field's text (nothing when missing), for the client to parse
     exactly as it would parse the field itself.

@@ -1,10 +1,8 @@
 /**
  * Redis Cluster's key → slot rule: CRC16 (XModem) of the key, or of its hash tag (the text between
  * the first `{` and the next `}`, when not empty), modulo 16384. Every key of a queue carries the
- * queue name as its hash tag, so a queue's slot is the slot of its name.
+ * queue name as its hash tag, so a queue's slot is the slot of its name (queueSlot in queue/keys.ts).
  */
-import { queueKeys } from '../../queue/keys.js';
-
 export const SLOTS = 16384;
 
 const TABLE = (() => {
@@ -32,9 +30,4 @@ export function keySlot(key: string): number {
     if (close > open + 1) key = key.slice(open + 1, close);
   }
   return crc16(Buffer.from(key, 'utf8')) % SLOTS;
-}
-
-/** The slot every key of queue `queue` lives in: that of the prefix they share, hash tag included. */
-export function queueSlot(queue: string): number {
-  return keySlot(queueKeys(queue).prefix);
 }

@@ -1,14 +1,14 @@
 /**
- * The report's part for faults, workers, cycles and the observer: JSON fields and table columns
- * that appear where they apply, and a plain-words line on what the faults did.
+ * The report's part for faults, workers, cycles and the observer: which runs they apply to, the
+ * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
+ * table columns sit with the others in report.ts.
  */
-import type { Column } from './report.js';
-import type { RunResult } from '../race/run-mode.js';
+import type { RunResult } from '../model.js';
 
-const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
-const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
-const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
-const observed = (r: RunResult): boolean => r.samples !== undefined;
+export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
+export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
+export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
+export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
 /** JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
 export function consequenceFields(run: RunResult): Record<string, unknown> {
@@ -34,16 +34,6 @@ export function consequenceFields(run: RunResult): Record<string, unknown> {
   if (observed(run)) Object.assign(fields, { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth });
   return fields;
 }
-
-export const CONSEQUENCE_COLUMNS: readonly Column[] = [
-  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0 },
-  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0 },
-  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', applies: hasWorkers },
-  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', applies: hasCycles },
-  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', applies: observed },
-  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', applies: observed },
-  { head: 'samples', value: (r) => r.samples ?? 0, applies: observed },
-];
 
 /** What the faults did to one run, and why a requested fault was left out, in plain words. */
 export function consequenceLines(run: RunResult): string[] {
