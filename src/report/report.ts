@@ -8,7 +8,25 @@ import type { ServerInfo } from '../server/connection.js';
 import { consequenceFields, consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import type { TrialSummary } from '../audit/trials.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
-import { ANOMALIES, type AuditCounts, type Mode, type RunResult } from '../model.js';
+import type { Verdict } from './verdict.js';
+import { anomalyTotal, isClean } from '../audit/rules.js';
+import { ANOMALIES, VERSION, type AuditCounts, type Mode, type RunResult } from '../model.js';
+
+/**
+ * The `schema` number every JSON object carries: raised when a field is renamed, removed or changes
+ * meaning, never for an added field. docs/json.md and schema/emq-race.schema.json describe it.
+ */
+export const JSON_SCHEMA = 1;
+
+/** What every JSON object the tool prints starts with: which tool and which shape. */
+export function jsonHeader(): { readonly version: string; readonly schema: number } {
+  return { version: VERSION, schema: JSON_SCHEMA };
+}
+
+/** The object --json prints instead of a report when the command fails. */
+export function errorJson(exit: number, message: string): object {
+  return { ...jsonHeader(), error: { exit, message } };
+}
 
 export interface RaceReport {
   readonly server: ServerInfo & { readonly url: string };
@@ -22,15 +40,19 @@ export interface RaceReport {
   readonly totals?: readonly RunResult[];
   /** The cluster's primaries (`host:port`), when the server is a cluster. */
   readonly primaries?: readonly string[];
+  /** How the runs measured up to --expect, when it was given. */
+  readonly verdict?: Verdict;
 }
 
 /** The JSON contract: fields are only ever added, never renamed or removed. */
 export function reportJson(report: RaceReport): object {
   return {
+    ...jsonHeader(),
     server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
     runs: report.runs.map(runJson),
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
+    ...(report.verdict ? { verdict: verdictJson(report.verdict) } : {}),
   };
 }
 
@@ -43,6 +65,8 @@ function runJson(run: RunResult): object {
     batch: run.batch,
     maxStalled: run.maxStalled,
     stalledBefore: run.stalledBefore,
+    clean: isClean(run),
+    anomalies: anomalyTotal(run),
     recoveries: run.recoveries,
     doubleRecoveries: run.doubleRecoveries,
     duplicatePending: run.duplicatePending,
@@ -71,6 +95,11 @@ function runJson(run: RunResult): object {
     serverCallMsP99: run.serverCallMsP99,
     node: run.node ?? null,
   };
+}
+
+/** The verdict with its modes keyed by name, so a script reads `.verdict.modes.loop.pass`. */
+function verdictJson(verdict: Verdict): object {
+  return { expect: verdict.expect, pass: verdict.pass, modes: Object.fromEntries(verdict.modes.map(({ mode, ...rest }) => [mode, rest])) };
 }
 
 export interface Column {
