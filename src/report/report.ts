@@ -56,7 +56,7 @@ export function reportJson(report: RaceReport): object {
   };
 }
 
-function runJson(run: RunResult): object {
+export function runJson(run: RunResult): Record<string, unknown> {
   return {
     mode: run.mode,
     queue: run.queue,
