@@ -19,6 +19,7 @@ import { renderCounter, renderReplay, renderServer } from '../explain/render.js'
 import { replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
+import { jsonHeader } from '../report/report.js';
 import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
@@ -105,7 +106,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     if (flags.counter !== undefined) {
       const form = flags.counter;
       const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
       report = json as ExplainReportJson;
@@ -120,7 +121,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
           ),
         );
       }
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
       report = json as ExplainReportJson;

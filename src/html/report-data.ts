@@ -3,6 +3,7 @@
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
 import type { Reply } from '../explain/wire.js';
+import type { JsonHeader } from '../report/report.js';
 import { ANOMALIES } from '../model.js';
 
 export interface ServerJson {
@@ -64,7 +65,7 @@ export interface TrialSummaryJson {
   readonly [count: string]: unknown;
 }
 
-export interface RaceReportJson {
+export interface RaceReportJson extends JsonHeader {
   readonly server: ServerJson;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
@@ -96,12 +97,12 @@ export interface ReplayJson {
   };
 }
 
-export interface ReplaysJson {
+export interface ReplaysJson extends JsonHeader {
   readonly server: ServerJson;
   readonly replays: readonly ReplayJson[];
 }
 
-export interface CounterJson {
+export interface CounterJson extends JsonHeader {
   readonly server: ServerJson;
   readonly counter: string;
   readonly queue: string;

@@ -18,8 +18,13 @@ import { ANOMALIES, VERSION, type AuditCounts, type Mode, type RunResult } from 
  */
 export const JSON_SCHEMA = 1;
 
-/** What every JSON object the tool prints starts with: which tool and which shape. */
-export function jsonHeader(): { readonly version: string; readonly schema: number } {
+/** What every JSON object the tool prints starts with: which version of the tool, and which shape. */
+export interface JsonHeader {
+  readonly version: string;
+  readonly schema: number;
+}
+
+export function jsonHeader(): JsonHeader {
   return { version: VERSION, schema: JSON_SCHEMA };
 }
 
