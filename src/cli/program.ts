@@ -36,7 +36,9 @@ Exit codes:
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, or a server error
-  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
+  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM
+With --json a failure still prints one object on stdout:
+  {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
 
 interface MainFlags extends TlsFlags {
   mode: Mode[];
