@@ -11,7 +11,7 @@ import { assertMatchesSchema } from './helpers/json-schema.js';
 import { FORGETS_ZREM, scriptFile } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
 import { runResult } from './helpers/run-result.js';
-import { JSON_SCHEMA, reportJson } from '../src/report/report.js';
+import { JSON_SCHEMA, reportJson } from '../src/report/json.js';
 import { ANOMALIES, VERSION } from '../src/model.js';
 
 type Run = Record<string, unknown> & { mode: string; clean: boolean; anomalies: number };
@@ -55,7 +55,8 @@ function assertVerdictFields(runs: readonly Run[]): void {
 test('the schema is not vacuous: a missing field, a wrong type or an undocumented field fails it', () => {
   const good = reportJson({ server: { kind: 'redis', version: '7.0.15', url: 'redis://h:1' }, runs: [runResult()] });
   assertMatchesSchema(good);
-  const run = (good as { runs: Record<string, unknown>[] }).runs[0] ?? {};
+  const run = good.runs[0];
+  assert.ok(run);
   const { clean: _clean, ...withoutClean } = run;
   for (const [what, bad] of [
     ['a run without clean', { ...good, runs: [withoutClean] }],

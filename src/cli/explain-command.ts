@@ -19,7 +19,7 @@ import { renderCounter, renderReplay, renderServer } from '../explain/render.js'
 import { replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
-import { jsonHeader } from '../report/report.js';
+import { jsonHeader } from '../report/json.js';
 import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
@@ -87,7 +87,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
   chooseTarget(choice, io.env);
 
-  const interrupts = watchInterrupts();
+  const interrupts = watchInterrupts(io.err);
   const session = await openSession(choice, io.env).catch((err: unknown) => {
     interrupts.dispose();
     throw err;
@@ -100,7 +100,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     let report: ExplainReportJson;
     const stage = (queue: string) => {
       queues.push(queue);
-      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep };
+      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep, warn: (line: string) => io.err(`emq-race: ${line}\n`) };
     };
 
     if (flags.counter !== undefined) {

@@ -4,7 +4,7 @@
  * field of that name means; every column is on every row, so the file's shape does not depend on
  * which modes ran or which flags were given. A figure the run did not measure is an empty field.
  */
-import { runJson } from './report.js';
+import { runJson } from './json.js';
 import { ANOMALIES, type RunResult } from '../model.js';
 
 /** The columns, in order: who and where, the settings, the verdict, the figures, the costs. */
