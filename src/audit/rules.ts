@@ -183,9 +183,9 @@ export function isClean(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): 
   return ANOMALIES.every((name) => counts[name] === 0);
 }
 
-/** The sum of a run's anomaly figures: 0 exactly when the run is clean. */
+/** The sum of a run's anomaly figures (one not measured counts as none): 0 exactly when the run is clean. */
 export function anomalyTotal(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): number {
-  return ANOMALIES.reduce((sum, name) => sum + counts[name], 0);
+  return ANOMALIES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
 }
 
 /** Sums each sweeper's record into moves per job id. */

@@ -49,7 +49,10 @@ export function formatExpectation(expect: Expectation): string {
 }
 
 function figuresOf(run: RunResult): Partial<Record<Anomaly, number>> {
-  return Object.fromEntries(ANOMALIES.filter((name) => run[name] > 0).map((name) => [name, run[name]]));
+  return Object.fromEntries(ANOMALIES.flatMap((name) => {
+    const value = run[name] ?? 0;
+    return value > 0 ? [[name, value]] : [];
+  }));
 }
 
 function judgeMode(mode: Mode, expected: Outcome, runs: readonly RunResult[]): ModeVerdict {
