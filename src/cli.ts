@@ -9,6 +9,7 @@ import { checkConsequenceOptions } from './consequence-options.js';
 import { collectFault, type FaultName } from './faults/names.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from './errors.js';
+import { scrubUrlText } from './connection.js';
 import { addExplainCommand } from './explain/command.js';
 import { watchInterrupts } from './interrupt.js';
 import {
@@ -123,7 +124,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeOut: io.out,
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
-      outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
+      // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
+      outputError: (message, write) => write(`emq-race: ${scrubUrlText(message.replace(/^error: /, '').replace(/\n+/g, ' ').trim())}\n`),
     })
     .exitOverride()
     .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
@@ -178,19 +180,42 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   const program = buildProgram(io, (flags) => main(flags, io), exit);
   addExplainCommand(program, io, exit);
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync(subcommandFirst(program, argv));
     return exit.code;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
+    // Every message is scrubbed once more on its way out: no path may print a password, even one
+    // that forgot to use the redacted URL.
     if (err instanceof EmqError) {
-      io.err(`emq-race: ${err.message}\n`);
+      io.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return err.exitCode;
     }
-    io.err(`emq-race: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    io.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     return ExitCode.server;
   }
+}
+
+/**
+ * Options written before a subcommand (`emq-race --json explain`) are moved after its name.
+ * Commander would read them as the race's own flags and run the subcommand without them; after
+ * the name, the subcommand's parser takes them, or names one it does not know (exit 2).
+ */
+export function subcommandFirst(program: Command, argv: readonly string[]): string[] {
+  const args = argv.slice(2);
+  const subcommands = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
+  let at = 0;
+  while (at < args.length) {
+    const arg = args[at] ?? '';
+    if (subcommands.has(arg)) break;
+    // A word that is no option and no subcommand: the race's (mistyped) command, left as it is.
+    if (!arg.startsWith('-') || arg === '--') return [...argv];
+    const option = program.options.find((o) => o.long === arg || o.short === arg);
+    at += option && (option.required || option.optional) ? 2 : 1;
+  }
+  if (at === 0 || at >= args.length) return [...argv];
+  return [...argv.slice(0, 2), args[at] ?? '', ...args.slice(0, at), ...args.slice(at + 1)];
 }
 
 async function main(flags: MainFlags, io: Io): Promise<number> {
