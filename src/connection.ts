@@ -148,14 +148,17 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     fail(err);
   });
   redis.once('end', () => fail(firstEvent ?? new Error('Connection is closed.')));
+  const stopHandshakeWatch = target.url.startsWith('rediss:') ? watchHandshake(redis, target, fail) : undefined;
   try {
     const connecting = redis.connect();
     connecting.catch(() => {});
     await Promise.race([connecting, failed]);
+    stopHandshakeWatch?.();
     // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
     // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
     if (address.db !== undefined) await redis.select(address.db);
   } catch (err) {
+    stopHandshakeWatch?.();
     redis.disconnect();
     const error = describeServerError(firstEvent ?? err, target.display);
     if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
@@ -166,6 +169,34 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   }
   return redis;
 }
+
+/** How long a TLS handshake may go unanswered once the TCP connection stands. */
+export const TLS_HANDSHAKE_MS = 2000;
+
+/**
+ * A plain server reads a TLS ClientHello as the start of a command and waits for the rest, so a
+ * rediss:// URL on a plain port would only end at the connect timeout, as "timed out". Once the
+ * TCP connection stands, an unanswered handshake ends sooner and says what it likely means.
+ */
+function watchHandshake(redis: Redis, target: ServerTarget, fail: (err: unknown) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let tcpSince: number | undefined;
+  const check = (): void => {
+    if (redis.status !== 'connecting') return;
+    const stream = (redis as unknown as { stream?: { connecting: boolean } }).stream;
+    // Until TCP stands, waiting is the connect timeout's to judge.
+    if (stream && !stream.connecting) tcpSince ??= Date.now();
+    if (tcpSince === undefined || Date.now() - tcpSince < TLS_HANDSHAKE_MS) {
+      timer = setTimeout(check, HANDSHAKE_CHECK_MS);
+      return;
+    }
+    fail(serverError(`the server at ${target.display} took the connection but did not answer the TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s: it may not speak TLS on this port (for a plain port use a redis:// URL)`));
+  };
+  timer = setTimeout(check, HANDSHAKE_CHECK_MS);
+  return () => clearTimeout(timer);
+}
+
+const HANDSHAKE_CHECK_MS = 100;
 
 /** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */
 const RECONNECT_ATTEMPTS = 50;
