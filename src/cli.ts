@@ -8,10 +8,10 @@ import { isClean } from './audit.js';
 import { checkConsequenceOptions } from './consequence-options.js';
 import { collectFault, type FaultName } from './faults/names.js';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode, usageError } from './errors.js';
+import { EmqError, ExitCode, InterruptedError, usageError } from './errors.js';
 import { scrubUrlText } from './connection.js';
 import { addExplainCommand } from './explain/command.js';
-import { watchInterrupts } from './interrupt.js';
+import { watchInterrupts, withStop } from './interrupt.js';
 import {
   LIMITS,
   checkRaceOptions,
@@ -32,7 +32,8 @@ import { writeRacePage } from './html/report-files.js';
 import { outputFileFlag } from './html/output-file.js';
 import { renderTable, reportJson, type RaceReport } from './report.js';
 import { clusterTopology, openEmbeddedClusterSession } from './cluster/cluster-session.js';
-import { nodeName, runQueues } from './queues.js';
+import { checkPlanMemory, nodeName, runQueues } from './queues.js';
+import { watchEvictions } from './eviction-watch.js';
 import { availableModes, runPlan } from './run-plan.js';
 import { progressBoard } from './progress.js';
 import type { ModeRun, RunResult } from './run.js';
@@ -52,7 +53,8 @@ Exit codes:
   1    an --expect failed
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, or a server error
+  3    server unreachable, refused the credentials, a server error, or the
+       server evicted keys while the run was live (the run stops at once)
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
 
 interface MainFlags extends TlsFlags {
@@ -274,12 +276,28 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const topology = await clusterTopology(session, flags.cluster);
     const perQueue = topology !== undefined || flags.queues > 1;
     const progress = io.stderrIsTty && !options.csv;
-    const planned = await runPlan(session, options, modes, userScript, interrupts, {
-      adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
-      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
-    });
+    // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
+    const evicted = new AbortController();
+    const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
+    const runInterrupts = withStop(interrupts, evicted.signal);
+    let planned: RunResult[];
+    try {
+      planned = await runPlan(session, options, modes, userScript, runInterrupts, {
+        adjust,
+        ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+        // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+        ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+        // Every step is checked against maxmemory before the first one writes.
+        beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
+      });
+    } catch (err) {
+      // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
+      const eviction = await watch.stop();
+      throw err instanceof InterruptedError ? err : (eviction ?? err);
+    }
+    // An eviction seen only by the last reading still fails the run: its figures may miss keys.
+    const late = await watch.stop();
+    if (late) throw late;
     if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
     const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
     interrupts.signal.throwIfAborted();

@@ -11,7 +11,7 @@ import { claimQueue } from './claim.js';
 import { deleteRunKeys, leftBehindHint } from './cleanup.js';
 import { connect } from './connection.js';
 import { describeServerError, type EmqError } from './errors.js';
-import { interruption, type Interrupts } from './interrupt.js';
+import { stopCause, type Interrupts } from './interrupt.js';
 import { queueKeys } from './keys.js';
 import type { ChaosCounts } from './faults/chaos.js';
 import type { FaultCounts } from './faults/sweeper-faults.js';
@@ -22,7 +22,6 @@ import { defaultMaxSweeps } from './race.js';
 import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
 import { seedLiveJobs } from './seed-live.js';
 import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
-import { checkMemoryRoom } from './memory-check.js';
 import { newOwnerMarker, ownerValue } from './owner.js';
 import type { ProgressBoard } from './progress.js';
 import { jobsPerSec } from './rate.js';
@@ -121,7 +120,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
   const live = run.live ?? 0;
   signal.throwIfAborted();
   try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, live);
     // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
     await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + live)));
   } catch (err) {
@@ -235,7 +233,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       serverCallMsP99,
     };
   } catch (err) {
-    failure = interruption(signal) ?? describeServerError(err, target.display);
+    failure = stopCause(signal) ?? describeServerError(err, target.display);
     throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
