@@ -97,6 +97,14 @@ for (const kind of SERVER_KINDS) {
       assert.deepEqual(await keyspaceDigest(redis), foreign);
     });
 
+    test('a user without MEMORY USAGE: one line saying what to grant, exit 3, the measuring slice removed', async () => {
+      await redis.call('ACL', 'SETUSER', 'nomemory', 'on', '>pw-nomemory', '~*', '&*', '+@all', '-memory');
+      const result = await runCli(['--url', server.url.replace('redis://', 'redis://nomemory:pw-nomemory@'), '--jobs', '500', '--mode', 'atomic']);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: permission denied \(MEMORY USAGE\): .* grant it with ACL SETUSER <user> \+memory\|usage/);
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
     test('an eviction while the run is live (someone else filling the server) stops it: exit 3, the count named, its keys gone', async () => {
       const before = await evicted(redis);
       const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-evicting']);
