@@ -1,7 +1,7 @@
 /** The memory guard's arithmetic and readings, apart from any server (the live checks: memory-guard.test.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { evictedKeys, evictionError } from '../src/eviction-watch.js';
+import { evictedKeys, evictionError } from '../src/server/eviction-watch.js';
 import {
   BYTES_PER_CONNECTION,
   BYTES_PER_NEW_COMMAND,
@@ -12,14 +12,13 @@ import {
   commandsOf,
   connectionsOf,
   footprintProblem,
-  parseMemoryInfo,
   peakFootprint,
   queueFootprint,
-  roomLeft,
   trackedCommands,
   type DataCosts,
-} from '../src/memory-check.js';
-import type { ModeRun } from '../src/run.js';
+} from '../src/queue/memory-guard.js';
+import { parseMemoryInfo, roomLeft } from '../src/server/memory-check.js';
+import type { ModeRun } from '../src/model.js';
 
 const MB = 1024 * 1024;
 /** Costs of the order MEMORY USAGE reports on Redis 7.0 for a slice of 1,000 jobs. */

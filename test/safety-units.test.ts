@@ -1,10 +1,10 @@
 /** The pure pieces behind the safety checks: owner markers, TLS flag rules, error lines (memory arithmetic: memory-units.test.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { redactUrl } from '../src/connection.js';
+import { redactUrl } from '../src/server/connection.js';
 import { describeServerError, ExitCode } from '../src/errors.js';
-import { newOwnerMarker, ownerValue, parseOwnerValue } from '../src/owner.js';
-import { tlsSettings } from '../src/tls.js';
+import { newOwnerMarker, ownerValue, parseOwnerValue } from '../src/queue/owner-marker.js';
+import { tlsSettings } from '../src/server/tls.js';
 
 test('owner markers: what a run writes is recognised; anything else is not the tool’s', () => {
   const marker = newOwnerMarker('0123456789abcdef', 2000);

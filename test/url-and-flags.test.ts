@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EmqError } from '../src/errors.js';
-import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../src/connection.js';
+import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../src/server/connection.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { makeCerts } from './helpers/certs.js';

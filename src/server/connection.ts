@@ -1,0 +1,279 @@
+/**
+ * Where the server is and how to talk to it: URL checks, password redaction, the ioredis options
+ * every connection of a run shares, and what kind of server answered.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { describeServerError, serverError, usageError } from '../errors.js';
+import type { TlsSettings } from './tls.js';
+
+export interface ServerTarget {
+  /** The URL as given, password included: only ever handed to the client library. */
+  readonly url: string;
+  /** The URL with any password replaced, for every line a person or a log may see. */
+  readonly display: string;
+  /** For rediss:// URLs: CA, client certificate, and whether to verify the server. */
+  readonly tls?: TlsSettings;
+}
+
+/** Where a URL points and who logs in: what the client library is given, never the URL itself. */
+export interface ServerAddress {
+  readonly host?: string;
+  readonly port?: number;
+  /** A unix:// URL's socket path. */
+  readonly path?: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly db?: number;
+}
+
+/** What a URL's query may say: ioredis would read any query parameter as a client option (keyPrefix included). */
+const QUERY_FIELDS = ['password', 'username', 'db'];
+const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://… or unix:///path/to/socket';
+
+export function parseServerUrl(url: string): ServerTarget {
+  serverAddress(url);
+  return { url, display: redactUrl(url) };
+}
+
+/**
+ * Reads host, port, socket path, credentials and database out of a --url, checking each, with
+ * the WHATWG parser only. The URL is never handed to ioredis, whose legacy url.parse() reads some
+ * URLs differently (a backslash, a '/' or '%' in a password), and prints them in a warning.
+ */
+export function serverAddress(url: string): ServerAddress {
+  const shown = JSON.stringify(redactUrl(url));
+  // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
+  if (url.includes('\\')) throw usageError(`--url: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw usageError(`--url: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
+  }
+  if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
+    throw usageError(`--url: scheme ${JSON.stringify(parsed.protocol.replace(/:$/, ''))} is not supported; use redis://, rediss:// or unix://`);
+  }
+  const unix = parsed.protocol === 'unix:';
+  if (unix ? !parsed.pathname : !parsed.hostname) {
+    throw usageError(`--url: ${shown} names no ${unix ? 'socket path' : 'host'}`);
+  }
+  for (const name of parsed.searchParams.keys()) {
+    if (!QUERY_FIELDS.includes(name)) throw usageError(`--url: the query parameter ${JSON.stringify(name)} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
+  }
+  const decoded = (what: string, text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      throw usageError(`--url: the ${what} in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
+    }
+  };
+  const username = decoded('user name', parsed.username) || (parsed.searchParams.get('username') ?? '');
+  const password = decoded('password', parsed.password) || (parsed.searchParams.get('password') ?? '');
+  const dbText = (!unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined) ?? parsed.searchParams.get('db') ?? undefined;
+  if (dbText !== undefined && !/^\d{1,9}$/.test(dbText)) throw usageError(`--url: the database in ${shown} must be a number`);
+  const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(dbText !== undefined ? { db: Number(dbText) } : {}) };
+  if (unix) return { path: decoded('socket path', parsed.pathname), ...credentials };
+  const port = parsed.port === '' ? 6379 : Number(parsed.port);
+  if (port === 0) throw usageError(`--url: port 0 in ${shown} is not a port a server can listen on; expected 1 to 65535`);
+  // An IPv6 literal keeps its brackets in a URL but not as a host name.
+  return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port, ...credentials };
+}
+
+/** Query parameters whose value is a secret (ioredis reads `password`; the rest are hidden to be safe). */
+const SECRET_PARAM = /pass|secret|token|auth|key/i;
+
+/**
+ * The URL with every password replaced by ***: the user-info one and any in the query. A string
+ * the WHATWG parser cannot read (or reads with an '@' left outside the user info, where a password
+ * holding '/', '?' or '#' ends up) is scrubbed as text instead, erring towards hiding too much.
+ */
+export function redactUrl(url: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || `${parsed.pathname}${parsed.search}${parsed.hash}`.includes('@') || url.includes('\\')) return scrubUrlText(url);
+  if (parsed.password) parsed.password = '***';
+  for (const name of new Set(parsed.searchParams.keys())) if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, '***');
+  return parsed.toString();
+}
+
+/**
+ * Hides what may be a password in URL-like text: from the scheme's `//` to the last '@' all but
+ * the user name, and the value of any query parameter named like a secret. Used for strings no
+ * parser reads, and over every error line as a last guard.
+ */
+export function scrubUrlText(text: string): string {
+  const userInfo = (match: string, scheme: string, rest: string): string => {
+    const at = rest.lastIndexOf('@');
+    // A '[' opens an IPv6 host or a usage pattern such as redis://[user:password@]host, not user info.
+    if (at < 0 || rest.startsWith('[')) return match;
+    const info = rest.slice(0, at);
+    const colon = info.indexOf(':');
+    return `${scheme}${colon < 0 ? info : `${info.slice(0, colon)}:***`}${rest.slice(at)}`;
+  };
+  return text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)([^\s"']*)/gi, userInfo)
+    .replace(/([?&;][^=&\s"']*?(?:pass|secret|token|auth|key)[^=&\s"']*=)[^&\s"'#]*/gi, '$1***');
+}
+
+export interface ConnectOptions {
+  readonly connectionName?: string;
+  /**
+   * Reconnect after the server closed the connection (the client-kill fault). The offline queue and
+   * the re-send of unanswered commands stay off: a command in flight fails, and the tool decides.
+   */
+  readonly reconnect?: boolean;
+}
+
+/**
+ * One connection, connected. No reconnects and no offline queue: the tool decides what is
+ * retried, and a lost server must surface as an error rather than a hang.
+ */
+export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
+  quietClientWarnings();
+  const address = serverAddress(target.url);
+  const redis = new Redis(clientOptions(target, address, options));
+  // ioredis reports socket errors as events as well as rejections; keep them off the console, but
+  // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
+  // connect() may also never settle after a refused AUTH, so the first error or the end decides.
+  let firstEvent: unknown;
+  let fail!: (err: unknown) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => {});
+  redis.on('error', (err: unknown) => {
+    firstEvent ??= err;
+    fail(err);
+  });
+  redis.once('end', () => fail(firstEvent ?? new Error('Connection is closed.')));
+  const stopHandshakeWatch = target.url.startsWith('rediss:') ? watchHandshake(redis, target, fail) : undefined;
+  try {
+    const connecting = redis.connect();
+    connecting.catch(() => {});
+    await Promise.race([connecting, failed]);
+    stopHandshakeWatch?.();
+    // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
+    // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
+    if (address.db !== undefined) await redis.select(address.db);
+  } catch (err) {
+    stopHandshakeWatch?.();
+    redis.disconnect();
+    const error = describeServerError(firstEvent ?? err, target.display);
+    if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
+      // What a TLS-only port does with a plain client.
+      throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
+    }
+    throw error;
+  }
+  return redis;
+}
+
+/** How long a TLS handshake may go unanswered once the TCP connection stands. */
+export const TLS_HANDSHAKE_MS = 2000;
+
+/**
+ * A plain server reads a TLS ClientHello as the start of a command and waits for the rest, so a
+ * rediss:// URL on a plain port would only end at the connect timeout, as "timed out". Once the
+ * TCP connection stands, an unanswered handshake ends sooner and says what it likely means.
+ */
+function watchHandshake(redis: Redis, target: ServerTarget, fail: (err: unknown) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let tcpSince: number | undefined;
+  const check = (): void => {
+    if (redis.status !== 'connecting') return;
+    const stream = (redis as unknown as { stream?: { connecting: boolean } }).stream;
+    // Until TCP stands, waiting is the connect timeout's to judge.
+    if (stream && !stream.connecting) tcpSince ??= Date.now();
+    if (tcpSince === undefined || Date.now() - tcpSince < TLS_HANDSHAKE_MS) {
+      timer = setTimeout(check, HANDSHAKE_CHECK_MS);
+      return;
+    }
+    fail(serverError(`the server at ${target.display} took the connection but did not answer the TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s: it may not speak TLS on this port (for a plain port use a redis:// URL)`));
+  };
+  timer = setTimeout(check, HANDSHAKE_CHECK_MS);
+  return () => clearTimeout(timer);
+}
+
+const HANDSHAKE_CHECK_MS = 100;
+
+/** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */
+const RECONNECT_ATTEMPTS = 50;
+
+let warningsQuieted = false;
+
+/**
+ * ioredis warns on the console, once per connection, when a password is given to a server whose
+ * default user needs none; a run opens many connections. Said once, in the tool's words instead.
+ */
+function quietClientWarnings(): void {
+  if (warningsQuieted) return;
+  warningsQuieted = true;
+  const warn = console.warn.bind(console);
+  let said = false;
+  console.warn = (...args: unknown[]): void => {
+    if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
+      if (!said) process.stderr.write("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      said = true;
+      return;
+    }
+    warn(...args);
+  };
+}
+
+function clientOptions(target: ServerTarget, address: ServerAddress, options: ConnectOptions): RedisOptions {
+  const base: RedisOptions = {
+    ...address,
+    lazyConnect: true,
+    connectTimeout: 5000,
+    commandTimeout: 60_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: options.reconnect ? (attempt: number) => (attempt <= RECONNECT_ATTEMPTS ? Math.min(5 * attempt, 100) : null) : () => null,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    // disconnect() waits this long for a socket that already closed (a dead server) to say so.
+    disconnectTimeout: 200,
+    // No CLIENT SETINFO on connect: one command less for a least-privilege ACL user to need.
+    disableClientInfo: true,
+    ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+  };
+  const tls = tlsOptions(target);
+  return tls ? { ...base, tls } : base;
+}
+
+/**
+ * The TLS options for a target: none unless its URL is rediss:// (ioredis reads host, port and
+ * credentials from such a URL but not that it means TLS), then the --tls-* settings.
+ */
+export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
+  if (!target.url.startsWith('rediss:')) return undefined;
+  return { ...(target.tls ?? { rejectUnauthorized: true }) };
+}
+
+export interface ServerInfo {
+  readonly kind: 'redis' | 'valkey';
+  readonly version: string;
+}
+
+/** Valkey also reports a redis_version (7.2.4 on Valkey 8): its own fields win where present. */
+export function parseServerInfo(info: string): ServerInfo {
+  const fields = new Map<string, string>();
+  for (const line of info.split(/\r?\n/)) {
+    const at = line.indexOf(':');
+    if (at > 0) fields.set(line.slice(0, at), line.slice(at + 1).trim());
+  }
+  const name = fields.get('server_name');
+  if (name === 'valkey' || fields.has('valkey_version')) {
+    return { kind: 'valkey', version: fields.get('valkey_version') ?? fields.get('redis_version') ?? 'unknown' };
+  }
+  return { kind: 'redis', version: fields.get('redis_version') ?? 'unknown' };
+}
+
+export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
+  try {
+    return parseServerInfo(await redis.info('server'));
+  } catch (err) {
+    throw describeServerError(err, target.display);
+  }
+}
