@@ -30,6 +30,7 @@ export interface ServerAddress {
 const QUERY_FIELDS = ['password', 'username', 'db'];
 const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://… or unix:///path/to/socket';
 
+/** A --url checked in full (usage errors name what is wrong), with its redacted form for display. */
 export function parseServerUrl(url: string): ServerTarget {
   serverAddress(url);
   return { url, display: redactUrl(url) };
@@ -154,8 +155,8 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     connecting.catch(() => {});
     await Promise.race([connecting, failed]);
     stopHandshakeWatch?.();
-    // ioredis sends SELECT for a /db in the URL but only reports a refusal as an event and carries
-    // on in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
+    // ioredis sends SELECT for the db option but only reports a refusal as an event and carries on
+    // in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
     if (address.db !== undefined) await redis.select(address.db);
   } catch (err) {
     stopHandshakeWatch?.();
@@ -170,8 +171,9 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   return redis;
 }
 
-/** How long a TLS handshake may go unanswered once the TCP connection stands. */
+/** How long a TLS handshake may go unanswered once the TCP connection stands, and how often that is looked at. */
 export const TLS_HANDSHAKE_MS = 2000;
+const HANDSHAKE_CHECK_MS = 100;
 
 /**
  * A plain server reads a TLS ClientHello as the start of a command and waits for the rest, so a
@@ -195,8 +197,6 @@ function watchHandshake(redis: Redis, target: ServerTarget, fail: (err: unknown)
   timer = setTimeout(check, HANDSHAKE_CHECK_MS);
   return () => clearTimeout(timer);
 }
-
-const HANDSHAKE_CHECK_MS = 100;
 
 /** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */
 const RECONNECT_ATTEMPTS = 50;
