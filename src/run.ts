@@ -1,18 +1,16 @@
 /**
- * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. Cleanup runs on
- * every path once the claim is won, unless --keep or a second Ctrl-C says otherwise.
+ * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. The claim, the
+ * run's heartbeat and the cleanup are src/claimed-run.ts's; this file is the race in between.
  */
 import type { Redis } from 'ioredis';
-import { randomBytes } from 'node:crypto';
 import { withCycleSums } from './audit-consequences.js';
 import { auditJobs, type AuditCounts } from './audit.js';
 import { summarizeLatency } from './call-latency.js';
-import { claimQueue } from './claim.js';
-import { deleteRunKeys, leftBehindHint } from './cleanup.js';
+import { onClaimedQueue } from './claimed-run.js';
 import { connect } from './connection.js';
-import { describeServerError, type EmqError } from './errors.js';
-import { interruption, type Interrupts } from './interrupt.js';
-import { queueKeys } from './keys.js';
+import { describeServerError } from './errors.js';
+import type { Interrupts } from './interrupt.js';
+import { queueKeys, type QueueKeys } from './keys.js';
 import type { ChaosCounts } from './faults/chaos.js';
 import type { FaultCounts } from './faults/sweeper-faults.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from './function-library.js';
@@ -23,7 +21,6 @@ import { NO_CONSEQUENCES, raceRounds, type Consequences } from './rounds.js';
 import { seedLiveJobs } from './seed-live.js';
 import { BACK_TO_BACK, type Cadence } from './sweep-loop.js';
 import { checkMemoryRoom } from './memory-check.js';
-import { newOwnerMarker, ownerValue } from './owner.js';
 import type { ProgressBoard } from './progress.js';
 import { jobsPerSec } from './rate.js';
 import { preloadScripts } from './scripts.js';
@@ -109,31 +106,31 @@ export interface RunResult extends AuditCounts {
   readonly node?: string;
 }
 
-export const newRunId = (): string => randomBytes(8).toString('hex');
-
 /** A mode's run on `session`'s server: it needs only the admin connection and the target. */
 export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
-  const keys = queueKeys(run.queue);
-  const runId = newRunId();
-  const signal = interrupts.signal;
-
   const live = run.live ?? 0;
-  signal.throwIfAborted();
+  interrupts.signal.throwIfAborted();
   try {
     await checkMemoryRoom(admin, run.jobs, run.sweepers, live);
-    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
-    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + live)));
   } catch (err) {
     throw describeServerError(err, target.display);
   }
+  const keys = queueKeys(run.queue);
+  // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+  const plan = { admin, where: target.display, keys, jobs: run.jobs + live, keep: run.keep, say: (line: string) => process.stderr.write(line) };
+  return onClaimedQueue(plan, interrupts, ({ runId, signal }) => raceOnQueue(session, run, keys, runId, signal, clientNow));
+}
 
+/** Seed, race, audit on a queue the run owns; `signal` stops it. */
+async function raceOnQueue(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, keys: QueueKeys, runId: string, signal: AbortSignal, clientNow?: () => number): Promise<RunResult> {
+  const { admin, target } = session;
+  const live = run.live ?? 0;
   const consequences = run.consequences ?? NO_CONSEQUENCES;
   const sweeperConnections: Redis[] = [];
   const pending = run.pending ?? 'list';
   const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
   let sweepFunction: SweepFunction | undefined;
-  let failure: EmqError | undefined;
   try {
     if (run.mode === 'function') sweepFunction = await loadSweepFunction(admin, runId);
     const extras = {
@@ -142,8 +139,8 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
     };
     const serverNowMs = await serverTimeMs(admin);
-    await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
     await preloadScripts(admin);
     const cadence = run.cadence ?? BACK_TO_BACK;
     if (!run.processes) {
@@ -234,9 +231,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       callMsMax: latency?.callMsMax ?? null,
       serverCallMsP99,
     };
-  } catch (err) {
-    failure = interruption(signal) ?? describeServerError(err, target.display);
-    throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
@@ -246,27 +240,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
         process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
       });
     }
-    if (!run.keep) await cleanUp(admin, keys, run.jobs + live, run.queue, interrupts, failure);
   }
-}
-
-/**
- * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
- * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
- * run still ends in one line.
- */
-async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined): Promise<void> {
-  const hint = leftBehindHint(queue);
-  if (!interrupts.hurried && admin.status === 'ready') {
-    try {
-      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
-      return;
-    } catch {
-      // said below
-    }
-  }
-  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
-  else process.stderr.write(`emq-race: ${hint}\n`);
 }
 
 /** The p99 of the script calls since `before`, or null where the server cannot say. */
