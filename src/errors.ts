@@ -2,7 +2,7 @@
  * Every failure the tool expects ends as one EmqError: a line for people and an exit code for
  * scripts. Anything else reaching the top is a bug and prints its stack.
  */
-import { scriptAclRefusal } from './script-acl.js';
+import { scriptAclRefusal } from './lua/script-acl.js';
 
 export const ExitCode = {
   ok: 0,
@@ -43,7 +43,7 @@ const silentServers = new Map<string, number>();
 
 /**
  * A connection to `where` got no reply for `afterMs` and was closed (the socket timeout in
- * src/connection.ts). The client then fails every pending command with a bare "Connection is
+ * server/connection.ts). The client then fails every pending command with a bare "Connection is
  * closed": from now on such errors about `where` say that the server stopped answering.
  */
 export function noteStoppedAnswering(where: string, afterMs: number): void {

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
-import { parseOwnerValue } from '../src/owner.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
+import { parseOwnerValue } from '../src/queue/owner-marker.js';
 import { readmeAclRules, userUrl } from './helpers/acl.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, startCli, within } from './helpers/cli-process.js';

@@ -1,17 +1,17 @@
 /**
  * The ground every replay runs on: a queue of its own, claimed like the main command claims one
- * (the same marker, heartbeat and cleanup: src/claimed-run.ts), holding one job whose lease has
+ * (the same marker, heartbeat and cleanup: queue/claimed-run.ts), holding one job whose lease has
  * expired, and two connections, one per sweep. Afterwards the queue's keys are deleted by name,
  * unless --keep or a second Ctrl-C says otherwise.
  */
 import type { Redis } from 'ioredis';
-import { onClaimedQueue } from '../claimed-run.js';
-import { connect } from '../connection.js';
+import { onClaimedQueue } from '../queue/claimed-run.js';
 import type { Interrupts } from '../interrupt.js';
-import { queueKeys, type QueueKeys } from '../keys.js';
-import { seedJobs } from '../seed.js';
-import { measureServerClock, serverTimeMs, type ServerClock } from '../server-clock.js';
-import type { Session } from '../session.js';
+import { queueKeys, type QueueKeys } from '../queue/keys.js';
+import { seedJobs } from '../queue/seed.js';
+import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import { connect } from '../server/connection.js';
+import type { Session } from '../server/session.js';
 
 /** The replay's one job, J: the seed numbers jobs from 1. */
 export const JOB_ID = '1';
