@@ -32,12 +32,14 @@ export interface StagePlan {
   readonly queue: string;
   readonly stalledBefore: number;
   readonly keep: boolean;
+  /** Where a replay says what it could not undo (keys left on the server); unset, nowhere. */
+  readonly warn?: (line: string) => void;
 }
 
 export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
   const { admin, target } = session;
   const keys = queueKeys(plan.queue);
-  const claim = { admin, where: target.display, keys, jobs: 1, keep: plan.keep, say: (line: string) => process.stderr.write(line) };
+  const claim = { admin, where: target.display, keys, jobs: 1, keep: plan.keep, ...(plan.warn ? { warn: plan.warn } : {}) };
   return onClaimedQueue(claim, interrupts, async ({ runId, signal }) => {
     const connections: Redis[] = [];
     try {

@@ -27,8 +27,8 @@ export interface ClaimPlan {
   /** Every job the run will seed (expired and live): the marker records it for `clean`. */
   readonly jobs: number;
   readonly keep: boolean;
-  /** Where a line goes that cannot join the run's error (a hurried exit's hint). */
-  readonly say: (line: string) => void;
+  /** Where a line goes that cannot join the run's error (a hurried exit's hint); unset, nowhere. */
+  readonly warn?: (line: string) => void;
 }
 
 export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
@@ -56,7 +56,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   } finally {
     await heartbeat.stop();
     if (!plan.keep && !heartbeat.claimLost) {
-      const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.say);
+      const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
       // A run that went well but could not remove its keys (no +unlink) ends with that error.
       if (error) throw error;
     }

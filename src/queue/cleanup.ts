@@ -36,7 +36,7 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
  * the server has stopped answering (one wait for it is enough). What cannot be deleted is said
  * once: appended to the run's `failure` when there is one, so a failed run still ends in one
  * line. A run that went well but could not delete its keys (an ACL without UNLINK) resolves to
- * the error it must end with; `say` takes the line for a hurried exit.
+ * the error it must end with; `warn` takes the line for a hurried exit.
  */
 export async function cleanUpRun(
   admin: Redis,
@@ -45,7 +45,7 @@ export async function cleanUpRun(
   interrupts: Interrupts,
   failure: EmqError | undefined,
   where: string,
-  say: (line: string) => void,
+  warn: ((line: string) => void) | undefined,
 ): Promise<EmqError | undefined> {
   const hint = leftBehindHint(keys.queue);
   let cause: unknown;
@@ -68,7 +68,7 @@ export async function cleanUpRun(
       return error;
     }
   }
-  say(`emq-race: ${hint}\n`);
+  warn?.(hint);
   return undefined;
 }
 
