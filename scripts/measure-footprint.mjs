@@ -19,7 +19,8 @@ for (const bin of ['redis-server', 'valkey-server']) {
   try {
     const redis = await connect(parseServerUrl(server.url));
     const before = await usedMemory(redis);
-    await seedJobs(redis, queueKeys('measure'), { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+    // A run id as long as a real one: every job hash carries it.
+    await seedJobs(redis, queueKeys('measure'), { jobs, runId: '0123456789abcdef', stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
     const after = await usedMemory(redis);
     console.log(`${bin} (${server.url}): ${jobs} jobs seeded: ${after - before} bytes, ${((after - before) / jobs).toFixed(1)} bytes/job`);
     redis.disconnect();

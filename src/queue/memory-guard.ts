@@ -18,7 +18,7 @@ import { serverTimeMs } from '../server/clock.js';
 import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { claimQueue, releaseClaim } from './owner-claim.js';
-import { newOwnerMarker, ownerValue } from './owner-marker.js';
+import { newOwnerMarker } from './owner-marker.js';
 import { seedJobs } from './seed.js';
 
 /** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
@@ -81,14 +81,14 @@ export interface ProbeShape {
  * touched), fills `pending` and `dead` with its ids, reads MEMORY USAGE of each kind of key, and
  * deletes the slice, whatever happens.
  */
-export async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, signal?: AbortSignal): Promise<DataCosts> {
+export async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, where: string, signal?: AbortSignal): Promise<DataCosts> {
   const keys = queueKeys(probeQueue);
   const count = Math.max(1, Math.min(PROBE_JOBS, shape.lastId));
   const firstId = shape.lastId - count + 1;
-  const owner = ownerValue(newOwnerMarker(`probe-${probeQueue}`, shape.lastId));
-  await claimQueue(redis, keys, owner);
+  const marker = newOwnerMarker(`probe-${probeQueue}`, shape.lastId);
+  const claim = await claimQueue(redis, keys, marker, where, signal);
   try {
-    await seedJobs(redis, keys, { jobs: count, firstId, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, signal);
+    await seedJobs(redis, keys, { jobs: count, firstId, runId: marker.run, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, signal);
     const ids = Array.from({ length: count }, (_, i) => String(firstId + i));
     for (const chunk of chunks(ids, 1000)) {
       signal?.throwIfAborted();
@@ -112,7 +112,7 @@ export async function measureDataCosts(redis: Redis, probeQueue: string, shape: 
   } catch (err) {
     throw memoryUsageRefusal(err) ?? err;
   } finally {
-    await removeProbe(redis, keys, firstId, shape.lastId, owner);
+    await removeProbe(redis, keys, firstId, shape.lastId, claim.value);
   }
 }
 
@@ -122,7 +122,7 @@ function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
 
 /** Deletes the slice by name, the owner marker last (so `clean` can finish a probe cut short). */
 async function removeProbe(redis: Redis, keys: QueueKeys, firstId: number, lastId: number, owner: string): Promise<void> {
-  const names = [keys.active, keys.pending, keys.dead, keys.running];
+  const names = [keys.active, keys.pending, keys.dead, keys.running, keys.heartbeat];
   for (let id = firstId; id <= lastId; id++) names.push(keys.job(id));
   for (const chunk of chunks(names, 1000)) await redis.unlink(...chunk);
   await releaseClaim(redis, keys, owner);
@@ -287,7 +287,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], signal?: Abor
         `not even the ${Math.min(PROBE_JOBS, shape.lastId)} jobs that measure what a job costs fit there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
-  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
+  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
   for (const load of limited) {
     // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
     const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>
