@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { which } from '../src/embedded-server.js';
+import { which } from '../src/server/embedded-server.js';
 import { runProcess, type CliResult } from './helpers/cli.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -74,7 +74,7 @@ describe('the packed package, installed', () => {
   });
 
   test('the tarball holds the built code, the Lua, the docs and the install script; no tests, sources or maps', () => {
-    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli.js', 'dist/src/lua/sweep-stalled.lua', 'scripts/install-servers.sh']) {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli/program.js', 'dist/src/lua/sweep-stalled.lua', 'dist/src/lua/instruments/seed-jobs.lua', 'scripts/install-servers.sh']) {
       assert.ok(shipped.includes(path), `${path} is not in the package`);
     }
     assert.deepEqual(shipped.filter((path) => /\.map$|\.ts$|^dist\/test\/|^src\/|^test\//.test(path)), []);
@@ -102,7 +102,7 @@ describe('the packed package, installed', () => {
     const probe = [
       `const { default: pkg } = await import('${PKG.name}/package.json', { with: { type: 'json' } });`,
       'console.log(pkg.version);',
-      `for (const path of ['${PKG.name}', '${PKG.name}/dist/src/cli.js']) {`,
+      `for (const path of ['${PKG.name}', '${PKG.name}/dist/src/cli/program.js']) {`,
       '  try { await import(path); console.log(path, "imported"); } catch (error) { console.log(error.code); }',
       '}',
     ].join('\n');
