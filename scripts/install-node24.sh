@@ -24,9 +24,10 @@ case "$(uname -s)-$(uname -m)" in
     ;;
 esac
 
-# Unpacked beside the destination and moved into place last, so an interrupted run leaves no
+# Unpacked inside the destination and renamed into place last, so an interrupted run leaves no
 # half-written binary behind.
-work=$(mktemp -d "${TMPDIR:-/tmp}/install-node24.XXXXXX")
+mkdir -p "$DEST/bin"
+work=$(mktemp -d "$DEST/.unpack.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 tarball=$(npm pack "$package@$VERSION" --pack-destination "$work" --silent)
 tar -xzf "$work/$tarball" -C "$work" package/bin/node
@@ -35,6 +36,5 @@ if [ "$actual" != "v$VERSION" ]; then
   echo "install-node24: $package@$VERSION holds node $actual, not v$VERSION" >&2
   exit 1
 fi
-mkdir -p "$DEST/bin"
 mv -f "$work/package/bin/node" "$DEST/bin/node"
 echo "install-node24: installed node v$VERSION in $DEST/bin"
