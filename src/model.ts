@@ -50,9 +50,29 @@ export const PENDING_KINDS = ['list', 'zset'] as const;
 
 export type PendingKind = (typeof PENDING_KINDS)[number];
 
-export const EXPECTATIONS = ['clean', 'race'] as const;
+/** What --expect can ask of a mode's runs: none shows an anomaly, or every one shows at least one. */
+export const OUTCOMES = ['clean', 'race'] as const;
 
-export type Expectation = (typeof EXPECTATIONS)[number];
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** One outcome and the --expect term it came from (for the message when two terms disagree). */
+export interface ExpectedOutcome {
+  readonly outcome: Outcome;
+  readonly term: string;
+}
+
+/**
+ * What --expect asks, every term merged: a mode's runs are judged by `modes[mode]`, else by
+ * `others`, else not at all. A mode in `modes` was named (MODE=OUTCOME, or the loop by `race`) and
+ * must run.
+ */
+export interface Expectation {
+  /** The terms as given, in order and without repeats: joined by commas they parse back to this. */
+  readonly terms: readonly string[];
+  readonly modes: Readonly<Partial<Record<Mode, ExpectedOutcome>>>;
+  /** Set by `clean` and `race`: every mode not named must be clean. */
+  readonly others?: ExpectedOutcome;
+}
 
 export interface RaceOptions {
   readonly modes: readonly Mode[];

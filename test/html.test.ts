@@ -72,6 +72,8 @@ describe('html: pure parts', () => {
       { mode: 'loop', trials: 3, reproductionRate: 2 / 3, jobsPerSec: spread(300, 350, 400), ...zeros, doubleRecoveries: spread(0, 7, 12), duplicatePending: spread(0, 7, 12), lostIncrements: spread(0, 6, 11) },
     ];
     const report: RaceReportJson = {
+      version: '0.1.0',
+      schema: 1,
       server: { kind: 'valkey', version: '8.0.2', url: 'redis://u:***@h:1' },
       runs: [run('atomic', 1, 0), run('atomic', 2, 0), run('atomic', 3, 0), run('loop', 1, 0), run('loop', 2, 7), run('loop', 3, 12)],
       trials,
@@ -95,6 +97,8 @@ describe('html: pure parts', () => {
 
   test('replies and names are escaped in the page and in the SVG', () => {
     const report: ReplaysJson = {
+      version: '0.1.0',
+      schema: 1,
       server: { kind: 'redis', version: '7.0.15', url: 'redis://127.0.0.1:1' },
       replays: [{
         mode: 'loop', queue: 'q', jobId: '1', maxStalled: 3, stalledBefore: 0, schedule: ['A:read'],

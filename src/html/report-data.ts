@@ -5,7 +5,7 @@
 import type { Reply } from '../explain/wire.js';
 import type { Spread } from '../audit/trials.js';
 import { ANOMALIES } from '../model.js';
-import type { RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 
 /**
  * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
@@ -46,7 +46,7 @@ export interface TrialSummaryJson {
 }
 
 /** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
-export interface RaceReportJson {
+export interface RaceReportJson extends Partial<JsonHeader> {
   readonly server: ServerJson;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
@@ -78,12 +78,12 @@ export interface ReplayJson {
   };
 }
 
-export interface ReplaysJson {
+export interface ReplaysJson extends JsonHeader {
   readonly server: ServerJson;
   readonly replays: readonly ReplayJson[];
 }
 
-export interface CounterJson {
+export interface CounterJson extends JsonHeader {
   readonly server: ServerJson;
   readonly counter: string;
   readonly queue: string;
