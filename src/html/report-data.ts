@@ -2,8 +2,7 @@
  * The JSON objects the pages are drawn from, as `--json` prints them. The page reads only these,
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
-import type { Reply } from '../explain/wire.js';
-import { ANOMALIES } from '../model.js';
+import { ANOMALIES, type Anomaly, type FigureSources, type InterleavingExample, type Reply } from '../model.js';
 
 export interface ServerJson {
   readonly kind: string;
@@ -34,18 +33,26 @@ export interface RunJson {
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
-  /** Anomaly counts that only some runs report (live leases, user scripts, workers, cycles, observer). */
-  readonly stolenLeases?: number;
-  readonly misreported?: number;
-  readonly doubleExecutions?: number;
+  /**
+   * Anomaly counts that only some runs measure (live leases, user scripts, workers, cycles,
+   * observer): null where the run did not measure it.
+   */
+  readonly stolenLeases?: number | null;
+  readonly misreported?: number | null;
+  readonly forgottenStalls?: number | null;
+  readonly doubleExecutions?: number | null;
   readonly deadLetterEscapes?: number;
-  readonly windowInNeither?: number;
-  readonly windowInBoth?: number;
+  readonly windowInNeither?: number | null;
+  readonly windowInBoth?: number | null;
   readonly wallMs: number;
   readonly jobsPerSec: number;
   readonly roundTrips?: number;
   readonly sweeps?: number;
   readonly cutShort?: boolean;
+  /** Where each anomaly figure comes from. */
+  readonly sources?: FigureSources;
+  /** A loop run's doubly recovered job, command by command. */
+  readonly example?: InterleavingExample | null;
 }
 
 export interface Spread {
@@ -91,7 +98,9 @@ export interface ReplayJson {
     readonly recoverCount: number;
     readonly pendingEntries: number;
     readonly stalled: number | null;
+    readonly expectedStalled: number;
     readonly lostIncrements: number;
+    readonly extraIncrements: number;
     readonly endedIn: readonly string[];
   };
 }
@@ -109,7 +118,7 @@ export interface CounterJson {
   readonly before: number;
   readonly after: number;
   readonly steps: readonly StepJson[];
-  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number };
+  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number; readonly extra: number };
 }
 
 export type ExplainReportJson = ReplaysJson | CounterJson;
@@ -120,14 +129,12 @@ export function isSpread(value: unknown): value is Spread {
   return typeof v.min === 'number' && typeof v.median === 'number' && typeof v.max === 'number';
 }
 
-type Anomaly = (typeof ANOMALIES)[number];
-
-/** The anomaly counts the report carries: every one some run (or trial summary) has a value for. */
+/** The anomaly counts the report carries: every one some run (or trial summary) measured. */
 export function reportedAnomalies(rows: readonly object[]): Anomaly[] {
-  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined));
+  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null));
 }
 
-/** A run's count; 0 where the run does not report it. */
-export function anomalyOf(run: RunJson, name: Anomaly): number {
-  return run[name] ?? 0;
+/** A run's count; null where the run did not measure it. */
+export function anomalyOf(run: RunJson, name: Anomaly): number | null {
+  return run[name] ?? null;
 }

@@ -4,7 +4,9 @@
  */
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
+import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
+import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { claimQueue } from '../queue/owner-claim.js';
 import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
@@ -114,11 +116,21 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
     const audited = auditJobs(snapshot, result.tally.totalMoves, {
       callsInDoubt: result.callsInDoubt,
       maxStalled: run.maxStalled,
-      trueStalls: result.tally.trueStalls,
+      // Only re-leases make a job stall more than once: without them the true count is not measured.
+      ...(consequences.cycles > 1 ? { trueStalls: result.tally.trueStalls } : {}),
       crossCheck: STRATEGIES[run.mode].crossChecked === true,
       strayIds: result.strayIds,
     });
     const counts = withCycleSums(audited, result.tally, result.windows);
+    const example = result.sample
+      ? pickExample(result.sample.jobs(), {
+          keys,
+          stalledBefore: run.stalledBefore,
+          pendingOnlyGrows: consequences.workers === 0 && !result.sample.pendingShrank,
+          othersTakeFromPending: consequences.workers > 0,
+          activeOnlyShrinks: true,
+        })
+      : null;
     const latency = summarizeLatency(result.latencies);
     return {
       mode: run.mode,
@@ -150,6 +162,8 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       callMsP99: latency?.callMsP99 ?? null,
       callMsMax: latency?.callMsMax ?? null,
       serverCallMsP99,
+      sources: figureSources(counts, consequences.cycles),
+      example,
     };
   } catch (err) {
     failure = interruption(signal) ?? describeServerError(err, target.display);

@@ -10,7 +10,11 @@ export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
 export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
-/** JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
+/**
+ * JSON fields beyond the plain race: always the reconciliation and escapes, and the worker and
+ * observer figures (null where the run had no workers, no observer: not measured, not 0); the
+ * fault figures where faults apply.
+ */
 export function consequenceFields(run: RunResult): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     cycles: run.consequences.cycles,
@@ -30,8 +34,14 @@ export function consequenceFields(run: RunResult): Record<string, unknown> {
       clientKills: counts?.clientKills ?? 0,
     });
   }
-  if (hasWorkers(run)) Object.assign(fields, { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions });
-  if (observed(run)) Object.assign(fields, { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth });
+  Object.assign(fields, {
+    workers: run.consequences.workers,
+    executions: run.executions ?? null,
+    doubleExecutions: run.doubleExecutions,
+    samples: run.samples ?? null,
+    windowInNeither: run.windowInNeither,
+    windowInBoth: run.windowInBoth,
+  });
   return fields;
 }
 

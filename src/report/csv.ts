@@ -1,13 +1,14 @@
 /**
  * --csv: the runs table as comma-separated values, every field quoted and a header row first, as
  * redis-benchmark --csv does. Every column is present on every row, so the file's shape does not
- * depend on which modes ran; a trial column leads.
+ * depend on which modes ran; a trial column leads. A value the run did not measure is an empty
+ * field, never 0.
  */
 import { COLUMNS } from './report.js';
 import type { RunResult } from '../model.js';
 
-export function csvField(value: string | number): string {
-  return `"${String(value).replaceAll('"', '""')}"`;
+export function csvField(value: string | number | null): string {
+  return `"${value === null ? '' : String(value).replaceAll('"', '""')}"`;
 }
 
 export function renderCsv(runs: readonly RunResult[]): string {

@@ -1,0 +1,39 @@
+/**
+ * The example under the race table: one job of a loop run that the sweepers recovered more than
+ * once, every command they sent for it with its reply, one line each, in the order the replies
+ * prove the server ran them (src/audit/interleaving.ts) — or, where they prove none, in the order
+ * sent, and said so. Keys lose the queue's prefix, as in explain's timeline; 80 columns.
+ */
+import { formatArgs, formatReply, wrap } from '../server/command-text.js';
+import type { InterleavingExample, RunResult } from '../model.js';
+
+const WIDTH = 80;
+const COMMAND_COLUMN = 46;
+
+type ExampleRun = { readonly mode: string; readonly queue: string; readonly example: InterleavingExample };
+
+/** What the example is and how far its order is proven, in one sentence. */
+export function exampleHeading(run: ExampleRun): string {
+  const { example } = run;
+  const evidence = example.evidence.join('; ');
+  return example.proven
+    ? `Example: job ${example.job} of the ${run.mode} run, every command the sweepers sent for it, in the order the server ran them as the replies prove it (${evidence}); commands whose order cannot matter to the job stand in the order sent. Keys are under emq:{${run.queue}}:.`
+    : `Example: job ${example.job} of the ${run.mode} run, every command the sweepers sent for it, in the order they were sent: the replies do not prove the server's order (${evidence}). Keys are under emq:{${run.queue}}:.`;
+}
+
+export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>): string[] {
+  const example = run.example;
+  if (!example) return [];
+  const prefix = `emq:{${run.queue}}:`;
+  const heading = exampleHeading({ ...run, example });
+  const rows = example.commands.map((c) => ({
+    sent: `s${c.sweeper}  ${formatArgs(c.command, prefix)}`,
+    reply: c.reply === undefined ? '(no reply)' : formatReply(c.reply),
+  }));
+  const column = Math.min(COMMAND_COLUMN, Math.max(...rows.map((r) => r.sent.length)));
+  const lines = rows.flatMap(({ sent, reply }) => {
+    const line = `  ${sent.padEnd(column)}  ← ${reply}`;
+    return line.length <= WIDTH ? [line] : [...wrap(`  ${sent}`, WIDTH, '      '), ...wrap(`      ← ${reply}`, WIDTH, '        ')];
+  });
+  return [...wrap(heading, WIDTH, '  '), ...lines];
+}
