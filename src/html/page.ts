@@ -8,7 +8,8 @@ import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';
-import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type ServerJson, type TrialSummaryJson } from './report-data.js';
+import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
+import type { ServerJson } from '../report/json.js';
 import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading } from '../report/example.js';
