@@ -12,7 +12,7 @@ import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceR
 import type { ServerJson } from '../report/json.js';
 import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
-import { exampleHeading } from '../report/example.js';
+import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
@@ -184,8 +184,9 @@ export function exampleSection(run: RunJson & { readonly example: InterleavingEx
   return [
     `<section id="example" data-job="${esc(run.example.job)}" data-proven="${run.example.proven}">`,
     '<h2>One job, as the server ran it</h2>',
-    `<p class="note">${esc(exampleHeading(run))} The same race, staged step by step on one job: <code>emq-race explain</code>.</p>`,
+    `<p class="note">${esc(exampleHeading(run))}</p>`,
     `<div class="scroll"><table id="example-table"><thead><tr><th>#</th><th>sweeper</th><th>command</th><th>reply</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
+    `<p class="note" id="example-proof">${esc(exampleProof(run.example))} The same race, staged step by step on one job: <code>emq-race explain</code>.</p>`,
     '</section>',
   ].join('\n');
 }

@@ -12,20 +12,24 @@ const COMMAND_COLUMN = 46;
 
 type ExampleRun = { readonly mode: string; readonly queue: string; readonly example: InterleavingExample };
 
-/** What the example is and how far its order is proven, in one sentence. */
+/** What the example is, above its lines. */
 export function exampleHeading(run: ExampleRun): string {
-  const { example } = run;
+  const order = run.example.proven ? 'in the order the server ran them' : 'in the order they were sent';
+  return `Example: job ${run.example.job} of the ${run.mode} run, every command its sweepers sent for it, ${order} (keys under emq:{${run.queue}}:):`;
+}
+
+/** How far the replies prove that order, below its lines. */
+export function exampleProof(example: InterleavingExample): string {
   const evidence = example.evidence.join('; ');
   return example.proven
-    ? `Example: job ${example.job} of the ${run.mode} run, every command the sweepers sent for it, in the order the server ran them as the replies prove it (${evidence}); commands whose order cannot matter to the job stand in the order sent. Keys are under emq:{${run.queue}}:.`
-    : `Example: job ${example.job} of the ${run.mode} run, every command the sweepers sent for it, in the order they were sent: the replies do not prove the server's order (${evidence}). Keys are under emq:{${run.queue}}:.`;
+    ? `Proven from the replies alone: ${evidence}. Where the order cannot matter to the job (two pushes of it, two reads of one value, commands on other keys) lines stand as sent.`
+    : `The replies do not prove the server's order (${evidence}): these lines are the order of sending, which is no evidence.`;
 }
 
 export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>): string[] {
   const example = run.example;
   if (!example) return [];
   const prefix = `emq:{${run.queue}}:`;
-  const heading = exampleHeading({ ...run, example });
   const rows = example.commands.map((c) => ({
     sent: `s${c.sweeper}  ${formatArgs(c.command, prefix)}`,
     reply: c.reply === undefined ? '(no reply)' : formatReply(c.reply),
@@ -35,5 +39,5 @@ export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>)
     const line = `  ${sent.padEnd(column)}  ← ${reply}`;
     return line.length <= WIDTH ? [line] : [...wrap(`  ${sent}`, WIDTH, '      '), ...wrap(`      ← ${reply}`, WIDTH, '        ')];
   });
-  return [...wrap(heading, WIDTH, '  '), ...lines];
+  return [...wrap(exampleHeading({ ...run, example }), WIDTH, '  '), ...lines, ...wrap(exampleProof(example), WIDTH, '  ')];
 }

@@ -144,7 +144,8 @@ function unseenByServer(run: RunResult): string {
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
   if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) why.push('dead-lettered jobs were taken back out of pending');
   const shown = run.duplicatePending === 0 ? 'none' : `only ${run.duplicatePending}`;
-  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): that figure is from the sweepers' own records.`;
+  const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
+  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {
