@@ -126,17 +126,21 @@ export function renderCounter(race: CounterRace): string {
     : 'two client-side read-modify-write cycles, forced to interleave';
   const { expected, reached, lost, extra } = race.readout;
   const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
+  const rows: [string, string, 'server' | 'client', string][] = [
+    ['stalled', `${race.before} → ${race.after}`, 'server', 'before and after the steps'],
+    ['expected', `+${expected}`, 'client', `one per ${made} the steps made`],
+    ['reached', `+${reached}`, 'client', 'what the field gained'],
+    ['lost', String(lost), 'client', 'expected increments the field does not show'],
+    ...(extra > 0 ? [['extra', String(extra), 'client', 'increments beyond those made'] as [string, string, 'client', string]] : []),
+  ];
+  const value = Math.max(...rows.map((r) => r[1].length));
   return [
     `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`,
     '',
     ...renderTimeline(race.steps, prefix, race.jobId),
     '',
     `readout (${READOUT_LEGEND}):`,
-    `  stalled    ${race.before} → ${race.after}  server  before and after the steps`,
-    `  expected   +${expected}  client  one per ${made} the steps made`,
-    `  reached    +${reached}  client  what the field gained`,
-    `  lost       ${lost}  client  expected increments the field does not show`,
-    ...(extra > 0 ? [`  extra      ${extra}  client  increments beyond those made`] : []),
+    ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
     counterVerdict(race.readout),
   ].join('\n');
 }

@@ -225,7 +225,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const sections = [
     '<header>',
     '<h1>emq-race: stalled-job recovery under concurrent sweeps</h1>',
-    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited from the server\'s own state.</p>',
+    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited: the server\'s state read back, set against the sweepers\' own records of what they moved.</p>',
     '</header>',
     runSection(report.server, ctx, facts),
     '<section id="table">',
