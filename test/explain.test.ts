@@ -198,6 +198,11 @@ describe('explain: usage errors exit 2 with one line, before any server is touch
     ['--counter with --mode', ['--counter', 'client', '--mode', 'loop'], /--counter: runs only the counter race/],
     ['an unknown counter', ['--counter', 'both'], /--counter: "both" is not/],
     ['stalled-before at max-stalled', ['--stalled-before', '3'], /--stalled-before: 3 must be below --max-stalled \(3\)/],
+    // Only the modes it has a replay for; the others would run the atomic replay under their name.
+    ['a mode it cannot replay', ['--mode', 'watch'], /--mode: "watch" is a mode explain cannot replay; explain replays loop, atomic, or both/],
+    ['a mode set beyond both', ['--mode', 'all'], /--mode: "all" is a mode explain cannot replay; explain replays loop, atomic, or both/],
+    ['one unreplayable mode in a list', ['--mode', 'loop,function'], /--mode: "function" is a mode explain cannot replay/],
+    ['not a mode at all', ['--mode', 'fast'], /--mode: "fast" is not a mode; explain replays loop, atomic, or both/],
   ];
   for (const [what, args, message] of bad) {
     test(what, async () => {

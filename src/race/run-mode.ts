@@ -1,6 +1,6 @@
 /**
- * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. Cleanup runs on
- * every path once the claim is won, unless --keep or a second Ctrl-C says otherwise.
+ * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. The claim, the
+ * run's heartbeat and the cleanup are queue/claimed-run.ts's; this file is the race in between.
  */
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
@@ -8,19 +8,15 @@ import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
-import { claimQueue } from '../queue/owner-claim.js';
-import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
+import { onClaimedQueue } from '../queue/claimed-run.js';
 import { connect } from '../server/connection.js';
-import { describeServerError, type EmqError } from '../errors.js';
-import { interruption, type Interrupts } from '../interrupt.js';
+import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { raceRounds, type RoundsResult } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
-import { checkMemoryRoom } from '../server/memory-check.js';
-import { newOwnerMarker, newRunId, ownerValue } from '../queue/owner-marker.js';
 import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
@@ -49,25 +45,30 @@ type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
  */
 export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
-  const keys = queueKeys(run.queue);
-  const runId = newRunId();
-  const signal = interrupts.signal;
   const settled = settle(run);
-  signal.throwIfAborted();
-  try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, settled.live);
-    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
-    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + settled.live)));
-  } catch (err) {
-    throw describeServerError(err, target.display);
-  }
+  interrupts.signal.throwIfAborted();
+  const keys = queueKeys(run.queue);
+  // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+  const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
+  return onClaimedQueue(claim, interrupts, ({ runId, signal }) => raceOnQueue(session, keys, run, settled, runId, signal, clientNow));
+}
 
+/** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
+async function raceOnQueue(
+  session: Pick<Session, 'admin' | 'target'>,
+  keys: QueueKeys,
+  run: ModeRun,
+  settled: Settled,
+  runId: string,
+  signal: AbortSignal,
+  clientNow: (() => number) | undefined,
+): Promise<RunResult> {
+  const { admin, target } = session;
   const sweeperConnections: Redis[] = [];
   let sweepFunction: SweepFunction | undefined;
-  let failure: EmqError | undefined;
   try {
     if (STRATEGIES[run.mode].needs === 'functions') sweepFunction = await loadSweepFunction(admin, runId);
-    await seed(admin, keys, run, settled.live, signal);
+    await seed(admin, keys, run, settled.live, runId, signal);
     if (!run.processes) {
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
@@ -79,9 +80,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
     signal.throwIfAborted();
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
-  } catch (err) {
-    failure = interruption(signal) ?? describeServerError(err, target.display);
-    throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
@@ -91,7 +89,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
         run.warn?.(`could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})`);
       });
     }
-    if (!run.keep) await cleanUp(admin, keys, run.jobs + settled.live, run.queue, interrupts, failure, run.warn);
   }
 }
 
@@ -105,11 +102,11 @@ function settle(run: ModeRun): Settled {
   };
 }
 
-/** The expired leases, the live ones after them, and the sweep script in the server's cache. */
-async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, signal: AbortSignal): Promise<void> {
+/** The expired leases, the live ones after them (every hash carrying `runId`), and the sweep script in the server's cache. */
+async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, runId: string, signal: AbortSignal): Promise<void> {
   const serverNowMs = await serverTimeMs(admin);
-  await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
   await preloadScripts(admin);
 }
 
@@ -231,25 +228,6 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     sources: figureSources(counts, settled.consequences.cycles),
     example,
   };
-}
-
-/**
- * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
- * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
- * run still ends in one line.
- */
-async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined, warn: ModeRun['warn']): Promise<void> {
-  const hint = leftBehindHint(queue);
-  if (!interrupts.hurried && admin.status === 'ready') {
-    try {
-      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
-      return;
-    } catch {
-      // said below
-    }
-  }
-  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
-  else warn?.(hint);
 }
 
 /** The p99 of the script calls since `before`, or null where the server cannot say. */
