@@ -90,7 +90,7 @@ function range(limit: { min: number; max: number }): string {
 
 function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
   const program = new Command('emq-race')
-    .description('Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server and print what went wrong.')
+    .description("Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.")
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .showSuggestionAfterError(true)

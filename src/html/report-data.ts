@@ -2,9 +2,8 @@
  * The JSON objects the pages are drawn from, as `--json` prints them. The page reads only these,
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
-import type { Reply } from '../explain/wire.js';
 import type { Spread } from '../audit/trials.js';
-import { ANOMALIES } from '../model.js';
+import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
 import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 
 /**
@@ -73,7 +72,9 @@ export interface ReplayJson {
     readonly recoverCount: number;
     readonly pendingEntries: number;
     readonly stalled: number | null;
+    readonly expectedStalled: number;
     readonly lostIncrements: number;
+    readonly extraIncrements: number;
     readonly endedIn: readonly string[];
   };
 }
@@ -91,7 +92,7 @@ export interface CounterJson extends JsonHeader {
   readonly before: number;
   readonly after: number;
   readonly steps: readonly StepJson[];
-  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number };
+  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number; readonly extra: number };
 }
 
 export type ExplainReportJson = ReplaysJson | CounterJson;
@@ -102,14 +103,12 @@ export function isSpread(value: unknown): value is Spread {
   return typeof v.min === 'number' && typeof v.median === 'number' && typeof v.max === 'number';
 }
 
-type Anomaly = (typeof ANOMALIES)[number];
-
-/** The anomaly counts the report carries: every one some run (or trial summary) has a value for. */
+/** The anomaly counts the report carries: every one some run (or trial summary) measured. */
 export function reportedAnomalies(rows: readonly object[]): Anomaly[] {
-  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined));
+  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null));
 }
 
-/** A run's count; 0 where the run does not report it. */
-export function anomalyOf(run: RunJson, name: Anomaly): number {
-  return run[name] ?? 0;
+/** A run's count; null where the run did not measure it. */
+export function anomalyOf(run: RunJson, name: Anomaly): number | null {
+  return run[name] ?? null;
 }

@@ -4,7 +4,9 @@
  */
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
+import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
+import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { onClaimedQueue } from '../queue/claimed-run.js';
 import { connect } from '../server/connection.js';
@@ -172,7 +174,8 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     callsInDoubt: raced.callsInDoubt,
     maxStalled: run.maxStalled,
-    trueStalls: raced.tally.trueStalls,
+    // Only re-leases make a job stall more than once: without them the true count is not measured.
+    ...(settled.consequences.cycles > 1 ? { trueStalls: raced.tally.trueStalls } : {}),
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
@@ -182,6 +185,16 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
 /** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
 function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCounts, sweepFunction: SweepFunction | undefined): RunResult {
   const latency = summarizeLatency(raced.latencies);
+  const { workers } = settled.consequences;
+  const example = raced.sample
+    ? pickExample(raced.sample.jobs(), {
+        keys: queueKeys(run.queue),
+        stalledBefore: run.stalledBefore,
+        pendingOnlyGrows: workers === 0 && !raced.sample.pendingShrank,
+        othersTakeFromPending: workers > 0,
+        activeOnlyShrinks: true,
+      })
+    : null;
   return {
     mode: run.mode,
     queue: run.queue,
@@ -212,6 +225,8 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     callMsP99: latency?.callMsP99 ?? null,
     callMsMax: latency?.callMsMax ?? null,
     serverCallMsP99: raced.serverCallMsP99,
+    sources: figureSources(counts, settled.consequences.cycles),
+    example,
   };
 }
 
