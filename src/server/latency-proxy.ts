@@ -1,0 +1,244 @@
+/**
+ * Network distance on loopback: a TCP proxy that holds every chunk it forwards for half the asked
+ * round-trip time in each direction (plus optional jitter), so that a race run on one machine sees
+ * the round trips of a data centre or a hosted server. The kernels this runs on have no netem, so
+ * the delay is added here, in user space.
+ *
+ * It is a byte pipe: it never parses what passes (TLS goes through untouched), keeps each
+ * direction in order (a chunk leaves at max(its arrival + delay, the previous chunk's departure),
+ * so jitter never reorders), passes pipelined commands and replies of any size, pauses a sender
+ * whose bytes pile up and resumes it on drain, and forwards a half-close or a dropped connection
+ * after the same delay as the bytes before it, as a real network would.
+ */
+import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { percentileOfSorted } from '../call-latency.js';
+
+export interface LatencyProxyOptions {
+  readonly targetHost: string;
+  readonly targetPort: number;
+  /** Round-trip time to add, in ms: half on the way to the server, half on the way back. */
+  readonly delayMs: number;
+  /** Extra round-trip time, uniformly random between 0 and this, drawn per chunk (half each way). */
+  readonly jitterMs?: number;
+}
+
+export interface LatencyProxy {
+  /** Where clients connect instead of the target: always loopback. */
+  readonly host: string;
+  readonly port: number;
+  /** Stops listening and destroys every connection; nothing of the proxy is left afterwards. */
+  close(): Promise<void>;
+}
+
+/**
+ * Bytes a direction may hold (waiting out their delay, or in the receiver's write buffer) before
+ * its sender is paused: enough for a few large replies in flight, a bound on memory all the same.
+ */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+/** What leaves a direction at its time: bytes, the sender's half-close, or its abrupt end. */
+type Cargo = Buffer | 'end' | 'abort';
+
+interface Departure {
+  readonly at: number;
+  readonly cargo: Cargo;
+}
+
+export async function startLatencyProxy(options: LatencyProxyOptions): Promise<LatencyProxy> {
+  if (!(options.delayMs >= 0) || !((options.jitterMs ?? 0) >= 0)) throw new RangeError('latency proxy: delay and jitter must be 0 or more');
+  const oneWayMs = (): number => (options.delayMs + Math.random() * (options.jitterMs ?? 0)) / 2;
+  const sockets = new Set<Socket>();
+  const directions = new Set<Direction>();
+
+  // allowHalfOpen: a client's FIN must not close the way back before the server's replies crossed.
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
+    const upstream = connectTcp({ host: options.targetHost, port: options.targetPort, allowHalfOpen: true, noDelay: true });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      // A reset or a refused connection ends as 'close' below; the error itself needs no more.
+      socket.on('error', () => {});
+      socket.once('close', () => sockets.delete(socket));
+    }
+    const toServer = new Direction(client, upstream, oneWayMs);
+    const toClient = new Direction(upstream, client, oneWayMs);
+    for (const direction of [toServer, toClient]) {
+      directions.add(direction);
+      direction.source.once('close', () => {
+        // Once both sockets are gone nothing is left to deliver.
+        if (client.destroyed && upstream.destroyed) {
+          toServer.stop();
+          toClient.stop();
+          directions.delete(toServer);
+          directions.delete(toClient);
+        }
+      });
+    }
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address !== 'object') throw new Error('latency proxy: no port after listen');
+
+  let closing: Promise<void> | undefined;
+  return {
+    host: '127.0.0.1',
+    port: address.port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const direction of directions) direction.stop();
+        directions.clear();
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+      });
+      return closing;
+    },
+  };
+}
+
+/**
+ * One direction of one connection: what `source` sends, delivered to `destination` after its
+ * delay, in the order sent. Time is performance.now() (sub-millisecond); a departure is never early.
+ */
+class Direction {
+  private readonly queue: Departure[] = [];
+  /** Index of the next departure in `queue` (shifting a long array per chunk would be quadratic). */
+  private head = 0;
+  private lastAt = 0;
+  private heldBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private destinationFull = false;
+  private paused = false;
+  private ended = false;
+  private stopped = false;
+
+  constructor(
+    readonly source: Socket,
+    private readonly destination: Socket,
+    private readonly oneWayMs: () => number,
+  ) {
+    source.on('data', (bytes: Buffer) => {
+      this.heldBytes += bytes.length;
+      this.enqueue(bytes);
+      if (this.heldBytes >= HIGH_WATER_BYTES) this.pause();
+    });
+    source.once('end', () => {
+      this.ended = true;
+      this.enqueue('end');
+    });
+    // A close without a clean FIN first (a reset, a kill, a refused connect) is passed on as one.
+    source.once('close', (hadError: boolean) => {
+      if (!this.ended || hadError) this.enqueue('abort');
+    });
+    destination.on('drain', () => {
+      this.destinationFull = false;
+      this.resumeIfRoom();
+    });
+  }
+
+  /** Drops whatever is still on its way; nothing is sent or scheduled afterwards. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+    this.head = 0;
+  }
+
+  private enqueue(cargo: Cargo): void {
+    if (this.stopped) return;
+    // Never before the previous departure: jitter may lengthen a hop but never reorders bytes.
+    const at = Math.max(performance.now() + this.oneWayMs(), this.lastAt);
+    this.lastAt = at;
+    this.queue.push({ at, cargo });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) return;
+    const next = this.queue[this.head];
+    if (!next) return;
+    const wait = next.at - performance.now();
+    if (wait <= 0) {
+      this.depart();
+      return;
+    }
+    // Timers count whole milliseconds and may fire a little before the mark: depart() checks the
+    // clock and waits again for what is left, so a hop is never shorter than asked.
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.depart();
+    }, Math.ceil(wait));
+  }
+
+  private depart(): void {
+    const now = performance.now();
+    for (let next = this.queue[this.head]; next && next.at <= now; next = this.queue[this.head]) {
+      this.head++;
+      this.deliver(next);
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.resumeIfRoom();
+    this.schedule();
+  }
+
+  private deliver(departure: Departure): void {
+    const { cargo } = departure;
+    const destination = this.destination;
+    if (typeof cargo !== 'string') this.heldBytes -= cargo.length;
+    // The other end is gone: what was on the way to it is dropped, as the network would.
+    if (destination.destroyed) return;
+    if (cargo === 'abort') destination.destroy();
+    else if (cargo === 'end') destination.end();
+    else if (!destination.write(cargo)) {
+      this.destinationFull = true;
+      this.pause();
+    }
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.source.pause();
+  }
+
+  private resumeIfRoom(): void {
+    if (!this.paused || this.destinationFull || this.heldBytes >= HIGH_WATER_BYTES) return;
+    this.paused = false;
+    if (!this.source.destroyed) this.source.resume();
+  }
+}
+
+export interface RoundTrip {
+  /** Median and 99th percentile (nearest rank) of the PINGs' round trips, in ms to 0.01. */
+  readonly median: number;
+  readonly p99: number;
+}
+
+/** Times `pings` PINGs, one after another, on `redis` (connected through the proxy, to measure it). */
+export async function measureRoundTrip(redis: Redis, pings: number): Promise<RoundTrip> {
+  if (!(pings >= 1)) throw new RangeError('measureRoundTrip: at least one PING');
+  const times = new Float64Array(pings);
+  for (let i = 0; i < pings; i++) {
+    const start = performance.now();
+    await redis.ping();
+    times[i] = performance.now() - start;
+  }
+  times.sort();
+  const round = (ms: number): number => Math.round(ms * 100) / 100;
+  return { median: round(percentileOfSorted(times, 50)), p99: round(percentileOfSorted(times, 99)) };
+}
