@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { run } from '../dist/src/cli.js';
+import { run } from '../dist/src/cli/program.js';
 
 process.exitCode = await run(process.argv);

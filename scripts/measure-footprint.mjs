@@ -3,12 +3,12 @@
 // `active` and has its hash; the sweeps only move ids from `active` to `pending` or `dead`).
 // The figure behind FOOTPRINT.bytesPerJob in src/memory-check.ts. After `npm run build`:
 //   node scripts/measure-footprint.mjs [jobs]
-import { connect, parseServerUrl } from '../dist/src/connection.js';
-import { startEmbeddedServer, which } from '../dist/src/embedded-server.js';
-import { queueKeys } from '../dist/src/keys.js';
-import { usedMemory } from '../dist/src/memory-check.js';
-import { seedJobs } from '../dist/src/seed.js';
-import { serverTimeMs } from '../dist/src/server-clock.js';
+import { connect, parseServerUrl } from '../dist/src/server/connection.js';
+import { startEmbeddedServer, which } from '../dist/src/server/embedded-server.js';
+import { queueKeys } from '../dist/src/queue/keys.js';
+import { usedMemory } from '../dist/src/server/memory-check.js';
+import { seedJobs } from '../dist/src/queue/seed.js';
+import { serverTimeMs } from '../dist/src/server/clock.js';
 
 const jobs = Number(process.argv[2] ?? 100_000);
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { allKeys } from './helpers/keyspace.js';

@@ -1,11 +1,13 @@
 /** The arithmetic of what the race costs, tested directly (no server involved). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../src/audit-consequences.js';
-import { STATE_CODES, auditJobs, blankSnapshot, type JobSnapshot } from '../src/audit.js';
-import { checkConsequenceOptions } from '../src/consequence-options.js';
+import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../src/audit/consequence-rules.js';
+import { STATE_CODES } from '../src/audit/job-state.js';
+import { auditJobs, blankSnapshot, type JobSnapshot } from '../src/audit/rules.js';
+import { checkConsequenceOptions } from '../src/consequences/plan.js';
 import { EmqError } from '../src/errors.js';
-import { collectFault, faultsForMode } from '../src/faults/names.js';
+import { collectFault, faultsForMode } from '../src/consequences/faults/names.js';
+import { STRATEGIES } from '../src/sweepers/strategies.js';
 
 const { active, pending, dead, done } = STATE_CODES;
 
@@ -154,10 +156,10 @@ describe('fault and consequence options', () => {
     assert.throws(() => collectFault('meteor'), (err: unknown) => err instanceof EmqError && err.exitCode === 2 && /--fault: "meteor"/.test(err.message));
   });
   test('script-flush says it cannot reach the loop', () => {
-    const { applied, notes } = faultsForMode(['script-flush', 'sweeper-crash'], 'loop');
+    const { applied, notes } = faultsForMode(['script-flush', 'sweeper-crash'], 'loop', STRATEGIES.loop.faultsThatMiss ?? {});
     assert.deepEqual(applied, ['sweeper-crash']);
     assert.match(notes[0] ?? '', /script-flush does not apply to loop/);
-    assert.deepEqual(faultsForMode(['script-flush'], 'atomic').applied, ['script-flush']);
+    assert.deepEqual(faultsForMode(['script-flush'], 'atomic', STRATEGIES.atomic.faultsThatMiss ?? {}).applied, ['script-flush']);
   });
   test('workers with cycles, and script-flush on a shared server, are usage errors', () => {
     const base = { faults: [], workers: 0, cycles: 1, observe: false, allowServerWide: false } as const;

@@ -1,20 +1,9 @@
 /** The audit's arithmetic, on hand-made snapshots: each count is checked exactly. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  STATE_CODES,
-  auditJobs,
-  blankSnapshot,
-  excess,
-  incrementGap,
-  isClean,
-  isMisplaced,
-  movesPerJob,
-  placeCount,
-  stateCode,
-  type JobSnapshot,
-} from '../src/audit.js';
-import { MoveLog } from '../src/move-log.js';
+import { STATE_CODES, excess, stateCode } from '../src/audit/job-state.js';
+import { auditJobs, blankSnapshot, incrementGap, isClean, isMisplaced, movesPerJob, placeCount, type JobSnapshot } from '../src/audit/rules.js';
+import { MoveLog } from '../src/sweepers/move-log.js';
 
 interface JobFacts {
   moves?: number;

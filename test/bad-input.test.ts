@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { which, type EmbeddedServer } from '../src/embedded-server.js';
-import { LIMITS, type IntLimit } from '../src/options.js';
-import { run } from '../src/cli.js';
+import { which, type EmbeddedServer } from '../src/server/embedded-server.js';
+import { run } from '../src/cli/program.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
+import { LIMITS, type IntLimit } from '../src/model.js';
 
 interface BadInput {
   readonly args: readonly string[];

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
-import { freePort } from '../src/embedded-server.js';
+import { freePort } from '../src/server/embedded-server.js';
 import { BIN, runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';

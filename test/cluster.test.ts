@@ -6,17 +6,17 @@
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { after, before, describe, test } from 'node:test';
-import { ANOMALIES } from '../src/audit.js';
-import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from '../src/cluster/embedded-cluster.js';
-import { pickQueueNames } from '../src/cluster/placement.js';
-import { crc16, keySlot, queueSlot } from '../src/cluster/slot.js';
-import { isClusterInfo, nodeUrl, topologyFromSlots } from '../src/cluster/topology.js';
-import { which } from '../src/embedded-server.js';
-import { createdKeys, queueKeys } from '../src/keys.js';
-import { totalsPerMode } from '../src/totals.js';
-import type { RunResult } from '../src/run.js';
+import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from '../src/server/cluster/embedded-cluster.js';
+import { pickQueueNames } from '../src/queue/placement.js';
+import { queueSlot } from '../src/queue/keys.js';
+import { crc16, keySlot } from '../src/server/cluster/slot.js';
+import { isClusterInfo, nodeUrl, topologyFromSlots } from '../src/server/cluster/topology.js';
+import { which } from '../src/server/embedded-server.js';
+import { createdKeys, queueKeys } from '../src/queue/keys.js';
+import { totalsPerMode } from '../src/report/totals.js';
 import { runCli } from './helpers/cli.js';
 import { SERVER_KINDS } from './helpers/servers.js';
+import { ANOMALIES, type RunResult } from '../src/model.js';
 
 interface JsonRun extends Record<string, unknown> {
   mode: string;

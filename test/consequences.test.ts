@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES } from '../src/audit.js';
-import { deleteRunKeys } from '../src/cleanup.js';
+import { deleteRunKeys } from '../src/queue/cleanup.js';
 import type { Interrupts } from '../src/interrupt.js';
-import { queueKeys } from '../src/keys.js';
-import type { Session } from '../src/session.js';
+import { queueKeys } from '../src/queue/keys.js';
+import type { Session } from '../src/server/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { queueName, runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { ANOMALIES } from '../src/model.js';
 
 forEachServer('consequences', (handle) => {
   let session: Session;

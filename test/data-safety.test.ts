@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
 import { fileURLToPath } from 'node:url';
-import { MODES } from '../src/options.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { forEachServer } from './helpers/servers.js';
 import { fillUnrelated, unrelatedState } from './helpers/unrelated-data.js';
+import { MODES } from '../src/model.js';
 
 forEachServer('data safety', (handle) => {
   let redis: Redis;

@@ -12,7 +12,7 @@ import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, parseSchedule } from '../src/explain
 import { onStage, type Stage } from '../src/explain/stage.js';
 import type { WireStep } from '../src/explain/wire.js';
 import type { Interrupts } from '../src/interrupt.js';
-import type { Session } from '../src/session.js';
+import type { Session } from '../src/server/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';

@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES } from '../src/audit.js';
 import type { Interrupts } from '../src/interrupt.js';
-import type { Session } from '../src/session.js';
+import type { Session } from '../src/server/session.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { ANOMALIES } from '../src/model.js';
 
 forEachServer('faults', (handle) => {
   let session: Session;

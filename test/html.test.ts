@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ANOMALIES } from '../src/audit.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../src/explain/schedule.js';
 import { commandLine, shellQuote } from '../src/html/command-line.js';
 import { escapeMarkup, jsonForScriptBlock } from '../src/html/escape.js';
@@ -23,6 +22,7 @@ import { browserSkip, launchBrowser, openPage } from './helpers/browser.js';
 import { runCli } from './helpers/cli.js';
 import { decodePng, distinctColours } from './helpers/png.js';
 import { forEachServer } from './helpers/servers.js';
+import { ANOMALIES } from '../src/model.js';
 
 const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
 const embeddedJson = (html: string): unknown => {

@@ -1,12 +1,12 @@
 /** The pure arithmetic behind call latencies, server histograms, --loop-jobs and progress lines. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/call-latency.js';
-import { loopJobsNote } from '../src/cli.js';
-import { LIMITS, jobsForMode } from '../src/options.js';
-import { progressLine, progressSummary } from '../src/progress.js';
-import type { RunResult } from '../src/run.js';
-import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../src/server-latency.js';
+import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/sweepers/call-latency.js';
+import { loopJobsNote } from '../src/cli/program.js';
+import { jobsForMode } from '../src/cli/options.js';
+import { progressLine, progressSummary } from '../src/race/progress.js';
+import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../src/server/latency-histogram.js';
+import { LIMITS, type RunResult } from '../src/model.js';
 
 test('nearest-rank percentiles of sorted values', () => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1);

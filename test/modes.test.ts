@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES, isClean } from '../src/audit.js';
+import { isClean } from '../src/audit/rules.js';
 import type { Interrupts } from '../src/interrupt.js';
-import type { Mode, PendingKind } from '../src/options.js';
-import { runMode, type ModeRun, type RunResult } from '../src/run.js';
-import type { Session } from '../src/session.js';
+import { runMode } from '../src/race/run-mode.js';
+import type { Session } from '../src/server/session.js';
 import { allKeys } from './helpers/keyspace.js';
 import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, RETURNS_NOTHING } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../src/model.js';
 
 let counter = 0;
 const queueName = (label: string): string => `modes-t${process.pid}-${label}-${counter++}`;

@@ -2,9 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EmqError, ExitCode } from '../src/errors.js';
-import { queueKeys, queuePattern } from '../src/keys.js';
-import { LIMITS, checkRaceOptions, parseExpectation, parseIntFlag, parseModes, parseQueueName, randomQueueName, type RaceOptions } from '../src/options.js';
-import { parseServerInfo, parseServerUrl, redactUrl } from '../src/connection.js';
+import { queueKeys, queuePattern } from '../src/queue/keys.js';
+import { randomQueueName } from '../src/queue/keys.js';
+import { checkRaceOptions, parseExpectation, parseIntFlag, parseModes, parseQueueName } from '../src/cli/options.js';
+import { parseServerInfo, parseServerUrl, redactUrl } from '../src/server/connection.js';
+import { LIMITS, type RaceOptions } from '../src/model.js';
 
 function usage(fn: () => unknown, pattern: RegExp): void {
   assert.throws(fn, (err: unknown) => {

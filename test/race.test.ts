@@ -4,13 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES, isClean } from '../src/audit.js';
+import { isClean } from '../src/audit/rules.js';
 import type { Interrupts } from '../src/interrupt.js';
-import type { Session } from '../src/session.js';
+import type { Session } from '../src/server/session.js';
 import { allKeys } from './helpers/keyspace.js';
 import { runWith } from './helpers/run-mode.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';
+import { ANOMALIES } from '../src/model.js';
 
 forEachServer('race', (handle) => {
   let session: Session;

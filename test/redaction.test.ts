@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { forEachServer } from './helpers/servers.js';

@@ -1,11 +1,11 @@
 /** The pure pieces behind the safety checks: memory arithmetic, owner markers, TLS flag rules, error lines. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { redactUrl } from '../src/connection.js';
+import { redactUrl } from '../src/server/connection.js';
 import { describeServerError, ExitCode } from '../src/errors.js';
-import { BYTES_PER_CONNECTION, BYTES_PER_JOB, estimateFootprint, footprintProblem, parseMemoryInfo } from '../src/memory-check.js';
-import { newOwnerMarker, ownerValue, parseOwnerValue } from '../src/owner.js';
-import { tlsSettings } from '../src/tls.js';
+import { BYTES_PER_CONNECTION, BYTES_PER_JOB, estimateFootprint, footprintProblem, parseMemoryInfo } from '../src/server/memory-check.js';
+import { newOwnerMarker, ownerValue, parseOwnerValue } from '../src/queue/owner-marker.js';
+import { tlsSettings } from '../src/server/tls.js';
 
 const MB = 1024 * 1024;
 

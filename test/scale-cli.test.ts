@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { which } from '../src/embedded-server.js';
+import { which } from '../src/server/embedded-server.js';
 import { BIN, runCli } from './helpers/cli.js';
 
 interface JsonRun {

@@ -1,15 +1,14 @@
 /** Naming the command an ACL refused inside a script: Valkey's error, Redis 7's, and the tool's own files. */
-import { functionLibrarySource, librarySourceLine } from '../src/function-source.js';
+import { functionLibrarySource, librarySourceLine } from '../src/lua/function-source.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { describeServerError } from '../src/errors.js';
-import { commandOnLine, scriptAclRefusal } from '../src/script-acl.js';
-import { SWEEP_STALLED_LUA } from '../src/scripts.js';
+import { commandOnLine, scriptAclRefusal } from '../src/lua/script-acl.js';
+import { SWEEP_STALLED_LUA, luaSource } from '../src/lua/registry.js';
 
-const RELEASE = readFileSync(new URL('../src/lua/release-stalled.lua', import.meta.url), 'utf8');
-const TEMPLATE = readFileSync(new URL('../src/lua/sweep-stalled-function.lua', import.meta.url), 'utf8');
+const RELEASE = luaSource('release-stalled');
+const TEMPLATE = luaSource('sweep-stalled-function');
 const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
 

@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { auditJobs, movesPerJob } from '../src/audit.js';
-import { claimQueue, releaseClaim } from '../src/claim.js';
+import { auditJobs, movesPerJob } from '../src/audit/rules.js';
+import { claimQueue, releaseClaim } from '../src/queue/owner-claim.js';
 import { EmqError, ExitCode } from '../src/errors.js';
 import type { Interrupts } from '../src/interrupt.js';
-import { queueKeys } from '../src/keys.js';
-import { MoveLog } from '../src/move-log.js';
-import { runMode } from '../src/run.js';
-import { serverTimeMs } from '../src/server-clock.js';
-import type { Session } from '../src/session.js';
-import { readSnapshot } from '../src/snapshot.js';
+import { queueKeys } from '../src/queue/keys.js';
+import { MoveLog } from '../src/sweepers/move-log.js';
+import { runMode } from '../src/race/run-mode.js';
+import { serverTimeMs } from '../src/server/clock.js';
+import type { Session } from '../src/server/session.js';
+import { readSnapshot } from '../src/audit/snapshot.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
 import { useSession } from './helpers/session.js';

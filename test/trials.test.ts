@@ -4,14 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANOMALIES, isStolen, recordDisagrees } from '../src/audit.js';
-import { csvField } from '../src/csv.js';
-import { sweepFunctionNames, librarySource } from '../src/function-library.js';
-import { defaultLive, modesWithScript, parseModes, parsePendingKind } from '../src/options.js';
-import { runQueueName } from '../src/run-plan.js';
-import { pauseMs } from '../src/sweep-loop.js';
+import { isStolen, recordDisagrees } from '../src/audit/rules.js';
+import { csvField } from '../src/report/csv.js';
+import { sweepFunctionNames, librarySource } from '../src/sweepers/function-library.js';
+import { modesWithScript, parseModes, parsePendingKind } from '../src/cli/options.js';
+import { runQueueName } from '../src/race/plan.js';
+import { pauseMs } from '../src/race/sweeper-life.js';
 import { returnedIds } from '../src/sweepers/one-call.js';
-import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../src/trials.js';
+import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../src/audit/trials.js';
+import { ANOMALIES, defaultLive } from '../src/model.js';
 
 const zero = Object.fromEntries(ANOMALIES.map((name) => [name, 0])) as Record<(typeof ANOMALIES)[number], number>;
 const trial = (mode: string, jobsPerSec: number, over: Partial<typeof zero> = {}): TrialRun => ({ ...zero, ...over, mode, jobsPerSec });

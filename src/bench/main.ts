@@ -10,10 +10,11 @@ import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { connect, parseServerInfo, parseServerUrl } from '../connection.js';
-import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
-import { LIMITS, parseIntFlag } from '../options.js';
+import { connect, parseServerInfo, parseServerUrl } from '../server/connection.js';
+import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
+import { parseIntFlag } from '../cli/options.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
+import { LIMITS } from '../model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));

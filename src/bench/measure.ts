@@ -5,31 +5,30 @@
  */
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit.js';
-import { summarizeLatency, type CallLatency } from '../call-latency.js';
-import { floorSweeper, SWEEP_FLOOR_LUA } from '../calibration/floor-sweeper.js';
-import { perCommandSweeper, SWEEP_PER_COMMAND_LUA } from '../calibration/per-command-sweeper.js';
-import { seedJobsPipelined } from '../calibration/pipelined-seed.js';
-import { readSnapshotStraightforward } from '../calibration/straightforward-audit.js';
-import { claimQueue } from '../claim.js';
-import { deleteRunKeys } from '../cleanup.js';
-import { connect, type ServerTarget } from '../connection.js';
-import { queueKeys, type QueueKeys } from '../keys.js';
-import { usedMemory } from '../memory-check.js';
-import { defaultMaxSweeps, race } from '../race.js';
-import { jobsPerSec } from '../rate.js';
-import { preloadScripts } from '../scripts.js';
-import { seedJobs, type SeedPlan } from '../seed.js';
-import { measureServerClock, serverTimeMs } from '../server-clock.js';
-import { p99Between, readScriptHistogram, readScriptUsec } from '../server-latency.js';
-import { readSnapshot } from '../snapshot.js';
+import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit/rules.js';
+import { summarizeLatency, type CallLatency } from '../sweepers/call-latency.js';
+import { floorSweeper, SWEEP_FLOOR_LUA } from './calibration/floor-sweeper.js';
+import { perCommandSweeper, SWEEP_PER_COMMAND_LUA } from './calibration/per-command-sweeper.js';
+import { seedJobsPipelined } from './calibration/pipelined-seed.js';
+import { readSnapshotStraightforward } from './calibration/straightforward-audit.js';
+import { claimQueue } from '../queue/owner-claim.js';
+import { deleteRunKeys } from '../queue/cleanup.js';
+import { connect, type ServerTarget } from '../server/connection.js';
+import { queueKeys, type QueueKeys } from '../queue/keys.js';
+import { usedMemory } from '../server/memory-check.js';
+import { defaultMaxSweeps, race } from '../race/race.js';
+import { luaSource, preloadScripts } from '../lua/registry.js';
+import { seedJobs, type SeedPlan } from '../queue/seed.js';
+import { measureServerClock, serverTimeMs } from '../server/clock.js';
+import { p99Between, readScriptHistogram, readScriptUsec } from '../server/latency-histogram.js';
+import { readSnapshot } from '../audit/snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
+import { jobsPerSec } from '../model.js';
 
-const COMMAND_RATE_LUA = readFileSync(new URL('../lua/calibration/command-rate.lua', import.meta.url), 'utf8');
+const COMMAND_RATE_LUA = luaSource('command-rate');
 
 export interface SweepFigures extends Partial<CallLatency> {
   readonly sweepers: number;

@@ -2,7 +2,7 @@
  * One benchmark size in a process of its own (started by main.ts with --expose-gc), so the heap
  * figures of one size are not inherited by the next. Prints one JSON line of SizeFigures.
  */
-import { parseServerUrl } from '../connection.js';
+import { parseServerUrl } from '../server/connection.js';
 import { measureSize, type MeasureOptions } from './measure.js';
 
 const [url, raw] = process.argv.slice(2);

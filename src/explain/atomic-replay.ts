@@ -4,7 +4,7 @@
  * one call moves the job and the other finds nothing; which ran first is read from the replies,
  * never assumed.
  */
-import { SWEEP_STALLED_LUA } from '../scripts.js';
+import { SWEEP_STALLED_LUA } from '../lua/registry.js';
 import { readJobFacts, readoutOf } from './readout.js';
 import type { Replay } from './replay.js';
 import { SWEEP_NAMES } from './schedule.js';

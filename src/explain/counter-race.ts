@@ -4,11 +4,11 @@
  * client (HGET, then HSET of what it read plus one) the two cycles are forced to interleave
  * — read, read, write, write — and the second write puts back the value the first one wrote.
  */
-import { readFileSync } from 'node:fs';
+import { luaSource } from '../lua/registry.js';
 import type { Stage } from './stage.js';
 import { recordingExec, type Recorder, type WireStep } from './wire.js';
 
-export const INCREMENT_FIELD_LUA = readFileSync(new URL('../lua/increment-field.lua', import.meta.url), 'utf8');
+export const INCREMENT_FIELD_LUA = luaSource('increment-field');
 
 export const COUNTER_FORMS = ['in-script', 'client'] as const;
 export type CounterForm = (typeof COUNTER_FORMS)[number];

@@ -4,7 +4,7 @@
  * schedule's order. Every command goes through a recorder, so the timeline is what went over the
  * wire.
  */
-import type { Destination } from '../move-log.js';
+import type { Destination } from '../sweepers/move-log.js';
 import { LOOP_STEPS, destinationFor, detect, move, probe, read, write, type LoopStep } from '../sweepers/loop-steps.js';
 import { readJobFacts, readoutOf } from './readout.js';
 import type { Replay } from './replay.js';

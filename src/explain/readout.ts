@@ -3,8 +3,8 @@
  * server once both sweeps are done, set against how many sweeps moved it by their own account.
  */
 import type { Redis } from 'ioredis';
-import { incrementGap } from '../audit.js';
-import type { QueueKeys } from '../keys.js';
+import { incrementGap } from '../audit/rules.js';
+import type { QueueKeys } from '../queue/keys.js';
 
 export const PLACES = ['active', 'pending', 'dead'] as const;
 export type Place = (typeof PLACES)[number];

@@ -4,7 +4,7 @@
  * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
  * SHA1 shows its first 8 characters. The JSON carries everything in full.
  */
-import type { ServerInfo } from '../connection.js';
+import type { ServerInfo } from '../server/connection.js';
 import type { CounterRace } from './counter-race.js';
 import { isCleanReadout, type Readout } from './readout.js';
 import type { Replay } from './replay.js';

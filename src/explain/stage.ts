@@ -4,16 +4,16 @@
  * queue's keys are deleted by name, unless --keep or a second Ctrl-C says otherwise.
  */
 import type { Redis } from 'ioredis';
-import { claimQueue } from '../claim.js';
-import { deleteRunKeys } from '../cleanup.js';
-import { connect } from '../connection.js';
+import { claimQueue } from '../queue/owner-claim.js';
+import { deleteRunKeys } from '../queue/cleanup.js';
+import { connect } from '../server/connection.js';
 import { describeServerError } from '../errors.js';
 import { interruption, type Interrupts } from '../interrupt.js';
-import { queueKeys, type QueueKeys } from '../keys.js';
-import { newRunId } from '../run.js';
-import { seedJobs } from '../seed.js';
-import { measureServerClock, serverTimeMs, type ServerClock } from '../server-clock.js';
-import type { Session } from '../session.js';
+import { queueKeys, type QueueKeys } from '../queue/keys.js';
+import { newRunId } from '../queue/owner-marker.js';
+import { seedJobs } from '../queue/seed.js';
+import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import type { Session } from '../server/session.js';
 
 /** The replay's one job, J: the seed numbers jobs from 1. */
 export const JOB_ID = '1';

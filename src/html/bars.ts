@@ -3,10 +3,10 @@
  * drawn as its spread over the trials (min to max, median marked) beside the mode's reproduction
  * rate. One linear scale for the whole chart, so modes compare at a glance.
  */
-import { ANOMALIES } from '../audit.js';
 import { escapeMarkup as esc } from './escape.js';
 import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type Spread, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
+import { ANOMALIES } from '../model.js';
 
 type Anomaly = (typeof ANOMALIES)[number];
 

@@ -3,7 +3,7 @@
  * setting spelled out (so a change of defaults cannot change the rerun), the server URL with its
  * password redacted, and each argument quoted for a POSIX shell where it needs it.
  */
-import { redactUrl } from '../connection.js';
+import { redactUrl } from '../server/connection.js';
 
 /** One argument as a POSIX shell reads it back. */
 export function shellQuote(arg: string): string {

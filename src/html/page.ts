@@ -3,7 +3,6 @@
  * from the run's own JSON, which it also carries in a `<script type="application/json">` block so a
  * reader can check every figure. A Content-Security-Policy forbids any fetch or script outright.
  */
-import { ANOMALIES } from '../audit.js';
 import { verdict } from '../explain/render.js';
 import type { Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
@@ -12,6 +11,7 @@ import { PAGE_STYLE } from './page-style.js';
 import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type ServerJson, type TrialSummaryJson } from './report-data.js';
 import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
+import { ANOMALIES } from '../model.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */

@@ -2,8 +2,8 @@
  * The JSON objects the pages are drawn from, as `--json` prints them. The page reads only these,
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
-import { ANOMALIES } from '../audit.js';
 import type { Reply } from '../explain/wire.js';
+import { ANOMALIES } from '../model.js';
 
 export interface ServerJson {
   readonly kind: string;

@@ -2,13 +2,12 @@
  * Writes the page (and the standalone SVG) a run asked for, from the same JSON object `--json`
  * prints, and says where it went — on stderr under --json, since stdout then carries the JSON alone.
  */
-import type { Io } from '../cli.js';
-import { reportJson, runReadout, type RaceReport } from '../report.js';
-import type { RunResult } from '../run.js';
+import { reportJson, runReadout, type RaceReport } from '../report/report.js';
 import { writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
 import type { ExplainReportJson, RaceReportJson } from './report-data.js';
 import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
+import type { Io, RunResult } from '../model.js';
 
 function announce(io: Io, json: boolean, what: string, path: string): void {
   (json ? io.err : io.out)(`${what}: ${path}\n`);

@@ -3,11 +3,11 @@
  * step-by-step replay run exactly the same commands. Every call to `exec` is its own awaited round
  * trip: the application's state lives between them, and that gap is the race.
  */
-import type { QueueKeys } from '../keys.js';
-import type { Destination } from '../move-log.js';
-import type { PendingKind } from '../options.js';
+import type { QueueKeys } from '../queue/keys.js';
+import type { Destination } from './move-log.js';
 import { pushArgs } from './pending.js';
 import type { Exec } from './sweeper.js';
+import type { PendingKind } from '../model.js';
 
 export const LOOP_STEPS = ['detect', 'probe', 'read', 'move', 'write'] as const;
 export type LoopStep = (typeof LOOP_STEPS)[number];

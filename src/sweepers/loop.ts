@@ -3,7 +3,7 @@
  * awaited commands (no pipeline, no MULTI). It is the honest contrast, so it is not "fixed".
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MoveLog } from '../move-log.js';
+import { MoveLog } from './move-log.js';
 import { destinationFor, detect, move, probe, read, write } from './loop-steps.js';
 import { countingExec, type Sweeper, type SweeperContext } from './sweeper.js';
 

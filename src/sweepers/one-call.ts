@@ -4,10 +4,10 @@
  * record of the ids the call returned. Each strategy only says how its call is sent.
  */
 import { performance } from 'node:perf_hooks';
-import { CachedScript } from '../cached-script.js';
-import { LatencyLog } from '../call-latency.js';
+import { CachedScript } from '../lua/cached-script.js';
+import { LatencyLog } from './call-latency.js';
 import { serverError } from '../errors.js';
-import { MoveLog } from '../move-log.js';
+import { MoveLog } from './move-log.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 export interface OneCall {

@@ -2,7 +2,7 @@
  * The user's own sweep script as the sweeper, under the built-in script's KEYS/ARGV contract. What
  * it moved is what it returns; the audit cross-checks those returns against the server.
  */
-import { CachedScript } from '../cached-script.js';
+import { CachedScript } from '../lua/cached-script.js';
 import { serverError } from '../errors.js';
 import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';

@@ -2,12 +2,12 @@
  * What every sweeping strategy shares: the context it runs in and the one call the race makes.
  */
 import type { Redis } from 'ioredis';
-import type { SweeperFaults } from '../faults/sweeper-faults.js';
-import type { LatencyLog } from '../call-latency.js';
-import type { QueueKeys } from '../keys.js';
-import { MoveLog } from '../move-log.js';
-import type { PendingKind } from '../options.js';
-import type { ServerClock } from '../server-clock.js';
+import type { SweeperFaults } from '../consequences/faults/sweeper-faults.js';
+import type { LatencyLog } from './call-latency.js';
+import type { QueueKeys } from '../queue/keys.js';
+import { MoveLog } from './move-log.js';
+import type { ServerClock } from '../server/clock.js';
+import type { PendingKind } from '../model.js';
 
 export interface SweeperContext {
   readonly redis: Redis;

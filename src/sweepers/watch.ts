@@ -4,7 +4,7 @@
  * touched either key in between, EXEC answers nil: that attempt is a retry and the id is checked
  * again from the top. Correct, at the price of round trips and retries under contention.
  */
-import { MoveLog } from '../move-log.js';
+import { MoveLog } from './move-log.js';
 import { destinationFor, detect, probe, read } from './loop-steps.js';
 import { pushArgs } from './pending.js';
 import { countingExec, type Sweeper, type SweeperContext } from './sweeper.js';

@@ -1,9 +1,8 @@
 /** Runs one mode through the tool's own runMode, with small defaults and a fresh queue name. */
 import type { Interrupts } from '../../src/interrupt.js';
-import type { Mode, PendingKind } from '../../src/options.js';
-import { NO_CONSEQUENCES, type Consequences } from '../../src/rounds.js';
-import { runMode, type RunResult } from '../../src/run.js';
-import type { Session } from '../../src/session.js';
+import { runMode } from '../../src/race/run-mode.js';
+import type { Session } from '../../src/server/session.js';
+import { type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/model.js';
 
 let counter = 0;
 export const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;

@@ -3,7 +3,7 @@
  * loopback port with no persistence (through the tool's own embedded-server module) and stops it.
  */
 import { after, before, describe } from 'node:test';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/embedded-server.js';
+import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 
 export interface ServerKind {
   readonly kind: 'redis' | 'valkey';

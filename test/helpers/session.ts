@@ -4,7 +4,7 @@
  */
 import { after, before } from 'node:test';
 import { watchInterrupts, type Interrupts } from '../../src/interrupt.js';
-import { closeSession, openSession, type Session } from '../../src/session.js';
+import { closeSession, openSession, type Session } from '../../src/server/session.js';
 import type { ServerHandle } from './servers.js';
 
 export function useSession(handle: ServerHandle, ready: (session: Session, interrupts: Interrupts) => void): void {

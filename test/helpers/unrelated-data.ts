@@ -6,8 +6,8 @@
 import type { Redis } from 'ioredis';
 import { keyspaceDigest } from './keyspace.js';
 import { after, before } from 'node:test';
-import { connect, parseServerUrl } from '../../src/connection.js';
-import { startEmbeddedServer, type EmbeddedServer, type StartOptions } from '../../src/embedded-server.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { startEmbeddedServer, type EmbeddedServer, type StartOptions } from '../../src/server/embedded-server.js';
 
 export async function fillUnrelated(redis: Redis): Promise<void> {
   await redis.set('user:string', 'hello');

@@ -1,0 +1,148 @@
+/**
+ * The arithmetic behind what the race costs: unacknowledged moves, double executions, dead-letter
+ * escapes, the observer's windows, and the per-cycle sums. Pure functions over numbers read from
+ * the server or kept by the run, so each rule is tested directly.
+ */
+import { STATE_CODES, excess } from './job-state.js';
+import type { AuditCounts } from '../model.js';
+
+/**
+ * A call that went unanswered (its connection cut with it in flight) may still have run: the
+ * server finishes a script whatever its client does. Such a job left active and its counter rose,
+ * with no move anyone acknowledged. Where calls were in doubt, one such rise per job is reconciled
+ * as an unacknowledged move; anything beyond it stays an anomaly.
+ * `gap` is moves − counter rise, as incrementGap returns it.
+ */
+export function reconcileGap(gap: number, inActive: number, callsInDoubt: boolean): { gap: number; unacknowledged: number } {
+  if (callsInDoubt && gap < 0 && inActive === 0) return { gap: gap + 1, unacknowledged: 1 };
+  return { gap, unacknowledged: 0 };
+}
+
+export type Placement = 'placed' | 'lost' | 'misplaced';
+
+/**
+ * Where a job ended up, over every place a run can leave it: active, pending, dead, a worker's
+ * running list, or finished (run by a worker and out of running). A finished job with state done is
+ * neither lost nor misplaced; a job in no place at all is lost; a job in two places, or in one its
+ * `state` does not name, is misplaced.
+ */
+export function placement(inActive: number, inPending: number, inDead: number, inRunning: number, runs: number, state: number): Placement {
+  const finished = runs > 0 && inRunning === 0 ? 1 : 0;
+  const places = (inActive > 0 ? 1 : 0) + (inPending > 0 ? 1 : 0) + (inDead > 0 ? 1 : 0) + (inRunning > 0 ? 1 : 0) + finished;
+  if (places === 0) return 'lost';
+  if (places > 1) return 'misplaced';
+  let expected: number;
+  if (inActive > 0) expected = STATE_CODES.active;
+  else if (inDead > 0) expected = STATE_CODES.dead;
+  else if (finished) expected = STATE_CODES.done;
+  else expected = STATE_CODES.pending; // in pending, or taken by a worker that has not finished it
+  return state === expected ? 'placed' : 'misplaced';
+}
+
+/** Runs of one job beyond its first: each is the job executed again. */
+export function doubleExecutions(runs: number): number {
+  return Number.isFinite(runs) ? excess(runs) : 0;
+}
+
+/**
+ * A job escaped the dead letter when the stalls it really had (the counter it started with, plus
+ * one per cycle in which it stalled) reached max-stalled and it was not dead-lettered then: it
+ * stalled yet again afterwards (it ran, and crashed a worker, once more than it should have), or it
+ * is not in dead at the end. Its counter lagged because increments were lost.
+ */
+export function isDeadLetterEscape(trueStalls: number, stalledBefore: number, maxStalled: number, inDead: number): boolean {
+  const stalls = stalledBefore + trueStalls;
+  return stalls > maxStalled || (stalls === maxStalled && inDead === 0);
+}
+
+export interface SampleFlags {
+  readonly inActive: number;
+  readonly inPending: number;
+  readonly inDead: number;
+  readonly inRunning: number;
+  readonly done: number;
+}
+
+/** One observer sample: a job in no place, in exactly one, or in two or more at the same instant. */
+export function sampleVerdict(flags: SampleFlags): 'neither' | 'one' | 'both' {
+  const places = [flags.inActive, flags.inPending, flags.inDead, flags.inRunning, flags.done].filter((f) => f > 0).length;
+  if (places === 0) return 'neither';
+  return places === 1 ? 'one' : 'both';
+}
+
+export interface WindowCounts {
+  readonly samples: number;
+  readonly windowInNeither: number;
+  readonly windowInBoth: number;
+}
+
+export function addWindows(a: WindowCounts, b: WindowCounts): WindowCounts {
+  return {
+    samples: a.samples + b.samples,
+    windowInNeither: a.windowInNeither + b.windowInNeither,
+    windowInBoth: a.windowInBoth + b.windowInBoth,
+  };
+}
+
+/**
+ * Sums over a run's cycles. A job leased again has one more stall to recover, so a correct run
+ * over five cycles moves a job up to five times and is right to: only moves beyond one per stall,
+ * and entries beyond the first each time a job is taken from pending, are anomalies.
+ */
+export class CycleTally {
+  /** Moves per job over every round. */
+  readonly totalMoves: Uint32Array;
+  /** Stalls each job had: the seeded one, plus one each time it was leased again. */
+  readonly trueStalls: Uint32Array;
+  /** Duplicate entries a job had in pending each time it was taken to be leased again. */
+  earlierDuplicatePending = 0;
+
+  constructor(readonly jobs: number) {
+    this.totalMoves = new Uint32Array(jobs + 1);
+    this.trueStalls = new Uint32Array(jobs + 1);
+    this.trueStalls.fill(1, 1);
+  }
+
+  /** One round's moves per job. */
+  addMoves(moves: Uint32Array): void {
+    for (let id = 1; id <= this.jobs; id++) this.totalMoves[id] = (this.totalMoves[id] ?? 0) + (moves[id] ?? 0);
+  }
+
+  /** Job `id` was taken from pending, where it had `entries` entries, and leased again. */
+  addRelease(id: number, entries: number): void {
+    if (!Number.isInteger(id) || id < 1 || id > this.jobs) return;
+    this.trueStalls[id] = (this.trueStalls[id] ?? 0) + 1;
+    this.earlierDuplicatePending += excess(entries);
+  }
+
+  /** Moves beyond one per stall: Σ max(0, moves(j) − stalls(j)). */
+  get doubleRecoveries(): number {
+    let sum = 0;
+    for (let id = 1; id <= this.jobs; id++) sum += extraMoves(this.totalMoves[id] ?? 0, this.trueStalls[id] ?? 0);
+    return sum;
+  }
+
+  /** Jobs moved more often than they stalled. */
+  get jobsRecoveredMoreThanOnce(): number {
+    let count = 0;
+    for (let id = 1; id <= this.jobs; id++) if (extraMoves(this.totalMoves[id] ?? 0, this.trueStalls[id] ?? 0) > 0) count++;
+    return count;
+  }
+}
+
+/** Moves of one job beyond one per stall it had. */
+export function extraMoves(moves: number, stalls: number): number {
+  return moves > stalls ? moves - stalls : 0;
+}
+
+/** The whole-run counts with moves and pending entries judged per cycle, and the observer's windows. */
+export function withCycleSums(counts: AuditCounts, tally: CycleTally, windows?: WindowCounts): AuditCounts {
+  return {
+    ...counts,
+    doubleRecoveries: tally.doubleRecoveries,
+    duplicatePending: tally.earlierDuplicatePending + counts.duplicatePending,
+    jobsRecoveredMoreThanOnce: tally.jobsRecoveredMoreThanOnce,
+    windowInNeither: windows?.windowInNeither ?? 0,
+    windowInBoth: windows?.windowInBoth ?? 0,
+  };
+}

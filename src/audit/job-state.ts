@@ -1,0 +1,31 @@
+/**
+ * A job's state as the audit compares it: the hash's `state` field as a small code (the audit's
+ * Lua returns the same codes, see instruments/audit-jobs.lua), and how many times beyond the first
+ * something happened. The lowest piece of the audit: both rule modules build on it.
+ */
+
+export const STATE_CODES = { missing: 0, active: 1, pending: 2, dead: 3, other: 4, done: 5 } as const;
+export type StateCode = (typeof STATE_CODES)[keyof typeof STATE_CODES];
+
+export function stateCode(state: string | null | undefined): StateCode {
+  switch (state) {
+    case 'active':
+      return STATE_CODES.active;
+    case 'pending':
+      return STATE_CODES.pending;
+    case 'dead':
+      return STATE_CODES.dead;
+    case 'done':
+      return STATE_CODES.done;
+    case null:
+    case undefined:
+      return STATE_CODES.missing;
+    default:
+      return STATE_CODES.other;
+  }
+}
+
+/** How many times beyond the first: a job moved 3 times has 2 extra moves. */
+export function excess(count: number): number {
+  return count > 1 ? count - 1 : 0;
+}

@@ -1,0 +1,191 @@
+/**
+ * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
+ * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
+ */
+import { ANOMALIES, type AuditCounts } from '../model.js';
+import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './consequence-rules.js';
+import { STATE_CODES, excess } from './job-state.js';
+
+/** Per-job facts read from the server, indexed by job id (1..jobs; index 0 is unused). */
+export interface JobSnapshot {
+  readonly jobs: number;
+  readonly stalledBefore: number;
+  /** Occurrences of the id in the pending list. */
+  readonly inPending: Uint32Array;
+  readonly inActive: Uint8Array;
+  /** 1 where the job is in active with a lease deadline at or before the audit's server time. */
+  readonly activeExpired: Uint8Array;
+  readonly inDead: Uint8Array;
+  /** The hash's `stalled` field; NaN where the hash has none. */
+  readonly stalled: Float64Array;
+  readonly state: Uint8Array;
+  /** 1 where a worker's running list holds the job (absent: no workers). */
+  readonly inRunning?: Uint8Array;
+  /** The hash's `runs` field: times a worker executed the job (absent: no workers). */
+  readonly runs?: Float64Array;
+  /** Jobs seeded with valid leases, ids jobs+1 … jobs+live; the arrays cover them too. */
+  readonly live?: number;
+}
+
+/**
+ * A snapshot of `jobs` expired jobs (and `live` more after them) with nothing read yet: in no
+ * place, no hash. Readers fill it in.
+ */
+export function blankSnapshot(jobs: number, stalledBefore: number, live = 0): JobSnapshot {
+  const n = jobs + live + 1;
+  return {
+    jobs,
+    stalledBefore,
+    inPending: new Uint32Array(n),
+    inActive: new Uint8Array(n),
+    activeExpired: new Uint8Array(n),
+    inDead: new Uint8Array(n),
+    stalled: new Float64Array(n).fill(Number.NaN),
+    state: new Uint8Array(n),
+    live,
+  };
+}
+
+/** What the audit needs beyond the snapshot and the moves, when the run had faults or cycles. */
+export interface AuditContext {
+  /** A sweeper's call went unanswered: moves the tool never heard of may have happened. */
+  readonly callsInDoubt?: boolean;
+  /** For dead-letter escapes; without it none are counted. */
+  readonly maxStalled?: number;
+  /** Cycles in which each job stalled (default: one, the seeded stall). */
+  readonly trueStalls?: Uint32Array;
+}
+
+/**
+ * Moves not reflected in the counter (positive: increments lost) or counter rises without a move
+ * (negative: increments from nowhere). Kept signed so one cannot hide the other in a sum.
+ */
+export function incrementGap(moves: number, stalled: number, stalledBefore: number): number {
+  const counted = Number.isNaN(stalled) ? 0 : stalled - stalledBefore;
+  return moves - counted;
+}
+
+/** How many of active, pending and dead hold the job. */
+export function placeCount(inActive: number, inPending: number, inDead: number): number {
+  return (inActive > 0 ? 1 : 0) + (inPending > 0 ? 1 : 0) + (inDead > 0 ? 1 : 0);
+}
+
+/**
+ * A job is misplaced when it stands in more than one place, or in one place its `state` does not
+ * name. A job in no place is lost, not misplaced.
+ */
+export function isMisplaced(inActive: number, inPending: number, inDead: number, state: number): boolean {
+  const places = placeCount(inActive, inPending, inDead);
+  if (places === 0) return false;
+  if (places > 1) return true;
+  if (inActive > 0) return state !== STATE_CODES.active;
+  if (inPending > 0) return state !== STATE_CODES.pending;
+  return state !== STATE_CODES.dead;
+}
+
+/**
+ * A live job was stolen when a sweeper says it moved it, or the server shows it touched: out of
+ * active, or its counter changed.
+ */
+export function isStolen(moves: number, inActive: number, stalled: number, stalledBefore: number): boolean {
+  return moves > 0 || inActive === 0 || (!Number.isNaN(stalled) && stalled !== stalledBefore);
+}
+
+/**
+ * A strategy's record disagrees with the server about a job when it says it moved the job yet the
+ * job is still in active, or it says nothing yet the job left active.
+ */
+export function recordDisagrees(moves: number, inActive: number): boolean {
+  return (moves > 0) === (inActive > 0);
+}
+
+export interface AuditOptions {
+  /** Compare the record with the server job by job (the script mode's returns are its only record). */
+  readonly crossCheck?: boolean;
+  /** Returned values that were no job id at all: each one a disagreement. */
+  readonly strayIds?: number;
+}
+
+export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: AuditContext & AuditOptions = {}): AuditCounts {
+  let recoveries = 0;
+  let doubleRecoveries = 0;
+  let duplicatePending = 0;
+  let lostIncrements = 0;
+  let extraIncrements = 0;
+  let lostJobs = 0;
+  let misplaced = 0;
+  let unreclaimed = 0;
+  let jobsRecoveredMoreThanOnce = 0;
+  let doubleExecutionCount = 0;
+  let deadLetterEscapes = 0;
+  let unacknowledgedMoves = 0;
+
+  for (let id = 1; id <= snapshot.jobs; id++) {
+    const moved = moves[id] ?? 0;
+    const inPending = snapshot.inPending[id] ?? 0;
+    const inActive = snapshot.inActive[id] ?? 0;
+    const inDead = snapshot.inDead[id] ?? 0;
+
+    recoveries += moved;
+    doubleRecoveries += excess(moved);
+    if (moved > 1) jobsRecoveredMoreThanOnce++;
+    duplicatePending += excess(inPending);
+
+    const reconciled = reconcileGap(incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore), inActive, context.callsInDoubt ?? false);
+    const gap = reconciled.gap;
+    unacknowledgedMoves += reconciled.unacknowledged;
+    recoveries += reconciled.unacknowledged;
+    if (gap > 0) lostIncrements += gap;
+    else extraIncrements -= gap;
+
+    const runs = snapshot.runs?.[id] ?? 0;
+    const place = placement(inActive, inPending, inDead, snapshot.inRunning?.[id] ?? 0, Number.isNaN(runs) ? 0 : runs, snapshot.state[id] ?? STATE_CODES.missing);
+    if (place === 'lost') lostJobs++;
+    else if (place === 'misplaced') misplaced++;
+    doubleExecutionCount += doubleExecutions(runs);
+    if (context.maxStalled !== undefined && isDeadLetterEscape(context.trueStalls?.[id] ?? 1, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
+    if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
+  }
+
+  let stolenLeases = 0;
+  const total = snapshot.jobs + (snapshot.live ?? 0);
+  for (let id = snapshot.jobs + 1; id <= total; id++) {
+    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) stolenLeases++;
+  }
+
+  let misreported = 0;
+  if (context.crossCheck) {
+    misreported = context.strayIds ?? 0;
+    for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
+  }
+
+  return {
+    recoveries,
+    doubleRecoveries,
+    duplicatePending,
+    lostIncrements,
+    extraIncrements,
+    lostJobs,
+    misplaced,
+    unreclaimed,
+    doubleExecutions: doubleExecutionCount,
+    deadLetterEscapes,
+    windowInNeither: 0,
+    windowInBoth: 0,
+    unacknowledgedMoves,
+    stolenLeases,
+    misreported,
+    jobsRecoveredMoreThanOnce,
+  };
+}
+
+export function isClean(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): boolean {
+  return ANOMALIES.every((name) => counts[name] === 0);
+}
+
+/** Sums each sweeper's record into moves per job id. */
+export function movesPerJob(jobs: number, records: Iterable<{ countInto(counts: Uint32Array): void }>): Uint32Array {
+  const moves = new Uint32Array(jobs + 1);
+  for (const record of records) record.countInto(moves);
+  return moves;
+}

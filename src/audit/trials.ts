@@ -1,0 +1,64 @@
+/**
+ * The arithmetic of --trials: per mode, how often the race showed (the reproduction rate) and the
+ * spread (min / median / max) of every anomaly count and of the throughput. Pure functions, so the
+ * statistics are tested directly.
+ */
+import { isClean } from './rules.js';
+import { ANOMALIES, type AuditCounts } from '../model.js';
+
+export interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+}
+
+/** Min, median and max; the median of an even count is the mean of the middle two. */
+export function spread(values: readonly number[]): Spread {
+  if (values.length === 0) throw new Error('spread of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+  return { min: sorted[0] ?? 0, median, max: sorted[sorted.length - 1] ?? 0 };
+}
+
+/** The share of trials that showed at least one anomaly, 0 to 1. */
+export function reproductionRate(dirty: number, trials: number): number {
+  if (trials <= 0) throw new Error('a rate over no trials');
+  return dirty / trials;
+}
+
+export type Anomaly = (typeof ANOMALIES)[number];
+
+/** What a trial contributes: its mode, its counts and its throughput. */
+export type TrialRun = Pick<AuditCounts, Anomaly> & { readonly mode: string; readonly jobsPerSec: number };
+
+export type TrialSummary = {
+  readonly mode: string;
+  readonly trials: number;
+  /** Trials with at least one anomaly. */
+  readonly reproduced: number;
+  readonly reproductionRate: number;
+  readonly jobsPerSec: Spread;
+} & { readonly [name in Anomaly]: Spread };
+
+/** One summary per mode, in the order the modes first ran. */
+export function summarizeTrials(runs: readonly TrialRun[]): TrialSummary[] {
+  const byMode = new Map<string, TrialRun[]>();
+  for (const run of runs) {
+    const list = byMode.get(run.mode);
+    if (list) list.push(run);
+    else byMode.set(run.mode, [run]);
+  }
+  return [...byMode].map(([mode, list]) => {
+    const reproduced = list.filter((run) => !isClean(run)).length;
+    const anomalies = Object.fromEntries(ANOMALIES.map((name) => [name, spread(list.map((run) => run[name]))])) as { [name in Anomaly]: Spread };
+    return {
+      mode,
+      trials: list.length,
+      reproduced,
+      reproductionRate: reproductionRate(reproduced, list.length),
+      jobsPerSec: spread(list.map((run) => run.jobsPerSec)),
+      ...anomalies,
+    };
+  });
+}

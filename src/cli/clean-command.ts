@@ -1,0 +1,111 @@
+/**
+ * `emq-race clean`: removes a kept or crashed run's keys from a --url server, one queue by name or
+ * every queue the tool owns (after a confirmation on a terminal, or --yes).
+ */
+import { Command, Option } from 'commander';
+import { createInterface } from 'node:readline/promises';
+import { cleanQueue, describeOwned, findOwnedQueues, ownedQueue, type CleanResult } from '../queue/leftovers.js';
+import { connect } from '../server/connection.js';
+import { describeServerError, ExitCode, InterruptedError, usageError } from '../errors.js';
+import { parseQueueName } from './options.js';
+import { chooseTarget } from '../server/session.js';
+import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+
+interface CleanFlags extends TlsFlags {
+  queue?: string;
+  all?: boolean;
+  yes?: boolean;
+  url?: string;
+}
+
+export interface CleanIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export function addCleanCommand(program: Command, io: CleanIo, exit: { code: number }): Command {
+  const command = new Command('clean')
+    // The program's one-line errors, exit override and suggestions apply here too.
+    .copyInheritedSettings(program)
+    .allowExcessArguments(false)
+    .description("remove a kept or crashed run's keys (only queues whose owner marker emq-race wrote, only the keys a run creates, by name)")
+    .addOption(new Option('--queue <name>', 'the queue to remove').argParser(parseQueueName))
+    .addOption(new Option('--all', 'every queue emq-race owns on the server (asks first on a terminal)'))
+    .addOption(new Option('--yes', 'with --all: remove without asking (needed when stdin is not a terminal)'))
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL); clean needs a server that outlives a run'));
+  addTlsOptions(command);
+  command.action(async (flags: CleanFlags) => {
+    exit.code = await clean(flags, io);
+  });
+  program.addCommand(command);
+  return command;
+}
+
+async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
+  if (Boolean(flags.all) === (flags.queue !== undefined)) {
+    throw usageError('clean: give either --queue NAME or --all');
+  }
+  if (flags.yes && !flags.all) throw usageError('clean --yes: only applies with --all');
+  const target = chooseTarget({ ...(flags.url !== undefined ? { url: flags.url } : {}), tls: flags }, io.env);
+  if (!target) throw usageError('clean: needs --url (or REDIS_URL); an embedded server ends with its run, keys and all');
+  const redis = await connect(target);
+  try {
+    if (flags.queue !== undefined) {
+      report(await cleanQueue(redis, await ownedQueue(redis, flags.queue)), io);
+      return ExitCode.ok;
+    }
+    const owned = await findOwnedQueues(redis);
+    if (owned.length === 0) {
+      io.out(`no emq-race queues on ${target.display}\n`);
+      return ExitCode.ok;
+    }
+    io.out(`emq-race queues on ${target.display}:\n`);
+    for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
+    if (!flags.yes) {
+      if (!process.stdin.isTTY) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!(await confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
+        io.out('nothing removed\n');
+        return ExitCode.ok;
+      }
+    }
+    let refused = 0;
+    for (const queue of owned) {
+      try {
+        report(await cleanQueue(redis, queue), io);
+      } catch (err) {
+        const e = describeServerError(err, target.display);
+        if (e.exitCode !== ExitCode.usage) throw e;
+        refused++;
+        io.err(`emq-race: ${e.message}\n`);
+      }
+    }
+    return refused > 0 ? ExitCode.usage : ExitCode.ok;
+  } catch (err) {
+    throw describeServerError(err, target.display);
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+function report(result: CleanResult, io: CleanIo): void {
+  io.out(`removed queue ${result.queue}: ${result.deleted} key${result.deleted === 1 ? '' : 's'}\n`);
+  if (result.foreign.length > 0) {
+    io.err(`emq-race: left ${result.foreign.length === 10 ? '10 or more' : result.foreign.length} key(s) under emq:{${result.queue}}: that emq-race does not create (e.g. ${result.foreign[0]})\n`);
+  }
+}
+
+/** Asks on the terminal; Ctrl-C at the prompt ends the command like any other interruption. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const stop = new AbortController();
+  rl.on('SIGINT', () => stop.abort());
+  try {
+    return /^y(es)?$/i.test((await rl.question(question, { signal: stop.signal })).trim());
+  } catch (err) {
+    if (stop.signal.aborted) throw new InterruptedError('SIGINT');
+    throw err;
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `emq-race explain`: the subcommand's flags, and the replays it runs on one server session. The
+ * server options are the main command's; the replays themselves live beside this file.
+ */
+import { Option, type Command } from 'commander';
+import { ExitCode, usageError } from '../errors.js';
+import { outputFileFlag } from '../html/output-file.js';
+import type { ExplainReportJson } from '../html/report-data.js';
+import { writeExplainFiles } from '../html/report-files.js';
+import { watchInterrupts } from '../interrupt.js';
+import { randomQueueName } from '../queue/keys.js';
+import { intFlag, parseModes, parseQueueName } from './options.js';
+import { keptServerLines } from '../server/embedded-server.js';
+import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
+import { replayAtomic } from '../explain/atomic-replay.js';
+import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
+import { replayLoop } from '../explain/loop-replay.js';
+import { renderCounter, renderReplay, renderServer } from '../explain/render.js';
+import { replayJson, type Replay } from '../explain/replay.js';
+import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
+import { onStage } from '../explain/stage.js';
+import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
+
+/** Jobs per detect, as in the main command; the replay's queue holds one. */
+const BATCH = LIMITS.batch.default;
+
+interface ExplainFlags {
+  mode: Mode[];
+  schedule: ScheduleEntry[];
+  counter?: CounterForm;
+  maxStalled: number;
+  stalledBefore: number;
+  queue?: string;
+  url?: string;
+  serverBin?: string;
+  keep: boolean;
+  json: boolean;
+  html?: string;
+  svg?: string;
+}
+
+export function parseCounterForm(raw: string): CounterForm {
+  if (!(COUNTER_FORMS as readonly string[]).includes(raw)) {
+    throw usageError(`--counter: ${JSON.stringify(raw)} is not a form of the counter; expected in-script or client`);
+  }
+  return raw as CounterForm;
+}
+
+/**
+ * Adds `explain` to the program. The program must recognise its own options only before a
+ * subcommand, or it would take `explain --mode …` for itself.
+ */
+export function addExplainCommand(program: Command, io: Io, exit: { code: number }): void {
+  program.enablePositionalOptions();
+  const explain = program
+    .command('explain')
+    .description('Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.')
+    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default(['loop', 'atomic'], 'both').argParser(parseModes))
+    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), DEFAULT_SCHEDULE).argParser(parseSchedule))
+    .addOption(new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm))
+    .addOption(new Option('--max-stalled <n>', 'stall count at which the job goes to dead').default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
+    .addOption(new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled; at max-stalled − 1 the job is dead-lettered)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
+    .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
+    .addOption(new Option('--keep', "leave the replay's keys (and an embedded server) in place").default(false))
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--html <file>', 'also write the replay as one self-contained HTML page').argParser(outputFileFlag('--html')))
+    .addOption(new Option('--svg <file>', 'also write the sequence diagram alone, as one SVG file').argParser(outputFileFlag('--svg')));
+  explain.action(async (flags: ExplainFlags) => {
+    const given = (name: string) => explain.getOptionValueSource(name) === 'cli';
+    if (flags.counter !== undefined && (given('mode') || given('schedule'))) {
+      throw usageError('--counter: runs only the counter race; leave out --mode and --schedule');
+    }
+    if (given('schedule') && !flags.mode.includes('loop')) {
+      throw usageError('--schedule: orders the loop\'s steps, but --mode runs no loop');
+    }
+    exit.code = await explainMain(flags, io);
+  });
+}
+
+async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
+  if (flags.stalledBefore >= flags.maxStalled) {
+    throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}); at ${flags.maxStalled - 1} the first recovery already dead-letters the job`);
+  }
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
+  chooseTarget(choice, io.env);
+
+  const interrupts = watchInterrupts();
+  const session = await openSession(choice, io.env).catch((err: unknown) => {
+    interrupts.dispose();
+    throw err;
+  });
+  let interrupted = false;
+  const queues: string[] = [];
+  try {
+    const base = flags.queue ?? randomQueueName();
+    const server = { ...session.info, url: session.target.display };
+    let report: ExplainReportJson;
+    const stage = (queue: string) => {
+      queues.push(queue);
+      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep };
+    };
+
+    if (flags.counter !== undefined) {
+      const form = flags.counter;
+      const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
+      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
+      else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
+      report = json as ExplainReportJson;
+    } else {
+      const replays: Replay[] = [];
+      for (const mode of flags.mode) {
+        const queue = flags.mode.length > 1 ? `${base}-${mode}` : base;
+        const plan = { queue, batch: BATCH, maxStalled: flags.maxStalled };
+        replays.push(
+          await onStage(session, stage(queue), interrupts, (s) =>
+            mode === 'loop' ? replayLoop(s, { ...plan, schedule: flags.schedule }) : replayAtomic(s, plan),
+          ),
+        );
+      }
+      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
+      else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
+      report = json as ExplainReportJson;
+    }
+    const url = chooseTarget(choice, io.env)?.url;
+    writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
+    if (flags.keep) describeKept(session, queues, io, flags.json);
+    return ExitCode.ok;
+  } catch (err) {
+    interrupted = interrupts.signal.aborted;
+    throw err;
+  } finally {
+    await closeSession(session, flags.keep && !interrupted);
+    interrupts.dispose();
+  }
+}
+
+function describeKept(session: Session, queues: readonly string[], io: Io, json: boolean): void {
+  // In --json mode stdout carries the JSON alone, so this goes to stderr.
+  const say = json ? io.err : io.out;
+  for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
+  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
+}

@@ -1,0 +1,91 @@
+/**
+ * Defaults, limits and the validating parsers behind every flag. Each parser throws a usage error
+ * that names the flag and what it accepts, so commander's callers never see a NaN.
+ */
+import { usageError } from '../errors.js';
+import { QUEUE_NAME } from '../queue/keys.js';
+import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
+import { MODES, type Mode, MODE_SETS, PENDING_KINDS, type PendingKind, EXPECTATIONS, type Expectation, type RaceOptions } from '../model.js';
+
+/** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
+export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {
+  return STRATEGIES[mode].roundTrips ? Math.min(jobs, loopJobs) : jobs;
+}
+
+/** A whole number within limits, or a usage error naming the flag. */
+export function parseIntFlag(flag: string, limit: { min: number; max: number }, raw: string): number {
+  const text = raw.trim();
+  if (!/^[+-]?\d+$/.test(text)) {
+    throw usageError(`${flag}: ${JSON.stringify(raw)} is not a whole number; expected ${limit.min} to ${limit.max}`);
+  }
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max) {
+    throw usageError(`${flag}: ${text} is out of range; expected ${limit.min} to ${limit.max}`);
+  }
+  return value;
+}
+
+/** A commander argument parser for an integer flag. */
+export const intFlag = (flag: string, limit: { min: number; max: number }) => (raw: string): number =>
+  parseIntFlag(flag, limit, raw);
+
+export function parseModes(raw: string): Mode[] {
+  const set = MODE_SETS[raw];
+  if (set) return [...set];
+  const modes: Mode[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (!(MODES as readonly string[]).includes(part)) {
+      throw usageError(`--mode: ${JSON.stringify(part)} is not a mode; expected one of ${[...MODES, ...Object.keys(MODE_SETS)].join(', ')}`);
+    }
+    if (!modes.includes(part as Mode)) modes.push(part as Mode);
+  }
+  return modes;
+}
+
+/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
+  if (script === undefined) return [...modes];
+  if (!modeGiven) return ['script'];
+  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+}
+
+export function parseExpectation(raw: string): Expectation {
+  if (!(EXPECTATIONS as readonly string[]).includes(raw)) {
+    throw usageError(`--expect: ${JSON.stringify(raw)} is not an expectation; expected clean or race`);
+  }
+  return raw as Expectation;
+}
+
+export function parsePendingKind(raw: string): PendingKind {
+  if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
+    throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);
+  }
+  return raw as PendingKind;
+}
+
+export function parseQueueName(raw: string): string {
+  if (!QUEUE_NAME.test(raw) || raw.length > 100) {
+    throw usageError(
+      `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
+    );
+  }
+  return raw;
+}
+
+/** Checks that concern several flags at once. */
+export function checkRaceOptions(options: RaceOptions): void {
+  if (options.stalledBefore >= options.maxStalled) {
+    throw usageError(
+      `--stalled-before: ${options.stalledBefore} must be below --max-stalled (${options.maxStalled}); at ${options.maxStalled - 1} the first recovery already dead-letters the job`,
+    );
+  }
+  if (options.script === undefined && options.modes.some((mode) => modesNeeding('script-file').includes(mode))) {
+    throw usageError('--mode script: needs --script FILE.lua, the sweep script to test');
+  }
+  if (options.csv && options.json) {
+    throw usageError('--csv and --json: pick one output format');
+  }
+  if (options.expect === 'race' && !options.modes.includes('loop')) {
+    throw usageError('--expect race: needs a loop run (--mode loop or both), since only the loop can race');
+  }
+}

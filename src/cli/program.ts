@@ -1,0 +1,303 @@
+/**
+ * The command line: parses flags, runs the modes, prints the report and maps every outcome to an
+ * exit code. The work itself lives in the modules it calls.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { isClean } from '../audit/rules.js';
+import { checkConsequenceOptions } from '../consequences/plan.js';
+import { collectFault } from '../consequences/faults/names.js';
+import { addCleanCommand } from './clean-command.js';
+import { EmqError, ExitCode, usageError } from '../errors.js';
+import { addExplainCommand } from './explain-command.js';
+import { watchInterrupts } from '../interrupt.js';
+import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { renderCsv } from '../report/csv.js';
+import { writeRacePage } from '../html/report-files.js';
+import { outputFileFlag } from '../html/output-file.js';
+import { renderTable, reportJson, type RaceReport } from '../report/report.js';
+import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
+import { nodeName, runQueues } from '../race/queues.js';
+import { availableModes, runPlan } from '../race/plan.js';
+import { progressBoard } from '../race/progress.js';
+import { totalsPerMode } from '../report/totals.js';
+import { keptServerLines } from '../server/embedded-server.js';
+import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
+import { summarizeTrials } from '../audit/trials.js';
+import { renderTrialsTable } from '../report/trials-table.js';
+import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
+import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    done (and every --expect held)
+  1    an --expect failed
+  2    bad usage or input, the queue is already in use, or the run would not
+       fit below the server's maxmemory (nothing written)
+  3    server unreachable, refused the credentials, or a server error
+  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
+
+interface MainFlags extends TlsFlags {
+  mode: Mode[];
+  jobs: number;
+  sweepers: number;
+  batch: number;
+  maxStalled: number;
+  stalledBefore: number;
+  probeDelay: number;
+  loopJobs?: number;
+  serverStats: boolean;
+  queues: number;
+  cluster: boolean;
+  embeddedCluster?: number;
+  queue?: string;
+  url?: string;
+  serverBin?: string;
+  keep: boolean;
+  json: boolean;
+  expect?: Expectation;
+  fault: FaultName[];
+  workers: number;
+  cycles: number;
+  observe: boolean;
+  allowServerWide: boolean;
+  script?: string;
+  pending: PendingKind;
+  maxSweeps?: number;
+  live?: number;
+  interval: number;
+  jitter: number;
+  processes: boolean;
+  csv: boolean;
+  trials?: number;
+  /** Whether --mode was given (with --script and no --mode, only the script runs). */
+  modeGiven: boolean;
+  html?: string;
+}
+
+const processIo: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+  stdoutIsTty: Boolean(process.stdout.isTTY),
+  stderrIsTty: Boolean(process.stderr.isTTY),
+};
+
+function range(limit: { min: number; max: number }): string {
+  return `${limit.min}–${limit.max}`;
+}
+
+function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
+  const program = new Command('emq-race')
+    .description('Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server and print what went wrong.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show this help')
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      // Commander's own usage errors become one line, like ours.
+      outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
+    })
+    .exitOverride()
+    .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
+    .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
+    .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
+    .addOption(new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`).default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
+    .addOption(new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
+    .addOption(new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)))
+    .addOption(new Option('--loop-jobs <n>', `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)))
+    .addOption(new Option('--server-stats', "read the server's LATENCY HISTOGRAM around each race for serverCallMsP99 (always on for the embedded server)").default(false))
+    .addOption(new Option('--queues <k>', `queues per mode, run side by side, each with its own sweepers; on a cluster spread over the primaries (${range(LIMITS.queues)})`).default(LIMITS.queues.default).argParser(intFlag('--queues', LIMITS.queues)))
+    .addOption(new Option('--cluster', 'the --url node is a Redis Cluster / Valkey cluster node (detected from INFO cluster anyway)').default(false))
+    .addOption(new Option('--embedded-cluster <n>', `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)))
+    .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
+    .addOption(new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'))
+    .addOption(new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false))
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(new Option('--fault <name>', 'inject a fault: sweeper-crash, script-flush or client-kill (repeat for several)').default([], 'none').argParser(collectFault))
+    .addOption(new Option('--allow-server-wide', 'let --fault script-flush run on a --url server (it empties every application\'s script cache)').default(false))
+    .addOption(new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`).default(LIMITS.workers.default).argParser(intFlag('--workers', LIMITS.workers)))
+    .addOption(new Option('--cycles <n>', `stalls each job may have: a recovered job is leased again, already expired, up to n − 1 times (${range(LIMITS.cycles)})`).default(LIMITS.cycles.default).argParser(intFlag('--cycles', LIMITS.cycles)))
+    .addOption(new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false))
+    .addOption(new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'))
+    .addOption(new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind))
+    .addOption(new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(intFlag('--max-sweeps', LIMITS.maxSweeps)))
+    .addOption(new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(intFlag('--live', LIMITS.live)))
+    .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
+    .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
+    .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
+    .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
+    .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
+    .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
+    .addHelpText('after', EXIT_CODES_HELP)
+    // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
+    .allowExcessArguments(true)
+    .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
+      if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
+      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default' });
+    });
+  // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
+  program.enablePositionalOptions();
+  addTlsOptions(program);
+  addCleanCommand(program, io, exit);
+  return program;
+}
+
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const exit = { code: ExitCode.ok as number };
+  const program = buildProgram(io, (flags) => main(flags, io), exit);
+  addExplainCommand(program, io, exit);
+  try {
+    await program.parseAsync([...argv]);
+    return exit.code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    if (err instanceof EmqError) {
+      io.err(`emq-race: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.err(`emq-race: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return ExitCode.server;
+  }
+}
+
+async function main(flags: MainFlags, io: Io): Promise<number> {
+  const options: RaceOptions = {
+    modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
+    jobs: flags.jobs,
+    sweepers: flags.sweepers,
+    batch: flags.batch,
+    maxStalled: flags.maxStalled,
+    stalledBefore: flags.stalledBefore,
+    probeDelayMs: flags.probeDelay,
+    queue: flags.queue,
+    keep: flags.keep,
+    json: flags.json,
+    expect: flags.expect,
+    consequences: { faults: flags.fault, workers: flags.workers, cycles: flags.cycles, observe: flags.observe, allowServerWide: flags.allowServerWide },
+    script: flags.script,
+    pending: flags.pending,
+    maxSweeps: flags.maxSweeps,
+    live: flags.live,
+    intervalMs: flags.interval,
+    jitterMs: flags.jitter,
+    processes: flags.processes,
+    csv: flags.csv,
+    trials: flags.trials,
+  };
+  checkRaceOptions(options);
+  // Read before any server starts: a missing file is a usage error with nothing begun.
+  const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
+  if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
+  // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
+  const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
+  if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
+
+  const interrupts = watchInterrupts();
+  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
+  const session = await opened.catch((err: unknown) => {
+    interrupts.dispose();
+    throw err;
+  });
+  let interrupted = false;
+  try {
+    // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
+    if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
+    const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
+    const trials = options.trials ?? 1;
+    const board = io.stderrIsTty && trials === 1 ? progressBoard(io.err) : undefined;
+    // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
+    const adjust = (mode: Mode): Partial<ModeRun> => ({
+      jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+      // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+      serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+      ...(board ? { progress: board } : {}),
+    });
+    const topology = await clusterTopology(session, flags.cluster);
+    const perQueue = topology !== undefined || flags.queues > 1;
+    const progress = io.stderrIsTty && !options.csv;
+    const planned = await runPlan(session, options, modes, userScript, interrupts, {
+      adjust,
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
+    });
+    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+    const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
+    interrupts.signal.throwIfAborted();
+    const totals = perQueue ? totalsPerMode(runs) : undefined;
+    const report: RaceReport = {
+      server: { ...session.info, url: session.target.display },
+      runs,
+      ...(totals ? { totals } : {}),
+      ...(topology ? { primaries: topology.primaries } : {}),
+      // With several queues a trial is judged by its summed row: one count per trial, not per queue.
+      ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
+    };
+    if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+    else if (options.csv) io.out(`${renderCsv(runs)}\n`);
+    else if (report.trials && trials > 1) {
+      const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
+      io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
+    }
+    else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
+    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
+    if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
+    return expectationExit(options.expect, runs, io);
+  } catch (err) {
+    interrupted = interrupts.signal.aborted;
+    throw err;
+  } finally {
+    await closeSession(session, options.keep && !interrupted);
+    interrupts.dispose();
+  }
+}
+
+function useColor(io: Io): boolean {
+  if (io.env.NO_COLOR) return false;
+  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
+  return io.stdoutIsTty;
+}
+
+function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  const say = machineOutput ? io.err : io.out;
+  for (const run of runs) {
+    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+  }
+  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
+}
+
+export function expectationExit(expect: Expectation | undefined, runs: readonly RunResult[], io: Io): number {
+  if (expect === 'clean') {
+    const dirty = runs.filter((run) => !isClean(run));
+    if (dirty.length > 0) {
+      io.err(`emq-race: expected clean, but ${dirty.map((r) => r.mode).join(', ')} showed anomalies\n`);
+      return ExitCode.expectationFailed;
+    }
+  }
+  if (expect === 'race') {
+    const calm = runs.filter((run) => run.mode === 'loop' && isClean(run));
+    if (calm.length > 0) {
+      io.err(`emq-race: expected a race, but ${calm.length} loop run${calm.length === 1 ? '' : 's'} showed no anomaly\n`);
+      return ExitCode.expectationFailed;
+    }
+  }
+  return ExitCode.ok;
+}
+
+/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
+export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
+  const fewer = runs.filter((run) => run.jobs < jobs);
+  // One line per mode, however many queues it ran on.
+  const lines = fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`);
+  return [...new Set(lines)].join('');
+}

@@ -1,0 +1,70 @@
+/**
+ * `--cycles C`: the poison job. While the sweepers run, a re-leaser stands for the workers that
+ * keep taking a recovered job and dying with it: it takes each job from pending (all its entries)
+ * and leases it again, already expired, up to C − 1 times per job (src/lua/release-stalled.lua).
+ * So a job may stall again while a slow sweep of its previous stall is still in flight, which is
+ * how a real queue loses the increments that should have dead-lettered it. The same script serves
+ * a sorted-set pending, where a set holds a job once.
+ */
+import type { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CycleTally } from '../audit/consequence-rules.js';
+import { luaScript } from '../lua/registry.js';
+import { connect, type ServerTarget } from '../server/connection.js';
+import type { QueueKeys } from '../queue/keys.js';
+import { EXPIRED_BY_MS } from '../queue/seed.js';
+import { serverTimeMs } from '../server/clock.js';
+import type { PendingKind } from '../model.js';
+
+const RELEASE_STALLED = luaScript('release-stalled');
+
+/** Head entries (score-0 members of a sorted set) one call looks at: the bound on its cost when used-up jobs gather in pending. */
+const HEAD_BOUND = 100;
+const IDLE_MS = 1;
+
+export interface Releaser {
+  /** The sweepers are done: lease again what may be, then stop. Resolves to the leases made so. */
+  finish(): Promise<number>;
+  close(): void;
+}
+
+export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind): Promise<Releaser> {
+  const redis: Redis = await connect(target);
+  let sweepersDone = false;
+  let afterDone = 0;
+  let failure: unknown;
+
+  const releasing = (async () => {
+    for (;;) {
+      const lastLook = sweepersDone;
+      const reply = (await RELEASE_STALLED.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS, pending])) as [string, number] | [];
+      if (reply.length === 0) {
+        if (lastLook) return;
+        await sleep(IDLE_MS);
+        continue;
+      }
+      tally.addRelease(Number(reply[0]), Number(reply[1]));
+      if (lastLook) afterDone++;
+    }
+  })().catch((err: unknown) => {
+    failure = err;
+  });
+
+  return {
+    async finish() {
+      sweepersDone = true;
+      await releasing;
+      if (failure !== undefined) throw failure;
+      return afterDone;
+    },
+    close() {
+      sweepersDone = true;
+      redis.disconnect();
+    },
+  };
+}
+
+/** Leases in active whose deadline has passed on the server's clock: work for another round. */
+export async function expiredLeases(redis: Redis, keys: QueueKeys): Promise<number> {
+  return redis.zcount(keys.active, '-inf', await serverTimeMs(redis));
+}

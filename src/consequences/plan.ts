@@ -1,0 +1,35 @@
+/**
+ * Checks on the flags that add consequences to a run (--fault, --workers, --cycles, --observe),
+ * made before anything is written: combinations that cannot work, and a server-wide fault that
+ * needs the user's explicit say-so.
+ */
+import { usageError } from '../errors.js';
+import { faultsForMode } from './faults/names.js';
+import type { Consequences, ConsequenceOptions, FaultName, Mode } from '../model.js';
+
+/** `embedded`: the run has a private server of its own, so nobody else's scripts can be flushed. */
+export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false): void {
+  if (processes && hasConsequences(options)) {
+    throw usageError('--processes cannot go with --fault, --workers, --cycles or --observe: those act on sweeper connections of this process; drop one or the other');
+  }
+  if (options.workers > 0 && options.cycles > 1) {
+    throw usageError(`--workers cannot go with --cycles ${options.cycles}: workers finish jobs, while cycles lease them again; use one or the other`);
+  }
+  if (options.faults.includes('script-flush') && !embedded && !options.allowServerWide) {
+    throw usageError('--fault script-flush empties the script cache of every application on that server: it runs only on the embedded server, or with --allow-server-wide');
+  }
+}
+
+/**
+ * What a run of `mode` gets: the faults that can reach it (with a note for each that cannot);
+ * `misses` is the strategy's own list of faults that cannot reach it.
+ */
+export function consequencesFor(options: ConsequenceOptions, mode: Mode, misses: Partial<Readonly<Record<FaultName, string>>>): Consequences {
+  const { applied, notes } = faultsForMode(options.faults, mode, misses);
+  return { faults: applied, workers: options.workers, cycles: options.cycles, observe: options.observe, notes };
+}
+
+/** Whether any consequence flag was given: sweepers in child processes take none of them. */
+export function hasConsequences(options: ConsequenceOptions): boolean {
+  return options.faults.length > 0 || options.workers > 0 || options.cycles > 1 || options.observe;
+}

@@ -1,0 +1,57 @@
+/**
+ * A command the ACL refused inside a Lua script or function. Valkey names the command in its
+ * error; Redis 7 says only "The user executing the script can't run this command or subcommand"
+ * with the script's SHA1 (or function name) and line. For the tool's own scripts the command is
+ * read back from that line of the source the server compiled (a shipped `.lua` file, or the
+ * function library built from two of them), so the user learns what to grant; a library line is
+ * given as the line of the file it came from.
+ */
+import { createHash } from 'node:crypto';
+import { functionLibrarySource, librarySourceLine } from './function-source.js';
+import { shippedScripts } from './registry.js';
+
+export interface ScriptAclRefusal {
+  /** The refused command, upper-case, when the server or the script's source says which. */
+  readonly command?: string;
+  /** Which script: one of the tool's `.lua` files, else the SHA1 or function name the server gave. */
+  readonly script: string;
+  readonly line: number;
+}
+
+const REFUSAL = /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The user executing the script can't run this command or subcommand) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
+
+/** A source line's place in the tool's files. */
+type Place = { readonly file: string; readonly line: number };
+
+/**
+ * The tool's own scripts by SHA1 of their text; the function library by its name prefix. `locate`
+ * turns a line of `source`, the text the server compiled, into the file and line it is written on.
+ */
+function ownScript(id: string, kind: string): { source: string; locate: (line: number) => Place } | undefined {
+  if (kind === 'function') {
+    // The template with the sweep script as its body: the server counts lines of that whole text.
+    return id.startsWith('emq_race_sweep_') ? { source: functionLibrarySource('library', id), locate: librarySourceLine } : undefined;
+  }
+  for (const { file, source } of shippedScripts()) {
+    if (createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { source, locate: (line) => ({ file, line }) };
+  }
+  return undefined;
+}
+
+/** The command a line of Lua calls, if it calls exactly one (`rcall('X'` or `redis.call('X'`). */
+export function commandOnLine(source: string, line: number): string | undefined {
+  const text = source.split('\n')[line - 1] ?? '';
+  const calls = [...text.matchAll(/(?:rcall|redis\.p?call)\(\s*'([A-Za-z]+)'/g)].map((m) => (m[1] ?? '').toUpperCase());
+  return calls.length === 1 ? calls[0] : undefined;
+}
+
+export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined {
+  const match = REFUSAL.exec(message);
+  if (!match) return undefined;
+  const [, named, id = '', kind = 'script', lineText = '0'] = match;
+  const line = Number(lineText);
+  const own = ownScript(id, kind);
+  const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
+  const place = own ? own.locate(line) : { file: id, line };
+  return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
+}

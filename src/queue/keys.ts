@@ -1,0 +1,65 @@
+/**
+ * The queue's key layout, in one place. Every key carries the queue name as a hash tag, so a
+ * queue's keys share one cluster slot and a script may touch all of them.
+ */
+import { randomBytes } from 'node:crypto';
+import { keySlot } from '../server/cluster/slot.js';
+
+/** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
+// Up to 128 so that a --queue name (at most 100) still fits with a suffix such as "-atomic".
+export const QUEUE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+export interface QueueKeys {
+  readonly queue: string;
+  /** `emq:{Q}:` — the prefix scripts receive as ARGV[4]. */
+  readonly prefix: string;
+  readonly active: string;
+  readonly pending: string;
+  readonly dead: string;
+  readonly owner: string;
+  /** The list workers move the jobs they take into (only runs with --workers create it). */
+  readonly running: string;
+  job(id: number | string): string;
+}
+
+export function queueKeys(queue: string): QueueKeys {
+  if (!QUEUE_NAME.test(queue)) {
+    throw new Error(`invalid queue name ${JSON.stringify(queue)}`);
+  }
+  const prefix = `emq:{${queue}}:`;
+  return {
+    queue,
+    prefix,
+    active: `${prefix}active`,
+    pending: `${prefix}pending`,
+    dead: `${prefix}dead`,
+    owner: `${prefix}owner`,
+    running: `${prefix}running`,
+    job: (id) => `${prefix}job:${id}`,
+  };
+}
+
+/** A SCAN MATCH pattern for every key of the queue, with glob characters escaped. */
+export function queuePattern(keys: QueueKeys): string {
+  return `${keys.prefix.replace(/[\\*?[\]{}]/g, (c) => `\\${c}`)}*`;
+}
+
+/** Every key a run creates, by name: what cleanup deletes and nothing else. */
+export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<string> {
+  yield keys.active;
+  yield keys.pending;
+  yield keys.dead;
+  yield keys.running;
+  for (let id = 1; id <= jobCount; id++) yield keys.job(id);
+  yield keys.owner;
+}
+
+/** The slot every key of queue `queue` lives in: that of the prefix they share, hash tag included. */
+export function queueSlot(queue: string): number {
+  return keySlot(queueKeys(queue).prefix);
+}
+
+/** The default queue name: `race-` and 8 random hex characters. */
+export function randomQueueName(): string {
+  return `race-${randomBytes(4).toString('hex')}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * Every run of one command: each mode, T times over (trial 1 of every mode, then trial 2, …), each
+ * on a fresh queue of its own (or fresh queues, with several per mode), with the same parameters.
+ */
+import { describeServerError } from '../errors.js';
+import { serverHasFunctions } from '../sweepers/function-library.js';
+import type { Interrupts } from '../interrupt.js';
+import { randomQueueName } from '../queue/keys.js';
+import { consequencesFor } from '../consequences/plan.js';
+import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
+import { runMode } from './run-mode.js';
+import type { Session } from '../server/session.js';
+import { defaultLive, type Mode, type RaceOptions, type ModeRun, type RunResult } from '../model.js';
+
+/** `NAME`, `NAME-mode` with several modes, and `-tK` with several trials. */
+export function runQueueName(base: string, mode: Mode, modeCount: number, trial: number, trials: number): string {
+  return `${base}${modeCount > 1 ? `-${mode}` : ''}${trials > 1 ? `-t${trial}` : ''}`;
+}
+
+/** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
+export async function availableModes(session: Session, modes: readonly Mode[], note: (line: string) => void): Promise<Mode[]> {
+  // The probe runs before any run's own error handling: a refusal (an ACL without FUNCTION) is a line, not a stack.
+  const hasFunctions = (): Promise<boolean> => serverHasFunctions(session.admin).catch((err: unknown) => {
+    throw describeServerError(err, session.target.display);
+  });
+  const needFunctions = modes.filter((mode) => modesNeeding('functions').includes(mode));
+  if (needFunctions.length === 0 || needFunctions.length === modes.length || (await hasFunctions())) return [...modes];
+  note(`this server has no Functions (Redis 7+ or Valkey needed): skipping the ${needFunctions.join(', ')} mode`);
+  return modes.filter((mode) => !needFunctions.includes(mode));
+}
+
+export interface PlanHooks {
+  /** Called before each run when there is more than one. */
+  readonly progress?: (trial: number, trials: number, mode: Mode) => void;
+  /** What the command line changes per mode (its job count, latency stats, progress). */
+  readonly adjust?: (mode: Mode) => Partial<ModeRun>;
+  /**
+   * Runs one mode of one trial on several queues at once (--queues, a cluster), named from `name`;
+   * without it the run is the one queue `name` on the session's server.
+   */
+  readonly spread?: (name: string, runFor: (queue: string) => ModeRun) => Promise<RunResult[]>;
+}
+
+/** One mode's run as the options describe it, on `jobs` jobs (the live ones are a tenth of those by default). */
+function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: number, userScript: string | undefined, jobs = options.jobs): ModeRun {
+  return {
+    mode,
+    queue,
+    jobs,
+    sweepers: options.sweepers,
+    batch: options.batch,
+    maxStalled: options.maxStalled,
+    stalledBefore: options.stalledBefore,
+    probeDelayMs: options.probeDelayMs,
+    keep: options.keep,
+    pending: options.pending ?? 'list',
+    live: options.live ?? defaultLive(jobs),
+    ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
+    cadence: { intervalMs: options.intervalMs ?? 0, jitterMs: options.jitterMs ?? 0 },
+    processes: options.processes ?? false,
+    ...(userScript !== undefined ? { userScript } : {}),
+    trial,
+    ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode, STRATEGIES[mode].faultsThatMiss ?? {}) } : {}),
+  };
+}
+
+export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
+  const base = options.queue ?? randomQueueName();
+  const trials = options.trials ?? 1;
+  const runs: RunResult[] = [];
+  for (let trial = 1; trial <= trials; trial++) {
+    for (const mode of modes) {
+      if (trials * modes.length > 1) hooks.progress?.(trial, trials, mode);
+      const adjusted = hooks.adjust?.(mode) ?? {};
+      const name = runQueueName(base, mode, modes.length, trial, trials);
+      const runFor = (queue: string): ModeRun => ({ ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted });
+      if (hooks.spread) runs.push(...(await hooks.spread(name, runFor)));
+      else runs.push(await runMode(session, runFor(name), interrupts));
+    }
+  }
+  return runs;
+}

@@ -1,0 +1,56 @@
+/**
+ * The messages between the tool and a sweeper running in a process of its own (--processes):
+ * setup (parent → child), ready, go (the barrier's release), then done or failed.
+ */
+import type { TlsSettings } from '../server/tls.js';
+import type { Mode, PendingKind, Cadence } from '../model.js';
+
+export interface WorkerSetup {
+  readonly type: 'setup';
+  /** Sent over the IPC channel, never on a command line, since it may hold a password. */
+  readonly url: string;
+  readonly display: string;
+  /** For rediss://: the parent's CA, client certificate and key (over IPC, like the URL). */
+  readonly tls?: TlsSettings;
+  readonly mode: Mode;
+  readonly queue: string;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly probeDelayMs: number;
+  readonly maxSweeps: number;
+  readonly cadence: Cadence;
+  readonly pending: PendingKind;
+  readonly userScript?: string;
+  readonly functionName?: string;
+}
+
+export interface WorkerGo {
+  readonly type: 'go';
+}
+
+export interface WorkerReady {
+  readonly type: 'ready';
+}
+
+export interface WorkerDone {
+  readonly type: 'done';
+  readonly ids: Int32Array;
+  /** 0 unknown, 1 pending, 2 dead, per move, parallel to ids. */
+  readonly destinations: Uint8Array;
+  readonly commands: number;
+  readonly retries: number;
+  readonly strayIds: number;
+  readonly sweeps: number;
+  readonly cutShort: boolean;
+}
+
+export interface WorkerFailed {
+  readonly type: 'failed';
+  readonly message: string;
+  readonly exitCode: number;
+}
+
+export type ToWorker = WorkerSetup | WorkerGo;
+export type FromWorker = WorkerReady | WorkerDone | WorkerFailed;
+
+export const DESTINATION_CODES = ['unknown', 'pending', 'dead'] as const;

@@ -1,0 +1,150 @@
+/**
+ * A run's sweep rounds with everything around them: the faults (hooks in the sweepers, a chaos
+ * connection), the workers, the observer, and the re-leasing between `--cycles`. With none of
+ * these it is exactly one race.
+ */
+import type { Redis } from 'ioredis';
+import { CycleTally, addWindows, type WindowCounts } from '../audit/consequence-rules.js';
+import { movesPerJob } from '../audit/rules.js';
+import type { LatencyLog } from '../sweepers/call-latency.js';
+import type { ServerTarget } from '../server/connection.js';
+import { expiredLeases, startReleaser, type Releaser } from '../consequences/cycles.js';
+import { startChaos } from '../consequences/faults/chaos.js';
+import { FaultPlan } from '../consequences/faults/sweeper-faults.js';
+import type { QueueKeys } from '../queue/keys.js';
+import { startObserver, type Observer } from '../consequences/observer.js';
+import { race, type RaceResult, type RaceSetup } from './race.js';
+import type { ServerClock } from '../server/clock.js';
+import type { SweeperFactory } from '../sweepers/sweeper.js';
+import { startWorkers, type WorkerPool } from '../consequences/workers.js';
+import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../model.js';
+
+export interface RoundsSetup {
+  readonly target: ServerTarget;
+  readonly admin: Redis;
+  readonly connections: readonly Redis[];
+  readonly factory: SweeperFactory;
+  readonly keys: QueueKeys;
+  readonly clock: ServerClock;
+  readonly jobs: number;
+  readonly batch: number;
+  readonly maxStalled: number;
+  readonly probeDelayMs: number;
+  readonly maxSweeps: number;
+  readonly signal: AbortSignal;
+  readonly consequences: Consequences;
+  /** Job ids the tally covers: the expired jobs and the live ones after them. */
+  readonly tracked?: number;
+  readonly cadence?: Cadence;
+  readonly extras?: RaceSetup['extras'];
+  /** Runs one race some other way (sweepers in child processes); faults do not reach those. */
+  readonly runOnce?: () => Promise<RaceResult>;
+}
+
+export interface RoundsResult {
+  readonly wallMs: number;
+  readonly commands: number;
+  readonly sweeps: number;
+  readonly cutShort: boolean;
+  readonly noscriptFallbacks: number;
+  readonly tally: CycleTally;
+  readonly windows: WindowCounts | undefined;
+  readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
+  readonly executions: number | undefined;
+  readonly callsInDoubt: boolean;
+  readonly retries: number;
+  readonly strayIds: number;
+  /** Per-call times of the one-call strategies, over every round. */
+  readonly latencies: readonly LatencyLog[];
+}
+
+export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
+  const { consequences: c, keys, signal } = setup;
+  const plan = c.faults.length > 0 ? new FaultPlan(c.faults, setup.target.display) : undefined;
+  if (plan) for (const [index, redis] of setup.connections.entries()) await plan.register(index, redis);
+
+  const pending = setup.extras?.pending ?? 'list';
+  const tally = new CycleTally(setup.tracked ?? setup.jobs);
+  let windows: WindowCounts | undefined = c.observe ? { samples: 0, windowInNeither: 0, windowInBoth: 0 } : undefined;
+  let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
+  let wallMs = 0;
+  let commands = 0;
+  let sweeps = 0;
+  let cutShort = false;
+  let noscriptFallbacks = 0;
+  let executions: number | undefined;
+  let retries = 0;
+  let strayIds = 0;
+  const latencies: LatencyLog[] = [];
+
+  // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
+  const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;
+  for (let round = 1; round <= maxRounds; round++) {
+    signal.throwIfAborted();
+    let observer: Observer | undefined;
+    let workers: WorkerPool | undefined;
+    let releaser: Releaser | undefined;
+    try {
+      if (c.observe) observer = await startObserver(setup.target, keys, pending);
+      if (c.workers > 0) workers = await startWorkers(setup.target, keys, c.workers, signal, pending);
+      if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending);
+      const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
+      let result;
+      try {
+        result = setup.runOnce ? await setup.runOnce() : await race({
+          connections: setup.connections,
+          factory: setup.factory,
+          keys,
+          clock: setup.clock,
+          batch: setup.batch,
+          maxStalled: setup.maxStalled,
+          probeDelayMs: setup.probeDelayMs,
+          maxSweeps: setup.maxSweeps,
+          signal,
+          faults: plan,
+          ...(setup.cadence ? { cadence: setup.cadence } : {}),
+          ...(setup.extras ? { extras: setup.extras } : {}),
+        });
+      } finally {
+        const blows = await chaos?.stop();
+        if (blows) chaosCounts = { scriptFlushes: chaosCounts.scriptFlushes + blows.scriptFlushes, clientKills: chaosCounts.clientKills + blows.clientKills };
+      }
+      if (releaser) await releaser.finish();
+      if (workers) executions = (executions ?? 0) + (await workers.finish()).executions;
+      if (observer && windows) {
+        windows = addWindows(windows, await observer.stop());
+        observer = undefined;
+      }
+      wallMs += result.wallMs;
+      commands += result.commands;
+      sweeps += result.sweeps;
+      cutShort ||= result.cutShort;
+      noscriptFallbacks += result.noscriptFallbacks;
+      retries += result.retries;
+      latencies.push(...result.latencies);
+      strayIds += result.strayIds;
+      tally.addMoves(movesPerJob(tally.jobs, result.records));
+    } finally {
+      releaser?.close();
+      workers?.close();
+      await observer?.stop().catch(() => undefined);
+    }
+    if (c.cycles === 1 || (await expiredLeases(setup.admin, keys)) === 0) break;
+  }
+
+  return {
+    wallMs,
+    commands,
+    sweeps,
+    cutShort,
+    noscriptFallbacks,
+    tally,
+    windows,
+    faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
+    executions,
+    callsInDoubt: plan?.callsInDoubt ?? false,
+    retries,
+    strayIds,
+    latencies,
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * A sweeper in a Node process of its own: connects by itself, builds its strategy, reports ready,
+ * waits for the release, sweeps, and sends back its record. The parent owns the run: Ctrl-C is
+ * the parent's to handle (it stops this process), and a parent that goes away ends this one.
+ */
+import type { Redis } from 'ioredis';
+import { connect } from '../server/connection.js';
+import { EmqError, ExitCode, describeServerError } from '../errors.js';
+import { queueKeys } from '../queue/keys.js';
+import { measureServerClock } from '../server/clock.js';
+import { sweepUntilDone } from './sweeper-life.js';
+import { STRATEGIES } from '../sweepers/strategies.js';
+import type { Sweeper } from '../sweepers/sweeper.js';
+import { DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './process-protocol.js';
+
+const send = (message: FromWorker): Promise<void> =>
+  new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send(message, undefined, {}, () => resolve());
+  });
+
+const stop = new AbortController();
+let redis: Redis | undefined;
+let setup: WorkerSetup | undefined;
+let sweeper: Sweeper | undefined;
+
+process.on('SIGINT', () => {});
+process.on('disconnect', () => {
+  stop.abort();
+  redis?.disconnect();
+  process.exit(0);
+});
+
+async function fail(err: unknown): Promise<void> {
+  const error = err instanceof EmqError ? err : describeServerError(err, setup?.display ?? 'the server');
+  await send({ type: 'failed', message: error.message, exitCode: error.exitCode ?? ExitCode.server });
+  redis?.disconnect();
+  process.disconnect?.();
+}
+
+async function prepare(message: WorkerSetup): Promise<void> {
+  setup = message;
+  // The channel uses advanced serialization, so the TLS Buffers arrive as Buffers.
+  redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: message.tls } : {}) });
+  const clock = await measureServerClock(redis);
+  sweeper = STRATEGIES[message.mode].build({
+    redis,
+    keys: queueKeys(message.queue),
+    clock,
+    batch: message.batch,
+    maxStalled: message.maxStalled,
+    probeDelayMs: message.probeDelayMs,
+    signal: stop.signal,
+    pending: message.pending,
+    ...(message.userScript !== undefined ? { userScript: message.userScript } : {}),
+    ...(message.functionName !== undefined ? { functionName: message.functionName } : {}),
+  });
+  await send({ type: 'ready' });
+}
+
+async function sweep(): Promise<void> {
+  if (!setup || !sweeper || !redis) throw new Error('released before setup');
+  const outcome = await sweepUntilDone(sweeper, setup.maxSweeps, setup.cadence, stop.signal);
+  const moves = [...sweeper.record];
+  await send({
+    type: 'done',
+    ids: Int32Array.from(moves, (m) => m.id),
+    destinations: Uint8Array.from(moves, (m) => DESTINATION_CODES.indexOf(m.destination)),
+    commands: sweeper.commands,
+    retries: sweeper.retries ?? 0,
+    strayIds: sweeper.strayIds ?? 0,
+    sweeps: outcome.sweeps,
+    cutShort: outcome.cutShort,
+  });
+  await redis.quit().catch(() => redis?.disconnect());
+  process.disconnect?.();
+}
+
+process.on('message', (message: ToWorker) => {
+  const work = message.type === 'setup' ? prepare(message) : sweep();
+  work.catch(fail);
+});

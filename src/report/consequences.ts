@@ -1,0 +1,52 @@
+/**
+ * The report's part for faults, workers, cycles and the observer: which runs they apply to, the
+ * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
+ * table columns sit with the others in report.ts.
+ */
+import type { RunResult } from '../model.js';
+
+export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
+export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
+export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
+export const observed = (r: RunResult): boolean => r.samples !== undefined;
+
+/** JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
+export function consequenceFields(run: RunResult): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    cycles: run.consequences.cycles,
+    unacknowledgedMoves: run.unacknowledgedMoves,
+    deadLetterEscapes: run.deadLetterEscapes,
+    noscriptFallbacks: run.noscriptFallbacks,
+  };
+  if (hasFaults(run)) {
+    const counts = run.faultCounts;
+    Object.assign(fields, {
+      faults: run.consequences.faults,
+      faultNotes: run.consequences.notes,
+      crashes: counts?.crashes ?? 0,
+      lostReplies: counts?.lostReplies ?? 0,
+      reconnects: counts?.reconnects ?? 0,
+      scriptFlushes: counts?.scriptFlushes ?? 0,
+      clientKills: counts?.clientKills ?? 0,
+    });
+  }
+  if (hasWorkers(run)) Object.assign(fields, { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions });
+  if (observed(run)) Object.assign(fields, { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth });
+  return fields;
+}
+
+/** What the faults did to one run, and why a requested fault was left out, in plain words. */
+export function consequenceLines(run: RunResult): string[] {
+  const lines: string[] = [];
+  const counts = run.faultCounts;
+  if (counts) {
+    const parts: string[] = [];
+    if (run.consequences.faults.includes('sweeper-crash')) parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
+    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${counts.scriptFlushes} times (${run.noscriptFallbacks} NOSCRIPT fallbacks to EVAL)`);
+    if (run.consequences.faults.includes('client-kill')) parts.push(`${counts.clientKills} sweeper connections were killed (${counts.reconnects} reconnects, ${counts.lostReplies} replies lost)`);
+    const unacked = run.unacknowledgedMoves > 0 ? `; ${run.unacknowledgedMoves} ${run.unacknowledgedMoves === 1 ? 'move' : 'moves'} ran without their reply reaching the sweeper (reconciled from the server, not anomalies)` : '';
+    lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
+  }
+  for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
+  return lines;
+}

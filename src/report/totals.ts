@@ -1,0 +1,76 @@
+/**
+ * One summed row per mode (per mode and trial, with --trials) when several queues ran at once:
+ * counts and jobs add up (observer samples, worker executions and fault counts too, so that a
+ * summed anomaly sits beside the sums it came from); the settings are the first queue's; the
+ * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
+ * latencies are the worst queue's, since percentiles of separate runs do not add.
+ */
+import { ANOMALIES, jobsPerSec, type RunResult } from '../model.js';
+
+const SUMMED = [
+  'jobs',
+  'sweepers',
+  'recoveries',
+  ...ANOMALIES,
+  'jobsRecoveredMoreThanOnce',
+  'unacknowledgedMoves',
+  'roundTrips',
+  'sweeps',
+  'retries',
+  'noscriptFallbacks',
+  'live',
+] as const satisfies readonly (keyof RunResult)[];
+
+/** Counts present only with some flags (--observe, --workers): summed where present. */
+const SUMMED_IF_PRESENT = ['samples', 'executions'] as const satisfies readonly (keyof RunResult)[];
+
+const WORST = ['callMsP50', 'callMsP99', 'callMsMax', 'serverCallMsP99'] as const satisfies readonly (keyof RunResult)[];
+
+function sumIfPresent(values: readonly (number | undefined)[]): number | undefined {
+  const known = values.filter((v): v is number => v !== undefined);
+  return known.length > 0 ? known.reduce((sum, v) => sum + v, 0) : undefined;
+}
+
+/** What the faults did, field by field over the queues that had any. */
+function sumFaultCounts(counts: readonly RunResult['faultCounts'][]): RunResult['faultCounts'] {
+  const known = counts.filter((c): c is NonNullable<RunResult['faultCounts']> => c !== undefined);
+  const first = known[0];
+  if (!first) return undefined;
+  const keys = Object.keys(first) as (keyof typeof first)[];
+  return Object.fromEntries(keys.map((key) => [key, known.reduce((sum, c) => sum + c[key], 0)])) as unknown as RunResult['faultCounts'];
+}
+
+function worst(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
+/** The totals row of every mode (and trial) present in `runs`, in order of first appearance. */
+export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
+  const groups = new Map<string, RunResult[]>();
+  for (const run of runs) {
+    const key = `${run.mode}\u0000${run.trial}`;
+    const group = groups.get(key);
+    if (group) group.push(run);
+    else groups.set(key, [run]);
+  }
+  return [...groups.values()].map((group) => {
+    const first = group[0] as RunResult;
+    const sums = Object.fromEntries(SUMMED.map((field) => [field, group.reduce((sum, run) => sum + run[field], 0)]));
+    const present = Object.fromEntries(SUMMED_IF_PRESENT.map((field) => [field, sumIfPresent(group.map((run) => run[field]))]));
+    const worsts = Object.fromEntries(WORST.map((field) => [field, worst(group.map((run) => run[field]))]));
+    const wallMs = Math.max(...group.map((run) => run.wallMs));
+    return {
+      ...first,
+      ...sums,
+      ...present,
+      faultCounts: sumFaultCounts(group.map((run) => run.faultCounts)),
+      ...worsts,
+      queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,
+      node: [...new Set(group.map((run) => run.node).filter((n): n is string => n !== undefined))].join(','),
+      wallMs,
+      jobsPerSec: jobsPerSec(sums.jobs ?? 0, wallMs),
+      cutShort: group.some((run) => run.cutShort),
+    } as RunResult;
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * The --trials table: one row per mode with its reproduction rate and the min / median / max of
+ * every anomaly count and of jobs/s, then one plain line per mode.
+ */
+import { Chalk } from 'chalk';
+import Table from 'cli-table3';
+import type { Spread, TrialSummary } from '../audit/trials.js';
+import { ANOMALIES } from '../model.js';
+
+const HEADS: Record<(typeof ANOMALIES)[number], string> = {
+  doubleRecoveries: 'double\nrecoveries',
+  duplicatePending: 'duplicate\npending',
+  lostIncrements: 'lost\nincrements',
+  extraIncrements: 'extra\nincrements',
+  lostJobs: 'lost\njobs',
+  misplaced: 'misplaced',
+  unreclaimed: 'unreclaimed',
+  stolenLeases: 'stolen\nleases',
+  misreported: 'mis-\nreported',
+  doubleExecutions: 'double\nexecutions',
+  deadLetterEscapes: 'dead-letter\nescapes',
+  windowInNeither: 'window in\nneither',
+  windowInBoth: 'window in\nboth',
+};
+
+/** Always shown; the other anomaly columns only where some trial counted one. */
+const CORE: readonly string[] = ['doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs', 'misplaced', 'unreclaimed'];
+
+export function formatSpread(s: Spread): string {
+  const n = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+  return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
+}
+
+export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' | 'reproductionRate'>): string {
+  return `${summary.reproduced}/${summary.trials} (${Math.round(summary.reproductionRate * 100)}%)`;
+}
+
+export function renderTrialsTable(summaries: readonly TrialSummary[], color: boolean): string {
+  const paint = new Chalk({ level: color ? 1 : 0 });
+  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => s[name].max > 0));
+  const table = new Table({
+    head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => HEADS[name]), 'jobs/s'],
+    style: { head: [], border: [] },
+  });
+  for (const s of summaries) {
+    table.push([
+      s.mode,
+      String(s.trials),
+      s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)),
+      ...anomalies.map((name) => (s[name].max === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])))),
+      formatSpread(s.jobsPerSec),
+    ]);
+  }
+  const lines = summaries.map((s) =>
+    s.reproduced === 0
+      ? `${s.mode}: clean in all ${s.trials} trial${s.trials === 1 ? '' : 's'}.`
+      : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
+  );
+  return ['min / median / max per trial', table.toString(), ...lines].join('\n');
+}
+
+function describeWorst(s: TrialSummary): string {
+  const shown = ANOMALIES.filter((name) => s[name].max > 0).map((name) => `${HEADS[name].replace(/-\n/g, '').replace(/\n/g, ' ')} median ${formatSpread(s[name]).split(' / ')[1]}, max ${s[name].max}`);
+  return shown.length > 0 ? `; ${shown.join('; ')}` : '';
+}

@@ -1,0 +1,115 @@
+/**
+ * `--embedded-cluster N`: a private N-primary cluster on loopback, from the same redis-server (or
+ * valkey-server) binary as the embedded server, joined with `redis-cli --cluster create` (or
+ * valkey-cli for valkey-server, where installed), and torn down on every way out. Ports are picked
+ * below 55000 because every node also binds its port + 10000 for the cluster bus.
+ */
+import { execFile } from 'node:child_process';
+import { basename } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { connect, parseServerUrl } from '../connection.js';
+import { findServerBinary, probePort, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
+import { serverError } from '../../errors.js';
+
+const run = promisify(execFile);
+
+/** Cluster bus port = client port + this. */
+export const BUS_OFFSET = 10_000;
+/** Highest client port: its bus port must stay a valid port, clear of the usual ephemeral range's top. */
+export const MAX_PORT = 54_999;
+const MIN_PORT = 20_000;
+
+export interface EmbeddedCluster extends EmbeddedServer {
+  readonly nodes: readonly EmbeddedServer[];
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return probePort(port).then(() => true, () => false);
+}
+
+/** A random port in MIN_PORT..MAX_PORT whose bus port is free too, not in `taken`. */
+export async function clusterPort(taken: ReadonlySet<number>): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = MIN_PORT + Math.floor(Math.random() * (MAX_PORT - MIN_PORT + 1));
+    if (taken.has(port) || taken.has(port + BUS_OFFSET)) continue;
+    if ((await portIsFree(port)) && (await portIsFree(port + BUS_OFFSET))) return port;
+  }
+  throw serverError('could not find free loopback ports for the embedded cluster');
+}
+
+/** valkey-cli beside valkey-server where installed; redis-cli otherwise (it speaks to both). */
+export function clusterCli(serverBin: string): string {
+  const preferred = basename(serverBin).includes('valkey') ? ['valkey-cli', 'redis-cli'] : ['redis-cli', 'valkey-cli'];
+  for (const name of preferred) {
+    const found = which(name);
+    if (found) return found;
+  }
+  throw serverError('--embedded-cluster needs redis-cli or valkey-cli on PATH to join the nodes');
+}
+
+async function waitForClusterOk(nodes: readonly EmbeddedServer[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (const node of nodes) {
+    const redis = await connect(parseServerUrl(node.url));
+    try {
+      for (;;) {
+        const info = String(await redis.call('CLUSTER', 'INFO'));
+        if (/cluster_state:ok/.test(info) && /cluster_slots_assigned:16384/.test(info)) break;
+        if (Date.now() > deadline) throw serverError(`the embedded cluster did not become ready (node ${node.port}: ${info.split(/\r?\n/)[0]})`);
+        await sleep(100);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  }
+}
+
+export async function startEmbeddedCluster(primaries: number, serverBin?: string): Promise<EmbeddedCluster> {
+  const bin = findServerBinary(serverBin);
+  const cli = clusterCli(bin);
+  const nodes: EmbeddedServer[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(nodes.map((node) => node.stop()));
+  };
+  try {
+    const taken = new Set<number>();
+    for (let i = 0; i < primaries; i++) {
+      const port = await clusterPort(taken);
+      taken.add(port).add(port + BUS_OFFSET);
+      nodes.push(
+        await startEmbeddedServer({
+          bin,
+          port,
+          extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
+        }),
+      );
+    }
+    const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+    try {
+      await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 });
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; message: string };
+      const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] ?? e.message;
+      throw serverError(`could not join the embedded cluster with ${basename(cli)}: ${said}`);
+    }
+    await waitForClusterOk(nodes);
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const first = nodes[0];
+  // Only for the type checker: with fewer than 3 nodes `--cluster create` has already failed above.
+  if (!first) throw new Error('startEmbeddedCluster: no node was started');
+  return {
+    nodes,
+    url: first.url,
+    port: first.port,
+    pid: first.pid,
+    bin,
+    stop: stopAll,
+    detach() {
+      for (const node of nodes) node.detach();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Which primary owns which slot, learned through ioredis' Cluster client from the --url node, and
+ * a plain connection target for each primary. A queue's keys share one slot, so every command of
+ * a queue (the claim, the SCAN, seeding, the sweeps, the audit, cleanup) goes straight to the
+ * primary owning that slot, where a script may touch all of the queue's keys.
+ */
+import { Cluster, type Redis } from 'ioredis';
+import { parseServerUrl, tlsOptions, type ServerTarget } from '../connection.js';
+import { describeServerError } from '../../errors.js';
+import { SLOTS } from './slot.js';
+
+export interface Topology {
+  /** Primaries as `host:port`, in a stable order. */
+  readonly primaries: readonly string[];
+  /** The primary (`host:port`) owning a slot, if any. */
+  ownerOf(slot: number): string | undefined;
+  /** A URL target for a primary, with the --url's credentials and TLS. */
+  targetOf(node: string): ServerTarget;
+}
+
+/** `INFO cluster` says cluster_enabled:1 on a cluster node. */
+export function isClusterInfo(info: string): boolean {
+  return /^cluster_enabled:1\s*$/m.test(info);
+}
+
+export async function isClusterNode(redis: Redis): Promise<boolean> {
+  return isClusterInfo(await redis.info('cluster'));
+}
+
+/** The --url with its host and port replaced by a node's; user, password and scheme stay. */
+export function nodeUrl(seedUrl: string, node: string): string {
+  const url = new URL(seedUrl);
+  const at = node.lastIndexOf(':');
+  url.hostname = node.slice(0, at);
+  url.port = node.slice(at + 1);
+  url.pathname = '';
+  return url.toString();
+}
+
+/** A slot → primary table from ioredis' slot cache (slot → [primary, replicas…]). */
+export function topologyFromSlots(slots: readonly (readonly string[] | undefined)[], seed: ServerTarget): Topology {
+  const owners: (string | undefined)[] = [];
+  const primaries = new Set<string>();
+  for (let slot = 0; slot < SLOTS; slot++) {
+    const owner = slots[slot]?.[0];
+    owners.push(owner);
+    if (owner) primaries.add(owner);
+  }
+  return {
+    primaries: [...primaries].sort(),
+    ownerOf: (slot) => owners[slot],
+    targetOf: (node) => ({ ...parseServerUrl(nodeUrl(seed.url, node)), ...(seed.tls ? { tls: seed.tls } : {}) }),
+  };
+}
+
+export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
+  const url = new URL(seed.url);
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    clusterRetryStrategy: () => null,
+    slotsRefreshTimeout: 5000,
+    redisOptions: {
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...(url.protocol === 'rediss:' ? { tls: tlsOptions(seed) } : {}),
+      connectTimeout: 5000,
+      maxRetriesPerRequest: 0,
+    },
+  });
+  cluster.on('error', () => {});
+  try {
+    await cluster.connect();
+    const topology = topologyFromSlots(cluster.slots, seed);
+    if (topology.primaries.length === 0) throw new Error('the cluster reports no slots: is it fully set up (CLUSTER INFO cluster_state:ok)?');
+    return topology;
+  } catch (err) {
+    throw describeServerError(err, seed.display);
+  } finally {
+    cluster.disconnect();
+  }
+}

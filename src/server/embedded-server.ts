@@ -1,0 +1,203 @@
+/**
+ * The embedded default: a private redis-server (or valkey-server) on a free loopback port, with
+ * no persistence, in a process group of its own so that the terminal's Ctrl-C reaches the tool
+ * (which cleans up and stops it) rather than killing the server mid-run.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { serverError, usageError } from '../errors.js';
+
+export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
+
+export interface EmbeddedServer {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly bin: string;
+  /** Stops the server and removes its working folder. Safe to call twice. */
+  stop(): Promise<void>;
+  /** Leaves the server running after the tool exits (for --keep). */
+  detach(): void;
+}
+
+/**
+ * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
+ * cluster (whose first node stands for it), every other node too.
+ */
+export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
+  const stop = (s: EmbeddedServer): string => `stop it with: redis-cli -p ${s.port} shutdown nosave (or kill ${s.pid})`;
+  return [
+    `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
+    ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
+  ];
+}
+
+/** Looks a program up on PATH the way a shell would. */
+export function which(name: string, path = process.env.PATH ?? ''): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      if (statSync(candidate).isFile()) {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      }
+    } catch {
+      // not here; try the next folder
+    }
+  }
+  return undefined;
+}
+
+/** --server-bin if given (checked to be a Redis or Valkey server), else redis-server, else valkey-server. */
+export function findServerBinary(explicit?: string): string {
+  if (explicit !== undefined) {
+    const resolved = explicit.includes('/') ? explicit : which(explicit);
+    if (!resolved) throw usageError(`--server-bin: ${JSON.stringify(explicit)} was not found on PATH`);
+    if (!existsSync(resolved)) throw usageError(`--server-bin: ${JSON.stringify(explicit)} does not exist`);
+    let version: string;
+    try {
+      accessSync(resolved, constants.X_OK);
+      const out = spawnSync(resolved, ['--version'], { encoding: 'utf8', timeout: 5000 });
+      version = `${out.stdout ?? ''}`;
+    } catch {
+      throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);
+    }
+    if (!/^(Redis|Valkey) server v=/m.test(version)) {
+      throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not a redis-server or valkey-server binary`);
+    }
+    return resolved;
+  }
+  for (const name of SERVER_BINARIES) {
+    const found = which(name);
+    if (found) return found;
+  }
+  throw serverError(
+    'no redis-server or valkey-server found on PATH: install one (Debian: apt-get install redis-server, or run scripts/install-servers.sh) or pass --url redis://host:port',
+  );
+}
+
+export async function freePort(): Promise<number> {
+  return probePort(0);
+}
+
+/**
+ * Binds `port` on loopback (0: any free one) and lets it go: the port bound, or a rejection when it
+ * is taken. Shared with the embedded cluster, which needs particular ports free.
+ */
+export function probePort(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(port, '127.0.0.1', () => {
+      const address = probe.address();
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(bound));
+    });
+  });
+}
+
+export interface StartOptions {
+  readonly bin?: string;
+  /** Extra server arguments (`--name value` pairs), for tests that need a special server. */
+  readonly extraArgs?: readonly string[];
+  /** A fixed port (one attempt) instead of a free one picked here. */
+  readonly port?: number;
+}
+
+export async function startEmbeddedServer(options: StartOptions = {}): Promise<EmbeddedServer> {
+  const bin = findServerBinary(options.bin);
+  let lastError = '';
+  // A free port can be taken between the probe and the server's bind: try a few.
+  for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
+    const port = options.port ?? (await freePort());
+    const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
+    const child = spawn(
+      bin,
+      [
+        '--port', String(port),
+        '--bind', '127.0.0.1',
+        '--save', '',
+        '--appendonly', 'no',
+        '--dir', dir,
+        '--daemonize', 'no',
+        '--logfile', '',
+        ...(options.extraArgs ?? []),
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    child.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    const ready = await waitUntilReady(child, () => output);
+    if (ready) return embedded(child, bin, port, dir);
+    lastError = output.trim().split('\n').slice(-1)[0] ?? 'exited';
+    await stopChild(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  throw serverError(`could not start ${bin}: ${lastError}`);
+}
+
+async function waitUntilReady(child: ChildProcess, output: () => string): Promise<boolean> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) return false;
+    if (/Ready to accept connections/i.test(output())) return true;
+    await sleep(20);
+  }
+  return false;
+}
+
+function embedded(child: ChildProcess, bin: string, port: number, dir: string): EmbeddedServer {
+  const pid = child.pid ?? 0;
+  let stopped = false;
+  // The last line of defence: whatever way the tool exits, its private server goes with it.
+  const onExit = (): void => {
+    if (!stopped) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  process.on('exit', onExit);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pid,
+    bin,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      process.off('exit', onExit);
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    detach() {
+      stopped = true;
+      process.off('exit', onExit);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      child.unref();
+    },
+  };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  // Unref'd: once the server is gone this timer must not keep the tool alive for its 5 s.
+  const killed = await Promise.race([exited.then(() => true), sleep(5000, undefined, { ref: false }).then(() => false)]);
+  if (!killed) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The server a command runs against: --url, else REDIS_URL, else the embedded default, with one
+ * admin connection for seeding, claiming, auditing and cleanup.
+ */
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
+import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { usageError } from '../errors.js';
+import { tlsSettings, type TlsFlags } from './tls.js';
+
+export interface ServerChoice {
+  readonly url?: string;
+  readonly serverBin?: string;
+  readonly tls?: TlsFlags;
+}
+
+export interface Session {
+  readonly target: ServerTarget;
+  readonly admin: Redis;
+  readonly info: ServerInfo;
+  readonly embedded: EmbeddedServer | undefined;
+}
+
+/** Where to connect, or undefined for the embedded default. Checked before anything starts. */
+export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
+  const url = choice.url ?? (env.REDIS_URL ? env.REDIS_URL : undefined);
+  if (url === undefined) {
+    tlsSettings('redis:', choice.tls ?? {});
+    return undefined;
+  }
+  if (choice.serverBin !== undefined) {
+    throw usageError('--server-bin: only for the embedded server; it cannot be combined with --url or REDIS_URL');
+  }
+  const target = parseServerUrl(url);
+  const tls = tlsSettings(url, choice.tls ?? {});
+  return { ...target, ...(tls ? { tls } : {}) };
+}
+
+export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
+  let target = chooseTarget(choice, env);
+  let embedded: EmbeddedServer | undefined;
+  if (target === undefined) {
+    embedded = await startEmbeddedServer(choice.serverBin !== undefined ? { bin: choice.serverBin } : {});
+    target = parseServerUrl(embedded.url);
+  }
+  return sessionFor(target, embedded);
+}
+
+/**
+ * The session on `target`, for a single server and an embedded cluster alike. A server started for
+ * it is stopped when the session cannot be opened: nothing else would stop it.
+ */
+export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+  try {
+    const admin = await connect(target);
+    const info = await readServerInfo(admin, target);
+    return { target, admin, info, embedded };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+/** Closes the admin connection, then stops the embedded server unless it is to be kept. */
+export async function closeSession(session: Session, keepServer: boolean): Promise<void> {
+  await session.admin.quit().catch(() => session.admin.disconnect());
+  if (!session.embedded) return;
+  if (keepServer) session.embedded.detach();
+  else await session.embedded.stop();
+}

@@ -1,0 +1,59 @@
+/**
+ * TLS for rediss:// servers: the flags, their checks, and the Node TLS options they become.
+ * Certificate checks stay on unless --tls-insecure says otherwise, explicitly.
+ */
+import { Option, type Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { usageError } from '../errors.js';
+
+export interface TlsFlags {
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsInsecure?: boolean;
+}
+
+export interface TlsSettings {
+  readonly ca?: Buffer;
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+  readonly rejectUnauthorized: boolean;
+}
+
+export function addTlsOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--tls-ca <file>', 'rediss:// only: PEM file of the CA that signed the server certificate (default: the system CAs)'))
+    .addOption(new Option('--tls-cert <file>', 'rediss:// only: PEM client certificate, for servers that require one (with --tls-key)'))
+    .addOption(new Option('--tls-key <file>', 'rediss:// only: PEM private key of --tls-cert'))
+    .addOption(new Option('--tls-insecure', 'rediss:// only: do not verify the server certificate (explicit opt-in; encrypts but trusts anyone)'));
+}
+
+function readPem(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+    throw usageError(`${flag}: ${JSON.stringify(file)}: ${why}`);
+  }
+}
+
+/** The TLS settings for `url`, or undefined for a plain connection; usage errors for misplaced flags. */
+export function tlsSettings(url: string, flags: TlsFlags): TlsSettings | undefined {
+  const given = (['tlsCa', 'tlsCert', 'tlsKey', 'tlsInsecure'] as const).filter((name) => flags[name] !== undefined && flags[name] !== false);
+  const secure = url.startsWith('rediss:');
+  if (!secure) {
+    const first = given[0];
+    if (first) throw usageError(`--${first.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: only applies to a rediss:// --url`);
+    return undefined;
+  }
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
+    throw usageError(flags.tlsCert === undefined ? '--tls-key: needs --tls-cert as well' : '--tls-cert: needs --tls-key as well');
+  }
+  return {
+    ...(flags.tlsCa !== undefined ? { ca: readPem('--tls-ca', flags.tlsCa) } : {}),
+    ...(flags.tlsCert !== undefined ? { cert: readPem('--tls-cert', flags.tlsCert) } : {}),
+    ...(flags.tlsKey !== undefined ? { key: readPem('--tls-key', flags.tlsKey) } : {}),
+    rejectUnauthorized: flags.tlsInsecure !== true,
+  };
+}

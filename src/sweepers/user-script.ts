@@ -1,0 +1,32 @@
+/**
+ * The script mode's input: the user's sweep script, read from its file and loaded into the
+ * server's script cache before anything is seeded, so a script that does not compile stops the
+ * run with the server's own message and nothing written.
+ */
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { describeServerError, usageError } from '../errors.js';
+
+export function readUserScript(path: string): string {
+  let source: string;
+  try {
+    source = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw usageError(`--script: cannot read ${JSON.stringify(path)}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a folder' : code ? ` (${code})` : ''}`);
+  }
+  if (source.trim() === '') throw usageError(`--script: ${JSON.stringify(path)} is empty`);
+  return source;
+}
+
+/** SCRIPT LOAD: the server compiles the script; a compile error is the user's input, so a usage error. */
+export async function loadUserScript(redis: Redis, source: string, path: string, where: string): Promise<string> {
+  try {
+    return (await redis.script('LOAD', source)) as string;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'ReplyError' && /compil/i.test(err.message)) {
+      throw usageError(`--script ${path}: the server could not compile it: ${err.message.replace(/^ERR\s+/, '').split('\n')[0]}`);
+    }
+    throw describeServerError(err, where);
+  }
+}
