@@ -2,8 +2,9 @@
  * The program's words, shared by every layer: the modes and pending kinds, the limits of a run's
  * parameters, what a run is asked to do (RaceOptions for a command, ModeRun for one mode on one
  * queue) and what it found (RunResult), the consequences a run may add, and the Io seam every
- * output goes through. Types and constants only (and one line of arithmetic): this module imports
- * nothing of the tool's, so any folder may import it without making a circle.
+ * output goes through. Types and constants only (and two bits of arithmetic: a rate and a
+ * percentile): this module imports nothing of the tool's, so any folder may import it without
+ * making a circle.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -277,4 +278,14 @@ export interface Io {
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
 export function jobsPerSec(jobs: number, ms: number): number {
   return Math.round(jobs / (Math.max(ms, 0.001) / 1000));
+}
+
+/**
+ * The nearest-rank percentile (p in 0..100) of values already sorted ascending: the smallest value
+ * with at least p% of all values at or below it. NaN for no values.
+ */
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }

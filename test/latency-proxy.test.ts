@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../src/connection.js';
+import { connect, parseServerUrl } from '../src/server/connection.js';
 import { measureRoundTrip, startLatencyProxy, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
 import { forEachServer } from './helpers/servers.js';
 

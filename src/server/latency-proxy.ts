@@ -13,7 +13,7 @@
 import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { percentileOfSorted } from '../call-latency.js';
+import { percentileOfSorted } from '../model.js';
 
 export interface LatencyProxyOptions {
   readonly targetHost: string;
