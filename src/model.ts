@@ -32,6 +32,9 @@ export const LIMITS = {
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed.
+  latency: { min: 0, max: 10_000, default: 0 },
+  latencyJitter: { min: 0, max: 10_000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
@@ -82,6 +85,14 @@ export interface RaceOptions {
   readonly processes?: boolean;
   readonly csv?: boolean;
   readonly trials?: number;
+  /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
+  readonly latency?: LatencyAsked | undefined;
+}
+
+/** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
+export interface LatencyAsked {
+  readonly delayMs: number;
+  readonly jitterMs: number;
 }
 
 /** The default number of live leases: a tenth of the expired ones, rounded down. */

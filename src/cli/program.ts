@@ -10,11 +10,11 @@ import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { addExplainCommand } from './explain-command.js';
 import { watchInterrupts } from '../interrupt.js';
-import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { checkRaceOptions, intFlag, jobsForMode, latencyAsked, msFlag, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { renderTable, reportJson, type RaceReport } from '../report/report.js';
+import { latencyLine, renderTable, reportJson, type RaceReport } from '../report/report.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
@@ -26,6 +26,7 @@ import { summarizeTrials } from '../audit/trials.js';
 import { renderTrialsTable } from '../report/trials-table.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { proxyTarget, startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
 
 export const EXIT_CODES_HELP = `
@@ -70,6 +71,8 @@ interface MainFlags extends TlsFlags {
   processes: boolean;
   csv: boolean;
   trials?: number;
+  latency?: number;
+  latencyJitter?: number;
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
@@ -129,6 +132,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
     .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
     .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency)))
+    .addOption(new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter)))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
@@ -190,6 +195,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     processes: flags.processes,
     csv: flags.csv,
     trials: flags.trials,
+    latency: latencyAsked(flags),
   };
   checkRaceOptions(options);
   // Read before any server starts: a missing file is a usage error with nothing begun.
@@ -199,6 +205,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
+  if (options.latency && target) proxyTarget(target.url);
 
   const interrupts = watchInterrupts();
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
@@ -207,6 +214,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     throw err;
   });
   let interrupted = false;
+  let proxy: RaceProxy | undefined;
   try {
     // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
     if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
@@ -221,13 +229,19 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       ...(board ? { progress: board } : {}),
     });
     const topology = await clusterTopology(session, flags.cluster);
+    if (topology && options.latency) {
+      throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+    }
+    // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
+    if (options.latency) proxy = await startRaceProxy(session.target, options.latency);
+    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
     const perQueue = topology !== undefined || flags.queues > 1;
     const progress = io.stderrIsTty && !options.csv;
-    const planned = await runPlan(session, options, modes, userScript, interrupts, {
+    const planned = await runPlan(raced, options, modes, userScript, interrupts, {
       adjust,
       ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
       // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, interrupts) } : {}),
     });
     if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
     const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
@@ -235,6 +249,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const totals = perQueue ? totalsPerMode(runs) : undefined;
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
+      ...(proxy ? { latency: proxy.latency } : {}),
       runs,
       ...(totals ? { totals } : {}),
       ...(topology ? { primaries: topology.primaries } : {}),
@@ -245,7 +260,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) {
       const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-      io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
+      const latency = report.latency ? `${latencyLine(report.latency)}\n` : '';
+      io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${latency}${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
     }
     else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
     if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
@@ -255,6 +271,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     interrupted = interrupts.signal.aborted;
     throw err;
   } finally {
+    await proxy?.close();
     await closeSession(session, options.keep && !interrupted);
     interrupts.dispose();
   }

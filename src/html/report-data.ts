@@ -4,6 +4,7 @@
  */
 import type { Reply } from '../explain/wire.js';
 import { ANOMALIES } from '../model.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 
 export interface ServerJson {
   readonly kind: string;
@@ -66,6 +67,8 @@ export interface TrialSummaryJson {
 
 export interface RaceReportJson {
   readonly server: ServerJson;
+  /** With --latency: asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];

@@ -28,9 +28,13 @@ import { readSnapshot } from '../audit/snapshot.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { NO_CONSEQUENCES, BACK_TO_BACK, jobsPerSec, type ModeRun, type RunResult } from '../model.js';
 
-/** A mode's run on `session`'s server: it needs only the admin connection and the target. */
-export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+/**
+ * A mode's run on `session`'s server: it needs only the admin connection and the target, and the
+ * race's own target when its connections take another way (the latency proxy).
+ */
+export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceTarget'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
+  const raceTarget = session.raceTarget ?? target;
   const keys = queueKeys(run.queue);
   const runId = newRunId();
   const signal = interrupts.signal;
@@ -67,7 +71,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
-        const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
+        const redis = await connect(raceTarget, { reconnect: consequences.faults.includes('client-kill') });
         sweeperConnections.push(redis);
       }
     }
@@ -80,7 +84,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
       : undefined;
     const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
     const result = await raceRounds({
-      target,
+      target: raceTarget,
       admin,
       connections: sweeperConnections,
       factory: STRATEGIES[run.mode].build,
@@ -102,7 +106,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
             runOnce: () =>
               raceInProcesses({
                 sweepers: run.sweepers,
-                setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+                setup: { url: raceTarget.url, display: raceTarget.display, ...(raceTarget.tls ? { tls: raceTarget.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
                 signal,
               }),
           }

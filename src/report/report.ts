@@ -5,6 +5,7 @@
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { ServerInfo } from '../server/connection.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import type { TrialSummary } from '../audit/trials.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
@@ -22,12 +23,16 @@ export interface RaceReport {
   readonly totals?: readonly RunResult[];
   /** The cluster's primaries (`host:port`), when the server is a cluster. */
   readonly primaries?: readonly string[];
+  /** With --latency: the round-trip time asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
 }
 
 /** The JSON contract: fields are only ever added, never renamed or removed. */
 export function reportJson(report: RaceReport): object {
   return {
     server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    // Absent without --latency: the race then went to the server directly.
+    ...(report.latency ? { latency: report.latency } : {}),
     runs: report.runs.map(runJson),
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
@@ -143,7 +148,20 @@ export function renderTable(report: RaceReport, color: boolean): string {
   const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
   const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
-  return [`server: ${server}`, ...cluster, table.toString(), ...readouts].join('\n');
+  const latency = report.latency ? [latencyLine(report.latency)] : [];
+  return [`server: ${server}`, ...cluster, ...latency, table.toString(), ...readouts].join('\n');
+}
+
+/** The latency a run raced under, asked for and measured, as the table's header says it. */
+export function latencyLine(latency: LatencyReport): string {
+  return `latency: ${latencyWords(latency)}`;
+}
+
+/** What --latency added, in words: shared by the table's header and the HTML page. */
+export function latencyWords(latency: LatencyReport): string {
+  const jitter = latency.jitterMs > 0 ? ` + up to ${latency.jitterMs} ms jitter` : '';
+  const { median, p99 } = latency.measuredRttMs;
+  return `${latency.requestedMs} ms${jitter} of round trip added to the race's connections; measured median ${median.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latency.pings} PINGs through the proxy; seeding and audit go direct)`;
 }
 
 /** One line in plain words per run, from its own counts. */

@@ -13,7 +13,9 @@
 import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { percentileOfSorted } from '../model.js';
+import { usageError } from '../errors.js';
+import { percentileOfSorted, type LatencyAsked } from '../model.js';
+import { connect, type ServerTarget } from './connection.js';
 
 export interface LatencyProxyOptions {
   readonly targetHost: string;
@@ -241,4 +243,76 @@ export async function measureRoundTrip(redis: Redis, pings: number): Promise<Rou
   times.sort();
   const round = (ms: number): number => Math.round(ms * 100) / 100;
   return { median: round(percentileOfSorted(times, 50)), p99: round(percentileOfSorted(times, 99)) };
+}
+
+/** The latency a run raced under: what was asked for, and the round trip measured through the proxy. */
+export interface LatencyReport {
+  readonly requestedMs: number;
+  readonly jitterMs: number;
+  readonly measuredRttMs: RoundTrip;
+  /** PINGs the measured figures come from. */
+  readonly pings: number;
+}
+
+/** The way to the server for a race's own connections, through a proxy of its own. */
+export interface RaceProxy {
+  /** Stands for the server: the proxy's address, the server's credentials, database and TLS. */
+  readonly target: ServerTarget;
+  readonly latency: LatencyReport;
+  close(): Promise<void>;
+}
+
+/**
+ * PINGs for the measured round trip: about a second's worth, but at least 20 (a p99 needs some)
+ * and at most 200 (enough for a median and a p99 to settle).
+ */
+export function pingsFor(asked: LatencyAsked): number {
+  return Math.min(200, Math.max(20, Math.round(1000 / Math.max(1, asked.delayMs + asked.jitterMs / 2))));
+}
+
+/** The host and port a proxy to `url`'s server connects to; a usage error for a unix socket. */
+export function proxyTarget(url: string): Pick<LatencyProxyOptions, 'targetHost' | 'targetPort'> {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'unix:') throw usageError('--latency: the proxy reaches a server over TCP; use a redis:// or rediss:// --url, not a unix socket');
+  return { targetHost: bareHost(parsed), targetPort: Number(parsed.port || 6379) };
+}
+
+/** A URL keeps an IPv6 host in brackets; a socket and a certificate check want it bare. */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Starts a proxy to `target`'s server with the asked delay and measures the round trip through
+ * it. Only a TCP server can be reached this way: a unix:// socket is a usage error.
+ */
+export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
+  const proxy = await startLatencyProxy({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
+  try {
+    const proxied = throughProxy(target, proxy);
+    const redis = await connect(proxied);
+    try {
+      const pings = pingsFor(asked);
+      const measuredRttMs = await measureRoundTrip(redis, pings);
+      return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings }, close: () => proxy.close() };
+    } finally {
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  } catch (err) {
+    await proxy.close();
+    throw err;
+  }
+}
+
+/** `target` reached through `proxy`: same URL but for host and port, and TLS still checking the server's name. */
+export function throughProxy(target: ServerTarget, proxy: Pick<LatencyProxy, 'host' | 'port'>): ServerTarget {
+  const url = new URL(target.url);
+  const serverName = bareHost(url);
+  url.hostname = proxy.host;
+  url.port = String(proxy.port);
+  return {
+    url: url.toString(),
+    display: target.display,
+    ...(url.protocol === 'rediss:' ? { tls: { ...(target.tls ?? { rejectUnauthorized: true }), serverName } } : {}),
+  };
 }
