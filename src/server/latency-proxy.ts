@@ -8,14 +8,17 @@
  * direction in order (a chunk leaves at max(its arrival + delay, the previous chunk's departure),
  * so jitter never reorders), passes pipelined commands and replies of any size, pauses a sender
  * whose bytes pile up and resumes it on drain, and forwards a half-close or a dropped connection
- * after the same delay as the bytes before it, as a real network would.
+ * after the same delay as the bytes before it, as a real network would. A chunk never leaves
+ * early; a metronome thread (metronome.ts) times the departures to the microsecond, so a delay of
+ * a fraction of a millisecond holds where an event-loop timer would round it up to whole ones.
  */
-import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
+import { createServer, connect as connectTcp, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { connect, type ServerTarget } from './connection.js';
+import { Metronome, monotonicMs } from './metronome.js';
 
 export interface LatencyProxyOptions {
   readonly targetHost: string;
@@ -35,8 +38,9 @@ export interface LatencyProxy {
 }
 
 /**
- * Bytes a direction may hold (waiting out their delay, or in the receiver's write buffer) before
- * its sender is paused: enough for a few large replies in flight, a bound on memory all the same.
+ * Bytes a direction may hold while they wait out their delay before its sender is paused (a full
+ * write buffer on the receiving side pauses it too): room for large replies in flight, a bound on
+ * memory all the same.
  */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
@@ -52,7 +56,8 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
   if (!(options.delayMs >= 0) || !((options.jitterMs ?? 0) >= 0)) throw new RangeError('latency proxy: delay and jitter must be 0 or more');
   const oneWayMs = (): number => (options.delayMs + Math.random() * (options.jitterMs ?? 0)) / 2;
   const sockets = new Set<Socket>();
-  const directions = new Set<Direction>();
+  const departures = new Departures();
+  if (options.delayMs > 0 || (options.jitterMs ?? 0) > 0) await departures.ready();
 
   // allowHalfOpen: a client's FIN must not close the way back before the server's replies crossed.
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
@@ -63,52 +68,94 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
       socket.on('error', () => {});
       socket.once('close', () => sockets.delete(socket));
     }
-    const toServer = new Direction(client, upstream, oneWayMs);
-    const toClient = new Direction(upstream, client, oneWayMs);
-    for (const direction of [toServer, toClient]) {
-      directions.add(direction);
-      direction.source.once('close', () => {
+    const toServer = new Direction(client, upstream, oneWayMs, departures);
+    const toClient = new Direction(upstream, client, oneWayMs, departures);
+    for (const socket of [client, upstream]) {
+      socket.once('close', () => {
         // Once both sockets are gone nothing is left to deliver.
         if (client.destroyed && upstream.destroyed) {
           toServer.stop();
           toClient.stop();
-          directions.delete(toServer);
-          directions.delete(toClient);
         }
       });
     }
   });
 
-  await new Promise<void>((resolve, reject) => {
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       server.off('error', reject);
-      resolve();
+      resolve(server.address() as AddressInfo);
     });
+  }).catch(async (err: unknown) => {
+    await departures.stop();
+    throw err;
   });
-  const address = server.address();
-  if (address === null || typeof address !== 'object') throw new Error('latency proxy: no port after listen');
 
   let closing: Promise<void> | undefined;
   return {
     host: '127.0.0.1',
     port: address.port,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const direction of directions) direction.stop();
-        directions.clear();
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const stopped = departures.stop();
         for (const socket of sockets) socket.destroy();
         sockets.clear();
-      });
+        await Promise.all([closed, stopped]);
+      })();
       return closing;
     },
   };
 }
 
 /**
+ * The departure times of every direction of one proxy, kept by one metronome: it wakes at the
+ * earliest, lets every direction send what is due, and sets the next wake-up.
+ */
+class Departures {
+  private readonly waiting = new Set<Direction>();
+  private readonly metronome = new Metronome(() => this.tick());
+  private stopped = false;
+
+  /** `direction`'s next departure is at `at` (ms, monotonic clock). */
+  wait(direction: Direction, at: number): void {
+    if (this.stopped) return;
+    this.waiting.add(direction);
+    this.metronome.wakeBy(at);
+  }
+
+  /** Resolves once the metronome can keep time. */
+  ready(): Promise<void> {
+    return this.metronome.ready();
+  }
+
+  forget(direction: Direction): void {
+    this.waiting.delete(direction);
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const direction of [...this.waiting]) direction.stop();
+    this.waiting.clear();
+    return this.metronome.stop();
+  }
+
+  private tick(): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (const direction of [...this.waiting]) {
+      const at = direction.departDue();
+      if (at === undefined) this.waiting.delete(direction);
+      else next = Math.min(next, at);
+    }
+    this.metronome.set(next);
+  }
+}
+
+/**
  * One direction of one connection: what `source` sends, delivered to `destination` after its
- * delay, in the order sent. Time is performance.now() (sub-millisecond); a departure is never early.
+ * delay, in the order sent. A departure is never early: only what is due at the clock's reading
+ * leaves, and the metronome wakes for the rest.
  */
 class Direction {
   private readonly queue: Departure[] = [];
@@ -116,16 +163,16 @@ class Direction {
   private head = 0;
   private lastAt = 0;
   private heldBytes = 0;
-  private timer: NodeJS.Timeout | undefined;
   private destinationFull = false;
   private paused = false;
   private ended = false;
   private stopped = false;
 
   constructor(
-    readonly source: Socket,
+    private readonly source: Socket,
     private readonly destination: Socket,
     private readonly oneWayMs: () => number,
+    private readonly departures: Departures,
   ) {
     source.on('data', (bytes: Buffer) => {
       this.heldBytes += bytes.length;
@@ -149,40 +196,14 @@ class Direction {
   /** Drops whatever is still on its way; nothing is sent or scheduled afterwards. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
     this.queue.length = 0;
     this.head = 0;
+    this.departures.forget(this);
   }
 
-  private enqueue(cargo: Cargo): void {
-    if (this.stopped) return;
-    // Never before the previous departure: jitter may lengthen a hop but never reorders bytes.
-    const at = Math.max(performance.now() + this.oneWayMs(), this.lastAt);
-    this.lastAt = at;
-    this.queue.push({ at, cargo });
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.timer !== undefined) return;
-    const next = this.queue[this.head];
-    if (!next) return;
-    const wait = next.at - performance.now();
-    if (wait <= 0) {
-      this.depart();
-      return;
-    }
-    // Timers count whole milliseconds and may fire a little before the mark: depart() checks the
-    // clock and waits again for what is left, so a hop is never shorter than asked.
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.depart();
-    }, Math.ceil(wait));
-  }
-
-  private depart(): void {
-    const now = performance.now();
+  /** Sends what is due; the time of the next departure, or undefined when none is left. */
+  departDue(): number | undefined {
+    const now = monotonicMs();
     for (let next = this.queue[this.head]; next && next.at <= now; next = this.queue[this.head]) {
       this.head++;
       this.deliver(next);
@@ -195,7 +216,19 @@ class Direction {
       this.head = 0;
     }
     this.resumeIfRoom();
-    this.schedule();
+    return this.queue[this.head]?.at;
+  }
+
+  private enqueue(cargo: Cargo): void {
+    if (this.stopped) return;
+    // Never before the previous departure: jitter may lengthen a hop but never reorders bytes.
+    const at = Math.max(monotonicMs() + this.oneWayMs(), this.lastAt);
+    this.lastAt = at;
+    this.queue.push({ at, cargo });
+    // Only a first departure needs a wake-up: later ones are found when the one before leaves.
+    if (this.queue.length - this.head > 1) return;
+    const next = this.departDue();
+    if (next !== undefined) this.departures.wait(this, next);
   }
 
   private deliver(departure: Departure): void {
