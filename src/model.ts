@@ -2,8 +2,9 @@
  * The program's words, shared by every layer: the modes and pending kinds, the limits of a run's
  * parameters, what a run is asked to do (RaceOptions for a command, ModeRun for one mode on one
  * queue) and what it found (RunResult), the consequences a run may add, and the Io seam every
- * output goes through. Types and constants only (and one line of arithmetic): this module imports
- * nothing of the tool's, so any folder may import it without making a circle.
+ * output goes through. Types and constants only (and two bits of arithmetic: a rate and a
+ * percentile): this module imports nothing of the tool's, so any folder may import it without
+ * making a circle.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -31,6 +32,9 @@ export const LIMITS = {
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed.
+  latency: { min: 0, max: 10_000, default: 0 },
+  latencyJitter: { min: 0, max: 10_000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
@@ -101,6 +105,14 @@ export interface RaceOptions {
   readonly processes?: boolean;
   readonly csv?: boolean;
   readonly trials?: number;
+  /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
+  readonly latency?: LatencyAsked | undefined;
+}
+
+/** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
+export interface LatencyAsked {
+  readonly delayMs: number;
+  readonly jitterMs: number;
 }
 
 /** The default number of live leases: a tenth of the expired ones, rounded down. */
@@ -365,4 +377,14 @@ export interface Io {
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
 export function jobsPerSec(jobs: number, ms: number): number {
   return Math.round(jobs / (Math.max(ms, 0.001) / 1000));
+}
+
+/**
+ * The nearest-rank percentile (p in 0..100) of values already sorted ascending: the smallest value
+ * with at least p% of all values at or below it. NaN for no values.
+ */
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }

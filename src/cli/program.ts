@@ -12,14 +12,14 @@ import { watchEvictions } from '../server/eviction-watch.js';
 import { addExplainCommand } from './explain-command.js';
 import { processIo } from './process-io.js';
 import { watchInterrupts, withStop, type Interrupts } from '../interrupt.js';
-import { checkRaceOptions, intFlag, jobsForMode, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { checkRaceOptions, intFlag, jobsForMode, latencyAsked, msFlag, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { parseExpectation } from './expect.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { errorJson, reportJson, type RaceReport } from '../report/json.js';
 import { describeMisses, formatExpectation, judge } from '../report/verdict.js';
-import { renderTable } from '../report/report.js';
+import { latencyLine, renderTable } from '../report/report.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
@@ -32,6 +32,7 @@ import { renderTrialsTable } from '../report/trials-table.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { proxyTarget, startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
 
 export const EXIT_CODES_HELP = `
@@ -79,6 +80,8 @@ export interface MainFlags extends TlsFlags {
   processes: boolean;
   csv: boolean;
   trials?: number;
+  latency?: number;
+  latencyJitter?: number;
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
@@ -131,6 +134,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
     .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
     .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency)))
+    .addOption(new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter)))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
@@ -238,6 +243,7 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     processes: flags.processes,
     csv: flags.csv,
     trials: flags.trials,
+    latency: latencyAsked(flags),
   };
   checkRaceOptions(options);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
@@ -253,6 +259,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
+  if (options.latency && target) proxyTarget(target.url);
 
   const interrupts = watchInterrupts(io.err);
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
@@ -301,19 +308,26 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
     warn: (line: string) => io.err(`emq-race: ${line}\n`),
   });
   const topology = await clusterTopology(session, flags.cluster);
+  if (topology && options.latency) {
+    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+  }
   const perQueue = topology !== undefined || flags.queues > 1;
   const progress = io.stderrIsTty && !options.csv;
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
   const evicted = new AbortController();
   const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
   const runInterrupts = withStop(interrupts, evicted.signal);
+  // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
+  let proxy: RaceProxy | undefined;
   let planned: RunResult[];
   try {
-    planned = await runPlan(session, options, modes, userScript, runInterrupts, {
+    proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
+    planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
       adjust,
       ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
       // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
       // Every step is checked against maxmemory before the first one writes.
       beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
     });
@@ -321,6 +335,8 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
     // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
     const eviction = await watch.stop();
     throw err instanceof InterruptedError ? err : (eviction ?? err);
+  } finally {
+    await proxy?.close();
   }
   // An eviction seen only by the last reading still fails the run: its figures may miss keys.
   const late = await watch.stop();
@@ -331,6 +347,7 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
   const totals = perQueue ? totalsPerMode(runs) : undefined;
   const report: RaceReport = {
     server: { ...session.info, url: session.target.display },
+    ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),
     ...(topology ? { primaries: topology.primaries } : {}),
@@ -347,7 +364,8 @@ function printReport(report: RaceReport, runs: readonly RunResult[], options: Ra
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
+    const latency = report.latency ? `${latencyLine(report.latency)}\n` : '';
+    io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${latency}${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
   } else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
 }
 

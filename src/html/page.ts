@@ -16,6 +16,7 @@ import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
+import { latencyWords } from '../report/report.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -215,6 +216,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
     ...(totals ? [['queues per mode', String(runs.length / totals.length)] as [string, string]] : []),
     ...(report.server.primaries ? [['cluster primaries', report.server.primaries.join(', ')] as [string, string]] : []),
+    ...(report.latency ? [['latency', latencyWords(report.latency)] as [string, string]] : []),
   ];
   const readouts = ctx.readouts && ctx.readouts.length > 0 ? `<ul class="readouts">${ctx.readouts.map((line) => `<li>${esc(line)}</li>`).join('')}</ul>` : '';
   const chartCaption = trials

@@ -5,6 +5,7 @@
 import type { Spread } from '../audit/trials.js';
 import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
 import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 
 /**
  * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
@@ -47,6 +48,8 @@ export interface TrialSummaryJson {
 /** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
 export interface RaceReportJson extends Partial<JsonHeader> {
   readonly server: ServerJson;
+  /** With --latency: asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];

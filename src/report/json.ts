@@ -7,6 +7,7 @@ import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { ServerInfo } from '../server/connection.js';
 import { VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import type { RunMiss, Verdict } from './verdict.js';
 
@@ -51,6 +52,8 @@ export interface RaceReport {
   readonly primaries?: readonly string[];
   /** How the runs measured up to --expect, when it was given. */
   readonly verdict?: Verdict;
+  /** With --latency: the round-trip time asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
 }
 
 export interface ServerJson {
@@ -131,6 +134,8 @@ export interface VerdictJson {
 
 export interface ReportJson extends JsonHeader {
   readonly server: ServerJson;
+  /** With --latency; absent when the race went to the server directly. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
@@ -143,6 +148,7 @@ export function reportJson(report: RaceReport): ReportJson {
   return {
     ...jsonHeader(),
     server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    ...(report.latency ? { latency: report.latency } : {}),
     runs: report.runs.map(runJson),
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),

@@ -8,6 +8,7 @@ import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './
 import { exampleLines } from './example.js';
 import type { RaceReport } from './json.js';
 import { NOT_MEASURED, sourceLegend } from './legend.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { ANOMALIES, type AuditCounts, type Mode, type RunResult, type SourcedFigure } from '../model.js';
 
@@ -91,7 +92,20 @@ export function renderTable(report: RaceReport, color: boolean): string {
   const unmeasured = rows.some((run) => columns.some((c) => c.value(run) === null));
   const legend = sourceLegend(shown, rows, unmeasured);
   const example = report.runs.find((run) => run.example !== null);
-  return [`server: ${server}`, ...cluster, table.toString(), ...legend, ...readouts, ...(example ? ['', ...exampleLines(example)] : [])].join('\n');
+  const latency = report.latency ? [latencyLine(report.latency)] : [];
+  return [`server: ${server}`, ...cluster, ...latency, table.toString(), ...legend, ...readouts, ...(example ? ['', ...exampleLines(example)] : [])].join('\n');
+}
+
+/** The latency a run raced under, asked for and measured, as the table's header says it. */
+export function latencyLine(latency: LatencyReport): string {
+  return `latency: ${latencyWords(latency)}`;
+}
+
+/** What --latency added, in words: shared by the table's header and the HTML page. */
+export function latencyWords(latency: LatencyReport): string {
+  const jitter = latency.jitterMs > 0 ? ` + up to ${latency.jitterMs} ms jitter` : '';
+  const { median, p99 } = latency.measuredRttMs;
+  return `${latency.requestedMs} ms${jitter} of round trip added to the race's connections; measured median ${median.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latency.pings} PINGs through the proxy; seeding and audit go direct)`;
 }
 
 /**

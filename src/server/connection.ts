@@ -3,6 +3,8 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import { isIP } from 'node:net';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
 
@@ -290,7 +292,15 @@ function clientOptions(target: ServerTarget, address: ServerAddress, options: Co
  */
 export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
   if (!target.url.startsWith('rediss:')) return undefined;
-  return { ...(target.tls ?? { rejectUnauthorized: true }) };
+  const { serverName, ...settings } = target.tls ?? { rejectUnauthorized: true };
+  if (serverName === undefined) return settings;
+  // Through the latency proxy the socket's host is loopback: the certificate is checked against
+  // the server's own name, which also goes out as SNI (where it is a name: SNI carries no IPs).
+  return {
+    ...settings,
+    ...(isIP(serverName) ? {} : { servername: serverName }),
+    checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert),
+  };
 }
 
 export interface ServerInfo {
