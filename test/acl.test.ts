@@ -15,7 +15,7 @@ import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
 import { fillUnrelated, unrelatedState } from './helpers/unrelated-data.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/shared-servers.md', import.meta.url), 'utf8');
 const PASSWORD = 'acl-test-pw-7Qx';
 
 /** The README's ACL SETUSER line as arguments, with the password filled in. */
