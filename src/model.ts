@@ -218,6 +218,11 @@ export interface ModeRun {
   readonly serverStats?: 'required' | 'if-available';
   /** The progress line for long runs (on a terminal's stderr), shared by the races run side by side. */
   readonly progress?: ProgressBoard;
+  /**
+   * Where the run says what it could not undo and the user must (a library or keys left on the
+   * server), one line each; the command line binds it to stderr. Unset, such lines go nowhere.
+   */
+  readonly warn?: (line: string) => void;
 }
 
 export interface RunResult extends AuditCounts {
@@ -272,6 +277,10 @@ export interface Io {
   readonly stdoutIsTty: boolean;
   /** Progress lines for long runs go to stderr only when it is a terminal. */
   readonly stderrIsTty?: boolean;
+  /** Whether a question can be asked (clean --all without --yes). */
+  readonly stdinIsTty?: boolean;
+  /** Asks a yes/no question on the terminal; absent where nobody can answer. */
+  readonly confirm?: (question: string) => Promise<boolean>;
 }
 
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
