@@ -64,6 +64,11 @@ export function parsePendingKind(raw: string): PendingKind {
 }
 
 export function parseQueueName(raw: string): string {
+  // `--queue --help` would otherwise run on a queue named "--help": a value that looks like an
+  // option is a missing value.
+  if (raw.startsWith('-')) {
+    throw usageError(`--queue: ${JSON.stringify(raw)} looks like an option, not a queue name; give the name right after --queue (it may not start with '-')`);
+  }
   if (!QUEUE_NAME.test(raw) || raw.length > 100) {
     throw usageError(
       `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,

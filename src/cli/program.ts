@@ -7,10 +7,12 @@ import { isClean } from '../audit/rules.js';
 import { checkConsequenceOptions } from '../consequences/plan.js';
 import { collectFault } from '../consequences/faults/names.js';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
+import { scrubUrlText } from '../server/connection.js';
+import { watchEvictions } from '../server/eviction-watch.js';
 import { addExplainCommand } from './explain-command.js';
 import { processIo } from './process-io.js';
-import { watchInterrupts, type Interrupts } from '../interrupt.js';
+import { watchInterrupts, withStop, type Interrupts } from '../interrupt.js';
 import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
@@ -18,7 +20,7 @@ import { outputFileFlag } from '../html/output-file.js';
 import { reportJson, type RaceReport } from '../report/json.js';
 import { renderTable } from '../report/report.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
-import { nodeName, runQueues } from '../race/queues.js';
+import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
 import { progressBoard } from '../race/progress.js';
 import { totalsPerMode } from '../report/totals.js';
@@ -37,7 +39,8 @@ Exit codes:
   1    an --expect failed
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, or a server error
+  3    server unreachable, refused the credentials, a server error, or the
+       server evicted keys while the run was live (the run stops at once)
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
 
 export interface MainFlags extends TlsFlags {
@@ -92,7 +95,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeOut: io.out,
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
-      outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
+      // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
+      outputError: (message, write) => write(`emq-race: ${scrubUrlText(message.replace(/^error: /, '').replace(/\n+/g, ' ').trim())}\n`),
     })
     .exitOverride()
     .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
@@ -147,19 +151,42 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   const program = buildProgram(io, (flags) => main(flags, io), exit);
   addExplainCommand(program, io, exit);
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync(subcommandFirst(program, argv));
     return exit.code;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
+    // Every message is scrubbed once more on its way out: no path may print a password, even one
+    // that forgot to use the redacted URL.
     if (err instanceof EmqError) {
-      io.err(`emq-race: ${err.message}\n`);
+      io.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return err.exitCode;
     }
-    io.err(`emq-race: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    io.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     return ExitCode.server;
   }
+}
+
+/**
+ * Options written before a subcommand (`emq-race --json explain`) are moved after its name.
+ * Commander would read them as the race's own flags and run the subcommand without them; after
+ * the name, the subcommand's parser takes them, or names one it does not know (exit 2).
+ */
+export function subcommandFirst(program: Command, argv: readonly string[]): string[] {
+  const args = argv.slice(2);
+  const subcommands = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
+  let at = 0;
+  while (at < args.length) {
+    const arg = args[at] ?? '';
+    if (subcommands.has(arg)) break;
+    // A word that is no option and no subcommand: the race's (mistyped) command, left as it is.
+    if (!arg.startsWith('-') || arg === '--') return [...argv];
+    const option = program.options.find((o) => o.long === arg || o.short === arg);
+    at += option && (option.required || option.optional) ? 2 : 1;
+  }
+  if (at === 0 || at >= args.length) return [...argv];
+  return [...argv.slice(0, 2), args[at] ?? '', ...args.slice(0, at), ...args.slice(at + 1)];
 }
 
 /** The flags as the run's options: pure, so every combination is checked before anything starts. */
@@ -242,12 +269,28 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
   const topology = await clusterTopology(session, flags.cluster);
   const perQueue = topology !== undefined || flags.queues > 1;
   const progress = io.stderrIsTty && !options.csv;
-  const planned = await runPlan(session, options, modes, userScript, interrupts, {
-    adjust,
-    ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
-    // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-    ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
-  });
+  // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
+  const evicted = new AbortController();
+  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
+  const runInterrupts = withStop(interrupts, evicted.signal);
+  let planned: RunResult[];
+  try {
+    planned = await runPlan(session, options, modes, userScript, runInterrupts, {
+      adjust,
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+      // Every step is checked against maxmemory before the first one writes.
+      beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
+    });
+  } catch (err) {
+    // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
+    const eviction = await watch.stop();
+    throw err instanceof InterruptedError ? err : (eviction ?? err);
+  }
+  // An eviction seen only by the last reading still fails the run: its figures may miss keys.
+  const late = await watch.stop();
+  if (late) throw late;
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();

@@ -10,14 +10,13 @@ import { claimQueue } from '../queue/owner-claim.js';
 import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, type EmqError } from '../errors.js';
-import { interruption, type Interrupts } from '../interrupt.js';
+import { stopCause, type Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { raceRounds, type RoundsResult } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
-import { checkMemoryRoom } from '../server/memory-check.js';
 import { newOwnerMarker, newRunId, ownerValue } from '../queue/owner-marker.js';
 import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
@@ -53,7 +52,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
   const settled = settle(run);
   signal.throwIfAborted();
   try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, settled.live);
     // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
     await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + settled.live)));
   } catch (err) {
@@ -78,7 +76,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
   } catch (err) {
-    failure = interruption(signal) ?? describeServerError(err, target.display);
+    failure = stopCause(signal) ?? describeServerError(err, target.display);
     throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
