@@ -2,57 +2,37 @@
  * The JSON objects the pages are drawn from, as `--json` prints them. The page reads only these,
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
-import type { Reply } from '../explain/wire.js';
-import { ANOMALIES } from '../model.js';
+import type { Spread } from '../audit/trials.js';
+import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
+import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 
-export interface ServerJson {
-  readonly kind: string;
-  readonly version: string;
-  /** Already redacted: a password never reaches the JSON. */
-  readonly url: string;
-  /** A cluster's primaries (`host:port`). */
-  readonly primaries?: readonly string[];
-}
-
-export interface RunJson {
+/**
+ * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
+ * every run carries (or that pages of older reports lack) optional. The report's own JSON is
+ * assignable to it as it is, so producer and page are tied by the types, not by a cast.
+ */
+export type RunJson = Pick<ReportRunJson, PageRunFields> & Partial<Omit<ReportRunJson, PageRunFields | 'mode' | 'node'>> & {
   readonly mode: string;
-  /** Present when the run is one of several trials of its mode. */
-  readonly trial?: number;
-  readonly queue: string;
-  /** `host:port` of the node the queue lived on (with --queues or a cluster: every run's own). */
   readonly node?: string | null;
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
-  readonly recoveries: number;
-  readonly doubleRecoveries: number;
-  readonly duplicatePending: number;
-  readonly lostIncrements: number;
-  readonly extraIncrements: number;
-  readonly lostJobs: number;
-  readonly misplaced: number;
-  readonly unreclaimed: number;
-  /** Anomaly counts that only some runs report (live leases, user scripts, workers, cycles, observer). */
-  readonly stolenLeases?: number;
-  readonly misreported?: number;
-  readonly doubleExecutions?: number;
-  readonly deadLetterEscapes?: number;
-  readonly windowInNeither?: number;
-  readonly windowInBoth?: number;
-  readonly wallMs: number;
-  readonly jobsPerSec: number;
-  readonly roundTrips?: number;
-  readonly sweeps?: number;
-  readonly cutShort?: boolean;
-}
+};
 
-export interface Spread {
-  readonly min: number;
-  readonly median: number;
-  readonly max: number;
-}
+type PageRunFields =
+  | 'queue'
+  | 'sweepers'
+  | 'jobs'
+  | 'batch'
+  | 'maxStalled'
+  | 'stalledBefore'
+  | 'recoveries'
+  | 'doubleRecoveries'
+  | 'duplicatePending'
+  | 'lostIncrements'
+  | 'extraIncrements'
+  | 'lostJobs'
+  | 'misplaced'
+  | 'unreclaimed'
+  | 'wallMs'
+  | 'jobsPerSec';
 
 /** One mode's summary over its trials; each anomaly count has a Spread under its own name. */
 export interface TrialSummaryJson {
@@ -64,7 +44,8 @@ export interface TrialSummaryJson {
   readonly [count: string]: unknown;
 }
 
-export interface RaceReportJson {
+/** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
+export interface RaceReportJson extends Partial<JsonHeader> {
   readonly server: ServerJson;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
@@ -91,17 +72,19 @@ export interface ReplayJson {
     readonly recoverCount: number;
     readonly pendingEntries: number;
     readonly stalled: number | null;
+    readonly expectedStalled: number;
     readonly lostIncrements: number;
+    readonly extraIncrements: number;
     readonly endedIn: readonly string[];
   };
 }
 
-export interface ReplaysJson {
+export interface ReplaysJson extends JsonHeader {
   readonly server: ServerJson;
   readonly replays: readonly ReplayJson[];
 }
 
-export interface CounterJson {
+export interface CounterJson extends JsonHeader {
   readonly server: ServerJson;
   readonly counter: string;
   readonly queue: string;
@@ -109,7 +92,7 @@ export interface CounterJson {
   readonly before: number;
   readonly after: number;
   readonly steps: readonly StepJson[];
-  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number };
+  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number; readonly extra: number };
 }
 
 export type ExplainReportJson = ReplaysJson | CounterJson;
@@ -120,14 +103,12 @@ export function isSpread(value: unknown): value is Spread {
   return typeof v.min === 'number' && typeof v.median === 'number' && typeof v.max === 'number';
 }
 
-type Anomaly = (typeof ANOMALIES)[number];
-
-/** The anomaly counts the report carries: every one some run (or trial summary) has a value for. */
+/** The anomaly counts the report carries: every one some run (or trial summary) measured. */
 export function reportedAnomalies(rows: readonly object[]): Anomaly[] {
-  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined));
+  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null));
 }
 
-/** A run's count; 0 where the run does not report it. */
-export function anomalyOf(run: RunJson, name: Anomaly): number {
-  return run[name] ?? 0;
+/** A run's count; null where the run did not measure it. */
+export function anomalyOf(run: RunJson, name: Anomaly): number | null {
+  return run[name] ?? null;
 }
