@@ -7,7 +7,7 @@ import { checkConsequenceOptions } from '../consequences/plan.js';
 import { collectFault } from '../consequences/faults/names.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
-import { scrubUrlText } from '../server/connection.js';
+import { onClientNote, scrubUrlText } from '../server/connection.js';
 import { watchEvictions } from '../server/eviction-watch.js';
 import { addExplainCommand } from './explain-command.js';
 import { processIo } from './process-io.js';
@@ -164,6 +164,7 @@ export function asksForJson(argv: readonly string[]): boolean {
 }
 
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  onClientNote(io.err);
   const exit = { code: ExitCode.ok as number };
   // Under --json a failure still prints one object on stdout, unless the report is already there.
   let printed = false;

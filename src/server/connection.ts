@@ -243,6 +243,14 @@ const RECONNECT_ATTEMPTS = 50;
 
 let warningsQuieted = false;
 
+/** Where the client's notes go, in the tool's words; the command line points it at its stderr. */
+let clientNote: (line: string) => void = () => {};
+
+/** Sends the client library's notes (once each, reworded) to `note`. */
+export function onClientNote(note: (line: string) => void): void {
+  clientNote = note;
+}
+
 /**
  * ioredis warns on the console, once per connection, when a password is given to a server whose
  * default user needs none; a run opens many connections. Said once, in the tool's words instead.
@@ -256,7 +264,7 @@ function quietClientWarnings(): void {
     // Without +info the ready check is skipped with a warning; the tool's own INFO then fails with one line.
     if (/^Skipping the ready check because INFO command fails/.test(String(args[0]))) return;
     if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
-      if (!said) process.stderr.write("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      if (!said) clientNote("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
       said = true;
       return;
     }
