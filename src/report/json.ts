@@ -6,7 +6,8 @@
 import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { ServerInfo } from '../server/connection.js';
-import { VERSION, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import { VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import type { RunMiss, Verdict } from './verdict.js';
 
@@ -51,6 +52,8 @@ export interface RaceReport {
   readonly primaries?: readonly string[];
   /** How the runs measured up to --expect, when it was given. */
   readonly verdict?: Verdict;
+  /** With --latency: the round-trip time asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
 }
 
 export interface ServerJson {
@@ -94,14 +97,24 @@ export interface RunJson extends ConsequenceJson {
   readonly maxSweeps: number;
   readonly processes: boolean;
   readonly retries: number;
-  readonly stolenLeases: number;
-  readonly misreported: number;
+  /** Null where not measured: no live jobs; a strategy whose record is not cross-checked (only user scripts are). */
+  readonly stolenLeases: number | null;
+  readonly misreported: number | null;
+  /** With --cycles: jobs whose counter ended below the stalls they truly had, and those stalls; null otherwise. */
+  readonly forgottenStalls: number | null;
+  readonly forgottenStallCount: number | null;
+  /** The most entries one job had in pending: it would run that many times. */
+  readonly mostPendingEntries: number;
   readonly callMsP50: number | null;
   readonly callMsP99: number | null;
   readonly callMsMax: number | null;
   readonly serverCallMsP99: number | null;
   /** `host:port` of the node the queue lived on (with --queues or a cluster); null otherwise. */
   readonly node: string | null;
+  /** Where each anomaly figure comes from: server, sweepers, or one against the other; null where not measured. */
+  readonly sources: FigureSources;
+  /** A loop run's job recovered more than once, command by command in the server's order; null otherwise. */
+  readonly example: InterleavingExample | null;
 }
 
 /** One mode's verdict; the mode is its key in VerdictJson.modes. */
@@ -121,6 +134,8 @@ export interface VerdictJson {
 
 export interface ReportJson extends JsonHeader {
   readonly server: ServerJson;
+  /** With --latency; absent when the race went to the server directly. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
@@ -133,6 +148,7 @@ export function reportJson(report: RaceReport): ReportJson {
   return {
     ...jsonHeader(),
     server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    ...(report.latency ? { latency: report.latency } : {}),
     runs: report.runs.map(runJson),
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
@@ -172,12 +188,17 @@ export function runJson(run: RunResult): RunJson {
     retries: run.retries,
     stolenLeases: run.stolenLeases,
     misreported: run.misreported,
+    forgottenStalls: run.forgottenStalls,
+    forgottenStallCount: run.forgottenStallCount,
+    mostPendingEntries: run.mostPendingEntries,
     ...consequenceFields(run),
     callMsP50: run.callMsP50,
     callMsP99: run.callMsP99,
     callMsMax: run.callMsMax,
     serverCallMsP99: run.serverCallMsP99,
     node: run.node ?? null,
+    sources: run.sources,
+    example: run.example,
   };
 }
 

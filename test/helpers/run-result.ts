@@ -1,8 +1,9 @@
 /** A whole RunResult for pure tests of the report: a clean atomic run unless told otherwise. */
+import { figureSources } from '../../src/audit/sources.js';
 import { NO_CONSEQUENCES, type RunResult } from '../../src/model.js';
 
 export function runResult(over: Partial<RunResult> = {}): RunResult {
-  return {
+  const run: Omit<RunResult, 'sources' | 'example'> = {
     mode: 'atomic',
     queue: 'race-test',
     sweepers: 2,
@@ -26,6 +27,7 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     stolenLeases: 0,
     misreported: 0,
     jobsRecoveredMoreThanOnce: 0,
+    mostPendingEntries: 0,
     wallMs: 10,
     jobsPerSec: 1000,
     roundTrips: 4,
@@ -46,6 +48,9 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     callMsP99: 2,
     callMsMax: 3,
     serverCallMsP99: null,
+    forgottenStalls: null,
+    forgottenStallCount: null,
     ...over,
   };
+  return { ...run, sources: over.sources ?? figureSources(run, run.consequences.cycles), example: over.example ?? null };
 }
