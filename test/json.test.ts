@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Command } from 'commander';
+import { asksForJson } from '../src/cli/program.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { assertMatchesSchema } from './helpers/json-schema.js';
 import { FORGETS_ZREM, scriptFile } from './helpers/scripts.js';
@@ -67,6 +69,20 @@ test('the schema is not vacuous: a missing field, a wrong type or an undocumente
   ] as const) {
     assert.throws(() => assertMatchesSchema(JSON.parse(JSON.stringify(bad))), /does not match/, what);
   }
+});
+
+test('--json counts as asked for where it is a flag: not as the value of an option that takes one, not after --', () => {
+  const program = new Command().option('--html <file>').option('--json').option('--keep');
+  program.command('explain').option('--queue <name>').option('--json');
+  const asks = (...words: string[]): boolean => asksForJson(program, ['node', 'emq-race', ...words]);
+  assert.equal(asks('--json'), true);
+  assert.equal(asks('--keep', '--json'), true);
+  assert.equal(asks('--sweepers', 'many', '--json'), true, 'a flag refused before it still fails as JSON');
+  assert.equal(asks('explain', '--queue', 'q', '--json'), true);
+  assert.equal(asks('--html', '--json'), false, '--html took it as its file name');
+  assert.equal(asks('explain', '--queue', '--json'), false);
+  assert.equal(asks('--keep', '--', '--json'), false);
+  assert.equal(asks('--keep'), false);
 });
 
 describe('--json failures are one object on stdout with the exit code', () => {

@@ -155,12 +155,20 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
 }
 
 /**
- * Whether --json is on the command line (before any `--`). Looked for in the words themselves, so
- * that a flag refused before commander reaches --json still fails as JSON.
+ * Whether --json is on the command line as a flag: looked for in the words themselves, so that a
+ * flag refused before commander reaches --json still fails as JSON, but not where it is the value
+ * of an option that takes one (`--html --json`) or after `--`.
  */
-export function asksForJson(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+export function asksForJson(program: Command, argv: readonly string[]): boolean {
+  const options = [program, ...program.commands].flatMap((command) => command.options);
+  const takesValue = (word: string): boolean => options.some((o) => (o.long === word || o.short === word) && (o.required || o.optional));
+  for (let at = 2; at < argv.length; at++) {
+    const word = argv[at] ?? '';
+    if (word === '--') return false;
+    if (word === '--json') return true;
+    if (takesValue(word)) at++;
+  }
+  return false;
 }
 
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
@@ -169,12 +177,12 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   // Under --json a failure still prints one object on stdout, unless the report is already there.
   let printed = false;
   const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); } };
-  const failed = (code: number, message: string): number => {
-    if (asksForJson(argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
-    return code;
-  };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
+  const failed = (code: number, message: string): number => {
+    if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
+    return code;
+  };
   try {
     await program.parseAsync(subcommandFirst(program, argv));
     return exit.code;

@@ -4,7 +4,7 @@
  * field of that name means; every column is on every row, so the file's shape does not depend on
  * which modes ran or which flags were given. A figure the run did not measure is an empty field.
  */
-import { runJson } from './json.js';
+import { runJson, type RunJson } from './json.js';
 import { ANOMALIES, type RunResult } from '../model.js';
 
 /** The columns, in order: who and where, the settings, the verdict, the figures, the costs. */
@@ -24,9 +24,12 @@ export const CSV_FIELDS = [
   'anomalies',
   'recoveries',
   ...ANOMALIES,
+  'forgottenStallCount',
+  'mostPendingEntries',
   'retries',
   'unacknowledgedMoves',
   'noscriptFallbacks',
+  'workers',
   'samples',
   'executions',
   'roundTrips',
@@ -38,7 +41,7 @@ export const CSV_FIELDS = [
   'callMsP99',
   'callMsMax',
   'serverCallMsP99',
-] as const;
+] as const satisfies readonly (keyof RunJson)[];
 
 export function csvField(value: unknown): string {
   return `"${value === null || value === undefined ? '' : String(value).replaceAll('"', '""')}"`;
@@ -46,9 +49,8 @@ export function csvField(value: unknown): string {
 
 export function renderCsv(runs: readonly RunResult[]): string {
   const rows = runs.map((run) => {
-    // Every anomaly figure, even those the JSON leaves out where they cannot arise (as 0).
-    const fields: Record<string, unknown> = { ...Object.fromEntries(ANOMALIES.map((name) => [name, run[name]])), ...runJson(run) };
-    return CSV_FIELDS.map((name) => fields[name]);
+    const json = runJson(run);
+    return CSV_FIELDS.map((name) => json[name]);
   });
   return [[...CSV_FIELDS], ...rows].map((row) => row.map(csvField).join(',')).join('\n');
 }
