@@ -270,8 +270,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
-  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  /** On a terminal, progress rewrites one line in place; elsewhere it prints a plain line now and then. */
   readonly stderrIsTty?: boolean;
+  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see terminal.ts). */
+  readonly stdoutColumns?: number;
+  readonly stderrColumns?: number;
 }
 
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */

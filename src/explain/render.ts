@@ -4,19 +4,16 @@
  * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
  * SHA1 shows its first 8 characters. The JSON carries everything in full.
  */
-import type { ServerInfo } from '../server/connection.js';
+import { wrap, wrapLines } from '../text.js';
 import type { CounterRace } from './counter-race.js';
 import { isCleanReadout, type Readout } from './readout.js';
 import type { Replay } from './replay.js';
 import type { Reply, WireStep } from './wire.js';
 import { replyNames } from './wire.js';
 
+/** The widest a sweep's column gets, however wide the terminal: wider reads worse. */
 const COLUMN = 46;
 const GUTTER = ' │ ';
-
-export function renderServer(server: ServerInfo & { readonly url: string }): string {
-  return `server: ${server.kind} ${server.version} at ${server.url}`;
-}
 
 /** A reply the way redis-cli prints one, on one line. */
 export function formatReply(reply: Reply): string {
@@ -70,48 +67,32 @@ export function noteFor(step: WireStep, jobId: string): string {
   }
 }
 
-/** Breaks a line into pieces of at most `width` characters, at spaces where it can. */
-export function wrap(line: string, width: number, indent = '  '): string[] {
-  const out: string[] = [];
-  let rest = line;
-  let lead = '';
-  while (lead.length + rest.length > width) {
-    const room = width - lead.length;
-    let cut = rest.lastIndexOf(' ', room);
-    if (cut <= 0) cut = room;
-    out.push(lead + rest.slice(0, cut));
-    rest = rest.slice(cut).replace(/^ /, '');
-    lead = indent;
-  }
-  out.push(lead + rest);
-  return out;
-}
-
-function cellLines(step: WireStep, prefix: string, jobId: string): string[] {
+function cellLines(step: WireStep, prefix: string, jobId: string, column: number): string[] {
   const lines = [step.step];
   step.commands.forEach((command, i) => {
     const sent = `→ ${formatArgs(command, prefix)}`;
     const reply = step.replies[i];
     const answer = reply === undefined ? '' : `← ${formatReply(reply)}`;
     // A short exchange reads best on one line; a long one keeps its reply on a line of its own.
-    if (sent.length + 2 + answer.length <= COLUMN) lines.push(`${sent}  ${answer}`.trimEnd());
-    else lines.push(...wrap(sent, COLUMN, '    '), ...(answer ? wrap(answer, COLUMN, '    ') : []));
+    if (sent.length + 2 + answer.length <= column) lines.push(`${sent}  ${answer}`.trimEnd());
+    else lines.push(...wrap(sent, column, '    '), ...(answer ? wrap(answer, column, '    ') : []));
   });
-  lines.push(...wrap(`= ${noteFor(step, jobId)}`, COLUMN, '    '));
+  lines.push(...wrap(`= ${noteFor(step, jobId)}`, column, '    '));
   return lines;
 }
 
-function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string): string[] {
-  const width = Math.max(COLUMN, ...steps.filter((s) => s.sweep === 'A').flatMap((s) => cellLines(s, prefix, jobId)).map((l) => l.length));
+/** Two columns side by side, numbered, fitted to `width`: each sweep gets half of what is left. */
+function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number): string[] {
   const number = String(steps.length).length;
-  const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(width)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + width)}─┼─${'─'.repeat(COLUMN)}`];
+  const column = Math.min(COLUMN, Math.floor((width - number - 2 - GUTTER.length) / 2));
+  const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(column)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + column)}─┼─${'─'.repeat(column)}`];
   steps.forEach((step, i) => {
-    const lines = cellLines(step, prefix, jobId);
+    const lines = cellLines(step, prefix, jobId, column);
     lines.forEach((line, j) => {
       const num = j === 0 ? String(i + 1).padStart(number) : ' '.repeat(number);
       const left = step.sweep === 'A' ? line : '';
       const right = step.sweep === 'B' ? line : '';
-      out.push(`${num}  ${left.padEnd(width)}${GUTTER}${right}`.trimEnd());
+      out.push(`${num}  ${left.padEnd(column)}${GUTTER}${right}`.trimEnd());
     });
   });
   return out;
@@ -128,7 +109,7 @@ export function verdict(readout: Readout, jobId: string): string {
   return `anomaly: ${parts.join('; ')}.`;
 }
 
-export function renderReplay(replay: Replay): string {
+export function renderReplay(replay: Replay, width: number): string {
   const prefix = `emq:{${replay.queue}}:`;
   const header = [
     `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
@@ -148,19 +129,19 @@ export function renderReplay(replay: Replay): string {
     `  ended in          ${r.endedIn.length > 0 ? r.endedIn.join(', ') : 'nowhere'}`,
     verdict(r, replay.jobId),
   ];
-  return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId), ...readout].join('\n');
+  return [...header.map((line) => wrapLines(line, width)), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...readout.map((line) => wrapLines(line, width))].join('\n');
 }
 
-export function renderCounter(race: CounterRace): string {
+export function renderCounter(race: CounterRace, width: number): string {
   const prefix = `emq:{${race.queue}}:`;
   const how = race.counter === 'in-script'
     ? 'two HINCRBY inside scripts, sent at the same moment'
     : 'two client-side read-modify-write cycles, forced to interleave';
   const { expected, reached, lost } = race.readout;
   return [
-    `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`,
+    wrapLines(`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, width),
     '',
-    ...renderTimeline(race.steps, prefix, race.jobId),
+    ...renderTimeline(race.steps, prefix, race.jobId, width),
     '',
     `readout, read back from the server: stalled ${race.before} → ${race.after}`,
     `  expected +${expected}, reached +${reached}, lost ${lost}`,

@@ -4,7 +4,8 @@
  * and each reply as an arrow back, the step where the second sweep slips in marked, and the readout
  * underneath. Drawn from the replay's JSON alone; every string is escaped.
  */
-import { formatArgs, formatReply, noteFor, wrap } from '../explain/render.js';
+import { formatArgs, formatReply, noteFor } from '../explain/render.js';
+import { wrap } from '../text.js';
 import type { Reply, WireStep } from '../explain/wire.js';
 import { escapeMarkup as esc } from './escape.js';
 import type { StepJson } from './report-data.js';
