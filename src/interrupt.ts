@@ -1,5 +1,6 @@
 /**
- * SIGINT and SIGTERM stop a run rather than the process: the first signal aborts the work so the
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
+ * than the process: the first signal aborts the work so the
  * run can delete its keys and stop its server; a second one also skips (or cuts short) the key
  * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
  * hook still kills an embedded server.
@@ -15,6 +16,8 @@ export interface Interrupts {
   readonly hurried: boolean;
   dispose(): void;
 }
+
+export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 export function watchInterrupts(): Interrupts {
   const controller = new AbortController();
@@ -34,8 +37,7 @@ export function watchInterrupts(): Interrupts {
       process.exit(first.exitCode);
     }
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
   return {
     signal: controller.signal,
     hurry: hurry.signal,
@@ -43,8 +45,7 @@ export function watchInterrupts(): Interrupts {
       return count > 1;
     },
     dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const signal of SIGNALS) process.off(signal, onSignal);
     },
   };
 }
