@@ -9,12 +9,15 @@ import { collectFault } from '../consequences/faults/names.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { addExplainCommand } from './explain-command.js';
+import { teachHelp } from './help.js';
 import { watchInterrupts } from '../interrupt.js';
 import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { renderTable, reportJson, type RaceReport } from '../report/report.js';
+import { renderTable, reportJson, type RaceReport, type TableLayout } from '../report/report.js';
+import { serverHeadline } from '../server/connection.js';
+import { errorWidth, outputWidth } from '../text.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
@@ -27,15 +30,6 @@ import { renderTrialsTable } from '../report/trials-table.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
-
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0    done (and every --expect held)
-  1    an --expect failed
-  2    bad usage or input, the queue is already in use, or the run would not
-       fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, or a server error
-  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM`;
 
 interface MainFlags extends TlsFlags {
   mode: Mode[];
@@ -73,15 +67,27 @@ interface MainFlags extends TlsFlags {
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
+  wide: boolean;
 }
 
-const processIo: Io = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  env: process.env,
-  stdoutIsTty: Boolean(process.stdout.isTTY),
-  stderrIsTty: Boolean(process.stderr.isTTY),
-};
+/**
+ * The one place Io meets the process. A reader that goes away (`| head`, a closed terminal) is no
+ * error of the run's: what it would have read is dropped, quietly, and the run still cleans up.
+ */
+function processIo(): Io {
+  const closed = { out: false, err: false };
+  process.stdout.on('error', () => (closed.out = true));
+  process.stderr.on('error', () => (closed.err = true));
+  return {
+    out: (text) => void (closed.out || process.stdout.write(text)),
+    err: (text) => void (closed.err || process.stderr.write(text)),
+    env: process.env,
+    stdoutIsTty: Boolean(process.stdout.isTTY),
+    stderrIsTty: Boolean(process.stderr.isTTY),
+    ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}),
+    ...(process.stderr.isTTY ? { stderrColumns: process.stderr.columns } : {}),
+  };
+}
 
 function range(limit: { min: number; max: number }): string {
   return `${limit.min}–${limit.max}`;
@@ -100,7 +106,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
     })
     .exitOverride()
-    .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default(['atomic', 'loop'], 'both').argParser(parseModes))
     .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
     .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
     .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
@@ -130,10 +136,10 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
     .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
+    .addOption(new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
     .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
-    .addHelpText('after', EXIT_CODES_HELP)
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
@@ -147,10 +153,11 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
   return program;
 }
 
-export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+export async function run(argv: readonly string[], io: Io = processIo()): Promise<number> {
   const exit = { code: ExitCode.ok as number };
   const program = buildProgram(io, (flags) => main(flags, io), exit);
   addExplainCommand(program, io, exit);
+  teachHelp(program, io);
   try {
     await program.parseAsync([...argv]);
     return exit.code;
@@ -212,7 +219,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
     const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
     const trials = options.trials ?? 1;
-    const board = io.stderrIsTty && trials === 1 ? progressBoard(io.err) : undefined;
+    // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
+    const board = !io.stderrIsTty || trials === 1 ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
     // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
     const adjust = (mode: Mode): Partial<ModeRun> => ({
       jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
@@ -225,7 +233,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const progress = io.stderrIsTty && !options.csv;
     const planned = await runPlan(session, options, modes, userScript, interrupts, {
       adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
       // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
       ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
     });
@@ -235,19 +243,21 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const totals = perQueue ? totalsPerMode(runs) : undefined;
     const report: RaceReport = {
       server: { ...session.info, url: session.target.display },
+      ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
       runs,
       ...(totals ? { totals } : {}),
       ...(topology ? { primaries: topology.primaries } : {}),
       // With several queues a trial is judged by its summed row: one count per trial, not per queue.
       ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
     };
+    const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
     if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
     else if (options.csv) io.out(`${renderCsv(runs)}\n`);
     else if (report.trials && trials > 1) {
       const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-      io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
+      io.out(`${serverHeadline(report.server, report.embedded)}\n${renderTrialsTable(report.trials, layout)}\n${summed}`);
     }
-    else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
+    else io.out(`${renderTable(report, layout)}\n${loopJobsNote(runs, options.jobs)}`);
     if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
