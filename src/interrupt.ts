@@ -19,21 +19,22 @@ export interface Interrupts {
 
 export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
-export function watchInterrupts(): Interrupts {
+/** `say` takes each line the signals cause (the command line binds it to stderr). */
+export function watchInterrupts(say: (line: string) => void): Interrupts {
   const controller = new AbortController();
   const hurry = new AbortController();
   let count = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     count++;
     if (count === 1) {
-      process.stderr.write(`emq-race: ${signal} received, cleaning up (again to skip deleting the run's keys)\n`);
+      say(`emq-race: ${signal} received, cleaning up (again to skip deleting the run's keys)\n`);
       controller.abort(new InterruptedError(signal));
     } else if (count === 2) {
-      process.stderr.write(`emq-race: ${signal} received again, skipping key cleanup\n`);
+      say(`emq-race: ${signal} received again, skipping key cleanup\n`);
       hurry.abort(new InterruptedError(signal));
     } else {
       const first = controller.signal.reason as InterruptedError;
-      process.stderr.write(`emq-race: ${signal} received a third time, exiting now\n`);
+      say(`emq-race: ${signal} received a third time, exiting now\n`);
       process.exit(first.exitCode);
     }
   };

@@ -218,6 +218,11 @@ export interface ModeRun {
   readonly serverStats?: 'required' | 'if-available';
   /** The progress line for long runs (on a terminal's stderr), shared by the races run side by side. */
   readonly progress?: ProgressBoard;
+  /**
+   * Where the run says what it could not undo and the user must (a library or keys left on the
+   * server), one line each; the command line binds it to stderr. Unset, such lines go nowhere.
+   */
+  readonly warn?: (line: string) => void;
 }
 
 export interface RunResult extends AuditCounts {
@@ -272,9 +277,13 @@ export interface Io {
   readonly stdoutIsTty: boolean;
   /** On a terminal, progress rewrites one line in place; elsewhere it prints a plain line now and then. */
   readonly stderrIsTty?: boolean;
-  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see terminal.ts). */
+  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see text.ts). */
   readonly stdoutColumns?: number;
   readonly stderrColumns?: number;
+  /** Whether a question can be asked (clean --all without --yes). */
+  readonly stdinIsTty?: boolean;
+  /** Asks a yes/no question on the terminal; absent where nobody can answer. */
+  readonly confirm?: (question: string) => Promise<boolean>;
 }
 
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */

@@ -13,8 +13,9 @@ import Table from 'cli-table3';
 import { connect, parseServerInfo, parseServerUrl } from '../server/connection.js';
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
 import { parseIntFlag } from '../cli/options.js';
+import { processIo } from '../cli/process-io.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
-import { LIMITS } from '../model.js';
+import { LIMITS, type Io } from '../model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
@@ -133,16 +134,16 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
   return lines.join('\n');
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
   let flags: BenchFlags;
   try {
     flags = parseBenchArgs(argv);
   } catch (err) {
-    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    io.err(`bench: ${(err as Error).message}\n`);
     return 2;
   }
   const log = (line: string): void => {
-    if (!flags.json) process.stderr.write(`${line}\n`);
+    if (!flags.json) io.err(`${line}\n`);
   };
   const servers: ServerFigures[] = [];
   for (const bin of SERVER_BINARIES) {
@@ -165,15 +166,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     writeFileSync(out, json);
   }
   if (flags.json) {
-    process.stdout.write(json);
+    io.out(json);
   } else {
-    process.stdout.write(`${renderBench(servers, flags.batch)}\n`);
+    io.out(`${renderBench(servers, flags.batch)}\n`);
     if (ratios) {
-      process.stdout.write(
+      io.out(
         `ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}× (${ratios.seedingBatched}× against the batched client), atomic sweep ${ratios.atomicSweep}× (${ratios.atomicSweepServer}× by the server's time; at most ${ratios.atomicSweepCeiling}× with HINCRBY and HSET per job), audit ${ratios.audit}×\n`,
       );
     }
-    process.stdout.write(`JSON written to ${out}\n`);
+    io.out(`JSON written to ${out}\n`);
   }
   return 0;
 }

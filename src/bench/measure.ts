@@ -232,143 +232,176 @@ function best(a: SweepFigures | undefined, b: SweepFigures): SweepFigures {
   return a && a.jobsPerSec >= b.jobsPerSec ? a : b;
 }
 
+/** What every measurement of one size shares: the server, its admin connection, the queues still to delete. */
+interface Bench {
+  readonly target: ServerTarget;
+  readonly admin: Redis;
+  readonly options: MeasureOptions;
+  /** The queues not yet deleted; whatever is left when measuring fails goes at the end. */
+  readonly created: Set<QueueKeys>;
+  readonly drop: (keys: QueueKeys) => Promise<void>;
+}
+
 export async function measureSize(target: ServerTarget, options: MeasureOptions): Promise<SizeFigures> {
   const admin = await connect(target);
-  // The queues not yet deleted; whatever is left when measuring fails goes in `finally`.
   const created = new Set<QueueKeys>();
   const drop = async (keys: QueueKeys): Promise<void> => {
     await deleteRunKeys(admin, keys, options.jobs);
     created.delete(keys);
   };
+  const bench: Bench = { target, admin, options, created, drop };
   try {
-    const { jobs, batch, repeats } = options;
-    // Ours and its calibration alternate, `repeats` times each; each keeps its best, so a burst of
-    // load from elsewhere on the machine does not decide a ratio.
-    let serverCommandsPerSec = 0;
-    let seedMs = Infinity;
-    let calibrationSeedMs = Infinity;
-    let batchedSeedMs = Infinity;
-    let serverUsedMemoryBytes = 0;
-    // One unmeasured round first: the server's first touch of fresh memory (page faults, which a
-    // virtual machine makes slow) and Node's first compile would otherwise land on whichever side
-    // runs first. Both sides then run on memory the server has already used, as a server does.
-    const warmUp = await timedSeed(admin, created, jobs, seedJobs);
-    await drop(warmUp.keys);
-    for (let r = 0; r < repeats; r++) {
-      serverCommandsPerSec = Math.max(serverCommandsPerSec, await serverCommandRate(admin));
-      const ours = await timedSeed(admin, created, jobs, seedJobs);
-      seedMs = Math.min(seedMs, ours.ms);
-      serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, await usedMemory(admin));
-      await drop(ours.keys);
-      const calibration = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
-      calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
-      await drop(calibration.keys);
-      const batched = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
-      batchedSeedMs = Math.min(batchedSeedMs, batched.ms);
-      await drop(batched.keys);
-    }
-    const seeding = {
-      jobsPerSec: jobsPerSec(jobs, seedMs),
-      calibrationJobsPerSec: jobsPerSec(jobs, calibrationSeedMs),
-      ratio: ratio(calibrationSeedMs, seedMs),
-      batchedCalibrationJobsPerSec: jobsPerSec(jobs, batchedSeedMs),
-      batchedRatio: ratio(batchedSeedMs, seedMs),
-    };
-
-    const oursSweeps: SweepFigures[] = [];
-    const calibrationSweeps: SweepFigures[] = [];
-    let audited: SweepRun | undefined;
-    // Once is enough: nothing here empties the script cache, so no race pays for an EVAL.
-    // The floor joins the alternation at the standard sweeper count only, the one the ratio is
-    // taken at.
-    await preloadScripts(admin);
-    await admin.script('LOAD', SWEEP_PER_COMMAND_LUA);
-    await admin.script('LOAD', SWEEP_FLOOR_LUA);
-    const standard = options.sweeperCounts.includes(8) ? 8 : options.sweeperCounts[options.sweeperCounts.length - 1];
-    let floor: SweepFigures | undefined;
-    for (const sweepers of options.sweeperCounts) {
-      let ours: SweepFigures | undefined;
-      let calibrated: SweepFigures | undefined;
-      for (let r = 0; r < repeats; r++) {
-        if (sweepers === standard) {
-          const bound = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
-          floor = best(floor, bound.figures);
-          await drop(bound.keys);
-        }
-        const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
-        ours = best(ours, run.figures);
-        // The first swept queue stays for the audit; the others go at once.
-        if (audited) await drop(run.keys);
-        else audited = run;
-        const calibration = await sweep(target, admin, created, jobs, sweepers, batch, perCommandSweeper, true);
-        calibrated = best(calibrated, calibration.figures);
-        await drop(calibration.keys);
-      }
-      if (ours) oursSweeps.push(ours);
-      if (calibrated) calibrationSweeps.push(calibrated);
-    }
-    // The ratios are taken at the standard count.
-    const oursAt = oursSweeps.find((f) => f.sweepers === standard);
-    const calibrationAt = calibrationSweeps.find((f) => f.sweepers === standard);
-
-    let loop: SweepFigures | null = null;
-    if (jobs <= options.loopUpTo) {
-      const run = await sweep(target, admin, created, jobs, 8, batch, loopSweeper, false);
-      loop = run.figures;
-      await drop(run.keys);
-    }
-
-    if (!audited) throw new Error('no sweeper count to measure');
-    const keys = audited.keys;
-    let auditMs = Infinity;
-    let calibrationAuditMs = Infinity;
-    let heapBytes = 0;
-    let calibrationHeapBytes = 0;
-    let same = true;
-    let clean = true;
-    for (let r = 0; r < repeats; r++) {
-      const ours = await withHeapPeak(() => readSnapshot(admin, keys, jobs, 0));
-      auditMs = Math.min(auditMs, ours.ms);
-      heapBytes = Math.max(heapBytes, ours.peakBytes);
-      clean &&= isClean(auditJobs(ours.value, audited.moves));
-      const theirs = await withHeapPeak(() => readSnapshotStraightforward(admin, keys, jobs, 0));
-      calibrationAuditMs = Math.min(calibrationAuditMs, theirs.ms);
-      calibrationHeapBytes = Math.max(calibrationHeapBytes, theirs.peakBytes);
-      same &&= sameSnapshot(ours.value, theirs.value);
-    }
-    const audit = {
-      jobsPerSec: jobsPerSec(jobs, auditMs),
-      calibrationJobsPerSec: jobsPerSec(jobs, calibrationAuditMs),
-      ratio: ratio(calibrationAuditMs, auditMs),
-      heapBytesPerJob: Math.round((heapBytes / jobs) * 10) / 10,
-      calibrationHeapBytesPerJob: Math.round((calibrationHeapBytes / jobs) * 10) / 10,
-      sameSnapshot: same,
-      clean,
-    };
-    await drop(keys);
-
+    const seeded = await measureSeeding(bench);
+    const swept = await measureSweeps(bench);
+    const audit = await measureAudit(bench, swept.audited);
     return {
-      jobs,
-      batch,
-      repeats,
-      serverCommandsPerSec,
-      seeding,
-      atomicSweep: {
-        ours: oursSweeps,
-        calibration: calibrationSweeps,
-        ratio: ratio(oursAt?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
-        serverRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, oursAt?.serverUsPerJob ?? 0),
-        floor: floor ? withoutClean(floor) : null,
-        ceilingRatio: ratio(floor?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
-        serverCeilingRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, floor?.serverUsPerJob ?? 0),
-      },
-      loop,
+      jobs: options.jobs,
+      batch: options.batch,
+      repeats: options.repeats,
+      serverCommandsPerSec: seeded.serverCommandsPerSec,
+      seeding: seeded.seeding,
+      atomicSweep: swept.atomicSweep,
+      loop: swept.loop,
       audit,
-      serverUsedMemoryBytes,
+      serverUsedMemoryBytes: seeded.serverUsedMemoryBytes,
       nodePeakRssBytes: process.resourceUsage().maxRSS * 1024,
     };
   } finally {
     for (const keys of created) await deleteRunKeys(admin, keys, options.jobs).catch(() => {});
     admin.disconnect();
   }
+}
+
+/** Our server-side seeding against the pipelined client's, per job and per chunk; and the server's command rate. */
+async function measureSeeding({ admin, options, created, drop }: Bench): Promise<Pick<SizeFigures, 'serverCommandsPerSec' | 'seeding' | 'serverUsedMemoryBytes'>> {
+  const { jobs, repeats } = options;
+  // Ours and its calibration alternate, `repeats` times each; each keeps its best, so a burst of
+  // load from elsewhere on the machine does not decide a ratio.
+  let serverCommandsPerSec = 0;
+  let seedMs = Infinity;
+  let calibrationSeedMs = Infinity;
+  let batchedSeedMs = Infinity;
+  let serverUsedMemoryBytes = 0;
+  // One unmeasured round first: the server's first touch of fresh memory (page faults, which a
+  // virtual machine makes slow) and Node's first compile would otherwise land on whichever side
+  // runs first. Both sides then run on memory the server has already used, as a server does.
+  const warmUp = await timedSeed(admin, created, jobs, seedJobs);
+  await drop(warmUp.keys);
+  for (let r = 0; r < repeats; r++) {
+    serverCommandsPerSec = Math.max(serverCommandsPerSec, await serverCommandRate(admin));
+    const ours = await timedSeed(admin, created, jobs, seedJobs);
+    seedMs = Math.min(seedMs, ours.ms);
+    serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, await usedMemory(admin));
+    await drop(ours.keys);
+    const calibration = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
+    calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
+    await drop(calibration.keys);
+    const batched = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
+    batchedSeedMs = Math.min(batchedSeedMs, batched.ms);
+    await drop(batched.keys);
+  }
+  const seeding = {
+    jobsPerSec: jobsPerSec(jobs, seedMs),
+    calibrationJobsPerSec: jobsPerSec(jobs, calibrationSeedMs),
+    ratio: ratio(calibrationSeedMs, seedMs),
+    batchedCalibrationJobsPerSec: jobsPerSec(jobs, batchedSeedMs),
+    batchedRatio: ratio(batchedSeedMs, seedMs),
+  };
+  return { serverCommandsPerSec, seeding, serverUsedMemoryBytes };
+}
+
+/**
+ * The shipped sweep against the per-command script at every sweeper count (and the floor at the
+ * standard count), then the loop once. The first queue the shipped sweep swept is kept for the audit.
+ */
+async function measureSweeps({ target, admin, options, created, drop }: Bench): Promise<Pick<SizeFigures, 'atomicSweep' | 'loop'> & { audited: SweepRun }> {
+  const { jobs, batch, repeats } = options;
+  const oursSweeps: SweepFigures[] = [];
+  const calibrationSweeps: SweepFigures[] = [];
+  let audited: SweepRun | undefined;
+  // Once is enough: nothing here empties the script cache, so no race pays for an EVAL.
+  // The floor joins the alternation at the standard sweeper count only, the one the ratio is
+  // taken at.
+  await preloadScripts(admin);
+  await admin.script('LOAD', SWEEP_PER_COMMAND_LUA);
+  await admin.script('LOAD', SWEEP_FLOOR_LUA);
+  const standard = options.sweeperCounts.includes(8) ? 8 : options.sweeperCounts[options.sweeperCounts.length - 1];
+  let floor: SweepFigures | undefined;
+  for (const sweepers of options.sweeperCounts) {
+    let ours: SweepFigures | undefined;
+    let calibrated: SweepFigures | undefined;
+    for (let r = 0; r < repeats; r++) {
+      if (sweepers === standard) {
+        const bound = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
+        floor = best(floor, bound.figures);
+        await drop(bound.keys);
+      }
+      const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
+      ours = best(ours, run.figures);
+      // The first swept queue stays for the audit; the others go at once.
+      if (audited) await drop(run.keys);
+      else audited = run;
+      const calibration = await sweep(target, admin, created, jobs, sweepers, batch, perCommandSweeper, true);
+      calibrated = best(calibrated, calibration.figures);
+      await drop(calibration.keys);
+    }
+    if (ours) oursSweeps.push(ours);
+    if (calibrated) calibrationSweeps.push(calibrated);
+  }
+  // The ratios are taken at the standard count.
+  const oursAt = oursSweeps.find((f) => f.sweepers === standard);
+  const calibrationAt = calibrationSweeps.find((f) => f.sweepers === standard);
+
+  let loop: SweepFigures | null = null;
+  if (jobs <= options.loopUpTo) {
+    const run = await sweep(target, admin, created, jobs, 8, batch, loopSweeper, false);
+    loop = run.figures;
+    await drop(run.keys);
+  }
+  if (!audited) throw new Error('no sweeper count to measure');
+  return {
+    atomicSweep: {
+      ours: oursSweeps,
+      calibration: calibrationSweeps,
+      ratio: ratio(oursAt?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
+      serverRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, oursAt?.serverUsPerJob ?? 0),
+      floor: floor ? withoutClean(floor) : null,
+      ceilingRatio: ratio(floor?.jobsPerSec ?? 0, calibrationAt?.jobsPerSec ?? 0),
+      serverCeilingRatio: ratio(calibrationAt?.serverUsPerJob ?? 0, floor?.serverUsPerJob ?? 0),
+    },
+    loop,
+    audited,
+  };
+}
+
+/** Our streaming audit against the straightforward one, on the queue the shipped sweep left. */
+async function measureAudit({ admin, options, drop }: Bench, audited: SweepRun): Promise<SizeFigures['audit']> {
+  const { jobs, repeats } = options;
+  const keys = audited.keys;
+  let auditMs = Infinity;
+  let calibrationAuditMs = Infinity;
+  let heapBytes = 0;
+  let calibrationHeapBytes = 0;
+  let same = true;
+  let clean = true;
+  for (let r = 0; r < repeats; r++) {
+    const ours = await withHeapPeak(() => readSnapshot(admin, keys, jobs, 0));
+    auditMs = Math.min(auditMs, ours.ms);
+    heapBytes = Math.max(heapBytes, ours.peakBytes);
+    clean &&= isClean(auditJobs(ours.value, audited.moves));
+    const theirs = await withHeapPeak(() => readSnapshotStraightforward(admin, keys, jobs, 0));
+    calibrationAuditMs = Math.min(calibrationAuditMs, theirs.ms);
+    calibrationHeapBytes = Math.max(calibrationHeapBytes, theirs.peakBytes);
+    same &&= sameSnapshot(ours.value, theirs.value);
+  }
+  await drop(keys);
+  return {
+    jobsPerSec: jobsPerSec(jobs, auditMs),
+    calibrationJobsPerSec: jobsPerSec(jobs, calibrationAuditMs),
+    ratio: ratio(calibrationAuditMs, auditMs),
+    heapBytesPerJob: Math.round((heapBytes / jobs) * 10) / 10,
+    calibrationHeapBytesPerJob: Math.round((calibrationHeapBytes / jobs) * 10) / 10,
+    sameSnapshot: same,
+    clean,
+  };
 }

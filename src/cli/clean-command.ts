@@ -3,10 +3,10 @@
  * every queue the tool owns (after a confirmation on a terminal, or --yes).
  */
 import { Command, Option } from 'commander';
-import { createInterface } from 'node:readline/promises';
 import { cleanQueue, describeOwned, findOwnedQueues, ownedQueue, type CleanResult } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
-import { describeServerError, ExitCode, InterruptedError, usageError } from '../errors.js';
+import { describeServerError, ExitCode, usageError } from '../errors.js';
+import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
 import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
@@ -18,11 +18,8 @@ interface CleanFlags extends TlsFlags {
   url?: string;
 }
 
-export interface CleanIo {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  readonly env: NodeJS.ProcessEnv;
-}
+/** What clean needs of the process: its output, the environment, and a terminal to confirm on. */
+export type CleanIo = Pick<Io, 'out' | 'err' | 'env' | 'stdinIsTty' | 'confirm'>;
 
 export function addCleanCommand(program: Command, io: CleanIo, exit: { code: number }): Command {
   const command = new Command('clean')
@@ -63,8 +60,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     io.out(`emq-race queues on ${target.display}:\n`);
     for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
     if (!flags.yes) {
-      if (!process.stdin.isTTY) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
-      if (!(await confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
+      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
         io.out('nothing removed\n');
         return ExitCode.ok;
       }
@@ -92,20 +89,5 @@ function report(result: CleanResult, io: CleanIo): void {
   io.out(`removed queue ${result.queue}: ${result.deleted} key${result.deleted === 1 ? '' : 's'}\n`);
   if (result.foreign.length > 0) {
     io.err(`emq-race: left ${result.foreign.length === 10 ? '10 or more' : result.foreign.length} key(s) under emq:{${result.queue}}: that emq-race does not create (e.g. ${result.foreign[0]})\n`);
-  }
-}
-
-/** Asks on the terminal; Ctrl-C at the prompt ends the command like any other interruption. */
-async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  const stop = new AbortController();
-  rl.on('SIGINT', () => stop.abort());
-  try {
-    return /^y(es)?$/i.test((await rl.question(question, { signal: stop.signal })).trim());
-  } catch (err) {
-    if (stop.signal.aborted) throw new InterruptedError('SIGINT');
-    throw err;
-  } finally {
-    rl.close();
   }
 }

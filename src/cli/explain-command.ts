@@ -88,7 +88,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
   chooseTarget(choice, io.env);
 
-  const interrupts = watchInterrupts();
+  const interrupts = watchInterrupts(io.err);
   const session = await openSession(choice, io.env).catch((err: unknown) => {
     interrupts.dispose();
     throw err;
@@ -104,7 +104,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     let report: ExplainReportJson;
     const stage = (queue: string) => {
       queues.push(queue);
-      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep };
+      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep, warn: (line: string) => io.err(`emq-race: ${line}\n`) };
     };
 
     if (flags.counter !== undefined) {

@@ -10,12 +10,14 @@ import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { addExplainCommand } from './explain-command.js';
 import { teachHelp } from './help.js';
-import { watchInterrupts } from '../interrupt.js';
+import { processIo } from './process-io.js';
+import { watchInterrupts, type Interrupts } from '../interrupt.js';
 import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { renderTable, reportJson, type RaceReport, type TableLayout } from '../report/report.js';
+import { reportJson, type RaceReport } from '../report/json.js';
+import { renderTable, type TableLayout } from '../report/report.js';
 import { serverHeadline } from '../server/connection.js';
 import { errorWidth, outputWidth } from '../text.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
@@ -27,11 +29,12 @@ import { keptServerLines } from '../server/embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
 import { summarizeTrials } from '../audit/trials.js';
 import { renderTrialsTable } from '../report/trials-table.js';
+import { modesNeeding } from '../sweepers/strategies.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
 
-interface MainFlags extends TlsFlags {
+export interface MainFlags extends TlsFlags {
   mode: Mode[];
   jobs: number;
   sweepers: number;
@@ -68,25 +71,6 @@ interface MainFlags extends TlsFlags {
   modeGiven: boolean;
   html?: string;
   wide: boolean;
-}
-
-/**
- * The one place Io meets the process. A reader that goes away (`| head`, a closed terminal) is no
- * error of the run's: what it would have read is dropped, quietly, and the run still cleans up.
- */
-function processIo(): Io {
-  const closed = { out: false, err: false };
-  process.stdout.on('error', () => (closed.out = true));
-  process.stderr.on('error', () => (closed.err = true));
-  return {
-    out: (text) => void (closed.out || process.stdout.write(text)),
-    err: (text) => void (closed.err || process.stderr.write(text)),
-    env: process.env,
-    stdoutIsTty: Boolean(process.stdout.isTTY),
-    stderrIsTty: Boolean(process.stderr.isTTY),
-    ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}),
-    ...(process.stderr.isTTY ? { stderrColumns: process.stderr.columns } : {}),
-  };
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -153,7 +137,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
   return program;
 }
 
-export async function run(argv: readonly string[], io: Io = processIo()): Promise<number> {
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
   const exit = { code: ExitCode.ok as number };
   const program = buildProgram(io, (flags) => main(flags, io), exit);
   addExplainCommand(program, io, exit);
@@ -174,7 +158,8 @@ export async function run(argv: readonly string[], io: Io = processIo()): Promis
   }
 }
 
-async function main(flags: MainFlags, io: Io): Promise<number> {
+/** The flags as the run's options: pure, so every combination is checked before anything starts. */
+export function raceOptionsFrom(flags: MainFlags): RaceOptions {
   const options: RaceOptions = {
     modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
     jobs: flags.jobs,
@@ -199,15 +184,21 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     trials: flags.trials,
   };
   checkRaceOptions(options);
-  // Read before any server starts: a missing file is a usage error with nothing begun.
-  const userScript = options.script !== undefined && options.modes.includes('script') ? readUserScript(options.script) : undefined;
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
+  return options;
+}
+
+/** The main command: options from the flags, the server, the race of every mode, the report, the verdict. */
+async function main(flags: MainFlags, io: Io): Promise<number> {
+  const options = raceOptionsFrom(flags);
+  // Read before any server starts: a missing file is a usage error with nothing begun.
+  const userScript = options.script !== undefined && modesNeeding('script-file').some((mode) => options.modes.includes(mode)) ? readUserScript(options.script) : undefined;
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
 
-  const interrupts = watchInterrupts();
+  const interrupts = watchInterrupts(io.err);
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
   const session = await opened.catch((err: unknown) => {
     interrupts.dispose();
@@ -215,49 +206,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   });
   let interrupted = false;
   try {
-    // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
-    if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
-    const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
-    const trials = options.trials ?? 1;
-    // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
-    const board = !io.stderrIsTty || trials === 1 ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
-    // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
-    const adjust = (mode: Mode): Partial<ModeRun> => ({
-      jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
-      // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
-      serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
-      ...(board ? { progress: board } : {}),
-    });
-    const topology = await clusterTopology(session, flags.cluster);
-    const perQueue = topology !== undefined || flags.queues > 1;
-    const progress = io.stderrIsTty && !options.csv;
-    const planned = await runPlan(session, options, modes, userScript, interrupts, {
-      adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
-      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
-    });
-    if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
-    const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
-    interrupts.signal.throwIfAborted();
-    const totals = perQueue ? totalsPerMode(runs) : undefined;
-    const report: RaceReport = {
-      server: { ...session.info, url: session.target.display },
-      ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
-      runs,
-      ...(totals ? { totals } : {}),
-      ...(topology ? { primaries: topology.primaries } : {}),
-      // With several queues a trial is judged by its summed row: one count per trial, not per queue.
-      ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
-    };
-    const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
-    if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
-    else if (options.csv) io.out(`${renderCsv(runs)}\n`);
-    else if (report.trials && trials > 1) {
-      const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-      io.out(`${serverHeadline(report.server, report.embedded)}\n${renderTrialsTable(report.trials, layout)}\n${summed}`);
-    }
-    else io.out(`${renderTable(report, layout)}\n${loopJobsNote(runs, options.jobs)}`);
+    const { report, runs } = await raceReport(session, options, flags, userScript, interrupts, io);
+    printReport(report, runs, options, flags, io);
     if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
     if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
     return expectationExit(options.expect, runs, io);
@@ -268,6 +218,59 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     await closeSession(session, options.keep && !interrupted);
     interrupts.dispose();
   }
+}
+
+/** Every mode's run on the session's server, and the report they make. */
+async function raceReport(session: Session, options: RaceOptions, flags: MainFlags, userScript: string | undefined, interrupts: Interrupts, io: Io): Promise<{ report: RaceReport; runs: RunResult[] }> {
+  // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
+  if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
+  const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
+  const trials = options.trials ?? 1;
+  // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
+  const board = !io.stderrIsTty || trials === 1 ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
+  // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
+  const adjust = (mode: Mode): Partial<ModeRun> => ({
+    jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+    // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+    serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+    ...(board ? { progress: board } : {}),
+    warn: (line: string) => io.err(`emq-race: ${line}\n`),
+  });
+  const topology = await clusterTopology(session, flags.cluster);
+  const perQueue = topology !== undefined || flags.queues > 1;
+  const progress = io.stderrIsTty && !options.csv;
+  const planned = await runPlan(session, options, modes, userScript, interrupts, {
+    adjust,
+    ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+    // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+    ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
+  });
+  if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+  const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
+  interrupts.signal.throwIfAborted();
+  const totals = perQueue ? totalsPerMode(runs) : undefined;
+  const report: RaceReport = {
+    server: { ...session.info, url: session.target.display },
+    // The report is read once the run is over: by then the tool's own server is gone (unless kept).
+    ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
+    runs,
+    ...(totals ? { totals } : {}),
+    ...(topology ? { primaries: topology.primaries } : {}),
+    // With several queues a trial is judged by its summed row: one count per trial, not per queue.
+    ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
+  };
+  return { report, runs };
+}
+
+/** The report on stdout in the format asked for: JSON, CSV, the trials table, or the runs table. */
+function printReport(report: RaceReport, runs: readonly RunResult[], options: RaceOptions, flags: MainFlags, io: Io): void {
+  const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
+  if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+  else if (options.csv) io.out(`${renderCsv(runs)}\n`);
+  else if (report.trials && (options.trials ?? 1) > 1) {
+    const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
+    io.out(`${serverHeadline(report.server, report.embedded)}\n${renderTrialsTable(report.trials, layout)}\n${summed}`);
+  } else io.out(`${renderTable(report, layout)}\n${loopJobsNote(runs, options.jobs)}`);
 }
 
 function useColor(io: Io): boolean {

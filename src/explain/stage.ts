@@ -34,6 +34,8 @@ export interface StagePlan {
   readonly queue: string;
   readonly stalledBefore: number;
   readonly keep: boolean;
+  /** Where a replay says what it could not undo (keys left on the server); unset, nowhere. */
+  readonly warn?: (line: string) => void;
 }
 
 export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
@@ -62,7 +64,7 @@ export async function onStage<T>(session: Session, plan: StagePlan, interrupts: 
     for (const redis of connections) redis.disconnect();
     if (!plan.keep && !interrupts.hurried) {
       await deleteRunKeys(admin, keys, 1).catch(() => {
-        process.stderr.write(`emq-race: could not delete the keys of queue ${plan.queue} (${keys.prefix}*): they remain on the server\n`);
+        plan.warn?.(`could not delete the keys of queue ${plan.queue} (${keys.prefix}*): they remain on the server`);
       });
     }
   }

@@ -4,7 +4,8 @@
  * rate. One linear scale for the whole chart, so modes compare at a glance.
  */
 import { escapeMarkup as esc } from './escape.js';
-import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type Spread, type TrialSummaryJson } from './report-data.js';
+import type { Spread } from '../audit/trials.js';
+import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
 import { ANOMALIES } from '../model.js';
 

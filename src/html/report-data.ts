@@ -3,56 +3,37 @@
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
 import type { Reply } from '../explain/wire.js';
+import type { Spread } from '../audit/trials.js';
 import { ANOMALIES } from '../model.js';
+import type { RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 
-export interface ServerJson {
-  readonly kind: string;
-  readonly version: string;
-  /** Already redacted: a password never reaches the JSON. */
-  readonly url: string;
-  /** A cluster's primaries (`host:port`). */
-  readonly primaries?: readonly string[];
-}
-
-export interface RunJson {
+/**
+ * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
+ * every run carries (or that pages of older reports lack) optional. The report's own JSON is
+ * assignable to it as it is, so producer and page are tied by the types, not by a cast.
+ */
+export type RunJson = Pick<ReportRunJson, PageRunFields> & Partial<Omit<ReportRunJson, PageRunFields | 'mode' | 'node'>> & {
   readonly mode: string;
-  /** Present when the run is one of several trials of its mode. */
-  readonly trial?: number;
-  readonly queue: string;
-  /** `host:port` of the node the queue lived on (with --queues or a cluster: every run's own). */
   readonly node?: string | null;
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
-  readonly recoveries: number;
-  readonly doubleRecoveries: number;
-  readonly duplicatePending: number;
-  readonly lostIncrements: number;
-  readonly extraIncrements: number;
-  readonly lostJobs: number;
-  readonly misplaced: number;
-  readonly unreclaimed: number;
-  /** Anomaly counts that only some runs report (live leases, user scripts, workers, cycles, observer). */
-  readonly stolenLeases?: number;
-  readonly misreported?: number;
-  readonly doubleExecutions?: number;
-  readonly deadLetterEscapes?: number;
-  readonly windowInNeither?: number;
-  readonly windowInBoth?: number;
-  readonly wallMs: number;
-  readonly jobsPerSec: number;
-  readonly roundTrips?: number;
-  readonly sweeps?: number;
-  readonly cutShort?: boolean;
-}
+};
 
-export interface Spread {
-  readonly min: number;
-  readonly median: number;
-  readonly max: number;
-}
+type PageRunFields =
+  | 'queue'
+  | 'sweepers'
+  | 'jobs'
+  | 'batch'
+  | 'maxStalled'
+  | 'stalledBefore'
+  | 'recoveries'
+  | 'doubleRecoveries'
+  | 'duplicatePending'
+  | 'lostIncrements'
+  | 'extraIncrements'
+  | 'lostJobs'
+  | 'misplaced'
+  | 'unreclaimed'
+  | 'wallMs'
+  | 'jobsPerSec';
 
 /** One mode's summary over its trials; each anomaly count has a Spread under its own name. */
 export interface TrialSummaryJson {
@@ -64,6 +45,7 @@ export interface TrialSummaryJson {
   readonly [count: string]: unknown;
 }
 
+/** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
 export interface RaceReportJson {
   readonly server: ServerJson;
   readonly runs: readonly RunJson[];

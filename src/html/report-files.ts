@@ -2,7 +2,8 @@
  * Writes the page (and the standalone SVG) a run asked for, from the same JSON object `--json`
  * prints, and says where it went — on stderr under --json, since stdout then carries the JSON alone.
  */
-import { reportJson, runReadout, type RaceReport } from '../report/report.js';
+import { reportJson, type RaceReport } from '../report/json.js';
+import { runReadout } from '../report/report.js';
 import { writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
 import type { ExplainReportJson, RaceReportJson } from './report-data.js';
@@ -14,7 +15,7 @@ function announce(io: Io, json: boolean, what: string, path: string): void {
 }
 
 export function writeRacePage(path: string, report: RaceReport, runs: readonly RunResult[], flags: RaceFlagsSeen & { url: string | undefined }, version: string, io: Io, json: boolean): void {
-  const data = reportJson(report) as RaceReportJson;
+  const data: RaceReportJson = reportJson(report);
   const page = racePage(data, {
     command: raceCommandLine(flags, flags.url),
     generatedAt: new Date().toISOString(),

@@ -67,15 +67,8 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   const tally = new CycleTally(setup.tracked ?? setup.jobs);
   let windows: WindowCounts | undefined = c.observe ? { samples: 0, windowInNeither: 0, windowInBoth: 0 } : undefined;
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
-  let wallMs = 0;
-  let commands = 0;
-  let sweeps = 0;
-  let cutShort = false;
-  let noscriptFallbacks = 0;
+  let totals = NO_ROUNDS;
   let executions: number | undefined;
-  let retries = 0;
-  let strayIds = 0;
-  const latencies: LatencyLog[] = [];
 
   // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
   const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;
@@ -115,14 +108,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
         windows = addWindows(windows, await observer.stop());
         observer = undefined;
       }
-      wallMs += result.wallMs;
-      commands += result.commands;
-      sweeps += result.sweeps;
-      cutShort ||= result.cutShort;
-      noscriptFallbacks += result.noscriptFallbacks;
-      retries += result.retries;
-      latencies.push(...result.latencies);
-      strayIds += result.strayIds;
+      totals = addRound(totals, result);
       tally.addMoves(movesPerJob(tally.jobs, result.records));
     } finally {
       releaser?.close();
@@ -133,18 +119,30 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   }
 
   return {
-    wallMs,
-    commands,
-    sweeps,
-    cutShort,
-    noscriptFallbacks,
+    ...totals,
     tally,
     windows,
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
     callsInDoubt: plan?.callsInDoubt ?? false,
-    retries,
-    strayIds,
-    latencies,
+  };
+}
+
+/** What the rounds of one run add up to, round by round. */
+export type RoundTotals = Pick<RoundsResult, 'wallMs' | 'commands' | 'sweeps' | 'cutShort' | 'noscriptFallbacks' | 'retries' | 'strayIds' | 'latencies'>;
+
+export const NO_ROUNDS: RoundTotals = { wallMs: 0, commands: 0, sweeps: 0, cutShort: false, noscriptFallbacks: 0, retries: 0, strayIds: 0, latencies: [] };
+
+/** The totals after one more round: sums, except that a run is cut short if any round was. Pure. */
+export function addRound(totals: RoundTotals, round: Pick<RaceResult, keyof RoundTotals>): RoundTotals {
+  return {
+    wallMs: totals.wallMs + round.wallMs,
+    commands: totals.commands + round.commands,
+    sweeps: totals.sweeps + round.sweeps,
+    cutShort: totals.cutShort || round.cutShort,
+    noscriptFallbacks: totals.noscriptFallbacks + round.noscriptFallbacks,
+    retries: totals.retries + round.retries,
+    strayIds: totals.strayIds + round.strayIds,
+    latencies: [...totals.latencies, ...round.latencies],
   };
 }

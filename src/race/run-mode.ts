@@ -11,11 +11,11 @@ import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, type EmqError } from '../errors.js';
 import { interruption, type Interrupts } from '../interrupt.js';
-import { queueKeys } from '../queue/keys.js';
+import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
-import { raceRounds } from './rounds.js';
+import { raceRounds, type RoundsResult } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
 import { checkMemoryRoom } from '../server/memory-check.js';
 import { newOwnerMarker, newRunId, ownerValue } from '../queue/owner-marker.js';
@@ -26,131 +26,57 @@ import type { Session } from '../server/session.js';
 import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
-import { NO_CONSEQUENCES, BACK_TO_BACK, jobsPerSec, type ModeRun, type RunResult } from '../model.js';
+import { BACK_TO_BACK, NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type Cadence, type Consequences, type ModeRun, type PendingKind, type RunResult } from '../model.js';
 
-/** A mode's run on `session`'s server: it needs only the admin connection and the target. */
+/** What a run settles before it starts, from its spec and defaults. */
+interface Settled {
+  readonly consequences: Consequences;
+  readonly pending: PendingKind;
+  readonly live: number;
+  readonly maxSweeps: number;
+  readonly cadence: Cadence;
+}
+
+/** What the race hands the judge and the result. */
+type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
+
+/**
+ * A mode's run on `session`'s server: it needs only the admin connection and the target. Claim,
+ * then prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and
+ * the result; the clean-up runs on every path once the claim is won.
+ */
 export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
   const keys = queueKeys(run.queue);
   const runId = newRunId();
   const signal = interrupts.signal;
-
-  const live = run.live ?? 0;
+  const settled = settle(run);
   signal.throwIfAborted();
   try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, live);
+    await checkMemoryRoom(admin, run.jobs, run.sweepers, settled.live);
     // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
-    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + live)));
+    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + settled.live)));
   } catch (err) {
     throw describeServerError(err, target.display);
   }
 
-  const consequences = run.consequences ?? NO_CONSEQUENCES;
   const sweeperConnections: Redis[] = [];
-  const pending = run.pending ?? 'list';
-  const maxSweeps = run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch);
   let sweepFunction: SweepFunction | undefined;
   let failure: EmqError | undefined;
   try {
     if (STRATEGIES[run.mode].needs === 'functions') sweepFunction = await loadSweepFunction(admin, runId);
-    const extras = {
-      pending,
-      ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
-      ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
-    };
-    const serverNowMs = await serverTimeMs(admin);
-    await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-    await preloadScripts(admin);
-    const cadence = run.cadence ?? BACK_TO_BACK;
+    await seed(admin, keys, run, settled.live, signal);
     if (!run.processes) {
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
-        const redis = await connect(target, { reconnect: consequences.faults.includes('client-kill') });
-        sweeperConnections.push(redis);
+        sweeperConnections.push(await connect(target, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
-    const clock: ServerClock = await measureServerClock(admin, clientNow);
-    const histogramBefore = run.serverStats
-      ? await readScriptHistogram(admin).catch((err: unknown) => {
-          if (run.serverStats === 'if-available') return undefined;
-          throw err;
-        })
-      : undefined;
-    const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
-    const result = await raceRounds({
-      target,
-      admin,
-      connections: sweeperConnections,
-      factory: STRATEGIES[run.mode].build,
-      keys,
-      clock,
-      jobs: run.jobs,
-      tracked: run.jobs + live,
-      batch: run.batch,
-      maxStalled: run.maxStalled,
-      probeDelayMs: run.probeDelayMs,
-      maxSweeps,
-      signal,
-      consequences,
-      cadence,
-      extras,
-      // In --processes mode each sweeper is a child process with its own connection.
-      ...(run.processes
-        ? {
-            runOnce: () =>
-              raceInProcesses({
-                sweepers: run.sweepers,
-                setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
-                signal,
-              }),
-          }
-        : {}),
-    }).finally(() => stopProgress?.());
-    const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
+    const raced = await raceQueue({ admin, target }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
     signal.throwIfAborted();
-    const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending, live, workers: consequences.workers > 0 });
-    const audited = auditJobs(snapshot, result.tally.totalMoves, {
-      callsInDoubt: result.callsInDoubt,
-      maxStalled: run.maxStalled,
-      trueStalls: result.tally.trueStalls,
-      crossCheck: STRATEGIES[run.mode].crossChecked === true,
-      strayIds: result.strayIds,
-    });
-    const counts = withCycleSums(audited, result.tally, result.windows);
-    const latency = summarizeLatency(result.latencies);
-    return {
-      mode: run.mode,
-      queue: run.queue,
-      sweepers: run.sweepers,
-      jobs: run.jobs,
-      batch: run.batch,
-      maxStalled: run.maxStalled,
-      stalledBefore: run.stalledBefore,
-      ...counts,
-      wallMs: Math.round(result.wallMs * 10) / 10,
-      jobsPerSec: jobsPerSec(run.jobs, result.wallMs),
-      roundTrips: result.commands,
-      sweeps: result.sweeps,
-      cutShort: result.cutShort,
-      consequences,
-      noscriptFallbacks: result.noscriptFallbacks,
-      samples: result.windows?.samples,
-      faultCounts: result.faultCounts,
-      executions: result.executions,
-      trial: run.trial ?? 1,
-      pending,
-      live,
-      maxSweeps,
-      processes: run.processes ?? false,
-      retries: result.retries,
-      ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
-      callMsP50: latency?.callMsP50 ?? null,
-      callMsP99: latency?.callMsP99 ?? null,
-      callMsMax: latency?.callMsMax ?? null,
-      serverCallMsP99,
-    };
+    const counts = await judge(admin, keys, run, settled, raced, signal);
+    return resultOf(run, settled, raced, counts, sweepFunction);
   } catch (err) {
     failure = interruption(signal) ?? describeServerError(err, target.display);
     throw failure;
@@ -160,11 +86,136 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
     if (sweepFunction && !run.keep) {
       const library = sweepFunction.library;
       await deleteSweepFunction(admin, sweepFunction).catch(() => {
-        process.stderr.write(`emq-race: could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})\n`);
+        run.warn?.(`could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})`);
       });
     }
-    if (!run.keep) await cleanUp(admin, keys, run.jobs + live, run.queue, interrupts, failure);
+    if (!run.keep) await cleanUp(admin, keys, run.jobs + settled.live, run.queue, interrupts, failure, run.warn);
   }
+}
+
+function settle(run: ModeRun): Settled {
+  return {
+    consequences: run.consequences ?? NO_CONSEQUENCES,
+    pending: run.pending ?? 'list',
+    live: run.live ?? 0,
+    maxSweeps: run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch),
+    cadence: run.cadence ?? BACK_TO_BACK,
+  };
+}
+
+/** The expired leases, the live ones after them, and the sweep script in the server's cache. */
+async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, signal: AbortSignal): Promise<void> {
+  const serverNowMs = await serverTimeMs(admin);
+  await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  await preloadScripts(admin);
+}
+
+/** The race itself, in this process or in one process per sweeper, with the server's own call times around it. */
+async function raceQueue(
+  session: Pick<Session, 'admin' | 'target'>,
+  keys: QueueKeys,
+  run: ModeRun,
+  settled: Settled,
+  connections: readonly Redis[],
+  sweepFunction: SweepFunction | undefined,
+  signal: AbortSignal,
+  clientNow: (() => number) | undefined,
+): Promise<Raced> {
+  const { admin, target } = session;
+  const { consequences, pending, live, maxSweeps, cadence } = settled;
+  const extras = {
+    pending,
+    ...(run.userScript !== undefined ? { userScript: run.userScript } : {}),
+    ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
+  };
+  const clock: ServerClock = await measureServerClock(admin, clientNow);
+  const histogramBefore = run.serverStats
+    ? await readScriptHistogram(admin).catch((err: unknown) => {
+        if (run.serverStats === 'if-available') return undefined;
+        throw err;
+      })
+    : undefined;
+  const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
+  const result = await raceRounds({
+    target,
+    admin,
+    connections,
+    factory: STRATEGIES[run.mode].build,
+    keys,
+    clock,
+    jobs: run.jobs,
+    tracked: run.jobs + live,
+    batch: run.batch,
+    maxStalled: run.maxStalled,
+    probeDelayMs: run.probeDelayMs,
+    maxSweeps,
+    signal,
+    consequences,
+    cadence,
+    extras,
+    // In --processes mode each sweeper is a child process with its own connection.
+    ...(run.processes
+      ? {
+          runOnce: () =>
+            raceInProcesses({
+              sweepers: run.sweepers,
+              setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+              signal,
+            }),
+        }
+      : {}),
+  }).finally(() => stopProgress?.());
+  return { ...result, serverCallMsP99: histogramBefore ? await serverP99(admin, histogramBefore) : null };
+}
+
+/** The server's state read back, then the pure audit of it against what the sweepers recorded. */
+async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settled, raced: Raced, signal: AbortSignal): Promise<AuditCounts> {
+  const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending: settled.pending, live: settled.live, workers: settled.consequences.workers > 0 });
+  const audited = auditJobs(snapshot, raced.tally.totalMoves, {
+    callsInDoubt: raced.callsInDoubt,
+    maxStalled: run.maxStalled,
+    trueStalls: raced.tally.trueStalls,
+    crossCheck: STRATEGIES[run.mode].crossChecked === true,
+    strayIds: raced.strayIds,
+  });
+  return withCycleSums(audited, raced.tally, raced.windows);
+}
+
+/** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
+function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCounts, sweepFunction: SweepFunction | undefined): RunResult {
+  const latency = summarizeLatency(raced.latencies);
+  return {
+    mode: run.mode,
+    queue: run.queue,
+    sweepers: run.sweepers,
+    jobs: run.jobs,
+    batch: run.batch,
+    maxStalled: run.maxStalled,
+    stalledBefore: run.stalledBefore,
+    ...counts,
+    wallMs: Math.round(raced.wallMs * 10) / 10,
+    jobsPerSec: jobsPerSec(run.jobs, raced.wallMs),
+    roundTrips: raced.commands,
+    sweeps: raced.sweeps,
+    cutShort: raced.cutShort,
+    consequences: settled.consequences,
+    noscriptFallbacks: raced.noscriptFallbacks,
+    samples: raced.windows?.samples,
+    faultCounts: raced.faultCounts,
+    executions: raced.executions,
+    trial: run.trial ?? 1,
+    pending: settled.pending,
+    live: settled.live,
+    maxSweeps: settled.maxSweeps,
+    processes: run.processes ?? false,
+    retries: raced.retries,
+    ...(run.keep && sweepFunction ? { keptLibrary: sweepFunction.library } : {}),
+    callMsP50: latency?.callMsP50 ?? null,
+    callMsP99: latency?.callMsP99 ?? null,
+    callMsMax: latency?.callMsMax ?? null,
+    serverCallMsP99: raced.serverCallMsP99,
+  };
 }
 
 /**
@@ -172,7 +223,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
  * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
  * run still ends in one line.
  */
-async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined): Promise<void> {
+async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined, warn: ModeRun['warn']): Promise<void> {
   const hint = leftBehindHint(queue);
   if (!interrupts.hurried && admin.status === 'ready') {
     try {
@@ -183,7 +234,7 @@ async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCoun
     }
   }
   if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
-  else process.stderr.write(`emq-race: ${hint}\n`);
+  else warn?.(hint);
 }
 
 /** The p99 of the script calls since `before`, or null where the server cannot say. */

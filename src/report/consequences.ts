@@ -3,7 +3,7 @@
  * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
  * table columns sit with the others in report.ts.
  */
-import type { RunResult } from '../model.js';
+import type { FaultName, RunResult } from '../model.js';
 import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
@@ -11,29 +11,51 @@ export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
 export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
-/** JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
-export function consequenceFields(run: RunResult): Record<string, unknown> {
-  const fields: Record<string, unknown> = {
+/** The JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
+export interface ConsequenceJson {
+  readonly cycles: number;
+  readonly unacknowledgedMoves: number;
+  readonly deadLetterEscapes: number;
+  readonly noscriptFallbacks: number;
+  /** With --fault: */
+  readonly faults?: readonly FaultName[];
+  readonly faultNotes?: readonly string[];
+  readonly crashes?: number;
+  readonly lostReplies?: number;
+  readonly reconnects?: number;
+  readonly scriptFlushes?: number;
+  readonly clientKills?: number;
+  /** With --workers: */
+  readonly workers?: number;
+  readonly executions?: number;
+  readonly doubleExecutions?: number;
+  /** With --observe: */
+  readonly samples?: number;
+  readonly windowInNeither?: number;
+  readonly windowInBoth?: number;
+}
+
+export function consequenceFields(run: RunResult): ConsequenceJson {
+  const counts = run.faultCounts;
+  return {
     cycles: run.consequences.cycles,
     unacknowledgedMoves: run.unacknowledgedMoves,
     deadLetterEscapes: run.deadLetterEscapes,
     noscriptFallbacks: run.noscriptFallbacks,
+    ...(hasFaults(run)
+      ? {
+          faults: run.consequences.faults,
+          faultNotes: run.consequences.notes,
+          crashes: counts?.crashes ?? 0,
+          lostReplies: counts?.lostReplies ?? 0,
+          reconnects: counts?.reconnects ?? 0,
+          scriptFlushes: counts?.scriptFlushes ?? 0,
+          clientKills: counts?.clientKills ?? 0,
+        }
+      : {}),
+    ...(hasWorkers(run) ? { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions } : {}),
+    ...(observed(run) ? { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth } : {}),
   };
-  if (hasFaults(run)) {
-    const counts = run.faultCounts;
-    Object.assign(fields, {
-      faults: run.consequences.faults,
-      faultNotes: run.consequences.notes,
-      crashes: counts?.crashes ?? 0,
-      lostReplies: counts?.lostReplies ?? 0,
-      reconnects: counts?.reconnects ?? 0,
-      scriptFlushes: counts?.scriptFlushes ?? 0,
-      clientKills: counts?.clientKills ?? 0,
-    });
-  }
-  if (hasWorkers(run)) Object.assign(fields, { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions });
-  if (observed(run)) Object.assign(fields, { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth });
-  return fields;
 }
 
 /** What the faults did to one run, and why a requested fault was left out, in plain words. */

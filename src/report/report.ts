@@ -4,78 +4,13 @@
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
-import { serverHeadline, type EmbeddedFate, type ServerInfo } from '../server/connection.js';
+import { serverHeadline } from '../server/connection.js';
 import { groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
-import { consequenceFields, consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
-import type { TrialSummary } from '../audit/trials.js';
+import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
+import type { RaceReport } from './json.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { ANOMALIES, type AuditCounts, type Mode, type RunResult } from '../model.js';
-
-export interface RaceReport {
-  readonly server: ServerInfo & { readonly url: string };
-  readonly runs: readonly RunResult[];
-  /** Per-mode summaries, present when --trials was given. */
-  readonly trials?: readonly TrialSummary[];
-  /**
-   * One summed row per mode (see totals.ts), present with several queues per mode or a cluster:
-   * then the table also names each queue's node.
-   */
-  readonly totals?: readonly RunResult[];
-  /** The cluster's primaries (`host:port`), when the server is a cluster. */
-  readonly primaries?: readonly string[];
-  /** Set when the server was the tool's own: stopped at the end of the run, or kept by --keep. */
-  readonly embedded?: EmbeddedFate;
-}
-
-/** The JSON contract: fields are only ever added, never renamed or removed. */
-export function reportJson(report: RaceReport): object {
-  return {
-    server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
-    runs: report.runs.map(runJson),
-    ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
-    ...(report.trials ? { trials: report.trials } : {}),
-  };
-}
-
-function runJson(run: RunResult): object {
-  return {
-    mode: run.mode,
-    queue: run.queue,
-    sweepers: run.sweepers,
-    jobs: run.jobs,
-    batch: run.batch,
-    maxStalled: run.maxStalled,
-    stalledBefore: run.stalledBefore,
-    recoveries: run.recoveries,
-    doubleRecoveries: run.doubleRecoveries,
-    duplicatePending: run.duplicatePending,
-    lostIncrements: run.lostIncrements,
-    extraIncrements: run.extraIncrements,
-    lostJobs: run.lostJobs,
-    misplaced: run.misplaced,
-    unreclaimed: run.unreclaimed,
-    wallMs: run.wallMs,
-    jobsPerSec: run.jobsPerSec,
-    roundTrips: run.roundTrips,
-    sweeps: run.sweeps,
-    cutShort: run.cutShort,
-    trial: run.trial,
-    pending: run.pending,
-    live: run.live,
-    maxSweeps: run.maxSweeps,
-    processes: run.processes,
-    retries: run.retries,
-    stolenLeases: run.stolenLeases,
-    misreported: run.misreported,
-    ...consequenceFields(run),
-    callMsP50: run.callMsP50,
-    callMsP99: run.callMsP99,
-    callMsMax: run.callMsMax,
-    serverCallMsP99: run.serverCallMsP99,
-    node: run.node ?? null,
-  };
-}
 
 export interface Column {
   readonly head: string;

@@ -12,7 +12,7 @@ export function useSession(handle: ServerHandle, ready: (session: Session, inter
   let interrupts: Interrupts | undefined;
   before(async () => {
     session = await openSession({ url: handle.url }, {});
-    interrupts = watchInterrupts();
+    interrupts = watchInterrupts((line) => process.stderr.write(line));
     ready(session, interrupts);
   });
   after(async () => {
