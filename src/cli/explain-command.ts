@@ -144,8 +144,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
 }
 
 function describeKept(session: Session, queues: readonly string[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr.
-  const say = json ? io.err : io.out;
+  // In --json mode stdout carries the JSON alone, so this goes to stderr; under the transcript it
+  // wraps like the transcript.
+  const say = json ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }

@@ -19,7 +19,7 @@ import { outputFileFlag } from '../html/output-file.js';
 import { reportJson, type RaceReport } from '../report/json.js';
 import { renderTable, type TableLayout } from '../report/report.js';
 import { serverHeadline } from '../server/connection.js';
-import { errorWidth, outputWidth } from '../text.js';
+import { errorWidth, outputWidth, wrapLines } from '../text.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
@@ -269,8 +269,8 @@ function printReport(report: RaceReport, runs: readonly RunResult[], options: Ra
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    io.out(`${serverHeadline(report.server, report.embedded)}\n${renderTrialsTable(report.trials, layout)}\n${summed}`);
-  } else io.out(`${renderTable(report, layout)}\n${loopJobsNote(runs, options.jobs)}`);
+    io.out(`${wrapLines(serverHeadline(report.server, report.embedded), layout.width)}\n${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+  } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 
 function useColor(io: Io): boolean {
@@ -280,8 +280,9 @@ function useColor(io: Io): boolean {
 }
 
 function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
-  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
-  const say = machineOutput ? io.err : io.out;
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr; under the
+  // table it wraps like the table's own sentences.
+  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
