@@ -10,6 +10,7 @@ import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
 import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { plural } from '../text.js';
 
 interface CleanFlags extends TlsFlags {
   queue?: string;
@@ -60,7 +61,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     io.out(`emq-race queues on ${target.display}:\n`);
     for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
     if (!flags.yes) {
-      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
       if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
         io.out('nothing removed\n');
         return ExitCode.ok;
@@ -86,7 +87,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
 }
 
 function report(result: CleanResult, io: CleanIo): void {
-  io.out(`removed queue ${result.queue}: ${result.deleted} key${result.deleted === 1 ? '' : 's'}\n`);
+  io.out(`removed queue ${result.queue}: ${plural(result.deleted, 'key')}\n`);
   if (result.foreign.length > 0) {
     io.err(`emq-race: left ${result.foreign.length === 10 ? '10 or more' : result.foreign.length} key(s) under emq:{${result.queue}}: that emq-race does not create (e.g. ${result.foreign[0]})\n`);
   }

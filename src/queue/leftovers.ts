@@ -10,6 +10,7 @@ import { usageError } from '../errors.js';
 import { QUEUE_NAME, queueKeys } from './keys.js';
 import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 import { hostname } from 'node:os';
+import { plural } from '../text.js';
 
 export interface OwnedQueue {
   readonly queue: string;
@@ -97,5 +98,5 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<Clean
 export function describeOwned(owned: OwnedQueue): string {
   const m = owned.marker;
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
-  return `${owned.queue}: ${m.jobs} jobs, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}`;
+  return `${owned.queue}: ${plural(m.jobs, 'job')}, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}`;
 }
