@@ -1,7 +1,8 @@
 // Measures what one seeded job costs the server: INFO memory's used_memory before and right after
 // seeding N jobs on a private server of each kind. Seeding is the peak of a run (every job is in
 // `active` and has its hash; the sweeps only move ids from `active` to `pending` or `dead`).
-// The figure behind FOOTPRINT.bytesPerJob in src/memory-check.ts. After `npm run build`:
+// A cross-check of what the memory guard (src/queue/memory-guard.ts) measures per job with MEMORY
+// USAGE, from used_memory instead. After `npm run build`:
 //   node scripts/measure-footprint.mjs [jobs]
 import { connect, parseServerUrl } from '../dist/src/server/connection.js';
 import { startEmbeddedServer, which } from '../dist/src/server/embedded-server.js';

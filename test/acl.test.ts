@@ -41,6 +41,10 @@ forEachServer('least privilege', (handle) => {
       const url = userUrl(handle.url, 'emq-race');
       const main = await runCli(['--url', url, '--jobs', '300', '--sweepers', '3', '--max-stalled', '2', '--stalled-before', '0', '--queue', 'race-acl', '--keep', '--json']);
       assert.equal(main.code, 0, main.stderr);
+      // At stalled-before 1 and max-stalled 2 both sweeps dead-letter the job: the loop's dead
+      // letter (LREM, ZADD dead) runs for sure.
+      const deadLetter = await runCli(['explain', '--url', url, '--mode', 'loop', '--stalled-before', '1', '--max-stalled', '2', '--queue', 'race-acl-explain']);
+      assert.equal(deadLetter.code, 0, deadLetter.stderr);
       const one = await runCli(['clean', '--url', url, '--queue', 'race-acl-atomic']);
       assert.equal(one.code, 0, one.stderr);
       const rest = await runCli(['clean', '--url', url, '--all', '--yes']);

@@ -19,6 +19,7 @@ import { renderCounter, renderReplay, renderServer } from '../explain/render.js'
 import { replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
+import { jsonHeader } from '../report/json.js';
 import { VERSION, type Io, LIMITS, MODES, MODE_SETS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
@@ -123,7 +124,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       const form = flags.counter;
       const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
       interrupts.signal.throwIfAborted();
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
       report = json as ExplainReportJson;
@@ -140,7 +141,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       }
       // A signal after the last replay's cleanup still ends the command without its report.
       interrupts.signal.throwIfAborted();
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
       report = json as ExplainReportJson;

@@ -39,6 +39,8 @@ export interface RaceFlagsSeen extends FlagsSeen {
   readonly cluster?: boolean | undefined;
   readonly embeddedCluster?: number | undefined;
   readonly csv?: boolean | undefined;
+  readonly latency?: number | undefined;
+  readonly latencyJitter?: number | undefined;
   readonly tlsCa?: string | undefined;
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
@@ -85,6 +87,8 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
     ['--interval', flags.interval || undefined],
     ['--jitter', flags.jitter || undefined],
     ['--processes', flags.processes],
+    ['--latency', flags.latency],
+    ['--latency-jitter', flags.latencyJitter],
     ['--trials', flags.trials],
     ...(flags.fault ?? []).map((fault): [string, string] => ['--fault', fault]),
     ['--allow-server-wide', flags.allowServerWide],

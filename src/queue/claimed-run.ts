@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, type EmqError } from '../errors.js';
-import { interruption, type Interrupts } from '../interrupt.js';
+import { stopCause, type Interrupts } from '../interrupt.js';
 import { cleanUpRun } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, type Claim } from './owner-claim.js';
@@ -39,7 +39,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   try {
     claim = await claimQueue(admin, keys, newOwnerMarker(runId, plan.jobs), where, interrupts.signal);
   } catch (err) {
-    throw interruption(interrupts.signal) ?? describeServerError(err, where);
+    throw stopCause(interrupts.signal) ?? describeServerError(err, where);
   }
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
@@ -51,7 +51,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     signal.throwIfAborted();
     return result;
   } catch (err) {
-    failure = interruption(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
+    failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
     await heartbeat.stop();

@@ -4,11 +4,12 @@
  */
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
+import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
+import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { onClaimedQueue } from '../queue/claimed-run.js';
 import { connect } from '../server/connection.js';
-import { describeServerError } from '../errors.js';
 import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
@@ -16,7 +17,6 @@ import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { raceRounds, type RoundsResult } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
-import { checkMemoryRoom } from '../server/memory-check.js';
 import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
@@ -39,19 +39,15 @@ interface Settled {
 type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
 
 /**
- * A mode's run on `session`'s server: it needs only the admin connection and the target. Claim,
- * then prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and
- * the result; the clean-up runs on every path once the claim is won.
+ * A mode's run on `session`'s server: it needs only the admin connection and the target, and the
+ * race's own target when its connections take another way (the latency proxy). Claim, then
+ * prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and the
+ * result; the clean-up runs on every path once the claim is won.
  */
-export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceTarget'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
-  try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, settled.live);
-  } catch (err) {
-    throw describeServerError(err, target.display);
-  }
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
   const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
@@ -60,7 +56,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
 
 /** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
 async function raceOnQueue(
-  session: Pick<Session, 'admin' | 'target'>,
+  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
   keys: QueueKeys,
   run: ModeRun,
   settled: Settled,
@@ -68,7 +64,9 @@ async function raceOnQueue(
   signal: AbortSignal,
   clientNow: (() => number) | undefined,
 ): Promise<RunResult> {
-  const { admin, target } = session;
+  const { admin } = session;
+  // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
+  const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
   let sweepFunction: SweepFunction | undefined;
   try {
@@ -78,10 +76,11 @@ async function raceOnQueue(
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
-        sweeperConnections.push(await connect(target, { reconnect: settled.consequences.faults.includes('client-kill') }));
+        sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
-    const raced = await raceQueue({ admin, target }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
+    // Seeding went through admin, direct; the race's own connections take raceTarget.
+    const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
     signal.throwIfAborted();
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
@@ -115,7 +114,10 @@ async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, r
   await preloadScripts(admin);
 }
 
-/** The race itself, in this process or in one process per sweeper, with the server's own call times around it. */
+/**
+ * The race itself, in this process or in one process per sweeper, with the server's own call times
+ * around it. `target` is where the race's connections go (the latency proxy with --latency).
+ */
 async function raceQueue(
   session: Pick<Session, 'admin' | 'target'>,
   keys: QueueKeys,
@@ -179,7 +181,8 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     callsInDoubt: raced.callsInDoubt,
     maxStalled: run.maxStalled,
-    trueStalls: raced.tally.trueStalls,
+    // Only re-leases make a job stall more than once: without them the true count is not measured.
+    ...(settled.consequences.cycles > 1 ? { trueStalls: raced.tally.trueStalls } : {}),
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
@@ -189,6 +192,16 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
 /** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
 function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCounts, sweepFunction: SweepFunction | undefined): RunResult {
   const latency = summarizeLatency(raced.latencies);
+  const { workers } = settled.consequences;
+  const example = raced.sample
+    ? pickExample(raced.sample.jobs(), {
+        keys: queueKeys(run.queue),
+        stalledBefore: run.stalledBefore,
+        pendingOnlyGrows: workers === 0 && !raced.sample.pendingShrank,
+        othersTakeFromPending: workers > 0,
+        activeOnlyShrinks: true,
+      })
+    : null;
   return {
     mode: run.mode,
     queue: run.queue,
@@ -219,6 +232,8 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     callMsP99: latency?.callMsP99 ?? null,
     callMsMax: latency?.callMsMax ?? null,
     serverCallMsP99: raced.serverCallMsP99,
+    sources: figureSources(counts, settled.consequences.cycles),
+    example,
   };
 }
 

@@ -1,17 +1,20 @@
 /**
  * The --trials table: one row per mode with its reproduction rate and the min / median / max of
- * every anomaly count and of jobs/s, then one plain line per mode.
+ * every anomaly count and of jobs/s, then one plain line per mode. A count the trials did not
+ * measure shows as —.
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
-import { ANOMALIES } from '../model.js';
+import { NOT_MEASURED, headWords } from './legend.js';
+import { ANOMALIES, type Anomaly } from '../model.js';
 
-const HEADS: Record<(typeof ANOMALIES)[number], string> = {
+const HEADS: Record<Anomaly, string> = {
   doubleRecoveries: 'double\nrecoveries',
   duplicatePending: 'duplicate\npending',
   lostIncrements: 'lost\nincrements',
   extraIncrements: 'extra\nincrements',
+  forgottenStalls: 'forgotten\nstalls',
   lostJobs: 'lost\njobs',
   misplaced: 'misplaced',
   unreclaimed: 'unreclaimed',
@@ -26,7 +29,8 @@ const HEADS: Record<(typeof ANOMALIES)[number], string> = {
 /** Always shown; the other anomaly columns only where some trial counted one. */
 const CORE: readonly string[] = ['doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs', 'misplaced', 'unreclaimed'];
 
-export function formatSpread(s: Spread): string {
+export function formatSpread(s: Spread | null): string {
+  if (s === null) return NOT_MEASURED;
   const n = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(1));
   return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
 }
@@ -37,7 +41,8 @@ export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' |
 
 export function renderTrialsTable(summaries: readonly TrialSummary[], color: boolean): string {
   const paint = new Chalk({ level: color ? 1 : 0 });
-  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => s[name].max > 0));
+  const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
+  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => worst(s, name) > 0));
   const table = new Table({
     head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => HEADS[name]), 'jobs/s'],
     style: { head: [], border: [] },
@@ -47,7 +52,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], color: boo
       s.mode,
       String(s.trials),
       s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)),
-      ...anomalies.map((name) => (s[name].max === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])))),
+      ...anomalies.map((name) => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])))),
       formatSpread(s.jobsPerSec),
     ]);
   }
@@ -60,6 +65,9 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], color: boo
 }
 
 function describeWorst(s: TrialSummary): string {
-  const shown = ANOMALIES.filter((name) => s[name].max > 0).map((name) => `${HEADS[name].replace(/-\n/g, '').replace(/\n/g, ' ')} median ${formatSpread(s[name]).split(' / ')[1]}, max ${s[name].max}`);
+  const shown = ANOMALIES.flatMap((name) => {
+    const spread = s[name];
+    return spread && spread.max > 0 ? [`${headWords(HEADS[name])} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
+  });
   return shown.length > 0 ? `; ${shown.join('; ')}` : '';
 }
