@@ -2,8 +2,9 @@
  * The program's words, shared by every layer: the modes and pending kinds, the limits of a run's
  * parameters, what a run is asked to do (RaceOptions for a command, ModeRun for one mode on one
  * queue) and what it found (RunResult), the consequences a run may add, and the Io seam every
- * output goes through. Types and constants only (and one line of arithmetic): this module imports
- * nothing of the tool's, so any folder may import it without making a circle.
+ * output goes through. Types and constants only (and two bits of arithmetic: a rate and a
+ * percentile): this module imports nothing of the tool's, so any folder may import it without
+ * making a circle.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -31,6 +32,9 @@ export const LIMITS = {
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed.
+  latency: { min: 0, max: 10_000, default: 0 },
+  latencyJitter: { min: 0, max: 10_000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
@@ -50,9 +54,29 @@ export const PENDING_KINDS = ['list', 'zset'] as const;
 
 export type PendingKind = (typeof PENDING_KINDS)[number];
 
-export const EXPECTATIONS = ['clean', 'race'] as const;
+/** What --expect can ask of a mode's runs: none shows an anomaly, or every one shows at least one. */
+export const OUTCOMES = ['clean', 'race'] as const;
 
-export type Expectation = (typeof EXPECTATIONS)[number];
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** One outcome and the --expect term it came from (for the message when two terms disagree). */
+export interface ExpectedOutcome {
+  readonly outcome: Outcome;
+  readonly term: string;
+}
+
+/**
+ * What --expect asks, every term merged: a mode's runs are judged by `modes[mode]`, else by
+ * `others`, else not at all. A mode in `modes` was named (MODE=OUTCOME, or the loop by `race`) and
+ * must run.
+ */
+export interface Expectation {
+  /** The terms as given, in order and without repeats: joined by commas they parse back to this. */
+  readonly terms: readonly string[];
+  readonly modes: Readonly<Partial<Record<Mode, ExpectedOutcome>>>;
+  /** Set by `clean` and `race`: every mode not named must be clean. */
+  readonly others?: ExpectedOutcome;
+}
 
 export interface RaceOptions {
   readonly modes: readonly Mode[];
@@ -81,6 +105,14 @@ export interface RaceOptions {
   readonly processes?: boolean;
   readonly csv?: boolean;
   readonly trials?: number;
+  /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
+  readonly latency?: LatencyAsked | undefined;
+}
+
+/** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
+export interface LatencyAsked {
+  readonly delayMs: number;
+  readonly jitterMs: number;
 }
 
 /** The default number of live leases: a tenth of the expired ones, rounded down. */
@@ -334,8 +366,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
-  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  /** On a terminal, progress rewrites one line in place; elsewhere it prints a plain line now and then. */
   readonly stderrIsTty?: boolean;
+  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see text.ts). */
+  readonly stdoutColumns?: number;
+  readonly stderrColumns?: number;
   /** Whether a question can be asked (clean --all without --yes). */
   readonly stdinIsTty?: boolean;
   /** Asks a yes/no question on the terminal; absent where nobody can answer. */
@@ -345,4 +380,14 @@ export interface Io {
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
 export function jobsPerSec(jobs: number, ms: number): number {
   return Math.round(jobs / (Math.max(ms, 0.001) / 1000));
+}
+
+/**
+ * The nearest-rank percentile (p in 0..100) of values already sorted ascending: the smallest value
+ * with at least p% of all values at or below it. NaN for no values.
+ */
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }

@@ -73,8 +73,8 @@ describe('the packed package, installed', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the tarball holds the built code, the Lua, the docs and the install script; no tests, sources or maps', () => {
-    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli/program.js', 'dist/src/lua/sweep-stalled.lua', 'dist/src/lua/instruments/seed-jobs.lua', 'scripts/install-servers.sh']) {
+  test('the tarball holds the built code, the Lua, the JSON schema, the docs and the install script; no tests, sources or maps', () => {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli/program.js', 'dist/src/lua/sweep-stalled.lua', 'dist/src/lua/instruments/seed-jobs.lua', 'schema/emq-race.schema.json', 'scripts/install-servers.sh']) {
       assert.ok(shipped.includes(path), `${path} is not in the package`);
     }
     assert.deepEqual(shipped.filter((path) => /\.map$|\.ts$|^dist\/test\/|^src\/|^test\//.test(path)), []);

@@ -211,6 +211,11 @@ export function isClean(counts: Pick<AuditCounts, Anomaly>): boolean {
   return ANOMALIES.every((name) => (counts[name] ?? 0) === 0);
 }
 
+/** The sum of a run's anomaly figures (one not measured counts as none): 0 exactly when the run is clean. */
+export function anomalyTotal(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): number {
+  return ANOMALIES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
+}
+
 /** Sums each sweeper's record into moves per job id. */
 export function movesPerJob(jobs: number, records: Iterable<{ countInto(counts: Uint32Array): void }>): Uint32Array {
   const moves = new Uint32Array(jobs + 1);

@@ -4,6 +4,9 @@ import type { WireStep } from './wire.js';
 
 export type ReplayMode = 'loop' | 'atomic';
 
+/** What explain replays without --mode: the loop, then the script. */
+export const DEFAULT_REPLAYS: readonly ReplayMode[] = ['loop', 'atomic'];
+
 export interface Replay {
   readonly mode: ReplayMode;
   readonly queue: string;

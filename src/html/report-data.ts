@@ -4,7 +4,8 @@
  */
 import type { Spread } from '../audit/trials.js';
 import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
-import type { RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 
 /**
  * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
@@ -45,8 +46,10 @@ export interface TrialSummaryJson {
 }
 
 /** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
-export interface RaceReportJson {
+export interface RaceReportJson extends Partial<JsonHeader> {
   readonly server: ServerJson;
+  /** With --latency: asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
@@ -79,12 +82,12 @@ export interface ReplayJson {
   };
 }
 
-export interface ReplaysJson {
+export interface ReplaysJson extends JsonHeader {
   readonly server: ServerJson;
   readonly replays: readonly ReplayJson[];
 }
 
-export interface CounterJson {
+export interface CounterJson extends JsonHeader {
   readonly server: ServerJson;
   readonly counter: string;
   readonly queue: string;

@@ -53,7 +53,8 @@ export async function runQueues(session: Session, topology: Topology | undefined
     placeQueues(session, topology, name, queues).map(async ({ queue, node, target }) => {
       const admin = await connect(target);
       try {
-        const result = await runMode({ target, admin }, runFor(queue), interrupts);
+        // On a single server the race may go through the latency proxy; a cluster refuses --latency.
+        const result = await runMode({ target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) }, runFor(queue), interrupts);
         return { ...result, node };
       } finally {
         await admin.quit().catch(() => admin.disconnect());

@@ -21,6 +21,7 @@ import { startWorkers, type WorkerPool } from '../consequences/workers.js';
 import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../model.js';
 
 export interface RoundsSetup {
+  /** The server as the race's connections reach it: through the latency proxy with --latency. */
   readonly target: ServerTarget;
   readonly admin: Redis;
   readonly connections: readonly Redis[];

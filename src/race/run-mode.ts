@@ -39,11 +39,12 @@ interface Settled {
 type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
 
 /**
- * A mode's run on `session`'s server: it needs only the admin connection and the target. Claim,
- * then prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and
- * the result; the clean-up runs on every path once the claim is won.
+ * A mode's run on `session`'s server: it needs only the admin connection and the target, and the
+ * race's own target when its connections take another way (the latency proxy). Claim, then
+ * prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and the
+ * result; the clean-up runs on every path once the claim is won.
  */
-export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceTarget'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
@@ -55,7 +56,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
 
 /** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
 async function raceOnQueue(
-  session: Pick<Session, 'admin' | 'target'>,
+  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
   keys: QueueKeys,
   run: ModeRun,
   settled: Settled,
@@ -63,7 +64,9 @@ async function raceOnQueue(
   signal: AbortSignal,
   clientNow: (() => number) | undefined,
 ): Promise<RunResult> {
-  const { admin, target } = session;
+  const { admin } = session;
+  // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
+  const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
   let sweepFunction: SweepFunction | undefined;
   try {
@@ -73,10 +76,11 @@ async function raceOnQueue(
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
-        sweeperConnections.push(await connect(target, { reconnect: settled.consequences.faults.includes('client-kill') }));
+        sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
-    const raced = await raceQueue({ admin, target }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
+    // Seeding went through admin, direct; the race's own connections take raceTarget.
+    const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
     signal.throwIfAborted();
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
@@ -110,7 +114,10 @@ async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, r
   await preloadScripts(admin);
 }
 
-/** The race itself, in this process or in one process per sweeper, with the server's own call times around it. */
+/**
+ * The race itself, in this process or in one process per sweeper, with the server's own call times
+ * around it. `target` is where the race's connections go (the latency proxy with --latency).
+ */
 async function raceQueue(
   session: Pick<Session, 'admin' | 'target'>,
   keys: QueueKeys,

@@ -3,6 +3,8 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import { isIP } from 'node:net';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
 
@@ -13,6 +15,22 @@ export interface ServerTarget {
   readonly display: string;
   /** For rediss:// URLs: CA, client certificate, and whether to verify the server. */
   readonly tls?: TlsSettings;
+}
+
+/**
+ * For an address given without its scheme (`localhost:6379`, `user:pass@host`), the redis:// URL
+ * it most likely meant, password redacted; else undefined.
+ */
+function meantUrl(url: string): string | undefined {
+  if (url.includes('://')) return undefined;
+  try {
+    const guess = new URL(`redis://${url}`);
+    // A host with a port or a user: an address; a lone word could be anything.
+    const address = guess.port !== '' || guess.username !== '';
+    return address && guess.hostname && /^\/?\d*$/.test(guess.pathname) ? redactUrl(guess.toString()).replace(/\/$/, '') : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where a URL points and who logs in: what the client library is given, never the URL itself. */
@@ -32,6 +50,8 @@ const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://…
 
 /** A --url checked in full (usage errors name what is wrong), with its redacted form for display. */
 export function parseServerUrl(url: string): ServerTarget {
+  const meant = meantUrl(url);
+  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   serverAddress(url);
   return { url, display: redactUrl(url) };
 }
@@ -241,6 +261,14 @@ const RECONNECT_ATTEMPTS = 50;
 
 let warningsQuieted = false;
 
+/** Where the client's notes go, in the tool's words; the command line points it at its stderr. */
+let clientNote: (line: string) => void = () => {};
+
+/** Sends the client library's notes (once each, reworded) to `note`. */
+export function onClientNote(note: (line: string) => void): void {
+  clientNote = note;
+}
+
 /**
  * ioredis warns on the console, once per connection, when a password is given to a server whose
  * default user needs none; a run opens many connections. Said once, in the tool's words instead.
@@ -254,7 +282,7 @@ function quietClientWarnings(): void {
     // Without +info the ready check is skipped with a warning; the tool's own INFO then fails with one line.
     if (/^Skipping the ready check because INFO command fails/.test(String(args[0]))) return;
     if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
-      if (!said) process.stderr.write("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      if (!said) clientNote("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
       said = true;
       return;
     }
@@ -290,12 +318,34 @@ function clientOptions(target: ServerTarget, address: ServerAddress, options: Co
  */
 export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
   if (!target.url.startsWith('rediss:')) return undefined;
-  return { ...(target.tls ?? { rejectUnauthorized: true }) };
+  const { serverName, ...settings } = target.tls ?? { rejectUnauthorized: true };
+  if (serverName === undefined) return settings;
+  // Through the latency proxy the socket's host is loopback: the certificate is checked against
+  // the server's own name, which also goes out as SNI (where it is a name: SNI carries no IPs).
+  return {
+    ...settings,
+    ...(isIP(serverName) ? {} : { servername: serverName }),
+    checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert),
+  };
 }
 
 export interface ServerInfo {
   readonly kind: 'redis' | 'valkey';
   readonly version: string;
+}
+
+/** What became of the tool's own server by the time the report is read: gone, or left running by --keep. */
+export type EmbeddedFate = 'stopped' | 'kept';
+
+/**
+ * The report's first line: which server, and where. A server the tool started and stopped is not
+ * given an address, since nothing answers there any more.
+ */
+export function serverHeadline(server: ServerInfo & { readonly url: string }, embedded?: EmbeddedFate): string {
+  const what = `${server.kind} ${server.version}`;
+  if (embedded === 'stopped') return `server: ${what} (embedded, now stopped)`;
+  if (embedded === 'kept') return `server: ${what} at ${server.url} (embedded, kept running)`;
+  return `server: ${what} at ${server.url}`;
 }
 
 /** Valkey also reports a redis_version (7.2.4 on Valkey 8): its own fields win where present. */

@@ -19,6 +19,11 @@ export interface Session {
   readonly admin: Redis;
   readonly info: ServerInfo;
   readonly embedded: EmbeddedServer | undefined;
+  /**
+   * Where the race's own connections go (sweepers, workers, observer, re-leaser, chaos) when not
+   * to `target`: the latency proxy (--latency). Seeding, auditing and cleanup stay on `admin`.
+   */
+  readonly raceTarget?: ServerTarget;
 }
 
 /** Where to connect, or undefined for the embedded default. Checked before anything starts. */

@@ -19,6 +19,11 @@ export interface TlsSettings {
   readonly cert?: Buffer;
   readonly key?: Buffer;
   readonly rejectUnauthorized: boolean;
+  /**
+   * The host the server's certificate must name when the socket goes somewhere else first (the
+   * latency proxy, on loopback): the --url's host. Absent when the socket goes to the --url itself.
+   */
+  readonly serverName?: string;
 }
 
 export function addTlsOptions(command: Command): Command {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../../docs/shared-servers.md', import.meta.url), 'utf8');
 
 /** The README's ACL SETUSER line as arguments, with `password` filled in. */
 export function readmeAclRules(password: string): string[] {
