@@ -92,7 +92,9 @@ forEachServer('least privilege', (handle) => {
       await admin.call('SCRIPT', 'FLUSH');
       const before = await allKeys(admin);
       const run = (args: readonly string[]): Promise<CliResult> => within(LIMIT_MS, `the run without ${command}`, runCli(['--url', userUrl(handle.url, user), ...args]));
-      let result = await run(['--queue', queue, '--jobs', '50']);
+      // LREM serves the loop's dead letter only: a run that starts one stall short of max-stalled needs it.
+      const deadLetter = command === 'lrem' ? ['--stalled-before', '2'] : [];
+      let result = await run(['--queue', queue, '--jobs', '50', ...deadLetter]);
       if (result.code === 0) {
         // A plain run deletes no claim marker: DEL serves a claim refused on an occupied queue.
         await admin.hset(`emq:{${queue}}:job:1`, 'state', 'someone else\'s');

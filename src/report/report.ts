@@ -243,7 +243,10 @@ function unseenByServer(run: RunResult): string {
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push('workers took entries from pending');
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
-  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) why.push('dead-lettered jobs were taken back out of pending');
+  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+    // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
+    why.push(run.mode === 'loop' ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
+  }
   const shown = run.duplicatePending === 0 ? 'none' : `only ${run.duplicatePending}`;
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
