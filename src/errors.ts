@@ -9,6 +9,7 @@ export const ExitCode = {
   expectationFailed: 1,
   usage: 2,
   server: 3,
+  sighup: 129,
   sigint: 130,
   sigterm: 143,
 } as const;
@@ -27,16 +28,38 @@ export class EmqError extends Error {
 export const usageError = (message: string): EmqError => new EmqError(message, ExitCode.usage);
 export const serverError = (message: string): EmqError => new EmqError(message, ExitCode.server);
 
-/** Raised when SIGINT/SIGTERM stops a run; the run cleans up before it surfaces. */
+/** The exit code of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
+const SIGNAL_EXIT: Readonly<Partial<Record<NodeJS.Signals, ExitCode>>> = { SIGHUP: ExitCode.sighup, SIGINT: ExitCode.sigint, SIGTERM: ExitCode.sigterm };
+
+/** Raised when SIGINT, SIGTERM or SIGHUP stops a run; the run cleans up before it surfaces. */
 export class InterruptedError extends EmqError {
   readonly signal: NodeJS.Signals;
 
   constructor(signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`, signal === 'SIGTERM' ? ExitCode.sigterm : ExitCode.sigint);
+    super(`interrupted by ${signal}`, SIGNAL_EXIT[signal] ?? ExitCode.sigint);
     this.name = 'InterruptedError';
     this.signal = signal;
   }
 }
+
+/** Servers (by redacted address) whose connection got no reply in time, with that time in ms. */
+const silentServers = new Map<string, number>();
+
+/**
+ * A connection to `where` got no reply for `afterMs` and was closed (the socket timeout in
+ * server/connection.ts). The client then fails every pending command with a bare "Connection is
+ * closed": from now on such errors about `where` say that the server stopped answering.
+ */
+export function noteStoppedAnswering(where: string, afterMs: number): void {
+  silentServers.set(where, afterMs);
+}
+
+/** Whether a connection to `where` found the server silent: then nothing more is worth sending. */
+export function stoppedAnswering(where: string): boolean {
+  return silentServers.has(where);
+}
+
+const LOST_CONNECTION = /Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i;
 
 /**
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
@@ -51,6 +74,11 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (tls) return serverError(`cannot reach the server at ${where}: ${tls}`);
   if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) {
     return serverError(`cannot reach the server at ${where}: connection refused`);
+  }
+  const silentMs = silentServers.get(where);
+  if (/^Socket timeout|^Command timed out/.test(message) || (silentMs !== undefined && LOST_CONNECTION.test(message))) {
+    const after = silentMs !== undefined ? ` (no reply within ${silentMs / 1000} s)` : '';
+    return serverError(`the server at ${where} stopped answering${after}: is it paused (SIGSTOP), stuck in a long script, or overloaded?`);
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return serverError(`cannot reach the server at ${where}: host not found`);
@@ -83,7 +111,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^OOM/.test(message)) {
     return serverError(`the server at ${where} is out of memory (maxmemory reached): ${stripErrorPrefix(message)}`);
   }
-  if (/Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i.test(message)) {
+  if (LOST_CONNECTION.test(message)) {
     return serverError(`lost the connection to the server at ${where}`);
   }
   return serverError(`server error from ${where}: ${message.split('\n')[0]}`);

@@ -1,10 +1,11 @@
 /**
- * SIGINT and SIGTERM stop a run rather than the process: the first signal aborts the work so the
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
+ * than the process: the first signal aborts the work so the
  * run can delete its keys and stop its server; a second one also skips (or cuts short) the key
  * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
  * hook still kills an embedded server.
  */
-import { InterruptedError } from './errors.js';
+import { EmqError, InterruptedError } from './errors.js';
 
 export interface Interrupts {
   /** Aborted (with an InterruptedError as reason) on the first signal. */
@@ -15,6 +16,8 @@ export interface Interrupts {
   readonly hurried: boolean;
   dispose(): void;
 }
+
+export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 /** `say` takes each line the signals cause (the command line binds it to stderr). */
 export function watchInterrupts(say: (line: string) => void): Interrupts {
@@ -35,8 +38,7 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
       process.exit(first.exitCode);
     }
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
   return {
     signal: controller.signal,
     hurry: hurry.signal,
@@ -44,8 +46,7 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
       return count > 1;
     },
     dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const signal of SIGNALS) process.off(signal, onSignal);
     },
   };
 }
@@ -53,4 +54,32 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
 /** The InterruptedError behind an aborted signal, or undefined if it was not aborted by a signal. */
 export function interruption(signal: AbortSignal): InterruptedError | undefined {
   return signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
+}
+
+/** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
+export function stopCause(signal: AbortSignal): EmqError | undefined {
+  return signal.aborted && signal.reason instanceof EmqError ? signal.reason : undefined;
+}
+
+/**
+ * The same interrupts, with a signal that also aborts when `stop` does: a run stopped that way
+ * cleans up as after a first Ctrl-C, and ends with `stop`'s reason.
+ */
+export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts {
+  const controller = new AbortController();
+  const abort = (from: AbortSignal): void => {
+    if (!controller.signal.aborted) controller.abort(from.reason);
+  };
+  for (const source of [interrupts.signal, stop]) {
+    if (source.aborted) abort(source);
+    else source.addEventListener('abort', () => abort(source), { once: true });
+  }
+  return {
+    signal: controller.signal,
+    hurry: interrupts.hurry,
+    get hurried() {
+      return interrupts.hurried;
+    },
+    dispose: () => interrupts.dispose(),
+  };
 }

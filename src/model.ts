@@ -54,9 +54,29 @@ export const PENDING_KINDS = ['list', 'zset'] as const;
 
 export type PendingKind = (typeof PENDING_KINDS)[number];
 
-export const EXPECTATIONS = ['clean', 'race'] as const;
+/** What --expect can ask of a mode's runs: none shows an anomaly, or every one shows at least one. */
+export const OUTCOMES = ['clean', 'race'] as const;
 
-export type Expectation = (typeof EXPECTATIONS)[number];
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** One outcome and the --expect term it came from (for the message when two terms disagree). */
+export interface ExpectedOutcome {
+  readonly outcome: Outcome;
+  readonly term: string;
+}
+
+/**
+ * What --expect asks, every term merged: a mode's runs are judged by `modes[mode]`, else by
+ * `others`, else not at all. A mode in `modes` was named (MODE=OUTCOME, or the loop by `race`) and
+ * must run.
+ */
+export interface Expectation {
+  /** The terms as given, in order and without repeats: joined by commas they parse back to this. */
+  readonly terms: readonly string[];
+  readonly modes: Readonly<Partial<Record<Mode, ExpectedOutcome>>>;
+  /** Set by `clean` and `race`: every mode not named must be clean. */
+  readonly others?: ExpectedOutcome;
+}
 
 export interface RaceOptions {
   readonly modes: readonly Mode[];
@@ -147,34 +167,49 @@ export interface AuditCounts {
   readonly recoveries: number;
   readonly doubleRecoveries: number;
   readonly duplicatePending: number;
+  /** The most entries one job had in pending (at the end, or when a re-lease took them): it would run that many times. */
+  readonly mostPendingEntries: number;
+  /**
+   * The source page's "lost increment": recoveries the counter does not show, Σ max(0, moves(j) −
+   * counter rise(j)). Two sweeps read 0, both write 1: one increment lost.
+   */
   readonly lostIncrements: number;
   readonly extraIncrements: number;
+  /**
+   * Jobs whose counter ended below the number of times they truly stalled (stalled-before, plus the
+   * seeded stall, plus one per re-lease); null where the run does not know the true count (without
+   * --cycles).
+   */
+  readonly forgottenStalls: number | null;
+  /** Those jobs' stalls the counter does not show, all together; null with forgottenStalls. */
+  readonly forgottenStallCount: number | null;
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
-  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1). */
-  readonly doubleExecutions: number;
+  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1); null without workers. */
+  readonly doubleExecutions: number | null;
   /** Jobs whose true stall count reached max-stalled but that are not in dead. */
   readonly deadLetterEscapes: number;
-  /** Observer samples that found a job in no place / in two places at once (set by the run). */
-  readonly windowInNeither: number;
-  readonly windowInBoth: number;
+  /** Observer samples that found a job in no place / in two places at once; null without the observer. */
+  readonly windowInNeither: number | null;
+  readonly windowInBoth: number | null;
   /** Moves the server shows (job out of active, counter up) that no sweeper heard back: not anomalies. */
   readonly unacknowledgedMoves: number;
-  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker. */
-  readonly stolenLeases: number;
-  /** Where a strategy's own record disagrees with the server (checked for user scripts). */
-  readonly misreported: number;
+  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker; null with no live jobs. */
+  readonly stolenLeases: number | null;
+  /** Where a strategy's own record disagrees with the server; null where not checked (only user scripts are). */
+  readonly misreported: number | null;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
 
-/** The anomaly counts: every one must be 0 for a run to be clean. */
+/** The anomaly counts: every one must be 0 (or not measured, null) for a run to be clean. */
 export const ANOMALIES = [
   'doubleRecoveries',
   'duplicatePending',
   'lostIncrements',
   'extraIncrements',
+  'forgottenStalls',
   'lostJobs',
   'misplaced',
   'unreclaimed',
@@ -185,6 +220,46 @@ export const ANOMALIES = [
   'stolenLeases',
   'misreported',
 ] as const satisfies readonly (keyof AuditCounts)[];
+
+export type Anomaly = (typeof ANOMALIES)[number];
+
+/**
+ * Where a figure comes from: the server's state read after the race (or, for the observer, during
+ * it), the sweepers' own records of what they moved, both set against each other, or the server set
+ * against the re-leaser's record of the stalls it caused (--cycles).
+ */
+export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser';
+
+/** The figures whose source a run states: every anomaly, the recoveries, and the forgotten stalls' total. */
+export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount';
+
+/** Each figure's source; null where the run did not measure it. */
+export type FigureSources = { readonly [name in SourcedFigure]: FigureSource | null };
+
+/** A RESP reply as ioredis returns it: integers as numbers, bulk strings, nil, arrays. */
+export type Reply = string | number | null | Reply[];
+
+/** One command a sweeper sent for a job, with the server's reply (undefined: none came back). */
+export interface SweeperCommand {
+  /** The sweeper, numbered from 1. */
+  readonly sweeper: number;
+  /** The command as its arguments, the name first. */
+  readonly command: readonly string[];
+  readonly reply: Reply | undefined;
+}
+
+/**
+ * One job of a run, every command the sweepers sent for it, in the order the server ran them as
+ * far as the replies prove it. `proven` is false when they do not: the commands are then in the
+ * order they were sent, and that order is not evidence.
+ */
+export interface InterleavingExample {
+  readonly job: string;
+  readonly commands: readonly SweeperCommand[];
+  readonly proven: boolean;
+  /** What in the replies fixes the order, in a few words each. */
+  readonly evidence: readonly string[];
+}
 
 export interface FaultCounts {
   /** Sweepers whose socket was destroyed at their crash point. */
@@ -278,6 +353,10 @@ export interface RunResult extends AuditCounts {
   readonly serverCallMsP99: number | null;
   /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
   readonly node?: string;
+  /** Where each anomaly figure comes from. */
+  readonly sources: FigureSources;
+  /** A loop run's doubly recovered job, command by command; null for other runs, or none in the sample. */
+  readonly example: InterleavingExample | null;
 }
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -287,8 +366,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
-  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  /** On a terminal, progress rewrites one line in place; elsewhere it prints a plain line now and then. */
   readonly stderrIsTty?: boolean;
+  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see text.ts). */
+  readonly stdoutColumns?: number;
+  readonly stderrColumns?: number;
   /** Whether a question can be asked (clean --all without --yes). */
   readonly stdinIsTty?: boolean;
   /** Asks a yes/no question on the terminal; absent where nobody can answer. */

@@ -3,13 +3,14 @@
  * every queue the tool owns (after a confirmation on a terminal, or --yes).
  */
 import { Command, Option } from 'commander';
-import { cleanQueue, describeOwned, findOwnedQueues, ownedQueue, type CleanResult } from '../queue/leftovers.js';
+import { cleanQueue, describeOwned, findOwnedQueues, FOREIGN_SHOWN, ownedQueue, type CleanResult } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, ExitCode, usageError } from '../errors.js';
 import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
 import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { plural } from '../text.js';
 
 interface CleanFlags extends TlsFlags {
   queue?: string;
@@ -60,7 +61,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     io.out(`emq-race queues on ${target.display}:\n`);
     for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
     if (!flags.yes) {
-      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
       if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
         io.out('nothing removed\n');
         return ExitCode.ok;
@@ -86,8 +87,11 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
 }
 
 function report(result: CleanResult, io: CleanIo): void {
-  io.out(`removed queue ${result.queue}: ${result.deleted} key${result.deleted === 1 ? '' : 's'}\n`);
+  const keys = plural(result.deleted, 'key');
+  if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
+  else io.out(`removed queue ${result.queue}: ${keys}\n`);
   if (result.foreign.length > 0) {
-    io.err(`emq-race: left ${result.foreign.length === 10 ? '10 or more' : result.foreign.length} key(s) under emq:{${result.queue}}: that emq-race does not create (e.g. ${result.foreign[0]})\n`);
+    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more` : result.foreign.length;
+    io.err(`emq-race: left ${count} key(s) under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }
 }

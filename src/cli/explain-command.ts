@@ -9,17 +9,20 @@ import type { ExplainReportJson } from '../html/report-data.js';
 import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
-import { intFlag, parseModes, parseQueueName } from './options.js';
+import { intFlag, parseQueueName } from './options.js';
 import { keptServerLines } from '../server/embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
 import { replayAtomic } from '../explain/atomic-replay.js';
 import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
 import { replayLoop } from '../explain/loop-replay.js';
-import { renderCounter, renderReplay, renderServer } from '../explain/render.js';
-import { replayJson, type Replay } from '../explain/replay.js';
+import { renderCounter, renderReplay } from '../explain/render.js';
+import { serverHeadline } from '../server/connection.js';
+import { outputWidth, wrapLines } from '../text.js';
+import {  replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
-import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
+import { jsonHeader } from '../report/json.js';
+import { VERSION, type Io, LIMITS, MODES, MODE_SETS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;
@@ -39,6 +42,23 @@ interface ExplainFlags {
   svg?: string;
 }
 
+/** The modes explain has a replay for; the main command's other modes it cannot replay. */
+export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly Mode[];
+
+/** `loop`, `atomic`, `both`, or a comma list of the first two. */
+export function parseExplainModes(raw: string): Mode[] {
+  if (raw === 'both') return [...REPLAYED_MODES];
+  const modes: Mode[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (!(REPLAYED_MODES as readonly string[]).includes(part)) {
+      const known = (MODES as readonly string[]).includes(part) || Object.keys(MODE_SETS).includes(part);
+      throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays loop, atomic, or both`);
+    }
+    if (!modes.includes(part as Mode)) modes.push(part as Mode);
+  }
+  return modes;
+}
+
 export function parseCounterForm(raw: string): CounterForm {
   if (!(COUNTER_FORMS as readonly string[]).includes(raw)) {
     throw usageError(`--counter: ${JSON.stringify(raw)} is not a form of the counter; expected in-script or client`);
@@ -55,8 +75,8 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
   const explain = program
     .command('explain')
     .description('Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.')
-    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default(['loop', 'atomic'], 'both').argParser(parseModes))
-    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), DEFAULT_SCHEDULE).argParser(parseSchedule))
+    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes))
+    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step').argParser(parseSchedule))
     .addOption(new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm))
     .addOption(new Option('--max-stalled <n>', 'stall count at which the job goes to dead').default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
     .addOption(new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled; at max-stalled − 1 the job is dead-lettered)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
@@ -96,6 +116,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   try {
     const base = flags.queue ?? randomQueueName();
     const server = { ...session.info, url: session.target.display };
+    const width = outputWidth(io);
+    // The transcript is read once the run is over: by then the tool's own server is gone (unless kept).
+    const headline = wrapLines(serverHeadline(server, session.embedded ? (flags.keep ? 'kept' : 'stopped') : undefined), width);
     let report: ExplainReportJson;
     const stage = (queue: string) => {
       queues.push(queue);
@@ -105,9 +128,10 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     if (flags.counter !== undefined) {
       const form = flags.counter;
       const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      interrupts.signal.throwIfAborted();
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
+      else io.out(`${headline}\n\n${renderCounter(race, width)}\n`);
       report = json as ExplainReportJson;
     } else {
       const replays: Replay[] = [];
@@ -120,9 +144,11 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
           ),
         );
       }
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      // A signal after the last replay's cleanup still ends the command without its report.
+      interrupts.signal.throwIfAborted();
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
+      else io.out(`${[headline, ...replays.map((replay) => renderReplay(replay, width))].join('\n\n')}\n`);
       report = json as ExplainReportJson;
     }
     const url = chooseTarget(choice, io.env)?.url;
@@ -139,8 +165,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
 }
 
 function describeKept(session: Session, queues: readonly string[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr.
-  const say = json ? io.err : io.out;
+  // In --json mode stdout carries the JSON alone, so this goes to stderr; under the transcript it
+  // wraps like the transcript.
+  const say = json ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }

@@ -4,13 +4,18 @@
  * table columns sit with the others in report.ts.
  */
 import type { FaultName, RunResult } from '../model.js';
+import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
 export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
-/** The JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
+/**
+ * The JSON fields beyond the plain race: always the reconciliation and escapes, and the worker and
+ * observer figures (null where the run had no workers, no observer: not measured, not 0); the
+ * fault figures where faults apply.
+ */
 export interface ConsequenceJson {
   readonly cycles: number;
   readonly unacknowledgedMoves: number;
@@ -24,14 +29,14 @@ export interface ConsequenceJson {
   readonly reconnects?: number;
   readonly scriptFlushes?: number;
   readonly clientKills?: number;
-  /** With --workers: */
-  readonly workers?: number;
-  readonly executions?: number;
-  readonly doubleExecutions?: number;
-  /** With --observe: */
-  readonly samples?: number;
-  readonly windowInNeither?: number;
-  readonly windowInBoth?: number;
+  /** Workers: 0 without --workers, and then what they measure is null. */
+  readonly workers: number;
+  readonly executions: number | null;
+  readonly doubleExecutions: number | null;
+  /** The observer's figures: null without --observe. */
+  readonly samples: number | null;
+  readonly windowInNeither: number | null;
+  readonly windowInBoth: number | null;
 }
 
 export function consequenceFields(run: RunResult): ConsequenceJson {
@@ -52,8 +57,12 @@ export function consequenceFields(run: RunResult): ConsequenceJson {
           clientKills: counts?.clientKills ?? 0,
         }
       : {}),
-    ...(hasWorkers(run) ? { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions } : {}),
-    ...(observed(run) ? { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth } : {}),
+    workers: run.consequences.workers,
+    executions: run.executions ?? null,
+    doubleExecutions: run.doubleExecutions,
+    samples: run.samples ?? null,
+    windowInNeither: run.windowInNeither,
+    windowInBoth: run.windowInBoth,
   };
 }
 
@@ -64,9 +73,14 @@ export function consequenceLines(run: RunResult): string[] {
   if (counts) {
     const parts: string[] = [];
     if (run.consequences.faults.includes('sweeper-crash')) parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
-    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${counts.scriptFlushes} times (${run.noscriptFallbacks} NOSCRIPT fallbacks to EVAL)`);
-    if (run.consequences.faults.includes('client-kill')) parts.push(`${counts.clientKills} sweeper connections were killed (${counts.reconnects} reconnects, ${counts.lostReplies} replies lost)`);
-    const unacked = run.unacknowledgedMoves > 0 ? `; ${run.unacknowledgedMoves} ${run.unacknowledgedMoves === 1 ? 'move' : 'moves'} ran without their reply reaching the sweeper (reconciled from the server, not anomalies)` : '';
+    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL)`);
+    if (run.consequences.faults.includes('client-kill')) {
+      const killed = counts.clientKills === 1 ? '1 sweeper connection was killed' : `${plural(counts.clientKills, 'sweeper connection')} were killed`;
+      parts.push(`${killed} (${plural(counts.reconnects, 'reconnect')}, ${plural(counts.lostReplies, 'reply', 'replies')} lost)`);
+    }
+    const unacked = run.unacknowledgedMoves > 0
+      ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
+      : '';
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);

@@ -53,14 +53,17 @@ export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv =
 
 /**
  * The session on `target`, for a single server and an embedded cluster alike. A server started for
- * it is stopped when the session cannot be opened: nothing else would stop it.
+ * it is stopped, and the connection closed, when the session cannot be opened: nothing else would.
  */
 export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+  let admin: Redis | undefined;
   try {
-    const admin = await connect(target);
+    admin = await connect(target);
     const info = await readServerInfo(admin, target);
     return { target, admin, info, embedded };
   } catch (err) {
+    // An open connection would keep the process alive after the error is printed (a user without +info).
+    admin?.disconnect();
     await embedded?.stop();
     throw err;
   }

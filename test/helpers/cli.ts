@@ -8,20 +8,32 @@ export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
+  /** Everything on stderr but the progress lines, which a slow machine may add to any run. */
   readonly stderr: string;
+  /** The plain progress lines a run longer than 5 s prints on stderr without a terminal. */
+  readonly progress: readonly string[];
+}
+
+const PROGRESS_LINE = /^progress: .*\n/gm;
+
+/** A finished CLI's output, its progress lines set apart from the rest of stderr. */
+export function cliResult(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CliResult {
+  return { code, signal, stdout, stderr: stderr.replace(PROGRESS_LINE, ''), progress: stderr.match(PROGRESS_LINE) ?? [] };
 }
 
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runProcess(process.execPath, [BIN, ...args], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env } });
+}
+
+/** Runs any program to its end (an installed `emq-race`, npm) and collects its exit code and output. */
+export function runProcess(file: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(file, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => resolve(cliResult(code, signal, stdout, stderr)));
   });
 }
