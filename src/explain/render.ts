@@ -4,10 +4,10 @@
  * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
  * SHA1 shows its first 8 characters. The JSON carries everything in full.
  */
-import { formatArgs, formatReply, wrap } from '../server/command-text.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
 import type { CounterRace, CounterReadout } from './counter-race.js';
 import { isCleanReadout, readoutRows, type Readout } from './readout.js';
-import { wrapLines } from '../text.js';
+import { wrap, wrapLines } from '../text.js';
 import type { Replay } from './replay.js';
 import { replyNames, type WireStep } from './wire.js';
 import { DEAD_LETTER_STEP } from '../sweepers/loop-steps.js';

@@ -4,7 +4,8 @@
  * prove the server ran them (src/audit/interleaving.ts) — or, where they prove none, in the order
  * sent, and said so. Keys lose the queue's prefix, as in explain's timeline; 80 columns.
  */
-import { formatArgs, formatReply, wrap } from '../server/command-text.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
+import { wrap } from '../text.js';
 import type { InterleavingExample, RunResult } from '../model.js';
 
 const WIDTH = 80;

@@ -247,7 +247,7 @@ function unseenByServer(run: RunResult): string {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(run.mode === 'loop' ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
   }
-  const shown = run.duplicatePending === 0 ? 'none' : `only ${run.duplicatePending}`;
+  const shown = run.duplicatePending === 0 ? 'none' : `only ${groupThousands(run.duplicatePending)}`;
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
 }
