@@ -66,7 +66,7 @@ test('the embedded default server: both modes, a table, and the readout; the ser
 test('--keep on the embedded server leaves it running with the run\'s keys, and says how to stop it', async () => {
   const result = await runCli(['--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepembedded', '--keep']);
   assert.equal(result.code, 0, result.stderr);
-  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with: redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(result.stdout);
+  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with:\s+redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(result.stdout);
   assert.ok(said, result.stdout);
   const [, url, port, pid] = said;
   const redis = new Redis(String(url));
