@@ -1,7 +1,8 @@
 // Measures what one seeded job costs the server: INFO memory's used_memory before and right after
 // seeding N jobs on a private server of each kind. Seeding is the peak of a run (every job is in
 // `active` and has its hash; the sweeps only move ids from `active` to `pending` or `dead`).
-// The figure behind FOOTPRINT.bytesPerJob in src/memory-check.ts. After `npm run build`:
+// A cross-check of what the memory guard (src/queue/memory-guard.ts) measures per job with MEMORY
+// USAGE, from used_memory instead. After `npm run build`:
 //   node scripts/measure-footprint.mjs [jobs]
 import { connect, parseServerUrl } from '../dist/src/server/connection.js';
 import { startEmbeddedServer, which } from '../dist/src/server/embedded-server.js';
@@ -18,7 +19,8 @@ for (const bin of ['redis-server', 'valkey-server']) {
   try {
     const redis = await connect(parseServerUrl(server.url));
     const before = await usedMemory(redis);
-    await seedJobs(redis, queueKeys('measure'), { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+    // A run id as long as a real one: every job hash carries it.
+    await seedJobs(redis, queueKeys('measure'), { jobs, runId: '0123456789abcdef', stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
     const after = await usedMemory(redis);
     console.log(`${bin} (${server.url}): ${jobs} jobs seeded: ${after - before} bytes, ${((after - before) / jobs).toFixed(1)} bytes/job`);
     redis.disconnect();

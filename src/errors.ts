@@ -42,6 +42,25 @@ export class InterruptedError extends EmqError {
   }
 }
 
+/** Servers (by redacted address) whose connection got no reply in time, with that time in ms. */
+const silentServers = new Map<string, number>();
+
+/**
+ * A connection to `where` got no reply for `afterMs` and was closed (the socket timeout in
+ * server/connection.ts). The client then fails every pending command with a bare "Connection is
+ * closed": from now on such errors about `where` say that the server stopped answering.
+ */
+export function noteStoppedAnswering(where: string, afterMs: number): void {
+  silentServers.set(where, afterMs);
+}
+
+/** Whether a connection to `where` found the server silent: then nothing more is worth sending. */
+export function stoppedAnswering(where: string): boolean {
+  return silentServers.has(where);
+}
+
+const LOST_CONNECTION = /Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i;
+
 /**
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
@@ -55,6 +74,11 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (tls) return serverError(`cannot reach the server at ${where}: ${tls}`);
   if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) {
     return serverError(`cannot reach the server at ${where}: connection refused`);
+  }
+  const silentMs = silentServers.get(where);
+  if (/^Socket timeout|^Command timed out/.test(message) || (silentMs !== undefined && LOST_CONNECTION.test(message))) {
+    const after = silentMs !== undefined ? ` (no reply within ${silentMs / 1000} s)` : '';
+    return serverError(`the server at ${where} stopped answering${after}: is it paused (SIGSTOP), stuck in a long script, or overloaded?`);
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return serverError(`cannot reach the server at ${where}: host not found`);
@@ -87,7 +111,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^OOM/.test(message)) {
     return serverError(`the server at ${where} is out of memory (maxmemory reached): ${stripErrorPrefix(message)}`);
   }
-  if (/Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i.test(message)) {
+  if (LOST_CONNECTION.test(message)) {
     return serverError(`lost the connection to the server at ${where}`);
   }
   return serverError(`server error from ${where}: ${message.split('\n')[0]}`);

@@ -5,7 +5,7 @@
  * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
  * hook still kills an embedded server.
  */
-import { InterruptedError } from './errors.js';
+import { EmqError, InterruptedError } from './errors.js';
 
 export interface Interrupts {
   /** Aborted (with an InterruptedError as reason) on the first signal. */
@@ -54,4 +54,32 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
 /** The InterruptedError behind an aborted signal, or undefined if it was not aborted by a signal. */
 export function interruption(signal: AbortSignal): InterruptedError | undefined {
   return signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
+}
+
+/** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
+export function stopCause(signal: AbortSignal): EmqError | undefined {
+  return signal.aborted && signal.reason instanceof EmqError ? signal.reason : undefined;
+}
+
+/**
+ * The same interrupts, with a signal that also aborts when `stop` does: a run stopped that way
+ * cleans up as after a first Ctrl-C, and ends with `stop`'s reason.
+ */
+export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts {
+  const controller = new AbortController();
+  const abort = (from: AbortSignal): void => {
+    if (!controller.signal.aborted) controller.abort(from.reason);
+  };
+  for (const source of [interrupts.signal, stop]) {
+    if (source.aborted) abort(source);
+    else source.addEventListener('abort', () => abort(source), { once: true });
+  }
+  return {
+    signal: controller.signal,
+    hurry: interrupts.hurry,
+    get hurried() {
+      return interrupts.hurried;
+    },
+    dispose: () => interrupts.dispose(),
+  };
 }

@@ -2,8 +2,9 @@
  * The program's words, shared by every layer: the modes and pending kinds, the limits of a run's
  * parameters, what a run is asked to do (RaceOptions for a command, ModeRun for one mode on one
  * queue) and what it found (RunResult), the consequences a run may add, and the Io seam every
- * output goes through. Types and constants only (and one line of arithmetic): this module imports
- * nothing of the tool's, so any folder may import it without making a circle.
+ * output goes through. Types and constants only (and two bits of arithmetic: a rate and a
+ * percentile): this module imports nothing of the tool's, so any folder may import it without
+ * making a circle.
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
@@ -31,6 +32,9 @@ export const LIMITS = {
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
+  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed.
+  latency: { min: 0, max: 10_000, default: 0 },
+  latencyJitter: { min: 0, max: 10_000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
@@ -50,9 +54,29 @@ export const PENDING_KINDS = ['list', 'zset'] as const;
 
 export type PendingKind = (typeof PENDING_KINDS)[number];
 
-export const EXPECTATIONS = ['clean', 'race'] as const;
+/** What --expect can ask of a mode's runs: none shows an anomaly, or every one shows at least one. */
+export const OUTCOMES = ['clean', 'race'] as const;
 
-export type Expectation = (typeof EXPECTATIONS)[number];
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** One outcome and the --expect term it came from (for the message when two terms disagree). */
+export interface ExpectedOutcome {
+  readonly outcome: Outcome;
+  readonly term: string;
+}
+
+/**
+ * What --expect asks, every term merged: a mode's runs are judged by `modes[mode]`, else by
+ * `others`, else not at all. A mode in `modes` was named (MODE=OUTCOME, or the loop by `race`) and
+ * must run.
+ */
+export interface Expectation {
+  /** The terms as given, in order and without repeats: joined by commas they parse back to this. */
+  readonly terms: readonly string[];
+  readonly modes: Readonly<Partial<Record<Mode, ExpectedOutcome>>>;
+  /** Set by `clean` and `race`: every mode not named must be clean. */
+  readonly others?: ExpectedOutcome;
+}
 
 export interface RaceOptions {
   readonly modes: readonly Mode[];
@@ -81,6 +105,14 @@ export interface RaceOptions {
   readonly processes?: boolean;
   readonly csv?: boolean;
   readonly trials?: number;
+  /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
+  readonly latency?: LatencyAsked | undefined;
+}
+
+/** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
+export interface LatencyAsked {
+  readonly delayMs: number;
+  readonly jitterMs: number;
 }
 
 /** The default number of live leases: a tenth of the expired ones, rounded down. */
@@ -135,34 +167,49 @@ export interface AuditCounts {
   readonly recoveries: number;
   readonly doubleRecoveries: number;
   readonly duplicatePending: number;
+  /** The most entries one job had in pending (at the end, or when a re-lease took them): it would run that many times. */
+  readonly mostPendingEntries: number;
+  /**
+   * The source page's "lost increment": recoveries the counter does not show, Σ max(0, moves(j) −
+   * counter rise(j)). Two sweeps read 0, both write 1: one increment lost.
+   */
   readonly lostIncrements: number;
   readonly extraIncrements: number;
+  /**
+   * Jobs whose counter ended below the number of times they truly stalled (stalled-before, plus the
+   * seeded stall, plus one per re-lease); null where the run does not know the true count (without
+   * --cycles).
+   */
+  readonly forgottenStalls: number | null;
+  /** Those jobs' stalls the counter does not show, all together; null with forgottenStalls. */
+  readonly forgottenStallCount: number | null;
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
-  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1). */
-  readonly doubleExecutions: number;
+  /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1); null without workers. */
+  readonly doubleExecutions: number | null;
   /** Jobs whose true stall count reached max-stalled but that are not in dead. */
   readonly deadLetterEscapes: number;
-  /** Observer samples that found a job in no place / in two places at once (set by the run). */
-  readonly windowInNeither: number;
-  readonly windowInBoth: number;
+  /** Observer samples that found a job in no place / in two places at once; null without the observer. */
+  readonly windowInNeither: number | null;
+  readonly windowInBoth: number | null;
   /** Moves the server shows (job out of active, counter up) that no sweeper heard back: not anomalies. */
   readonly unacknowledgedMoves: number;
-  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker. */
-  readonly stolenLeases: number;
-  /** Where a strategy's own record disagrees with the server (checked for user scripts). */
-  readonly misreported: number;
+  /** Live jobs (valid leases) that a sweep moved or counted: work taken from a busy worker; null with no live jobs. */
+  readonly stolenLeases: number | null;
+  /** Where a strategy's own record disagrees with the server; null where not checked (only user scripts are). */
+  readonly misreported: number | null;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
 
-/** The anomaly counts: every one must be 0 for a run to be clean. */
+/** The anomaly counts: every one must be 0 (or not measured, null) for a run to be clean. */
 export const ANOMALIES = [
   'doubleRecoveries',
   'duplicatePending',
   'lostIncrements',
   'extraIncrements',
+  'forgottenStalls',
   'lostJobs',
   'misplaced',
   'unreclaimed',
@@ -173,6 +220,46 @@ export const ANOMALIES = [
   'stolenLeases',
   'misreported',
 ] as const satisfies readonly (keyof AuditCounts)[];
+
+export type Anomaly = (typeof ANOMALIES)[number];
+
+/**
+ * Where a figure comes from: the server's state read after the race (or, for the observer, during
+ * it), the sweepers' own records of what they moved, both set against each other, or the server set
+ * against the re-leaser's record of the stalls it caused (--cycles).
+ */
+export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser';
+
+/** The figures whose source a run states: every anomaly, the recoveries, and the forgotten stalls' total. */
+export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount';
+
+/** Each figure's source; null where the run did not measure it. */
+export type FigureSources = { readonly [name in SourcedFigure]: FigureSource | null };
+
+/** A RESP reply as ioredis returns it: integers as numbers, bulk strings, nil, arrays. */
+export type Reply = string | number | null | Reply[];
+
+/** One command a sweeper sent for a job, with the server's reply (undefined: none came back). */
+export interface SweeperCommand {
+  /** The sweeper, numbered from 1. */
+  readonly sweeper: number;
+  /** The command as its arguments, the name first. */
+  readonly command: readonly string[];
+  readonly reply: Reply | undefined;
+}
+
+/**
+ * One job of a run, every command the sweepers sent for it, in the order the server ran them as
+ * far as the replies prove it. `proven` is false when they do not: the commands are then in the
+ * order they were sent, and that order is not evidence.
+ */
+export interface InterleavingExample {
+  readonly job: string;
+  readonly commands: readonly SweeperCommand[];
+  readonly proven: boolean;
+  /** What in the replies fixes the order, in a few words each. */
+  readonly evidence: readonly string[];
+}
 
 export interface FaultCounts {
   /** Sweepers whose socket was destroyed at their crash point. */
@@ -266,6 +353,10 @@ export interface RunResult extends AuditCounts {
   readonly serverCallMsP99: number | null;
   /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
   readonly node?: string;
+  /** Where each anomaly figure comes from. */
+  readonly sources: FigureSources;
+  /** A loop run's doubly recovered job, command by command; null for other runs, or none in the sample. */
+  readonly example: InterleavingExample | null;
 }
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -289,4 +380,14 @@ export interface Io {
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
 export function jobsPerSec(jobs: number, ms: number): number {
   return Math.round(jobs / (Math.max(ms, 0.001) / 1000));
+}
+
+/**
+ * The nearest-rank percentile (p in 0..100) of values already sorted ascending: the smallest value
+ * with at least p% of all values at or below it. NaN for no values.
+ */
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }

@@ -18,7 +18,7 @@ import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
 import { BUILT_IN_SCRIPT, scriptFile } from './helpers/scripts.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/shared-servers.md', import.meta.url), 'utf8');
 const PASSWORD = 'acl-features-pw-4Rt';
 
 /** The README's base ACL SETUSER line as arguments, with the password filled in. */

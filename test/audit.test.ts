@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STATE_CODES, excess, stateCode } from '../src/audit/job-state.js';
-import { auditJobs, blankSnapshot, incrementGap, isClean, isMisplaced, movesPerJob, placeCount, type JobSnapshot } from '../src/audit/rules.js';
+import { auditJobs, blankSnapshot, forgottenStalls, incrementGap, isClean, isMisplaced, movesPerJob, placeCount, type JobSnapshot } from '../src/audit/rules.js';
 import { MoveLog } from '../src/sweepers/move-log.js';
 
 interface JobFacts {
@@ -80,19 +80,24 @@ test('a clean run: every job moved once and counted once', () => {
     recoveries: 2,
     doubleRecoveries: 0,
     duplicatePending: 0,
+    mostPendingEntries: 1,
     lostIncrements: 0,
     extraIncrements: 0,
+    // Without re-leases (no trueStalls) the true stall count is not known: not measured.
+    forgottenStalls: null,
+    forgottenStallCount: null,
     lostJobs: 0,
     misplaced: 0,
     unreclaimed: 0,
     jobsRecoveredMoreThanOnce: 0,
-    doubleExecutions: 0,
+    // No workers, no observer, no live jobs, no cross-check: none of these was measured.
+    doubleExecutions: null,
     deadLetterEscapes: 0,
-    windowInNeither: 0,
-    windowInBoth: 0,
+    windowInNeither: null,
+    windowInBoth: null,
     unacknowledgedMoves: 0,
-    stolenLeases: 0,
-    misreported: 0,
+    stolenLeases: null,
+    misreported: null,
   });
   assert.ok(isClean(counts));
 });
@@ -119,19 +124,22 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     recoveries: 8,
     doubleRecoveries: 3,
     duplicatePending: 2,
+    mostPendingEntries: 3,
     lostIncrements: 2,
     extraIncrements: 1,
+    forgottenStalls: null,
+    forgottenStallCount: null,
     lostJobs: 1,
     misplaced: 2,
     unreclaimed: 1,
     jobsRecoveredMoreThanOnce: 2,
-    doubleExecutions: 0,
+    doubleExecutions: null,
     deadLetterEscapes: 0,
-    windowInNeither: 0,
-    windowInBoth: 0,
+    windowInNeither: null,
+    windowInBoth: null,
     unacknowledgedMoves: 0,
-    stolenLeases: 0,
-    misreported: 0,
+    stolenLeases: null,
+    misreported: null,
   });
   assert.equal(isClean(counts), false);
 });
@@ -144,6 +152,40 @@ test('lost and extra increments do not cancel out', () => {
   const counts = auditJobs(snapshot, moves);
   assert.equal(counts.lostIncrements, 1);
   assert.equal(counts.extraIncrements, 1);
+});
+
+test('forgotten stalls: counters below the stalls each job truly had, measured only where the true count is known', () => {
+  const { snapshot, moves } = snapshotOf([
+    // stalled 3 times, counted 3: nothing forgotten
+    { moves: 3, pending: 1, stalled: 3, state: 'pending' },
+    // stalled 3 times, counted 1 (two sweeps wrote back the same value twice): 2 forgotten
+    { moves: 4, pending: 1, stalled: 1, state: 'pending' },
+    // stalled twice, counted 3 (more than it stalled): nothing forgotten; an extra increment instead
+    { moves: 2, pending: 1, stalled: 3, state: 'pending' },
+  ]);
+  const trueStalls = Uint32Array.from([0, 3, 3, 2]);
+  const counts = auditJobs(snapshot, moves, { trueStalls });
+  assert.equal(counts.forgottenStalls, 1);
+  assert.equal(counts.forgottenStallCount, 2);
+  assert.equal(counts.lostIncrements, 3, "the page's lost increments count recoveries, not stalls: 4 moves, 1 counted");
+  assert.equal(counts.extraIncrements, 1);
+  assert.equal(isClean(counts), false);
+  assert.equal(forgottenStalls(3, 1, 0), 2);
+  assert.equal(forgottenStalls(1, Number.NaN, 0), 1, 'a missing counter counts as never incremented');
+  assert.equal(forgottenStalls(2, 5, 2), 0, 'stalled-before is not a stall of the run');
+});
+
+test('not measured is not zero: workers, live jobs and a cross-check make their counts numbers', () => {
+  const { snapshot, moves } = snapshotOf([{ moves: 1, pending: 1, stalled: 1, state: 'pending' }]);
+  const withWorkers = { ...snapshot, runs: Float64Array.from([Number.NaN, 1]), inRunning: new Uint8Array(2) };
+  // Finished by a worker: its state would be done; what matters here is that runs were read.
+  assert.equal(auditJobs(withWorkers, moves).doubleExecutions, 0);
+  assert.equal(auditJobs(snapshot, moves).doubleExecutions, null);
+  assert.equal(auditJobs(snapshot, moves, { crossCheck: true }).misreported, 0);
+  const live = blankSnapshot(1, 0, 1);
+  live.inActive[2] = 1;
+  live.stalled[2] = 0;
+  assert.equal(auditJobs(live, new Uint32Array(3)).stolenLeases, 0);
 });
 
 test('movesPerJob sums every sweeper record', () => {

@@ -10,7 +10,8 @@ import { run } from '../src/cli/program.js';
 import { cliResult, runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
-import { LIMITS, type IntLimit } from '../src/model.js';
+import { JSON_SCHEMA } from '../src/report/json.js';
+import { LIMITS, VERSION, type IntLimit } from '../src/model.js';
 
 interface BadInput {
   readonly args: readonly string[];
@@ -50,6 +51,12 @@ const CASES: readonly BadInput[] = [
   ...intFlagCases('--loop-jobs', LIMITS.loopJobs),
   ...intFlagCases('--queues', LIMITS.queues),
   ...intFlagCases('--embedded-cluster', LIMITS.embeddedCluster),
+  ...['abc', '-1', '10001', '', '1e3', '2ms'].map((value) => bad(['--latency', value], '--latency')),
+  ...['abc', '-0.5', '10001'].map((value) => bad(['--latency', '2', '--latency-jitter', value], '--latency-jitter')),
+  bad(['--latency-jitter', '1'], '--latency-jitter', 'needs --latency'),
+  bad(['--latency', '2', '--cluster'], '--latency', '--cluster'),
+  noUrl(['--latency', '2', '--embedded-cluster', '3'], '--latency', '--embedded-cluster'),
+  noUrl(['--latency', '2', '--url', 'unix:///tmp/emq-race-no-such.sock'], '--latency', 'unix'),
   bad(['--fault', 'meteor'], '--fault', 'sweeper-crash'),
   bad(['--pending', 'heap'], '--pending'),
   bad(['--workers', '2', '--cycles', '3'], '--workers', '--cycles'),
@@ -65,6 +72,10 @@ const CASES: readonly BadInput[] = [
   bad(['--mode', ''], '--mode'),
   bad(['--expect', 'dirty'], '--expect'),
   bad(['--expect', 'race', '--mode', 'atomic'], '--expect race'),
+  bad(['--expect', 'loop=race', '--mode', 'atomic'], '--expect loop=race', 'not among the modes run'),
+  bad(['--expect', 'atomic=dirty'], '--expect', 'not an outcome'),
+  bad(['--expect', 'clean', '--expect', 'race'], '--expect', 'disagree on loop'),
+  bad(['--expect', 'atomic=clean', '--expect', 'atomic=race'], '--expect', 'disagree on atomic'),
   noUrl(['--url', 'http://127.0.0.1:6379'], '--url', 'scheme'),
   noUrl(['--url', 'localhost:6379'], '--url'),
   noUrl(['--url', 'not a url'], '--url'),
@@ -134,8 +145,10 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
       const args = input.noUrl || input.args[0] === 'clean' && input.args.includes('--all') && !input.args.includes('--queue') ? input.args : [...input.args, '--url', server.url];
       const result = SPAWNED.has(input.args.join(' ')) ? await runCli(args) : await runInProcess(args);
       assert.equal(result.code, 2, `exit code; stderr: ${result.stderr}`);
-      assert.equal(result.stdout, '');
       const line = oneErrorLine(result.stderr);
+      // Under --json stdout carries the same error as one object; otherwise nothing.
+      const json = input.args.includes('--json') ? `${JSON.stringify({ version: VERSION, schema: JSON_SCHEMA, error: { exit: 2, message: line?.replace(/^emq-race: /, '') } })}\n` : '';
+      assert.equal(result.stdout, json);
       assert.ok(line, `one error line and no stack trace, got: ${result.stderr}`);
       for (const words of input.says) assert.ok(line.includes(words), `${JSON.stringify(line)} should mention ${JSON.stringify(words)}`);
       assert.deepEqual(await unrelatedState(redis), initial);

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { freePort } from '../src/server/embedded-server.js';
 import { BIN, runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
+import { FORGETS_ZREM, scriptFile } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
 
 const RUN_FIELDS = [
@@ -86,7 +87,7 @@ forEachServer('cli', (handle) => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr, '');
     const report = JSON.parse(result.stdout) as { server: Record<string, unknown>; runs: Record<string, unknown>[] };
-    assert.deepEqual(Object.keys(report), ['server', 'runs']);
+    assert.deepEqual(Object.keys(report), ['version', 'schema', 'server', 'runs']);
     assert.match(String(report.server.kind), /^(redis|valkey)$/);
     assert.match(String(report.server.version), /^\d+\.\d+\.\d+$/);
     assert.equal(report.server.url, handle.url);
@@ -105,17 +106,34 @@ forEachServer('cli', (handle) => {
     await redis.quit();
   });
 
-  test('--expect: clean holds for atomic, race holds for loop; the opposite fails with exit 1', async () => {
+  test('--expect: clean holds for atomic, race holds for loop; the opposite fails with exit 1 naming the figures', async () => {
     const clean = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
     assert.equal(clean.code, 0, clean.stderr);
     const racy = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'race']);
     assert.equal(racy.code, 0, racy.stderr);
     const notClean = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
     assert.equal(notClean.code, 1);
-    assert.equal(notClean.stderr, 'emq-race: expected clean, but loop showed anomalies\n');
+    assert.match(notClean.stderr, /^emq-race: --expect clean missed: loop expected clean, but showed (\w+ [1-9]\d*)(, \w+ [1-9]\d*)*\n$/);
     const noRace = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '1', '--jobs', '200', '--expect', 'race']);
     assert.equal(noRace.code, 1);
-    assert.equal(noRace.stderr, 'emq-race: expected a race, but 1 loop run showed no anomaly\n');
+    assert.equal(noRace.stderr, 'emq-race: --expect race missed: loop expected a race, but showed no anomaly (every anomaly figure 0)\n');
+  });
+
+  test('--expect per mode: the one-command CI check passes; a script that leaves duplicates fails naming its figures', async () => {
+    const check = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--expect', 'atomic=clean,loop=race']);
+    assert.equal(check.code, 0, check.stderr);
+    assert.equal(check.stderr, '');
+    const script = scriptFile('forgets-zrem.lua', FORGETS_ZREM);
+    const dirty = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--script', script, '--sweepers', '8', '--expect', 'atomic=clean,loop=race', '--expect', 'script=clean']);
+    assert.equal(dirty.code, 1);
+    const duplicates = /^│ script .*$/m.exec(dirty.stdout)?.[0].split('│').map((cell) => cell.trim())[6];
+    assert.match(duplicates ?? '', /^[1-9]\d*$/, 'the table shows the script\'s duplicate pending entries');
+    assert.match(dirty.stderr, new RegExp(`^emq-race: --expect atomic=clean,loop=race,script=clean missed: script expected clean, but showed .*duplicatePending ${duplicates ?? '?'}[,\\n]`));
+    assert.ok(!/atomic expected|loop expected/.test(dirty.stderr), 'only the mode that missed is named');
+    const notRun = await runCli(['--url', handle.url, '--mode', 'atomic', '--expect', 'loop=race']);
+    assert.equal(notRun.code, 2);
+    assert.equal(notRun.stdout, '');
+    assert.equal(notRun.stderr, 'emq-race: --expect loop=race: loop is not among the modes run (--mode atomic); add it to --mode or leave it out of --expect\n');
   });
 
   test('--keep leaves exactly the run\'s keys; a second run on that queue is refused with exit 2', async () => {

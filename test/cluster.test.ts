@@ -128,6 +128,13 @@ for (const kind of SERVER_KINDS) {
       }
     });
 
+    test('--latency against a cluster node (found from INFO cluster) is a usage error, nothing written', async () => {
+      const result = await runCli(['--url', cluster.url, '--latency', '2', '--mode', 'atomic', '--jobs', '10']);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /^emq-race: --latency: the server at redis:\/\/127\.0\.0\.1:\d+ is a cluster node; the latency proxy stands for one server/);
+      for (const node of nodes) assert.equal(await node.dbsize(), 0);
+    });
+
     test('--cluster with a single queue runs on the primary that owns its slot', async () => {
       const result = await runCli(['--url', cluster.url, '--cluster', '--mode', 'atomic', '--queue', 'solo-queue', '--jobs', '300', '--json']);
       assert.equal(result.code, 0, result.stderr);

@@ -76,6 +76,8 @@ describe('html: pure parts', () => {
       { mode: 'loop', trials: 3, reproductionRate: 2 / 3, jobsPerSec: spread(300, 350, 400), ...zeros, doubleRecoveries: spread(0, 7, 12), duplicatePending: spread(0, 7, 12), lostIncrements: spread(0, 6, 11) },
     ];
     const report: RaceReportJson = {
+      version: '0.1.0',
+      schema: 1,
       server: { kind: 'valkey', version: '8.0.2', url: 'redis://u:***@h:1' },
       runs: [run('atomic', 1, 0), run('atomic', 2, 0), run('atomic', 3, 0), run('loop', 1, 0), run('loop', 2, 7), run('loop', 3, 12)],
       trials,
@@ -99,11 +101,13 @@ describe('html: pure parts', () => {
 
   test('replies and names are escaped in the page and in the SVG', () => {
     const report: ReplaysJson = {
+      version: '0.1.0',
+      schema: 1,
       server: { kind: 'redis', version: '7.0.15', url: 'redis://127.0.0.1:1' },
       replays: [{
         mode: 'loop', queue: 'q', jobId: '1', maxStalled: 3, stalledBefore: 0, schedule: ['A:read'],
         steps: [{ sweep: 'A', step: 'read', commands: [['HGET', 'emq:{q}:job:1', 'stalled']], replies: ['<img src=x onerror=alert(1)>&'] }],
-        readout: { recoverCount: 0, pendingEntries: 0, stalled: null, lostIncrements: 0, endedIn: [] },
+        readout: { recoverCount: 0, pendingEntries: 0, stalled: null, expectedStalled: 0, lostIncrements: 0, extraIncrements: 0, endedIn: [] },
       }],
     };
     for (const markup of [explainPage(report, { command: 'emq-race explain', generatedAt: 'now', version: '0' }), explainSvg(report)]) {
@@ -142,8 +146,11 @@ async function openChecked(browser: Browser, file: string, colorScheme: 'light' 
 }
 
 interface MainJson {
-  runs: Record<string, number | string | boolean>[];
+  runs: Record<string, unknown>[];
 }
+
+/** A count as a cell shows it: — where the run did not measure it. */
+const cellText = (value: unknown): string => (value === null ? '—' : String(value));
 interface ExplainJson {
   replays: { mode: string; steps: { sweep: string; step: string }[]; readout: Record<string, unknown> }[];
 }
@@ -171,22 +178,30 @@ forEachServer('html in Chromium', (handle) => {
     assert.ok(browser);
     const page = await openChecked(browser, file);
     assert.deepEqual(JSON.parse((await page.locator('#emq-report').textContent()) ?? ''), json);
+    // Counts no run measured (no workers, no observer) have no column and no bar; one measured
+    // by some run only shows — in the others.
+    const carried = ANOMALIES.filter((name) => json.runs.some((run) => run[name] !== null && run[name] !== undefined));
+    assert.ok(!carried.includes('doubleExecutions') && !carried.includes('windowInNeither'), 'no workers, no observer: not measured');
     for (const [i, run] of json.runs.entries()) {
-      // Counts a run does not carry (no workers, no observer) have no column and no bar.
-      const carried = ANOMALIES.filter((name) => name in run);
       for (const field of ['mode', 'sweepers', 'jobs', 'recoveries', ...carried, 'wallMs', 'jobsPerSec']) {
         const cell = page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`);
-        assert.equal(await cell.textContent(), String(run[field]), `${String(run.mode)} ${field}`);
+        assert.equal(await cell.textContent(), cellText(run[field]), `${String(run.mode)} ${field}`);
         if ((ANOMALIES as readonly string[]).includes(field)) {
-          assert.match((await cell.getAttribute('class')) ?? '', run[field] === 0 ? /\bok\b/ : /\bbad\b/);
+          assert.match((await cell.getAttribute('class')) ?? '', run[field] === null ? /\bna\b/ : run[field] === 0 ? /\bok\b/ : /\bbad\b/);
         }
       }
       for (const name of carried) {
         const bar = page.locator(`.bar-row[data-mode="${String(run.mode)}"][data-anomaly="${name}"]`);
-        assert.equal(await bar.getAttribute('data-value'), String(run[name]));
+        assert.equal(await bar.getAttribute('data-value'), run[name] === null ? '' : String(run[name]));
       }
     }
-    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
+    assert.match((await page.locator('#sources').textContent()) ?? '', /the sweepers' own records \(recoveries, double recoveries\)/);
+    const loop = json.runs.find((run) => run.mode === 'loop') as { example: { job: string; commands: unknown[] } | null } | undefined;
+    if (loop?.example) {
+      assert.equal(await page.locator('#example').getAttribute('data-job'), loop.example.job);
+      assert.equal(await page.locator('#example-table tbody tr').count(), loop.example.commands.length, 'one row per command of the example');
+    }
+    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 .*--url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
     assert.match((await page.locator('#run').textContent()) ?? '', /on the same server, or drop --url/);
     // The table fits the page: nothing to scroll to on the right.
     assert.equal(await page.evaluate("(() => { const box = document.querySelector('#race-table').parentElement; return box.scrollWidth <= box.clientWidth; })()"), true);
@@ -216,7 +231,7 @@ forEachServer('html in Chromium', (handle) => {
       const row = (field: string): Promise<string | null> => page.locator(`#race-table [data-total="${i}"][data-field="${field}"]`).textContent();
       assert.equal(await row('mode'), `${String(total.mode)} total`);
       for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements']) assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
-      for (const name of ANOMALIES.filter((n) => n in total)) {
+      for (const name of ANOMALIES.filter((n) => total[n] !== null && total[n] !== undefined)) {
         assert.equal(await page.locator(`.bar-row[data-mode="${String(total.mode)}"][data-anomaly="${name}"]`).getAttribute('data-value'), String(total[name]));
       }
     }

@@ -1,7 +1,8 @@
 /** The pure arithmetic behind call latencies, server histograms, --loop-jobs and progress lines. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LatencyLog, percentileOfSorted, summarizeLatency } from '../src/sweepers/call-latency.js';
+import { percentileOfSorted } from '../src/model.js';
+import { LatencyLog, summarizeLatency } from '../src/sweepers/call-latency.js';
 import { loopJobsNote } from '../src/cli/program.js';
 import { jobsForMode } from '../src/cli/options.js';
 import type { Redis } from 'ioredis';

@@ -37,7 +37,8 @@ function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Par
 
 function assertClean(run: RunResult, jobs: number): void {
   assert.equal(run.recoveries, jobs, `${run.mode} recoveries`);
-  for (const name of ANOMALIES) assert.equal(run[name], 0, `${run.mode} ${name}`);
+  // A count the run did not measure (null) is no anomaly, and no proof of cleanness either.
+  for (const name of ANOMALIES) assert.ok(run[name] === 0 || run[name] === null, `${run.mode} ${name}: ${run[name]}`);
   assert.equal(run.cutShort, false);
 }
 
@@ -106,7 +107,7 @@ forEachServer('modes', (handle) => {
     assert.equal(run.cutShort, true);
     assert.equal(run.sweeps, 4 * 25);
     assert.equal(run.unreclaimed, 300);
-    assert.ok(run.misreported > 0, 'its returns claim moves the server does not show');
+    assert.ok((run.misreported ?? 0) > 0, 'its returns claim moves the server does not show');
   });
 
   test('a user script that ignores the deadline is caught as stolen leases', async () => {
@@ -120,7 +121,7 @@ forEachServer('modes', (handle) => {
   test('a user script whose returns disagree with what it did is reported', async () => {
     const run = await runOnce(session, interrupts, 'script', { userScript: RETURNS_NOTHING, sweepers: 2, jobs: 300, live: 0 });
     assert.equal(run.recoveries, 0);
-    assert.ok(run.misreported >= 100, `misreported ${run.misreported}`);
+    assert.ok((run.misreported ?? 0) >= 100, `misreported ${run.misreported}`);
   });
 
   test('--processes: sweepers in processes of their own reach the same verdicts', async () => {

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { EmqError, ExitCode } from '../src/errors.js';
 import { queueKeys, queuePattern } from '../src/queue/keys.js';
 import { randomQueueName } from '../src/queue/keys.js';
-import { checkRaceOptions, parseExpectation, parseIntFlag, parseModes, parseQueueName } from '../src/cli/options.js';
+import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../src/cli/options.js';
+import { parseExpectation } from '../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../src/server/connection.js';
 import { LIMITS, type RaceOptions } from '../src/model.js';
 
@@ -31,9 +32,7 @@ test('modes: single, both, comma lists; unknown ones are refused', () => {
   usage(() => parseModes('fast'), /^--mode: "fast" is not a mode/);
 });
 
-test('expectations and queue names', () => {
-  assert.equal(parseExpectation('clean'), 'clean');
-  usage(() => parseExpectation('dirty'), /^--expect:/);
+test('queue names', () => {
   assert.equal(parseQueueName('my_queue-1'), 'my_queue-1');
   for (const bad of ['a{b}', 'a*', 'a b', 'a?', '', 'x'.repeat(101), 'a:b', 'a[1]', 'a\\b']) usage(() => parseQueueName(bad), /^--queue:/);
   assert.match(randomQueueName(), /^race-[0-9a-f]{8}$/);
@@ -44,7 +43,8 @@ test('cross-flag checks', () => {
   checkRaceOptions(base);
   checkRaceOptions({ ...base, stalledBefore: 2 });
   usage(() => checkRaceOptions({ ...base, stalledBefore: 3 }), /^--stalled-before: 3 must be below --max-stalled/);
-  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: 'race' }), /^--expect race: needs a loop run/);
+  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }), /^--expect race: needs a loop run/);
+  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('loop=race') }), /^--expect loop=race: loop is not among the modes run/);
 });
 
 test('keys share one hash tag and the SCAN pattern is escaped', () => {

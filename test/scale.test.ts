@@ -133,7 +133,7 @@ forEachServer('scale', (handle) => {
   /** Seeds a queue, gives odd jobs one stall already (so they dead-letter), sweeps it with one sweeper. */
   async function sweptWith(factory: SweeperFactory, jobs: number, batch: number): Promise<{ keys: QueueKeys; state: object }> {
     const keys = fresh('equiv');
-    await seedJobs(admin, keys, { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
+    await seedJobs(admin, keys, { jobs, runId: 'scale-run', stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
     const pipeline = admin.pipeline();
     for (let id = 1; id <= jobs; id += 2) pipeline.hset(keys.job(id), 'stalled', 1);
     await pipeline.exec();
@@ -187,12 +187,12 @@ forEachServer('scale', (handle) => {
     const jobs = 12_345;
     const serverNowMs = await serverTimeMs(admin);
     const ours = fresh('seed');
-    await seedJobs(admin, ours, { jobs, stalledBefore: 1, serverNowMs });
+    await seedJobs(admin, ours, { jobs, runId: 'scale-run', stalledBefore: 1, serverNowMs });
     assert.equal(await admin.zcard(ours.active), jobs);
     const expected = await queueState(admin, ours, jobs);
     for (const zadd of ['per-job', 'per-chunk'] as const) {
       const plain = fresh('seed');
-      await seedJobsPipelined(admin, plain, { jobs, stalledBefore: 1, serverNowMs }, zadd);
+      await seedJobsPipelined(admin, plain, { jobs, runId: 'scale-run', stalledBefore: 1, serverNowMs }, zadd);
       assert.deepEqual(await queueState(admin, plain, jobs), expected, zadd);
       await unlinkQueue(admin, plain, jobs);
     }
@@ -204,14 +204,15 @@ forEachServer('scale', (handle) => {
     const serverNowMs = await serverTimeMs(admin);
     const firstId = 1234;
     const jobs = 2345;
-    await seedJobs(admin, keys, { jobs, firstId, stalledBefore: 2, serverNowMs });
+    await seedJobs(admin, keys, { jobs, firstId, runId: 'offset-run', stalledBefore: 2, serverNowMs });
     const scored = await admin.zrange(keys.active, 0, -1, 'WITHSCORES');
     const expected = new Map<string, string>();
     for (let id = firstId; id < firstId + jobs; id++) expected.set(String(id), String(expiredDeadline(serverNowMs, id)));
     assert.equal(scored.length / 2, jobs);
     for (let i = 0; i < scored.length; i += 2) assert.equal(scored[i + 1], expected.get(scored[i] ?? ''), `score of ${scored[i]}`);
-    assert.deepEqual(await admin.hgetall(keys.job(firstId)), { state: 'active', stalled: '2' });
-    assert.deepEqual(await admin.hgetall(keys.job(firstId + jobs - 1)), { state: 'active', stalled: '2' });
+    // Every hash carries the run's id: what `clean` checks before it deletes one.
+    assert.deepEqual(await admin.hgetall(keys.job(firstId)), { state: 'active', stalled: '2', run: 'offset-run' });
+    assert.deepEqual(await admin.hgetall(keys.job(firstId + jobs - 1)), { state: 'active', stalled: '2', run: 'offset-run' });
     assert.equal(await admin.exists(keys.job(firstId - 1), keys.job(firstId + jobs)), 0);
     await admin.unlink(keys.active, ...Array.from({ length: jobs }, (_, i) => keys.job(firstId + i)));
   });
@@ -219,7 +220,7 @@ forEachServer('scale', (handle) => {
   test('the streaming audit reads what the straightforward audit reads, after a racy loop', async () => {
     const jobs = 1500;
     const keys = fresh('audit');
-    await seedJobs(admin, keys, { jobs, stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
+    await seedJobs(admin, keys, { jobs, runId: 'scale-run', stalledBefore: 0, serverNowMs: await serverTimeMs(admin) });
     const connections = [];
     for (let i = 0; i < 4; i++) connections.push(await connect(session.target));
     let records;

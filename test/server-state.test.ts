@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditJobs, movesPerJob } from '../src/audit/rules.js';
 import { claimQueue, releaseClaim } from '../src/queue/owner-claim.js';
+import { newOwnerMarker, ownerValue, parseOwnerValue } from '../src/queue/owner-marker.js';
 import { EmqError, ExitCode } from '../src/errors.js';
 import type { Interrupts } from '../src/interrupt.js';
 import { queueKeys } from '../src/queue/keys.js';
@@ -117,21 +118,30 @@ forEachServer('audit on server state', (handle) => {
     }
   });
 
-  test('the claim: refuses an owned queue and a queue with existing keys, deleting only its marker', async () => {
+  test('the claim: owned only once the queue is found empty; refuses an owned queue and a queue with keys, deleting only its marker', async () => {
+    const redis = session.admin;
+    const where = session.target.display;
     const keys = queueKeys(queueName('claim'));
-    await claimQueue(session.admin, keys, 'run-1');
-    await assert.rejects(claimQueue(session.admin, keys, 'run-2'), (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.usage && /already in use/.test(err.message));
-    assert.equal(await session.admin.get(keys.owner), 'run-1', 'the loser leaves the winner its marker');
-    await releaseClaim(session.admin, keys, 'run-2');
-    assert.equal(await session.admin.get(keys.owner), 'run-1', 'releasing needs the right run id');
-    await releaseClaim(session.admin, keys, 'run-1');
-    assert.equal(await session.admin.exists(keys.owner), 0);
+    const claim = await claimQueue(redis, keys, newOwnerMarker('run-1', 5), where);
+    assert.equal(claim.marker.phase, 'owned');
+    assert.equal(await redis.get(keys.owner), claim.value);
+    assert.equal(parseOwnerValue(claim.value)?.phase, 'owned');
+    assert.equal(await redis.pttl(keys.owner), -1, 'an owned marker does not expire');
+    assert.equal(await redis.get(keys.heartbeat), 'run-1', 'the heartbeat is written with the promotion');
+    assert.ok((await redis.pttl(keys.heartbeat)) > 0, 'the heartbeat expires');
 
-    await session.admin.set(keys.job(1), 'the user keeps this');
-    await assert.rejects(claimQueue(session.admin, keys, 'run-3'), /already has keys/);
-    assert.equal(await session.admin.exists(keys.owner), 0, 'a refused run removes its own marker');
-    assert.equal(await session.admin.get(keys.job(1)), 'the user keeps this');
-    await session.admin.del(keys.job(1));
+    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-2', 5), where), (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.usage && /already in use/.test(err.message));
+    assert.equal(await redis.get(keys.owner), claim.value, 'the loser leaves the winner its marker');
+    assert.equal(await releaseClaim(redis, keys, ownerValue(newOwnerMarker('run-2', 5))), 0, 'releasing needs the exact value');
+    assert.equal(await releaseClaim(redis, keys, claim.value), 1);
+    await redis.unlink(keys.heartbeat);
+    assert.equal(await redis.exists(keys.owner), 0);
+
+    await redis.set(keys.job(1), 'the user keeps this');
+    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-3', 5), where), /already has keys/);
+    assert.equal(await redis.exists(keys.owner), 0, 'a refused run removes its own marker');
+    assert.equal(await redis.get(keys.job(1)), 'the user keeps this');
+    await redis.del(keys.job(1));
   });
 
   test('two runs started at the same moment on one queue: exactly one proceeds', async () => {

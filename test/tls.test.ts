@@ -1,13 +1,15 @@
 /**
  * rediss:// against real servers started with TLS on a loopback port (throwaway certificates from
- * openssl), with and without client-certificate auth, and unix:// against the same servers' socket.
+ * openssl), with and without client-certificate auth, through the latency proxy, and unix://
+ * against the same servers' socket.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
+import { startLatencyProxy, throughProxy } from '../src/server/latency-proxy.js';
 import { freePort, startEmbeddedServer, which, type EmbeddedServer } from '../src/server/embedded-server.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, within } from './helpers/cli-process.js';
@@ -102,6 +104,36 @@ for (const kind of SERVER_KINDS) {
       assert.equal(clean.code, 0, clean.stderr);
       assert.match(clean.stdout, /removed queue race-tls: 52 keys/);
       assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('--latency over TLS: the proxy passes TLS through untouched, in one process and in --processes', async () => {
+      for (const processes of [[], ['--processes']]) {
+        const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), ...processes, '--latency', '2', '--sweepers', '3', '--jobs', '200', '--mode', 'atomic', '--json']);
+        assert.equal(result.code, 0, result.stderr);
+        const report = JSON.parse(result.stdout) as { latency: { measuredRttMs: { median: number } }; runs: { recoveries: number; doubleRecoveries: number; callMsP50: number | null }[] };
+        assert.ok(report.latency.measuredRttMs.median >= 2);
+        assert.equal(report.runs[0]?.recoveries, 200);
+        assert.equal(report.runs[0]?.doubleRecoveries, 0);
+        if (processes.length === 0) assert.ok((report.runs[0]?.callMsP50 ?? 0) >= 2);
+      }
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('through the proxy the certificate is still checked against the --url host, not the proxy address', async () => {
+      const port = Number(new URL(tlsUrl).port);
+      const proxy = await startLatencyProxy({ targetHost: '127.0.0.1', targetPort: port, delayMs: 1 });
+      try {
+        const tls = { ca: readFileSync(certs.ca), cert: readFileSync(certs.clientCert), key: readFileSync(certs.clientKey), rejectUnauthorized: true };
+        const good = await connect(throughProxy({ url: tlsUrl, display: tlsUrl, tls }, proxy));
+        assert.equal(await good.ping(), 'PONG');
+        await good.quit();
+        // The certificate names 127.0.0.1 only, as does the proxy's address: asked for as localhost,
+        // the server must be refused even though the socket itself goes to 127.0.0.1.
+        const misnamed = `rediss://localhost:${port}`;
+        await assert.rejects(connect(throughProxy({ url: misnamed, display: misnamed, tls }, proxy)), /localhost/);
+      } finally {
+        await proxy.close();
+      }
     });
 
     test('unix:// socket: runs clean and leaves nothing', async () => {

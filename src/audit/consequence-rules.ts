@@ -96,6 +96,8 @@ export class CycleTally {
   readonly trueStalls: Uint32Array;
   /** Duplicate entries a job had in pending each time it was taken to be leased again. */
   earlierDuplicatePending = 0;
+  /** The most entries one job had in pending when it was taken to be leased again. */
+  mostEntriesTaken = 0;
 
   constructor(readonly jobs: number) {
     this.totalMoves = new Uint32Array(jobs + 1);
@@ -113,6 +115,7 @@ export class CycleTally {
     if (!Number.isInteger(id) || id < 1 || id > this.jobs) return;
     this.trueStalls[id] = (this.trueStalls[id] ?? 0) + 1;
     this.earlierDuplicatePending += excess(entries);
+    if (entries > this.mostEntriesTaken) this.mostEntriesTaken = entries;
   }
 
   /** Moves beyond one per stall: Σ max(0, moves(j) − stalls(j)). */
@@ -135,14 +138,18 @@ export function extraMoves(moves: number, stalls: number): number {
   return moves > stalls ? moves - stalls : 0;
 }
 
-/** The whole-run counts with moves and pending entries judged per cycle, and the observer's windows. */
+/**
+ * The whole-run counts with moves and pending entries judged per cycle, and the observer's windows
+ * (null without an observer: not measured).
+ */
 export function withCycleSums(counts: AuditCounts, tally: CycleTally, windows?: WindowCounts): AuditCounts {
   return {
     ...counts,
     doubleRecoveries: tally.doubleRecoveries,
     duplicatePending: tally.earlierDuplicatePending + counts.duplicatePending,
+    mostPendingEntries: Math.max(counts.mostPendingEntries, tally.mostEntriesTaken),
     jobsRecoveredMoreThanOnce: tally.jobsRecoveredMoreThanOnce,
-    windowInNeither: windows?.windowInNeither ?? 0,
-    windowInBoth: windows?.windowInBoth ?? 0,
+    windowInNeither: windows ? windows.windowInNeither : null,
+    windowInBoth: windows ? windows.windowInBoth : null,
   };
 }

@@ -2,7 +2,7 @@
  * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
-import { ANOMALIES, type AuditCounts } from '../model.js';
+import { ANOMALIES, type Anomaly, type AuditCounts } from '../model.js';
 import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './consequence-rules.js';
 import { STATE_CODES, excess } from './job-state.js';
 
@@ -52,7 +52,10 @@ export interface AuditContext {
   readonly callsInDoubt?: boolean;
   /** For dead-letter escapes; without it none are counted. */
   readonly maxStalled?: number;
-  /** Cycles in which each job stalled (default: one, the seeded stall). */
+  /**
+   * Cycles in which each job stalled, when the run knows them (--cycles: the seeded stall plus one
+   * per re-lease). Without it every job stalled once, and forgotten stalls are not measured.
+   */
   readonly trueStalls?: Uint32Array;
 }
 
@@ -63,6 +66,15 @@ export interface AuditContext {
 export function incrementGap(moves: number, stalled: number, stalledBefore: number): number {
   const counted = Number.isNaN(stalled) ? 0 : stalled - stalledBefore;
   return moves - counted;
+}
+
+/**
+ * Stalls a job truly had (beyond stalled-before) that its counter does not show: 0 when the counter
+ * rose at least as often as the job stalled.
+ */
+export function forgottenStalls(trueStalls: number, stalled: number, stalledBefore: number): number {
+  const counted = Number.isNaN(stalled) ? 0 : stalled - stalledBefore;
+  return trueStalls > counted ? trueStalls - counted : 0;
 }
 
 /** How many of active, pending and dead hold the job. */
@@ -110,8 +122,11 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   let recoveries = 0;
   let doubleRecoveries = 0;
   let duplicatePending = 0;
+  let mostPendingEntries = 0;
   let lostIncrements = 0;
   let extraIncrements = 0;
+  let forgottenJobs = 0;
+  let forgottenCount = 0;
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
@@ -130,6 +145,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     doubleRecoveries += excess(moved);
     if (moved > 1) jobsRecoveredMoreThanOnce++;
     duplicatePending += excess(inPending);
+    if (inPending > mostPendingEntries) mostPendingEntries = inPending;
 
     const reconciled = reconcileGap(incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore), inActive, context.callsInDoubt ?? false);
     const gap = reconciled.gap;
@@ -137,6 +153,13 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     recoveries += reconciled.unacknowledged;
     if (gap > 0) lostIncrements += gap;
     else extraIncrements -= gap;
+    if (context.trueStalls) {
+      const forgotten = forgottenStalls(context.trueStalls[id] ?? 1, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+      if (forgotten > 0) {
+        forgottenJobs++;
+        forgottenCount += forgotten;
+      }
+    }
 
     const runs = snapshot.runs?.[id] ?? 0;
     const place = placement(inActive, inPending, inDead, snapshot.inRunning?.[id] ?? 0, Number.isNaN(runs) ? 0 : runs, snapshot.state[id] ?? STATE_CODES.missing);
@@ -153,7 +176,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) stolenLeases++;
   }
 
-  let misreported = 0;
+  let misreported: number | null = null;
   if (context.crossCheck) {
     misreported = context.strayIds ?? 0;
     for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
@@ -163,24 +186,34 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     recoveries,
     doubleRecoveries,
     duplicatePending,
+    mostPendingEntries,
     lostIncrements,
     extraIncrements,
+    forgottenStalls: context.trueStalls ? forgottenJobs : null,
+    forgottenStallCount: context.trueStalls ? forgottenCount : null,
     lostJobs,
     misplaced,
     unreclaimed,
-    doubleExecutions: doubleExecutionCount,
+    // Only workers write `runs`; without them nothing was executed, so nothing was measured.
+    doubleExecutions: snapshot.runs ? doubleExecutionCount : null,
     deadLetterEscapes,
-    windowInNeither: 0,
-    windowInBoth: 0,
+    windowInNeither: null,
+    windowInBoth: null,
     unacknowledgedMoves,
-    stolenLeases,
+    stolenLeases: (snapshot.live ?? 0) > 0 ? stolenLeases : null,
     misreported,
     jobsRecoveredMoreThanOnce,
   };
 }
 
-export function isClean(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): boolean {
-  return ANOMALIES.every((name) => counts[name] === 0);
+/** Clean: every anomaly measured is 0 (one not measured, null, counts for nothing either way). */
+export function isClean(counts: Pick<AuditCounts, Anomaly>): boolean {
+  return ANOMALIES.every((name) => (counts[name] ?? 0) === 0);
+}
+
+/** The sum of a run's anomaly figures (one not measured counts as none): 0 exactly when the run is clean. */
+export function anomalyTotal(counts: Pick<AuditCounts, (typeof ANOMALIES)[number]>): number {
+  return ANOMALIES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
 }
 
 /** Sums each sweeper's record into moves per job id. */

@@ -1,10 +1,11 @@
 /**
  * The arithmetic of --trials: per mode, how often the race showed (the reproduction rate) and the
- * spread (min / median / max) of every anomaly count and of the throughput. Pure functions, so the
+ * spread (min / median / max) of every anomaly count and of the throughput. A count no trial
+ * measured (double executions without workers, say) has no spread: null. Pure functions, so the
  * statistics are tested directly.
  */
 import { isClean } from './rules.js';
-import { ANOMALIES, type AuditCounts } from '../model.js';
+import { ANOMALIES, type Anomaly, type AuditCounts } from '../model.js';
 
 export interface Spread {
   readonly min: number;
@@ -27,7 +28,11 @@ export function reproductionRate(dirty: number, trials: number): number {
   return dirty / trials;
 }
 
-export type Anomaly = (typeof ANOMALIES)[number];
+/** The spread of the values measured; null when none was. */
+export function spreadOfMeasured(values: readonly (number | null)[]): Spread | null {
+  const measured = values.filter((v): v is number => v !== null);
+  return measured.length > 0 ? spread(measured) : null;
+}
 
 /** What a trial contributes: its mode, its counts and its throughput. */
 export type TrialRun = Pick<AuditCounts, Anomaly> & { readonly mode: string; readonly jobsPerSec: number };
@@ -39,7 +44,7 @@ export type TrialSummary = {
   readonly reproduced: number;
   readonly reproductionRate: number;
   readonly jobsPerSec: Spread;
-} & { readonly [name in Anomaly]: Spread };
+} & { readonly [name in Anomaly]: Spread | null };
 
 /** One summary per mode, in the order the modes first ran. */
 export function summarizeTrials(runs: readonly TrialRun[]): TrialSummary[] {
@@ -51,7 +56,7 @@ export function summarizeTrials(runs: readonly TrialRun[]): TrialSummary[] {
   }
   return [...byMode].map(([mode, list]) => {
     const reproduced = list.filter((run) => !isClean(run)).length;
-    const anomalies = Object.fromEntries(ANOMALIES.map((name) => [name, spread(list.map((run) => run[name]))])) as { [name in Anomaly]: Spread };
+    const anomalies = Object.fromEntries(ANOMALIES.map((name) => [name, spreadOfMeasured(list.map((run) => run[name]))])) as { [name in Anomaly]: Spread | null };
     return {
       mode,
       trials: list.length,

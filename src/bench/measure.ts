@@ -16,6 +16,7 @@ import { claimQueue } from '../queue/owner-claim.js';
 import { deleteRunKeys } from '../queue/cleanup.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
+import { newOwnerMarker, newRunId } from '../queue/owner-marker.js';
 import { usedMemory } from '../server/memory-check.js';
 import { defaultMaxSweeps, race } from '../race/race.js';
 import { luaSource, preloadScripts } from '../lua/registry.js';
@@ -107,20 +108,21 @@ export interface MeasureOptions {
 // refused.
 const ratio = (ours: number, theirs: number): number => (theirs > 0 ? Math.round((ours / theirs) * 100) / 100 : 0);
 
-/** A fresh queue of its own for each measurement, claimed like a run's. */
-async function freshQueue(admin: Redis): Promise<QueueKeys> {
+/** A fresh queue of its own for each measurement, claimed like a run's; resolves to its keys and the run id its jobs carry. */
+async function freshQueue(admin: Redis, jobs: number): Promise<{ keys: QueueKeys; runId: string }> {
   const keys = queueKeys(`bench-${randomBytes(4).toString('hex')}`);
-  await claimQueue(admin, keys, randomBytes(8).toString('hex'));
-  return keys;
+  const runId = newRunId();
+  await claimQueue(admin, keys, newOwnerMarker(runId, jobs), "the benchmark's server");
+  return { keys, runId };
 }
 
 /** The queue joins `created` as soon as it is claimed, so that measureSize deletes it whatever fails. */
 async function timedSeed(admin: Redis, created: Set<QueueKeys>, jobs: number, seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>): Promise<{ keys: QueueKeys; ms: number }> {
-  const keys = await freshQueue(admin);
+  const { keys, runId } = await freshQueue(admin, jobs);
   created.add(keys);
   const serverNowMs = await serverTimeMs(admin);
   const started = performance.now();
-  await seed(admin, keys, { jobs, stalledBefore: 0, serverNowMs });
+  await seed(admin, keys, { jobs, runId, stalledBefore: 0, serverNowMs });
   return { keys, ms: performance.now() - started };
 }
 
@@ -129,7 +131,7 @@ async function timedSeed(admin: Redis, created: Set<QueueKeys>, jobs: number, se
  * whole call on some servers (Valkey), so the script cannot time itself.
  */
 async function serverCommandRate(admin: Redis): Promise<number> {
-  const keys = await freshQueue(admin);
+  const { keys } = await freshQueue(admin, 0);
   const timed = async (count: number): Promise<number> => {
     const started = performance.now();
     await admin.eval(COMMAND_RATE_LUA, 1, `${keys.prefix}scratch`, count);
@@ -142,7 +144,7 @@ async function serverCommandRate(admin: Redis): Promise<number> {
     const ms = (await timed(count)) - empty;
     return jobsPerSec(count, ms);
   } finally {
-    await admin.unlink(`${keys.prefix}scratch`, keys.owner);
+    await admin.unlink(`${keys.prefix}scratch`, keys.heartbeat, keys.owner);
   }
 }
 

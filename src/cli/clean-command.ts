@@ -3,7 +3,7 @@
  * every queue the tool owns (after a confirmation on a terminal, or --yes).
  */
 import { Command, Option } from 'commander';
-import { cleanQueue, describeOwned, findOwnedQueues, ownedQueue, type CleanResult } from '../queue/leftovers.js';
+import { cleanQueue, describeOwned, findOwnedQueues, FOREIGN_SHOWN, ownedQueue, type CleanResult } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, ExitCode, usageError } from '../errors.js';
 import type { Io } from '../model.js';
@@ -87,8 +87,11 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
 }
 
 function report(result: CleanResult, io: CleanIo): void {
-  io.out(`removed queue ${result.queue}: ${plural(result.deleted, 'key')}\n`);
+  const keys = plural(result.deleted, 'key');
+  if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
+  else io.out(`removed queue ${result.queue}: ${keys}\n`);
   if (result.foreign.length > 0) {
-    io.err(`emq-race: left ${result.foreign.length === 10 ? '10 or more' : result.foreign.length} key(s) under emq:{${result.queue}}: that emq-race does not create (e.g. ${result.foreign[0]})\n`);
+    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more keys` : plural(result.foreign.length, 'key');
+    io.err(`emq-race: left ${count} under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }
 }

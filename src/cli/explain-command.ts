@@ -9,7 +9,7 @@ import type { ExplainReportJson } from '../html/report-data.js';
 import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
-import { intFlag, parseModes, parseQueueName } from './options.js';
+import { intFlag, parseQueueName } from './options.js';
 import { keptServerLines } from '../server/embedded-server.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
 import { replayAtomic } from '../explain/atomic-replay.js';
@@ -18,10 +18,11 @@ import { replayLoop } from '../explain/loop-replay.js';
 import { renderCounter, renderReplay } from '../explain/render.js';
 import { serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
-import { DEFAULT_REPLAYS, replayJson, type Replay } from '../explain/replay.js';
+import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
-import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
+import { jsonHeader } from '../report/json.js';
+import { VERSION, type Io, LIMITS, MODES, MODE_SETS, type Mode } from '../model.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;
@@ -41,6 +42,20 @@ interface ExplainFlags {
   svg?: string;
 }
 
+/** `loop`, `atomic`, `both`, or a comma list of the first two. */
+export function parseExplainModes(raw: string): Mode[] {
+  if (raw === 'both') return [...REPLAYED_MODES];
+  const modes: Mode[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (!(REPLAYED_MODES as readonly string[]).includes(part)) {
+      const known = (MODES as readonly string[]).includes(part) || Object.keys(MODE_SETS).includes(part);
+      throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays loop, atomic, or both`);
+    }
+    if (!modes.includes(part as Mode)) modes.push(part as Mode);
+  }
+  return modes;
+}
+
 export function parseCounterForm(raw: string): CounterForm {
   if (!(COUNTER_FORMS as readonly string[]).includes(raw)) {
     throw usageError(`--counter: ${JSON.stringify(raw)} is not a form of the counter; expected in-script or client`);
@@ -57,7 +72,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
   const explain = program
     .command('explain')
     .description('Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.')
-    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...DEFAULT_REPLAYS], 'both').argParser(parseModes))
+    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes))
     .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step').argParser(parseSchedule))
     .addOption(new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm))
     .addOption(new Option('--max-stalled <n>', 'stall count at which the job goes to dead').default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
@@ -110,7 +125,8 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     if (flags.counter !== undefined) {
       const form = flags.counter;
       const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+      interrupts.signal.throwIfAborted();
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${headline}\n\n${renderCounter(race, width)}\n`);
       report = json as ExplainReportJson;
@@ -125,7 +141,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
           ),
         );
       }
-      const json = { server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+      // A signal after the last replay's cleanup still ends the command without its report.
+      interrupts.signal.throwIfAborted();
+      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
       else io.out(`${[headline, ...replays.map((replay) => renderReplay(replay, width))].join('\n\n')}\n`);
       report = json as ExplainReportJson;

@@ -14,7 +14,7 @@ const GROUPS: readonly (readonly [string, readonly string[]])[] = [
   ['Server and connection:', ['--url', '--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure', '--server-bin', '--keep']],
   ['Output and CI:', ['--json', '--csv', '--wide', '--html', '--expect', '--version', '--help']],
   ['What the race costs:', ['--workers', '--cycles', '--observe', '--fault', '--allow-server-wide']],
-  ['Realism:', ['--pending', '--live', '--probe-delay', '--interval', '--jitter', '--max-sweeps']],
+  ['Realism:', ['--pending', '--live', '--probe-delay', '--interval', '--jitter', '--latency', '--latency-jitter', '--max-sweeps']],
   ['Scale:', ['--loop-jobs', '--queues', '--processes', '--server-stats', '--cluster', '--embedded-cluster']],
 ];
 
@@ -28,9 +28,12 @@ export const EXIT_CODES_HELP = `Exit codes:
   1    an --expect failed
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, or a server error
+  3    server unreachable, refused the credentials, a server error, or the
+       server evicted keys while the run was live (the run stops at once)
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
-       143 by SIGTERM; the run's keys are removed first`;
+       143 by SIGTERM; the run's keys are removed first
+With --json a failure still prints one object on stdout:
+  {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
 
 /** The intended uses, each a command and what it is for. */
 const EXAMPLES: readonly (readonly [string, string])[] = [

@@ -5,7 +5,8 @@
 import { usageError } from '../errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
-import { MODES, type Mode, MODE_SETS, PENDING_KINDS, type PendingKind, EXPECTATIONS, type Expectation, type RaceOptions } from '../model.js';
+import { checkExpectedModes } from './expect.js';
+import { MODES, type Mode, MODE_SETS, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
 export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {
@@ -29,6 +30,37 @@ export function parseIntFlag(flag: string, limit: { min: number; max: number }, 
 export const intFlag = (flag: string, limit: { min: number; max: number }) => (raw: string): number =>
   parseIntFlag(flag, limit, raw);
 
+/** Milliseconds within limits, fractions allowed (0.5), or a usage error naming the flag. */
+export function parseMsFlag(flag: string, limit: { min: number; max: number }, raw: string): number {
+  const text = raw.trim();
+  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text)) {
+    throw usageError(`${flag}: ${JSON.stringify(raw)} is not a number of milliseconds; expected ${limit.min} to ${limit.max} (fractions allowed, as in 0.5)`);
+  }
+  const value = Number(text);
+  if (value < limit.min || value > limit.max) {
+    throw usageError(`${flag}: ${text} is out of range; expected ${limit.min} to ${limit.max}`);
+  }
+  return value;
+}
+
+/** A commander argument parser for a milliseconds flag. */
+export const msFlag = (flag: string, limit: { min: number; max: number }) => (raw: string): number =>
+  parseMsFlag(flag, limit, raw);
+
+/**
+ * The latency asked for with --latency (and --latency-jitter), or undefined for none. The proxy
+ * stands for one server: a cluster, whose client is sent on to every node, is refused.
+ */
+export function latencyAsked(flags: { latency?: number; latencyJitter?: number; cluster?: boolean; embeddedCluster?: number }): LatencyAsked | undefined {
+  if (flags.latency === undefined) {
+    if (flags.latencyJitter !== undefined) throw usageError('--latency-jitter: needs --latency, the delay it varies');
+    return undefined;
+  }
+  const cluster = flags.cluster ? '--cluster' : flags.embeddedCluster !== undefined ? '--embedded-cluster' : undefined;
+  if (cluster) throw usageError(`--latency: not with ${cluster}; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+  return { delayMs: flags.latency, jitterMs: flags.latencyJitter ?? 0 };
+}
+
 export function parseModes(raw: string): Mode[] {
   const set = MODE_SETS[raw];
   if (set) return [...set];
@@ -49,13 +81,6 @@ export function modesWithScript(modes: readonly Mode[], script: string | undefin
   return modes.includes('script') ? [...modes] : [...modes, 'script'];
 }
 
-export function parseExpectation(raw: string): Expectation {
-  if (!(EXPECTATIONS as readonly string[]).includes(raw)) {
-    throw usageError(`--expect: ${JSON.stringify(raw)} is not an expectation; expected clean or race`);
-  }
-  return raw as Expectation;
-}
-
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
     throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);
@@ -64,6 +89,11 @@ export function parsePendingKind(raw: string): PendingKind {
 }
 
 export function parseQueueName(raw: string): string {
+  // `--queue --help` would otherwise run on a queue named "--help": a value that looks like an
+  // option is a missing value.
+  if (raw.startsWith('-')) {
+    throw usageError(`--queue: ${JSON.stringify(raw)} looks like an option, not a queue name; give the name right after --queue (it may not start with '-')`);
+  }
   if (!QUEUE_NAME.test(raw) || raw.length > 100) {
     throw usageError(
       `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
@@ -85,7 +115,5 @@ export function checkRaceOptions(options: RaceOptions): void {
   if (options.csv && options.json) {
     throw usageError('--csv and --json: pick one output format');
   }
-  if (options.expect === 'race' && !options.modes.includes('loop')) {
-    throw usageError('--expect race: needs a loop run (--mode loop or both), since only the loop can race');
-  }
+  if (options.expect) checkExpectedModes(options.expect, options.modes);
 }

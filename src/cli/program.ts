@@ -3,25 +3,28 @@
  * exit code. The work itself lives in the modules it calls.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { isClean } from '../audit/rules.js';
 import { checkConsequenceOptions } from '../consequences/plan.js';
 import { collectFault } from '../consequences/faults/names.js';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
+import { onClientNote, scrubUrlText } from '../server/connection.js';
+import { watchEvictions } from '../server/eviction-watch.js';
 import { addExplainCommand } from './explain-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
-import { watchInterrupts, type Interrupts } from '../interrupt.js';
-import { checkRaceOptions, intFlag, jobsForMode, parseExpectation, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { watchInterrupts, withStop, type Interrupts } from '../interrupt.js';
+import { checkRaceOptions, intFlag, jobsForMode, latencyAsked, msFlag, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { parseExpectation } from './expect.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { reportJson, type RaceReport } from '../report/json.js';
-import { renderTable, type TableLayout } from '../report/report.js';
+import { errorJson, reportJson, type RaceReport } from '../report/json.js';
+import { describeMisses, formatExpectation, judge } from '../report/verdict.js';
+import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
 import { serverHeadline } from '../server/connection.js';
 import { errorWidth, outputWidth, wrapLines } from '../text.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
-import { nodeName, runQueues } from '../race/queues.js';
+import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
 import { progressBoard } from '../race/progress.js';
 import { totalsPerMode } from '../report/totals.js';
@@ -32,6 +35,7 @@ import { renderTrialsTable } from '../report/trials-table.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { proxyTarget, startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
 
 export interface MainFlags extends TlsFlags {
@@ -67,6 +71,8 @@ export interface MainFlags extends TlsFlags {
   processes: boolean;
   csv: boolean;
   trials?: number;
+  latency?: number;
+  latencyJitter?: number;
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
@@ -79,7 +85,7 @@ function range(limit: { min: number; max: number }): string {
 
 function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
   const program = new Command('emq-race')
-    .description('Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server and print what went wrong.')
+    .description("Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.")
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .showSuggestionAfterError(true)
@@ -87,7 +93,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeOut: io.out,
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
-      outputError: (message, write) => write(`emq-race: ${message.replace(/^error: /, '').replace(/\n+/g, ' ').trim()}\n`),
+      // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
+      outputError: (message, write) => write(`emq-race: ${scrubUrlText(oneLine(message))}\n`),
     })
     .exitOverride()
     .addOption(new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default(['atomic', 'loop'], 'both').argParser(parseModes))
@@ -119,11 +126,13 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)))
     .addOption(new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)))
     .addOption(new Option('--processes', 'run each sweeper in a Node process of its own').default(false))
+    .addOption(new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency)))
+    .addOption(new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter)))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
     .addOption(new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
-    .addOption(new Option('--expect <what>', 'clean: exit 1 unless every run has zero anomalies; race: exit 1 unless every loop run shows one').argParser(parseExpectation))
+    .addOption(new Option('--expect <what>', 'exit 1 unless the runs come out so: clean (every run clean), race (the loop races, every other mode is clean), or per mode, e.g. atomic=clean,loop=race (repeatable; terms merge)').argParser(parseExpectation))
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
@@ -137,25 +146,71 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
   return program;
 }
 
+/**
+ * Whether --json is on the command line (before any `--`). Looked for in the words themselves, so
+ * that a flag refused before commander reaches --json still fails as JSON.
+ */
+export function asksForJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  onClientNote(io.err);
   const exit = { code: ExitCode.ok as number };
-  const program = buildProgram(io, (flags) => main(flags, io), exit);
-  addExplainCommand(program, io, exit);
-  teachHelp(program, io);
+  // Under --json a failure still prints one object on stdout, unless the report is already there.
+  let printed = false;
+  const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); } };
+  const failed = (code: number, message: string): number => {
+    if (asksForJson(argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
+    return code;
+  };
+  const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
+  addExplainCommand(program, tracked, exit);
+  teachHelp(program, tracked);
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync(subcommandFirst(program, argv));
     return exit.code;
   } catch (err) {
     if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+      // Commander has already written its line on stderr (outputError above).
+      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, oneLine(err.message));
     }
+    // Every message is scrubbed once more on its way out: no path may print a password, even one
+    // that forgot to use the redacted URL.
     if (err instanceof EmqError) {
-      io.err(`emq-race: ${err.message}\n`);
-      return err.exitCode;
+      io.err(`emq-race: ${scrubUrlText(err.message)}\n`);
+      return failed(err.exitCode, scrubUrlText(err.message));
     }
-    io.err(`emq-race: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    return ExitCode.server;
+    io.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    return failed(ExitCode.server, scrubUrlText(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
+}
+
+/** Commander's message as the one line the tool prints. */
+function oneLine(message: string): string {
+  return message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
+}
+
+/**
+ * Options written before a subcommand (`emq-race --json explain`) are moved after its name.
+ * Commander would read them as the race's own flags and run the subcommand without them; after
+ * the name, the subcommand's parser takes them, or names one it does not know (exit 2).
+ */
+export function subcommandFirst(program: Command, argv: readonly string[]): string[] {
+  const args = argv.slice(2);
+  const subcommands = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
+  let at = 0;
+  while (at < args.length) {
+    const arg = args[at] ?? '';
+    if (subcommands.has(arg)) break;
+    // A word that is no option and no subcommand: the race's (mistyped) command, left as it is.
+    if (!arg.startsWith('-') || arg === '--') return [...argv];
+    const option = program.options.find((o) => o.long === arg || o.short === arg);
+    at += option && (option.required || option.optional) ? 2 : 1;
+  }
+  if (at === 0 || at >= args.length) return [...argv];
+  return [...argv.slice(0, 2), args[at] ?? '', ...args.slice(0, at), ...args.slice(at + 1)];
 }
 
 /** The flags as the run's options: pure, so every combination is checked before anything starts. */
@@ -182,6 +237,7 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     processes: flags.processes,
     csv: flags.csv,
     trials: flags.trials,
+    latency: latencyAsked(flags),
   };
   checkRaceOptions(options);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
@@ -197,6 +253,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
+  if (options.latency && target) proxyTarget(target.url);
 
   const interrupts = watchInterrupts(io.err);
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
@@ -207,10 +264,19 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   let interrupted = false;
   try {
     const { report, runs } = await raceReport(session, options, flags, userScript, interrupts, io);
+    const machineOutput = options.json || Boolean(options.csv);
+    const writePage = (): void => {
+      if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, expect: options.expect && formatExpectation(options.expect), url: target?.url }, VERSION, io, machineOutput);
+    };
+    // Under --json or --csv the page comes first: if it cannot be written, stdout holds nothing yet.
+    if (machineOutput) writePage();
     printReport(report, runs, options, flags, io);
-    if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, url: target?.url }, VERSION, io, options.json || Boolean(options.csv));
-    if (options.keep) describeKept(session, runs, io, options.json || Boolean(options.csv));
-    return expectationExit(options.expect, runs, io);
+    if (!machineOutput) writePage();
+    if (options.keep) describeKept(session, runs, io, machineOutput);
+    const missed = report.verdict && describeMisses(report.verdict);
+    if (missed === undefined) return ExitCode.ok;
+    io.err(`emq-race: ${missed}\n`);
+    return ExitCode.expectationFailed;
   } catch (err) {
     interrupted = interrupts.signal.aborted;
     throw err;
@@ -237,14 +303,39 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
     warn: (line: string) => io.err(`emq-race: ${line}\n`),
   });
   const topology = await clusterTopology(session, flags.cluster);
+  if (topology && options.latency) {
+    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+  }
   const perQueue = topology !== undefined || flags.queues > 1;
   const progress = io.stderrIsTty && !options.csv;
-  const planned = await runPlan(session, options, modes, userScript, interrupts, {
-    adjust,
-    ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
-    // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-    ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(session, topology, name, flags.queues, runFor, interrupts) } : {}),
-  });
+  // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
+  const evicted = new AbortController();
+  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
+  const runInterrupts = withStop(interrupts, evicted.signal);
+  // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
+  let proxy: RaceProxy | undefined;
+  let planned: RunResult[];
+  try {
+    proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
+    planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
+      adjust,
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+      // Every step is checked against maxmemory before the first one writes.
+      beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
+    });
+  } catch (err) {
+    // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
+    const eviction = await watch.stop();
+    throw err instanceof InterruptedError ? err : (eviction ?? err);
+  } finally {
+    await proxy?.close();
+  }
+  // An eviction seen only by the last reading still fails the run: its figures may miss keys.
+  const late = await watch.stop();
+  if (late) throw late;
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();
@@ -253,11 +344,13 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
     server: { ...session.info, url: session.target.display },
     // The report is read once the run is over: by then the tool's own server is gone (unless kept).
     ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
+    ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),
     ...(topology ? { primaries: topology.primaries } : {}),
     // With several queues a trial is judged by its summed row: one count per trial, not per queue.
     ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
+    ...(options.expect ? { verdict: judge(options.expect, runs) } : {}),
   };
   return { report, runs };
 }
@@ -269,7 +362,8 @@ function printReport(report: RaceReport, runs: readonly RunResult[], options: Ra
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    io.out(`${wrapLines(serverHeadline(report.server, report.embedded), layout.width)}\n${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
   } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 
@@ -280,32 +374,14 @@ function useColor(io: Io): boolean {
 }
 
 function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
-  // With --json (or --csv) stdout carries that output alone, so this goes to stderr; under the
-  // table it wraps like the table's own sentences.
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  // On stdout, under the table, the lines wrap like the table's own sentences.
   const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
   }
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
-}
-
-export function expectationExit(expect: Expectation | undefined, runs: readonly RunResult[], io: Io): number {
-  if (expect === 'clean') {
-    const dirty = runs.filter((run) => !isClean(run));
-    if (dirty.length > 0) {
-      io.err(`emq-race: expected clean, but ${dirty.map((r) => r.mode).join(', ')} showed anomalies\n`);
-      return ExitCode.expectationFailed;
-    }
-  }
-  if (expect === 'race') {
-    const calm = runs.filter((run) => run.mode === 'loop' && isClean(run));
-    if (calm.length > 0) {
-      io.err(`emq-race: expected a race, but ${calm.length} loop run${calm.length === 1 ? '' : 's'} showed no anomaly\n`);
-      return ExitCode.expectationFailed;
-    }
-  }
-  return ExitCode.ok;
 }
 
 /** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */

@@ -13,12 +13,16 @@ export const INCREMENT_FIELD_LUA = luaSource('increment-field');
 export const COUNTER_FORMS = ['in-script', 'client'] as const;
 export type CounterForm = (typeof COUNTER_FORMS)[number];
 
-export const EXPECTED_INCREMENTS = 2;
-
+/** The counter's readout: `expected` and everything after it are computed by this tool. */
 export interface CounterReadout {
+  /** Increments the steps made: one per HINCRBY, or per write-back. */
   readonly expected: number;
+  /** What the field gained: after − before. */
   readonly reached: number;
+  /** Increments made that the field does not show. */
   readonly lost: number;
+  /** What the field gained beyond the increments made. */
+  readonly extra: number;
 }
 
 export interface CounterRace {
@@ -32,10 +36,15 @@ export interface CounterRace {
   readonly readout: CounterReadout;
 }
 
-/** Increments the field gained, against the two that were made. */
-export function counterReadout(before: number, after: number): CounterReadout {
+/** Increments the field gained, against the `made` increments the steps made. */
+export function counterReadout(before: number, after: number, made: number): CounterReadout {
   const reached = after - before;
-  return { expected: EXPECTED_INCREMENTS, reached, lost: Math.max(0, EXPECTED_INCREMENTS - reached) };
+  return { expected: made, reached, lost: Math.max(0, made - reached), extra: Math.max(0, reached - made) };
+}
+
+/** Increments a counter race's steps made: every HINCRBY, every write-back of a read. */
+export function incrementsMade(steps: readonly WireStep[]): number {
+  return steps.filter((step) => step.step === 'increment' || step.step === 'write').reduce((sum, step) => sum + step.commands.length, 0);
 }
 
 export async function raceCounter(stage: Stage, queue: string, counter: CounterForm): Promise<CounterRace> {
@@ -77,7 +86,7 @@ export async function raceCounter(stage: Stage, queue: string, counter: CounterF
 
   const afterText = await admin.hget(jobKey, 'stalled');
   const after = afterText === null ? 0 : Number(afterText);
-  return { counter, queue, jobId, before: stage.stalledBefore, after, steps, readout: counterReadout(stage.stalledBefore, after) };
+  return { counter, queue, jobId, before: stage.stalledBefore, after, steps, readout: counterReadout(stage.stalledBefore, after, incrementsMade(steps)) };
 }
 
 /** The JSON contract of a counter race (the server block is added by the caller). */
@@ -90,5 +99,7 @@ export function counterJson(race: CounterRace): object {
     after: race.after,
     steps: race.steps.map((step) => ({ sweep: step.sweep, step: step.step, commands: step.commands, replies: step.replies })),
     readout: race.readout,
+    // `after` is read back from the server; the readout is computed by this tool from it and the steps.
+    readoutSources: { before: 'client', after: 'server', expected: 'client', reached: 'client', lost: 'client', extra: 'client' },
   };
 }

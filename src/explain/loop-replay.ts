@@ -4,11 +4,10 @@
  * schedule's order. Every command goes through a recorder, so the timeline is what went over the
  * wire.
  */
-import type { Destination } from '../sweepers/move-log.js';
-import { LOOP_STEPS, destinationFor, detect, move, probe, read, write, type LoopStep } from '../sweepers/loop-steps.js';
+import { DEAD_LETTER_STEP, deadLetter, detect, move, probe, reachesDeadLetter, read, write } from '../sweepers/loop-steps.js';
 import { readJobFacts, readoutOf } from './readout.js';
 import type { Replay } from './replay.js';
-import { SWEEP_NAMES, formatEntry, type ScheduleEntry, type SweepName } from './schedule.js';
+import { REPLAY_STEPS, SWEEP_NAMES, formatEntry, replayTurns, type ReplayStep, type ScheduleEntry, type SweepName } from './schedule.js';
 import type { Stage } from './stage.js';
 import { Turnstile } from './turnstile.js';
 import { recordingExec, type WireStep } from './wire.js';
@@ -26,20 +25,21 @@ interface SweepState {
   /** Still working on the job: it detected it and the probe did not drop it. */
   holds: boolean;
   stalledRead: number;
-  destination: Exclude<Destination, 'unknown'>;
   moved: boolean;
 }
 
 export async function replayLoop(stage: Stage, plan: LoopReplayPlan): Promise<Replay> {
   const { keys, jobId, clock, signal } = stage;
-  const gate = new Turnstile(plan.schedule);
+  const turns = replayTurns(plan.schedule);
+  const named = new Set(plan.schedule.map(formatEntry));
+  const gate = new Turnstile(turns);
   const steps: WireStep[] = [];
 
   const runSweep = async (sweep: SweepName, index: number): Promise<SweepState> => {
     const recorder = recordingExec(stage.connections[index === 0 ? 0 : 1]);
     const { exec } = recorder;
-    const state: SweepState = { nowMs: 0, holds: false, stalledRead: 0, destination: 'pending', moved: false };
-    const act: Record<LoopStep, () => Promise<void>> = {
+    const state: SweepState = { nowMs: 0, holds: false, stalledRead: 0, moved: false };
+    const act: Record<ReplayStep, () => Promise<void>> = {
       detect: async () => {
         state.nowMs = clock.now();
         state.holds = (await detect(exec, keys, state.nowMs, plan.batch)).includes(jobId);
@@ -47,26 +47,30 @@ export async function replayLoop(stage: Stage, plan: LoopReplayPlan): Promise<Re
       probe: async () => {
         state.holds = await probe(exec, keys, jobId, state.nowMs);
       },
-      read: async () => {
-        state.stalledRead = await read(exec, keys, jobId);
-        state.destination = destinationFor(state.stalledRead, plan.maxStalled);
-      },
       move: async () => {
-        await move(exec, keys, jobId, state.destination);
+        await move(exec, keys, jobId);
         state.moved = true;
       },
+      read: async () => {
+        state.stalledRead = await read(exec, keys, jobId);
+      },
       write: async () => {
-        await write(exec, keys, jobId, state.stalledRead, state.destination);
+        await write(exec, keys, jobId, state.stalledRead);
+      },
+      [DEAD_LETTER_STEP]: async () => {
+        if (reachesDeadLetter(state.stalledRead, plan.maxStalled)) await deadLetter(exec, keys, jobId);
       },
     };
     try {
-      for (const step of LOOP_STEPS) {
+      for (const step of REPLAY_STEPS) {
         await gate.turn(sweep, step);
         signal.throwIfAborted();
         // A sweep that never saw the job, or whose probe dropped it, has nothing to send.
         const skip = step !== 'detect' && !state.holds;
         if (!skip) await act[step]();
-        steps.push({ sweep, step, ...recorder.take() });
+        const taken = { sweep, step, ...recorder.take() };
+        // A dead-letter turn the schedule left out shows only when it sent something.
+        if (taken.commands.length > 0 || named.has(`${sweep}:${step}`)) steps.push(taken);
         gate.done();
       }
       return state;
@@ -89,7 +93,7 @@ export async function replayLoop(stage: Stage, plan: LoopReplayPlan): Promise<Re
     maxStalled: plan.maxStalled,
     stalledBefore: stage.stalledBefore,
     jobId,
-    schedule: plan.schedule.map(formatEntry),
+    schedule: steps.map((step) => `${step.sweep}:${step.step}`),
     steps,
     readout: readoutOf(facts, recoverCount, stage.stalledBefore),
   };

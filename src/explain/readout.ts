@@ -1,6 +1,8 @@
 /**
  * The readout of a replay: where the job ended and what its counter says, read back from the
  * server once both sweeps are done, set against how many sweeps moved it by their own account.
+ * Each figure is either read from the server or computed by this tool (the client): the readout
+ * says which.
  */
 import type { Redis } from 'ioredis';
 import { incrementGap } from '../audit/rules.js';
@@ -19,15 +21,31 @@ export interface JobFacts {
 }
 
 export interface Readout {
-  /** Sweeps that moved the job. */
+  /** Sweeps that moved the job, by their own account. */
   readonly recoverCount: number;
-  /** Times the job's id stands in pending. */
+  /** Times the job's id stands in pending (server). */
   readonly pendingEntries: number;
+  /** The counter as the server holds it. */
   readonly stalled: number | null;
-  /** Moves the counter does not show. */
+  /** What the counter would read had every recovery counted: stalled-before plus one per recovery (client). */
+  readonly expectedStalled: number;
+  /** Recoveries the counter does not show (client: expected against the server's counter). */
   readonly lostIncrements: number;
+  /** Counter rises beyond the recoveries (client). */
+  readonly extraIncrements: number;
   readonly endedIn: Place[];
 }
+
+/** Where each readout figure comes from: read from the server, or computed by this tool. */
+export const READOUT_SOURCES: { readonly [field in keyof Readout]: 'server' | 'client' } = {
+  recoverCount: 'client',
+  pendingEntries: 'server',
+  stalled: 'server',
+  expectedStalled: 'client',
+  lostIncrements: 'client',
+  extraIncrements: 'client',
+  endedIn: 'server',
+};
 
 export async function readJobFacts(redis: Redis, keys: QueueKeys, jobId: string): Promise<JobFacts> {
   // The queue is the replay's own, so pending holds a handful of entries at most.
@@ -48,16 +66,41 @@ export function readoutOf(facts: JobFacts, recoverCount: number, stalledBefore: 
   if (facts.inActive) endedIn.push('active');
   if (facts.pendingEntries > 0) endedIn.push('pending');
   if (facts.inDead) endedIn.push('dead');
+  const gap = incrementGap(recoverCount, facts.stalled ?? Number.NaN, stalledBefore);
   return {
     recoverCount,
     pendingEntries: facts.pendingEntries,
     stalled: facts.stalled,
-    lostIncrements: Math.max(0, incrementGap(recoverCount, facts.stalled ?? Number.NaN, stalledBefore)),
+    expectedStalled: stalledBefore + recoverCount,
+    lostIncrements: Math.max(0, gap),
+    extraIncrements: Math.max(0, -gap),
     endedIn,
   };
 }
 
-/** A replay is clean when the job moved once, stands in one place once, and its stall was counted. */
+export interface ReadoutRow {
+  readonly field: keyof Readout;
+  readonly label: string;
+  readonly value: string;
+  readonly source: 'server' | 'client';
+  readonly meaning: string;
+}
+
+/** The readout as rows for people (terminal and HTML alike); extra increments only when there are some. */
+export function readoutRows(readout: Readout, jobId: string, stalledBefore: number): ReadoutRow[] {
+  const row = (field: keyof Readout, label: string, value: string, meaning: string): ReadoutRow => ({ field, label, value, source: READOUT_SOURCES[field], meaning });
+  return [
+    row('recoverCount', 'recover count', String(readout.recoverCount), `sweeps that moved job ${jobId}, by their own account`),
+    row('pendingEntries', 'pending entries', String(readout.pendingEntries), `times job ${jobId} stands in pending`),
+    row('stalled', 'stalled', readout.stalled === null ? '(none)' : String(readout.stalled), `its counter, ${stalledBefore} before the sweeps`),
+    row('expectedStalled', 'expected stalled', String(readout.expectedStalled), `${stalledBefore} before, plus one per recovery`),
+    row('lostIncrements', 'lost increments', String(readout.lostIncrements), 'recoveries the counter does not show'),
+    ...(readout.extraIncrements > 0 ? [row('extraIncrements', 'extra increments', String(readout.extraIncrements), 'counter rises beyond the recoveries')] : []),
+    row('endedIn', 'ended in', readout.endedIn.length > 0 ? readout.endedIn.join(', ') : 'nowhere', `where job ${jobId} stands`),
+  ];
+}
+
+/** A replay is clean when the job moved once, stands in one place once, and its stall was counted once. */
 export function isCleanReadout(readout: Readout): boolean {
-  return readout.recoverCount === 1 && readout.pendingEntries <= 1 && readout.endedIn.length === 1 && readout.lostIncrements === 0;
+  return readout.recoverCount === 1 && readout.pendingEntries <= 1 && readout.endedIn.length === 1 && readout.lostIncrements === 0 && readout.extraIncrements === 0;
 }

@@ -4,35 +4,17 @@
  * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
  * SHA1 shows its first 8 characters. The JSON carries everything in full.
  */
+import { formatArgs, formatReply } from '../server/command-text.js';
 import { wrap, wrapLines } from '../text.js';
-import type { CounterRace } from './counter-race.js';
-import { isCleanReadout, type Readout } from './readout.js';
+import type { CounterRace, CounterReadout } from './counter-race.js';
+import { isCleanReadout, readoutRows, type Readout } from './readout.js';
 import type { Replay } from './replay.js';
-import type { Reply, WireStep } from './wire.js';
-import { replyNames } from './wire.js';
+import { replyNames, type WireStep } from './wire.js';
+import { DEAD_LETTER_STEP } from '../sweepers/loop-steps.js';
 
 /** The widest a sweep's column gets, however wide the terminal: wider reads worse. */
 const COLUMN = 46;
 const GUTTER = ' │ ';
-
-/** A reply the way redis-cli prints one, on one line. */
-export function formatReply(reply: Reply): string {
-  if (reply === null) return '(nil)';
-  if (typeof reply === 'number') return `(integer) ${reply}`;
-  if (typeof reply === 'string') return JSON.stringify(reply);
-  if (reply.length === 0) return '(empty array)';
-  return reply.map((item, i) => `${i + 1}) ${formatReply(item)}`).join(' ');
-}
-
-export function formatArgs(args: readonly string[], prefix: string): string {
-  return args
-    .map((arg, i) => {
-      if (i > 0 && arg !== prefix && arg.startsWith(prefix)) return arg.slice(prefix.length);
-      if (args[0] === 'EVALSHA' && i === 1 && /^[0-9a-f]{40}$/.test(arg)) return `${arg.slice(0, 8)}…`;
-      return arg;
-    })
-    .join(' ');
-}
 
 /** What a step's replies mean for the job, in a few words, read from the replies themselves. */
 export function noteFor(step: WireStep, jobId: string): string {
@@ -44,19 +26,23 @@ export function noteFor(step: WireStep, jobId: string): string {
       return replyNames(first, jobId) ? `finds ${job} expired` : 'finds nothing expired';
     case 'probe':
       return first === null ? `lease gone: drops ${job}` : 'lease still expired: goes on';
-    case 'read':
-      return `reads stalled = ${first === null ? 0 : String(first)}`;
     case 'move': {
       const removed = first === 1 ? 'takes it out of active' : 'ZREM was a no-op';
       const second = step.replies[1];
-      const put = step.commands[1]?.[0] === 'ZADD'
-        ? (second === 0 ? 'adds it to dead again (already there)' : 'adds it to dead')
-        : `pushes it: pending holds ${String(second)}`;
+      const put = step.commands[1]?.[0] === 'ZADD' ? (second === 0 ? 'adds it to pending again (already there)' : 'adds it to pending') : `pushes it: pending holds ${String(second)}`;
       return `${removed}; ${put}`;
     }
+    case 'read':
+      return `reads stalled = ${first === null ? 0 : String(first)}`;
     case 'write': {
-      const state = step.commands[1]?.[3];
-      return `writes stalled = ${step.commands[0]?.[3] ?? '?'}${state === undefined ? '' : `, state = ${state}`}`;
+      const args = step.commands[0] ?? [];
+      const state = args.indexOf('state');
+      return `writes stalled = ${args[3] ?? '?'}${state < 0 ? '' : `, state = ${args[state + 1] ?? '?'}`}`;
+    }
+    case DEAD_LETTER_STEP: {
+      const taken = first === 0 ? 'finds no entry in pending to take' : 'takes one entry out of pending';
+      const dead = step.replies[1] === 0 ? 'adds it to dead again (already there)' : 'adds it to dead';
+      return `reached max-stalled: ${taken}; ${dead}; state = dead`;
     }
     case 'sweep':
       return replyNames(first, jobId) ? `moved ${job}, counted its stall` : 'found nothing: ran second';
@@ -105,6 +91,7 @@ export function verdict(readout: Readout, jobId: string): string {
   if (readout.pendingEntries > 1) parts.push(`it stands ${readout.pendingEntries} times in pending (it would run ${readout.pendingEntries} times)`);
   if (readout.endedIn.length > 1) parts.push(`it ended in ${readout.endedIn.join(' and ')} at once`);
   if (readout.lostIncrements > 0) parts.push(`${readout.lostIncrements} stall increment${readout.lostIncrements === 1 ? ' was' : 's were'} lost`);
+  if (readout.extraIncrements > 0) parts.push(`the counter rose ${readout.extraIncrements} more than the recoveries`);
   if (readout.recoverCount === 0) parts.push(`no sweep moved job ${jobId}`);
   return `anomaly: ${parts.join('; ')}.`;
 }
@@ -118,18 +105,17 @@ export function renderReplay(replay: Replay, width: number): string {
       : `both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`,
     '',
   ];
-  const r = replay.readout;
+  const rows = readoutRows(replay.readout, replay.jobId, replay.stalledBefore);
+  const label = Math.max(...rows.map((r) => r.label.length));
+  const value = Math.max(...rows.map((r) => r.value.length));
   const readout = [
     '',
-    'readout, read back from the server:',
-    `  recover count     ${r.recoverCount}   sweeps that moved job ${replay.jobId}`,
-    `  pending entries   ${r.pendingEntries}   times job ${replay.jobId} stands in pending`,
-    `  stalled           ${r.stalled ?? '(none)'}   its counter, ${replay.stalledBefore} before the sweeps`,
-    `  lost increments   ${r.lostIncrements}   recoveries the counter does not show`,
-    `  ended in          ${r.endedIn.length > 0 ? r.endedIn.join(', ') : 'nowhere'}`,
-    verdict(r, replay.jobId),
+    `readout (${READOUT_LEGEND}):`,
+    ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
+    verdict(replay.readout, replay.jobId),
   ];
-  return [...header.map((line) => wrapLines(line, width)), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...readout.map((line) => wrapLines(line, width))].join('\n');
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
+  return [...fit(header), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...fit(readout)].join('\n');
 }
 
 export function renderCounter(race: CounterRace, width: number): string {
@@ -137,14 +123,34 @@ export function renderCounter(race: CounterRace, width: number): string {
   const how = race.counter === 'in-script'
     ? 'two HINCRBY inside scripts, sent at the same moment'
     : 'two client-side read-modify-write cycles, forced to interleave';
-  const { expected, reached, lost } = race.readout;
+  const { expected, reached, lost, extra } = race.readout;
+  const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
+  const rows: [string, string, 'server' | 'client', string][] = [
+    ['stalled', `${race.before} → ${race.after}`, 'server', 'before and after the steps'],
+    ['expected', `+${expected}`, 'client', `one per ${made} the steps made`],
+    ['reached', `+${reached}`, 'client', 'what the field gained'],
+    ['lost', String(lost), 'client', 'expected increments the field does not show'],
+    ...(extra > 0 ? [['extra', String(extra), 'client', 'increments beyond those made'] as [string, string, 'client', string]] : []),
+  ];
+  const value = Math.max(...rows.map((r) => r[1].length));
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
   return [
-    wrapLines(`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, width),
-    '',
+    ...fit([`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, '']),
     ...renderTimeline(race.steps, prefix, race.jobId, width),
-    '',
-    `readout, read back from the server: stalled ${race.before} → ${race.after}`,
-    `  expected +${expected}, reached +${reached}, lost ${lost}`,
-    lost > 0 ? `anomaly: ${lost} increment${lost === 1 ? ' was' : 's were'} lost.` : 'no anomaly: both increments landed.',
+    ...fit([
+      '',
+      `readout (${READOUT_LEGEND}):`,
+      ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
+      counterVerdict(race.readout),
+    ]),
   ].join('\n');
+}
+
+/** Says what the two sources of a readout are. */
+export const READOUT_LEGEND = 'server: read back from the server; client: computed by this tool';
+
+export function counterVerdict(readout: CounterReadout): string {
+  if (readout.lost > 0) return `anomaly: ${readout.lost} increment${readout.lost === 1 ? ' was' : 's were'} lost.`;
+  if (readout.extra > 0) return `anomaly: the field gained ${readout.extra} more than the increments made.`;
+  return `no anomaly: all ${readout.expected} increments landed.`;
 }

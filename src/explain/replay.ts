@@ -1,11 +1,11 @@
 /** What one replay of a sweeping strategy produced: its timeline and its readout. */
-import type { Readout } from './readout.js';
+import { READOUT_SOURCES, type Readout } from './readout.js';
 import type { WireStep } from './wire.js';
 
 export type ReplayMode = 'loop' | 'atomic';
 
-/** What explain replays without --mode: the loop, then the script. */
-export const DEFAULT_REPLAYS: readonly ReplayMode[] = ['loop', 'atomic'];
+/** The modes explain has a replay for, in the order it replays them without --mode. */
+export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly ReplayMode[];
 
 export interface Replay {
   readonly mode: ReplayMode;
@@ -33,8 +33,12 @@ export function replayJson(replay: Replay): object {
       recoverCount: replay.readout.recoverCount,
       pendingEntries: replay.readout.pendingEntries,
       stalled: replay.readout.stalled,
+      expectedStalled: replay.readout.expectedStalled,
       lostIncrements: replay.readout.lostIncrements,
+      extraIncrements: replay.readout.extraIncrements,
       endedIn: replay.readout.endedIn,
     },
+    // Which readout figures were read back from the server and which this tool computed.
+    readoutSources: READOUT_SOURCES,
   };
 }

@@ -1,24 +1,31 @@
 /**
  * The order in which the replay runs the loop's steps of two sweeps A and B. A schedule is valid
- * when it names each sweep's five steps once each, in the loop's own order: only the interleaving
- * between the two sweeps is the user's to choose, since one sweep's code runs top to bottom.
+ * when it names each sweep's five steps (the source page's: detect, probe, move, read, write) once
+ * each, in that order: only the interleaving between the two sweeps is the user's to choose, since
+ * one sweep's code runs top to bottom. Each sweep may also name its dead-letter step (this tool's
+ * extension) after its write; left out, it takes its turn right after that write, and sends
+ * nothing unless the write reached max-stalled.
  */
 import { usageError } from '../errors.js';
-import { LOOP_STEPS, type LoopStep } from '../sweepers/loop-steps.js';
+import { DEAD_LETTER_STEP, LOOP_STEPS, type LoopStep } from '../sweepers/loop-steps.js';
 
 export const SWEEP_NAMES = ['A', 'B'] as const;
 export type SweepName = (typeof SWEEP_NAMES)[number];
 
+/** Every step a sweep takes, in its order: the page's five, then the dead-letter extension. */
+export const REPLAY_STEPS = [...LOOP_STEPS, DEAD_LETTER_STEP] as const;
+export type ReplayStep = LoopStep | typeof DEAD_LETTER_STEP;
+
 export interface ScheduleEntry {
   readonly sweep: SweepName;
-  readonly step: LoopStep;
+  readonly step: ReplayStep;
 }
 
-/** The worst interleaving: both sweeps see the job, read the counter, then both act on it. */
-export const DEFAULT_SCHEDULE = 'A:detect,B:detect,A:probe,B:probe,A:read,B:read,A:move,B:move,A:write,B:write';
+/** The worst interleaving: both sweeps see the job, both move it, then both count it. */
+export const DEFAULT_SCHEDULE = 'A:detect,B:detect,A:probe,B:probe,A:move,B:move,A:read,B:read,A:write,B:write';
 
 /** A finishes before B starts: the serial order, in which B must find nothing. */
-export const SERIAL_SCHEDULE = 'A:detect,A:probe,A:read,A:move,A:write,B:detect,B:probe,B:read,B:move,B:write';
+export const SERIAL_SCHEDULE = 'A:detect,A:probe,A:move,A:read,A:write,B:detect,B:probe,B:move,B:read,B:write';
 
 export function formatEntry(entry: ScheduleEntry): string {
   return `${entry.sweep}:${entry.step}`;
@@ -28,6 +35,7 @@ export function formatEntry(entry: ScheduleEntry): string {
 export function parseSchedule(raw: string): ScheduleEntry[] {
   const fail = (why: string) => usageError(`--schedule: ${why}`);
   const steps = LOOP_STEPS.join(', ');
+  const order = `each sweep runs ${steps} once each, in that order (and may name its ${DEAD_LETTER_STEP} after its write)`;
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.every((part) => part === '')) throw fail(`is empty; expected SWEEP:STEP items such as ${DEFAULT_SCHEDULE}`);
 
@@ -41,26 +49,28 @@ export function parseSchedule(raw: string): ScheduleEntry[] {
     if (!(SWEEP_NAMES as readonly string[]).includes(sweepText)) {
       throw fail(`${JSON.stringify(part)} names sweep ${JSON.stringify(match[1])}; the sweeps are A and B`);
     }
-    if (!(LOOP_STEPS as readonly string[]).includes(stepText)) {
-      throw fail(`${JSON.stringify(part)} names step ${JSON.stringify(match[2])}; the loop's steps are ${steps}`);
+    if (!(REPLAY_STEPS as readonly string[]).includes(stepText)) {
+      throw fail(`${JSON.stringify(part)} names step ${JSON.stringify(match[2])}; the loop's steps are ${steps}, then ${DEAD_LETTER_STEP}`);
     }
     const sweep = sweepText as SweepName;
-    const step = stepText as LoopStep;
-    const index = LOOP_STEPS.indexOf(step);
+    const step = stepText as ReplayStep;
+    const index = REPLAY_STEPS.indexOf(step);
     const expected = next.get(sweep) ?? 0;
     // Steps are taken in order, so one behind the next expected step has been seen already.
-    if (index < expected) throw fail(`${sweep}:${step} appears twice; each sweep runs ${steps} once each, in that order`);
-    if (index > expected) {
-      throw fail(`${sweep}:${step} comes before ${sweep}:${LOOP_STEPS[expected]}; each sweep runs ${steps} once each, in that order`);
-    }
+    if (index < expected) throw fail(`${sweep}:${step} appears twice; ${order}`);
+    if (index > expected) throw fail(`${sweep}:${step} comes before ${sweep}:${REPLAY_STEPS[expected]}; ${order}`);
     next.set(sweep, expected + 1);
     entries.push({ sweep, step });
   }
   for (const sweep of SWEEP_NAMES) {
     const done = next.get(sweep) ?? 0;
-    if (done < LOOP_STEPS.length) {
-      throw fail(`${sweep}:${LOOP_STEPS[done]} is missing; each sweep needs all of ${steps}`);
-    }
+    if (done < LOOP_STEPS.length) throw fail(`${sweep}:${LOOP_STEPS[done]} is missing; each sweep needs all of ${steps}`);
   }
   return entries;
+}
+
+/** The turns the replay takes: the schedule, with each dead-letter step it leaves out right after that sweep's write. */
+export function replayTurns(schedule: readonly ScheduleEntry[]): ScheduleEntry[] {
+  const named = new Set(schedule.filter((e) => e.step === DEAD_LETTER_STEP).map((e) => e.sweep));
+  return schedule.flatMap((entry) => (entry.step === 'write' && !named.has(entry.sweep) ? [entry, { sweep: entry.sweep, step: DEAD_LETTER_STEP }] : [entry]));
 }

@@ -1,18 +1,16 @@
 /**
- * The ground every replay runs on: a queue of its own, claimed like the main command claims one,
- * holding one job whose lease has expired, and two connections, one per sweep. Afterwards the
- * queue's keys are deleted by name, unless --keep or a second Ctrl-C says otherwise.
+ * The ground every replay runs on: a queue of its own, claimed like the main command claims one
+ * (the same marker, heartbeat and cleanup: queue/claimed-run.ts), holding one job whose lease has
+ * expired, and two connections, one per sweep. Afterwards the queue's keys are deleted by name,
+ * unless --keep or a second Ctrl-C says otherwise.
  */
 import type { Redis } from 'ioredis';
-import { claimQueue } from '../queue/owner-claim.js';
-import { deleteRunKeys } from '../queue/cleanup.js';
-import { connect } from '../server/connection.js';
-import { describeServerError } from '../errors.js';
-import { interruption, type Interrupts } from '../interrupt.js';
+import { onClaimedQueue } from '../queue/claimed-run.js';
+import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
-import { newRunId } from '../queue/owner-marker.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 
 /** The replay's one job, J: the seed numbers jobs from 1. */
@@ -41,31 +39,20 @@ export interface StagePlan {
 export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
   const { admin, target } = session;
   const keys = queueKeys(plan.queue);
-  const signal = interrupts.signal;
-  try {
-    await claimQueue(admin, keys, newRunId());
-  } catch (err) {
-    throw describeServerError(err, target.display);
-  }
-
-  const connections: Redis[] = [];
-  try {
-    await seedJobs(admin, keys, { jobs: 1, stalledBefore: plan.stalledBefore, serverNowMs: await serverTimeMs(admin) }, signal);
-    for (let i = 0; i < 2; i++) {
-      signal.throwIfAborted();
-      connections.push(await connect(target));
+  const claim = { admin, where: target.display, keys, jobs: 1, keep: plan.keep, ...(plan.warn ? { warn: plan.warn } : {}) };
+  return onClaimedQueue(claim, interrupts, async ({ runId, signal }) => {
+    const connections: Redis[] = [];
+    try {
+      await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: await serverTimeMs(admin) }, signal);
+      for (let i = 0; i < 2; i++) {
+        signal.throwIfAborted();
+        connections.push(await connect(target));
+      }
+      const clock = await measureServerClock(admin);
+      const [a, b] = connections as [Redis, Redis];
+      return await body({ keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal });
+    } finally {
+      for (const redis of connections) redis.disconnect();
     }
-    const clock = await measureServerClock(admin);
-    const [a, b] = connections as [Redis, Redis];
-    return await body({ keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal });
-  } catch (err) {
-    throw interruption(signal) ?? describeServerError(err, target.display);
-  } finally {
-    for (const redis of connections) redis.disconnect();
-    if (!plan.keep && !interrupts.hurried) {
-      await deleteRunKeys(admin, keys, 1).catch(() => {
-        plan.warn?.(`could not delete the keys of queue ${plan.queue} (${keys.prefix}*): they remain on the server`);
-      });
-    }
-  }
+  });
 }

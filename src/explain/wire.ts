@@ -6,9 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Exec } from '../sweepers/sweeper.js';
 import type { SweepName } from './schedule.js';
-
-/** A RESP reply as ioredis returns it: integers as numbers, bulk strings, nil, arrays. */
-export type Reply = string | number | null | Reply[];
+import type { Reply } from '../model.js';
 
 export interface WireStep {
   readonly sweep: SweepName;

@@ -7,15 +7,14 @@ import { escapeMarkup as esc } from './escape.js';
 import type { Spread } from '../audit/trials.js';
 import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
-import { ANOMALIES } from '../model.js';
-
-type Anomaly = (typeof ANOMALIES)[number];
+import type { Anomaly } from '../model.js';
 
 export const ANOMALY_LABELS: Record<Anomaly, string> = {
   doubleRecoveries: 'double recoveries',
   duplicatePending: 'duplicate pending',
   lostIncrements: 'lost increments',
   extraIncrements: 'extra increments',
+  forgottenStalls: 'forgotten stalls',
   lostJobs: 'lost jobs',
   misplaced: 'misplaced',
   unreclaimed: 'unreclaimed',
@@ -53,10 +52,14 @@ export function describeRate(rate: number, trials: number): string {
   return `anomalies in ${rateShare(rate, trials).replace(/ \(/, ` trial${trials === 1 ? '' : 's'} (`)}`;
 }
 
-export function spreadOf(summary: TrialSummaryJson, anomaly: Anomaly): Spread {
+/** A count's spread over the trials; null where the trials did not measure it. */
+export function spreadOf(summary: TrialSummaryJson, anomaly: Anomaly): Spread | null {
   const value = summary[anomaly];
-  return isSpread(value) ? value : { min: 0, median: 0, max: 0 };
+  return isSpread(value) ? value : null;
 }
+
+/** What the chart prints for a count not measured. */
+const NOT_MEASURED = 'not measured';
 
 function runTitle(run: RunJson): string {
   const trial = run.trial === undefined ? '' : ` · trial ${run.trial}`;
@@ -65,7 +68,7 @@ function runTitle(run: RunJson): string {
 
 function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number } {
   const anomalies = reportedAnomalies(runs);
-  const largest = Math.max(0, ...runs.flatMap((run) => anomalies.map((name) => anomalyOf(run, name))));
+  const largest = Math.max(0, ...runs.flatMap((run) => anomalies.map((name) => anomalyOf(run, name) ?? 0)));
   const rows: string[] = [];
   let y = 0;
   for (const run of runs) {
@@ -75,12 +78,12 @@ function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number 
     for (const name of anomalies) {
       y += ROW;
       const value = anomalyOf(run, name);
-      const length = barLength(value, largest);
+      const length = barLength(value ?? 0, largest);
       rows.push(
-        `<g class="bar-row" data-mode="${esc(run.mode)}" data-anomaly="${name}" data-value="${value}">` +
+        `<g class="bar-row" data-mode="${esc(run.mode)}" data-anomaly="${name}" data-value="${value ?? ''}">` +
           text(LABEL_X, y, ANOMALY_LABELS[name], 'label') +
           (length > 0 ? `<rect x="${BAR_X}" y="${y - 11}" width="${length}" height="13" class="bar"/>` : '') +
-          text(BAR_X + length + 8, y, String(value), `value ${value === 0 ? 'ok' : 'bad'}`) +
+          text(BAR_X + length + 8, y, value === null ? NOT_MEASURED : String(value), `value ${value === null ? 'na' : value === 0 ? 'ok' : 'bad'}`) +
           '</g>',
       );
     }
@@ -91,7 +94,7 @@ function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number 
 
 function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[]; height: number } {
   const anomalies = reportedAnomalies(summaries);
-  const largest = Math.max(0, ...summaries.flatMap((s) => anomalies.map((name) => spreadOf(s, name).max)));
+  const largest = Math.max(0, ...summaries.flatMap((s) => anomalies.map((name) => spreadOf(s, name)?.max ?? 0)));
   const rows: string[] = [];
   let y = 0;
   for (const summary of summaries) {
@@ -106,6 +109,10 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
     for (const name of anomalies) {
       y += ROW;
       const spread = spreadOf(summary, name);
+      if (spread === null) {
+        rows.push(`<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, ANOMALY_LABELS[name], 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`);
+        continue;
+      }
       const [min, median, max] = [spread.min, spread.median, spread.max].map((v) => BAR_X + barLength(v, largest));
       const mid = y - 4.5;
       const drawn = spread.max > 0

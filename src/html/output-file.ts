@@ -11,6 +11,8 @@ import { EmqError, ExitCode, usageError } from '../errors.js';
 /** A commander parser: the path, once its folder exists and is writable and it is no folder itself. */
 export const outputFileFlag = (flag: string) => (raw: string): string => {
   if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
+  // `--html --json` would otherwise write a file named "--json".
+  if (raw.startsWith('-')) throw usageError(`${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`);
   const path = resolve(raw);
   const folder = dirname(path);
   let folderStat;

@@ -32,6 +32,7 @@ th[scope=row]{white-space:nowrap}
 .total{font-weight:700;border-left:2px solid var(--rule)}
 td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
 td.anomaly.bad{color:var(--bad);background:var(--bad-bg);font-weight:700}
+td.anomaly.na{color:var(--muted)}
 ul.readouts{padding-left:1.2em}
 figure{margin:.6em 0}
 figure svg{display:block;max-width:100%;height:auto;border:1px solid var(--rule);border-radius:6px}

@@ -3,8 +3,8 @@
  * from the run's own JSON, which it also carries in a `<script type="application/json">` block so a
  * reader can check every figure. A Content-Security-Policy forbids any fetch or script outright.
  */
-import { verdict } from '../explain/render.js';
-import type { Readout } from '../explain/readout.js';
+import { counterVerdict, verdict } from '../explain/render.js';
+import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
 import { commandPieces } from './command-line.js';
 import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
@@ -13,7 +13,11 @@ import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceR
 import type { ServerJson } from '../report/json.js';
 import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
-import { ANOMALIES } from '../model.js';
+import { exampleHeading, exampleProof } from '../report/example.js';
+import { sourceLegend } from '../report/legend.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
+import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
+import { latencyWords } from '../report/report.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -90,29 +94,40 @@ interface Column {
   readonly head: string;
   readonly field: keyof RunJson;
   readonly anomaly?: boolean;
+  /** The figure whose source the legend under the table names. */
+  readonly figure?: SourcedFigure;
 }
 
 const TABLE_COLUMNS: readonly Column[] = [
   { head: 'sweepers', field: 'sweepers' },
   { head: 'jobs', field: 'jobs' },
-  { head: 'recoveries', field: 'recoveries' },
-  ...ANOMALIES.map((name): Column => ({ head: ANOMALY_LABELS[name], field: name, anomaly: true })),
+  { head: 'recoveries', field: 'recoveries', figure: 'recoveries' },
+  ...ANOMALIES.map((name): Column => ({ head: ANOMALY_LABELS[name], field: name, anomaly: true, figure: name })),
   { head: 'wall ms', field: 'wallMs' },
   { head: 'jobs/s', field: 'jobsPerSec' },
 ];
 
+/** Columns for these runs: counts that no run of this report measured (no workers, say) get none. */
+function columnsFor(runs: readonly RunJson[]): readonly Column[] {
+  const reported: readonly string[] = reportedAnomalies(runs);
+  return TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
+}
+
+/** What a cell shows for a count the run did not measure. */
+const NOT_MEASURED = '—';
+
+/**
 /**
  * The race table: a column per run and a row per figure, as in the terminal, so that it fits the
- * page however many figures a run carries; anomaly cells marked ok (0) or bad. With several
- * queues per mode (`totals` given) each column names its queue and node, and each mode's summed
- * column follows. Every cell carries its run (data-run, or data-total) and its field.
+ * page however many figures a run carries; anomaly cells marked ok (0) or bad, — where a run did
+ * not measure a count. With several queues per mode (`totals` given) each column names its queue
+ * and node, and each mode's summed column follows. Every cell carries its run (data-run, or
+ * data-total) and its field.
  */
 export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
   const withTrials = runs.some((run) => run.trial !== undefined);
   const perQueue = totals !== undefined && totals.length > 0;
-  // Counts that no run of this report carries (no workers, say) get no row.
-  const reported: readonly string[] = reportedAnomalies(runs);
-  const figures = TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
+  const figures = columnsFor(runs);
   const columns = [
     ...runs.map((run, i) => ({ run, key: `data-run="${i}"`, mode: run.mode, total: false })),
     ...(totals ?? []).map((run, i) => ({ run, key: `data-total="${i}"`, mode: `${run.mode} total`, total: true })),
@@ -128,7 +143,9 @@ export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[])
         figure.head,
         columns.map((c) => {
           const value = c.run[figure.field];
-          return cell(figure.field, String(value), `num${figure.anomaly ? ` anomaly ${value === 0 ? 'ok' : 'bad'}` : ''}`)(c);
+          const unmeasured = value === null || value === undefined;
+          const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
+          return cell(figure.field, unmeasured ? NOT_MEASURED : String(value), `num${state}`)(c);
         }),
       ),
     ),
@@ -148,6 +165,7 @@ export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
     ...reportedAnomalies(summaries).map((name) =>
       row(ANOMALY_LABELS[name], (s) => {
         const spread = spreadOf(s, name);
+        if (spread === null) return `<td class="num anomaly na" data-mode="${esc(s.mode)}" data-field="${name}">${NOT_MEASURED}</td>`;
         return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-mode="${esc(s.mode)}" data-field="${name}">${esc(spreadText(spread))}</td>`;
       }),
     ),
@@ -155,8 +173,43 @@ export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
   return `<div class="scroll"><table id="trials-table"><thead><tr><th></th>${summaries.map((s) => `<th>${esc(s.mode)}</th>`).join('')}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`;
 }
 
+/** Under the race table: where each of its figures comes from, and what — means. */
+function tableLegend(runs: readonly RunJson[]): string {
+  const columns = columnsFor(runs);
+  const shown = columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
+  const unmeasured = runs.some((run) => columns.some((c) => run[c.field] === null));
+  const lines = sourceLegend(shown, runs, unmeasured, Number.POSITIVE_INFINITY);
+  return lines.length > 0 ? `<p class="note" id="sources">${esc(lines.join(' '))} Docs: docs/columns.md.</p>` : '';
+}
+
+/**
+ * A loop run's example job: every command its sweepers sent, with the reply, in the order the
+ * replies prove the server ran them — the race caught in the run itself, beside the replay that
+ * `emq-race explain` stages.
+ */
+export function exampleSection(run: RunJson & { readonly example: InterleavingExample }): string {
+  const prefix = `emq:{${run.queue}}:`;
+  const rows = run.example.commands.map(
+    (c, i) =>
+      `<tr data-step="${i + 1}"><td class="num">${i + 1}</td><td>s${esc(c.sweeper)}</td><td class="mono">${esc(formatArgs(c.command, prefix))}</td><td class="mono">${esc(c.reply === undefined ? '(no reply)' : formatReply(c.reply))}</td></tr>`,
+  );
+  return [
+    `<section id="example" data-job="${esc(run.example.job)}" data-proven="${run.example.proven}">`,
+    '<h2>One job, as the server ran it</h2>',
+    `<p class="note">${esc(exampleHeading(run))}</p>`,
+    `<div class="scroll"><table id="example-table"><thead><tr><th>#</th><th>sweeper</th><th>command</th><th>reply</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
+    `<p class="note" id="example-proof">${esc(exampleProof(run.example))} The same race, staged step by step on one job: <code>emq-race explain</code>.</p>`,
+    '</section>',
+  ].join('\n');
+}
+
 function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string | number): string {
   return [...new Set(runs.map(pick))].join(', ');
+}
+
+function exampleOf(runs: readonly RunJson[]): string[] {
+  const run = runs.find((r): r is RunJson & { example: InterleavingExample } => r.example !== undefined && r.example !== null);
+  return run ? [exampleSection(run)] : [];
 }
 
 /** The page for the main command: parameters, the race table, the bars (or spreads), the data. */
@@ -174,6 +227,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
     ...(totals ? [['queues per mode', String(runs.length / totals.length)] as [string, string]] : []),
     ...(report.server.primaries ? [['cluster primaries', report.server.primaries.join(', ')] as [string, string]] : []),
+    ...(report.latency ? [['latency', latencyWords(report.latency)] as [string, string]] : []),
   ];
   const readouts = ctx.readouts && ctx.readouts.length > 0 ? `<ul class="readouts">${ctx.readouts.map((line) => `<li>${esc(line)}</li>`).join('')}</ul>` : '';
   const chartCaption = trials
@@ -184,15 +238,17 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const sections = [
     '<header>',
     '<h1>emq-race: stalled-job recovery under concurrent sweeps</h1>',
-    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited from the server\'s own state.</p>',
+    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited: the server\'s state read back, set against the sweepers\' own records of what they moved.</p>',
     '</header>',
     runSection(report.server, ctx, facts),
     '<section id="table">',
     '<h2>Race table</h2>',
     '<p class="note">Anomaly counts are green at 0 and red otherwise.</p>',
     raceTable(runs, totals),
+    tableLegend(runs),
     readouts,
     '</section>',
+    ...exampleOf(runs),
     ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>', trialsTable(trials), '</section>'] : []),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
@@ -203,19 +259,10 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   return document(`emq-race: ${uniqueValues(runs, (r) => r.mode)} on ${report.server.kind} ${report.server.version}`, sections, report);
 }
 
-const readoutMeaning = (jobId: string, stalledBefore: number) => ({
-  recoverCount: `sweeps that moved job ${jobId}`,
-  pendingEntries: `times job ${jobId} stands in pending`,
-  stalled: `its counter, ${stalledBefore} before the sweeps`,
-  lostIncrements: 'recoveries the counter does not show',
-});
-
 export function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {
   const prefix = `emq:{${replay.queue}}:`;
-  const r = replay.readout;
-  const meaning = readoutMeaning(replay.jobId, replay.stalledBefore);
+  const r = replay.readout as Readout;
   const order = replay.schedule.map((s) => s.split(':')[0]).join(' then ');
-  const clean = r.recoverCount === 1 && r.pendingEntries <= 1 && r.endedIn.length === 1 && r.lostIncrements === 0;
   return {
     title: `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
     subtitle: replay.mode === 'loop' ? `schedule: ${replay.schedule.join(',')}` : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
@@ -223,22 +270,17 @@ export function replayDiagramInput(replay: ReplayJson, server: ServerJson): Diag
     prefix,
     jobId: replay.jobId,
     steps: replay.steps,
-    readout: [
-      { field: 'recoverCount', label: 'recover count', value: String(r.recoverCount), meaning: meaning.recoverCount },
-      { field: 'pendingEntries', label: 'pending entries', value: String(r.pendingEntries), meaning: meaning.pendingEntries },
-      { field: 'stalled', label: 'stalled', value: r.stalled === null ? '(none)' : String(r.stalled), meaning: meaning.stalled },
-      { field: 'lostIncrements', label: 'lost increments', value: String(r.lostIncrements), meaning: meaning.lostIncrements },
-      { field: 'endedIn', label: 'ended in', value: r.endedIn.length > 0 ? r.endedIn.join(', ') : 'nowhere', meaning: '' },
-    ],
-    verdict: verdict(r as Readout, replay.jobId),
-    anomaly: !clean,
+    readout: readoutRows(r, replay.jobId, replay.stalledBefore).map((row) => ({ field: row.field, label: row.label, value: row.value, meaning: `${row.source} · ${row.meaning}` })),
+    verdict: verdict(r, replay.jobId),
+    anomaly: !isCleanReadout(r),
   };
 }
 
 export function counterDiagramInput(race: CounterJson): DiagramInput {
   const prefix = `emq:{${race.queue}}:`;
   const how = race.counter === 'in-script' ? 'two HINCRBY inside scripts, sent at the same moment' : 'two client-side read-modify-write cycles, forced to interleave';
-  const { expected, reached, lost } = race.readout;
+  const { expected, reached, lost, extra } = race.readout;
+  const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
   return {
     title: `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before)`,
     subtitle: `keys below are under ${prefix}`,
@@ -247,13 +289,14 @@ export function counterDiagramInput(race: CounterJson): DiagramInput {
     jobId: race.jobId,
     steps: race.steps,
     readout: [
-      { field: 'stalled', label: 'stalled', value: `${race.before} → ${race.after}`, meaning: 'before and after both increments' },
-      { field: 'expected', label: 'expected', value: `+${expected}`, meaning: 'increments made' },
-      { field: 'reached', label: 'reached', value: `+${reached}`, meaning: 'increments the field shows' },
-      { field: 'lost', label: 'lost', value: String(lost), meaning: '' },
+      { field: 'stalled', label: 'stalled', value: `${race.before} → ${race.after}`, meaning: 'server · before and after the steps' },
+      { field: 'expected', label: 'expected', value: `+${expected}`, meaning: `client · one per ${made} the steps made` },
+      { field: 'reached', label: 'reached', value: `+${reached}`, meaning: 'client · what the field gained' },
+      { field: 'lost', label: 'lost', value: String(lost), meaning: 'client · expected increments the field does not show' },
+      ...(extra > 0 ? [{ field: 'extra', label: 'extra', value: String(extra), meaning: 'client · increments beyond those made' }] : []),
     ],
-    verdict: lost > 0 ? `anomaly: ${lost} increment${lost === 1 ? ' was' : 's were'} lost.` : 'no anomaly: both increments landed.',
-    anomaly: lost > 0,
+    verdict: counterVerdict(race.readout),
+    anomaly: lost > 0 || extra > 0,
   };
 }
 

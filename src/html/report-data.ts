@@ -2,10 +2,10 @@
  * The JSON objects the pages are drawn from, as `--json` prints them. The page reads only these,
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
-import type { Reply } from '../explain/wire.js';
 import type { Spread } from '../audit/trials.js';
-import { ANOMALIES } from '../model.js';
-import type { RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
+import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 
 /**
  * What the page reads of a run: the report's RunJson (report/json.ts), with the fields that not
@@ -46,8 +46,10 @@ export interface TrialSummaryJson {
 }
 
 /** The race report as the page reads it; ReportJson (report/json.ts) is assignable to it. */
-export interface RaceReportJson {
+export interface RaceReportJson extends Partial<JsonHeader> {
   readonly server: ServerJson;
+  /** With --latency: asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
@@ -73,17 +75,19 @@ export interface ReplayJson {
     readonly recoverCount: number;
     readonly pendingEntries: number;
     readonly stalled: number | null;
+    readonly expectedStalled: number;
     readonly lostIncrements: number;
+    readonly extraIncrements: number;
     readonly endedIn: readonly string[];
   };
 }
 
-export interface ReplaysJson {
+export interface ReplaysJson extends JsonHeader {
   readonly server: ServerJson;
   readonly replays: readonly ReplayJson[];
 }
 
-export interface CounterJson {
+export interface CounterJson extends JsonHeader {
   readonly server: ServerJson;
   readonly counter: string;
   readonly queue: string;
@@ -91,7 +95,7 @@ export interface CounterJson {
   readonly before: number;
   readonly after: number;
   readonly steps: readonly StepJson[];
-  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number };
+  readonly readout: { readonly expected: number; readonly reached: number; readonly lost: number; readonly extra: number };
 }
 
 export type ExplainReportJson = ReplaysJson | CounterJson;
@@ -102,14 +106,12 @@ export function isSpread(value: unknown): value is Spread {
   return typeof v.min === 'number' && typeof v.median === 'number' && typeof v.max === 'number';
 }
 
-type Anomaly = (typeof ANOMALIES)[number];
-
-/** The anomaly counts the report carries: every one some run (or trial summary) has a value for. */
+/** The anomaly counts the report carries: every one some run (or trial summary) measured. */
 export function reportedAnomalies(rows: readonly object[]): Anomaly[] {
-  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined));
+  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null));
 }
 
-/** A run's count; 0 where the run does not report it. */
-export function anomalyOf(run: RunJson, name: Anomaly): number {
-  return run[name] ?? 0;
+/** A run's count; null where the run did not measure it. */
+export function anomalyOf(run: RunJson, name: Anomaly): number | null {
+  return run[name] ?? null;
 }

@@ -4,12 +4,14 @@
  * and each reply as an arrow back, the step where the second sweep slips in marked, and the readout
  * underneath. Drawn from the replay's JSON alone; every string is escaped.
  */
-import { formatArgs, formatReply, noteFor } from '../explain/render.js';
+import { READOUT_LEGEND, noteFor } from '../explain/render.js';
+import type { WireStep } from '../explain/wire.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
 import { wrap } from '../text.js';
-import type { Reply, WireStep } from '../explain/wire.js';
 import { escapeMarkup as esc } from './escape.js';
 import type { StepJson } from './report-data.js';
 import { SVG_STYLE } from './svg-style.js';
+import type { Reply } from '../model.js';
 
 export const DIAGRAM_WIDTH = 1040;
 const LANE = { A: 130, server: 520, B: 910 } as const;
@@ -153,7 +155,7 @@ export function sequenceDiagram(input: DiagramInput): Drawing {
   ].map((head) => `<g transform="translate(0,${top})">${head}</g>`);
 
   y += 14;
-  const readout: string[] = [text(12, (y += LINE), 'readout, read back from the server:', 'readout-head')];
+  const readout: string[] = [text(12, (y += LINE), `readout (${READOUT_LEGEND}):`, 'readout-head')];
   for (const row of input.readout) {
     y += LINE + 2;
     readout.push(`<g class="readout-row" data-readout="${esc(row.field)}">${text(30, y, row.label, 'readout-label')}${text(200, y, row.value, 'readout-value')}${text(260, y, row.meaning, 'readout-meaning')}</g>`);

@@ -37,6 +37,7 @@ svg.emq .readout-value{font-weight:bold}
 svg.emq text.verdict{font-weight:bold}
 svg.emq text.ok,svg.emq text.value.ok{fill:var(--ok)}
 svg.emq text.bad,svg.emq text.value.bad{fill:var(--bad)}
+svg.emq text.value.na{fill:var(--muted)}
 svg.emq .bar{fill:var(--bar)}
 svg.emq .spread{stroke:var(--bar);stroke-width:2}
 svg.emq .median{fill:var(--bar)}

@@ -23,6 +23,9 @@ const FILES = {
   'release-stalled': 'instruments/release-stalled.lua',
   'take-job': 'instruments/take-job.lua',
   'increment-field': 'instruments/increment-field.lua',
+  'keep-claim': 'instruments/keep-claim.lua',
+  'release-marker': 'instruments/release-marker.lua',
+  'unlink-run-jobs': 'instruments/unlink-run-jobs.lua',
   'sweep-stalled-per-command': 'calibration/sweep-stalled-per-command.lua',
   'command-rate': 'calibration/command-rate.lua',
 } as const;

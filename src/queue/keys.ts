@@ -17,6 +17,8 @@ export interface QueueKeys {
   readonly pending: string;
   readonly dead: string;
   readonly owner: string;
+  /** Present while a run on the queue lives: short expiry, refreshed (see src/claim.ts). */
+  readonly heartbeat: string;
   /** The list workers move the jobs they take into (only runs with --workers create it). */
   readonly running: string;
   job(id: number | string): string;
@@ -34,6 +36,7 @@ export function queueKeys(queue: string): QueueKeys {
     pending: `${prefix}pending`,
     dead: `${prefix}dead`,
     owner: `${prefix}owner`,
+    heartbeat: `${prefix}heartbeat`,
     running: `${prefix}running`,
     job: (id) => `${prefix}job:${id}`,
   };
@@ -44,13 +47,20 @@ export function queuePattern(keys: QueueKeys): string {
   return `${keys.prefix.replace(/[\\*?[\]{}]/g, (c) => `\\${c}`)}*`;
 }
 
+/** The keys a run creates besides its job hashes and its owner marker. */
+export function structureKeys(keys: QueueKeys): string[] {
+  return [keys.active, keys.pending, keys.dead, keys.running, keys.heartbeat];
+}
+
+/** The job hashes a run of `jobCount` jobs creates, by name. */
+export function* jobKeys(keys: QueueKeys, jobCount: number): Generator<string> {
+  for (let id = 1; id <= jobCount; id++) yield keys.job(id);
+}
+
 /** Every key a run creates, by name: what cleanup deletes and nothing else. */
 export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<string> {
-  yield keys.active;
-  yield keys.pending;
-  yield keys.dead;
-  yield keys.running;
-  for (let id = 1; id <= jobCount; id++) yield keys.job(id);
+  yield* structureKeys(keys);
+  yield* jobKeys(keys, jobCount);
   yield keys.owner;
 }
 

@@ -1,15 +1,18 @@
 /**
- * Removing what a kept or crashed run left: only queues whose owner marker emq-race wrote, and
- * only the keys such a run creates, by name (UNLINK), from the job count in the marker. Keys under
- * the prefix that the tool would not have created are left alone and reported.
+ * Removing what a kept or crashed run left: only queues whose owner marker emq-race wrote, only
+ * the keys such a run creates, by name (UNLINK), from the job count in the marker, and only under
+ * a marker that says the queue was confirmed empty when the run claimed it (`owned`). There, a job
+ * hash goes only if it carries the run's id. An unconfirmed (`claiming`) or older (`legacy`)
+ * marker proves nothing about the keys beside it: only the marker itself is removed. A queue whose
+ * run still beats its heartbeat is refused. Whatever stays under the prefix is reported.
  */
 import type { Redis } from 'ioredis';
-import { findQueueKeys, releaseClaim } from './owner-claim.js';
-import { deleteRunKeys } from './cleanup.js';
-import { usageError } from '../errors.js';
-import { QUEUE_NAME, queueKeys } from './keys.js';
-import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 import { hostname } from 'node:os';
+import { usageError } from '../errors.js';
+import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
+import { QUEUE_NAME, jobKeys, queueKeys, structureKeys, type QueueKeys } from './keys.js';
+import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
+import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../text.js';
 
 export interface OwnedQueue {
@@ -22,9 +25,16 @@ export interface OwnedQueue {
 export interface CleanResult {
   readonly queue: string;
   readonly deleted: number;
-  /** Keys under the queue's prefix that a run does not create, left in place. */
+  /** Keys under the queue's prefix left in place (up to FOREIGN_SHOWN). */
   readonly foreign: readonly string[];
+  /** The marker was not `owned`: only the marker itself was removed. */
+  readonly markerOnly: boolean;
 }
+
+/** How many of the keys left behind a clean names. */
+export const FOREIGN_SHOWN = 10;
+/** Job keys per unlink-run-jobs.lua call. */
+const JOB_CHUNK = 1000;
 
 const OWNER_KEY = /^emq:\{([^{}]*)\}:owner$/;
 
@@ -83,20 +93,51 @@ export function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
   }
 }
 
-export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<CleanResult> {
+/** Refuses a queue whose run is alive: its heartbeat stands (from any host), or its process lives here. */
+async function refuseLiveRun(redis: Redis, keys: QueueKeys, owned: OwnedQueue): Promise<void> {
+  if ((await redis.get(keys.heartbeat)) !== null) {
+    const m = owned.marker;
+    const who = m.host ? ` (pid ${m.pid} on ${m.host})` : '';
+    throw usageError(`queue ${owned.queue} is in use by a live run${who}: its heartbeat ${keys.heartbeat} is fresh; nothing removed (a run that ended without removing it stops counting as live within ${HEARTBEAT_TTL_MS / 1000} s)`);
+  }
   if (stillRunning(owned.marker)) {
     throw usageError(`queue ${owned.queue} is in use by a run still going on this machine (pid ${owned.marker.pid}); nothing removed`);
   }
-  const keys = queueKeys(owned.queue);
-  // Everything but the marker, then the marker only if it is still the one read.
-  let deleted = await deleteRunKeys(redis, keys, owned.marker.jobs, undefined, keys.owner);
-  deleted += await releaseClaim(redis, keys, owned.value);
-  const foreign = await findQueueKeys(redis, keys, 10);
-  return { queue: owned.queue, deleted, foreign };
 }
+
+export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<CleanResult> {
+  const keys = queueKeys(owned.queue);
+  await refuseLiveRun(redis, keys, owned);
+  let deleted = 0;
+  const markerOnly = owned.marker.phase !== 'owned';
+  if (!markerOnly) {
+    // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
+    // go only if they carry its id; the marker last, and only if it is still the one read.
+    deleted += await redis.unlink(...structureKeys(keys));
+    let chunk: string[] = [];
+    for (const key of jobKeys(keys, owned.marker.jobs)) {
+      chunk.push(key);
+      if (chunk.length === JOB_CHUNK) {
+        deleted += await callUnlinkRunJobs(redis, chunk, owned.marker.run);
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) deleted += await callUnlinkRunJobs(redis, chunk, owned.marker.run);
+  }
+  deleted += await releaseClaim(redis, keys, owned.value);
+  const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN);
+  return { queue: owned.queue, deleted, foreign, markerOnly };
+}
+
+/** What a marker's phase lets clean do, in words. */
+const PHASE_NOTE: Record<OwnerMarker['phase'], string> = {
+  owned: '',
+  claiming: ' [unconfirmed claim: only its marker is removed]',
+  legacy: ' [marker of an older emq-race, written before the queue was checked: only the marker is removed]',
+};
 
 export function describeOwned(owned: OwnedQueue): string {
   const m = owned.marker;
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
-  return `${owned.queue}: ${plural(m.jobs, 'job')}, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}`;
+  return `${owned.queue}: ${plural(m.jobs, 'job')}, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
 }

@@ -2,6 +2,13 @@
  * The owner marker `emq:{Q}:owner`: the claim on a queue, and the record `emq-race clean` reads to
  * recognise a queue as this tool's and to delete a crashed run's keys by name. Its value is one
  * JSON object whose `tool` field is "emq-race"; a marker in any other form is not the tool's.
+ *
+ * A marker has a phase. A run writes it as `claiming`, with a short expiry, before it knows that
+ * the queue is empty; only after a SCAN found no other key does the marker become `owned`, with
+ * no expiry. Whatever fails in between, the marker is at worst a `claiming` one that expires by
+ * itself, and `clean` removes nothing but such a marker. Markers written before the phase existed
+ * read as `legacy`: those versions wrote the marker before checking the queue, so one may stand in
+ * somebody else's queue, and `clean` trusts it no further than a `claiming` one.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -11,10 +18,16 @@ export const OWNER_TOOL = 'emq-race';
 /** A run's random id: what tells one run's claim and keys from another's. */
 export const newRunId = (): string => randomBytes(8).toString('hex');
 
+/**
+ * `claiming`: written, the queue not yet confirmed empty (expires by itself). `owned`: the queue
+ * was empty when claimed, so the keys under it that carry the run's id are the run's. `legacy`:
+ * no phase, or one this version does not know.
+ */
+export type OwnerPhase = 'claiming' | 'owned' | 'legacy';
 
 export interface OwnerMarker {
   readonly tool: typeof OWNER_TOOL;
-  /** The run's random id: what makes one run's claim different from another's. */
+  /** The run's random id: what makes one run's claim different from another's, and what its job hashes carry. */
   readonly run: string;
   /** Jobs seeded: with the key layout, every key the run may have created. */
   readonly jobs: number;
@@ -22,10 +35,12 @@ export interface OwnerMarker {
   readonly started: number;
   readonly host: string;
   readonly pid: number;
+  readonly phase: OwnerPhase;
 }
 
+/** A run's marker as first written: `claiming`. */
 export function newOwnerMarker(run: string, jobs: number): OwnerMarker {
-  return { tool: OWNER_TOOL, run, jobs, started: Date.now(), host: hostname(), pid: process.pid };
+  return { tool: OWNER_TOOL, run, jobs, started: Date.now(), host: hostname(), pid: process.pid, phase: 'claiming' };
 }
 
 export function ownerValue(marker: OwnerMarker): string {
@@ -41,7 +56,7 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
   } catch {
     return undefined;
   }
-  const m = parsed as Partial<OwnerMarker> | null;
+  const m = parsed as Partial<Omit<OwnerMarker, 'phase'>> & { phase?: unknown } | null;
   if (!m || m.tool !== OWNER_TOOL || typeof m.run !== 'string') return undefined;
   if (!Number.isSafeInteger(m.jobs) || (m.jobs as number) < 0) return undefined;
   return {
@@ -51,5 +66,6 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
     started: typeof m.started === 'number' ? m.started : 0,
     host: typeof m.host === 'string' ? m.host : '',
     pid: typeof m.pid === 'number' ? m.pid : 0,
+    phase: m.phase === 'claiming' || m.phase === 'owned' ? m.phase : 'legacy',
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Seeds jobs 1..N as leased and already expired: each in `active` scored by a deadline in the
- * server's past, with a hash holding `state=active` and `stalled`. The work runs on the server
+ * server's past, with a hash holding `state=active`, `stalled` and `run` (the run's id, which
+ * `emq-race clean` checks before it deletes a job hash). The work runs on the server
  * (src/lua/seed-jobs.lua, a few thousand jobs per call) with several calls in flight at once, so
  * a million jobs cost two hundred calls and no per-job traffic.
  */
@@ -18,6 +19,8 @@ const RESIDUES = 1000;
 
 export interface SeedPlan {
   readonly jobs: number;
+  /** The id of the run that claimed the queue: every job hash carries it. */
+  readonly runId: string;
   readonly stalledBefore: number;
   /** The server's time when seeding starts; deadlines are set relative to it. */
   readonly serverNowMs: number;
@@ -96,7 +99,7 @@ export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, si
   await inCalls(
     seedSlices(plan.firstId ?? 1, plan.jobs, PER_CALL),
     signal,
-    ({ first, last, high, low }) => callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low),
+    ({ first, last, high, low }) => callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low, plan.runId),
     () => {},
   );
 }

@@ -1,6 +1,8 @@
 /**
  * Every run of one command: each mode, T times over (trial 1 of every mode, then trial 2, …), each
  * on a fresh queue of its own (or fresh queues, with several per mode), with the same parameters.
+ * The steps run one after another, and each step's queues are deleted before the next begins; only
+ * the queues of one step (several with --queues) are alive at once.
  */
 import { describeServerError } from '../errors.js';
 import { serverHasFunctions } from '../sweepers/function-library.js';
@@ -39,6 +41,16 @@ export interface PlanHooks {
    * without it the run is the one queue `name` on the session's server.
    */
   readonly spread?: (name: string, runFor: (queue: string) => ModeRun) => Promise<RunResult[]>;
+  /** Sees every step before the first one writes anything (the memory guard), and may refuse the plan. */
+  readonly beforeWrites?: (steps: readonly PlanStep[]) => Promise<void>;
+}
+
+/** One mode of one trial: its queue name (the base of several with --queues) and the run each queue gets. */
+export interface PlanStep {
+  readonly trial: number;
+  readonly mode: Mode;
+  readonly name: string;
+  readonly runFor: (queue: string) => ModeRun;
 }
 
 /** One mode's run as the options describe it, on `jobs` jobs (the live ones are a tenth of those by default). */
@@ -64,19 +76,28 @@ function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: numb
   };
 }
 
-export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
-  const base = options.queue ?? randomQueueName();
+/** Every step of the command, in the order they run. */
+export function planSteps(options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, adjust: PlanHooks['adjust'], base: string): PlanStep[] {
   const trials = options.trials ?? 1;
-  const runs: RunResult[] = [];
+  const steps: PlanStep[] = [];
   for (let trial = 1; trial <= trials; trial++) {
     for (const mode of modes) {
-      if (trials * modes.length > 1) hooks.progress?.(trial, trials, mode);
-      const adjusted = hooks.adjust?.(mode) ?? {};
-      const name = runQueueName(base, mode, modes.length, trial, trials);
+      const adjusted = adjust?.(mode) ?? {};
       const runFor = (queue: string): ModeRun => ({ ...modeRunFor(options, mode, queue, trial, userScript, adjusted.jobs), ...adjusted });
-      if (hooks.spread) runs.push(...(await hooks.spread(name, runFor)));
-      else runs.push(await runMode(session, runFor(name), interrupts));
+      steps.push({ trial, mode, name: runQueueName(base, mode, modes.length, trial, trials), runFor });
     }
+  }
+  return steps;
+}
+
+export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
+  const steps = planSteps(options, modes, userScript, hooks.adjust, options.queue ?? randomQueueName());
+  await hooks.beforeWrites?.(steps);
+  const runs: RunResult[] = [];
+  for (const step of steps) {
+    if (steps.length > 1) hooks.progress?.(step.trial, options.trials ?? 1, step.mode);
+    if (hooks.spread) runs.push(...(await hooks.spread(step.name, step.runFor)));
+    else runs.push(await runMode(session, step.runFor(step.name), interrupts));
   }
   return runs;
 }

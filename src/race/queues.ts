@@ -4,12 +4,15 @@
  * cleanup) on the primary that owns its slot, with its own admin connection and sweepers, all K
  * side by side. On a single server every queue lives on that server.
  */
-import { connect } from '../server/connection.js';
+import type { Redis } from 'ioredis';
+import { connect, type ServerTarget } from '../server/connection.js';
 import { serverError } from '../errors.js';
 import type { Interrupts } from '../interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
 import { queueSlot } from '../queue/keys.js';
+import { checkRunMemory, type ServerLoad } from '../queue/memory-guard.js';
 import type { Topology } from '../server/cluster/topology.js';
+import type { PlanStep } from './plan.js';
 import { runMode } from './run-mode.js';
 import type { Session } from '../server/session.js';
 import type { ModeRun, RunResult } from '../model.js';
@@ -21,21 +24,37 @@ export function nodeName(url: string): string {
   return `${parsed.hostname}:${parsed.port || '6379'}`;
 }
 
+/** Where one queue of a run lives: its name, the server (`host:port`) owning its slot, and how to reach it. */
+export interface Placement {
+  readonly queue: string;
+  readonly node: string;
+  readonly target: ServerTarget;
+}
+
+/**
+ * The `queues` queues named from `name`: each on the primary that owns its slot (on a single
+ * server, all on that server). What runs them and what checks their memory beforehand share this.
+ */
+export function placeQueues(session: Pick<Session, 'target'>, topology: Topology | undefined, name: string, queues: number): Placement[] {
+  const here = nodeName(session.target.url);
+  return pickQueueNames(name, queues, topology?.primaries ?? [], (slot) => topology?.ownerOf(slot)).map((queue) => {
+    const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
+    if (!node) throw serverError(`no primary of the cluster owns the slot of queue ${queue} (${queueSlot(queue)}): is every slot assigned?`);
+    return { queue, node, target: topology ? topology.targetOf(node) : session.target };
+  });
+}
+
 /**
  * One mode's run on `queues` queues named from `name`, side by side: each on the primary that owns
  * its slot (on a single server, on that server), with its own admin connection and sweepers.
  */
 export async function runQueues(session: Session, topology: Topology | undefined, name: string, queues: number, runFor: (queue: string) => ModeRun, interrupts: Interrupts): Promise<RunResult[]> {
-  const here = nodeName(session.target.url);
-  const names = pickQueueNames(name, queues, topology?.primaries ?? [], (slot) => topology?.ownerOf(slot));
   const settled = await Promise.allSettled(
-    names.map(async (queue) => {
-      const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
-      if (!node) throw serverError(`no primary of the cluster owns the slot of queue ${queue} (${queueSlot(queue)}): is every slot assigned?`);
-      const target = topology ? topology.targetOf(node) : session.target;
+    placeQueues(session, topology, name, queues).map(async ({ queue, node, target }) => {
       const admin = await connect(target);
       try {
-        const result = await runMode({ target, admin }, runFor(queue), interrupts);
+        // On a single server the race may go through the latency proxy; a cluster refuses --latency.
+        const result = await runMode({ target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) }, runFor(queue), interrupts);
         return { ...result, node };
       } finally {
         await admin.quit().catch(() => admin.disconnect());
@@ -45,4 +64,41 @@ export async function runQueues(session: Session, topology: Topology | undefined
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+}
+
+/**
+ * The memory guard over a whole plan, before its first write: for every server the plan uses,
+ * what lives there at each step (the step's queues placed as runQueues places them), checked by
+ * checkRunMemory. Connections opened here to other primaries are closed again.
+ */
+export async function checkPlanMemory(session: Session, topology: Topology | undefined, queues: number, steps: readonly PlanStep[], signal?: AbortSignal): Promise<void> {
+  const placed = steps.map((step) => ({ step, placements: placeQueues(session, topology, step.name, queues) }));
+  const longest = placed.flatMap(({ placements }) => placements.map((p) => p.queue)).reduce((a, b) => (b.length > a.length ? b : a), '');
+  const here = nodeName(session.target.url);
+  const nodes = [...new Set(placed.flatMap(({ placements }) => placements.map((p) => p.node)))];
+  const opened: Redis[] = [];
+  try {
+    const loads: ServerLoad[] = [];
+    for (const node of nodes) {
+      const target = node === here ? session.target : (topology?.targetOf(node) ?? session.target);
+      const redis = node === here ? session.admin : await connect(target);
+      if (redis !== session.admin) opened.push(redis);
+      const moments = placed
+        .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
+        .filter((moment) => moment.length > 0);
+      loads.push({ where: target.display, redis, moments, probeQueue: probeQueueOn(node, longest, topology) });
+    }
+    await checkRunMemory(loads, signal);
+  } finally {
+    for (const redis of opened) await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** The measuring slice's queue: named after the run's longest queue name (keys as long), on `node`'s slots. */
+function probeQueueOn(node: string, longest: string, topology: Topology | undefined): string {
+  // Cut to leave room for the suffix within a queue name's 128 characters.
+  const base = `${longest.slice(0, 120)}-m`;
+  let name = base;
+  for (let n = 1; topology && topology.ownerOf(queueSlot(name)) !== node && n < 100_000; n++) name = `${base}${n}`;
+  return name;
 }

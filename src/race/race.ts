@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { LatencyLog } from '../sweepers/call-latency.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { FaultPlan } from '../consequences/faults/sweeper-faults.js';
+import type { CommandSample } from '../sweepers/command-sample.js';
 import type { MoveLog } from '../sweepers/move-log.js';
 import type { ServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
@@ -30,6 +31,8 @@ export interface RaceSetup {
   readonly cadence?: Cadence;
   /** What some strategies need beyond the common context: pending's type, a script, a function. */
   readonly extras?: Pick<SweeperContext, 'pending' | 'userScript' | 'functionName'>;
+  /** Per-job command logs of a few jobs, shared by the sweepers (the loop keeps them). */
+  readonly sample?: CommandSample | undefined;
 }
 
 export interface RaceResult {
@@ -69,6 +72,7 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
       probeDelayMs: setup.probeDelayMs,
       signal,
       faults: setup.faults?.forSweeper(index, redis),
+      sample: setup.sample?.forSweeper(index),
       ...setup.extras,
     }),
   );

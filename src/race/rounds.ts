@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { CycleTally, addWindows, type WindowCounts } from '../audit/consequence-rules.js';
 import { movesPerJob } from '../audit/rules.js';
 import type { LatencyLog } from '../sweepers/call-latency.js';
+import { CommandSample } from '../sweepers/command-sample.js';
 import type { ServerTarget } from '../server/connection.js';
 import { expiredLeases, startReleaser, type Releaser } from '../consequences/cycles.js';
 import { startChaos } from '../consequences/faults/chaos.js';
@@ -20,6 +21,7 @@ import { startWorkers, type WorkerPool } from '../consequences/workers.js';
 import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../model.js';
 
 export interface RoundsSetup {
+  /** The server as the race's connections reach it: through the latency proxy with --latency. */
   readonly target: ServerTarget;
   readonly admin: Redis;
   readonly connections: readonly Redis[];
@@ -56,6 +58,11 @@ export interface RoundsResult {
   readonly strayIds: number;
   /** Per-call times of the one-call strategies, over every round. */
   readonly latencies: readonly LatencyLog[];
+  /**
+   * Per-job command logs of a few jobs, for the report's example; undefined where none are kept:
+   * with --cycles (a re-leased job's commands would mix its stalls) or sweepers in child processes.
+   */
+  readonly sample: CommandSample | undefined;
 }
 
 export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
@@ -69,6 +76,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
   let totals = NO_ROUNDS;
   let executions: number | undefined;
+  const sample = c.cycles === 1 && !setup.runOnce ? new CommandSample(setup.jobs) : undefined;
 
   // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
   const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;
@@ -95,6 +103,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
           maxSweeps: setup.maxSweeps,
           signal,
           faults: plan,
+          sample,
           ...(setup.cadence ? { cadence: setup.cadence } : {}),
           ...(setup.extras ? { extras: setup.extras } : {}),
         });
@@ -125,6 +134,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
     callsInDoubt: plan?.callsInDoubt ?? false,
+    sample,
   };
 }
 

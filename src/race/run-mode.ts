@@ -1,24 +1,22 @@
 /**
- * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. Cleanup runs on
- * every path once the claim is won, unless --keep or a second Ctrl-C says otherwise.
+ * One mode, end to end, on a queue of its own: claim, seed, race, audit, clean up. The claim, the
+ * run's heartbeat and the cleanup are queue/claimed-run.ts's; this file is the race in between.
  */
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
+import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
+import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
-import { claimQueue } from '../queue/owner-claim.js';
-import { deleteRunKeys, leftBehindHint } from '../queue/cleanup.js';
+import { onClaimedQueue } from '../queue/claimed-run.js';
 import { connect } from '../server/connection.js';
-import { describeServerError, type EmqError } from '../errors.js';
-import { interruption, type Interrupts } from '../interrupt.js';
+import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { raceRounds, type RoundsResult } from './rounds.js';
 import { seedLiveJobs } from '../queue/seed-live.js';
-import { checkMemoryRoom } from '../server/memory-check.js';
-import { newOwnerMarker, newRunId, ownerValue } from '../queue/owner-marker.js';
 import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
@@ -41,45 +39,51 @@ interface Settled {
 type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
 
 /**
- * A mode's run on `session`'s server: it needs only the admin connection and the target. Claim,
- * then prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and
- * the result; the clean-up runs on every path once the claim is won.
+ * A mode's run on `session`'s server: it needs only the admin connection and the target, and the
+ * race's own target when its connections take another way (the latency proxy). Claim, then
+ * prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and the
+ * result; the clean-up runs on every path once the claim is won.
  */
-export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceTarget'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const { admin, target } = session;
-  const keys = queueKeys(run.queue);
-  const runId = newRunId();
-  const signal = interrupts.signal;
   const settled = settle(run);
-  signal.throwIfAborted();
-  try {
-    await checkMemoryRoom(admin, run.jobs, run.sweepers, settled.live);
-    // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
-    await claimQueue(admin, keys, ownerValue(newOwnerMarker(runId, run.jobs + settled.live)));
-  } catch (err) {
-    throw describeServerError(err, target.display);
-  }
+  interrupts.signal.throwIfAborted();
+  const keys = queueKeys(run.queue);
+  // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
+  const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
+  return onClaimedQueue(claim, interrupts, ({ runId, signal }) => raceOnQueue(session, keys, run, settled, runId, signal, clientNow));
+}
 
+/** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
+async function raceOnQueue(
+  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
+  keys: QueueKeys,
+  run: ModeRun,
+  settled: Settled,
+  runId: string,
+  signal: AbortSignal,
+  clientNow: (() => number) | undefined,
+): Promise<RunResult> {
+  const { admin } = session;
+  // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
+  const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
   let sweepFunction: SweepFunction | undefined;
-  let failure: EmqError | undefined;
   try {
     if (STRATEGIES[run.mode].needs === 'functions') sweepFunction = await loadSweepFunction(admin, runId);
-    await seed(admin, keys, run, settled.live, signal);
+    await seed(admin, keys, run, settled.live, runId, signal);
     if (!run.processes) {
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
         // Killed connections come back (the tool, not the client, decides what is sent again).
-        sweeperConnections.push(await connect(target, { reconnect: settled.consequences.faults.includes('client-kill') }));
+        sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
-    const raced = await raceQueue({ admin, target }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
+    // Seeding went through admin, direct; the race's own connections take raceTarget.
+    const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
     signal.throwIfAborted();
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
-  } catch (err) {
-    failure = interruption(signal) ?? describeServerError(err, target.display);
-    throw failure;
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
@@ -89,7 +93,6 @@ export async function runMode(session: Pick<Session, 'admin' | 'target'>, run: M
         run.warn?.(`could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})`);
       });
     }
-    if (!run.keep) await cleanUp(admin, keys, run.jobs + settled.live, run.queue, interrupts, failure, run.warn);
   }
 }
 
@@ -103,15 +106,18 @@ function settle(run: ModeRun): Settled {
   };
 }
 
-/** The expired leases, the live ones after them, and the sweep script in the server's cache. */
-async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, signal: AbortSignal): Promise<void> {
+/** The expired leases, the live ones after them (every hash carrying `runId`), and the sweep script in the server's cache. */
+async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, runId: string, signal: AbortSignal): Promise<void> {
   const serverNowMs = await serverTimeMs(admin);
-  await seedJobs(admin, keys, { jobs: run.jobs, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
   await preloadScripts(admin);
 }
 
-/** The race itself, in this process or in one process per sweeper, with the server's own call times around it. */
+/**
+ * The race itself, in this process or in one process per sweeper, with the server's own call times
+ * around it. `target` is where the race's connections go (the latency proxy with --latency).
+ */
 async function raceQueue(
   session: Pick<Session, 'admin' | 'target'>,
   keys: QueueKeys,
@@ -175,7 +181,8 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     callsInDoubt: raced.callsInDoubt,
     maxStalled: run.maxStalled,
-    trueStalls: raced.tally.trueStalls,
+    // Only re-leases make a job stall more than once: without them the true count is not measured.
+    ...(settled.consequences.cycles > 1 ? { trueStalls: raced.tally.trueStalls } : {}),
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
@@ -185,6 +192,16 @@ async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settl
 /** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
 function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCounts, sweepFunction: SweepFunction | undefined): RunResult {
   const latency = summarizeLatency(raced.latencies);
+  const { workers } = settled.consequences;
+  const example = raced.sample
+    ? pickExample(raced.sample.jobs(), {
+        keys: queueKeys(run.queue),
+        stalledBefore: run.stalledBefore,
+        pendingOnlyGrows: workers === 0 && !raced.sample.pendingShrank,
+        othersTakeFromPending: workers > 0,
+        activeOnlyShrinks: true,
+      })
+    : null;
   return {
     mode: run.mode,
     queue: run.queue,
@@ -215,26 +232,9 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     callMsP99: latency?.callMsP99 ?? null,
     callMsMax: latency?.callMsMax ?? null,
     serverCallMsP99: raced.serverCallMsP99,
+    sources: figureSources(counts, settled.consequences.cycles),
+    example,
   };
-}
-
-/**
- * Deletes the run's keys unless a second signal says not to. What cannot be deleted (a lost
- * server, a hurried exit) is said once: appended to the run's error when there is one, so a failed
- * run still ends in one line.
- */
-async function cleanUp(admin: Redis, keys: ReturnType<typeof queueKeys>, jobCount: number, queue: string, interrupts: Interrupts, failure: EmqError | undefined, warn: ModeRun['warn']): Promise<void> {
-  const hint = leftBehindHint(queue);
-  if (!interrupts.hurried && admin.status === 'ready') {
-    try {
-      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
-      return;
-    } catch {
-      // said below
-    }
-  }
-  if (failure && !interrupts.hurried) failure.message += `; ${hint}`;
-  else warn?.(hint);
 }
 
 /** The p99 of the script calls since `before`, or null where the server cannot say. */

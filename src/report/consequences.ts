@@ -11,7 +11,11 @@ export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
 export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
-/** The JSON fields beyond the plain race: always the reconciliation and escapes, the rest where they apply. */
+/**
+ * The JSON fields beyond the plain race: always the reconciliation and escapes, and the worker and
+ * observer figures (null where the run had no workers, no observer: not measured, not 0); the
+ * fault figures where faults apply.
+ */
 export interface ConsequenceJson {
   readonly cycles: number;
   readonly unacknowledgedMoves: number;
@@ -25,14 +29,14 @@ export interface ConsequenceJson {
   readonly reconnects?: number;
   readonly scriptFlushes?: number;
   readonly clientKills?: number;
-  /** With --workers: */
-  readonly workers?: number;
-  readonly executions?: number;
-  readonly doubleExecutions?: number;
-  /** With --observe: */
-  readonly samples?: number;
-  readonly windowInNeither?: number;
-  readonly windowInBoth?: number;
+  /** Workers: 0 without --workers, and then what they measure is null. */
+  readonly workers: number;
+  readonly executions: number | null;
+  readonly doubleExecutions: number | null;
+  /** The observer's figures: null without --observe. */
+  readonly samples: number | null;
+  readonly windowInNeither: number | null;
+  readonly windowInBoth: number | null;
 }
 
 export function consequenceFields(run: RunResult): ConsequenceJson {
@@ -53,8 +57,12 @@ export function consequenceFields(run: RunResult): ConsequenceJson {
           clientKills: counts?.clientKills ?? 0,
         }
       : {}),
-    ...(hasWorkers(run) ? { workers: run.consequences.workers, executions: run.executions ?? 0, doubleExecutions: run.doubleExecutions } : {}),
-    ...(observed(run) ? { samples: run.samples ?? 0, windowInNeither: run.windowInNeither, windowInBoth: run.windowInBoth } : {}),
+    workers: run.consequences.workers,
+    executions: run.executions ?? null,
+    doubleExecutions: run.doubleExecutions,
+    samples: run.samples ?? null,
+    windowInNeither: run.windowInNeither,
+    windowInBoth: run.windowInBoth,
   };
 }
 

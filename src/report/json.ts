@@ -3,10 +3,39 @@
  * reads, and the tests check), and the one function that makes it from a run's results. Fields are
  * only ever added, never renamed or removed.
  */
+import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
-import type { Mode, PendingKind, RunResult } from '../model.js';
+import { VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
+import type { RunMiss, Verdict } from './verdict.js';
+
+/**
+ * The `schema` number every JSON object carries: raised when a field is renamed or removed or
+ * changes its type or meaning, never for an added field. docs/json.md and
+ * schema/emq-race.schema.json describe the shape it numbers.
+ */
+export const JSON_SCHEMA = 1;
+
+/** What every JSON object the tool prints starts with: which version of the tool, and which shape. */
+export interface JsonHeader {
+  readonly version: string;
+  readonly schema: number;
+}
+
+export function jsonHeader(): JsonHeader {
+  return { version: VERSION, schema: JSON_SCHEMA };
+}
+
+/** What --json prints instead of a report when the command fails. */
+export interface ErrorJson extends JsonHeader {
+  readonly error: { readonly exit: number; readonly message: string };
+}
+
+export function errorJson(exit: number, message: string): ErrorJson {
+  return { ...jsonHeader(), error: { exit, message } };
+}
 
 /** What a report is made of: the server, every run, and the summaries some flags add. */
 export interface RaceReport {
@@ -21,6 +50,10 @@ export interface RaceReport {
   readonly totals?: readonly RunResult[];
   /** The cluster's primaries (`host:port`), when the server is a cluster. */
   readonly primaries?: readonly string[];
+  /** How the runs measured up to --expect, when it was given. */
+  readonly verdict?: Verdict;
+  /** With --latency: the round-trip time asked for and measured through the proxy. */
+  readonly latency?: LatencyReport;
   /** Set when the server was the tool's own: stopped at the end of the run, or kept by --keep. */
   readonly embedded?: EmbeddedFate;
 }
@@ -43,6 +76,10 @@ export interface RunJson extends ConsequenceJson {
   readonly batch: number;
   readonly maxStalled: number;
   readonly stalledBefore: number;
+  /** True exactly when every anomaly figure is 0. */
+  readonly clean: boolean;
+  /** The sum of the anomaly figures (ANOMALIES), so a script need not know their names. */
+  readonly anomalies: number;
   readonly recoveries: number;
   readonly doubleRecoveries: number;
   readonly duplicatePending: number;
@@ -62,35 +99,66 @@ export interface RunJson extends ConsequenceJson {
   readonly maxSweeps: number;
   readonly processes: boolean;
   readonly retries: number;
-  readonly stolenLeases: number;
-  readonly misreported: number;
+  /** Null where not measured: no live jobs; a strategy whose record is not cross-checked (only user scripts are). */
+  readonly stolenLeases: number | null;
+  readonly misreported: number | null;
+  /** With --cycles: jobs whose counter ended below the stalls they truly had, and those stalls; null otherwise. */
+  readonly forgottenStalls: number | null;
+  readonly forgottenStallCount: number | null;
+  /** The most entries one job had in pending: it would run that many times. */
+  readonly mostPendingEntries: number;
   readonly callMsP50: number | null;
   readonly callMsP99: number | null;
   readonly callMsMax: number | null;
   readonly serverCallMsP99: number | null;
   /** `host:port` of the node the queue lived on (with --queues or a cluster); null otherwise. */
   readonly node: string | null;
+  /** Where each anomaly figure comes from: server, sweepers, or one against the other; null where not measured. */
+  readonly sources: FigureSources;
+  /** A loop run's job recovered more than once, command by command in the server's order; null otherwise. */
+  readonly example: InterleavingExample | null;
 }
 
-export interface ReportJson {
+/** One mode's verdict; the mode is its key in VerdictJson.modes. */
+export interface ModeVerdictJson {
+  readonly expected: Outcome;
+  readonly pass: boolean;
+  readonly runs: number;
+  readonly misses: readonly RunMiss[];
+}
+
+/** The verdict with its modes keyed by name, so a script reads `.verdict.modes.loop.pass`. */
+export interface VerdictJson {
+  readonly expect: string;
+  readonly pass: boolean;
+  readonly modes: Readonly<Partial<Record<Mode, ModeVerdictJson>>>;
+}
+
+export interface ReportJson extends JsonHeader {
   readonly server: ServerJson;
+  /** With --latency; absent when the race went to the server directly. */
+  readonly latency?: LatencyReport;
   readonly runs: readonly RunJson[];
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
   readonly trials?: readonly TrialSummary[];
+  /** With --expect. */
+  readonly verdict?: VerdictJson;
 }
-
 
 export function reportJson(report: RaceReport): ReportJson {
   return {
+    ...jsonHeader(),
     server: { kind: report.server.kind, version: report.server.version, url: report.server.url, ...(report.primaries ? { primaries: report.primaries } : {}) },
+    ...(report.latency ? { latency: report.latency } : {}),
     runs: report.runs.map(runJson),
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
+    ...(report.verdict ? { verdict: verdictJson(report.verdict) } : {}),
   };
 }
 
-function runJson(run: RunResult): RunJson {
+export function runJson(run: RunResult): RunJson {
   return {
     mode: run.mode,
     queue: run.queue,
@@ -99,6 +167,8 @@ function runJson(run: RunResult): RunJson {
     batch: run.batch,
     maxStalled: run.maxStalled,
     stalledBefore: run.stalledBefore,
+    clean: isClean(run),
+    anomalies: anomalyTotal(run),
     recoveries: run.recoveries,
     doubleRecoveries: run.doubleRecoveries,
     duplicatePending: run.duplicatePending,
@@ -120,11 +190,20 @@ function runJson(run: RunResult): RunJson {
     retries: run.retries,
     stolenLeases: run.stolenLeases,
     misreported: run.misreported,
+    forgottenStalls: run.forgottenStalls,
+    forgottenStallCount: run.forgottenStallCount,
+    mostPendingEntries: run.mostPendingEntries,
     ...consequenceFields(run),
     callMsP50: run.callMsP50,
     callMsP99: run.callMsP99,
     callMsMax: run.callMsMax,
     serverCallMsP99: run.serverCallMsP99,
     node: run.node ?? null,
+    sources: run.sources,
+    example: run.example,
   };
+}
+
+function verdictJson(verdict: Verdict): VerdictJson {
+  return { expect: verdict.expect, pass: verdict.pass, modes: Object.fromEntries(verdict.modes.map(({ mode, ...rest }) => [mode, rest])) };
 }

@@ -8,15 +8,21 @@ import { serverHeadline } from '../server/connection.js';
 import { groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
 import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
+import { exampleLines } from './example.js';
 import type { RaceReport } from './json.js';
+import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
-import { ANOMALIES, type AuditCounts, type Mode, type RunResult } from '../model.js';
+import { ANOMALIES, type AuditCounts, type Mode, type RunResult, type SourcedFigure } from '../model.js';
 
 export interface Column {
   readonly head: string;
-  readonly value: (run: RunResult) => string | number;
+  /** The cell's value; null where the run did not measure it (— in the table, empty in CSV). */
+  readonly value: (run: RunResult) => string | number | null;
   /** Anomaly columns are green at zero and red otherwise. */
   readonly anomaly?: keyof AuditCounts;
+  /** The figure whose source the table's legend names. */
+  readonly figure?: SourcedFigure;
   /** Columns that apply only to some runs show only when one of them is in the report. */
   readonly applies?: (run: RunResult) => boolean;
   /**
@@ -30,34 +36,30 @@ export const COLUMNS: readonly Column[] = [
   { head: 'mode', value: (r) => r.mode },
   { head: 'sweepers', value: (r) => r.sweepers },
   { head: 'jobs', value: (r) => r.jobs, headline: true },
-  { head: 'recoveries', value: (r) => r.recoveries, headline: true },
-  { head: 'double\nrecoveries', value: (r) => r.doubleRecoveries, anomaly: 'doubleRecoveries', headline: true },
-  { head: 'duplicate\npending', value: (r) => r.duplicatePending, anomaly: 'duplicatePending', headline: true },
-  { head: 'lost\nincrements', value: (r) => r.lostIncrements, anomaly: 'lostIncrements', headline: true },
-  { head: 'extra\nincrements', value: (r) => r.extraIncrements, anomaly: 'extraIncrements' },
-  { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs', headline: true },
-  { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced' },
-  { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed' },
-  { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', applies: (r) => r.live > 0 || r.stolenLeases > 0 },
-  // The figures a mode or a flag was chosen for are rows of their own where they apply.
-  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported > 0, headline: true },
+  { head: 'recoveries', value: (r) => r.recoveries, figure: 'recoveries', headline: true },
+  { head: 'double\nrecoveries', value: (r) => r.doubleRecoveries, anomaly: 'doubleRecoveries', figure: 'doubleRecoveries', headline: true },
+  { head: 'duplicate\npending', value: (r) => r.duplicatePending, anomaly: 'duplicatePending', figure: 'duplicatePending', headline: true },
+  { head: 'lost\nincrements', value: (r) => r.lostIncrements, anomaly: 'lostIncrements', figure: 'lostIncrements', headline: true },
+  { head: 'extra\nincrements', value: (r) => r.extraIncrements, anomaly: 'extraIncrements', figure: 'extraIncrements' },
+  { head: 'forgotten\nstalls', value: (r) => r.forgottenStalls, anomaly: 'forgottenStalls', figure: 'forgottenStalls', applies: hasCycles, headline: true },
+  { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs', figure: 'lostJobs', headline: true },
+  { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced', figure: 'misplaced' },
+  { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed', figure: 'unreclaimed' },
+  { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', figure: 'stolenLeases', applies: (r) => r.stolenLeases !== null },
+  // The figures a mode or a flag was chosen for are rows of the fitted table where they apply.
+  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', figure: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported !== null, headline: true },
   { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0, headline: true },
   { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0, headline: true },
   { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0, headline: true },
-  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', applies: hasWorkers, headline: true },
-  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', applies: hasCycles, headline: true },
-  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', applies: observed, headline: true },
-  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', applies: observed, headline: true },
-  { head: 'samples', value: (r) => r.samples ?? 0, applies: observed },
+  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', figure: 'doubleExecutions', applies: hasWorkers, headline: true },
+  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', figure: 'deadLetterEscapes', applies: hasCycles, headline: true },
+  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', figure: 'windowInNeither', applies: observed, headline: true },
+  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', figure: 'windowInBoth', applies: observed, headline: true },
+  { head: 'samples', value: (r) => r.samples ?? null, applies: observed },
   { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
   { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
 ];
-
-/** A column's head on one line: "double recoveries", "misreported". */
-export function columnName(column: Pick<Column, 'head'>): string {
-  return column.head.replace(/-\n/g, '').replace(/\n/g, ' ');
-}
 
 /** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
 export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
@@ -75,22 +77,38 @@ export function runReadout(report: Pick<RaceReport, 'totals'>, run: RunResult): 
 
 export interface TableLayout {
   readonly color: boolean;
-  /** The width to fit (see text.ts); ignored with `wide`. */
+  /** The width to fit (see text.ts); the wide table ignores it, the sentences under it do not. */
   readonly width: number;
   /** Every column, one row per run, however wide. */
   readonly wide: boolean;
 }
 
-function painter(color: boolean): (text: string, count: number) => string {
+/** A count's cell: — where not measured, else grouped and, for an anomaly, green at 0 and red otherwise. */
+function painter(color: boolean): (value: string | number | null, anomaly?: number | null) => string {
   const paint = new Chalk({ level: color ? 1 : 0 });
-  return (text, count) => (count === 0 ? paint.green(text) : paint.red(text));
+  return (value, anomaly) => {
+    if (value === null) return NOT_MEASURED;
+    const text = groupThousands(value);
+    if (anomaly === undefined) return text;
+    return anomaly === 0 ? paint.green(text) : paint.red(text);
+  };
 }
 
 /** The anomalies the fitted table sums into one row: those with no row of their own. */
 const FOLDED = COLUMNS.filter((column) => column.anomaly !== undefined && !column.headline);
 
+/** Their sum for one run, the unmeasured ones left out. */
 function otherAnomalies(run: RunResult): number {
-  return FOLDED.reduce((sum, column) => sum + (column.anomaly ? run[column.anomaly] : 0), 0);
+  return FOLDED.reduce((sum, column) => sum + (column.anomaly ? (run[column.anomaly] ?? 0) : 0), 0);
+}
+
+interface Laid {
+  readonly before: readonly string[];
+  readonly table: string;
+  readonly after: readonly string[];
+  /** The figures the table shows, for the legend of their sources. */
+  readonly columns: readonly Column[];
+  readonly rows: readonly RunResult[];
 }
 
 /**
@@ -98,32 +116,34 @@ function otherAnomalies(run: RunResult): number {
  * several queues, whose queues the readouts name), then what "other anomalies" holds.
  */
 function fittedTable(report: RaceReport, layout: TableLayout): Laid {
-  const colour = painter(layout.color);
+  const cell = painter(layout.color);
   const runs = report.totals ?? report.runs;
   const columns = columnsFor(runs).filter((column) => column.headline);
   const rows = columns.map((column) => ({
-    label: columnName(column),
-    cells: runs.map((run) => {
-      const text = groupThousands(column.value(run));
-      return column.anomaly ? colour(text, run[column.anomaly]) : text;
-    }),
+    label: headWords(column.head),
+    cells: runs.map((run) => cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined)),
   }));
   // With the anomalies, before jobs/s.
-  rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => colour(groupThousands(otherAnomalies(run)), otherAnomalies(run))) });
+  rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => cell(otherAnomalies(run), otherAnomalies(run))) });
   const named = runs.flatMap((run) => {
-    const counts = FOLDED.filter((column) => column.anomaly && run[column.anomaly] > 0).map((column) => `${groupThousands(column.anomaly ? run[column.anomaly] : 0)} ${columnName(column)}`);
+    const counts = FOLDED.flatMap((column) => {
+      const count = column.anomaly ? (run[column.anomaly] ?? 0) : 0;
+      return count > 0 ? [`${groupThousands(count)} ${headWords(column.head)}`] : [];
+    });
     return counts.length > 0 ? [`${run.mode} ${counts.join(', ')}`] : [];
   });
   return {
     before: report.totals && report.runs.length > report.totals.length ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`] : [],
     table: renderFittedTable(runs.map((run) => run.mode), rows, layout.width),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
+    columns: [...columns, ...FOLDED.filter((column) => !column.applies || runs.some(column.applies))],
+    rows: runs,
   };
 }
 
 /** Every column, one row per run (and per mode's sum), as the table always was. */
 function wideTable(report: RaceReport, layout: TableLayout): Laid {
-  const colour = painter(layout.color);
+  const cell = painter(layout.color);
   const columns = columnsFor(report.runs);
   const table = new Table({
     head: columns.map((c) => c.head),
@@ -134,56 +154,94 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
   });
   const rows = report.totals ? [...report.runs, ...report.totals.map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
   for (const run of rows) {
-    table.push(
-      columns.map((column) => {
-        const value = column.value(run);
-        const text = column.head === 'mode' ? String(value) : groupThousands(value);
-        return column.anomaly ? colour(text, run[column.anomaly]) : text;
-      }),
-    );
+    table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined))));
   }
-  return { before: [], table: table.toString(), after: [] };
-}
-
-interface Laid {
-  readonly before: readonly string[];
-  readonly table: string;
-  readonly after: readonly string[];
+  return { before: [], table: table.toString(), after: [], columns, rows };
 }
 
 export function renderTable(report: RaceReport, layout: TableLayout): string {
   const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
+  const latency = report.latency ? [latencyLine(report.latency)] : [];
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
+  const shown = laid.columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
+  const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
+  const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);
+  const example = report.runs.find((run) => run.example !== null);
   // The table is laid out to fit; the sentences around it wrap at the same width.
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
-  return [...fit([serverHeadline(report.server, report.embedded), ...cluster, ...laid.before]), laid.table, ...fit([...laid.after, ...readouts])].join('\n');
+  return [
+    ...fit([serverHeadline(report.server, report.embedded), ...cluster, ...latency, ...laid.before]),
+    laid.table,
+    ...fit(laid.after),
+    ...legend,
+    ...fit(readouts),
+    ...(example ? ['', ...exampleLines(example, layout.width)] : []),
+  ].join('\n');
 }
 
-/** One line in plain words per run, from its own counts. */
+/** The latency a run raced under, asked for and measured, as the table's header says it. */
+export function latencyLine(latency: LatencyReport): string {
+  return `latency: ${latencyWords(latency)}`;
+}
+
+/** What --latency added, in words: shared by the table's header and the HTML page. */
+export function latencyWords(latency: LatencyReport): string {
+  const jitter = latency.jitterMs > 0 ? ` + up to ${latency.jitterMs} ms jitter` : '';
+  const { median, p99 } = latency.measuredRttMs;
+  return `${latency.requestedMs} ms${jitter} of round trip added to the race's connections; measured median ${median.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latency.pings} PINGs through the proxy; seeding and audit go direct)`;
+}
+
+/**
+ * One line in plain words per run, from its own counts. A "lost increment" is the source page's:
+ * a recovery the counter does not show; forgotten stalls (a counter below the stalls a job truly
+ * had) are named only where the run measured them and found some. Where the extra recoveries are
+ * more than the server's final state shows, the line says they are the sweepers' own record.
+ */
 export function readout(run: RunResult): string {
-  const anomalies = ANOMALIES.filter((name) => run[name] > 0);
+  const count = (name: (typeof ANOMALIES)[number]): number => run[name] ?? 0;
   const head = `${run.mode} (${plural(run.sweepers, 'sweeper')}, ${plural(run.jobs, 'job')}):`;
-  if (anomalies.length === 0) {
+  if (ANOMALIES.every((name) => count(name) === 0)) {
     return `${head} every expired lease was reclaimed exactly once and every stall was counted (${plural(run.recoveries, 'recovery', 'recoveries')}, 0 anomalies).`;
   }
+  const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
   if (run.jobsRecoveredMoreThanOnce > 0) {
-    parts.push(`recovered ${plural(run.jobsRecoveredMoreThanOnce, 'job')} more than once (${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')})`);
+    parts.push(`recovered ${plural(run.jobsRecoveredMoreThanOnce, 'job')} more than once (${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')}, by the sweepers' own records)`);
   }
-  if (run.duplicatePending > 0) parts.push(`left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run twice)`);
-  if (run.lostIncrements > 0) parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}`);
+  if (run.duplicatePending > 0) parts.push(`left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`);
+  if (run.lostIncrements > 0) {
+    const meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
+    parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
+  }
+  if (forgotten) parts.push(`forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`);
   if (run.extraIncrements > 0) parts.push(`counted ${plural(run.extraIncrements, 'stall')} that no sweep recorded`);
   if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (in no set at all)`);
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
-  if (run.doubleExecutions > 0) parts.push(`executed jobs again ${plural(run.doubleExecutions, 'time')} (double executions)`);
+  if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (run.deadLetterEscapes > 0) parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
-  if (run.windowInNeither > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(run.windowInNeither, 'time')}`);
-  if (run.windowInBoth > 0) parts.push(`was seen with a job in two places at once ${plural(run.windowInBoth, 'time')}`);
+  if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);
+  if (count('windowInBoth') > 0) parts.push(`was seen with a job in two places at once ${plural(count('windowInBoth'), 'time')}`);
   if (run.unreclaimed > 0) parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
-  if (run.stolenLeases > 0) parts.push(`took ${plural(run.stolenLeases, 'job')} whose lease was still valid (stolen from a busy worker)`);
-  if (run.misreported > 0) parts.push(`returned moves that disagree with the server for ${plural(run.misreported, 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`);
+  if (count('stolenLeases') > 0) parts.push(`took ${plural(count('stolenLeases'), 'job')} whose lease was still valid (stolen from a busy worker)`);
+  if (count('misreported') > 0) parts.push(`returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`);
   const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
-  return `${head} ${parts.join(', ')}.${cut}`;
+  return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;
 }
 
+/**
+ * Where the server's final state shows fewer duplicates than the sweepers recorded extra
+ * recoveries, a sentence that says so and why: those recoveries are known from the sweepers'
+ * records alone.
+ */
+function unseenByServer(run: RunResult): string {
+  if (run.doubleRecoveries === 0 || run.duplicatePending >= run.doubleRecoveries) return '';
+  const why: string[] = [];
+  if (run.pending === 'zset') why.push('a sorted set holds a job once');
+  else if (run.consequences.workers > 0) why.push('workers took entries from pending');
+  if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
+  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) why.push('dead-lettered jobs were taken back out of pending');
+  const shown = run.duplicatePending === 0 ? 'none' : `only ${run.duplicatePending}`;
+  const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
+  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
+}

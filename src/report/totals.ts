@@ -1,7 +1,8 @@
 /**
  * One summed row per mode (per mode and trial, with --trials) when several queues ran at once:
  * counts and jobs add up (observer samples, worker executions and fault counts too, so that a
- * summed anomaly sits beside the sums it came from); the settings are the first queue's; the
+ * summed anomaly sits beside the sums it came from; a count no queue measured stays null); the
+ * most entries of one job in pending is the largest queue's; the settings are the first queue's; the
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
@@ -11,7 +12,14 @@ const SUMMED = [
   'jobs',
   'sweepers',
   'recoveries',
-  ...ANOMALIES,
+  'doubleRecoveries',
+  'duplicatePending',
+  'lostIncrements',
+  'extraIncrements',
+  'lostJobs',
+  'misplaced',
+  'unreclaimed',
+  'deadLetterEscapes',
   'jobsRecoveredMoreThanOnce',
   'unacknowledgedMoves',
   'roundTrips',
@@ -23,6 +31,12 @@ const SUMMED = [
 
 /** Counts present only with some flags (--observe, --workers): summed where present. */
 const SUMMED_IF_PRESENT = ['samples', 'executions'] as const satisfies readonly (keyof RunResult)[];
+
+/** Counts some runs do not measure (null): summed over the queues that did. */
+const SUMMED_IF_MEASURED = [
+  ...ANOMALIES.filter((name) => !(SUMMED as readonly string[]).includes(name)),
+  'forgottenStallCount',
+] as const satisfies readonly (keyof RunResult)[];
 
 const WORST = ['callMsP50', 'callMsP99', 'callMsMax', 'serverCallMsP99'] as const satisfies readonly (keyof RunResult)[];
 
@@ -38,6 +52,11 @@ function sumFaultCounts(counts: readonly RunResult['faultCounts'][]): RunResult[
   if (!first) return undefined;
   const keys = Object.keys(first) as (keyof typeof first)[];
   return Object.fromEntries(keys.map((key) => [key, known.reduce((sum, c) => sum + c[key], 0)])) as unknown as RunResult['faultCounts'];
+}
+
+function sumIfMeasured(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? known.reduce((sum, v) => sum + v, 0) : null;
 }
 
 function worst(values: readonly (number | null)[]): number | null {
@@ -58,12 +77,17 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
     const first = group[0] as RunResult;
     const sums = Object.fromEntries(SUMMED.map((field) => [field, group.reduce((sum, run) => sum + run[field], 0)]));
     const present = Object.fromEntries(SUMMED_IF_PRESENT.map((field) => [field, sumIfPresent(group.map((run) => run[field]))]));
+    const measured = Object.fromEntries(SUMMED_IF_MEASURED.map((field) => [field, sumIfMeasured(group.map((run) => run[field]))]));
     const worsts = Object.fromEntries(WORST.map((field) => [field, worst(group.map((run) => run[field]))]));
     const wallMs = Math.max(...group.map((run) => run.wallMs));
     return {
       ...first,
       ...sums,
       ...present,
+      ...measured,
+      mostPendingEntries: Math.max(...group.map((run) => run.mostPendingEntries)),
+      // One job's commands belong to its own queue's row.
+      example: null,
       faultCounts: sumFaultCounts(group.map((run) => run.faultCounts)),
       ...worsts,
       queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,

@@ -1,20 +1,23 @@
 /**
- * The --trials table: one row per mode with its reproduction rate and the min / median / max of
- * every anomaly count and of jobs/s, then one plain line per mode.
+ * The --trials table: for each mode its reproduction rate and the min / median / max of every
+ * anomaly count and of jobs/s, then one plain line per mode. A count the trials did not measure
+ * shows as —.
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
-import { ANOMALIES } from '../model.js';
+import { NOT_MEASURED, headWords } from './legend.js';
+import { ANOMALIES, type Anomaly } from '../model.js';
 import { groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
 import type { TableLayout } from './report.js';
 
-const HEADS: Record<(typeof ANOMALIES)[number], string> = {
+const HEADS: Record<Anomaly, string> = {
   doubleRecoveries: 'double\nrecoveries',
   duplicatePending: 'duplicate\npending',
   lostIncrements: 'lost\nincrements',
   extraIncrements: 'extra\nincrements',
+  forgottenStalls: 'forgotten\nstalls',
   lostJobs: 'lost\njobs',
   misplaced: 'misplaced',
   unreclaimed: 'unreclaimed',
@@ -29,7 +32,8 @@ const HEADS: Record<(typeof ANOMALIES)[number], string> = {
 /** Always shown; the other anomaly columns only where some trial counted one. */
 const CORE: readonly string[] = ['doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs', 'misplaced', 'unreclaimed'];
 
-export function formatSpread(s: Spread): string {
+export function formatSpread(s: Spread | null): string {
+  if (s === null) return NOT_MEASURED;
   const n = (v: number): string => (Number.isInteger(v) ? groupThousands(v) : v.toFixed(1));
   return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
 }
@@ -44,8 +48,10 @@ export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' |
  */
 export function renderTrialsTable(summaries: readonly TrialSummary[], layout: TableLayout): string {
   const paint = new Chalk({ level: layout.color ? 1 : 0 });
-  const colour = (text: string, bad: boolean): string => (bad ? paint.red(text) : paint.green(text));
-  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => s[name].max > 0));
+  const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
+  const spread = (s: TrialSummary, name: Anomaly): string => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])));
+  const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
+  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => worst(s, name) > 0));
   let table: string;
   if (layout.wide) {
     const wide = new Table({
@@ -53,21 +59,13 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
       style: { head: [], border: [] },
       chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
     });
-    for (const s of summaries) {
-      wide.push([
-        s.mode,
-        String(s.trials),
-        colour(formatRate(s), s.reproduced > 0),
-        ...anomalies.map((name) => colour(formatSpread(s[name]), s[name].max > 0)),
-        formatSpread(s.jobsPerSec),
-      ]);
-    }
+    for (const s of summaries) wide.push([s.mode, String(s.trials), rate(s), ...anomalies.map((name) => spread(s, name)), formatSpread(s.jobsPerSec)]);
     table = wide.toString();
   } else {
     table = renderFittedTable(summaries.map((s) => s.mode), [
       { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
-      { label: 'reproduced', cells: summaries.map((s) => colour(formatRate(s), s.reproduced > 0)) },
-      ...anomalies.map((name) => ({ label: oneLine(HEADS[name]), cells: summaries.map((s) => colour(formatSpread(s[name]), s[name].max > 0)) })),
+      { label: 'reproduced', cells: summaries.map(rate) },
+      ...anomalies.map((name) => ({ label: headWords(HEADS[name]), cells: summaries.map((s) => spread(s, name)) })),
       { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
     ], layout.width);
   }
@@ -79,11 +77,10 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
   return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
 }
 
-function oneLine(head: string): string {
-  return head.replace(/-\n/g, '').replace(/\n/g, ' ');
-}
-
 function describeWorst(s: TrialSummary): string {
-  const shown = ANOMALIES.filter((name) => s[name].max > 0).map((name) => `${oneLine(HEADS[name])} median ${formatSpread(s[name]).split(' / ')[1]}, max ${s[name].max}`);
+  const shown = ANOMALIES.flatMap((name) => {
+    const spread = s[name];
+    return spread && spread.max > 0 ? [`${headWords(HEADS[name])} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
+  });
   return shown.length > 0 ? `; ${shown.join('; ')}` : '';
 }

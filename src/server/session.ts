@@ -19,6 +19,11 @@ export interface Session {
   readonly admin: Redis;
   readonly info: ServerInfo;
   readonly embedded: EmbeddedServer | undefined;
+  /**
+   * Where the race's own connections go (sweepers, workers, observer, re-leaser, chaos) when not
+   * to `target`: the latency proxy (--latency). Seeding, auditing and cleanup stay on `admin`.
+   */
+  readonly raceTarget?: ServerTarget;
 }
 
 /** Where to connect, or undefined for the embedded default. Checked before anything starts. */
@@ -48,14 +53,17 @@ export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv =
 
 /**
  * The session on `target`, for a single server and an embedded cluster alike. A server started for
- * it is stopped when the session cannot be opened: nothing else would stop it.
+ * it is stopped, and the connection closed, when the session cannot be opened: nothing else would.
  */
 export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+  let admin: Redis | undefined;
   try {
-    const admin = await connect(target);
+    admin = await connect(target);
     const info = await readServerInfo(admin, target);
     return { target, admin, info, embedded };
   } catch (err) {
+    // An open connection would keep the process alive after the error is printed (a user without +info).
+    admin?.disconnect();
     await embedded?.stop();
     throw err;
   }

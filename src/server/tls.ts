@@ -4,6 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { usageError } from '../errors.js';
 
 export interface TlsFlags {
@@ -18,6 +19,11 @@ export interface TlsSettings {
   readonly cert?: Buffer;
   readonly key?: Buffer;
   readonly rejectUnauthorized: boolean;
+  /**
+   * The host the server's certificate must name when the socket goes somewhere else first (the
+   * latency proxy, on loopback): the --url's host. Absent when the socket goes to the --url itself.
+   */
+  readonly serverName?: string;
 }
 
 export function addTlsOptions(command: Command): Command {
@@ -50,10 +56,34 @@ export function tlsSettings(url: string, flags: TlsFlags): TlsSettings | undefin
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
     throw usageError(flags.tlsCert === undefined ? '--tls-key: needs --tls-cert as well' : '--tls-cert: needs --tls-key as well');
   }
-  return {
+  const settings: TlsSettings = {
     ...(flags.tlsCa !== undefined ? { ca: readPem('--tls-ca', flags.tlsCa) } : {}),
     ...(flags.tlsCert !== undefined ? { cert: readPem('--tls-cert', flags.tlsCert) } : {}),
     ...(flags.tlsKey !== undefined ? { key: readPem('--tls-key', flags.tlsKey) } : {}),
     rejectUnauthorized: flags.tlsInsecure !== true,
   };
+  checkLocally(settings);
+  return settings;
+}
+
+/**
+ * Builds the TLS context once before any connection: a file that holds no PEM, or a key that does
+ * not belong to the certificate, is the user's input to fix (exit 2), not a server problem.
+ */
+function checkLocally(settings: TlsSettings): void {
+  const { ca, cert, key } = settings;
+  if (ca) usable('--tls-ca', { ca });
+  if (cert) usable('--tls-cert', { cert });
+  if (key) usable('--tls-key', { key });
+  if (cert && key) usable('--tls-key', { cert, key });
+}
+
+function usable(flag: string, options: Pick<TlsSettings, 'ca' | 'cert' | 'key'>): void {
+  try {
+    createSecureContext(options);
+  } catch (err) {
+    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+    if (/key values mismatch/i.test(reason)) throw usageError(`${flag}: the key does not belong to the certificate of --tls-cert`);
+    throw usageError(`${flag}: the file cannot be used for TLS (${reason.replace(/^error:[0-9A-F]+:/, '')})`);
+  }
 }

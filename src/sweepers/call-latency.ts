@@ -3,6 +3,8 @@
  * waiting behind other sweepers' calls on the server's one command thread. Kept in a growable
  * Float64Array, so a run of 10,000 calls costs 80 kB, not 10,000 objects.
  */
+import { percentileOfSorted } from '../model.js';
+
 export class LatencyLog {
   private values = new Float64Array(256);
   private size = 0;
@@ -30,16 +32,6 @@ export interface CallLatency {
   readonly callMsP50: number;
   readonly callMsP99: number;
   readonly callMsMax: number;
-}
-
-/**
- * The nearest-rank percentile (p in 0..100) of values already sorted ascending: the smallest value
- * with at least p% of all values at or below it. NaN for no values.
- */
-export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }
 
 /** p50, p99 and max over every log, rounded to 0.01 ms; undefined when no call was recorded. */

@@ -25,6 +25,8 @@ export interface SweeperContext {
   readonly userScript?: string;
   /** The function mode's FCALL name, loaded for this run. */
   readonly functionName?: string;
+  /** Per-job command logs for a few jobs, for the report's example (the loop keeps them). */
+  readonly sample?: SweeperSample | undefined;
 }
 
 export interface Sweeper {
@@ -45,6 +47,14 @@ export interface Sweeper {
 }
 
 export type SweeperFactory = (context: SweeperContext) => Sweeper;
+
+/** What one sweeper sees of the run's per-job command logs (see command-sample.ts). */
+export interface SweeperSample {
+  /** The runner for commands about job `id`: logging when the job is sampled, `exec` itself otherwise. */
+  execFor(id: string, exec: Exec): Exec;
+  /** This sweeper is about to take an entry out of pending (RPUSH's replies then stop being a clock). */
+  notePendingRemoval(): void;
+}
 
 /** A command runner that counts what it sends, for strategies that speak raw commands. */
 export type Exec = (command: string, ...args: (string | number)[]) => Promise<unknown>;

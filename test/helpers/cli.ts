@@ -22,11 +22,13 @@ export function cliResult(code: number | null, signal: NodeJS.Signals | null, st
 }
 
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runProcess(process.execPath, [BIN, ...args], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env } });
+}
+
+/** Runs any program to its end (an installed `emq-race`, npm) and collects its exit code and output. */
+export function runProcess(file: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(file, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -21,3 +21,18 @@ export async function keyspaceDigest(redis: Redis): Promise<Map<string, string>>
   }
   return digest;
 }
+
+/**
+ * What a key is, as the server sees it: its type, its absolute expiry (PEXPIRETIME, -1 for none)
+ * and DEBUG DIGEST-VALUE of its value. The server must run with --enable-debug-command.
+ */
+export async function valueDigests(redis: Redis, keys: readonly string[]): Promise<Map<string, string>> {
+  const digests = new Map<string, string>();
+  for (const key of keys) {
+    const type = await redis.type(key);
+    const expires = String(await redis.call('PEXPIRETIME', key));
+    const digest = type === 'none' ? '' : String(await redis.call('DEBUG', 'DIGEST-VALUE', key));
+    digests.set(key, `${type} ${expires} ${digest}`);
+  }
+  return digests;
+}

@@ -1,8 +1,9 @@
 /** Runs one mode through the tool's own runMode, with small defaults and a fresh queue name. */
+import assert from 'node:assert/strict';
 import type { Interrupts } from '../../src/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
-import { type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/model.js';
+import { ANOMALIES, type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/model.js';
 
 let counter = 0;
 export const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
@@ -17,6 +18,12 @@ export interface RunOver {
   queue?: string;
   consequences?: Partial<Consequences>;
   pending?: PendingKind;
+  live?: number;
+}
+
+/** Every anomaly the run measured is 0; one it did not measure is null, never 0. */
+export function assertNoAnomaly(run: RunResult): void {
+  for (const name of ANOMALIES) assert.ok(run[name] === 0 || run[name] === null, `${run.mode} ${name}: ${run[name]}`);
 }
 
 export function runWith(session: Session, interrupts: Interrupts, mode: Mode, over: RunOver = {}): Promise<RunResult> {
@@ -32,5 +39,6 @@ export function runWith(session: Session, interrupts: Interrupts, mode: Mode, ov
     keep: over.keep ?? false,
     consequences: { ...NO_CONSEQUENCES, ...over.consequences },
     ...(over.pending ? { pending: over.pending } : {}),
+    ...(over.live !== undefined ? { live: over.live } : {}),
   }, interrupts);
 }

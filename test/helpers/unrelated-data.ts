@@ -34,6 +34,18 @@ export async function fillUnrelated(redis: Redis): Promise<void> {
   await redis.hset('emq:{race-0000beef}:job:1', 'state', 'pending');
 }
 
+/**
+ * Somebody else's queue under a name a run could pick (`race-payments`, inside the README's ACL
+ * pattern), holding keys with the very names a run creates: job:1, job:2, job:50 and pending.
+ */
+export async function fillPaymentsQueue(redis: Redis): Promise<void> {
+  await redis.hset('emq:{race-payments}:job:1', 'state', 'active', 'stalled', 0, 'amount', '120.00');
+  await redis.hset('emq:{race-payments}:job:2', 'state', 'active', 'stalled', 1, 'amount', '75.50');
+  await redis.hset('emq:{race-payments}:job:50', 'state', 'pending', 'amount', '9900.00');
+  await redis.pexpire('emq:{race-payments}:job:50', 3_600_000);
+  await redis.rpush('emq:{race-payments}:pending', '50', '2');
+}
+
 /** The digest plus which keys carry a TTL: a run must change neither. */
 export async function unrelatedState(redis: Redis): Promise<{ digest: Map<string, string>; withTtl: string[] }> {
   const digest = await keyspaceDigest(redis);

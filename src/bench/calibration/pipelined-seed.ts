@@ -23,7 +23,8 @@ export async function seedJobsPipelined(redis: Redis, keys: QueueKeys, plan: See
     const members: (string | number)[] = [];
     for (let id = first; id <= last; id++) {
       const deadline = expiredDeadline(plan.serverNowMs, id);
-      pipeline.hset(keys.job(id), 'state', 'active', 'stalled', plan.stalledBefore);
+      // The same fields as seed-jobs.lua writes, so both seedings do the same work.
+      pipeline.hset(keys.job(id), 'state', 'active', 'stalled', plan.stalledBefore, 'run', plan.runId);
       if (zadd === 'per-job') pipeline.zadd(keys.active, deadline, id);
       else members.push(deadline, id);
     }

@@ -1,9 +1,10 @@
 --[[
   Seed the jobs first..last whose residue (id % 1000) lies in high..low as leased (already
-  expired, unless ARGV[5] is negative), on the server: each job's hash gets state=active and its
-  starting stall count, and its id goes into `active` scored by a lease deadline in the server's
-  past. One call seeds thousands of jobs with no round trip per job; the caller bounds the jobs
-  per call (seedSlices() in src/seed.ts), so one call holds the server for milliseconds.
+  expired, unless ARGV[5] is negative), on the server: each job's hash gets state=active, its
+  starting stall count and the run's id, and its id goes into `active` scored by a lease
+  deadline in the server's past. One call seeds thousands of jobs with no round trip per job;
+  the caller bounds the jobs per call (seedSlices() in src/seed.ts), so one call holds the server
+  for milliseconds.
 
   The deadline rule is now - expiredBy - (id % 1000); with expiredBy = EXPIRED_BY_MS it is
   expiredDeadline() in src/seed.ts.
@@ -19,6 +20,8 @@
     ARGV[6] the stall count every job starts with
     ARGV[7] highest residue to seed (0-999; default 999)
     ARGV[8] lowest residue to seed (0-999; default 0)
+    ARGV[9] the run's id, written to each hash as `run`: `emq-race clean` deletes a job hash only
+            when it carries the id of the run whose owner marker it is cleaning
 
   Output:
     the number of jobs seeded
@@ -33,6 +36,7 @@ local base = tonumber(ARGV[4]) - tonumber(ARGV[5])
 local stalledBefore = ARGV[6]
 local high = tonumber(ARGV[7] or 999)
 local low = tonumber(ARGV[8] or 0)
+local runId = ARGV[9]
 
 -- ZADD takes two values per job and unpack() refuses more than about 8,000: flush every 3,000.
 local PAIRS = 3000
@@ -48,7 +52,7 @@ for residue = high, low, -1 do
   local id = first + (residue - first % 1000) % 1000
   while id <= last do
     local member = fmt('%d', id)
-    rcall('HSET', jobPrefix .. member, 'state', 'active', 'stalled', stalledBefore)
+    rcall('HSET', jobPrefix .. member, 'state', 'active', 'stalled', stalledBefore, 'run', runId)
     scored[count + 1] = score
     scored[count + 2] = member
     count = count + 2

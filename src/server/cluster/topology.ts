@@ -5,7 +5,7 @@
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
 import { Cluster, type Redis } from 'ioredis';
-import { parseServerUrl, tlsOptions, type ServerTarget } from '../connection.js';
+import { parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
 import { describeServerError } from '../../errors.js';
 import { SLOTS } from './slot.js';
 
@@ -54,16 +54,16 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
 }
 
 export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
-  const url = new URL(seed.url);
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
+  const { host, port, username, password } = serverAddress(seed.url);
+  const cluster = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
     lazyConnect: true,
     enableOfflineQueue: false,
     clusterRetryStrategy: () => null,
     slotsRefreshTimeout: 5000,
     redisOptions: {
-      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-      ...(url.protocol === 'rediss:' ? { tls: tlsOptions(seed) } : {}),
+      ...(username ? { username } : {}),
+      ...(password ? { password } : {}),
+      ...(seed.url.startsWith('rediss:') ? { tls: tlsOptions(seed) } : {}),
       connectTimeout: 5000,
       maxRetriesPerRequest: 0,
     },

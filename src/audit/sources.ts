@@ -1,0 +1,53 @@
+/**
+ * Where each figure of a run comes from. Some are read from the server's state alone (a duplicate
+ * entry in pending is there for anyone to see with LRANGE); some only from the sweepers' own
+ * records of what they moved (with a sorted-set pending, or once a job is dead-lettered, the
+ * server's final state of a loop run looks like an atomic run's, and only those records show the
+ * second move); some set one against the other. The report says which, figure by figure.
+ */
+import { ANOMALIES, type AuditCounts, type FigureSource, type FigureSources, type SourcedFigure } from '../model.js';
+
+/** Each figure's source when it is measured. */
+const SOURCE: { readonly [name in SourcedFigure]: FigureSource } = {
+  recoveries: 'sweepers',
+  doubleRecoveries: 'sweepers',
+  duplicatePending: 'server',
+  lostIncrements: 'server+sweepers',
+  extraIncrements: 'server+sweepers',
+  forgottenStalls: 'server+releaser',
+  forgottenStallCount: 'server+releaser',
+  lostJobs: 'server',
+  misplaced: 'server',
+  unreclaimed: 'server',
+  doubleExecutions: 'server',
+  deadLetterEscapes: 'server',
+  windowInNeither: 'server',
+  windowInBoth: 'server',
+  stolenLeases: 'server+sweepers',
+  misreported: 'server+sweepers',
+};
+
+/**
+ * The sources of one run's figures: null for a figure not measured. Moves the server shows but no
+ * sweeper heard back (faults) are counted as recoveries from the server; with --cycles the true
+ * stall counts behind the dead-letter escapes come from the re-leaser's record.
+ */
+export function figureSources(counts: AuditCounts, cycles: number): FigureSources {
+  const sources = Object.fromEntries(
+    [...ANOMALIES, 'recoveries', 'forgottenStallCount'].map((name) => {
+      const figure = name as SourcedFigure;
+      return [figure, counts[figure] === null ? null : SOURCE[figure]];
+    }),
+  ) as Record<SourcedFigure, FigureSource | null>;
+  if (counts.unacknowledgedMoves > 0) sources.recoveries = 'server+sweepers';
+  if (cycles > 1) sources.deadLetterEscapes = 'server+releaser';
+  return sources;
+}
+
+/** What each source means, in the words the table's legend and the docs use. */
+export const SOURCE_WORDS: { readonly [source in FigureSource]: string } = {
+  server: "the server's state",
+  sweepers: "the sweepers' own records",
+  'server+sweepers': "the server's state against the sweepers' records",
+  'server+releaser': "the server's state against the re-leaser's record",
+};

@@ -1,0 +1,64 @@
+/**
+ * The life of anything that writes a queue (a race's mode, an explain replay): claim the queue,
+ * keep the run's heartbeat while the work runs, then delete the run's keys on every path unless
+ * --keep or a second Ctrl-C says otherwise, or the claim was taken from the run while it ran
+ * (its keys may be another run's by then).
+ */
+import type { Redis } from 'ioredis';
+import { describeServerError, type EmqError } from '../errors.js';
+import { stopCause, type Interrupts } from '../interrupt.js';
+import { cleanUpRun } from './cleanup.js';
+import type { QueueKeys } from './keys.js';
+import { claimQueue, keepHeartbeat, type Claim } from './owner-claim.js';
+import { newOwnerMarker, newRunId } from './owner-marker.js';
+
+export interface ClaimedRun {
+  /** The id the owner marker and every job hash carry. */
+  readonly runId: string;
+  /** Aborted by a signal, or by a heartbeat that found the claim gone or could not beat. */
+  readonly signal: AbortSignal;
+}
+
+export interface ClaimPlan {
+  readonly admin: Redis;
+  /** The server's redacted address, for messages. */
+  readonly where: string;
+  readonly keys: QueueKeys;
+  /** Every job the run will seed (expired and live): the marker records it for `clean`. */
+  readonly jobs: number;
+  readonly keep: boolean;
+  /** Where a line goes that cannot join the run's error (a hurried exit's hint); unset, nowhere. */
+  readonly warn?: (line: string) => void;
+}
+
+export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
+  const { admin, where, keys } = plan;
+  const runId = newRunId();
+  interrupts.signal.throwIfAborted();
+  let claim: Claim;
+  try {
+    claim = await claimQueue(admin, keys, newOwnerMarker(runId, plan.jobs), where, interrupts.signal);
+  } catch (err) {
+    throw stopCause(interrupts.signal) ?? describeServerError(err, where);
+  }
+  const heartbeat = keepHeartbeat(admin, claim, where);
+  const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
+  let failure: EmqError | undefined;
+  try {
+    const result = await work({ runId, signal });
+    // A signal (or a lost claim) during the last step, whose reply still came, stops the run here:
+    // nothing of it is reported.
+    signal.throwIfAborted();
+    return result;
+  } catch (err) {
+    failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
+    throw failure;
+  } finally {
+    await heartbeat.stop();
+    if (!plan.keep && !heartbeat.claimLost) {
+      const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
+      // A run that went well but could not remove its keys (no +unlink) ends with that error.
+      if (error) throw error;
+    }
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * The memory guard: before a run writes to a server with a memory limit, it checks that
+ * everything the run will hold there at once fits below `maxmemory`. Under an `allkeys-*` policy
+ * a run that does not fit would not fail: the server would quietly evict other people's keys to
+ * make room (under `volatile-*`, those with a TTL); under `noeviction` the seeding would stop
+ * halfway with OOM. So a run that would not fit is refused before anything is written (exit 2).
+ *
+ * What one job costs is not guessed: a throwaway, claimed queue is seeded with a slice of jobs by
+ * the run's own seeding script, its pending and dead sets are filled the way the sweeps fill them,
+ * and MEMORY USAGE reads what each kind of key costs on this very server; then the slice is
+ * deleted. Those costs are scaled to every queue that runs at once (see peakFootprint), with the
+ * connections, the server's per-command bookkeeping and a margin on top.
+ */
+import type { Redis } from 'ioredis';
+import { describeServerError, serverError, usageError } from '../errors.js';
+import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../model.js';
+import { serverTimeMs } from '../server/clock.js';
+import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { claimQueue, releaseClaim } from './owner-claim.js';
+import { newOwnerMarker } from './owner-marker.js';
+import { seedJobs } from './seed.js';
+
+/** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
+export const PROBE_JOBS = 1000;
+/**
+ * Per connection the run opens (sweepers, workers, observer, re-leaser, chaos, a queue's admin):
+ * CLIENT LIST shows tot-mem 37,632 bytes for an idle sweeper connection on Redis 7.0.15 (a 16 kB
+ * reply buffer and a 20 kB query buffer), rounded up.
+ */
+export const BYTES_PER_CONNECTION = 40 * 1024;
+/**
+ * Each command a server runs for the first time gets a latency histogram (latency-tracking, on by
+ * default since Redis 7), kept until CONFIG RESETSTAT: 23,360 bytes a command on Redis 7.0.15 and
+ * 23,906 on Valkey 8.0.1 (used_memory after a run on a fresh server, over the commands INFO
+ * latencystats then lists), rounded up.
+ */
+export const BYTES_PER_NEW_COMMAND = 24 * 1024;
+/**
+ * MEMORY USAGE counts a key's own memory but not its slot in the keyspace's hash table (8 bytes,
+ * up to twice that right after the table doubled, and both tables while it rehashes).
+ */
+export const KEYSPACE_SLOT_BYTES = 16;
+/**
+ * A job's member moves from `active` into `pending` or `dead`; the table of `active` does not
+ * shrink while the sweeps empty it, and a growing set briefly holds two tables while it rehashes.
+ * Per job, over the one table the measured slice already counts.
+ */
+export const SET_TABLE_BYTES = 24;
+/** The run's scripts in the server's script cache and the function library: a generous bound. */
+export const SCRIPT_CACHE_BYTES = 64 * 1024;
+/** An upper bound of what the measuring slice costs a job while it stands: hash, active, pending, dead and a list entry. */
+const PROBE_BYTES_PER_JOB = 600;
+/** Over the whole estimate: what the measurement cannot see (allocator rounding, client buffers at a peak). */
+export const MARGIN = 0.1;
+
+/** What each kind of data costs on the server, in bytes, as measured on a slice of jobs. */
+export interface DataCosts {
+  /** One job's hash with its key, in its largest form (state `pending`, the highest stall count, `runs`). */
+  readonly hash: number;
+  /** A member of `active`. */
+  readonly active: number;
+  /** An entry of `pending`, a list or a sorted set as --pending says. */
+  readonly pending: number;
+  /** A member of `dead`. */
+  readonly dead: number;
+  /** An entry of a list: duplicates the loop pushes, and `running`. */
+  readonly listEntry: number;
+}
+
+/** What the measuring slice must look like to stand for the run. */
+export interface ProbeShape {
+  readonly pending: PendingKind;
+  /** The highest job id any queue of the run gets: the slice takes the ids just below it, so its keys and members are as long. */
+  readonly lastId: number;
+  readonly maxStalled: number;
+}
+
+/**
+ * Seeds a slice in a throwaway queue `probeQueue` (claimed like any run's, so nobody's keys are
+ * touched), fills `pending` and `dead` with its ids, reads MEMORY USAGE of each kind of key, and
+ * deletes the slice, whatever happens.
+ */
+export async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, where: string, signal?: AbortSignal): Promise<DataCosts> {
+  const keys = queueKeys(probeQueue);
+  const count = Math.max(1, Math.min(PROBE_JOBS, shape.lastId));
+  const firstId = shape.lastId - count + 1;
+  const marker = newOwnerMarker(`probe-${probeQueue}`, shape.lastId);
+  const claim = await claimQueue(redis, keys, marker, where, signal);
+  try {
+    await seedJobs(redis, keys, { jobs: count, firstId, runId: marker.run, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, signal);
+    const ids = Array.from({ length: count }, (_, i) => String(firstId + i));
+    for (const chunk of chunks(ids, 1000)) {
+      signal?.throwIfAborted();
+      const scored = chunk.flatMap((id) => ['0', id]);
+      await (shape.pending === 'zset' ? redis.zadd(keys.pending, ...scored) : redis.rpush(keys.pending, ...chunk));
+      await redis.zadd(keys.dead, ...scored);
+      await redis.rpush(keys.running, ...chunk);
+    }
+    // A few hashes in their largest form: the longest state, the highest stall count, a run count.
+    const samples = [...new Set([ids[0], ids[Math.floor(count / 2)], ids[count - 1]])].filter((id): id is string => id !== undefined);
+    for (const id of samples) await redis.hset(keys.job(id), 'state', 'pending', 'stalled', String(shape.maxStalled), 'runs', '99');
+    const usage = async (key: string): Promise<number> => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+    const hashes = await Promise.all(samples.map((id) => usage(keys.job(id))));
+    return {
+      hash: Math.max(...hashes),
+      active: (await usage(keys.active)) / count,
+      pending: (await usage(keys.pending)) / count,
+      dead: (await usage(keys.dead)) / count,
+      listEntry: (await usage(keys.running)) / count,
+    };
+  } catch (err) {
+    throw memoryUsageRefusal(err) ?? err;
+  } finally {
+    await removeProbe(redis, keys, firstId, shape.lastId, claim.value);
+  }
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size);
+}
+
+/** Deletes the slice by name, the owner marker last (so `clean` can finish a probe cut short). */
+async function removeProbe(redis: Redis, keys: QueueKeys, firstId: number, lastId: number, owner: string): Promise<void> {
+  const names = [keys.active, keys.pending, keys.dead, keys.running, keys.heartbeat];
+  for (let id = firstId; id <= lastId; id++) names.push(keys.job(id));
+  for (const chunk of chunks(names, 1000)) await redis.unlink(...chunk);
+  await releaseClaim(redis, keys, owner);
+}
+
+/** A user without MEMORY USAGE: the guard cannot measure, and says what to grant. */
+function memoryUsageRefusal(err: unknown): Error | undefined {
+  const e = err as { message?: string; command?: { name?: string } };
+  if (!/^NOPERM/.test(String(e?.message)) || e?.command?.name?.toLowerCase() !== 'memory') return undefined;
+  return serverError('permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in the README)');
+}
+
+/** Connections one queue's run opens besides the session's: its sweepers and everything around them, and its admin. */
+export function connectionsOf(run: ModeRun): number {
+  const c = run.consequences ?? NO_CONSEQUENCES;
+  return run.sweepers + c.workers + (c.observe ? 1 : 0) + (c.cycles > 1 ? 1 : 0) + (c.faults.length > 0 ? 1 : 0) + 1;
+}
+
+/** Modes whose sweeps may push one job into a list `pending` more than once: the loop, and a user's script, which may do anything. */
+const DUPLICATING_MODES: readonly Mode[] = ['loop', 'script'];
+
+/**
+ * The bytes one queue's run holds at its peak. Every job keeps its hash all run long, and its id
+ * sits in exactly one of active, pending and dead at any moment (every strategy removes before it
+ * pushes), so a job costs its hash and the dearest of the three. On top: the entries a racing
+ * loop pushes twice (at most one per other sweeper, per cycle), `running` (at most one job per
+ * worker), and the four containers' own overhead.
+ */
+export function queueFootprint(run: ModeRun, costs: DataCosts): number {
+  const c = run.consequences ?? NO_CONSEQUENCES;
+  const tracked = run.jobs + (run.live ?? 0);
+  const member = Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES;
+  const duplicates = (run.pending ?? 'list') === 'list' && DUPLICATING_MODES.includes(run.mode) ? run.jobs * (run.sweepers - 1) * c.cycles : 0;
+  return tracked * (costs.hash + KEYSPACE_SLOT_BYTES + member) + (duplicates + c.workers) * costs.listEntry + 4 * 1024;
+}
+
+/** One moment of a run on one server: every queue's run alive there at once. */
+export type Moment = readonly ModeRun[];
+
+export interface Footprint {
+  /** Bytes at the dearest moment, margin included. */
+  readonly bytes: number;
+  /** Job data at that moment (without margin), for the message. */
+  readonly data: number;
+  /** The moment itself. */
+  readonly moment: Moment;
+  readonly connections: number;
+  /** Commands the run sends that this server has not seen yet (each costs a latency histogram). */
+  readonly newCommands: number;
+}
+
+/** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
+export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newCommands: number): Footprint {
+  let peak: Footprint | undefined;
+  for (const moment of moments) {
+    const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs), 0);
+    const connections = moment.reduce((sum, run) => sum + connectionsOf(run), 0);
+    const fixed = connections * BYTES_PER_CONNECTION + newCommands * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES;
+    const bytes = Math.ceil((data + fixed) * (1 + MARGIN));
+    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands };
+  }
+  return peak ?? { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** `--jobs 6000 (with 600 live jobs)`, or `4 queues side by side of --jobs 6000 …`: the dearest moment in the user's words. */
+function describeMoment(moment: Moment): string {
+  const dearest = moment.reduce<ModeRun | undefined>((best, run) => (!best || run.jobs + (run.live ?? 0) > best.jobs + (best.live ?? 0) ? run : best), undefined);
+  if (!dearest) return 'the run';
+  const live = dearest.live ?? 0;
+  const one = `--jobs ${dearest.jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
+  return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
+}
+
+/** Why the run must not start on this server, or undefined when it fits (or nothing limits it). */
+export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs: DataCosts, where: string): string | undefined {
+  if (!(memory.maxMemory > 0)) return undefined;
+  const room = roomLeft(memory);
+  if (footprint.bytes <= room) return undefined;
+  const perJob = Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES);
+  const what =
+    `${describeMoment(footprint.moment)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
+    `(${mb(footprint.data)} of job data at ${perJob} bytes a job as measured there, ${footprint.connections} connections, ` +
+    `${footprint.newCommands} commands new to the server, and a ${MARGIN * 100}% margin), ` +
+    `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
+  let consequence: string;
+  if (memory.policy.startsWith('allkeys-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict other keys (yours) to make room`;
+  else if (memory.policy.startsWith('volatile-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
+  else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
+  return `${what}; ${consequence}. Refusing, nothing written: lower --jobs${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`;
+}
+
+/** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */
+const BASE_COMMANDS = [
+  'info', 'time', 'scan', 'set', 'get', 'del', 'unlink', 'eval', 'evalsha', 'script|load', 'hset', 'hget', 'hmget', 'hincrby',
+  'zadd', 'zrem', 'zremrangebyrank', 'zscore', 'zrange', 'zrangebyscore', 'rpush', 'lrange', 'llen', 'zcard', 'quit', 'memory|usage',
+];
+const MODE_COMMANDS: Partial<Record<Mode, readonly string[]>> = {
+  watch: ['watch', 'multi', 'exec', 'unwatch'],
+  function: ['function|list', 'function|load', 'function|delete', 'fcall'],
+};
+
+/** Every command `runs` may send: what a new latency histogram may be made for. */
+export function commandsOf(runs: readonly ModeRun[]): Set<string> {
+  const commands = new Set(BASE_COMMANDS);
+  for (const run of runs) {
+    const c = run.consequences ?? NO_CONSEQUENCES;
+    for (const command of MODE_COMMANDS[run.mode] ?? []) commands.add(command);
+    if (c.workers > 0) for (const command of ['lmove', 'lrem', 'multi', 'exec', 'zpopmin']) commands.add(command);
+    if (c.cycles > 1) for (const command of ['zcount', 'lindex', 'lrem', 'lmove']) commands.add(command);
+    if (c.observe) commands.add('lpos');
+    if (run.serverStats) commands.add('latency|histogram');
+    if (c.faults.includes('script-flush')) commands.add('script|flush');
+    if (c.faults.includes('client-kill')) for (const command of ['client|id', 'client|kill']) commands.add(command);
+  }
+  return commands;
+}
+
+/** Commands INFO latencystats lists (they have their histogram already); undefined when the server keeps none. */
+export function trackedCommands(latencystats: string): Set<string> | undefined {
+  const names = [...latencystats.matchAll(/^latency_percentiles_usec_([^:]+):/gm)].map((m) => m[1] ?? '');
+  return names.length > 0 ? new Set(names) : undefined;
+}
+
+/** One server the run uses, and what lives on it at each moment of the plan. */
+export interface ServerLoad {
+  /** The redacted address, for the message. */
+  readonly where: string;
+  readonly redis: Redis;
+  readonly moments: readonly Moment[];
+  /** A queue name, free for the run to claim, whose keys land on this server (a cluster's slot). */
+  readonly probeQueue: string;
+}
+
+/**
+ * Refuses (exit 2, nothing written) when the run would not fit on any server it uses. Servers
+ * without a maxmemory are not measured, and nothing is written to them. The slice is measured once,
+ * on the first server with a limit, and its costs stand for every server of the run.
+ */
+export async function checkRunMemory(loads: readonly ServerLoad[], signal?: AbortSignal): Promise<void> {
+  const limited: ServerLoad[] = [];
+  for (const load of loads) {
+    const memory = parseMemoryInfo(await load.redis.info('memory').catch((err: unknown) => Promise.reject(describeServerError(err, load.where))));
+    if (memory.maxMemory > 0) limited.push(load);
+  }
+  const [first] = limited;
+  if (!first) return;
+  const firstMemory = parseMemoryInfo(await first.redis.info('memory'));
+  const runs = limited.flatMap((load) => load.moments.flat());
+  const shape: ProbeShape = {
+    pending: runs[0]?.pending ?? 'list',
+    lastId: Math.max(1, ...runs.map((run) => run.jobs + (run.live ?? 0))),
+    maxStalled: Math.max(1, ...runs.map((run) => run.maxStalled)),
+  };
+  // The slice must not be what evicts: it holds each id in four places, a few hundred bytes a job.
+  const tracked = trackedCommands(await first.redis.info('latencystats').catch(() => ''));
+  const probeBytes = Math.min(PROBE_JOBS, shape.lastId) * PROBE_BYTES_PER_JOB + (tracked ? BASE_COMMANDS.filter((c) => !tracked.has(c)).length : BASE_COMMANDS.length) * BYTES_PER_NEW_COMMAND;
+  if (probeBytes > roomLeft(firstMemory)) {
+    throw usageError(
+      `only ${mb(Math.max(0, roomLeft(firstMemory)))} is left below the maxmemory of ${mb(firstMemory.maxMemory)} on the server at ${first.where} (maxmemory-policy ${firstMemory.policy}): ` +
+        `not even the ${Math.min(PROBE_JOBS, shape.lastId)} jobs that measure what a job costs fit there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
+    );
+  }
+  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
+  for (const load of limited) {
+    // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
+    const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>
+      Promise.reject(describeServerError(err, load.where)),
+    );
+    const seen = trackedCommands(latency);
+    const newCommands = seen ? [...commandsOf(load.moments.flat())].filter((command) => !seen.has(command)).length : 0;
+    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands), costs, load.where);
+    if (problem) throw usageError(problem);
+  }
+}

@@ -1,0 +1,351 @@
+/**
+ * Network distance on loopback: a TCP proxy that holds every chunk it forwards for half the asked
+ * round-trip time in each direction (plus optional jitter), so that a race run on one machine sees
+ * the round trips of a data centre or a hosted server. The kernels this runs on have no netem, so
+ * the delay is added here, in user space.
+ *
+ * It is a byte pipe: it never parses what passes (TLS goes through untouched), keeps each
+ * direction in order (a chunk leaves at max(its arrival + delay, the previous chunk's departure),
+ * so jitter never reorders), passes pipelined commands and replies of any size, pauses a sender
+ * whose bytes pile up and resumes it on drain, and forwards a half-close or a dropped connection
+ * after the same delay as the bytes before it, as a real network would. A chunk never leaves
+ * early; a metronome thread (metronome.ts) times the departures to the microsecond, so a delay of
+ * a fraction of a millisecond holds where an event-loop timer would round it up to whole ones.
+ */
+import { createServer, connect as connectTcp, type AddressInfo, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { usageError } from '../errors.js';
+import { percentileOfSorted, type LatencyAsked } from '../model.js';
+import { connect, type ServerTarget } from './connection.js';
+import { Metronome, monotonicMs } from './metronome.js';
+
+export interface LatencyProxyOptions {
+  readonly targetHost: string;
+  readonly targetPort: number;
+  /** Round-trip time to add, in ms: half on the way to the server, half on the way back. */
+  readonly delayMs: number;
+  /** Extra round-trip time, uniformly random between 0 and this, drawn per chunk (half each way). */
+  readonly jitterMs?: number;
+}
+
+export interface LatencyProxy {
+  /** Where clients connect instead of the target: always loopback. */
+  readonly host: string;
+  readonly port: number;
+  /** Stops listening and destroys every connection; nothing of the proxy is left afterwards. */
+  close(): Promise<void>;
+}
+
+/**
+ * Bytes a direction may hold while they wait out their delay before its sender is paused (a full
+ * write buffer on the receiving side pauses it too): room for large replies in flight, a bound on
+ * memory all the same.
+ */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+/** What leaves a direction at its time: bytes, the sender's half-close, or its abrupt end. */
+type Cargo = Buffer | 'end' | 'abort';
+
+interface Departure {
+  readonly at: number;
+  readonly cargo: Cargo;
+}
+
+export async function startLatencyProxy(options: LatencyProxyOptions): Promise<LatencyProxy> {
+  if (!(options.delayMs >= 0) || !((options.jitterMs ?? 0) >= 0)) throw new RangeError('latency proxy: delay and jitter must be 0 or more');
+  const oneWayMs = (): number => (options.delayMs + Math.random() * (options.jitterMs ?? 0)) / 2;
+  const sockets = new Set<Socket>();
+  const departures = new Departures();
+  if (options.delayMs > 0 || (options.jitterMs ?? 0) > 0) await departures.ready();
+
+  // allowHalfOpen: a client's FIN must not close the way back before the server's replies crossed.
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
+    const upstream = connectTcp({ host: options.targetHost, port: options.targetPort, allowHalfOpen: true, noDelay: true });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      // A reset or a refused connection ends as 'close' below; the error itself needs no more.
+      socket.on('error', () => {});
+      socket.once('close', () => sockets.delete(socket));
+    }
+    const toServer = new Direction(client, upstream, oneWayMs, departures);
+    const toClient = new Direction(upstream, client, oneWayMs, departures);
+    for (const socket of [client, upstream]) {
+      socket.once('close', () => {
+        // Once both sockets are gone nothing is left to deliver.
+        if (client.destroyed && upstream.destroyed) {
+          toServer.stop();
+          toClient.stop();
+        }
+      });
+    }
+  });
+
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  }).catch(async (err: unknown) => {
+    await departures.stop();
+    throw err;
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    host: '127.0.0.1',
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const stopped = departures.stop();
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+        await Promise.all([closed, stopped]);
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * The departure times of every direction of one proxy, kept by one metronome: it wakes at the
+ * earliest, lets every direction send what is due, and sets the next wake-up.
+ */
+class Departures {
+  private readonly waiting = new Set<Direction>();
+  private readonly metronome = new Metronome(() => this.tick());
+  private stopped = false;
+
+  /** `direction`'s next departure is at `at` (ms, monotonic clock). */
+  wait(direction: Direction, at: number): void {
+    if (this.stopped) return;
+    this.waiting.add(direction);
+    this.metronome.wakeBy(at);
+  }
+
+  /** Resolves once the metronome can keep time. */
+  ready(): Promise<void> {
+    return this.metronome.ready();
+  }
+
+  forget(direction: Direction): void {
+    this.waiting.delete(direction);
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const direction of [...this.waiting]) direction.stop();
+    this.waiting.clear();
+    return this.metronome.stop();
+  }
+
+  private tick(): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (const direction of [...this.waiting]) {
+      const at = direction.departDue();
+      if (at === undefined) this.waiting.delete(direction);
+      else next = Math.min(next, at);
+    }
+    this.metronome.set(next);
+  }
+}
+
+/**
+ * One direction of one connection: what `source` sends, delivered to `destination` after its
+ * delay, in the order sent. A departure is never early: only what is due at the clock's reading
+ * leaves, and the metronome wakes for the rest.
+ */
+class Direction {
+  private readonly queue: Departure[] = [];
+  /** Index of the next departure in `queue` (shifting a long array per chunk would be quadratic). */
+  private head = 0;
+  private lastAt = 0;
+  private heldBytes = 0;
+  private destinationFull = false;
+  private paused = false;
+  private ended = false;
+  private stopped = false;
+
+  constructor(
+    private readonly source: Socket,
+    private readonly destination: Socket,
+    private readonly oneWayMs: () => number,
+    private readonly departures: Departures,
+  ) {
+    source.on('data', (bytes: Buffer) => {
+      this.heldBytes += bytes.length;
+      this.enqueue(bytes);
+      if (this.heldBytes >= HIGH_WATER_BYTES) this.pause();
+    });
+    source.once('end', () => {
+      this.ended = true;
+      this.enqueue('end');
+    });
+    // A close without a clean FIN first (a reset, a kill, a refused connect) is passed on as one.
+    source.once('close', (hadError: boolean) => {
+      if (!this.ended || hadError) this.enqueue('abort');
+    });
+    destination.on('drain', () => {
+      this.destinationFull = false;
+      this.resumeIfRoom();
+    });
+  }
+
+  /** Drops whatever is still on its way; nothing is sent or scheduled afterwards. */
+  stop(): void {
+    this.stopped = true;
+    this.queue.length = 0;
+    this.head = 0;
+    this.departures.forget(this);
+  }
+
+  /** Sends what is due; the time of the next departure, or undefined when none is left. */
+  departDue(): number | undefined {
+    const now = monotonicMs();
+    for (let next = this.queue[this.head]; next && next.at <= now; next = this.queue[this.head]) {
+      this.head++;
+      this.deliver(next);
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.resumeIfRoom();
+    return this.queue[this.head]?.at;
+  }
+
+  private enqueue(cargo: Cargo): void {
+    if (this.stopped) return;
+    // Never before the previous departure: jitter may lengthen a hop but never reorders bytes.
+    const at = Math.max(monotonicMs() + this.oneWayMs(), this.lastAt);
+    this.lastAt = at;
+    this.queue.push({ at, cargo });
+    // Only a first departure needs a wake-up: later ones are found when the one before leaves.
+    if (this.queue.length - this.head > 1) return;
+    const next = this.departDue();
+    if (next !== undefined) this.departures.wait(this, next);
+  }
+
+  private deliver(departure: Departure): void {
+    const { cargo } = departure;
+    const destination = this.destination;
+    if (typeof cargo !== 'string') this.heldBytes -= cargo.length;
+    // The other end is gone: what was on the way to it is dropped, as the network would.
+    if (destination.destroyed) return;
+    if (cargo === 'abort') destination.destroy();
+    else if (cargo === 'end') destination.end();
+    else if (!destination.write(cargo)) {
+      this.destinationFull = true;
+      this.pause();
+    }
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.source.pause();
+  }
+
+  private resumeIfRoom(): void {
+    if (!this.paused || this.destinationFull || this.heldBytes >= HIGH_WATER_BYTES) return;
+    this.paused = false;
+    if (!this.source.destroyed) this.source.resume();
+  }
+}
+
+export interface RoundTrip {
+  /** Median and 99th percentile (nearest rank) of the PINGs' round trips, in ms to 0.01. */
+  readonly median: number;
+  readonly p99: number;
+}
+
+/** Times `pings` PINGs, one after another, on `redis` (connected through the proxy, to measure it). */
+export async function measureRoundTrip(redis: Redis, pings: number): Promise<RoundTrip> {
+  if (!(pings >= 1)) throw new RangeError('measureRoundTrip: at least one PING');
+  const times = new Float64Array(pings);
+  for (let i = 0; i < pings; i++) {
+    const start = performance.now();
+    await redis.ping();
+    times[i] = performance.now() - start;
+  }
+  times.sort();
+  const round = (ms: number): number => Math.round(ms * 100) / 100;
+  return { median: round(percentileOfSorted(times, 50)), p99: round(percentileOfSorted(times, 99)) };
+}
+
+/** The latency a run raced under: what was asked for, and the round trip measured through the proxy. */
+export interface LatencyReport {
+  readonly requestedMs: number;
+  readonly jitterMs: number;
+  readonly measuredRttMs: RoundTrip;
+  /** PINGs the measured figures come from. */
+  readonly pings: number;
+}
+
+/** The way to the server for a race's own connections, through a proxy of its own. */
+export interface RaceProxy {
+  /** Stands for the server: the proxy's address, the server's credentials, database and TLS. */
+  readonly target: ServerTarget;
+  readonly latency: LatencyReport;
+  close(): Promise<void>;
+}
+
+/**
+ * PINGs for the measured round trip: about a second's worth, but at least 20 (a p99 needs some)
+ * and at most 200 (enough for a median and a p99 to settle).
+ */
+export function pingsFor(asked: LatencyAsked): number {
+  return Math.min(200, Math.max(20, Math.round(1000 / Math.max(1, asked.delayMs + asked.jitterMs / 2))));
+}
+
+/** The host and port a proxy to `url`'s server connects to; a usage error for a unix socket. */
+export function proxyTarget(url: string): Pick<LatencyProxyOptions, 'targetHost' | 'targetPort'> {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'unix:') throw usageError('--latency: the proxy reaches a server over TCP; use a redis:// or rediss:// --url, not a unix socket');
+  return { targetHost: bareHost(parsed), targetPort: Number(parsed.port || 6379) };
+}
+
+/** A URL keeps an IPv6 host in brackets; a socket and a certificate check want it bare. */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Starts a proxy to `target`'s server with the asked delay and measures the round trip through
+ * it. Only a TCP server can be reached this way: a unix:// socket is a usage error.
+ */
+export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
+  const proxy = await startLatencyProxy({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
+  try {
+    const proxied = throughProxy(target, proxy);
+    const redis = await connect(proxied);
+    try {
+      const pings = pingsFor(asked);
+      const measuredRttMs = await measureRoundTrip(redis, pings);
+      return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings }, close: () => proxy.close() };
+    } finally {
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  } catch (err) {
+    await proxy.close();
+    throw err;
+  }
+}
+
+/** `target` reached through `proxy`: same URL but for host and port, and TLS still checking the server's name. */
+export function throughProxy(target: ServerTarget, proxy: Pick<LatencyProxy, 'host' | 'port'>): ServerTarget {
+  const url = new URL(target.url);
+  const serverName = bareHost(url);
+  url.hostname = proxy.host;
+  url.port = String(proxy.port);
+  return {
+    url: url.toString(),
+    display: target.display,
+    ...(url.protocol === 'rediss:' ? { tls: { ...(target.tls ?? { rejectUnauthorized: true }), serverName } } : {}),
+  };
+}

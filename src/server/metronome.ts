@@ -1,0 +1,112 @@
+/**
+ * Wake-ups to the microsecond for the latency proxy. Event-loop timers count whole milliseconds
+ * and fire up to one late, which would turn 0.5 ms asked into 2 ms measured; so a thread of its own
+ * (metronome-thread.ts) sleeps until the one deadline the main thread set and then posts a message,
+ * which wakes the event loop at once. It sleeps, never spins: no CPU is spent waiting.
+ *
+ * Times are in milliseconds of process.hrtime (monotonic, and the same clock in every thread).
+ */
+import { Worker } from 'node:worker_threads';
+
+/** Indexes into the shared arrays, and the deadline that means none. */
+export const GENERATION = 0;
+export const STOP = 1;
+export const DEADLINE = 0;
+export const NO_DEADLINE = -1n;
+
+/** What both threads share: a generation counter (bumped on every new deadline) with a stop flag, and the deadline in ns. */
+export interface MetronomeShared {
+  readonly control: Int32Array;
+  readonly deadline: BigInt64Array;
+}
+
+const THREAD = new URL('./metronome-thread.js', import.meta.url);
+
+/** Now, in ms of the monotonic clock both threads read. */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+export class Metronome {
+  private readonly shared: MetronomeShared = {
+    control: new Int32Array(new SharedArrayBuffer(8)),
+    deadline: new BigInt64Array(new SharedArrayBuffer(8)),
+  };
+  private worker: Worker | undefined;
+  private online: Promise<void> | undefined;
+  /** The deadline set (ms), Infinity for none. */
+  private due = Number.POSITIVE_INFINITY;
+  /** If the thread ever fails, millisecond timers stand in: late by up to a millisecond, never early. */
+  private fallback: NodeJS.Timeout | undefined;
+  private failed = false;
+  private stopped = false;
+
+  constructor(private readonly onTick: () => void) {
+    Atomics.store(this.shared.deadline, DEADLINE, NO_DEADLINE);
+  }
+
+  /** Wakes at `at` unless an earlier wake-up is already set. */
+  wakeBy(at: number): void {
+    if (at < this.due) this.set(at);
+  }
+
+  /** Wakes at `at` (Infinity: not at all), replacing whatever was set. */
+  set(at: number): void {
+    if (this.stopped) return;
+    this.due = at;
+    if (this.failed) {
+      clearTimeout(this.fallback);
+      this.fallback = Number.isFinite(at) ? setTimeout(() => this.tick(), Math.max(1, Math.ceil(at - monotonicMs()))) : undefined;
+      return;
+    }
+    if (Number.isFinite(at)) void this.start();
+    Atomics.store(this.shared.deadline, DEADLINE, Number.isFinite(at) ? BigInt(Math.ceil(at * 1e6)) : NO_DEADLINE);
+    this.bump();
+  }
+
+  /** Starts the thread ahead of the first wake-up, which would otherwise wait for it to boot. */
+  ready(): Promise<void> {
+    return this.start();
+  }
+
+  /** Ends the thread; resolves once it has exited, so nothing of it outlives the proxy. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.fallback);
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    Atomics.store(this.shared.control, STOP, 1);
+    this.bump();
+    await exited;
+  }
+
+  private start(): Promise<void> {
+    if (this.online) return this.online;
+    const worker = new Worker(THREAD, { workerData: this.shared });
+    this.worker = worker;
+    this.online = new Promise<void>((resolve) => {
+      worker.once('online', () => resolve());
+      worker.once('exit', () => resolve());
+    });
+    worker.on('message', () => this.tick());
+    const failed = (): void => {
+      if (this.stopped) return;
+      this.failed = true;
+      this.set(this.due);
+    };
+    worker.once('error', failed);
+    worker.once('exit', failed);
+    return this.online;
+  }
+
+  private tick(): void {
+    this.due = Number.POSITIVE_INFINITY;
+    this.onTick();
+  }
+
+  private bump(): void {
+    Atomics.add(this.shared.control, GENERATION, 1);
+    Atomics.notify(this.shared.control, GENERATION);
+  }
+}
