@@ -117,7 +117,6 @@ function columnsFor(runs: readonly RunJson[]): readonly Column[] {
 const NOT_MEASURED = '—';
 
 /**
-/**
  * The race table: a column per run and a row per figure, as in the terminal, so that it fits the
  * page however many figures a run carries; anomaly cells marked ok (0) or bad, — where a run did
  * not measure a count. With several queues per mode (`totals` given) each column names its queue
@@ -143,6 +142,7 @@ export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[])
         figure.head,
         columns.map((c) => {
           const value = c.run[figure.field];
+          // A figure the run did not measure is a dash, never 0.
           const unmeasured = value === null || value === undefined;
           const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
           return cell(figure.field, unmeasured ? NOT_MEASURED : String(value), `num${state}`)(c);

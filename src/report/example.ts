@@ -31,8 +31,10 @@ export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>,
   const example = run.example;
   if (!example) return [];
   const prefix = `emq:{${run.queue}}:`;
+  // Sweeper labels padded to the widest, so that commands start in one column past s9.
+  const label = Math.max(...example.commands.map((c) => String(c.sweeper).length)) + 1;
   const rows = example.commands.map((c) => ({
-    sent: `s${c.sweeper}  ${formatArgs(c.command, prefix)}`,
+    sent: `${`s${c.sweeper}`.padEnd(label)}  ${formatArgs(c.command, prefix)}`,
     reply: c.reply === undefined ? '(no reply)' : formatReply(c.reply),
   }));
   const column = Math.min(COMMAND_COLUMN, Math.max(...rows.map((r) => r.sent.length)));

@@ -106,7 +106,7 @@ interface Laid {
   readonly before: readonly string[];
   readonly table: string;
   readonly after: readonly string[];
-  /** The figures the table shows, for the legend of their sources. */
+  /** The figures the table shows as columns or rows, for the legend of their sources. */
   readonly columns: readonly Column[];
   readonly rows: readonly RunResult[];
 }
@@ -136,7 +136,7 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
     before: report.totals && report.runs.length > report.totals.length ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`] : [],
     table: renderFittedTable(runs.map((run) => run.mode), rows, layout.width),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
-    columns: [...columns, ...FOLDED.filter((column) => !column.applies || runs.some(column.applies))],
+    columns,
     rows: runs,
   };
 }
@@ -164,6 +164,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
   const latency = report.latency ? [latencyLine(report.latency)] : [];
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
+  // The legend names the source of every figure the table shows, and what — means.
   const shown = laid.columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
   const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
   const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);

@@ -8,9 +8,7 @@
  * (a server without Functions skips the function mode) misses.
  */
 import { anomalyTotal } from '../audit/rules.js';
-import { ANOMALIES, type Expectation, type ExpectedOutcome, type Mode, type Outcome, type RunResult } from '../model.js';
-
-export type Anomaly = (typeof ANOMALIES)[number];
+import { ANOMALIES, type Anomaly, type Expectation, type ExpectedOutcome, type Mode, type Outcome, type RunResult } from '../model.js';
 
 /** A run that did not come out as expected, with the figures that say so. */
 export interface RunMiss {
