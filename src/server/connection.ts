@@ -50,8 +50,6 @@ const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://…
 
 /** A --url checked in full (usage errors name what is wrong), with its redacted form for display. */
 export function parseServerUrl(url: string): ServerTarget {
-  const meant = meantUrl(url);
-  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   serverAddress(url);
   return { url, display: redactUrl(url) };
 }
