@@ -17,7 +17,7 @@ export interface Interrupts {
   dispose(): void;
 }
 
-export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 /** `say` takes each line the signals cause (the command line binds it to stderr). */
 export function watchInterrupts(say: (line: string) => void): Interrupts {

@@ -91,7 +91,7 @@ function report(result: CleanResult, io: CleanIo): void {
   if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}\n`);
   if (result.foreign.length > 0) {
-    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more` : result.foreign.length;
-    io.err(`emq-race: left ${count} key(s) under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
+    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more keys` : plural(result.foreign.length, 'key');
+    io.err(`emq-race: left ${count} under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }
 }

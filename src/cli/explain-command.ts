@@ -18,7 +18,7 @@ import { replayLoop } from '../explain/loop-replay.js';
 import { renderCounter, renderReplay } from '../explain/render.js';
 import { serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
-import {  replayJson, type Replay } from '../explain/replay.js';
+import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
 import { jsonHeader } from '../report/json.js';
@@ -41,9 +41,6 @@ interface ExplainFlags {
   html?: string;
   svg?: string;
 }
-
-/** The modes explain has a replay for; the main command's other modes it cannot replay. */
-export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly Mode[];
 
 /** `loop`, `atomic`, `both`, or a comma list of the first two. */
 export function parseExplainModes(raw: string): Mode[] {

@@ -342,9 +342,9 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
   const totals = perQueue ? totalsPerMode(runs) : undefined;
   const report: RaceReport = {
     server: { ...session.info, url: session.target.display },
-    ...(proxy ? { latency: proxy.latency } : {}),
     // The report is read once the run is over: by then the tool's own server is gone (unless kept).
     ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
+    ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),
     ...(topology ? { primaries: topology.primaries } : {}),
@@ -362,8 +362,8 @@ function printReport(report: RaceReport, runs: readonly RunResult[], options: Ra
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    const latency = report.latency ? `${latencyLine(report.latency)}\n` : '';
-    io.out(`${wrapLines(serverHeadline(report.server, report.embedded), layout.width)}\n${latency}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
   } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 
@@ -374,8 +374,8 @@ function useColor(io: Io): boolean {
 }
 
 function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
-  // With --json (or --csv) stdout carries that output alone, so this goes to stderr; under the
-  // table it wraps like the table's own sentences.
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  // On stdout, under the table, the lines wrap like the table's own sentences.
   const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);

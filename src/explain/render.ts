@@ -114,7 +114,8 @@ export function renderReplay(replay: Replay, width: number): string {
     ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
     verdict(replay.readout, replay.jobId),
   ];
-  return [...header.map((line) => wrapLines(line, width)), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...readout.map((line) => wrapLines(line, width))].join('\n');
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
+  return [...fit(header), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...fit(readout)].join('\n');
 }
 
 export function renderCounter(race: CounterRace, width: number): string {
@@ -132,14 +133,16 @@ export function renderCounter(race: CounterRace, width: number): string {
     ...(extra > 0 ? [['extra', String(extra), 'client', 'increments beyond those made'] as [string, string, 'client', string]] : []),
   ];
   const value = Math.max(...rows.map((r) => r[1].length));
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
   return [
-    wrapLines(`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, width),
-    '',
+    ...fit([`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, '']),
     ...renderTimeline(race.steps, prefix, race.jobId, width),
-    '',
-    `readout (${READOUT_LEGEND}):`,
-    ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
-    counterVerdict(race.readout),
+    ...fit([
+      '',
+      `readout (${READOUT_LEGEND}):`,
+      ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
+      counterVerdict(race.readout),
+    ]),
   ].join('\n');
 }
 

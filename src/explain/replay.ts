@@ -4,8 +4,8 @@ import type { WireStep } from './wire.js';
 
 export type ReplayMode = 'loop' | 'atomic';
 
-/** What explain replays without --mode: the loop, then the script. */
-export const DEFAULT_REPLAYS: readonly ReplayMode[] = ['loop', 'atomic'];
+/** The modes explain has a replay for, in the order it replays them without --mode. */
+export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly ReplayMode[];
 
 export interface Replay {
   readonly mode: ReplayMode;

@@ -118,16 +118,15 @@ const NOT_MEASURED = '—';
 
 /**
  * The race table: a column per run and a row per figure, as in the terminal, so that it fits the
- * page however many figures a run carries; anomaly cells marked ok (0) or bad. With several
- * queues per mode (`totals` given) each column names its queue and node, and each mode's summed
- * column follows. Every cell carries its run (data-run, or data-total) and its field.
+ * page however many figures a run carries; anomaly cells marked ok (0) or bad, — where a run did
+ * not measure a count. With several queues per mode (`totals` given) each column names its queue
+ * and node, and each mode's summed column follows. Every cell carries its run (data-run, or
+ * data-total) and its field.
  */
 export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
   const withTrials = runs.some((run) => run.trial !== undefined);
   const perQueue = totals !== undefined && totals.length > 0;
-  // Counts that no run of this report carries (no workers, say) get no row.
-  const reported: readonly string[] = reportedAnomalies(runs);
-  const figures = TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
+  const figures = columnsFor(runs);
   const columns = [
     ...runs.map((run, i) => ({ run, key: `data-run="${i}"`, mode: run.mode, total: false })),
     ...(totals ?? []).map((run, i) => ({ run, key: `data-total="${i}"`, mode: `${run.mode} total`, total: true })),

@@ -3,7 +3,7 @@
  * settings that differ from the defaults, so the line reads as what was asked for.
  */
 import { commandLine, type CommandValue } from './command-line.js';
-import { DEFAULT_REPLAYS } from '../explain/replay.js';
+import { REPLAYED_MODES } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE } from '../explain/schedule.js';
 import { LIMITS, MODE_SETS } from '../model.js';
 
@@ -118,7 +118,7 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
 export function explainCommandLine(flags: ExplainFlagsSeen, url: string | undefined): string {
   const counter = flags.counter !== undefined;
   return commandLine(['explain'], [
-    ['--mode', counter ? undefined : unlessList(flags.mode, DEFAULT_REPLAYS)],
+    ['--mode', counter ? undefined : unlessList(flags.mode, REPLAYED_MODES)],
     ['--schedule', counter || !flags.mode.includes('loop') ? undefined : unlessList(flags.schedule, DEFAULT_SCHEDULE.split(','))],
     ['--counter', flags.counter],
     ['--max-stalled', unlessDefault(flags.maxStalled, LIMITS.maxStalled.default)],

@@ -27,7 +27,7 @@ export function exampleProof(example: InterleavingExample): string {
     : `The replies do not prove the server's order (${evidence}): these lines are the order of sending, which is no evidence.`;
 }
 
-export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>): string[] {
+export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>, width = WIDTH): string[] {
   const example = run.example;
   if (!example) return [];
   const prefix = `emq:{${run.queue}}:`;
@@ -40,7 +40,7 @@ export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>)
   const column = Math.min(COMMAND_COLUMN, Math.max(...rows.map((r) => r.sent.length)));
   const lines = rows.flatMap(({ sent, reply }) => {
     const line = `  ${sent.padEnd(column)}  ← ${reply}`;
-    return line.length <= WIDTH ? [line] : [...wrap(`  ${sent}`, WIDTH, '      '), ...wrap(`      ← ${reply}`, WIDTH, '        ')];
+    return line.length <= width ? [line] : [...wrap(`  ${sent}`, width, '      '), ...wrap(`      ← ${reply}`, width, '        ')];
   });
-  return [...wrap(exampleHeading({ ...run, example }), WIDTH, '  '), ...lines, ...wrap(exampleProof(example), WIDTH, '  ')];
+  return [...wrap(exampleHeading({ ...run, example }), width, '  '), ...lines, ...wrap(exampleProof(example), width, '  ')];
 }

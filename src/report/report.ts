@@ -10,7 +10,7 @@ import { renderFittedTable } from './fitted-table.js';
 import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import { exampleLines } from './example.js';
 import type { RaceReport } from './json.js';
-import { NOT_MEASURED, sourceLegend } from './legend.js';
+import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { ANOMALIES, type AuditCounts, type Mode, type RunResult, type SourcedFigure } from '../model.js';
@@ -46,6 +46,7 @@ export const COLUMNS: readonly Column[] = [
   { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced', figure: 'misplaced' },
   { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed', figure: 'unreclaimed' },
   { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', figure: 'stolenLeases', applies: (r) => r.stolenLeases !== null },
+  // The figures a mode or a flag was chosen for are rows of the fitted table where they apply.
   { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', figure: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported !== null, headline: true },
   { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0, headline: true },
   { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0, headline: true },
@@ -59,11 +60,6 @@ export const COLUMNS: readonly Column[] = [
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
   { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
 ];
-
-/** A column's head on one line: "double recoveries", "misreported". */
-export function columnName(column: Pick<Column, 'head'>): string {
-  return column.head.replace(/-\n/g, '').replace(/\n/g, ' ');
-}
 
 /** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
 export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
@@ -81,23 +77,38 @@ export function runReadout(report: Pick<RaceReport, 'totals'>, run: RunResult): 
 
 export interface TableLayout {
   readonly color: boolean;
-  /** The width to fit (see text.ts); ignored with `wide`. */
+  /** The width to fit (see text.ts); the wide table ignores it, the sentences under it do not. */
   readonly width: number;
   /** Every column, one row per run, however wide. */
   readonly wide: boolean;
 }
 
-function painter(color: boolean): (text: string, count: number) => string {
+/** A count's cell: — where not measured, else grouped and, for an anomaly, green at 0 and red otherwise. */
+function painter(color: boolean): (value: string | number | null, anomaly?: number | null) => string {
   const paint = new Chalk({ level: color ? 1 : 0 });
-  return (text, count) => (count === 0 ? paint.green(text) : paint.red(text));
+  return (value, anomaly) => {
+    if (value === null) return NOT_MEASURED;
+    const text = groupThousands(value);
+    if (anomaly === undefined) return text;
+    return anomaly === 0 ? paint.green(text) : paint.red(text);
+  };
 }
 
 /** The anomalies the fitted table sums into one row: those with no row of their own. */
 const FOLDED = COLUMNS.filter((column) => column.anomaly !== undefined && !column.headline);
 
+/** Their sum for one run, the unmeasured ones left out. */
 function otherAnomalies(run: RunResult): number {
-  // A figure the run did not measure adds nothing.
   return FOLDED.reduce((sum, column) => sum + (column.anomaly ? (run[column.anomaly] ?? 0) : 0), 0);
+}
+
+interface Laid {
+  readonly before: readonly string[];
+  readonly table: string;
+  readonly after: readonly string[];
+  /** The figures the table shows as columns or rows, for the legend of their sources. */
+  readonly columns: readonly Column[];
+  readonly rows: readonly RunResult[];
 }
 
 /**
@@ -105,34 +116,34 @@ function otherAnomalies(run: RunResult): number {
  * several queues, whose queues the readouts name), then what "other anomalies" holds.
  */
 function fittedTable(report: RaceReport, layout: TableLayout): Laid {
-  const colour = painter(layout.color);
+  const cell = painter(layout.color);
   const runs = report.totals ?? report.runs;
   const columns = columnsFor(runs).filter((column) => column.headline);
   const rows = columns.map((column) => ({
-    label: columnName(column),
-    cells: runs.map((run) => {
-      const value = column.value(run);
-      if (value === null) return NOT_MEASURED;
-      const text = groupThousands(value);
-      return column.anomaly ? colour(text, run[column.anomaly] ?? 0) : text;
-    }),
+    label: headWords(column.head),
+    cells: runs.map((run) => cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined)),
   }));
   // With the anomalies, before jobs/s.
-  rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => colour(groupThousands(otherAnomalies(run)), otherAnomalies(run))) });
+  rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => cell(otherAnomalies(run), otherAnomalies(run))) });
   const named = runs.flatMap((run) => {
-    const counts = FOLDED.filter((column) => column.anomaly && (run[column.anomaly] ?? 0) > 0).map((column) => `${groupThousands(column.anomaly ? (run[column.anomaly] ?? 0) : 0)} ${columnName(column)}`);
+    const counts = FOLDED.flatMap((column) => {
+      const count = column.anomaly ? (run[column.anomaly] ?? 0) : 0;
+      return count > 0 ? [`${groupThousands(count)} ${headWords(column.head)}`] : [];
+    });
     return counts.length > 0 ? [`${run.mode} ${counts.join(', ')}`] : [];
   });
   return {
     before: report.totals && report.runs.length > report.totals.length ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`] : [],
     table: renderFittedTable(runs.map((run) => run.mode), rows, layout.width),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
+    columns,
+    rows: runs,
   };
 }
 
 /** Every column, one row per run (and per mode's sum), as the table always was. */
 function wideTable(report: RaceReport, layout: TableLayout): Laid {
-  const colour = painter(layout.color);
+  const cell = painter(layout.color);
   const columns = columnsFor(report.runs);
   const table = new Table({
     head: columns.map((c) => c.head),
@@ -143,43 +154,30 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
   });
   const rows = report.totals ? [...report.runs, ...report.totals.map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
   for (const run of rows) {
-    table.push(
-      columns.map((column) => {
-        const value = column.value(run);
-        if (value === null) return NOT_MEASURED;
-        const text = column.head === 'mode' ? String(value) : groupThousands(value);
-        return column.anomaly ? colour(text, run[column.anomaly] ?? 0) : text;
-      }),
-    );
+    table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined))));
   }
-  return { before: [], table: table.toString(), after: [] };
-}
-
-interface Laid {
-  readonly before: readonly string[];
-  readonly table: string;
-  readonly after: readonly string[];
+  return { before: [], table: table.toString(), after: [], columns, rows };
 }
 
 export function renderTable(report: RaceReport, layout: TableLayout): string {
   const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
+  const latency = report.latency ? [latencyLine(report.latency)] : [];
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
   // The legend names the source of every figure the table shows, and what — means.
-  const runs = report.totals ?? report.runs;
-  const visible = columnsFor(runs).filter((column) => layout.wide || column.headline);
-  const shown = visible.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
-  const unmeasured = runs.some((run) => visible.some((c) => c.value(run) === null));
-  const legend = sourceLegend(shown, runs, unmeasured);
+  const shown = laid.columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
+  const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
+  const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);
   const example = report.runs.find((run) => run.example !== null);
-  const latency = report.latency ? [latencyLine(report.latency)] : [];
   // The table is laid out to fit; the sentences around it wrap at the same width.
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
   return [
     ...fit([serverHeadline(report.server, report.embedded), ...cluster, ...latency, ...laid.before]),
     laid.table,
-    ...fit([...laid.after, ...legend, ...readouts]),
-    ...(example ? ['', ...exampleLines(example)] : []),
+    ...fit(laid.after),
+    ...legend,
+    ...fit(readouts),
+    ...(example ? ['', ...exampleLines(example, layout.width)] : []),
   ].join('\n');
 }
 
@@ -251,4 +249,3 @@ function unseenByServer(run: RunResult): string {
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
 }
-

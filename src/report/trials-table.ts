@@ -1,7 +1,7 @@
 /**
- * The --trials table: one row per mode with its reproduction rate and the min / median / max of
- * every anomaly count and of jobs/s, then one plain line per mode. A count the trials did not
- * measure shows as —.
+ * The --trials table: for each mode its reproduction rate and the min / median / max of every
+ * anomaly count and of jobs/s, then one plain line per mode. A count the trials did not measure
+ * shows as —.
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
@@ -48,8 +48,9 @@ export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' |
  */
 export function renderTrialsTable(summaries: readonly TrialSummary[], layout: TableLayout): string {
   const paint = new Chalk({ level: layout.color ? 1 : 0 });
-  const colour = (text: string, bad: boolean): string => (bad ? paint.red(text) : paint.green(text));
   const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
+  const spread = (s: TrialSummary, name: Anomaly): string => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])));
+  const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
   const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => worst(s, name) > 0));
   let table: string;
   if (layout.wide) {
@@ -58,21 +59,13 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
       style: { head: [], border: [] },
       chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
     });
-    for (const s of summaries) {
-      wide.push([
-        s.mode,
-        String(s.trials),
-        colour(formatRate(s), s.reproduced > 0),
-        ...anomalies.map((name) => (s[name] === null ? NOT_MEASURED : colour(formatSpread(s[name]), worst(s, name) > 0))),
-        formatSpread(s.jobsPerSec),
-      ]);
-    }
+    for (const s of summaries) wide.push([s.mode, String(s.trials), rate(s), ...anomalies.map((name) => spread(s, name)), formatSpread(s.jobsPerSec)]);
     table = wide.toString();
   } else {
     table = renderFittedTable(summaries.map((s) => s.mode), [
       { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
-      { label: 'reproduced', cells: summaries.map((s) => colour(formatRate(s), s.reproduced > 0)) },
-      ...anomalies.map((name) => ({ label: oneLine(HEADS[name]), cells: summaries.map((s) => (s[name] === null ? NOT_MEASURED : colour(formatSpread(s[name]), worst(s, name) > 0))) })),
+      { label: 'reproduced', cells: summaries.map(rate) },
+      ...anomalies.map((name) => ({ label: headWords(HEADS[name]), cells: summaries.map((s) => spread(s, name)) })),
       { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
     ], layout.width);
   }
@@ -82,10 +75,6 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
       : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
   );
   return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
-}
-
-function oneLine(head: string): string {
-  return head.replace(/-\n/g, '').replace(/\n/g, ' ');
 }
 
 function describeWorst(s: TrialSummary): string {

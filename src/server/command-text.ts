@@ -1,7 +1,7 @@
 /**
- * Commands and replies as a terminal shows them: a reply the way redis-cli prints one, and a command
+ * Commands and replies as a terminal shows them: a reply the way redis-cli prints one, a command
  * with the queue's key prefix left out (the heading names it). Shared by explain's timeline and the
- * race report's example, so both print the wire the same way.
+ * race report's example, so both print the wire the same way; text.ts breaks their lines.
  */
 import type { Reply } from '../model.js';
 

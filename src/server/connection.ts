@@ -50,8 +50,6 @@ const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://…
 
 /** A --url checked in full (usage errors name what is wrong), with its redacted form for display. */
 export function parseServerUrl(url: string): ServerTarget {
-  const meant = meantUrl(url);
-  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   serverAddress(url);
   return { url, display: redactUrl(url) };
 }
@@ -63,6 +61,8 @@ export function parseServerUrl(url: string): ServerTarget {
  */
 export function serverAddress(url: string): ServerAddress {
   const shown = JSON.stringify(redactUrl(url));
+  const meant = meantUrl(url);
+  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
   if (url.includes('\\')) throw usageError(`--url: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
   let parsed: URL;
