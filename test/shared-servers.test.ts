@@ -110,7 +110,7 @@ forEachServer('a shared server with somebody else\'s queue', (handle, kind) => {
       await noTrustedMarker();
       const clean = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
       assert.match(clean.stdout, /removed the marker of queue race-payments \(1 key\); no other key is removed under an unconfirmed or older marker/);
-      assert.match(clean.stderr, /left 4 key\(s\) under emq:\{race-payments\}:/);
+      assert.match(clean.stderr, /left 4 keys under emq:\{race-payments\}:/);
       await cleanAll();
     });
   }
