@@ -9,6 +9,7 @@ export const ExitCode = {
   expectationFailed: 1,
   usage: 2,
   server: 3,
+  sighup: 129,
   sigint: 130,
   sigterm: 143,
 } as const;
@@ -27,12 +28,15 @@ export class EmqError extends Error {
 export const usageError = (message: string): EmqError => new EmqError(message, ExitCode.usage);
 export const serverError = (message: string): EmqError => new EmqError(message, ExitCode.server);
 
-/** Raised when SIGINT/SIGTERM stops a run; the run cleans up before it surfaces. */
+/** The exit code of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
+const SIGNAL_EXIT: Readonly<Partial<Record<NodeJS.Signals, ExitCode>>> = { SIGHUP: ExitCode.sighup, SIGINT: ExitCode.sigint, SIGTERM: ExitCode.sigterm };
+
+/** Raised when SIGINT, SIGTERM or SIGHUP stops a run; the run cleans up before it surfaces. */
 export class InterruptedError extends EmqError {
   readonly signal: NodeJS.Signals;
 
   constructor(signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`, signal === 'SIGTERM' ? ExitCode.sigterm : ExitCode.sigint);
+    super(`interrupted by ${signal}`, SIGNAL_EXIT[signal] ?? ExitCode.sigint);
     this.name = 'InterruptedError';
     this.signal = signal;
   }

@@ -1,5 +1,6 @@
 /**
- * SIGINT and SIGTERM stop a run rather than the process: the first signal aborts the work so the
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
+ * than the process: the first signal aborts the work so the
  * run can delete its keys and stop its server; a second one also skips (or cuts short) the key
  * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
  * hook still kills an embedded server.
@@ -15,6 +16,8 @@ export interface Interrupts {
   readonly hurried: boolean;
   dispose(): void;
 }
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 /** `say` takes each line the signals cause (the command line binds it to stderr). */
 export function watchInterrupts(say: (line: string) => void): Interrupts {
@@ -35,8 +38,7 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
       process.exit(first.exitCode);
     }
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
   return {
     signal: controller.signal,
     hurry: hurry.signal,
@@ -44,8 +46,7 @@ export function watchInterrupts(say: (line: string) => void): Interrupts {
       return count > 1;
     },
     dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const signal of SIGNALS) process.off(signal, onSignal);
     },
   };
 }

@@ -366,8 +366,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
-  /** Progress lines for long runs go to stderr only when it is a terminal. */
+  /** On a terminal, progress rewrites one line in place; elsewhere it prints a plain line now and then. */
   readonly stderrIsTty?: boolean;
+  /** The terminal's width, where stdout (stderr) is a terminal; else $COLUMNS or 80 (see text.ts). */
+  readonly stdoutColumns?: number;
+  readonly stderrColumns?: number;
   /** Whether a question can be asked (clean --all without --yes). */
   readonly stdinIsTty?: boolean;
   /** Asks a yes/no question on the terminal; absent where nobody can answer. */

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../src/server/embedded-server.js';
 import { run } from '../src/cli/program.js';
-import { runCli, type CliResult } from './helpers/cli.js';
+import { cliResult, runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
 import { JSON_SCHEMA } from '../src/report/json.js';
@@ -122,7 +122,7 @@ async function runInProcess(args: readonly string[]): Promise<CliResult> {
     env: { NO_COLOR: '1' },
     stdoutIsTty: false,
   });
-  return { code, signal: null, stdout, stderr };
+  return cliResult(code, null, stdout, stderr);
 }
 
 /** Cases also run as a spawned process, end to end through bin/emq-race.js. */

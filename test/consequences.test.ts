@@ -93,10 +93,15 @@ forEachServer('consequences', (handle) => {
   test('the table and the JSON gain the new columns where they apply', async () => {
     const table = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--workers', '2', '--observe']);
     assert.equal(table.code, 0, table.stderr);
-    assert.match(table.stdout, /double\s*│/);
-    assert.match(table.stdout, /executions/);
-    assert.match(table.stdout, /samples/);
-    assert.doesNotMatch(table.stdout, /escapes/);
+    assert.match(table.stdout, /^double executions +0$/m);
+    assert.match(table.stdout, /^window in neither +0$/m);
+    assert.match(table.stdout, /^window in both +0$/m);
+    assert.doesNotMatch(table.stdout, /escapes|samples/);
+    // --wide adds what the fitted table leaves out, such as the observer's sample count.
+    const wide = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--workers', '2', '--observe', '--wide']);
+    assert.equal(wide.code, 0, wide.stderr);
+    assert.match(wide.stdout, /samples/);
+    assert.match(wide.stdout, /│ atomic │/);
     const json = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--cycles', '2', '--json']);
     assert.equal(json.code, 0, json.stderr);
     const run = (JSON.parse(json.stdout) as { runs: Record<string, unknown>[] }).runs[0] ?? {};

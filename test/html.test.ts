@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../src/explain/schedule.js';
-import { commandLine, shellQuote } from '../src/html/command-line.js';
+import { commandLine, commandPieces, shellQuote } from '../src/html/command-line.js';
 import { escapeMarkup, jsonForScriptBlock } from '../src/html/escape.js';
 import { explainPage, explainSvg, racePage } from '../src/html/page.js';
 import type { RaceReportJson, ReplaysJson, RunJson, TrialSummaryJson } from '../src/html/report-data.js';
@@ -48,16 +48,20 @@ describe('html: pure parts', () => {
     assert.equal(slipInIndex(stepsOf('A:read,B:read,A:write,B:write')), 1);
   });
 
-  test('the command line spells every setting, quotes for the shell and never shows a password', () => {
+  test('the command line spells every setting that is not the default, quotes for the shell and never shows a password', () => {
     assert.equal(shellQuote('race-1'), 'race-1');
     assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
     const line = raceCommandLine({ mode: ['atomic', 'loop'], sweepers: 8, jobs: 500, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, expect: 'race', html: 'my report.html' }, 'redis://user:hunter2@db:6379/2');
-    assert.equal(line, "emq-race --mode atomic,loop --sweepers 8 --jobs 500 --batch 100 --max-stalled 3 --stalled-before 0 --probe-delay 0 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
-    const scaled = raceCommandLine({ mode: ['atomic'], sweepers: 4, jobs: 1000, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, queues: 3, cluster: true, loopJobs: 500, serverStats: true, tlsCa: 'ca.pem', tlsInsecure: false }, 'rediss://db:6380');
-    assert.equal(scaled, 'emq-race --mode atomic --sweepers 4 --jobs 1000 --batch 100 --max-stalled 3 --stalled-before 0 --probe-delay 0 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats', 'scale, cluster and TLS flags are part of the rerun');
+    assert.equal(line, "emq-race --sweepers 8 --jobs 500 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
+    const scaled = raceCommandLine({ mode: ['atomic'], sweepers: 4, jobs: 1000, batch: 50, maxStalled: 5, stalledBefore: 1, probeDelay: 2, keep: false, json: false, queues: 3, cluster: true, loopJobs: 500, serverStats: true, tlsCa: 'ca.pem', tlsInsecure: false }, 'rediss://db:6380');
+    assert.equal(scaled, 'emq-race --mode atomic --sweepers 4 --batch 50 --max-stalled 5 --stalled-before 1 --probe-delay 2 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats', 'scale, cluster and TLS flags are part of the rerun');
     const explain = explainCommandLine({ mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' }, undefined);
-    assert.equal(explain, 'emq-race explain --mode atomic --max-stalled 3 --stalled-before 2 --json --svg r.svg', 'no schedule without a loop, no url for the embedded server');
+    assert.equal(explain, 'emq-race explain --mode atomic --stalled-before 2 --json --svg r.svg', 'no schedule without a loop, no url for the embedded server');
+    const loop = explainCommandLine({ mode: ['loop', 'atomic'], schedule: DEFAULT_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 0, keep: false, json: false }, undefined);
+    assert.equal(loop, 'emq-race explain', "explain's own defaults are left out too");
     assert.equal(commandLine(['explain'], [['--counter', 'client'], ['--keep', true]]), 'emq-race explain --counter client --keep');
+    // On the page a line breaks between a flag with its value and the next, never inside one.
+    assert.deepEqual(commandPieces("emq-race explain --stalled-before 2 --keep --html 'my report.html' --url 'redis://u:***@h:1'"), ['emq-race', 'explain', '--stalled-before 2', '--keep', "--html 'my report.html'", "--url 'redis://u:***@h:1'"]);
   });
 
   test('with a trials summary the page draws each count\'s spread and the reproduction rate', () => {
@@ -89,8 +93,8 @@ describe('html: pure parts', () => {
     assert.match(html, /anomalies in 0 of 3 trials \(0%\)/);
     assert.match(html, /data-mode="loop" data-field="reproductionRate" data-value="0\.6666666666666666">2 of 3 \(67%\)<\/td>/);
     assert.match(html, /data-mode="loop" data-field="lostIncrements">0 \/ 6 \/ 11<\/td>/);
-    assert.match(html, /<td class="num" data-field="trial">3<\/td>/, 'every trial\'s run has its row, numbered');
-    assert.equal((html.match(/<tr data-run=/g) ?? []).length, 6);
+    assert.match(html, /<td class="num" data-run="5" data-field="trial">3<\/td>/, 'every trial\'s run has its column, numbered');
+    assert.equal((html.match(/<th class="num" data-run=/g) ?? []).length, 6);
     assert.match(html, /id="trials-table"/);
     assert.ok(!html.includes('class="bar-row"'), 'the spread replaces the single-run bars');
   });
@@ -180,7 +184,7 @@ forEachServer('html in Chromium', (handle) => {
     assert.ok(!carried.includes('doubleExecutions') && !carried.includes('windowInNeither'), 'no workers, no observer: not measured');
     for (const [i, run] of json.runs.entries()) {
       for (const field of ['mode', 'sweepers', 'jobs', 'recoveries', ...carried, 'wallMs', 'jobsPerSec']) {
-        const cell = page.locator(`#race-table tr[data-run="${i}"] td[data-field="${field}"]`);
+        const cell = page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`);
         assert.equal(await cell.textContent(), cellText(run[field]), `${String(run.mode)} ${field}`);
         if ((ANOMALIES as readonly string[]).includes(field)) {
           assert.match((await cell.getAttribute('class')) ?? '', run[field] === null ? /\bna\b/ : run[field] === 0 ? /\bok\b/ : /\bbad\b/);
@@ -197,7 +201,10 @@ forEachServer('html in Chromium', (handle) => {
       assert.equal(await page.locator('#example').getAttribute('data-job'), loop.example.job);
       assert.equal(await page.locator('#example-table tbody tr').count(), loop.example.commands.length, 'one row per command of the example');
     }
-    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --mode atomic,loop --sweepers 4 --jobs 300 .*--url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
+    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
+    assert.match((await page.locator('#run').textContent()) ?? '', /on the same server, or drop --url/);
+    // The table fits the page: nothing to scroll to on the right.
+    assert.equal(await page.evaluate("(() => { const box = document.querySelector('#race-table').parentElement; return box.scrollWidth <= box.clientWidth; })()"), true);
     const light = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     await page.emulateMedia({ colorScheme: 'dark' });
     const dark = await page.evaluate('getComputedStyle(document.body).backgroundColor');
@@ -217,11 +224,11 @@ forEachServer('html in Chromium', (handle) => {
     assert.equal(json.runs.length, 4);
     for (const [i, run] of json.runs.entries()) {
       for (const field of ['queue', 'node', 'recoveries', 'doubleRecoveries']) {
-        assert.equal(await page.locator(`#race-table tr[data-run="${i}"] td[data-field="${field}"]`).textContent(), String(run[field]), `${String(run.queue)} ${field}`);
+        assert.equal(await page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`).textContent(), String(run[field]), `${String(run.queue)} ${field}`);
       }
     }
     for (const [i, total] of json.totals.entries()) {
-      const row = (field: string): Promise<string | null> => page.locator(`#race-table tr[data-total="${i}"] td[data-field="${field}"]`).textContent();
+      const row = (field: string): Promise<string | null> => page.locator(`#race-table [data-total="${i}"][data-field="${field}"]`).textContent();
       assert.equal(await row('mode'), `${String(total.mode)} total`);
       for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements']) assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
       for (const name of ANOMALIES.filter((n) => total[n] !== null && total[n] !== undefined)) {
@@ -292,7 +299,7 @@ forEachServer('html: a password never reaches a page or a diagram', (handle) => 
       }
       const port = new URL(handle.url).port;
       assert.match(readFileSync(files[0] ?? '', 'utf8'), new RegExp(`--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
-      assert.match(readFileSync(files[1] ?? '', 'utf8'), new RegExp(`emq-race explain --mode atomic .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+      assert.match(readFileSync(files[1] ?? '', 'utf8'), new RegExp(`>explain</span> <span class="arg">--mode atomic</span> .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,7 +1,8 @@
 /**
- * SIGINT and SIGTERM at each phase of a run (found by watching the queue's keys), against real servers: the run's keys are deleted, an
- * embedded server is stopped, the exit code is 130 / 143; a second signal skips the key cleanup,
- * says how to finish it, and still stops the embedded server.
+ * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
+ * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
+ * 143 / 129; a second signal skips the key cleanup, says how to finish it, and still stops the
+ * embedded server; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -19,15 +20,29 @@ import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/
 
 const LIMIT_MS = 15_000;
 
-/** The embedded server a CLI process started: its pid and the port and folder on its command line. */
+const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/** Every process below `pid`: its children, theirs, and so on. */
+function descendants(pid: number): number[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter((pair): pair is [number, number] => pair.length === 2 && (pair[0] ?? 0) > 0);
+  const found: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = table.filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    found.push(...frontier);
+  }
+  return found;
+}
+
+/**
+ * The embedded server a CLI process started (under its keeper): its pid and the port and folder on
+ * its command line.
+ */
 async function embeddedChild(cliPid: number): Promise<{ pid: number; port: number; dir: string }> {
   for (let i = 0; i < 500; i++) {
-    let pids: number[] = [];
-    try {
-      pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(cliPid)], { encoding: 'utf8' }).split('\n').map(Number).filter((n) => n > 0);
-    } catch {
-      // no child yet
-    }
+    const pids = descendants(cliPid);
     for (const pid of pids) {
       try {
         // A running server retitles itself "redis-server 127.0.0.1:PORT" and works in its --dir.
@@ -73,12 +88,12 @@ for (const kind of SERVER_KINDS) {
      * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
      * show: its exit code, one line naming the signal, nothing on stdout, the keyspace as it was.
      */
-    const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: 'SIGINT' | 'SIGTERM'): Promise<void> => {
+    const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: keyof typeof EXIT_CODES): Promise<void> => {
       const cli = startCli(['--url', server.url, ...args]);
       await until(what, ready);
       cli.child.kill(signal);
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
-      assert.equal(result.code, signal === 'SIGINT' ? 130 : 143, result.stderr);
+      assert.equal(result.code, EXIT_CODES[signal], result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${signal}`));
       assert.equal(result.stdout, '');
       assert.deepEqual(await unrelatedState(redis), initial);
@@ -91,6 +106,15 @@ for (const kind of SERVER_KINDS) {
     test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
       const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
+    });
+
+    test("SIGHUP while seeding (a closed terminal): exit 129, the run's keys deleted, nothing else touched", async () => {
+      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-hup-seed'], 'seeding', async () => (await redis.exists('emq:{race-hup-seed}:active')) === 1, 'SIGHUP');
+    });
+
+    test("SIGHUP while sweeping: exit 129, the run's keys deleted, nothing else touched", async () => {
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-sweep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-sweep}:pending')) > 0, 'SIGHUP');
     });
 
     test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
@@ -149,6 +173,47 @@ for (const kind of SERVER_KINDS) {
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
       assert.equal(result.code, 143, result.stderr);
       assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+    });
+
+    /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
+    const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const own = await within(LIMIT_MS, 'connecting', (async () => {
+        for (;;) {
+          try {
+            return await connect(parseServerUrl(`redis://127.0.0.1:${child.port}`));
+          } catch {
+            await sleep(20);
+          }
+        }
+      })());
+      try {
+        await until('sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
+      } finally {
+        own.disconnect();
+      }
+      return { cli, server: child };
+    };
+
+    test('SIGHUP on the embedded server: exit 129, the server stopped and its folder removed', async () => {
+      const { cli, server: child } = await sweepingOnEmbedded();
+      cli.child.kill('SIGHUP');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 129, result.stderr);
+      assert.match(result.stderr, /SIGHUP received, cleaning up/);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+      assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+    });
+
+    test('SIGKILL of the tool (no clean-up of its own at all): its server still goes, folder and all', async () => {
+      const { cli, server: child } = await sweepingOnEmbedded();
+      cli.child.kill('SIGKILL');
+      const result = await within(LIMIT_MS, 'the killed run', cli.done);
+      assert.equal(result.signal, 'SIGKILL');
+      // The keeper notices the closed pipe and stops the server: a guard against a hang, not a timing.
+      await until('the server to go', async () => !alive(child.pid));
+      await until('its folder to go', async () => !existsSync(child.dir));
     });
 
     test('nothing of the runs is left', async () => {

@@ -11,35 +11,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect, parseServerUrl, tlsOptions } from '../src/server/connection.js';
 import { proxyTarget, throughProxy } from '../src/server/latency-proxy.js';
+import type { ReportJson, RunJson } from '../src/report/json.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
-
-interface LatencyJson {
-  requestedMs: number;
-  jitterMs: number;
-  measuredRttMs: { median: number; p99: number };
-  pings: number;
-}
-
-interface RunJson {
-  mode: string;
-  trial: number;
-  sweepers: number;
-  processes: boolean;
-  recoveries: number;
-  doubleRecoveries: number;
-  duplicatePending: number;
-  lostIncrements: number;
-  unreclaimed: number;
-  wallMs: number;
-  callMsP50: number | null;
-}
-
-interface ReportJson {
-  latency?: LatencyJson;
-  runs: RunJson[];
-}
 
 const clean = (run: RunJson): boolean => run.doubleRecoveries === 0 && run.duplicatePending === 0 && run.lostIncrements === 0 && run.unreclaimed === 0;
 
@@ -111,6 +86,24 @@ forEachServer('--latency', (handle) => {
     const [run] = report.runs;
     assert.ok(run && run.processes && clean(run), JSON.stringify(run));
     assert.ok(run.wallMs >= 50, `wall ${run.wallMs} ms`);
+  });
+
+  test('workers, the observer and client-kill run through the proxy too: a killed sweeper reconnects through it', async () => {
+    const result = await runCli(['--url', handle.url, '--mode', 'both', '--sweepers', '4', '--jobs', '200', '--workers', '2', '--observe', '--fault', 'client-kill', '--latency', '1', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const [atomic, loop] = (JSON.parse(result.stdout) as ReportJson).runs;
+    assert.ok(atomic && clean(atomic) && atomic.doubleExecutions === 0 && atomic.windowInBoth === 0, JSON.stringify(atomic));
+    assert.equal(atomic.executions, 200);
+    assert.ok(loop && (loop.doubleExecutions ?? 0) > 0 && (loop.samples ?? 0) > 0, JSON.stringify(loop));
+    assert.ok((loop.clientKills ?? 0) > 0 && (loop.reconnects ?? 0) > 0, `kills ${loop.clientKills}, reconnects ${loop.reconnects}`);
+  });
+
+  test('--cycles re-leases through the proxy: atomic clean over every cycle', async () => {
+    const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '4', '--jobs', '200', '--cycles', '3', '--latency', '1', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const [run] = (JSON.parse(result.stdout) as ReportJson).runs;
+    assert.ok(run && run.doubleRecoveries === 0 && run.deadLetterEscapes === 0 && run.unreclaimed === 0, JSON.stringify(run));
+    assert.ok(run.recoveries > 200, `recoveries over the cycles: ${run.recoveries}`);
   });
 
   test('the table says the latency in its header; the HTML page shows it and carries it in its data', async () => {

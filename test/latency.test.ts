@@ -5,7 +5,8 @@ import { percentileOfSorted } from '../src/model.js';
 import { LatencyLog, summarizeLatency } from '../src/sweepers/call-latency.js';
 import { loopJobsNote } from '../src/cli/program.js';
 import { jobsForMode } from '../src/cli/options.js';
-import { progressLine, progressSummary } from '../src/race/progress.js';
+import type { Redis } from 'ioredis';
+import { progressBoard, progressLine, progressSummary } from '../src/race/progress.js';
 import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../src/server/latency-histogram.js';
 import { LIMITS, type RunResult } from '../src/model.js';
 
@@ -55,17 +56,50 @@ test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them',
 });
 
 test('progress lines count what has left active', () => {
-  assert.equal(progressLine('loop q', 750, 1000), 'loop q: 250/1000 leases reclaimed (25%)');
-  assert.equal(progressLine('atomic q', 0, 10), 'atomic q: 10/10 leases reclaimed (100%)');
+  assert.equal(progressLine('loop', 750, 1000), 'loop: 250/1,000 leases reclaimed (25%)');
+  assert.equal(progressLine('atomic', 0, 10), 'atomic: 10/10 leases reclaimed (100%)');
+  // With the time taken: the rate so far, and the time left at that rate.
+  assert.equal(progressLine('loop', 750, 1000, 5000), 'loop: 250/1,000 leases reclaimed (25%), 50 jobs/s, 5s elapsed, about 15s left');
+  assert.equal(progressLine('loop', 1000, 1000, 2000), 'loop: 0/1,000 leases reclaimed (0%), 0 jobs/s, 2s elapsed, time left unknown');
+  assert.equal(progressLine('loop', 0, 1000, 185_000), 'loop: 1,000/1,000 leases reclaimed (100%), 5 jobs/s, 3m 05s elapsed');
+});
+
+test('a CI log gets a plain progress line at most every 5 s, none in the first 5 s; a terminal one line cut to its width', async (t) => {
+  // The board's own clock and its once-a-second poll, both driven by hand.
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let clock = 0;
+  let reading = 1000;
+  const redis = { zcard: async () => reading } as unknown as Redis;
+  const written: string[] = [];
+  const tick = async (at: number, left: number): Promise<void> => {
+    clock = at;
+    reading = left;
+    t.mock.timers.tick(1000);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  const plain = progressBoard((text) => written.push(text), { terminal: false, width: () => 80, now: () => clock });
+  const stop = plain.watch(redis, 'active', 'loop', 'q-1', 1000, 0);
+  for (const [at, left] of [[1000, 900], [3000, 700], [5000, 500], [6000, 400], [9000, 100], [10_000, 50]] as const) await tick(at, left);
+  stop();
+  assert.deepEqual(written, [
+    'progress: loop: 500/1,000 leases reclaimed (50%), 100 jobs/s, 5s elapsed, about 5s left (queue q-1)\n',
+    'progress: loop: 950/1,000 leases reclaimed (95%), 95 jobs/s, 10s elapsed, about 1s left (queue q-1)\n',
+  ]);
+  written.length = 0;
+  const terminal = progressBoard((text) => written.push(text), { terminal: true, width: () => 40, now: () => clock });
+  const stopTerminal = terminal.watch(redis, 'active', 'loop', 'q-1', 1000, 0);
+  await tick(12_000, 50);
+  stopTerminal();
+  assert.deepEqual(written, ['\r\x1b[2Kloop: 950/1,000 leases reclaimed (95%)…', '\r\x1b[2K']);
 });
 
 test('races side by side share one progress line, summed per mode', () => {
   const a = { mode: 'loop', queue: 'q-1', left: 600, jobs: 1000 };
   const b = { mode: 'loop', queue: 'q-2', left: 100, jobs: 1000 };
-  assert.equal(progressSummary([a]), 'loop q-1: 400/1000 leases reclaimed (40%)');
-  assert.equal(progressSummary([a, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%)');
+  assert.equal(progressSummary([a]), 'loop: 400/1,000 leases reclaimed (40%) (queue q-1)');
+  assert.equal(progressSummary([a, b]), 'loop, 2 queues: 1,300/2,000 leases reclaimed (65%)');
   const c = { mode: 'atomic', queue: 'q-3', left: 0, jobs: 500 };
-  assert.equal(progressSummary([a, c, b]), 'loop, 2 queues: 1300/2000 leases reclaimed (65%); atomic, 1 queue: 500/500 leases reclaimed (100%)');
+  assert.equal(progressSummary([a, c, b]), 'loop, 2 queues: 1,300/2,000 leases reclaimed (65%); atomic, 1 queue: 500/500 leases reclaimed (100%)');
 });
 
 test("script time is the usec of EVALSHA, EVAL and FCALL from INFO commandstats, and nothing else's", () => {

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../src/server/embedded-server.js';
-import { BIN, runCli, type CliResult } from './helpers/cli.js';
+import { BIN, cliResult, runCli, type CliResult } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
 import { SERVER_KINDS } from './helpers/servers.js';
 
@@ -38,7 +38,7 @@ function runOnTerminal(args: readonly string[]): Promise<CliResult> {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => resolve(cliResult(code, signal, stdout, stderr)));
   });
 }
 

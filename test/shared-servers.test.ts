@@ -110,13 +110,14 @@ forEachServer('a shared server with somebody else\'s queue', (handle, kind) => {
       await noTrustedMarker();
       const clean = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
       assert.match(clean.stdout, /removed the marker of queue race-payments \(1 key\); no other key is removed under an unconfirmed or older marker/);
-      assert.match(clean.stderr, /left 4 key\(s\) under emq:\{race-payments\}:/);
+      assert.match(clean.stderr, /left 4 keys under emq:\{race-payments\}:/);
       await cleanAll();
     });
   }
 
   test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
-    const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '2000', '--sweepers', '2', '--probe-delay', '5']);
+    // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
+    const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
     await within(LIMIT_MS, 'the run sweeping', (async () => {
       while ((await admin.llen('emq:{race-alive}:pending')) === 0) await sleep(5);
     })());

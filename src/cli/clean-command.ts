@@ -10,6 +10,7 @@ import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
 import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { plural } from '../text.js';
 
 interface CleanFlags extends TlsFlags {
   queue?: string;
@@ -60,7 +61,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     io.out(`emq-race queues on ${target.display}:\n`);
     for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
     if (!flags.yes) {
-      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${owned.length} queue(s) found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
       if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
         io.out('nothing removed\n');
         return ExitCode.ok;
@@ -86,11 +87,11 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
 }
 
 function report(result: CleanResult, io: CleanIo): void {
-  const keys = `${result.deleted} key${result.deleted === 1 ? '' : 's'}`;
+  const keys = plural(result.deleted, 'key');
   if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}\n`);
   if (result.foreign.length > 0) {
-    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more` : result.foreign.length;
-    io.err(`emq-race: left ${count} key(s) under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
+    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more keys` : plural(result.foreign.length, 'key');
+    io.err(`emq-race: left ${count} under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }
 }

@@ -15,8 +15,10 @@ import { chooseTarget, closeSession, openSession, type ServerChoice, type Sessio
 import { replayAtomic } from '../explain/atomic-replay.js';
 import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
 import { replayLoop } from '../explain/loop-replay.js';
-import { renderCounter, renderReplay, renderServer } from '../explain/render.js';
-import { replayJson, type Replay } from '../explain/replay.js';
+import { renderCounter, renderReplay } from '../explain/render.js';
+import { serverHeadline } from '../server/connection.js';
+import { outputWidth, wrapLines } from '../text.js';
+import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
 import { jsonHeader } from '../report/json.js';
@@ -39,9 +41,6 @@ interface ExplainFlags {
   html?: string;
   svg?: string;
 }
-
-/** The modes explain has a replay for; the main command's other modes it cannot replay. */
-export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly Mode[];
 
 /** `loop`, `atomic`, `both`, or a comma list of the first two. */
 export function parseExplainModes(raw: string): Mode[] {
@@ -74,7 +73,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .command('explain')
     .description('Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.')
     .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes))
-    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), DEFAULT_SCHEDULE).argParser(parseSchedule))
+    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step').argParser(parseSchedule))
     .addOption(new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm))
     .addOption(new Option('--max-stalled <n>', 'stall count at which the job goes to dead').default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
     .addOption(new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled; at max-stalled − 1 the job is dead-lettered)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
@@ -114,6 +113,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   try {
     const base = flags.queue ?? randomQueueName();
     const server = { ...session.info, url: session.target.display };
+    const width = outputWidth(io);
+    // The transcript is read once the run is over: by then the tool's own server is gone (unless kept).
+    const headline = wrapLines(serverHeadline(server, session.embedded ? (flags.keep ? 'kept' : 'stopped') : undefined), width);
     let report: ExplainReportJson;
     const stage = (queue: string) => {
       queues.push(queue);
@@ -126,7 +128,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       interrupts.signal.throwIfAborted();
       const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${renderServer(server)}\n\n${renderCounter(race)}\n`);
+      else io.out(`${headline}\n\n${renderCounter(race, width)}\n`);
       report = json as ExplainReportJson;
     } else {
       const replays: Replay[] = [];
@@ -143,7 +145,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       interrupts.signal.throwIfAborted();
       const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${[renderServer(server), ...replays.map(renderReplay)].join('\n\n')}\n`);
+      else io.out(`${[headline, ...replays.map((replay) => renderReplay(replay, width))].join('\n\n')}\n`);
       report = json as ExplainReportJson;
     }
     const url = chooseTarget(choice, io.env)?.url;
@@ -160,8 +162,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
 }
 
 function describeKept(session: Session, queues: readonly string[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr.
-  const say = json ? io.err : io.out;
+  // In --json mode stdout carries the JSON alone, so this goes to stderr; under the transcript it
+  // wraps like the transcript.
+  const say = json ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }

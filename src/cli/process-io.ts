@@ -1,18 +1,28 @@
 /**
  * The one place the tool's Io is bound to the process: stdout, stderr, the environment, whether
- * each stream is a terminal, and the yes/no question asked on a terminal. Everything else writes
+ * each stream is a terminal (and how wide), and the yes/no question asked on a terminal. Everything else writes
  * through an Io it is handed, so the tests can run the whole command line in-process.
  */
 import { createInterface } from 'node:readline/promises';
 import { InterruptedError } from '../errors.js';
 import type { Io } from '../model.js';
 
+/**
+ * A reader that goes away (`| head`, a closed terminal) is no error of the run's: what it would
+ * have read is dropped, quietly, and the run still cleans up and exits as it would have.
+ */
+const closed = { out: false, err: false };
+process.stdout.on('error', () => (closed.out = true));
+process.stderr.on('error', () => (closed.err = true));
+
 export const processIo: Io = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  out: (text) => void (closed.out || process.stdout.write(text)),
+  err: (text) => void (closed.err || process.stderr.write(text)),
   env: process.env,
   stdoutIsTty: Boolean(process.stdout.isTTY),
   stderrIsTty: Boolean(process.stderr.isTTY),
+  ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}),
+  ...(process.stderr.isTTY ? { stderrColumns: process.stderr.columns } : {}),
   stdinIsTty: Boolean(process.stdin.isTTY),
   confirm,
 };

@@ -10,6 +10,7 @@ import { EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
 import { onClientNote, scrubUrlText } from '../server/connection.js';
 import { watchEvictions } from '../server/eviction-watch.js';
 import { addExplainCommand } from './explain-command.js';
+import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { watchInterrupts, withStop, type Interrupts } from '../interrupt.js';
 import { checkRaceOptions, intFlag, jobsForMode, latencyAsked, msFlag, modesWithScript, parseModes, parsePendingKind, parseQueueName } from './options.js';
@@ -19,7 +20,9 @@ import { writeRacePage } from '../html/report-files.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { errorJson, reportJson, type RaceReport } from '../report/json.js';
 import { describeMisses, formatExpectation, judge } from '../report/verdict.js';
-import { latencyLine, renderTable } from '../report/report.js';
+import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
+import { serverHeadline } from '../server/connection.js';
+import { errorWidth, outputWidth, wrapLines } from '../text.js';
 import { clusterTopology, openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
 import { availableModes, runPlan } from '../race/plan.js';
@@ -34,18 +37,6 @@ import { loadUserScript, readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { proxyTarget, startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { type FaultName, LIMITS, type Expectation, type Mode, type PendingKind, type RaceOptions, type ModeRun, type RunResult, VERSION, type Io } from '../model.js';
-
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0    done (and every --expect held)
-  1    an --expect failed
-  2    bad usage or input, the queue is already in use, or the run would not
-       fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, a server error, or the
-       server evicted keys while the run was live (the run stops at once)
-  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM
-With --json a failure still prints one object on stdout:
-  {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
 
 export interface MainFlags extends TlsFlags {
   mode: Mode[];
@@ -85,6 +76,7 @@ export interface MainFlags extends TlsFlags {
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
   html?: string;
+  wide: boolean;
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -105,7 +97,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       outputError: (message, write) => write(`emq-race: ${scrubUrlText(oneLine(message))}\n`),
     })
     .exitOverride()
-    .addOption(new Option('--mode <mode>', 'atomic, loop, watch, claim, function, script, both (atomic,loop), all, or a comma list (each on a queue of its own)').default(['atomic', 'loop'], 'both').argParser(parseModes))
+    .addOption(new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default(['atomic', 'loop'], 'both').argParser(parseModes))
     .addOption(new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)))
     .addOption(new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)))
     .addOption(new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)))
@@ -137,10 +129,10 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     .addOption(new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency)))
     .addOption(new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter)))
     .addOption(new Option('--csv', 'print the runs table as CSV (quoted header row)').default(false))
+    .addOption(new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false))
     .addOption(new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)))
     .addOption(new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')))
     .addOption(new Option('--expect <what>', 'exit 1 unless the runs come out so: clean (every run clean), race (the loop races, every other mode is clean), or per mode, e.g. atomic=clean,loop=race (repeatable; terms merge)').argParser(parseExpectation))
-    .addHelpText('after', EXIT_CODES_HELP)
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
@@ -179,6 +171,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); } };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
+  teachHelp(program, tracked);
   const failed = (code: number, message: string): number => {
     if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
     return code;
@@ -307,7 +300,8 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
   if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
   const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
   const trials = options.trials ?? 1;
-  const board = io.stderrIsTty && trials === 1 ? progressBoard(io.err) : undefined;
+  // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
+  const board = !io.stderrIsTty || trials === 1 ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
   // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
   const adjust = (mode: Mode): Partial<ModeRun> => ({
     jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
@@ -334,7 +328,7 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
     const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
     planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
       adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: trial ${trial}/${of}, ${mode}…`) } : {}),
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
       // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
       ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
       // Every step is checked against maxmemory before the first one writes.
@@ -356,6 +350,8 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
   const totals = perQueue ? totalsPerMode(runs) : undefined;
   const report: RaceReport = {
     server: { ...session.info, url: session.target.display },
+    // The report is read once the run is over: by then the tool's own server is gone (unless kept).
+    ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
     ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),
@@ -369,13 +365,14 @@ async function raceReport(session: Session, options: RaceOptions, flags: MainFla
 
 /** The report on stdout in the format asked for: JSON, CSV, the trials table, or the runs table. */
 function printReport(report: RaceReport, runs: readonly RunResult[], options: RaceOptions, flags: MainFlags, io: Io): void {
+  const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
   if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    const latency = report.latency ? `${latencyLine(report.latency)}\n` : '';
-    io.out(`server: ${report.server.kind} ${report.server.version} at ${report.server.url}\n${latency}${renderTrialsTable(report.trials, useColor(io))}\n${summed}`);
-  } else io.out(`${renderTable(report, useColor(io))}\n${loopJobsNote(runs, options.jobs)}`);
+    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+  } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 
 function useColor(io: Io): boolean {
@@ -386,7 +383,8 @@ function useColor(io: Io): boolean {
 
 function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
   // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
-  const say = machineOutput ? io.err : io.out;
+  // On stdout, under the table, the lines wrap like the table's own sentences.
+  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);

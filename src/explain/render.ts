@@ -4,20 +4,17 @@
  * only shortening is cosmetic: keys lose their queue prefix (named in the header) and a script's
  * SHA1 shows its first 8 characters. The JSON carries everything in full.
  */
-import { formatArgs, formatReply, wrap } from '../server/command-text.js';
-import type { ServerInfo } from '../server/connection.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
 import type { CounterRace, CounterReadout } from './counter-race.js';
 import { isCleanReadout, readoutRows, type Readout } from './readout.js';
+import { wrap, wrapLines } from '../text.js';
 import type { Replay } from './replay.js';
 import { replyNames, type WireStep } from './wire.js';
 import { DEAD_LETTER_STEP } from '../sweepers/loop-steps.js';
 
+/** The widest a sweep's column gets, however wide the terminal: wider reads worse. */
 const COLUMN = 46;
 const GUTTER = ' │ ';
-
-export function renderServer(server: ServerInfo & { readonly url: string }): string {
-  return `server: ${server.kind} ${server.version} at ${server.url}`;
-}
 
 /** What a step's replies mean for the job, in a few words, read from the replies themselves. */
 export function noteFor(step: WireStep, jobId: string): string {
@@ -56,31 +53,32 @@ export function noteFor(step: WireStep, jobId: string): string {
   }
 }
 
-function cellLines(step: WireStep, prefix: string, jobId: string): string[] {
+function cellLines(step: WireStep, prefix: string, jobId: string, column: number): string[] {
   const lines = [step.step];
   step.commands.forEach((command, i) => {
     const sent = `→ ${formatArgs(command, prefix)}`;
     const reply = step.replies[i];
     const answer = reply === undefined ? '' : `← ${formatReply(reply)}`;
     // A short exchange reads best on one line; a long one keeps its reply on a line of its own.
-    if (sent.length + 2 + answer.length <= COLUMN) lines.push(`${sent}  ${answer}`.trimEnd());
-    else lines.push(...wrap(sent, COLUMN, '    '), ...(answer ? wrap(answer, COLUMN, '    ') : []));
+    if (sent.length + 2 + answer.length <= column) lines.push(`${sent}  ${answer}`.trimEnd());
+    else lines.push(...wrap(sent, column, '    '), ...(answer ? wrap(answer, column, '    ') : []));
   });
-  lines.push(...wrap(`= ${noteFor(step, jobId)}`, COLUMN, '    '));
+  lines.push(...wrap(`= ${noteFor(step, jobId)}`, column, '    '));
   return lines;
 }
 
-function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string): string[] {
-  const width = Math.max(COLUMN, ...steps.filter((s) => s.sweep === 'A').flatMap((s) => cellLines(s, prefix, jobId)).map((l) => l.length));
+/** Two columns side by side, numbered, fitted to `width`: each sweep gets half of what is left. */
+function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number): string[] {
   const number = String(steps.length).length;
-  const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(width)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + width)}─┼─${'─'.repeat(COLUMN)}`];
+  const column = Math.min(COLUMN, Math.floor((width - number - 2 - GUTTER.length) / 2));
+  const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(column)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + column)}─┼─${'─'.repeat(column)}`];
   steps.forEach((step, i) => {
-    const lines = cellLines(step, prefix, jobId);
+    const lines = cellLines(step, prefix, jobId, column);
     lines.forEach((line, j) => {
       const num = j === 0 ? String(i + 1).padStart(number) : ' '.repeat(number);
       const left = step.sweep === 'A' ? line : '';
       const right = step.sweep === 'B' ? line : '';
-      out.push(`${num}  ${left.padEnd(width)}${GUTTER}${right}`.trimEnd());
+      out.push(`${num}  ${left.padEnd(column)}${GUTTER}${right}`.trimEnd());
     });
   });
   return out;
@@ -98,7 +96,7 @@ export function verdict(readout: Readout, jobId: string): string {
   return `anomaly: ${parts.join('; ')}.`;
 }
 
-export function renderReplay(replay: Replay): string {
+export function renderReplay(replay: Replay, width: number): string {
   const prefix = `emq:{${replay.queue}}:`;
   const header = [
     `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
@@ -116,10 +114,11 @@ export function renderReplay(replay: Replay): string {
     ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
     verdict(replay.readout, replay.jobId),
   ];
-  return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId), ...readout].join('\n');
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
+  return [...fit(header), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...fit(readout)].join('\n');
 }
 
-export function renderCounter(race: CounterRace): string {
+export function renderCounter(race: CounterRace, width: number): string {
   const prefix = `emq:{${race.queue}}:`;
   const how = race.counter === 'in-script'
     ? 'two HINCRBY inside scripts, sent at the same moment'
@@ -134,14 +133,16 @@ export function renderCounter(race: CounterRace): string {
     ...(extra > 0 ? [['extra', String(extra), 'client', 'increments beyond those made'] as [string, string, 'client', string]] : []),
   ];
   const value = Math.max(...rows.map((r) => r[1].length));
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
   return [
-    `counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`,
-    '',
-    ...renderTimeline(race.steps, prefix, race.jobId),
-    '',
-    `readout (${READOUT_LEGEND}):`,
-    ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
-    counterVerdict(race.readout),
+    ...fit([`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, '']),
+    ...renderTimeline(race.steps, prefix, race.jobId, width),
+    ...fit([
+      '',
+      `readout (${READOUT_LEGEND}):`,
+      ...rows.map(([label, shown, source, meaning]) => `  ${label.padEnd(8)}  ${shown.padEnd(value)}  ${source}  ${meaning}`),
+      counterVerdict(race.readout),
+    ]),
   ].join('\n');
 }
 

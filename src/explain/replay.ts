@@ -4,6 +4,9 @@ import type { WireStep } from './wire.js';
 
 export type ReplayMode = 'loop' | 'atomic';
 
+/** The modes explain has a replay for, in the order it replays them without --mode. */
+export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly ReplayMode[];
+
 export interface Replay {
   readonly mode: ReplayMode;
   readonly queue: string;

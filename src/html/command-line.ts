@@ -1,7 +1,6 @@
 /**
- * The command line that reproduces a run, rebuilt from the options it was parsed into: every
- * setting spelled out (so a change of defaults cannot change the rerun), the server URL with its
- * password redacted, and each argument quoted for a POSIX shell where it needs it.
+ * The command line that reproduces a run, rebuilt from the options it was parsed into: the server
+ * URL with its password redacted, and each argument quoted for a POSIX shell where it needs it.
  */
 import { redactUrl } from '../server/connection.js';
 
@@ -29,4 +28,20 @@ export function commandLine(words: readonly string[], flags: readonly (readonly 
     args.push(flag, flag === '--url' ? redactUrl(text) : text);
   }
   return args.map(shellQuote).join(' ');
+}
+
+/**
+ * A command line (as commandLine writes it) cut into the pieces a line break must not split: each
+ * flag with its value, and the words before the first flag one by one.
+ */
+export function commandPieces(line: string): string[] {
+  // An argument: unquoted characters and '…' runs (with '\'' for a quote), up to a space.
+  const args = line.match(/(?:'[^']*'|\\'|[^\s'\\])+/g) ?? [];
+  const pieces: string[] = [];
+  for (const arg of args) {
+    const last = pieces.at(-1);
+    if (last !== undefined && last.startsWith('--') && !last.includes(' ') && !arg.startsWith('--')) pieces[pieces.length - 1] = `${last} ${arg}`;
+    else pieces.push(arg);
+  }
+  return pieces;
 }

@@ -15,6 +15,8 @@ h2{font-size:1.2em;margin:1.6em 0 .5em;padding-bottom:.2em;border-bottom:1px sol
 p.lede,p.note{color:var(--muted);margin:.2em 0 .8em}
 code,pre,td.num,td.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace}
 pre{background:var(--code);border:1px solid var(--rule);border-radius:6px;padding:10px 12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:.4em 0}
+#command{overflow-x:auto}
+#command .arg{white-space:nowrap}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
 dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0}
@@ -23,9 +25,11 @@ table{border-collapse:collapse;font-size:.85em;width:100%}
 th,td{border:1px solid var(--rule);padding:3px 6px;text-align:left;vertical-align:bottom}
 th{background:var(--band);font-weight:600}
 td.num{text-align:right}
-#trials-table{width:auto;min-width:50%}
-#trials-table td,#race-table td[data-field=queue],#race-table td[data-field=node]{white-space:nowrap}
-tr.total td{font-weight:700;border-top:2px solid var(--rule)}
+#trials-table,#race-table{width:auto;min-width:50%}
+#trials-table td{white-space:nowrap}
+#race-table td[data-field=queue],#race-table td[data-field=node]{overflow-wrap:anywhere}
+th[scope=row]{white-space:nowrap}
+.total{font-weight:700;border-left:2px solid var(--rule)}
 td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
 td.anomaly.bad{color:var(--bad);background:var(--bad-bg);font-weight:700}
 td.anomaly.na{color:var(--muted)}

@@ -6,6 +6,7 @@
 import { counterVerdict, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
+import { commandPieces } from './command-line.js';
 import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';
 import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
@@ -71,8 +72,11 @@ function runSection(server: ServerJson, ctx: PageContext, facts: readonly [strin
     '<section id="run">',
     '<h2>The run</h2>',
     `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`,
-    '<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one):</p>',
-    `<pre id="command"><code>${esc(ctx.command)}</code></pre>`,
+    ctx.command.includes(' --url ')
+      ? '<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one):</p>'
+      : '<p class="note">To run it again (on a private server of its own, as this run did):</p>',
+    // A line breaks only between a flag with its value and the next: never inside --stalled-before.
+    `<pre id="command"><code>${commandPieces(ctx.command).map((piece) => `<span class="arg">${esc(piece)}</span>`).join(' ')}</code></pre>`,
     '</section>',
   ].join('\n');
 }
@@ -113,34 +117,41 @@ function columnsFor(runs: readonly RunJson[]): readonly Column[] {
 const NOT_MEASURED = '—';
 
 /**
- * The race table: every run's row, anomaly cells marked ok (0) or bad, — where a run did not
- * measure a count. With several queues per mode (`totals` given) each row names its queue and
- * node, and each mode's summed row follows.
+ * The race table: a column per run and a row per figure, as in the terminal, so that it fits the
+ * page however many figures a run carries; anomaly cells marked ok (0) or bad, — where a run did
+ * not measure a count. With several queues per mode (`totals` given) each column names its queue
+ * and node, and each mode's summed column follows. Every cell carries its run (data-run, or
+ * data-total) and its field.
  */
 export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
   const withTrials = runs.some((run) => run.trial !== undefined);
   const perQueue = totals !== undefined && totals.length > 0;
-  const columns = columnsFor(runs);
-  const head = ['mode', ...(withTrials ? ['trial'] : []), ...(perQueue ? ['queue', 'node'] : []), ...columns.map((c) => c.head)];
-  const row = (run: RunJson, attributes: string, mode: string): string => {
-    const cells = [
-      `<td data-field="mode">${esc(mode)}</td>`,
-      ...(withTrials ? [`<td class="num" data-field="trial">${esc(run.trial ?? '')}</td>`] : []),
-      ...(perQueue ? [`<td data-field="queue">${esc(run.queue)}</td>`, `<td data-field="node">${esc(run.node ?? '')}</td>`] : []),
-      ...columns.map((column) => {
-        const value = run[column.field];
-        const unmeasured = value === null || value === undefined;
-        const state = column.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
-        return `<td class="num${state}" data-field="${column.field}">${esc(unmeasured ? NOT_MEASURED : String(value))}</td>`;
-      }),
-    ];
-    return `<tr ${attributes}>${cells.join('')}</tr>`;
-  };
-  const body = [
-    ...runs.map((run, i) => row(run, `data-run="${i}"`, run.mode)),
-    ...(totals ?? []).map((total, i) => row(total, `data-total="${i}" class="total"`, `${total.mode} total`)),
+  const figures = columnsFor(runs);
+  const columns = [
+    ...runs.map((run, i) => ({ run, key: `data-run="${i}"`, mode: run.mode, total: false })),
+    ...(totals ?? []).map((run, i) => ({ run, key: `data-total="${i}"`, mode: `${run.mode} total`, total: true })),
   ];
-  return `<div class="scroll"><table id="race-table"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
+  const cell = (field: string, text: string, cls: string) => (column: (typeof columns)[number]): string =>
+    `<td class="${cls}${column.total ? ' total' : ''}" ${column.key} data-field="${field}">${esc(text)}</td>`;
+  const row = (label: string, cells: readonly string[]): string => `<tr><th scope="row">${esc(label)}</th>${cells.join('')}</tr>`;
+  const body = [
+    ...(withTrials ? [row('trial', columns.map((c) => cell('trial', String(c.run.trial ?? ''), 'num')(c)))] : []),
+    ...(perQueue ? [row('queue', columns.map((c) => cell('queue', c.run.queue, 'mono')(c))), row('node', columns.map((c) => cell('node', c.run.node ?? '', 'mono')(c)))] : []),
+    ...figures.map((figure) =>
+      row(
+        figure.head,
+        columns.map((c) => {
+          const value = c.run[figure.field];
+          // A figure the run did not measure is a dash, never 0.
+          const unmeasured = value === null || value === undefined;
+          const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
+          return cell(figure.field, unmeasured ? NOT_MEASURED : String(value), `num${state}`)(c);
+        }),
+      ),
+    ),
+  ];
+  const head = `<tr><th></th>${columns.map((c) => `<th class="num${c.total ? ' total' : ''}" ${c.key} data-field="mode">${esc(c.mode)}</th>`).join('')}</tr>`;
+  return `<div class="scroll"><table id="race-table"><thead>${head}</thead><tbody>\n${body.join('\n')}\n</tbody></table></div>`;
 }
 
 /** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
@@ -232,7 +243,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     runSection(report.server, ctx, facts),
     '<section id="table">',
     '<h2>Race table</h2>',
-    '<p class="note">Anomaly columns are green at 0 and red otherwise.</p>',
+    '<p class="note">Anomaly counts are green at 0 and red otherwise.</p>',
     raceTable(runs, totals),
     tableLegend(runs),
     readouts,

@@ -1,5 +1,21 @@
-/** The command lines that reproduce a main run and an explain run, from their parsed flags. */
-import { commandLine } from './command-line.js';
+/**
+ * The command lines that reproduce a main run and an explain run, from their parsed flags: the
+ * settings that differ from the defaults, so the line reads as what was asked for.
+ */
+import { commandLine, type CommandValue } from './command-line.js';
+import { REPLAYED_MODES } from '../explain/replay.js';
+import { DEFAULT_SCHEDULE } from '../explain/schedule.js';
+import { LIMITS, MODE_SETS } from '../model.js';
+
+/** `value`, or undefined where it is the default (and so left out of the line). */
+function unlessDefault(value: number | undefined, fallback: number): number | undefined {
+  return value === fallback ? undefined : value;
+}
+
+/** The list, or undefined where it is the default. */
+function unlessList(modes: readonly string[], fallback: readonly string[]): CommandValue {
+  return modes.length === fallback.length && modes.every((mode, i) => mode === fallback[i]) ? undefined : modes;
+}
 
 /** The flags the main command and explain share. */
 interface FlagsSeen {
@@ -57,16 +73,16 @@ export interface ExplainFlagsSeen extends FlagsSeen {
 /** `url` is the one the run used (from --url or REDIS_URL); it is redacted on the way out. */
 export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): string {
   return commandLine([], [
-    ['--mode', flags.mode],
-    ['--sweepers', flags.sweepers],
-    ['--jobs', flags.jobs],
-    ['--batch', flags.batch],
-    ['--max-stalled', flags.maxStalled],
-    ['--stalled-before', flags.stalledBefore],
-    ['--probe-delay', flags.probeDelay],
+    ['--mode', unlessList(flags.mode, MODE_SETS.both ?? [])],
+    ['--sweepers', unlessDefault(flags.sweepers, LIMITS.sweepers.default)],
+    ['--jobs', unlessDefault(flags.jobs, LIMITS.jobs.default)],
+    ['--batch', unlessDefault(flags.batch, LIMITS.batch.default)],
+    ['--max-stalled', unlessDefault(flags.maxStalled, LIMITS.maxStalled.default)],
+    ['--stalled-before', unlessDefault(flags.stalledBefore, LIMITS.stalledBefore.default)],
+    ['--probe-delay', unlessDefault(flags.probeDelay, LIMITS.probeDelay.default)],
     ['--loop-jobs', flags.loopJobs],
     ['--queue', flags.queue],
-    ['--queues', flags.queues === 1 ? undefined : flags.queues],
+    ['--queues', unlessDefault(flags.queues, LIMITS.queues.default)],
     ['--cluster', flags.cluster],
     ['--embedded-cluster', flags.embeddedCluster],
     ['--url', url],
@@ -84,16 +100,16 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
     ['--pending', flags.pending === 'list' ? undefined : flags.pending],
     ['--max-sweeps', flags.maxSweeps],
     ['--live', flags.live],
-    ['--interval', flags.interval || undefined],
-    ['--jitter', flags.jitter || undefined],
+    ['--interval', unlessDefault(flags.interval, LIMITS.interval.default)],
+    ['--jitter', unlessDefault(flags.jitter, LIMITS.jitter.default)],
     ['--processes', flags.processes],
     ['--latency', flags.latency],
     ['--latency-jitter', flags.latencyJitter],
     ['--trials', flags.trials],
     ...(flags.fault ?? []).map((fault): [string, string] => ['--fault', fault]),
     ['--allow-server-wide', flags.allowServerWide],
-    ['--workers', flags.workers || undefined],
-    ['--cycles', flags.cycles === 1 ? undefined : flags.cycles],
+    ['--workers', unlessDefault(flags.workers, LIMITS.workers.default)],
+    ['--cycles', unlessDefault(flags.cycles, LIMITS.cycles.default)],
     ['--observe', flags.observe],
     ['--html', flags.html],
   ]);
@@ -102,11 +118,11 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
 export function explainCommandLine(flags: ExplainFlagsSeen, url: string | undefined): string {
   const counter = flags.counter !== undefined;
   return commandLine(['explain'], [
-    ['--mode', counter ? undefined : flags.mode],
-    ['--schedule', counter || !flags.mode.includes('loop') ? undefined : flags.schedule],
+    ['--mode', counter ? undefined : unlessList(flags.mode, REPLAYED_MODES)],
+    ['--schedule', counter || !flags.mode.includes('loop') ? undefined : unlessList(flags.schedule, DEFAULT_SCHEDULE.split(','))],
     ['--counter', flags.counter],
-    ['--max-stalled', flags.maxStalled],
-    ['--stalled-before', flags.stalledBefore],
+    ['--max-stalled', unlessDefault(flags.maxStalled, LIMITS.maxStalled.default)],
+    ['--stalled-before', unlessDefault(flags.stalledBefore, LIMITS.stalledBefore.default)],
     ['--queue', flags.queue],
     ['--url', url],
     ['--server-bin', flags.serverBin],

@@ -6,7 +6,8 @@
  */
 import { READOUT_LEGEND, noteFor } from '../explain/render.js';
 import type { WireStep } from '../explain/wire.js';
-import { formatArgs, formatReply, wrap } from '../server/command-text.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
+import { wrap } from '../text.js';
 import { escapeMarkup as esc } from './escape.js';
 import type { StepJson } from './report-data.js';
 import { SVG_STYLE } from './svg-style.js';

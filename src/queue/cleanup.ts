@@ -14,11 +14,10 @@ const CHUNK = 1000;
  * ends it between chunks; the owner marker goes last, so a queue cut short still carries the
  * marker that `emq-race clean` needs to finish the job.
  */
-export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, stop?: AbortSignal, except?: string): Promise<number> {
+export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, stop?: AbortSignal): Promise<number> {
   let deleted = 0;
   let names: string[] = [];
   for (const key of createdKeys(keys, jobCount)) {
-    if (key === except) continue;
     names.push(key);
     if (names.length === CHUNK) {
       stop?.throwIfAborted();

@@ -17,7 +17,7 @@ export interface QueueKeys {
   readonly pending: string;
   readonly dead: string;
   readonly owner: string;
-  /** Present while a run on the queue lives: short expiry, refreshed (see src/claim.ts). */
+  /** Present while a run on the queue lives: short expiry, refreshed (see owner-claim.ts). */
   readonly heartbeat: string;
   /** The list workers move the jobs they take into (only runs with --workers create it). */
   readonly running: string;

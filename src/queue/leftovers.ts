@@ -13,6 +13,7 @@ import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
 import { QUEUE_NAME, jobKeys, queueKeys, structureKeys, type QueueKeys } from './keys.js';
 import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
 import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
+import { plural } from '../text.js';
 
 export interface OwnedQueue {
   readonly queue: string;
@@ -138,5 +139,5 @@ const PHASE_NOTE: Record<OwnerMarker['phase'], string> = {
 export function describeOwned(owned: OwnedQueue): string {
   const m = owned.marker;
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
-  return `${owned.queue}: ${m.jobs} jobs, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
+  return `${owned.queue}: ${plural(m.jobs, 'job')}, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
 }

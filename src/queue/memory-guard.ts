@@ -219,7 +219,7 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */
 const BASE_COMMANDS = [
   'info', 'time', 'scan', 'set', 'get', 'del', 'unlink', 'eval', 'evalsha', 'script|load', 'hset', 'hget', 'hmget', 'hincrby',
-  'zadd', 'zrem', 'zremrangebyrank', 'zscore', 'zrange', 'zrangebyscore', 'rpush', 'lrange', 'llen', 'zcard', 'quit', 'memory|usage',
+  'zadd', 'zrem', 'zremrangebyrank', 'zscore', 'zrange', 'zrangebyscore', 'rpush', 'lrem', 'lrange', 'llen', 'zcard', 'quit', 'memory|usage',
 ];
 const MODE_COMMANDS: Partial<Record<Mode, readonly string[]>> = {
   watch: ['watch', 'multi', 'exec', 'unwatch'],

@@ -4,6 +4,7 @@
  * table columns sit with the others in report.ts.
  */
 import type { FaultName, RunResult } from '../model.js';
+import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
@@ -72,9 +73,14 @@ export function consequenceLines(run: RunResult): string[] {
   if (counts) {
     const parts: string[] = [];
     if (run.consequences.faults.includes('sweeper-crash')) parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
-    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${counts.scriptFlushes} times (${run.noscriptFallbacks} NOSCRIPT fallbacks to EVAL)`);
-    if (run.consequences.faults.includes('client-kill')) parts.push(`${counts.clientKills} sweeper connections were killed (${counts.reconnects} reconnects, ${counts.lostReplies} replies lost)`);
-    const unacked = run.unacknowledgedMoves > 0 ? `; ${run.unacknowledgedMoves} ${run.unacknowledgedMoves === 1 ? 'move' : 'moves'} ran without their reply reaching the sweeper (reconciled from the server, not anomalies)` : '';
+    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL)`);
+    if (run.consequences.faults.includes('client-kill')) {
+      const killed = counts.clientKills === 1 ? '1 sweeper connection was killed' : `${plural(counts.clientKills, 'sweeper connection')} were killed`;
+      parts.push(`${killed} (${plural(counts.reconnects, 'reconnect')}, ${plural(counts.lostReplies, 'reply', 'replies')} lost)`);
+    }
+    const unacked = run.unacknowledgedMoves > 0
+      ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
+      : '';
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);

@@ -4,7 +4,8 @@
  * prove the server ran them (src/audit/interleaving.ts) — or, where they prove none, in the order
  * sent, and said so. Keys lose the queue's prefix, as in explain's timeline; 80 columns.
  */
-import { formatArgs, formatReply, wrap } from '../server/command-text.js';
+import { formatArgs, formatReply } from '../server/command-text.js';
+import { wrap } from '../text.js';
 import type { InterleavingExample, RunResult } from '../model.js';
 
 const WIDTH = 80;
@@ -26,18 +27,20 @@ export function exampleProof(example: InterleavingExample): string {
     : `The replies do not prove the server's order (${evidence}): these lines are the order of sending, which is no evidence.`;
 }
 
-export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>): string[] {
+export function exampleLines(run: Pick<RunResult, 'mode' | 'queue' | 'example'>, width = WIDTH): string[] {
   const example = run.example;
   if (!example) return [];
   const prefix = `emq:{${run.queue}}:`;
+  // Sweeper labels padded to the widest, so that commands start in one column past s9.
+  const label = Math.max(...example.commands.map((c) => String(c.sweeper).length)) + 1;
   const rows = example.commands.map((c) => ({
-    sent: `s${c.sweeper}  ${formatArgs(c.command, prefix)}`,
+    sent: `${`s${c.sweeper}`.padEnd(label)}  ${formatArgs(c.command, prefix)}`,
     reply: c.reply === undefined ? '(no reply)' : formatReply(c.reply),
   }));
   const column = Math.min(COMMAND_COLUMN, Math.max(...rows.map((r) => r.sent.length)));
   const lines = rows.flatMap(({ sent, reply }) => {
     const line = `  ${sent.padEnd(column)}  ← ${reply}`;
-    return line.length <= WIDTH ? [line] : [...wrap(`  ${sent}`, WIDTH, '      '), ...wrap(`      ← ${reply}`, WIDTH, '        ')];
+    return line.length <= width ? [line] : [...wrap(`  ${sent}`, width, '      '), ...wrap(`      ← ${reply}`, width, '        ')];
   });
-  return [...wrap(exampleHeading({ ...run, example }), WIDTH, '  '), ...lines, ...wrap(exampleProof(example), WIDTH, '  ')];
+  return [...wrap(exampleHeading({ ...run, example }), width, '  '), ...lines, ...wrap(exampleProof(example), width, '  ')];
 }

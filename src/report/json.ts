@@ -5,7 +5,7 @@
  */
 import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
-import type { ServerInfo } from '../server/connection.js';
+import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
 import { VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
@@ -54,6 +54,8 @@ export interface RaceReport {
   readonly verdict?: Verdict;
   /** With --latency: the round-trip time asked for and measured through the proxy. */
   readonly latency?: LatencyReport;
+  /** Set when the server was the tool's own: stopped at the end of the run, or kept by --keep. */
+  readonly embedded?: EmbeddedFate;
 }
 
 export interface ServerJson {

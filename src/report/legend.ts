@@ -4,7 +4,7 @@
  * means. Grouped by source, in the table's order, wrapped to 80 columns.
  */
 import { SOURCE_WORDS } from '../audit/sources.js';
-import { wrap } from '../server/command-text.js';
+import { wrap } from '../text.js';
 import type { FigureSource, FigureSources, SourcedFigure } from '../model.js';
 
 const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser'];

@@ -4,10 +4,13 @@
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
+import { serverHeadline } from '../server/connection.js';
+import { groupThousands, plural, wrapLines } from '../text.js';
+import { renderFittedTable } from './fitted-table.js';
 import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import { exampleLines } from './example.js';
 import type { RaceReport } from './json.js';
-import { NOT_MEASURED, sourceLegend } from './legend.js';
+import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { ANOMALIES, type AuditCounts, type Mode, type RunResult, type SourcedFigure } from '../model.js';
@@ -22,34 +25,40 @@ export interface Column {
   readonly figure?: SourcedFigure;
   /** Columns that apply only to some runs show only when one of them is in the report. */
   readonly applies?: (run: RunResult) => boolean;
+  /**
+   * A row of the default (fitted) table. Other anomalies are summed there into "other anomalies"
+   * and named under it when not zero; other figures show with --wide.
+   */
+  readonly headline?: true;
 }
 
 export const COLUMNS: readonly Column[] = [
   { head: 'mode', value: (r) => r.mode },
   { head: 'sweepers', value: (r) => r.sweepers },
-  { head: 'jobs', value: (r) => r.jobs },
-  { head: 'recoveries', value: (r) => r.recoveries, figure: 'recoveries' },
-  { head: 'double\nrecoveries', value: (r) => r.doubleRecoveries, anomaly: 'doubleRecoveries', figure: 'doubleRecoveries' },
-  { head: 'duplicate\npending', value: (r) => r.duplicatePending, anomaly: 'duplicatePending', figure: 'duplicatePending' },
-  { head: 'lost\nincrements', value: (r) => r.lostIncrements, anomaly: 'lostIncrements', figure: 'lostIncrements' },
+  { head: 'jobs', value: (r) => r.jobs, headline: true },
+  { head: 'recoveries', value: (r) => r.recoveries, figure: 'recoveries', headline: true },
+  { head: 'double\nrecoveries', value: (r) => r.doubleRecoveries, anomaly: 'doubleRecoveries', figure: 'doubleRecoveries', headline: true },
+  { head: 'duplicate\npending', value: (r) => r.duplicatePending, anomaly: 'duplicatePending', figure: 'duplicatePending', headline: true },
+  { head: 'lost\nincrements', value: (r) => r.lostIncrements, anomaly: 'lostIncrements', figure: 'lostIncrements', headline: true },
   { head: 'extra\nincrements', value: (r) => r.extraIncrements, anomaly: 'extraIncrements', figure: 'extraIncrements' },
-  { head: 'forgotten\nstalls', value: (r) => r.forgottenStalls, anomaly: 'forgottenStalls', figure: 'forgottenStalls', applies: hasCycles },
-  { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs', figure: 'lostJobs' },
+  { head: 'forgotten\nstalls', value: (r) => r.forgottenStalls, anomaly: 'forgottenStalls', figure: 'forgottenStalls', applies: hasCycles, headline: true },
+  { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs', figure: 'lostJobs', headline: true },
   { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced', figure: 'misplaced' },
   { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed', figure: 'unreclaimed' },
   { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', figure: 'stolenLeases', applies: (r) => r.stolenLeases !== null },
-  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', figure: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported !== null },
-  { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0 },
-  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0 },
-  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0 },
-  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', figure: 'doubleExecutions', applies: hasWorkers },
-  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', figure: 'deadLetterEscapes', applies: hasCycles },
-  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', figure: 'windowInNeither', applies: observed },
-  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', figure: 'windowInBoth', applies: observed },
+  // The figures a mode or a flag was chosen for are rows of the fitted table where they apply.
+  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', figure: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported !== null, headline: true },
+  { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0, headline: true },
+  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0, headline: true },
+  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0, headline: true },
+  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', figure: 'doubleExecutions', applies: hasWorkers, headline: true },
+  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', figure: 'deadLetterEscapes', applies: hasCycles, headline: true },
+  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', figure: 'windowInNeither', applies: observed, headline: true },
+  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', figure: 'windowInBoth', applies: observed, headline: true },
   { head: 'samples', value: (r) => r.samples ?? null, applies: observed },
   { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
   { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
-  { head: 'jobs/s', value: (r) => r.jobsPerSec },
+  { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
 ];
 
 /** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
@@ -66,34 +75,110 @@ export function runReadout(report: Pick<RaceReport, 'totals'>, run: RunResult): 
   return report.totals ? `queue ${run.queue} on ${run.node ?? '?'}: ${readout(run)}` : readout(run);
 }
 
-export function renderTable(report: RaceReport, color: boolean): string {
+export interface TableLayout {
+  readonly color: boolean;
+  /** The width to fit (see text.ts); the wide table ignores it, the sentences under it do not. */
+  readonly width: number;
+  /** Every column, one row per run, however wide. */
+  readonly wide: boolean;
+}
+
+/** A count's cell: — where not measured, else grouped and, for an anomaly, green at 0 and red otherwise. */
+function painter(color: boolean): (value: string | number | null, anomaly?: number | null) => string {
   const paint = new Chalk({ level: color ? 1 : 0 });
+  return (value, anomaly) => {
+    if (value === null) return NOT_MEASURED;
+    const text = groupThousands(value);
+    if (anomaly === undefined) return text;
+    return anomaly === 0 ? paint.green(text) : paint.red(text);
+  };
+}
+
+/** The anomalies the fitted table sums into one row: those with no row of their own. */
+const FOLDED = COLUMNS.filter((column) => column.anomaly !== undefined && !column.headline);
+
+/** Their sum for one run, the unmeasured ones left out. */
+function otherAnomalies(run: RunResult): number {
+  return FOLDED.reduce((sum, column) => sum + (column.anomaly ? (run[column.anomaly] ?? 0) : 0), 0);
+}
+
+interface Laid {
+  readonly before: readonly string[];
+  readonly table: string;
+  readonly after: readonly string[];
+  /** The figures the table shows as columns or rows, for the legend of their sources. */
+  readonly columns: readonly Column[];
+  readonly rows: readonly RunResult[];
+}
+
+/**
+ * The default table: the headline figures as rows, one column per run (per mode's sum with
+ * several queues, whose queues the readouts name), then what "other anomalies" holds.
+ */
+function fittedTable(report: RaceReport, layout: TableLayout): Laid {
+  const cell = painter(layout.color);
+  const runs = report.totals ?? report.runs;
+  const columns = columnsFor(runs).filter((column) => column.headline);
+  const rows = columns.map((column) => ({
+    label: headWords(column.head),
+    cells: runs.map((run) => cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined)),
+  }));
+  // With the anomalies, before jobs/s.
+  rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => cell(otherAnomalies(run), otherAnomalies(run))) });
+  const named = runs.flatMap((run) => {
+    const counts = FOLDED.flatMap((column) => {
+      const count = column.anomaly ? (run[column.anomaly] ?? 0) : 0;
+      return count > 0 ? [`${groupThousands(count)} ${headWords(column.head)}`] : [];
+    });
+    return counts.length > 0 ? [`${run.mode} ${counts.join(', ')}`] : [];
+  });
+  return {
+    before: report.totals && report.runs.length > report.totals.length ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`] : [],
+    table: renderFittedTable(runs.map((run) => run.mode), rows, layout.width),
+    after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
+    columns,
+    rows: runs,
+  };
+}
+
+/** Every column, one row per run (and per mode's sum), as the table always was. */
+function wideTable(report: RaceReport, layout: TableLayout): Laid {
+  const cell = painter(layout.color);
   const columns = columnsFor(report.runs);
   const table = new Table({
     head: columns.map((c) => c.head),
     style: { head: [], border: [] },
+    // No rule between rows: a row's lines are held together by the cell borders.
+    chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
+    colAligns: columns.map((c) => (c.head === 'mode' ? 'left' : 'right')),
   });
   const rows = report.totals ? [...report.runs, ...report.totals.map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
   for (const run of rows) {
-    table.push(
-      columns.map((column) => {
-        const value = column.value(run);
-        if (value === null) return NOT_MEASURED;
-        const text = String(value);
-        if (!column.anomaly) return text;
-        return run[column.anomaly] === 0 ? paint.green(text) : paint.red(text);
-      }),
-    );
+    table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined))));
   }
-  const server = `${report.server.kind} ${report.server.version} at ${report.server.url}`;
+  return { before: [], table: table.toString(), after: [], columns, rows };
+}
+
+export function renderTable(report: RaceReport, layout: TableLayout): string {
   const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
-  const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
-  const shown = columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
-  const unmeasured = rows.some((run) => columns.some((c) => c.value(run) === null));
-  const legend = sourceLegend(shown, rows, unmeasured);
-  const example = report.runs.find((run) => run.example !== null);
   const latency = report.latency ? [latencyLine(report.latency)] : [];
-  return [`server: ${server}`, ...cluster, ...latency, table.toString(), ...legend, ...readouts, ...(example ? ['', ...exampleLines(example)] : [])].join('\n');
+  const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
+  const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
+  // The legend names the source of every figure the table shows, and what — means.
+  const shown = laid.columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
+  const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
+  const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);
+  const example = report.runs.find((run) => run.example !== null);
+  // The table is laid out to fit; the sentences around it wrap at the same width.
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
+  return [
+    ...fit([serverHeadline(report.server, report.embedded), ...cluster, ...latency, ...laid.before]),
+    laid.table,
+    ...fit(laid.after),
+    ...legend,
+    ...fit(readouts),
+    ...(example ? ['', ...exampleLines(example, layout.width)] : []),
+  ].join('\n');
 }
 
 /** The latency a run raced under, asked for and measured, as the table's header says it. */
@@ -116,9 +201,9 @@ export function latencyWords(latency: LatencyReport): string {
  */
 export function readout(run: RunResult): string {
   const count = (name: (typeof ANOMALIES)[number]): number => run[name] ?? 0;
-  const head = `${run.mode} (${run.sweepers} sweeper${run.sweepers === 1 ? '' : 's'}, ${run.jobs} jobs):`;
+  const head = `${run.mode} (${plural(run.sweepers, 'sweeper')}, ${plural(run.jobs, 'job')}):`;
   if (ANOMALIES.every((name) => count(name) === 0)) {
-    return `${head} every expired lease was reclaimed exactly once and every stall was counted (${run.recoveries} recoveries, 0 anomalies).`;
+    return `${head} every expired lease was reclaimed exactly once and every stall was counted (${plural(run.recoveries, 'recovery', 'recoveries')}, 0 anomalies).`;
   }
   const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
@@ -156,12 +241,11 @@ function unseenByServer(run: RunResult): string {
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push('workers took entries from pending');
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
-  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) why.push('dead-lettered jobs were taken back out of pending');
-  const shown = run.duplicatePending === 0 ? 'none' : `only ${run.duplicatePending}`;
+  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+    // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
+    why.push(run.mode === 'loop' ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
+  }
+  const shown = run.duplicatePending === 0 ? 'none' : `only ${groupThousands(run.duplicatePending)}`;
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }

@@ -1,13 +1,16 @@
 /**
- * The --trials table: one row per mode with its reproduction rate and the min / median / max of
- * every anomaly count and of jobs/s, then one plain line per mode. A count the trials did not
- * measure shows as —.
+ * The --trials table: for each mode its reproduction rate and the min / median / max of every
+ * anomaly count and of jobs/s, then one plain line per mode. A count the trials did not measure
+ * shows as —.
  */
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
 import { NOT_MEASURED, headWords } from './legend.js';
 import { ANOMALIES, type Anomaly } from '../model.js';
+import { groupThousands, plural, wrapLines } from '../text.js';
+import { renderFittedTable } from './fitted-table.js';
+import type { TableLayout } from './report.js';
 
 const HEADS: Record<Anomaly, string> = {
   doubleRecoveries: 'double\nrecoveries',
@@ -31,7 +34,7 @@ const CORE: readonly string[] = ['doubleRecoveries', 'duplicatePending', 'lostIn
 
 export function formatSpread(s: Spread | null): string {
   if (s === null) return NOT_MEASURED;
-  const n = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+  const n = (v: number): string => (Number.isInteger(v) ? groupThousands(v) : v.toFixed(1));
   return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
 }
 
@@ -39,29 +42,39 @@ export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' |
   return `${summary.reproduced}/${summary.trials} (${Math.round(summary.reproductionRate * 100)}%)`;
 }
 
-export function renderTrialsTable(summaries: readonly TrialSummary[], color: boolean): string {
-  const paint = new Chalk({ level: color ? 1 : 0 });
+/**
+ * Fitted (the default): one column per mode and a row per figure, like the race table; wide: a
+ * row per mode with every figure across, as it always was.
+ */
+export function renderTrialsTable(summaries: readonly TrialSummary[], layout: TableLayout): string {
+  const paint = new Chalk({ level: layout.color ? 1 : 0 });
   const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
+  const spread = (s: TrialSummary, name: Anomaly): string => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])));
+  const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
   const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => worst(s, name) > 0));
-  const table = new Table({
-    head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => HEADS[name]), 'jobs/s'],
-    style: { head: [], border: [] },
-  });
-  for (const s of summaries) {
-    table.push([
-      s.mode,
-      String(s.trials),
-      s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)),
-      ...anomalies.map((name) => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])))),
-      formatSpread(s.jobsPerSec),
-    ]);
+  let table: string;
+  if (layout.wide) {
+    const wide = new Table({
+      head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => HEADS[name]), 'jobs/s'],
+      style: { head: [], border: [] },
+      chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
+    });
+    for (const s of summaries) wide.push([s.mode, String(s.trials), rate(s), ...anomalies.map((name) => spread(s, name)), formatSpread(s.jobsPerSec)]);
+    table = wide.toString();
+  } else {
+    table = renderFittedTable(summaries.map((s) => s.mode), [
+      { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
+      { label: 'reproduced', cells: summaries.map(rate) },
+      ...anomalies.map((name) => ({ label: headWords(HEADS[name]), cells: summaries.map((s) => spread(s, name)) })),
+      { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
+    ], layout.width);
   }
   const lines = summaries.map((s) =>
     s.reproduced === 0
-      ? `${s.mode}: clean in all ${s.trials} trial${s.trials === 1 ? '' : 's'}.`
+      ? `${s.mode}: clean in all ${plural(s.trials, 'trial')}.`
       : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
   );
-  return ['min / median / max per trial', table.toString(), ...lines].join('\n');
+  return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
 }
 
 function describeWorst(s: TrialSummary): string {

@@ -1,7 +1,7 @@
 /**
  * Commands and replies as a terminal shows them: a reply the way redis-cli prints one, a command
- * with the queue's key prefix left out (the heading names it), and lines broken to a width. Shared
- * by explain's timeline and the race report's example, so both print the wire the same way.
+ * with the queue's key prefix left out (the heading names it). Shared by explain's timeline and the
+ * race report's example, so both print the wire the same way; text.ts breaks their lines.
  */
 import type { Reply } from '../model.js';
 
@@ -23,21 +23,4 @@ export function formatArgs(args: readonly string[], prefix: string): string {
       return arg;
     })
     .join(' ');
-}
-
-/** Breaks a line into pieces of at most `width` characters, at spaces where it can. */
-export function wrap(line: string, width: number, indent = '  '): string[] {
-  const out: string[] = [];
-  let rest = line;
-  let lead = '';
-  while (lead.length + rest.length > width) {
-    const room = width - lead.length;
-    let cut = rest.lastIndexOf(' ', room);
-    if (cut <= 0) cut = room;
-    out.push(lead + rest.slice(0, cut));
-    rest = rest.slice(cut).replace(/^ /, '');
-    lead = indent;
-  }
-  out.push(lead + rest);
-  return out;
 }

@@ -17,6 +17,22 @@ export interface ServerTarget {
   readonly tls?: TlsSettings;
 }
 
+/**
+ * For an address given without its scheme (`localhost:6379`, `user:pass@host`), the redis:// URL
+ * it most likely meant, password redacted; else undefined.
+ */
+function meantUrl(url: string): string | undefined {
+  if (url.includes('://')) return undefined;
+  try {
+    const guess = new URL(`redis://${url}`);
+    // A host with a port or a user: an address; a lone word could be anything.
+    const address = guess.port !== '' || guess.username !== '';
+    return address && guess.hostname && /^\/?\d*$/.test(guess.pathname) ? redactUrl(guess.toString()).replace(/\/$/, '') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where a URL points and who logs in: what the client library is given, never the URL itself. */
 export interface ServerAddress {
   readonly host?: string;
@@ -45,6 +61,8 @@ export function parseServerUrl(url: string): ServerTarget {
  */
 export function serverAddress(url: string): ServerAddress {
   const shown = JSON.stringify(redactUrl(url));
+  const meant = meantUrl(url);
+  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
   if (url.includes('\\')) throw usageError(`--url: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
   let parsed: URL;
@@ -314,6 +332,20 @@ export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
 export interface ServerInfo {
   readonly kind: 'redis' | 'valkey';
   readonly version: string;
+}
+
+/** What became of the tool's own server by the time the report is read: gone, or left running by --keep. */
+export type EmbeddedFate = 'stopped' | 'kept';
+
+/**
+ * The report's first line: which server, and where. A server the tool started and stopped is not
+ * given an address, since nothing answers there any more.
+ */
+export function serverHeadline(server: ServerInfo & { readonly url: string }, embedded?: EmbeddedFate): string {
+  const what = `${server.kind} ${server.version}`;
+  if (embedded === 'stopped') return `server: ${what} (embedded, now stopped)`;
+  if (embedded === 'kept') return `server: ${what} at ${server.url} (embedded, kept running)`;
+  return `server: ${what} at ${server.url}`;
 }
 
 /** Valkey also reports a redis_version (7.2.4 on Valkey 8): its own fields win where present. */

@@ -1,13 +1,18 @@
 /**
  * The embedded default: a private redis-server (or valkey-server) on a free loopback port, with
- * no persistence, in a process group of its own so that the terminal's Ctrl-C reaches the tool
- * (which cleans up and stops it) rather than killing the server mid-run.
+ * no persistence. It runs under a keeper (server-keeper.ts) that stops it and removes its folder
+ * when the tool's end of a pipe closes, so it cannot outlive the tool even when the tool is
+ * killed outright; keeper and server are in a process group of their own, so that the terminal's
+ * Ctrl-C and hang-up reach the tool (which cleans up and stops them) rather than the server
+ * mid-run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serverError, usageError } from '../errors.js';
 
@@ -110,6 +115,8 @@ export interface StartOptions {
   readonly port?: number;
 }
 
+const KEEPER = fileURLToPath(new URL('./server-keeper.js', import.meta.url));
+
 export async function startEmbeddedServer(options: StartOptions = {}): Promise<EmbeddedServer> {
   const bin = findServerBinary(options.bin);
   let lastError = '';
@@ -117,53 +124,51 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
   for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
     const port = options.port ?? (await freePort());
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
-    const child = spawn(
-      bin,
-      [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--save', '',
-        '--appendonly', 'no',
-        '--dir', dir,
-        '--daemonize', 'no',
-        '--logfile', '',
-        ...(options.extraArgs ?? []),
-      ],
-      { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const serverArgs = [
+      '--port', String(port),
+      '--bind', '127.0.0.1',
+      '--save', '',
+      '--appendonly', 'no',
+      '--dir', dir,
+      '--daemonize', 'no',
+      '--logfile', '',
+      ...(options.extraArgs ?? []),
+    ];
+    const keeper = spawn(process.execPath, [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    // The keeper's end of the lifeline: an error here means the keeper is gone, which its exit reports.
+    keeper.stdin?.on('error', () => {});
     let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
-    child.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
-    const ready = await waitUntilReady(child, () => output);
-    if (ready) return embedded(child, bin, port, dir);
-    lastError = output.trim().split('\n').slice(-1)[0] ?? 'exited';
-    await stopChild(child);
+    let report = '';
+    keeper.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    keeper.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
+    (keeper.stdio[3] as Readable | null)?.on('data', (chunk: Buffer) => { report += chunk.toString(); });
+    const pid = await waitUntilReady(keeper, () => output, () => report);
+    if (pid !== undefined) return embedded(keeper, pid, bin, port, dir);
+    lastError = /^error (.*)$/m.exec(report)?.[1] ?? output.trim().split('\n').slice(-1)[0] ?? 'exited';
+    await stopKeeper(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
     rmSync(dir, { recursive: true, force: true });
   }
   throw serverError(`could not start ${bin}: ${lastError}`);
 }
 
-async function waitUntilReady(child: ChildProcess, output: () => string): Promise<boolean> {
+/** The server's pid once it accepts connections; undefined if it (or its keeper) exited first. */
+async function waitUntilReady(keeper: ChildProcess, output: () => string, report: () => string): Promise<number | undefined> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) return false;
-    if (/Ready to accept connections/i.test(output())) return true;
+    if (keeper.exitCode !== null || keeper.signalCode !== null) return undefined;
+    const pid = Number(/^pid (\d+)$/m.exec(report())?.[1] ?? 0);
+    if (pid > 0 && /Ready to accept connections/i.test(output())) return pid;
     await sleep(20);
   }
-  return false;
+  return undefined;
 }
 
-function embedded(child: ChildProcess, bin: string, port: number, dir: string): EmbeddedServer {
-  const pid = child.pid ?? 0;
+function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string): EmbeddedServer {
   let stopped = false;
-  // The last line of defence: whatever way the tool exits, its private server goes with it.
+  // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
     if (!stopped) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      killPid(pid);
       rmSync(dir, { recursive: true, force: true });
     }
   };
@@ -177,27 +182,41 @@ function embedded(child: ChildProcess, bin: string, port: number, dir: string): 
       if (stopped) return;
       stopped = true;
       process.off('exit', onExit);
-      await stopChild(child);
+      await stopKeeper(keeper, pid);
       rmSync(dir, { recursive: true, force: true });
     },
     detach() {
       stopped = true;
       process.off('exit', onExit);
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      child.unref();
+      keeper.stdin?.end('keep\n');
+      for (const stream of keeper.stdio.slice(1)) stream?.destroy();
+      keeper.unref();
     },
   };
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  // Unref'd: once the server is gone this timer must not keep the tool alive for its 5 s.
-  const killed = await Promise.race([exited.then(() => true), sleep(5000, undefined, { ref: false }).then(() => false)]);
-  if (!killed) {
-    child.kill('SIGKILL');
+function killPid(pid: number | string | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(Number(pid), 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Closes the lifeline and waits for the keeper to stop the server (SIGTERM, then SIGKILL after its
+ * grace) and exit; a keeper that does not is killed, server and all.
+ */
+async function stopKeeper(keeper: ChildProcess, serverPid: number | string | undefined): Promise<void> {
+  if (keeper.exitCode !== null || keeper.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => keeper.once('exit', () => resolve()));
+  keeper.stdin?.end();
+  // Unref'd: once the keeper is gone this timer must not keep the tool alive.
+  const done = await Promise.race([exited.then(() => true), sleep(10_000, undefined, { ref: false }).then(() => false)]);
+  if (!done) {
+    killPid(serverPid);
+    keeper.kill('SIGKILL');
     await exited;
   }
 }

@@ -1,13 +1,13 @@
-/** The README's least-privilege ACL line, as the tests apply it to users of their own. */
+/** The documented least-privilege ACL line (docs/shared-servers.md), as the tests apply it to users of their own. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-const README = readFileSync(new URL('../../../docs/shared-servers.md', import.meta.url), 'utf8');
+const PAGE = readFileSync(new URL('../../../docs/shared-servers.md', import.meta.url), 'utf8');
 
-/** The README's ACL SETUSER line as arguments, with `password` filled in. */
+/** The page's ACL SETUSER line as arguments, with `password` filled in. */
 export function readmeAclRules(password: string): string[] {
-  const line = README.split('\n').map((l) => l.trim()).find((l) => l.startsWith('ACL SETUSER emq-race '));
-  assert.ok(line, 'README has an ACL SETUSER emq-race line');
+  const line = PAGE.split('\n').map((l) => l.trim()).find((l) => l.startsWith('ACL SETUSER emq-race '));
+  assert.ok(line, 'docs/shared-servers.md has an ACL SETUSER emq-race line');
   return line.split(/\s+/).slice(3).map((rule) => (rule === '>PASSWORD' ? `>${password}` : rule));
 }
 

@@ -1,6 +1,6 @@
 /** The built CLI as a running process, for tests that signal it or kill its server mid-run. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN, type CliResult } from './cli.js';
+import { BIN, cliResult, type CliResult } from './cli.js';
 
 export interface RunningCli {
   readonly child: ChildProcess;
@@ -31,7 +31,7 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
   });
   const done = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => resolve(cliResult(code, signal, stdout, stderr)));
   });
   return {
     child,

@@ -8,7 +8,17 @@ export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
+  /** Everything on stderr but the progress lines, which a slow machine may add to any run. */
   readonly stderr: string;
+  /** The plain progress lines a run longer than 5 s prints on stderr without a terminal. */
+  readonly progress: readonly string[];
+}
+
+const PROGRESS_LINE = /^progress: .*\n/gm;
+
+/** A finished CLI's output, its progress lines set apart from the rest of stderr. */
+export function cliResult(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CliResult {
+  return { code, signal, stdout, stderr: stderr.replace(PROGRESS_LINE, ''), progress: stderr.match(PROGRESS_LINE) ?? [] };
 }
 
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
@@ -24,6 +34,6 @@ export function runProcess(file: string, args: readonly string[], options: { env
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => resolve(cliResult(code, signal, stdout, stderr)));
   });
 }

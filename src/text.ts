@@ -1,0 +1,87 @@
+/**
+ * Text for people: how wide a line may be (the terminal's own width when the output is a terminal,
+ * else $COLUMNS, what a user or a CI job sets to ask for a width, else 80), text fitted to that
+ * width, and counts in words. Every table, sentence and progress line the tool prints for people
+ * is fitted here.
+ */
+import type { Io } from './model.js';
+
+export const DEFAULT_WIDTH = 80;
+
+/** Fewer columns than this cannot hold a figure beside its name; below it, lines may run long. */
+const NARROWEST = 40;
+
+function widthFrom(columns: number | undefined, env: NodeJS.ProcessEnv): number {
+  if (columns !== undefined && columns > 0) return Math.max(NARROWEST, columns);
+  const asked = Number(env.COLUMNS);
+  if (Number.isInteger(asked) && asked > 0) return Math.max(NARROWEST, asked);
+  return DEFAULT_WIDTH;
+}
+
+/** The width of stdout: the table, the sentences under it, explain's transcript. */
+export function outputWidth(io: Pick<Io, 'env' | 'stdoutColumns'>): number {
+  return widthFrom(io.stdoutColumns, io.env);
+}
+
+/** The width of stderr: the progress line. */
+export function errorWidth(io: Pick<Io, 'env' | 'stderrColumns'>): number {
+  return widthFrom(io.stderrColumns, io.env);
+}
+
+// Colour codes (SGR) and the line-editing codes the progress line uses: they take no room.
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** The columns `text` takes on a terminal (one line, colour codes not counted). */
+export function visibleLength(text: string): number {
+  return [...stripAnsi(text)].length;
+}
+
+/** Cuts a plain line to `width` columns, ending in '…' where it was cut. */
+export function trimToWidth(text: string, width: number): string {
+  const chars = [...text];
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
+}
+
+/**
+ * Breaks a plain line into pieces of at most `width` characters, at spaces where it can; every
+ * piece after the first starts with `indent`.
+ */
+export function wrap(line: string, width: number, indent = '  '): string[] {
+  const out: string[] = [];
+  let rest = line;
+  let lead = '';
+  while (lead.length + rest.length > width) {
+    const room = width - lead.length;
+    let cut = rest.lastIndexOf(' ', room);
+    if (cut <= 0) cut = room;
+    out.push(lead + rest.slice(0, cut));
+    rest = rest.slice(cut).replace(/^ /, '');
+    lead = indent;
+  }
+  out.push(lead + rest);
+  return out;
+}
+
+/** Each line of `text` wrapped to `width`, continuation lines indented like the line they continue plus two. */
+export function wrapLines(text: string, width: number): string {
+  return text
+    .split('\n')
+    .flatMap((line) => wrap(line, width, `${/^ */.exec(line)?.[0] ?? ''}  `))
+    .join('\n');
+}
+
+/** 1234567 → "1,234,567"; other text as it is. */
+export function groupThousands(value: number | string): string {
+  if (typeof value === 'number') return Number.isInteger(value) ? value.toLocaleString('en-US') : String(value);
+  return /^\d+$/.test(value) ? Number(value).toLocaleString('en-US') : value;
+}
+
+/** "1 move", "2 moves"; `many` for a plural that is not the singular plus s. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${groupThousands(n)} ${n === 1 ? one : many}`;
+}
