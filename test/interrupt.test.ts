@@ -14,6 +14,7 @@ import { connect, parseServerUrl } from '../src/server/connection.js';
 import { which, type EmbeddedServer } from '../src/server/embedded-server.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine, startCli, within } from './helpers/cli-process.js';
+import { assertMatchesSchema } from './helpers/json-schema.js';
 import { allKeys } from './helpers/keyspace.js';
 import { SERVER_KINDS } from './helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from './helpers/unrelated-data.js';
@@ -95,7 +96,12 @@ for (const kind of SERVER_KINDS) {
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
       assert.equal(result.code, EXIT_CODES[signal], result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${signal}`));
-      assert.equal(result.stdout, '');
+      if (args.includes('--json')) {
+        // Under --json the failure is one object on stdout, as the schema describes it.
+        const json = JSON.parse(result.stdout) as { error?: { exit: number; message: string } };
+        assertMatchesSchema(json, `--json interrupted by ${signal}`);
+        assert.deepEqual(json.error, { exit: EXIT_CODES[signal], message: `interrupted by ${signal}` });
+      } else assert.equal(result.stdout, '');
       assert.deepEqual(await unrelatedState(redis), initial);
     };
 
@@ -115,6 +121,11 @@ for (const kind of SERVER_KINDS) {
     test("SIGHUP while sweeping: exit 129, the run's keys deleted, nothing else touched", async () => {
       const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-sweep}:pending')) > 0, 'SIGHUP');
+    });
+
+    test("SIGHUP while sweeping with --json: exit 129, and stdout is the error object", async () => {
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-json', '--json'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-json}:pending')) > 0, 'SIGHUP');
     });
 
     test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
