@@ -182,7 +182,7 @@ forEachServer('evidence', (handle) => {
     assert.equal(csv.code, 0, csv.stderr);
     const [header = '', row = ''] = csv.stdout.trim().split('\n');
     const cells = (line: string) => line.slice(1, -1).split('","');
-    const at = cells(header).indexOf('double executions');
+    const at = cells(header).indexOf('doubleExecutions');
     assert.ok(at > 0, header);
     assert.equal(cells(row)[at], '', 'not measured: an empty field, not 0');
   });
