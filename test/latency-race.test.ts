@@ -112,12 +112,14 @@ forEachServer('--latency', (handle) => {
       const page = join(dir, 'race.html');
       const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--latency', '1.5', '--latency-jitter', '1', '--html', page]);
       assert.equal(result.code, 0, result.stderr);
-      const header = /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; seeding and audit go direct\)\n┌/.exec(result.stdout);
+      // The header wraps at the terminal's width: its continuation lines are indented by two.
+      const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
+      const header = /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; seeding and audit go direct\)\n/.exec(unwrapped);
       assert.ok(header, result.stdout);
       assert.ok(Number(header[1]) >= 1.5);
       const html = readFileSync(page, 'utf8');
       assert.match(html, /<dt>latency<\/dt><dd>1\.5 ms \+ up to 1 ms jitter of round trip added/);
-      assert.match(html, /--latency 1\.5 --latency-jitter 1/);
+      assert.match(html, /<span class="arg">--latency 1\.5<\/span> <span class="arg">--latency-jitter 1<\/span>/);
       const data = JSON.parse(/<script type="application\/json" id="emq-report">\n([\s\S]*?)\n<\/script>/.exec(html)?.[1] ?? '{}') as ReportJson;
       assert.equal(data.latency?.requestedMs, 1.5);
       assert.equal(data.latency?.jitterMs, 1);

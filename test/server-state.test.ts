@@ -78,13 +78,17 @@ forEachServer('audit on server state', (handle) => {
       misplaced: 1,
       unreclaimed: 1,
       jobsRecoveredMoreThanOnce: 1,
-      doubleExecutions: 0,
+      mostPendingEntries: 3,
+      // What this audit did not measure (no workers, observer, cycles, live leases or user script): null, never 0.
+      doubleExecutions: null,
       deadLetterEscapes: 0,
-      windowInNeither: 0,
-      windowInBoth: 0,
+      windowInNeither: null,
+      windowInBoth: null,
       unacknowledgedMoves: 0,
-      stolenLeases: 0,
-      misreported: 0,
+      stolenLeases: null,
+      misreported: null,
+      forgottenStalls: null,
+      forgottenStallCount: null,
     });
     await redis.del(keys.active, keys.pending, keys.dead, ...[1, 2, 3, 4, 5, 6, 7].map((id) => keys.job(id)));
   });
