@@ -258,7 +258,8 @@ forEachServer('latency proxy', (handle) => {
     const output = await new Promise<string>((resolve, reject) => {
       // The timeout is a guard against a hang (a handle left open), not a performance check.
       execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`the process did not exit cleanly: ${err.message}\n${stderr}`));
+        // Exit code and stderr first: the message's tail (the script) is what a log may cut.
+        if (err) reject(new Error(`the process did not exit cleanly (code ${String(err.code)}, signal ${String(err.signal)}): ${stderr || '(no stderr)'}\nstdout: ${stdout}`));
         else resolve(stdout);
       });
     });

@@ -34,6 +34,8 @@ export class Metronome {
   };
   private worker: Worker | undefined;
   private online: Promise<void> | undefined;
+  /** Settles when the thread has ended, even if that happened before stop() was called. */
+  private exited: Promise<void> | undefined;
   /** The deadline set (ms), Infinity for none. */
   private due = Number.POSITIVE_INFINITY;
   /** If the thread ever fails, millisecond timers stand in: late by up to a millisecond, never early. */
@@ -73,18 +75,19 @@ export class Metronome {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.fallback);
-    const worker = this.worker;
-    if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    if (!this.worker) return;
     Atomics.store(this.shared.control, STOP, 1);
     this.bump();
-    await exited;
+    // Waiting on a listener added only now would never settle for a thread that had already
+    // failed and exited, and with nothing else pending the process would end mid-await.
+    await this.exited;
   }
 
   private start(): Promise<void> {
     if (this.online) return this.online;
     const worker = new Worker(THREAD, { workerData: this.shared });
     this.worker = worker;
+    this.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     this.online = new Promise<void>((resolve) => {
       worker.once('online', () => resolve());
       worker.once('exit', () => resolve());
