@@ -2,17 +2,18 @@
  * The layers of src/ (see docs/architecture.md), checked on every `npm test`: no import circles,
  * and every import points down. From the bottom:
  *   model.ts, errors.ts, interrupt.ts, text.ts, lua/  →  server/  →  queue/  →  audit/  →  consequences/
- *   →  sweepers/  →  race/  →  explain/, report/  →  html/  →  cli/, bench/ (the entry points)
+ *   →  sweepers/  →  race/  →  explain/, report/  →  grid/  →  html/  →  cli/, bench/ (the entry points)
  */
 const ABOVE = {
-  server: ['queue', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'html', 'cli', 'bench'],
-  queue: ['audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'html', 'cli', 'bench'],
-  audit: ['consequences', 'sweepers', 'race', 'explain', 'report', 'html', 'cli', 'bench'],
-  consequences: ['sweepers', 'race', 'explain', 'report', 'html', 'cli', 'bench'],
-  sweepers: ['race', 'explain', 'report', 'html', 'cli', 'bench'],
-  race: ['explain', 'report', 'html', 'cli', 'bench'],
-  explain: ['report', 'html', 'cli', 'bench'],
-  report: ['explain', 'html', 'cli', 'bench'],
+  server: ['queue', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  queue: ['audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  audit: ['consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  consequences: ['sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  sweepers: ['race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  race: ['explain', 'report', 'grid', 'html', 'cli', 'bench'],
+  explain: ['report', 'grid', 'html', 'cli', 'bench'],
+  report: ['explain', 'grid', 'html', 'cli', 'bench'],
+  grid: ['html', 'cli', 'bench'],
   html: ['cli', 'bench'],
 };
 

@@ -1,0 +1,116 @@
+/**
+ * The grid's JSON: its shape as types (what `emq-race grid --json` prints and the grid page embeds
+ * and draws its charts from), and the functions that make it from the cells' reports. Every cell
+ * carries its runs exactly as the race's own JSON has them, so any figure of the grid can be
+ * checked against the runs it was summed from. Fields are only ever added, never renamed or removed.
+ */
+import { anomalyTotal } from '../audit/rules.js';
+import { jsonHeader, runJson, type JsonHeader, type RunJson, type ServerJson } from '../report/json.js';
+import type { LatencyReport } from '../server/latency-proxy.js';
+import { jobsPerSec, type Mode, type RunResult } from '../model.js';
+
+/** One axis: the race flag it varies (its long name without the dashes) and the values, in order. */
+export interface GridAxisJson {
+  readonly flag: string;
+  readonly values: readonly number[];
+}
+
+/** One mode in one cell: its trials summed into the grid's headline figures. */
+export interface GridModeCellJson {
+  readonly mode: Mode;
+  readonly trials: number;
+  /** Jobs each trial seeded for this mode (a round-trip mode runs on --loop-jobs). */
+  readonly jobs: number;
+  /** Double recoveries over every trial (with --queues, over every queue too). */
+  readonly doubleRecoveries: number;
+  /** The headline anomaly rate: double recoveries per 1,000 jobs seeded, over all trials, to 0.01. */
+  readonly doubleRecoveriesPer1000: number;
+  /** Every anomaly figure summed over every trial: 0 exactly when every trial was clean. */
+  readonly anomalies: number;
+  /** Jobs over wall-clock time, all trials together (Σ jobs / Σ seconds), whole jobs per second. */
+  readonly jobsPerSec: number;
+  /** Trials with at least one anomaly, and their share of the trials (0 to 1): the reproduction rate. */
+  readonly racedTrials: number;
+  readonly reproductionRate: number;
+}
+
+/** One point of the grid: the axes' values, the latency measured there, each mode's figures, every run. */
+export interface GridCellJson {
+  /** The cell's place in the order the grid ran them, from 0. */
+  readonly index: number;
+  /** Each axis's flag → this cell's value. */
+  readonly at: Readonly<Record<string, number>>;
+  /** The round trip measured through the proxy; null where the race went to the server directly. */
+  readonly latency: LatencyReport | null;
+  readonly modes: readonly GridModeCellJson[];
+  /** The cell's runs as the race's --json prints them (mode × trial × queue). */
+  readonly runs: readonly RunJson[];
+  /** Wall-clock time of the whole cell: claim, seed, race, audit and clean-up of every run. */
+  readonly wallMs: number;
+}
+
+export interface GridJson extends JsonHeader {
+  readonly kind: 'grid';
+  /** False when the grid was stopped (Ctrl-C, a failure) before its last cell: cells has those that finished. */
+  readonly complete: boolean;
+  readonly server: ServerJson;
+  readonly axes: readonly GridAxisJson[];
+  readonly modes: readonly Mode[];
+  readonly trials: number;
+  /** Cells the grid was to run: the product of the axes' lengths. */
+  readonly plannedCells: number;
+  /** The cells that finished, in the order they ran. */
+  readonly cells: readonly GridCellJson[];
+  readonly elapsedMs: number;
+}
+
+/**
+ * One mode's trials in one cell, summed. `runs` are the mode's rows, one per trial (with several
+ * queues, the per-trial sums). Pure.
+ */
+export function modeCell(mode: Mode, runs: readonly RunResult[]): GridModeCellJson {
+  const mine = runs.filter((run) => run.mode === mode);
+  if (mine.length === 0) throw new Error(`no run of ${mode} in the cell`);
+  const jobs = mine.reduce((sum, run) => sum + run.jobs, 0);
+  const wallMs = mine.reduce((sum, run) => sum + run.wallMs, 0);
+  const doubleRecoveries = mine.reduce((sum, run) => sum + run.doubleRecoveries, 0);
+  const anomalies = mine.map((run) => anomalyTotal(run));
+  const trials = new Set(mine.map((run) => run.trial)).size;
+  const racedTrials = new Set(mine.filter((_, i) => (anomalies[i] ?? 0) > 0).map((run) => run.trial)).size;
+  return {
+    mode,
+    trials,
+    jobs: mine[0]?.jobs ?? 0,
+    doubleRecoveries,
+    doubleRecoveriesPer1000: Math.round((doubleRecoveries / Math.max(jobs, 1)) * 1000 * 100) / 100,
+    anomalies: anomalies.reduce((sum, n) => sum + n, 0),
+    jobsPerSec: jobsPerSec(jobs, wallMs),
+    racedTrials,
+    reproductionRate: racedTrials / trials,
+  };
+}
+
+/** What a cell's race left for the grid: the report's runs (and per-trial sums with several queues). */
+export interface CellRace {
+  readonly runs: readonly RunResult[];
+  /** One summed row per mode and trial, with several queues per mode; else absent. */
+  readonly totals?: readonly RunResult[] | undefined;
+  readonly latency?: LatencyReport | undefined;
+}
+
+export function gridCell(index: number, at: Readonly<Record<string, number>>, modes: readonly Mode[], race: CellRace, wallMs: number): GridCellJson {
+  const rows = race.totals ?? race.runs;
+  const ran = modes.filter((mode) => rows.some((run) => run.mode === mode));
+  return {
+    index,
+    at,
+    latency: race.latency ?? null,
+    modes: ran.map((mode) => modeCell(mode, rows)),
+    runs: race.runs.map(runJson),
+    wallMs: Math.round(wallMs),
+  };
+}
+
+export function gridJson(fields: Omit<GridJson, keyof JsonHeader | 'kind'>): GridJson {
+  return { ...jsonHeader(), kind: 'grid', ...fields };
+}
