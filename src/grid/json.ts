@@ -7,7 +7,7 @@
 import { anomalyTotal } from '../audit/rules.js';
 import { jsonHeader, runJson, type JsonHeader, type RunJson, type ServerJson } from '../report/json.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
-import { jobsPerSec, type Mode, type RunResult } from '../model.js';
+import { jobsPerSec, type Anomaly, type AuditCounts, type Mode, type RunResult } from '../model.js';
 
 /** One axis: the race flag it varies (its long name without the dashes) and the values, in order. */
 export interface GridAxisJson {
@@ -64,11 +64,14 @@ export interface GridJson extends JsonHeader {
   readonly elapsedMs: number;
 }
 
+/** What the sums need of a run: a RunResult, or a RunJson read back, will do. */
+export type CellRun = Pick<RunResult, 'mode' | 'jobs' | 'wallMs' | 'doubleRecoveries' | 'trial'> & Pick<AuditCounts, Anomaly>;
+
 /**
  * One mode's trials in one cell, summed. `runs` are the mode's rows, one per trial (with several
  * queues, the per-trial sums). Pure.
  */
-export function modeCell(mode: Mode, runs: readonly RunResult[]): GridModeCellJson {
+export function modeCell(mode: Mode, runs: readonly CellRun[]): GridModeCellJson {
   const mine = runs.filter((run) => run.mode === mode);
   if (mine.length === 0) throw new Error(`no run of ${mode} in the cell`);
   const jobs = mine.reduce((sum, run) => sum + run.jobs, 0);
