@@ -63,16 +63,22 @@ export function stopCause(signal: AbortSignal): EmqError | undefined {
 
 /**
  * The same interrupts, with a signal that also aborts when `stop` does: a run stopped that way
- * cleans up as after a first Ctrl-C, and ends with `stop`'s reason.
+ * cleans up as after a first Ctrl-C, and ends with `stop`'s reason. `release()` takes its
+ * listeners off both signals once the run is over, so a command that runs many (a grid) does not
+ * pile them up on the one interrupt signal.
  */
-export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts {
+export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts & { release(): void } {
   const controller = new AbortController();
-  const abort = (from: AbortSignal): void => {
-    if (!controller.signal.aborted) controller.abort(from.reason);
-  };
+  const listeners: [AbortSignal, () => void][] = [];
   for (const source of [interrupts.signal, stop]) {
-    if (source.aborted) abort(source);
-    else source.addEventListener('abort', () => abort(source), { once: true });
+    const abort = (): void => {
+      if (!controller.signal.aborted) controller.abort(source.reason);
+    };
+    if (source.aborted) abort();
+    else {
+      source.addEventListener('abort', abort, { once: true });
+      listeners.push([source, abort]);
+    }
   }
   return {
     signal: controller.signal,
@@ -81,5 +87,8 @@ export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts 
       return interrupts.hurried;
     },
     dispose: () => interrupts.dispose(),
+    release: () => {
+      for (const [source, abort] of listeners) source.removeEventListener('abort', abort);
+    },
   };
 }

@@ -62,6 +62,8 @@ export interface GridJson extends JsonHeader {
   /** The cells that finished, in the order they ran. */
   readonly cells: readonly GridCellJson[];
   readonly elapsedMs: number;
+  /** Why the grid stopped before its last cell (the exit code and the error line); absent when complete. */
+  readonly stopped?: { readonly exit: number; readonly message: string };
 }
 
 /** What the sums need of a run: a RunResult, or a RunJson read back, will do. */

@@ -1,0 +1,267 @@
+/**
+ * `emq-race grid`: the race over a grid of settings. `--vary FLAG=LIST` names an axis (any numeric
+ * race flag, checked by that flag's own parser); every cell is a full, audited race on fresh queues
+ * with the other race flags as given, and the grid prints a table per mode, or its JSON, and writes
+ * a page of charts. Every cell's options are checked before the server is touched; a stop (Ctrl-C,
+ * a failure) still prints what the finished cells found, marked incomplete.
+ */
+import { Option, type Command } from 'commander';
+import { performance } from 'node:perf_hooks';
+import { checkConsequenceOptions } from '../consequences/plan.js';
+import { EmqError, ExitCode, usageError } from '../errors.js';
+import { gridJson, type GridCellJson, type GridJson } from '../grid/json.js';
+import { cellCount, cellLabel, formatDuration, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
+import { runGrid } from '../grid/run-grid.js';
+import { formatRate, renderGridTables } from '../grid/table.js';
+import { shellQuote } from '../html/command-line.js';
+import { outputFileFlag } from '../html/output-file.js';
+import { writeGridPage } from '../html/report-files.js';
+import { watchInterrupts } from '../interrupt.js';
+import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
+import { raceReport } from './race-report.js';
+import { scrubUrlText, serverHeadline } from '../server/connection.js';
+import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
+import { proxyTarget } from '../server/latency-proxy.js';
+import { chooseTarget, closeSession, openSession, type ServerChoice } from '../server/session.js';
+import { modesNeeding } from '../sweepers/strategies.js';
+import { readUserScript } from '../sweepers/user-script.js';
+import { errorWidth, outputWidth, trimToWidth, wrapLines } from '../text.js';
+import type { Io, RaceOptions } from '../model.js';
+
+/**
+ * Race flags a grid does not take: every cell keeps nothing and names its own fresh queues, the
+ * grid has its own table, JSON and page, and a verdict over a grid is not a single run's verdict.
+ */
+const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html']);
+
+/** Race flags an axis may vary: the numeric ones (a run's count, size, pause or latency). */
+export const VARIABLE_FLAGS = [
+  'sweepers', 'jobs', 'batch', 'max-stalled', 'stalled-before', 'probe-delay', 'loop-jobs', 'queues',
+  'workers', 'cycles', 'max-sweeps', 'live', 'interval', 'jitter', 'latency', 'latency-jitter',
+] as const;
+
+/**
+ * The grid without --vary: sweepers against latency, where the loop's race and the atomic
+ * script's lead both show. About 2 minutes on a 2-core machine (docs/grid.md has the figures).
+ */
+export const DEFAULT_AXES: readonly GridAxis[] = [
+  { flag: 'sweepers', values: [1, 2, 4, 8] },
+  { flag: 'latency', values: [0, 1, 5] },
+];
+
+/** The grid's own defaults where they differ from a single race's: fewer jobs per cell. */
+export const GRID_JOBS = 500;
+
+type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'modeGiven'> & {
+  vary: string[];
+  yes: boolean;
+  html?: string;
+};
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/**
+ * The axes of `--vary` words, each value read by its flag's own parser (so limits and messages are
+ * the race's); `given` says which race flags were set on the command line, which an axis may not
+ * also set.
+ */
+export function parseAxes(words: readonly string[], options: readonly Option[], given: (flag: string) => boolean): GridAxis[] {
+  const axes: GridAxis[] = [];
+  const known = VARIABLE_FLAGS.join(', ');
+  for (const word of words) {
+    const at = word.indexOf('=');
+    if (at < 0) throw usageError(`--vary: ${JSON.stringify(word)} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
+    const flag = word.slice(0, at).trim().replace(/^--/, '');
+    const list = word.slice(at + 1);
+    if (!(VARIABLE_FLAGS as readonly string[]).includes(flag)) {
+      const race = options.some((option) => option.long === `--${flag}`);
+      throw usageError(`--vary: ${JSON.stringify(flag)} is ${race ? 'not a numeric race flag' : 'not a race flag'}; a grid varies one of ${known}`);
+    }
+    if (axes.some((axis) => axis.flag === flag)) throw usageError(`--vary: ${flag} is varied twice; give its values in one list`);
+    if (given(`--${flag}`)) throw usageError(`--vary: ${flag} is also given as --${flag}; leave one out`);
+    const option = options.find((o) => o.long === `--${flag}`);
+    if (!option?.parseArg) throw new Error(`no parser for --${flag}`);
+    const parse = option.parseArg;
+    const raw = list.split(',').map((item) => item.trim());
+    if (list.trim() === '' || raw.some((item) => item === '')) throw usageError(`--vary ${flag}: an empty value in ${JSON.stringify(list)}; give a comma list such as ${flag}=1,2,8`);
+    const values = raw.map((item) => parse(item, undefined as unknown) as number);
+    const twice = values.find((value, i) => values.indexOf(value) !== i);
+    if (twice !== undefined) throw usageError(`--vary ${flag}: ${twice} is listed twice`);
+    axes.push({ flag, values });
+  }
+  return axes;
+}
+
+/** A cell's flags: the grid's, with each axis's value in place (latency 0: straight to the server). */
+export function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: readonly Option[], at: CellAt): MainFlags {
+  const flags: Record<string, unknown> = { ...base };
+  for (const axis of axes) {
+    const option = options.find((o) => o.long === `--${axis.flag}`);
+    if (!option) throw new Error(`no option --${axis.flag}`);
+    flags[option.attributeName()] = at[axis.flag];
+  }
+  const cell = flags as unknown as MainFlags;
+  // latency=0 is the loopback baseline: no proxy at all, unless jitter asks for one.
+  if (cell.latency === 0 && !cell.latencyJitter) return { ...cell, latency: undefined, latencyJitter: undefined };
+  return cell;
+}
+
+export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
+  const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
+  const grid = program
+    .command('grid')
+    .description('Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.');
+  for (const option of options) grid.addOption(option);
+  grid
+    .addOption(new Option('--vary <flag=list>', `an axis: a numeric race flag and its values, e.g. sweepers=1,2,8 or latency=0,1,10 (repeatable; default ${DEFAULT_AXES.map((a) => `${a.flag}=${a.values.join(',')}`).join(' and ')})`).argParser(collect))
+    .addOption(new Option('--yes', `run a grid of more than ${MAX_CELLS_WITHOUT_YES} cells`).default(false))
+    .addOption(new Option('--html <file>', "also write the grid as one self-contained page of charts, drawn from the grid's JSON it embeds").argParser(outputFileFlag('--html')))
+    .addHelpText('after', `
+Every cell is a full race (claim, seed, race, audit, clean-up) on fresh queues; cells run one
+after another. latency=0 is the direct connection, without the proxy. Without --jobs a grid
+seeds ${GRID_JOBS} jobs per run.
+
+Examples:
+  emq-race grid
+      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about 2 minutes)
+  emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2 --html grid.html
+      with two trials per cell and a page of charts
+  emq-race grid --mode loop --vary probe-delay=0,1,5 --json > grid.json
+      how a slower liveness check widens the loop's window`)
+    .action(async (flags: GridFlags) => {
+      const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
+      exit.code = await gridMain(flags, options, given, io, argv);
+    });
+}
+
+async function gridMain(flags: GridFlags, options: readonly Option[], given: (flag: string) => boolean, io: Io, argv: readonly string[]): Promise<number> {
+  const varied = parseAxes(flags.vary ?? [], options, given);
+  const axes = varied.length > 0 ? varied : DEFAULT_AXES.filter((axis) => !given(`--${axis.flag}`));
+  if (axes.length === 0) throw usageError('--vary: nothing to vary; the default axes are all given as flags');
+  const planned = cellCount(axes);
+  if (planned > MAX_CELLS_WITHOUT_YES && !flags.yes) {
+    throw usageError(`--vary: ${planned} cells (${axes.map((a) => a.values.length).join(' × ')}); a grid over ${MAX_CELLS_WITHOUT_YES} cells runs only with --yes`);
+  }
+  const base: MainFlags = {
+    ...flags,
+    jobs: given('--jobs') ? flags.jobs : GRID_JOBS,
+    keep: false,
+    csv: false,
+    wide: false,
+    modeGiven: given('--mode'),
+  };
+  // Every cell's options, checked before anything starts: a bad combination anywhere writes nothing.
+  const cells = gridCells(axes);
+  const cellOptions: { flags: MainFlags; options: RaceOptions }[] = cells.map((at) => {
+    const f = cellFlags(base, axes, options, at);
+    return { flags: f, options: raceOptionsFrom(f) };
+  });
+  const first = cellOptions[0];
+  if (!first) throw new Error('a grid of no cells');
+  const userScript = first.options.script !== undefined && modesNeeding('script-file').some((mode) => first.options.modes.includes(mode)) ? readUserScript(first.options.script) : undefined;
+  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
+  const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
+  for (const cell of cellOptions) {
+    if (cell.options.consequences) checkConsequenceOptions(cell.options.consequences, target === undefined, cell.options.processes ?? false);
+    if (cell.options.latency && target) proxyTarget(target.url);
+  }
+
+  const interrupts = watchInterrupts(io.err);
+  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
+  const session = await opened.catch((err: unknown) => {
+    interrupts.dispose();
+    throw err;
+  });
+  const started = performance.now();
+  const progress = gridProgress(io, axes, cells.length, started);
+  let stoppedBy: unknown;
+  try {
+    const outcome = await runGrid({
+      cells,
+      modes: first.options.modes,
+      now: () => performance.now(),
+      onStart: progress.start,
+      onDone: progress.done,
+      raceCell: async (_at, index) => {
+        const cell = cellOptions[index];
+        if (!cell) throw new Error(`no cell ${index}`);
+        const { report } = await raceReport(session, cell.options, cell.flags, userScript, interrupts, io, { progress: false });
+        return { runs: report.runs, totals: report.totals, latency: report.latency };
+      },
+    });
+    progress.stop();
+    stoppedBy = outcome.stoppedBy;
+    const stopped = stoppedBy instanceof EmqError ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) } : stoppedBy !== undefined ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' } : undefined;
+    const report: GridJson = gridJson({
+      complete: stoppedBy === undefined,
+      server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
+      axes,
+      modes: first.options.modes.filter((mode) => outcome.cells.length === 0 || outcome.cells.some((cell) => cell.modes.some((m) => m.mode === mode))),
+      trials: first.options.trials ?? 1,
+      plannedCells: cells.length,
+      cells: outcome.cells,
+      elapsedMs: Math.round(performance.now() - started),
+      ...(stopped ? { stopped } : {}),
+    });
+    const command = scrubUrlText(['emq-race', ...argv.slice(2)].map(shellQuote).join(' '));
+    const writePage = (): void => {
+      if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
+    };
+    // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
+    if (flags.json) writePage();
+    if (flags.json) io.out(`${JSON.stringify(report)}\n`);
+    else {
+      const width = outputWidth(io);
+      const embedded = session.embedded ? 'stopped' : undefined;
+      io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
+    }
+    if (!flags.json) writePage();
+  } finally {
+    progress.stop();
+    await closeSession(session, false);
+    interrupts.dispose();
+  }
+  if (stoppedBy !== undefined) throw stoppedBy;
+  return ExitCode.ok;
+}
+
+/**
+ * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
+ * clock moves during a long cell); elsewhere a line as each cell ends, for a CI log.
+ */
+function gridProgress(io: Io, axes: readonly GridAxis[], total: number, started: number): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
+  const terminal = Boolean(io.stderrIsTty);
+  let finished = 0;
+  let current: { index: number; at: CellAt } | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const timing = (): string => {
+    const elapsed = performance.now() - started;
+    const left = timeLeftMs(elapsed, finished, total);
+    return `${formatDuration(elapsed)} in${left !== undefined ? `, about ${formatDuration(left)} left` : ''}`;
+  };
+  const draw = (): void => {
+    if (!current) return;
+    io.err(`\r\x1b[K${trimToWidth(`emq-race grid: cell ${current.index + 1}/${total} (${cellLabel(axes, current.at)}), ${timing()}`, errorWidth(io) - 1)}`);
+  };
+  return {
+    start(index, at) {
+      current = { index, at };
+      if (!terminal) return;
+      draw();
+      timer ??= setInterval(draw, 1000);
+      timer.unref();
+    },
+    done(cell) {
+      finished++;
+      if (terminal) return;
+      const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
+      io.err(`emq-race grid: cell ${cell.index + 1}/${total} (${cellLabel(axes, cell.at)}) done in ${formatDuration(cell.wallMs)}: double recoveries per 1,000 jobs ${figures}; ${timing()}\n`);
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (terminal && current) io.err('\r\x1b[K');
+      current = undefined;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * One race on an open session, every mode and trial of it, made into a report: what the main
+ * command prints, and what `emq-race grid` runs once per cell.
+ */
+import { InterruptedError, usageError } from '../errors.js';
+import { watchEvictions } from '../server/eviction-watch.js';
+import { withStop, type Interrupts } from '../interrupt.js';
+import { jobsForMode } from './options.js';
+import type { MainFlags } from './race-flags.js';
+import type { RaceReport } from '../report/json.js';
+import { judge } from '../report/verdict.js';
+import { errorWidth } from '../text.js';
+import { clusterTopology } from '../server/cluster/cluster-session.js';
+import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
+import { availableModes, runPlan } from '../race/plan.js';
+import { progressBoard } from '../race/progress.js';
+import { totalsPerMode } from '../report/totals.js';
+import type { Session } from '../server/session.js';
+import { summarizeTrials } from '../audit/trials.js';
+import { loadUserScript } from '../sweepers/user-script.js';
+import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
+import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../model.js';
+
+/** Every mode's run on the session's server, and the report they make. */
+export async function raceReport(session: Session, options: RaceOptions, flags: MainFlags, userScript: string | undefined, interrupts: Interrupts, io: Io, show: { readonly progress: boolean } = { progress: true }): Promise<{ report: RaceReport; runs: RunResult[] }> {
+  // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
+  if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
+  const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
+  const trials = options.trials ?? 1;
+  // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
+  // The grid keeps a progress line of its own: its cells' races run without theirs.
+  const board = show.progress && (!io.stderrIsTty || trials === 1) ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
+  // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
+  const adjust = (mode: Mode): Partial<ModeRun> => ({
+    jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+    // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+    serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+    ...(board ? { progress: board } : {}),
+    warn: (line: string) => io.err(`emq-race: ${line}\n`),
+  });
+  const topology = await clusterTopology(session, flags.cluster);
+  if (topology && options.latency) {
+    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+  }
+  const perQueue = topology !== undefined || flags.queues > 1;
+  const progress = show.progress && io.stderrIsTty && !options.csv;
+  // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
+  const evicted = new AbortController();
+  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
+  const runInterrupts = withStop(interrupts, evicted.signal);
+  // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
+  let proxy: RaceProxy | undefined;
+  let planned: RunResult[];
+  try {
+    proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
+    planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
+      adjust,
+      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+      // Every step is checked against maxmemory before the first one writes.
+      beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
+    });
+  } catch (err) {
+    // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
+    const eviction = await watch.stop();
+    throw err instanceof InterruptedError ? err : (eviction ?? err);
+  } finally {
+    runInterrupts.release();
+    await proxy?.close();
+  }
+  // An eviction seen only by the last reading still fails the run: its figures may miss keys.
+  const late = await watch.stop();
+  if (late) throw late;
+  if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
+  const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
+  interrupts.signal.throwIfAborted();
+  const totals = perQueue ? totalsPerMode(runs) : undefined;
+  const report: RaceReport = {
+    server: { ...session.info, url: session.target.display },
+    // The report is read once the run is over: by then the tool's own server is gone (unless kept).
+    ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
+    ...(proxy ? { latency: proxy.latency } : {}),
+    runs,
+    ...(totals ? { totals } : {}),
+    ...(topology ? { primaries: topology.primaries } : {}),
+    // With several queues a trial is judged by its summed row: one count per trial, not per queue.
+    ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
+    ...(options.expect ? { verdict: judge(options.expect, runs) } : {}),
+  };
+  return { report, runs };
+}
+

@@ -1,0 +1,57 @@
+/**
+ * The grid's plan: its axes, every cell as the product of their values, and the arithmetic of its
+ * progress line. Pure: the flags' own parsers have checked each value before anything here runs.
+ */
+
+/** One varied flag (its long name without the dashes) and its values, in the order given. */
+export interface GridAxis {
+  readonly flag: string;
+  readonly values: readonly number[];
+}
+
+/** A cell's place in the grid: each axis's flag → the value it takes there. */
+export type CellAt = Readonly<Record<string, number>>;
+
+/**
+ * Above this many cells a grid runs only with --yes: at the default sizes a cell takes seconds,
+ * so 500 cells are an hour of a server's time, more than anyone types by accident.
+ */
+export const MAX_CELLS_WITHOUT_YES = 500;
+
+/** How many cells the axes make: the product of their lengths (1 for no axis). */
+export function cellCount(axes: readonly GridAxis[]): number {
+  return axes.reduce((product, axis) => product * axis.values.length, 1);
+}
+
+/**
+ * Every cell, the first axis slowest: row by row of the table the terminal shows (rows are the
+ * first axis, columns the second), so a grid stopped early has whole rows first.
+ */
+export function gridCells(axes: readonly GridAxis[]): CellAt[] {
+  let cells: CellAt[] = [{}];
+  for (const axis of axes) cells = cells.flatMap((cell) => axis.values.map((value) => ({ ...cell, [axis.flag]: value })));
+  return cells;
+}
+
+/** A cell as a progress line names it: `sweepers=8 latency=1`. */
+export function cellLabel(axes: readonly GridAxis[], at: CellAt): string {
+  return axes.map((axis) => `${axis.flag}=${at[axis.flag] ?? '?'}`).join(' ');
+}
+
+/**
+ * Time left, from the mean time of the cells done so far; undefined before the first one ends.
+ * A rough figure (cells with more latency or sweepers take longer), and the line says "about".
+ */
+export function timeLeftMs(elapsedMs: number, done: number, total: number): number | undefined {
+  if (done <= 0) return undefined;
+  return (elapsedMs / done) * Math.max(0, total - done);
+}
+
+/** A duration as a person reads it: `45 s`, `2 min 05 s`, `1 h 02 min`. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
