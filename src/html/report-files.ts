@@ -4,10 +4,12 @@
  */
 import { reportJson, type RaceReport } from '../report/json.js';
 import { runReadout } from '../report/report.js';
+import { gridPage } from './grid-page.js';
 import { writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
 import type { ExplainReportJson, RaceReportJson } from './report-data.js';
 import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
+import type { GridJson } from '../grid/json.js';
 import type { Io, RunResult } from '../model.js';
 
 function announce(io: Io, json: boolean, what: string, path: string): void {
@@ -35,4 +37,10 @@ export function writeExplainFiles(data: ExplainReportJson, flags: ExplainFlagsSe
     writeWhole(flags.svg, explainSvg(data));
     announce(io, flags.json, 'svg diagram', flags.svg);
   }
+}
+
+/** `emq-race grid --html`: the grid's page, from the same object `grid --json` prints. */
+export function writeGridPage(path: string, grid: GridJson, context: { command: string }, io: Io, machineOutput: boolean): void {
+  writeWhole(path, gridPage(grid, { command: context.command, generatedAt: new Date().toISOString() }));
+  announce(io, machineOutput, 'html report', path);
 }
