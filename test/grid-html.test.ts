@@ -1,18 +1,17 @@
 /**
  * The grid page (`grid --html`). Pure parts (the y scale, ticks and their labels, the script's CSP
- * hash, escaping) are tested directly. The pages are made from real races on real servers — the
- * CLI run once per cell, the cells summed with the grid's own modeCell — and opened in headless
+ * hash, escaping) are tested directly. The pages are made from real grids on real servers — run by
+ * `emq-race grid --json` — and opened in headless
  * Chromium: no console error, no request beyond the file, one point per cell and mode in each line
  * chart with the embedded JSON's figure, and charts that follow the JSON block when it is edited.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { gridJson, modeCell, type GridAxisJson, type GridCellJson, type GridJson } from '../src/grid/json.js';
+import type { Browser } from 'playwright-core';
+import { gridJson, type GridAxisJson, type GridJson } from '../src/grid/json.js';
 import { jsonForScriptBlock } from '../src/html/escape.js';
 import {
   ANOMALY_HOST_ID,
@@ -27,20 +26,11 @@ import {
   yScaleFor,
 } from '../src/html/grid-charts.js';
 import { gridCsp, gridPage, incompleteWords, scriptHashSource } from '../src/html/grid-page.js';
-import type { ReportJson } from '../src/report/json.js';
 import type { Mode } from '../src/model.js';
-import { browserSkip, launchBrowser, openPage } from './helpers/browser.js';
+import { browserSkip, launchBrowser } from './helpers/browser.js';
+import { checkGridPage, DATA_BLOCK, embeddedGrid, type Drawn } from './helpers/grid-page.js';
 import { runCli } from './helpers/cli.js';
-import { decodePng, distinctColours } from './helpers/png.js';
 import { forEachServer } from './helpers/servers.js';
-
-const DATA_BLOCK = /(<script type="application\/json" id="emq-grid">\n)([\s\S]*?)(\n<\/script>)/;
-
-function embeddedGrid(html: string): GridJson {
-  const match = DATA_BLOCK.exec(html);
-  assert.ok(match, 'the page embeds its JSON');
-  return JSON.parse(match[2] ?? '') as GridJson;
-}
 
 /** The page with its data block replaced: what a reader editing the file would get. */
 function withData(html: string, grid: GridJson): string {
@@ -128,131 +118,12 @@ describe('grid html: pure parts', () => {
   });
 });
 
-/** One cell's race, run by the CLI as a user would, and its wall-clock time. */
-async function raceCell(url: string, args: readonly string[]): Promise<{ report: ReportJson; wallMs: number }> {
-  const started = performance.now();
-  const result = await runCli(['--url', url, '--jobs', '200', '--loop-jobs', '200', '--json', ...args]);
-  assert.equal(result.code, 0, result.stderr);
-  return { report: JSON.parse(result.stdout) as ReportJson, wallMs: performance.now() - started };
-}
-
-/**
- * A grid of real races: one CLI run per combination of the axes' values (the first axis outermost),
- * two at a time, summed per mode with the grid's own modeCell. latency=0 goes to the server
- * directly, as the grid does, so its cells have no measured RTT.
- */
+/** A grid of real races, run by `emq-race grid` itself as a user would, read back from its --json. */
 async function realGrid(url: string, axes: readonly GridAxisJson[], modes: readonly Mode[], trials: number): Promise<GridJson> {
-  let plan: Record<string, number>[] = [{}];
-  for (const axis of axes) plan = plan.flatMap((at) => axis.values.map((value) => ({ ...at, [axis.flag]: value })));
-  const started = performance.now();
-  const cells: GridCellJson[] = new Array<GridCellJson>(plan.length);
-  let next = 0;
-  let server: ReportJson['server'] | undefined;
-  const worker = async (): Promise<void> => {
-    for (let index = next++; index < plan.length; index = next++) {
-      const at = plan[index] ?? {};
-      const flags = Object.entries(at).flatMap(([flag, value]) => (flag === 'latency' && value === 0 ? [] : [`--${flag}`, String(value)]));
-      const { report, wallMs } = await raceCell(url, ['--mode', modes.join(','), '--trials', String(trials), ...flags]);
-      server = report.server;
-      cells[index] = { index, at, latency: report.latency ?? null, modes: modes.map((mode) => modeCell(mode, report.runs)), runs: report.runs, wallMs: Math.round(wallMs) };
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  assert.ok(server);
-  return gridJson({ complete: true, server, axes, modes, trials, plannedCells: plan.length, cells, elapsedMs: Math.round(performance.now() - started) });
-}
-
-interface Drawn {
-  readonly chart: string;
-  readonly mode: string;
-  readonly cell: number;
-  readonly value: string;
-  readonly x: number;
-  readonly y: number;
-  readonly title: string;
-}
-
-/** Every mark the charts drew for a cell: its chart, mode, cell, value, place and tooltip. */
-function drawnMarks(page: Page): Promise<Drawn[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll('svg[data-chart] [data-cell]')].map((node) => ({
-      chart: node.closest('svg')?.getAttribute('data-chart') ?? '',
-      mode: node.getAttribute('data-mode') ?? '',
-      cell: Number(node.getAttribute('data-cell')),
-      value: node.getAttribute('data-value') ?? '',
-      x: Number(node.getAttribute('cx') ?? node.getAttribute('x')),
-      y: Number(node.getAttribute('cy') ?? node.getAttribute('y')),
-      title: node.querySelector('title')?.textContent ?? '',
-    })),
-  );
-}
-
-/**
- * Opens a grid page (any: from these tests or from `emq-race grid --html`) in Chromium and checks
- * it against the JSON embedded in the file: no console error, nothing fetched but the file, one
- * point per cell and mode in the anomaly and speed charts (one heatmap square with trials) whose
- * data-value is that cell's figure, the banner exactly when the grid is incomplete, and a screenshot
- * that is not blank. The table is markup written with the page, not drawn from the block: it is
- * checked against the block unless `tableFromData` is false (a block edited after the page was
- * written). Returns the open page and what it drew.
- */
-async function checkGridPage(browser: Browser, file: string, options: { colorScheme?: 'light' | 'dark'; tableFromData?: boolean } = {}): Promise<{ page: Page; grid: GridJson; marks: Drawn[] }> {
-  const url = pathToFileURL(file).href;
-  const { page, requests, errors } = await openPage(browser, url, options.colorScheme ?? 'light');
-  assert.deepEqual(errors, [], 'no console errors or warnings (a CSP refusal would be one)');
-  assert.deepEqual(requests, [url], 'the page fetched nothing but itself');
-  const grid = embeddedGrid(readFileSync(file, 'utf8'));
-  const marks = await drawnMarks(page);
-  const figures: readonly (readonly [string, (m: GridCellJson['modes'][number]) => number])[] = [
-    ['anomaly', (m) => m.doubleRecoveriesPer1000],
-    ['speed', (m) => m.jobsPerSec],
-    ...(grid.trials > 1 ? [['reproduction', (m: GridCellJson['modes'][number]) => m.reproductionRate] as const] : []),
-  ];
-  const pairs = grid.cells.flatMap((cell) => cell.modes.map((m) => ({ cell, m })));
-  for (const [chart, figure] of figures) {
-    const mine = marks.filter((mark) => mark.chart === chart);
-    assert.equal(mine.length, pairs.length, `${chart}: one mark per cell and mode`);
-    for (const { cell, m } of pairs) {
-      const found = mine.filter((mark) => mark.cell === cell.index && mark.mode === m.mode);
-      assert.equal(found.length, 1, `${chart}: cell ${cell.index} ${m.mode}`);
-      assert.equal(found[0]?.value, String(figure(m)), `${chart}: cell ${cell.index} ${m.mode}`);
-      const tooltip = new RegExp(`^${m.mode} · [^\\n]*\\n${m.doubleRecoveriesPer1000} double recoveries per 1,000 jobs [^\\n]*\\n${m.jobsPerSec} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`);
-      assert.match(found[0]?.title ?? '', tooltip, 'a tooltip with the figures');
-    }
-  }
-  if (grid.trials <= 1) assert.equal(await page.locator(`#${REPRODUCTION_HOST_ID}`).count(), 0, 'one trial: no heatmap');
-  else if (pairs.length > 0) {
-    const labels = await page.locator('svg[data-chart=reproduction] text.heat-label').allTextContents();
-    assert.deepEqual(labels.sort(), pairs.map(({ m }) => `${m.racedTrials}/${m.trials}`).sort(), 'each square labelled k/n');
-  }
-  const values = pairs.map(({ m }) => m.jobsPerSec);
-  if (pairs.length > 0) assert.equal(await page.locator('svg[data-chart=speed]').getAttribute('data-scale'), yScaleFor(values));
-  else assert.equal(await page.locator('p.empty').count(), grid.trials > 1 ? 3 : 2, 'no cell: each chart host says so');
-  if (options.tableFromData !== false) {
-    // The table is markup written with the page: it shows the JSON as it was when the page was made.
-    const table = await page.evaluate(() =>
-      [...document.querySelectorAll('#cells-table td[data-cell][data-mode]')].map((td) => `${td.getAttribute('data-cell')} ${td.getAttribute('data-mode')} ${td.getAttribute('data-field')}: ${td.textContent}`),
-    );
-    const expected = grid.cells.flatMap((cell) =>
-      grid.modes.flatMap((mode) => {
-        const m = cell.modes.find((item) => item.mode === mode);
-        const figure = (field: string, text: string | number) => `${cell.index} ${mode} ${field}: ${m ? text : '—'}`;
-        return [figure('doubleRecoveriesPer1000', m?.doubleRecoveriesPer1000 ?? ''), figure('jobsPerSec', m?.jobsPerSec ?? ''), figure('racedTrials', `${m?.racedTrials}/${m?.trials}`)];
-      }),
-    );
-    assert.deepEqual(table, expected, 'the table: each cell\'s figures per mode');
-  }
-  assert.equal(await page.locator('#cells-table tbody tr[data-cell]').count(), grid.cells.length);
-  const banner = page.locator('#incomplete');
-  if (grid.complete) assert.equal(await banner.count(), 0);
-  else {
-    assert.ok(await banner.isVisible(), 'an interrupted grid says so');
-    assert.equal(await banner.textContent(), `stopped after ${grid.cells.length} of ${grid.plannedCells} cells: the figures below are those of the cells that finished`);
-  }
-  const image = decodePng(await page.screenshot({ fullPage: true }));
-  assert.ok(image.width >= 900 && image.height >= 300, `screenshot ${image.width}×${image.height}`);
-  assert.ok(distinctColours(image) > 8, 'the screenshot is not blank');
-  return { page, grid, marks };
+  const vary = axes.flatMap((axis) => ['--vary', `${axis.flag}=${axis.values.join(',')}`]);
+  const result = await runCli(['grid', '--url', url, ...vary, '--mode', modes.join(','), '--trials', String(trials), '--jobs', '200', '--json']);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout) as GridJson;
 }
 
 forEachServer('grid html in Chromium', (handle, kind) => {

@@ -6,7 +6,7 @@
  * incomplete, and exits 130.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +20,8 @@ import { runCli } from './helpers/cli.js';
 import { startCli, within } from './helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
+import { browserSkip, launchBrowser } from './helpers/browser.js';
+import { checkGridPage } from './helpers/grid-page.js';
 
 describe('grid: pure parts', () => {
   test('cells are the product of the axes, the first axis slowest', () => {
@@ -156,8 +158,9 @@ forEachServer('grid on a real server', (handle) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('sweepers 1, 2, 8 against latency 0 and 1, two trials: every cell audited, the loop races only with company, nothing left behind', async () => {
+  test('sweepers 1, 2, 8 against latency 0 and 1, two trials: every cell audited, the loop races only with company, nothing left behind', async (t) => {
     await admin.set('someone:else', 'theirs');
+    t.after(() => admin.del('someone:else'));
     const before = await keyspaceDigest(admin);
     const html = join(dir, 'g.html');
     const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2,8', '--vary', 'latency=0,1', '--mode', 'atomic,loop', '--trials', '2', '--jobs', '300', '--json', '--html', html]);
@@ -188,11 +191,21 @@ forEachServer('grid on a real server', (handle) => {
       assert.ok((loopAt(8, latency)?.doubleRecoveries ?? 0) > 0, `eight loop sweepers race (latency ${latency})`);
       assert.equal(loopAt(8, latency)?.racedTrials, 2);
     }
-    assert.ok(existsSync(html) && readFileSync(html, 'utf8').length > 0, 'the page was written');
     assert.match(result.stderr, /^html report: .*g\.html$/m);
+    if (!browserSkip) {
+      // The page the grid wrote, in Chromium: its charts drawn from the JSON it embeds.
+      const browser = await launchBrowser();
+      try {
+        const { page, grid: embedded, marks } = await checkGridPage(browser, html);
+        assert.deepEqual(embedded.cells.map((cell) => cell.modes), grid.cells.map((cell) => cell.modes), 'the page embeds the figures --json printed');
+        assert.equal(marks.filter((mark) => mark.chart === 'anomaly').length, 12, '6 cells × 2 modes');
+        await page.close();
+      } finally {
+        await browser.close();
+      }
+    }
     assert.match(result.stderr, /emq-race grid: cell 6\/6 \(sweepers=8 latency=1\) done in/);
     assert.deepEqual(await keyspaceDigest(admin), before, 'every key of the grid is gone, the foreign one untouched');
-    await admin.del('someone:else');
   });
 
   test('the table: a block per mode within 80 columns, the first axis as rows, a line on where each mode raced', async () => {
@@ -223,6 +236,17 @@ forEachServer('grid on a real server', (handle) => {
     assert.deepEqual(grid.stopped, { exit: 130, message: 'interrupted by SIGINT' });
     checkSums(grid);
     assert.ok(existsSync(html), 'the page of the finished cells was written');
+    if (!browserSkip) {
+      const browser = await launchBrowser();
+      try {
+        // The banner, and a point per finished cell and mode: checkGridPage holds the page to its JSON.
+        const { page, grid: embedded } = await checkGridPage(browser, html);
+        assert.equal(embedded.complete, false);
+        await page.close();
+      } finally {
+        await browser.close();
+      }
+    }
     assert.match(result.stderr, /SIGINT received, cleaning up/);
     assert.deepEqual(await allKeys(admin), [], "no key of the grid's queues is left");
   });
