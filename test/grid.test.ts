@@ -22,6 +22,7 @@ import { allKeys, keyspaceDigest } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
 import { browserSkip, launchBrowser } from './helpers/browser.js';
 import { checkGridPage } from './helpers/grid-page.js';
+import { assertMatchesSchema } from './helpers/json-schema.js';
 
 describe('grid: pure parts', () => {
   test('cells are the product of the axes, the first axis slowest', () => {
@@ -166,6 +167,7 @@ forEachServer('grid on a real server', (handle) => {
     const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2,8', '--vary', 'latency=0,1', '--mode', 'atomic,loop', '--trials', '2', '--jobs', '300', '--json', '--html', html]);
     assert.equal(result.code, 0, result.stderr);
     const grid = JSON.parse(result.stdout) as GridJson;
+    assertMatchesSchema(grid, 'the grid');
     assert.equal(grid.kind, 'grid');
     assert.equal(grid.complete, true);
     assert.equal(grid.stopped, undefined);
@@ -230,6 +232,7 @@ forEachServer('grid on a real server', (handle) => {
     const result = await within(60_000, 'the stop', cli.done);
     assert.equal(result.code, 130, result.stderr);
     const grid = JSON.parse(result.stdout) as GridJson;
+    assertMatchesSchema(grid, 'the stopped grid');
     assert.equal(grid.complete, false);
     assert.equal(grid.plannedCells, 14);
     assert.ok(grid.cells.length >= 1 && grid.cells.length < 14, `${grid.cells.length} cells`);

@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
-import { measureRoundTrip, startLatencyProxy, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
+import { forwardingCost, measureRoundTrip, startLatencyProxy, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
 import { forEachServer } from './helpers/servers.js';
 
 /** A RESP command as bytes, the way any client would send it. */
@@ -71,6 +71,14 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 const TEN_MB = 10 * 1024 * 1024;
+
+test("the proxy's forwarding cost: the fastest through it, less the delay and the fastest direct; never below 0 nor above the delay", () => {
+  assert.equal(Math.round(forwardingCost(2.45, 0.08, 2) * 100) / 100, 0.37);
+  assert.equal(Math.round(forwardingCost(0.9, 0.1, 0.5) * 100) / 100, 0.3);
+  assert.equal(forwardingCost(1.9, 0.1, 2), 0, 'a fastest PING quicker than the delay: nothing to hold back');
+  assert.equal(forwardingCost(9, 0.1, 0.5), 0.5, 'never more than the delay itself');
+  assert.equal(forwardingCost(3, 0.1, 0), 0, 'no delay, no hold-back');
+});
 
 forEachServer('latency proxy', (handle) => {
   let admin: Redis;

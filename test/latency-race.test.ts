@@ -48,6 +48,8 @@ forEachServer('--latency', (handle) => {
     assert.equal(latency.pings, 200);
     assert.ok(latency.measuredRttMs.median >= 2, `median ${latency.measuredRttMs.median}`);
     assert.ok(latency.measuredRttMs.p99 >= latency.measuredRttMs.median);
+    assert.ok(latency.directRttMs.median > 0 && latency.directRttMs.median < latency.measuredRttMs.median, JSON.stringify(latency));
+    assert.ok(latency.heldBackMs >= 0 && latency.heldBackMs <= 2, `held back ${latency.heldBackMs}`);
     const [atomic, loop] = report.runs;
     assert.equal(atomic?.mode, 'atomic');
     assert.ok(atomic && clean(atomic), JSON.stringify(atomic));
@@ -114,9 +116,10 @@ forEachServer('--latency', (handle) => {
       assert.equal(result.code, 0, result.stderr);
       // The header wraps at the terminal's width: its continuation lines are indented by two.
       const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
-      const header = /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; seeding and audit go direct\)\n/.exec(unwrapped);
+      const header = /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; straight to the server (\d+\.\d\d) ms; seeding and audit go direct\)\n/.exec(unwrapped);
       assert.ok(header, result.stdout);
       assert.ok(Number(header[1]) >= 1.5);
+      assert.ok(Number(header[3]) < Number(header[1]), 'straight to the server is quicker than through the proxy');
       const html = readFileSync(page, 'utf8');
       assert.match(html, /<dt>latency<\/dt><dd>1\.5 ms \+ up to 1 ms jitter of round trip added/);
       assert.match(html, /<span class="arg">--latency 1\.5<\/span> <span class="arg">--latency-jitter 1<\/span>/);

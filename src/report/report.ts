@@ -190,7 +190,8 @@ export function latencyLine(latency: LatencyReport): string {
 export function latencyWords(latency: LatencyReport): string {
   const jitter = latency.jitterMs > 0 ? ` + up to ${latency.jitterMs} ms jitter` : '';
   const { median, p99 } = latency.measuredRttMs;
-  return `${latency.requestedMs} ms${jitter} of round trip added to the race's connections; measured median ${median.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latency.pings} PINGs through the proxy; seeding and audit go direct)`;
+  const direct = `; straight to the server ${latency.directRttMs.median.toFixed(2)} ms`;
+  return `${latency.requestedMs} ms${jitter} of round trip added to the race's connections; measured median ${median.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latency.pings} PINGs through the proxy${direct}; seeding and audit go direct)`;
 }
 
 /**

@@ -9,8 +9,14 @@
  * so jitter never reorders), passes pipelined commands and replies of any size, pauses a sender
  * whose bytes pile up and resumes it on drain, and forwards a half-close or a dropped connection
  * after the same delay as the bytes before it, as a real network would. A chunk never leaves
- * early; a metronome thread (metronome.ts) times the departures to the microsecond, so a delay of
- * a fraction of a millisecond holds where an event-loop timer would round it up to whole ones.
+ * before its hold is over; a metronome thread (metronome.ts) times the departures to the
+ * microsecond, so a delay of a fraction of a millisecond holds where an event-loop timer would
+ * round it up to whole ones.
+ *
+ * Forwarding itself costs a little (the wake-ups of the thread and the event loop, a few tenths of
+ * a millisecond per round trip on a virtual machine). startRaceProxy measures that cost and has
+ * the proxy hold each chunk that much less (holdBack), so a round trip through it takes the
+ * server's own plus the delay asked for, and the run reports both round trips as measured.
  */
 import { createServer, connect as connectTcp, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -33,6 +39,12 @@ export interface LatencyProxy {
   /** Where clients connect instead of the target: always loopback. */
   readonly host: string;
   readonly port: number;
+  /**
+   * Takes `ms` off every later chunk's round trip (half each way; never below no hold at all): the
+   * proxy's own cost of forwarding, once measured (see startRaceProxy), so that what it adds to a
+   * round trip is the delay asked for rather than that delay plus its own wake-ups.
+   */
+  holdBack(ms: number): void;
   /** Stops listening and destroys every connection; nothing of the proxy is left afterwards. */
   close(): Promise<void>;
 }
@@ -54,7 +66,8 @@ interface Departure {
 
 export async function startLatencyProxy(options: LatencyProxyOptions): Promise<LatencyProxy> {
   if (!(options.delayMs >= 0) || !((options.jitterMs ?? 0) >= 0)) throw new RangeError('latency proxy: delay and jitter must be 0 or more');
-  const oneWayMs = (): number => (options.delayMs + Math.random() * (options.jitterMs ?? 0)) / 2;
+  let heldBackMs = 0;
+  const oneWayMs = (): number => Math.max(0, options.delayMs + Math.random() * (options.jitterMs ?? 0) - heldBackMs) / 2;
   const sockets = new Set<Socket>();
   const departures = new Departures();
   if (options.delayMs > 0 || (options.jitterMs ?? 0) > 0) await departures.ready();
@@ -96,6 +109,10 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
   return {
     host: '127.0.0.1',
     port: address.port,
+    holdBack(ms) {
+      if (!(ms >= 0)) throw new RangeError('latency proxy: a hold-back of 0 or more');
+      heldBackMs = ms;
+    },
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -264,8 +281,8 @@ export interface RoundTrip {
   readonly p99: number;
 }
 
-/** Times `pings` PINGs, one after another, on `redis` (connected through the proxy, to measure it). */
-export async function measureRoundTrip(redis: Redis, pings: number): Promise<RoundTrip> {
+/** The round trips of `pings` PINGs, one after another, on `redis`, sorted (ms). */
+async function pingTimes(redis: Redis, pings: number): Promise<Float64Array> {
   if (!(pings >= 1)) throw new RangeError('measureRoundTrip: at least one PING');
   const times = new Float64Array(pings);
   for (let i = 0; i < pings; i++) {
@@ -273,9 +290,28 @@ export async function measureRoundTrip(redis: Redis, pings: number): Promise<Rou
     await redis.ping();
     times[i] = performance.now() - start;
   }
-  times.sort();
-  const round = (ms: number): number => Math.round(ms * 100) / 100;
-  return { median: round(percentileOfSorted(times, 50)), p99: round(percentileOfSorted(times, 99)) };
+  return times.sort();
+}
+
+const round2 = (ms: number): number => Math.round(ms * 100) / 100;
+
+/** Times `pings` PINGs, one after another, on `redis` (connected through the proxy, to measure it). */
+export async function measureRoundTrip(redis: Redis, pings: number): Promise<RoundTrip> {
+  const times = await pingTimes(redis, pings);
+  return { median: round2(percentileOfSorted(times, 50)), p99: round2(percentileOfSorted(times, 99)) };
+}
+
+/** PINGs each way for the proxy's own cost: enough for a fastest one that is not luck. */
+const CALIBRATION_PINGS = 50;
+
+/**
+ * The proxy's own cost per round trip: the fastest PING through it, less the delay it held and
+ * less the fastest PING straight to the server (the network's share, which is real). The fastest,
+ * not the median: a hold-back of more than the cheapest forwarding would make some round trips
+ * shorter than asked. Never more than the delay itself. Pure.
+ */
+export function forwardingCost(fastestThroughMs: number, fastestDirectMs: number, delayMs: number): number {
+  return Math.min(delayMs, Math.max(0, fastestThroughMs - delayMs - fastestDirectMs));
 }
 
 /** The latency a run raced under: what was asked for, and the round trip measured through the proxy. */
@@ -285,6 +321,10 @@ export interface LatencyReport {
   readonly measuredRttMs: RoundTrip;
   /** PINGs the measured figures come from. */
   readonly pings: number;
+  /** The round trip straight to the server, measured the same way just before: what the proxy adds to. */
+  readonly directRttMs: RoundTrip;
+  /** The proxy's own forwarding cost per round trip, measured and taken off its hold (see forwardingCost). */
+  readonly heldBackMs: number;
 }
 
 /** The way to the server for a race's own connections, through a proxy of its own. */
@@ -316,20 +356,34 @@ function bareHost(url: URL): string {
 }
 
 /**
- * Starts a proxy to `target`'s server with the asked delay and measures the round trip through
- * it. Only a TCP server can be reached this way: a unix:// socket is a usage error.
+ * Starts a proxy to `target`'s server with the asked delay, measures its own forwarding cost and
+ * holds back that much (so a round trip through it is the server's own plus the delay asked for),
+ * then measures the round trip through it, and straight to the server for comparison. Only a TCP
+ * server can be reached this way: a unix:// socket is a usage error.
  */
 export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
   const proxy = await startLatencyProxy({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
+  const quit = (redis: Redis): Promise<unknown> => redis.quit().catch(() => redis.disconnect());
   try {
     const proxied = throughProxy(target, proxy);
-    const redis = await connect(proxied);
+    const direct = await connect(target);
     try {
-      const pings = pingsFor(asked);
-      const measuredRttMs = await measureRoundTrip(redis, pings);
-      return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings }, close: () => proxy.close() };
+      const redis = await connect(proxied);
+      try {
+        // The proxy's own cost first: the fastest PING through it against the fastest straight to the server.
+        const directTimes = await pingTimes(direct, CALIBRATION_PINGS);
+        const throughTimes = await pingTimes(redis, CALIBRATION_PINGS);
+        const heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
+        proxy.holdBack(heldBackMs);
+        const pings = pingsFor(asked);
+        const measuredRttMs = await measureRoundTrip(redis, pings);
+        const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
+        return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs }, close: () => proxy.close() };
+      } finally {
+        await quit(redis);
+      }
     } finally {
-      await redis.quit().catch(() => redis.disconnect());
+      await quit(direct);
     }
   } catch (err) {
     await proxy.close();
