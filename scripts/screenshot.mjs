@@ -1,8 +1,11 @@
-// Produces the README's screenshots from a real run: runs emq-race (main command and explain) on a
-// private server with --html, opens each page in headless Chromium and saves a PNG of it.
-//   node scripts/screenshot.mjs [--out DIR] [--dark]      (after npm run build; needs chromium)
+// Produces the README's screenshots from a real run: runs emq-race (main command, explain and
+// grid) on a private server with --html, opens each page in headless Chromium and saves a PNG of
+// it. The grid is the README's headline grid (about 6 minutes on 2 cores); its table is printed,
+// and its JSON saved beside the picture, so the README's sentences can be checked against both.
+//   node scripts/screenshot.mjs [--out DIR] [--dark] [--only race|explain|grid]
+//   (after npm run build; needs chromium)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +16,8 @@ const args = process.argv.slice(2);
 const outIndex = args.indexOf('--out');
 const out = resolve(outIndex >= 0 ? args[outIndex + 1] : 'docs');
 const schemes = args.includes('--dark') ? ['light', 'dark'] : ['light'];
+const onlyIndex = args.indexOf('--only');
+const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
 
 if (!existsSync(CHROMIUM)) {
   console.error(`screenshot: ${CHROMIUM} not found; run scripts/install-browser.sh (or set CHROMIUM_PATH)`);
@@ -22,11 +27,19 @@ mkdirSync(out, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), 'emq-race-shot-'));
 const bin = resolve('bin/emq-race.js');
 // Run inside the scratch folder with a bare file name, so the page's command line names no local path.
-const cli = (...argv) => execFileSync(process.execPath, [bin, ...argv], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
+const cli = (...argv) => execFileSync(process.execPath, [bin, ...argv], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
 const pages = [
   ['race', () => cli('--sweepers', '8', '--jobs', '10000', '--queue', 'demo', '--html', 'race.html')],
   ['explain', () => cli('explain', '--queue', 'demo', '--html', 'explain.html')],
-];
+  [
+    'grid',
+    () => {
+      const json = cli('grid', '--vary', 'sweepers=1,2,4,8,16', '--vary', 'latency=0,1,10', '--trials', '3', '--json', '--html', 'grid.html');
+      writeFileSync(join(out, 'grid-run.json'), json);
+      console.log(`grid: ${join(out, 'grid-run.json')}`);
+    },
+  ],
+].filter(([name]) => only === undefined || name === only);
 
 const browser = await chromium.launch({
   executablePath: CHROMIUM,

@@ -89,6 +89,17 @@ describe('grid: pure parts', () => {
   });
 });
 
+test('help grid: its flags, --vary among them, what a cell is, examples, all within 80 columns', async () => {
+  const help = await runCli(['help', 'grid'], { COLUMNS: '80' });
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^Usage: emq-race grid \[options\]/);
+  assert.match(help.stdout, /^ {2}--vary <flag=list> +an axis: a numeric race flag/m);
+  assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 500\)$/m);
+  assert.doesNotMatch(help.stdout, /--keep|--csv|--expect|--queue </, 'flags a grid does not take are not offered');
+  assert.match(help.stdout, /^Examples:\n {2}emq-race grid\n/m);
+  assert.ok(help.stdout.split('\n').every((line) => [...line].length <= 80), help.stdout);
+});
+
 describe('grid: bad axes are usage errors, before any server is touched', () => {
   const cases: [string, string[], RegExp][] = [
     ['not FLAG=LIST', ['--vary', 'sweepers'], /--vary: "sweepers" is not FLAG=LIST/],

@@ -25,7 +25,7 @@ import { proxyTarget } from '../server/latency-proxy.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { readUserScript } from '../sweepers/user-script.js';
-import { errorWidth, outputWidth, trimToWidth, wrapLines } from '../text.js';
+import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
 import type { Io, RaceOptions } from '../model.js';
 
 /**
@@ -49,12 +49,12 @@ export const DEFAULT_AXES: readonly GridAxis[] = [
   { flag: 'latency', values: [0, 1, 5] },
 ];
 
-/** The grid's own defaults where they differ from a single race's: fewer jobs per cell. */
+/** Jobs per run in a grid, unless --jobs says otherwise: a single race seeds 1,000. */
 export const GRID_JOBS = 500;
 
 type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'modeGiven'> & {
-  vary: string[];
-  yes: boolean;
+  vary?: string[];
+  yes?: boolean;
   html?: string;
 };
 
@@ -106,28 +106,32 @@ export function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: r
   return cell;
 }
 
+const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up) on fresh queues; cells run one after another. latency=0 is the direct connection, without the proxy. Each value of an axis is read by that flag's own parser. See docs/grid.md.`;
+
+// Commands print whole (they are to be copied); what each is for goes on the next line.
+const GRID_EXAMPLES = `Examples:
+  emq-race grid
+      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about 2 minutes)
+  emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2
+      two trials per cell: how often each cell raced
+  emq-race grid --html grid.html --json > grid.json
+      the page of charts, and the grid as JSON
+  emq-race grid --mode loop --vary probe-delay=0,1,5
+      how a slower liveness check widens the loop's window`;
+
 export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
   const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
+  // A rate per 1,000 jobs needs no more than 500 of them, and the loop at 10 ms takes 30 s for those.
+  options.find((option) => option.long === '--jobs')?.default(GRID_JOBS);
   const grid = program
     .command('grid')
     .description('Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.');
   for (const option of options) grid.addOption(option);
   grid
     .addOption(new Option('--vary <flag=list>', `an axis: a numeric race flag and its values, e.g. sweepers=1,2,8 or latency=0,1,10 (repeatable; default ${DEFAULT_AXES.map((a) => `${a.flag}=${a.values.join(',')}`).join(' and ')})`).argParser(collect))
-    .addOption(new Option('--yes', `run a grid of more than ${MAX_CELLS_WITHOUT_YES} cells`).default(false))
+    .addOption(new Option('--yes', `run a grid of more than ${MAX_CELLS_WITHOUT_YES} cells`))
     .addOption(new Option('--html <file>', "also write the grid as one self-contained page of charts, drawn from the grid's JSON it embeds").argParser(outputFileFlag('--html')))
-    .addHelpText('after', `
-Every cell is a full race (claim, seed, race, audit, clean-up) on fresh queues; cells run one
-after another. latency=0 is the direct connection, without the proxy. Without --jobs a grid
-seeds ${GRID_JOBS} jobs per run.
-
-Examples:
-  emq-race grid
-      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about 2 minutes)
-  emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2 --html grid.html
-      with two trials per cell and a page of charts
-  emq-race grid --mode loop --vary probe-delay=0,1,5 --json > grid.json
-      how a slower liveness check widens the loop's window`)
+    .addHelpText('after', () => `\n${wrap(GRID_NOTE, outputWidth(io), '').join('\n')}\n\n${GRID_EXAMPLES}`)
     .action(async (flags: GridFlags) => {
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
       exit.code = await gridMain(flags, options, given, io, argv);
@@ -144,7 +148,6 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   }
   const base: MainFlags = {
     ...flags,
-    jobs: given('--jobs') ? flags.jobs : GRID_JOBS,
     keep: false,
     csv: false,
     wide: false,
