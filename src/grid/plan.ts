@@ -46,12 +46,3 @@ export function timeLeftMs(elapsedMs: number, done: number, total: number): numb
   if (done <= 0) return undefined;
   return (elapsedMs / done) * Math.max(0, total - done);
 }
-
-/** A duration as a person reads it: `45 s`, `2 min 05 s`, `1 h 02 min`. */
-export function formatDuration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
-  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
-}

@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import { commandPieces } from './command-line.js';
-import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
+import { escapeMarkup as esc } from './escape.js';
+import { htmlDocument } from './document.js';
 import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -146,27 +147,13 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
     '</section>',
   ];
   const title = `emq-race grid: ${grid.axes.map((axis) => axis.flag).join(' × ')} on ${grid.server.kind} ${grid.server.version}`;
-  return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${gridCsp(script)}">`,
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="color-scheme" content="light dark">',
-    `<title>${esc(title)}</title>`,
-    `<style>\n${PAGE_STYLE}\n${GRID_PAGE_STYLE}\n${SVG_STYLE}\n${GRID_SVG_STYLE}\n</style>`,
-    '</head>',
-    '<body>',
-    '<main>',
-    ...sections,
-    '</main>',
-    // Data, not code: the browser never runs a block of this type (and the CSP would not let it).
-    `<script type="application/json" id="${GRID_DATA_ID}">\n${jsonForScriptBlock(grid)}\n</script>`,
-    // Last, so the hosts and the data block are parsed when it runs.
-    `<script>${script}</script>`,
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
+  return htmlDocument({
+    title,
+    csp: gridCsp(script),
+    style: `${PAGE_STYLE}\n${GRID_PAGE_STYLE}\n${SVG_STYLE}\n${GRID_SVG_STYLE}`,
+    sections,
+    dataId: GRID_DATA_ID,
+    data: grid,
+    script,
+  });
 }

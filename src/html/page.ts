@@ -7,7 +7,8 @@ import { counterVerdict, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
 import { commandPieces } from './command-line.js';
-import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
+import { escapeMarkup as esc } from './escape.js';
+import { htmlDocument } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
 import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { ServerJson } from '../report/json.js';
@@ -33,27 +34,7 @@ export interface PageContext {
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 function document(title: string, sections: readonly string[], data: unknown): string {
-  return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="color-scheme" content="light dark">',
-    `<title>${esc(title)}</title>`,
-    `<style>\n${PAGE_STYLE}\n${SVG_STYLE}\n</style>`,
-    '</head>',
-    '<body>',
-    '<main>',
-    ...sections,
-    '</main>',
-    // Data, not code: the browser never runs a block of this type.
-    `<script type="application/json" id="emq-report">\n${jsonForScriptBlock(data)}\n</script>`,
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
+  return htmlDocument({ title, csp: CSP, style: `${PAGE_STYLE}\n${SVG_STYLE}`, sections, dataId: 'emq-report', data });
 }
 
 function inlineSvg(drawing: Drawing, label: string, cls: string): string {

@@ -1,0 +1,43 @@
+/**
+ * The skeleton every page of the tool shares: one self-contained HTML file whose CSP forbids any
+ * fetch, its style inline, its sections, and the JSON it was drawn from in a data block. A page
+ * that draws in the browser (the grid's) adds its one script, which the CSP allows by its hash.
+ */
+import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
+
+export interface PageParts {
+  readonly title: string;
+  readonly csp: string;
+  readonly style: string;
+  readonly sections: readonly string[];
+  /** The id of the data block, and what it holds. */
+  readonly dataId: string;
+  readonly data: unknown;
+  /** The page's one script, last so the data block and the hosts it draws into are parsed. */
+  readonly script?: string;
+}
+
+export function htmlDocument(page: PageParts): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${page.csp}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="color-scheme" content="light dark">',
+    `<title>${esc(page.title)}</title>`,
+    `<style>\n${page.style}\n</style>`,
+    '</head>',
+    '<body>',
+    '<main>',
+    ...page.sections,
+    '</main>',
+    // Data, not code: the browser never runs a block of this type (and the CSP would not let it).
+    `<script type="application/json" id="${page.dataId}">\n${jsonForScriptBlock(page.data)}\n</script>`,
+    ...(page.script !== undefined ? [`<script>${page.script}</script>`] : []),
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
