@@ -3,6 +3,7 @@
  * fetch, its style inline, its sections, and the JSON it was drawn from in a data block. A page
  * that draws in the browser (the grid's) adds its one script, which the CSP allows by its hash.
  */
+import { commandPieces } from './command-line.js';
 import { escapeMarkup as esc, jsonForScriptBlock } from './escape.js';
 
 export interface PageParts {
@@ -40,4 +41,14 @@ export function htmlDocument(page: PageParts): string {
     '</html>',
     '',
   ].join('\n');
+}
+
+/** A page's facts: name and value, one pair a row. */
+export function factList(rows: readonly (readonly [string, string])[]): string {
+  return `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;
+}
+
+/** The command that runs it again; a line breaks only between a flag with its value and the next, never inside --stalled-before. */
+export function commandBlock(command: string): string {
+  return `<pre id="command"><code>${commandPieces(command).map((piece) => `<span class="arg">${esc(piece)}</span>`).join(' ')}</code></pre>`;
 }

@@ -7,9 +7,8 @@
  * written here, every string from the data escaped; a page with no finished cell still renders.
  */
 import { createHash } from 'node:crypto';
-import { commandPieces } from './command-line.js';
 import { escapeMarkup as esc } from './escape.js';
-import { htmlDocument } from './document.js';
+import { commandBlock, factList, htmlDocument } from './document.js';
 import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -91,10 +90,9 @@ function runSection(grid: GridJson, ctx: GridPageContext): string {
   return [
     '<section id="run">',
     '<h2>The grid</h2>',
-    `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`,
+    factList(rows),
     '<p class="note">To run it again:</p>',
-    // A line breaks only between a flag with its value and the next, as on the race page.
-    `<pre id="command"><code>${commandPieces(ctx.command).map((piece) => `<span class="arg">${esc(piece)}</span>`).join(' ')}</code></pre>`,
+    commandBlock(ctx.command),
     '</section>',
   ].join('\n');
 }

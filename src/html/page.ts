@@ -6,9 +6,8 @@
 import { counterVerdict, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
-import { commandPieces } from './command-line.js';
 import { escapeMarkup as esc } from './escape.js';
-import { htmlDocument } from './document.js';
+import { commandBlock, factList, htmlDocument } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
 import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { ServerJson } from '../report/json.js';
@@ -52,12 +51,11 @@ function runSection(server: ServerJson, ctx: PageContext, facts: readonly [strin
   return [
     '<section id="run">',
     '<h2>The run</h2>',
-    `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`,
+    factList(rows),
     ctx.command.includes(' --url ')
       ? '<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one):</p>'
       : '<p class="note">To run it again (on a private server of its own, as this run did):</p>',
-    // A line breaks only between a flag with its value and the next: never inside --stalled-before.
-    `<pre id="command"><code>${commandPieces(ctx.command).map((piece) => `<span class="arg">${esc(piece)}</span>`).join(' ')}</code></pre>`,
+    commandBlock(ctx.command),
     '</section>',
   ].join('\n');
 }
