@@ -43,7 +43,7 @@ export const VARIABLE_FLAGS = [
 
 /**
  * The grid without --vary: sweepers against latency, where the loop's race and the atomic
- * script's lead both show. About 2 minutes on a 2-core machine (docs/grid.md has the figures).
+ * script's lead both show. About a minute on a 2-core machine (docs/grid.md has the figures).
  */
 export const DEFAULT_AXES: readonly GridAxis[] = [
   { flag: 'sweepers', values: [1, 2, 4, 8] },
@@ -112,7 +112,7 @@ const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up
 // Commands print whole (they are to be copied); what each is for goes on the next line.
 const GRID_EXAMPLES = `Examples:
   emq-race grid
-      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about 2 minutes)
+      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about a minute)
   emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2
       two trials per cell: how often each cell raced
   emq-race grid --html grid.html --json > grid.json

@@ -44,7 +44,7 @@ const EXAMPLES: readonly (readonly [string, string])[] = [
   ['emq-race --mode atomic --sweepers 8 --expect clean --json > race.json', 'a CI check: the figures as JSON, exit 1 on any anomaly'],
   ['emq-race explain', 'one job, two sweeps: every command and reply, step by step'],
   ['emq-race --html race.html', 'also write the report as one self-contained web page'],
-  ['emq-race grid --html grid.html', 'sweepers against latency, each cell a full race: a table per mode and a page of charts (about 2 minutes)'],
+  ['emq-race grid --html grid.html', 'sweepers against latency, each cell a full race: a table per mode and a page of charts (about a minute)'],
   ['emq-race help explain', "explain's own flags (and help grid, the grid's)"],
 ];
 
