@@ -18,6 +18,7 @@ import {
   type DataCosts,
 } from '../src/queue/memory-guard.js';
 import { parseMemoryInfo, roomLeft } from '../src/server/memory-check.js';
+import { memoryTraits } from '../src/sweepers/strategies.js';
 import type { ModeRun } from '../src/model.js';
 
 const MB = 1024 * 1024;
@@ -37,16 +38,16 @@ test('parseMemoryInfo reads used_memory, maxmemory, the policy and what the serv
 });
 
 test('queueFootprint: every job (live ones too) costs its hash, its keyspace slot and the dearest of its three places', () => {
-  assert.equal(queueFootprint(run(), COSTS), 6600 * PER_JOB + 4096);
+  assert.equal(queueFootprint(run(), COSTS, memoryTraits), 6600 * PER_JOB + 4096);
   // A dearer pending (a sorted set) raises every job's cost to it.
-  assert.equal(queueFootprint(run({ pending: 'zset' }), { ...COSTS, pending: 110 }), 6600 * (PER_JOB + 16) + 4096);
+  assert.equal(queueFootprint(run({ pending: 'zset' }), { ...COSTS, pending: 110 }, memoryTraits), 6600 * (PER_JOB + 16) + 4096);
 });
 
 test('queueFootprint: a loop on a list may push each job once per other sweeper and cycle; a sorted set keeps one entry', () => {
   const loop = run({ mode: 'loop', sweepers: 4, consequences: { faults: [], workers: 0, cycles: 2, observe: false, notes: [] } });
-  assert.equal(queueFootprint(loop, COSTS), 6600 * PER_JOB + 6000 * 3 * 2 * COSTS.listEntry + 4096);
-  assert.equal(queueFootprint({ ...loop, pending: 'zset' }, COSTS), 6600 * PER_JOB + 4096);
-  assert.equal(queueFootprint({ ...loop, mode: 'claim' }, COSTS), 6600 * PER_JOB + 4096);
+  assert.equal(queueFootprint(loop, COSTS, memoryTraits), 6600 * PER_JOB + 6000 * 3 * 2 * COSTS.listEntry + 4096);
+  assert.equal(queueFootprint({ ...loop, pending: 'zset' }, COSTS, memoryTraits), 6600 * PER_JOB + 4096);
+  assert.equal(queueFootprint({ ...loop, mode: 'claim' }, COSTS, memoryTraits), 6600 * PER_JOB + 4096);
 });
 
 test('connectionsOf: sweepers, workers, observer, re-leaser, chaos, and the queue admin', () => {
@@ -57,15 +58,15 @@ test('connectionsOf: sweepers, workers, observer, re-leaser, chaos, and the queu
 test('peakFootprint: the dearest moment counts, with connections, new commands, the script cache and the margin', () => {
   const one = [run()];
   const four = [run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })];
-  const peak = peakFootprint([one, four, one], COSTS, 5);
+  const peak = peakFootprint([one, four, one], COSTS, 5, memoryTraits);
   assert.equal(peak.moment, four);
   assert.equal(peak.connections, 12);
-  assert.equal(peak.data, 4 * queueFootprint(run(), COSTS));
+  assert.equal(peak.data, 4 * queueFootprint(run(), COSTS, memoryTraits));
   assert.equal(peak.bytes, Math.ceil((peak.data + 12 * BYTES_PER_CONNECTION + 5 * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES) * (1 + MARGIN)));
 });
 
 test('footprintProblem: no limit, a fit, and each kind of policy when it does not fit, in one line with the numbers', () => {
-  const four = peakFootprint([[run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })]], COSTS, 0);
+  const four = peakFootprint([[run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })]], COSTS, 0, memoryTraits);
   const at = (usedMemory: number, maxMemory: number, policy: string): string | undefined => footprintProblem({ usedMemory, maxMemory, policy, notCountedForEvict: 0 }, four, COSTS, 'redis://h:1');
   assert.equal(at(MB, 0, 'noeviction'), undefined);
   assert.equal(at(MB, 64 * MB, 'allkeys-lru'), undefined);
@@ -79,9 +80,9 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {
-  const base = commandsOf([run()]);
+  const base = commandsOf([run()], memoryTraits);
   assert.ok(base.has('evalsha') && base.has('memory|usage') && !base.has('watch'));
-  const more = commandsOf([run({ mode: 'watch', serverStats: 'required', consequences: { faults: ['client-kill', 'script-flush'], workers: 2, cycles: 2, observe: true, notes: [] } })]);
+  const more = commandsOf([run({ mode: 'watch', serverStats: 'required', consequences: { faults: ['client-kill', 'script-flush'], workers: 2, cycles: 2, observe: true, notes: [] } })], memoryTraits);
   for (const command of ['watch', 'multi', 'exec', 'unwatch', 'lmove', 'zpopmin', 'zcount', 'lindex', 'lpos', 'latency|histogram', 'client|kill', 'script|flush']) assert.ok(more.has(command), command);
 });
 

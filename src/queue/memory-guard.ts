@@ -141,8 +141,18 @@ export function connectionsOf(run: ModeRun): number {
   return run.sweepers + c.workers + (c.observe ? 1 : 0) + (c.cycles > 1 ? 1 : 0) + (c.faults.length > 0 ? 1 : 0) + 1;
 }
 
-/** Modes whose sweeps may push one job into a list `pending` more than once: the loop, and a user's script, which may do anything. */
-const DUPLICATING_MODES: readonly Mode[] = ['loop', 'script'];
+/**
+ * What the memory check needs of a mode's strategy. The strategies' table (sweepers/strategies.ts,
+ * a layer above) has it for every mode and is handed in by the caller, so no mode is named here.
+ */
+export interface MemoryTraits {
+  /** Its sweeps may push one job into a list `pending` more than once (the loop; a user's script may do anything). */
+  readonly pushesTwice: boolean;
+  /** Server commands it sends beyond every run's (BASE_COMMANDS). */
+  readonly commands: readonly string[];
+}
+
+export type TraitsOf = (mode: Mode) => MemoryTraits;
 
 /**
  * The bytes one queue's run holds at its peak. Every job keeps its hash all run long, and its id
@@ -151,11 +161,11 @@ const DUPLICATING_MODES: readonly Mode[] = ['loop', 'script'];
  * loop pushes twice (at most one per other sweeper, per cycle), `running` (at most one job per
  * worker), and the four containers' own overhead.
  */
-export function queueFootprint(run: ModeRun, costs: DataCosts): number {
+export function queueFootprint(run: ModeRun, costs: DataCosts, traits: TraitsOf): number {
   const c = run.consequences ?? NO_CONSEQUENCES;
   const tracked = run.jobs + (run.live ?? 0);
   const member = Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES;
-  const duplicates = (run.pending ?? 'list') === 'list' && DUPLICATING_MODES.includes(run.mode) ? run.jobs * (run.sweepers - 1) * c.cycles : 0;
+  const duplicates = (run.pending ?? 'list') === 'list' && traits(run.mode).pushesTwice ? run.jobs * (run.sweepers - 1) * c.cycles : 0;
   return tracked * (costs.hash + KEYSPACE_SLOT_BYTES + member) + (duplicates + c.workers) * costs.listEntry + 4 * 1024;
 }
 
@@ -175,10 +185,10 @@ export interface Footprint {
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
-export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newCommands: number): Footprint {
+export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newCommands: number, traits: TraitsOf): Footprint {
   let peak: Footprint | undefined;
   for (const moment of moments) {
-    const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs), 0);
+    const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs, traits), 0);
     const connections = moment.reduce((sum, run) => sum + connectionsOf(run), 0);
     const fixed = connections * BYTES_PER_CONNECTION + newCommands * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES;
     const bytes = Math.ceil((data + fixed) * (1 + MARGIN));
@@ -221,17 +231,13 @@ const BASE_COMMANDS = [
   'info', 'time', 'scan', 'set', 'get', 'del', 'unlink', 'eval', 'evalsha', 'script|load', 'hset', 'hget', 'hmget', 'hincrby',
   'zadd', 'zrem', 'zremrangebyrank', 'zscore', 'zrange', 'zrangebyscore', 'rpush', 'lrem', 'lrange', 'llen', 'zcard', 'quit', 'memory|usage',
 ];
-const MODE_COMMANDS: Partial<Record<Mode, readonly string[]>> = {
-  watch: ['watch', 'multi', 'exec', 'unwatch'],
-  function: ['function|list', 'function|load', 'function|delete', 'fcall'],
-};
 
 /** Every command `runs` may send: what a new latency histogram may be made for. */
-export function commandsOf(runs: readonly ModeRun[]): Set<string> {
+export function commandsOf(runs: readonly ModeRun[], traits: TraitsOf): Set<string> {
   const commands = new Set(BASE_COMMANDS);
   for (const run of runs) {
     const c = run.consequences ?? NO_CONSEQUENCES;
-    for (const command of MODE_COMMANDS[run.mode] ?? []) commands.add(command);
+    for (const command of traits(run.mode).commands) commands.add(command);
     if (c.workers > 0) for (const command of ['lmove', 'lrem', 'multi', 'exec', 'zpopmin']) commands.add(command);
     if (c.cycles > 1) for (const command of ['zcount', 'lindex', 'lrem', 'lmove']) commands.add(command);
     if (c.observe) commands.add('lpos');
@@ -263,7 +269,7 @@ export interface ServerLoad {
  * without a maxmemory are not measured, and nothing is written to them. The slice is measured once,
  * on the first server with a limit, and its costs stand for every server of the run.
  */
-export async function checkRunMemory(loads: readonly ServerLoad[], signal?: AbortSignal): Promise<void> {
+export async function checkRunMemory(loads: readonly ServerLoad[], traits: TraitsOf, signal?: AbortSignal): Promise<void> {
   const limited: ServerLoad[] = [];
   for (const load of loads) {
     const memory = parseMemoryInfo(await load.redis.info('memory').catch((err: unknown) => Promise.reject(describeServerError(err, load.where))));
@@ -294,8 +300,8 @@ export async function checkRunMemory(loads: readonly ServerLoad[], signal?: Abor
       Promise.reject(describeServerError(err, load.where)),
     );
     const seen = trackedCommands(latency);
-    const newCommands = seen ? [...commandsOf(load.moments.flat())].filter((command) => !seen.has(command)).length : 0;
-    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands), costs, load.where);
+    const newCommands = seen ? [...commandsOf(load.moments.flat(), traits)].filter((command) => !seen.has(command)).length : 0;
+    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands, traits), costs, load.where);
     if (problem) throw usageError(problem);
   }
 }

@@ -14,6 +14,7 @@ import { checkRunMemory, type ServerLoad } from '../queue/memory-guard.js';
 import type { Topology } from '../server/cluster/topology.js';
 import type { PlanStep } from './plan.js';
 import { runMode } from './run-mode.js';
+import { memoryTraits } from '../sweepers/strategies.js';
 import type { Session } from '../server/session.js';
 import type { ModeRun, RunResult } from '../model.js';
 
@@ -88,7 +89,7 @@ export async function checkPlanMemory(session: Session, topology: Topology | und
         .filter((moment) => moment.length > 0);
       loads.push({ where: target.display, redis, moments, probeQueue: probeQueueOn(node, longest, topology) });
     }
-    await checkRunMemory(loads, signal);
+    await checkRunMemory(loads, memoryTraits, signal);
   } finally {
     for (const redis of opened) await redis.quit().catch(() => redis.disconnect());
   }

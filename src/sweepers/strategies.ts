@@ -7,6 +7,7 @@
  * A new strategy is a file in this folder, an entry here, and its name in MODES (model.ts).
  */
 import type { FaultName, Mode } from '../model.js';
+import type { MemoryTraits } from '../queue/memory-guard.js';
 import { atomicSweeper } from './atomic.js';
 import { functionSweeper } from './function.js';
 import { loopSweeper } from './loop.js';
@@ -32,6 +33,10 @@ export interface Strategy {
   readonly ownColumn?: 'retries' | 'misreported';
   /** Faults that cannot reach this strategy, each with the reason the report gives. */
   readonly faultsThatMiss?: Partial<Readonly<Record<FaultName, string>>>;
+  /** Its sweeps may push one job into a list pending twice: the memory check counts those entries. */
+  readonly pushesTwice: boolean;
+  /** Server commands it sends beyond every run's, each of which may cost the server a latency histogram. */
+  readonly commands?: readonly string[];
 }
 
 export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
@@ -39,17 +44,21 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     summary: 'the shipped Lua sweep: detect, move and count in one EVALSHA',
     build: atomicSweeper,
     roundTrips: false,
+    pushesTwice: false,
   },
   loop: {
     summary: 'the same recovery as separate round trips from the application',
     build: loopSweeper,
     roundTrips: true,
+    pushesTwice: true,
     faultsThatMiss: { 'script-flush': 'the loop sends no script, so an emptied script cache cannot touch it' },
   },
   watch: {
     summary: 'round trips under WATCH, the move in MULTI/EXEC (optimistic locking)',
     build: watchSweeper,
     roundTrips: true,
+    pushesTwice: false,
+    commands: ['watch', 'multi', 'exec', 'unwatch'],
     ownColumn: 'retries',
     faultsThatMiss: { 'script-flush': 'MULTI/EXEC sends no script, so an emptied script cache cannot touch it' },
   },
@@ -57,11 +66,14 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     summary: 'round trips where the ZREM that answers 1 is the claim, counted with HINCRBY',
     build: claimSweeper,
     roundTrips: true,
+    pushesTwice: false,
   },
   function: {
     summary: 'the atomic sweep loaded as a Redis Function and called with FCALL',
     build: functionSweeper,
     roundTrips: false,
+    pushesTwice: false,
+    commands: ['function|list', 'function|load', 'function|delete', 'fcall'],
     needs: 'functions',
     faultsThatMiss: { 'script-flush': 'functions are not in the script cache that SCRIPT FLUSH empties' },
   },
@@ -69,11 +81,19 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     summary: 'your own sweep script (--script FILE.lua), under the same KEYS/ARGV contract',
     build: scriptSweeper,
     roundTrips: false,
+    // A user's script may do anything: the check allows for the worst.
+    pushesTwice: true,
     needs: 'script-file',
     crossChecked: true,
     ownColumn: 'misreported',
   },
 };
+
+/** What the memory check (queue/memory-guard.ts) needs of each mode, read from the table. */
+export function memoryTraits(mode: Mode): MemoryTraits {
+  const strategy = STRATEGIES[mode];
+  return { pushesTwice: strategy.pushesTwice, commands: strategy.commands ?? [] };
+}
 
 /** The modes that need `need`, in table order. */
 export function modesNeeding(need: NonNullable<Strategy['needs']>): Mode[] {
