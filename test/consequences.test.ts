@@ -31,7 +31,10 @@ forEachServer('consequences', (handle) => {
   });
 
   test('workers on the loop: duplicates in pending become double executions', async () => {
-    const run = await runWith(session, interrupts, 'loop', { jobs: 1000, consequences: { workers: 4 } });
+    // max-stalled above the 4 sweepers: no job's counter can reach it, so none is dead-lettered
+    // before a worker took it; every job then runs at least once, and each run beyond its first is
+    // a double execution.
+    const run = await runWith(session, interrupts, 'loop', { jobs: 1000, maxStalled: 10, consequences: { workers: 4 } });
     assert.ok((run.doubleExecutions ?? 0) > 0, `doubleExecutions ${run.doubleExecutions}`);
     assert.equal(run.executions, 1000 + (run.doubleExecutions ?? 0));
     // Workers drain pending: nothing is left to run.

@@ -33,7 +33,9 @@ forEachServer('consequences over a sorted-set pending', (handle) => {
   });
 
   test('workers on the loop: the race shows, and every re-delivery is a run counted', async () => {
-    const run = await runWith(session, interrupts, 'loop', { jobs: 1000, pending: 'zset', consequences: { workers: 4 } });
+    // max-stalled above the 4 sweepers: no job is dead-lettered before a worker took it (three
+    // counted moves would send it to dead unrun), so every job runs at least once.
+    const run = await runWith(session, interrupts, 'loop', { jobs: 1000, maxStalled: 10, pending: 'zset', consequences: { workers: 4 } });
     // Two sweepers that detect the same job both ZADD it, but a set holds it once: a second
     // execution happens only when a worker popped the job between the two ZADDs, so the job is
     // pushed again after a worker already took it. That depends on timing, so doubleExecutions
