@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
-import { forwardingCost, measureRoundTrip, startLatencyProxy, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
+import { forwardingCost, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
 import { forEachServer } from './helpers/servers.js';
 
 /** A RESP command as bytes, the way any client would send it. */
@@ -240,6 +240,38 @@ forEachServer('latency proxy', (handle) => {
         await redis.quit();
       }
     }
+  });
+
+  test('the proxy in a thread of its own, as the race runs it: replies come back, a hold-back is taken before it resolves, close() ends the thread and nothing listens', async () => {
+    const proxy = await startProxyThread({ targetHost: '127.0.0.1', targetPort: handle.server.port, delayMs: 1 });
+    const redis = await connect(parseServerUrl(`redis://${proxy.host}:${proxy.port}`));
+    try {
+      assert.equal(await redis.ping(), 'PONG');
+      await redis.set('emq:{proxy-test}:thread', 'through the thread');
+      assert.equal(await redis.get('emq:{proxy-test}:thread'), 'through the thread');
+      await proxy.holdBack(0.2);
+      const measured = await measureRoundTrip(redis, 20);
+      assert.ok(measured.median >= 0.8, `median ${measured.median} with 1 ms asked and 0.2 held back`);
+      await redis.unlink('emq:{proxy-test}:thread');
+    } finally {
+      await redis.quit().catch(() => redis.disconnect());
+    }
+    await assert.rejects(proxy.holdBack(-1), /0 or more/);
+    await proxy.close();
+    await proxy.close();
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = connectTcp(proxy.port, proxy.host);
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(false);
+      });
+      probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    assert.ok(refused, 'nothing listens on the port after close()');
+  });
+
+  test('a proxy thread that cannot start says why', async () => {
+    await assert.rejects(startProxyThread({ targetHost: '127.0.0.1', targetPort: handle.server.port, delayMs: -1 }), /latency proxy: .*0 or more/);
   });
 
   test('after close() nothing listens and nothing of the proxy keeps a process alive', async () => {

@@ -24,6 +24,7 @@ import type { Redis } from 'ioredis';
 import { usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { connect, type ServerTarget } from './connection.js';
+import { Worker } from 'node:worker_threads';
 import { Metronome, monotonicMs } from './metronome.js';
 
 export interface LatencyProxyOptions {
@@ -362,7 +363,7 @@ function bareHost(url: URL): string {
  * server can be reached this way: a unix:// socket is a usage error.
  */
 export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
-  const proxy = await startLatencyProxy({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
+  const proxy = await startProxyThread({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
   const quit = (redis: Redis): Promise<unknown> => redis.quit().catch(() => redis.disconnect());
   try {
     const proxied = throughProxy(target, proxy);
@@ -374,7 +375,7 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
         const directTimes = await pingTimes(direct, CALIBRATION_PINGS);
         const throughTimes = await pingTimes(redis, CALIBRATION_PINGS);
         const heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
-        proxy.holdBack(heldBackMs);
+        await proxy.holdBack(heldBackMs);
         const pings = pingsFor(asked);
         const measuredRttMs = await measureRoundTrip(redis, pings);
         const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
@@ -389,6 +390,59 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
     await proxy.close();
     throw err;
   }
+}
+
+const PROXY_THREAD = new URL('./latency-proxy-thread.js', import.meta.url);
+
+/** A proxy running in a thread of its own; `holdBack` resolves once the thread has taken it. */
+export interface ThreadedProxy extends Omit<LatencyProxy, 'holdBack'> {
+  holdBack(ms: number): Promise<void>;
+}
+
+/**
+ * The proxy in a worker thread (latency-proxy-thread.ts): the same proxy, but its forwarding and
+ * its wake-ups run on that thread's event loop, not on the one the race's sweepers share. close()
+ * resolves once the thread has ended, with nothing of it left listening.
+ */
+export async function startProxyThread(options: LatencyProxyOptions): Promise<ThreadedProxy> {
+  const worker = new Worker(PROXY_THREAD, { workerData: options });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const next = (): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message: Record<string, unknown>): void => {
+        worker.off('error', onError);
+        resolve(message);
+      };
+      const onError = (err: Error): void => {
+        worker.off('message', onMessage);
+        reject(err);
+      };
+      worker.once('message', onMessage);
+      worker.once('error', onError);
+    });
+  const started = await next();
+  if (typeof started.port !== 'number') {
+    await exited;
+    throw new Error(`latency proxy: ${String(started.error ?? 'the proxy thread did not start')}`);
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    host: '127.0.0.1',
+    port: started.port,
+    async holdBack(ms) {
+      if (!(ms >= 0)) throw new RangeError('latency proxy: a hold-back of 0 or more');
+      const answer = next();
+      worker.postMessage({ holdBack: ms });
+      await answer;
+    },
+    close() {
+      closing ??= (async () => {
+        worker.postMessage({ close: true });
+        await exited;
+      })();
+      return closing;
+    },
+  };
 }
 
 /** `target` reached through `proxy`: same URL but for host and port, and TLS still checking the server's name. */
