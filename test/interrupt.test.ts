@@ -68,6 +68,17 @@ const alive = (pid: number): boolean => {
   }
 };
 
+/** A connection to the embedded server on `port`, tried again every 20 ms until it answers. */
+async function connectOnceUp(port: number): Promise<Redis> {
+  for (;;) {
+    try {
+      return await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
+    } catch {
+      await sleep(20);
+    }
+  }
+}
+
 for (const kind of SERVER_KINDS) {
   describe(`interruptions [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     let server: EmbeddedServer;
@@ -153,15 +164,7 @@ for (const kind of SERVER_KINDS) {
     test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
       const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-      const own = await within(LIMIT_MS, 'connecting', (async () => {
-        for (;;) {
-          try {
-            return await connect(parseServerUrl(`redis://127.0.0.1:${child.port}`));
-          } catch {
-            await sleep(20);
-          }
-        }
-      })());
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {
         while ((await own.dbsize()) === 0) await sleep(10);
       } finally {
@@ -190,15 +193,7 @@ for (const kind of SERVER_KINDS) {
     const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
       const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-      const own = await within(LIMIT_MS, 'connecting', (async () => {
-        for (;;) {
-          try {
-            return await connect(parseServerUrl(`redis://127.0.0.1:${child.port}`));
-          } catch {
-            await sleep(20);
-          }
-        }
-      })());
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {
         await until('sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
       } finally {
