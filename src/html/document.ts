@@ -43,6 +43,14 @@ export function htmlDocument(page: PageParts): string {
   ].join('\n');
 }
 
+/** The facts every page opens with: which server, and where (its URL, already redacted). */
+export function serverFacts(server: { readonly kind: string; readonly version: string; readonly url: string }): [string, string][] {
+  return [
+    ['server', `${server.kind} ${server.version}`],
+    ['at', server.url],
+  ];
+}
+
 /** A page's facts: name and value, one pair a row. */
 export function factList(rows: readonly (readonly [string, string])[]): string {
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;

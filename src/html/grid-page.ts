@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from './escape.js';
-import { commandBlock, factList, htmlDocument } from './document.js';
+import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -77,8 +77,7 @@ export function cellsTable(grid: GridJson): string {
 
 function runSection(grid: GridJson, ctx: GridPageContext): string {
   const rows: [string, string][] = [
-    ['server', `${grid.server.kind} ${grid.server.version}`],
-    ['at', grid.server.url],
+    ...serverFacts(grid.server),
     ['modes', grid.modes.join(', ')],
     ...grid.axes.map((axis): [string, string] => [`axis ${axis.flag}`, axis.values.join(', ')]),
     ['trials per cell', String(grid.trials)],

@@ -7,7 +7,7 @@ import { counterVerdict, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc } from './escape.js';
-import { commandBlock, factList, htmlDocument } from './document.js';
+import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
 import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { ServerJson } from '../report/json.js';
@@ -42,8 +42,7 @@ function inlineSvg(drawing: Drawing, label: string, cls: string): string {
 
 function runSection(server: ServerJson, ctx: PageContext, facts: readonly [string, string][]): string {
   const rows: [string, string][] = [
-    ['server', `${server.kind} ${server.version}`],
-    ['at', server.url],
+    ...serverFacts(server),
     ...facts,
     ['finished', ctx.generatedAt],
     ['emq-race', ctx.version],
