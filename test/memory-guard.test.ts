@@ -1,10 +1,13 @@
 /**
  * The memory guard on a small server that evicts (5 MB, allkeys-lru) and holds other people's
  * keys: a run either is refused before it writes (exit 2) or runs without a single eviction; a
- * multi-mode run is checked whole before its first mode writes; and an eviction caused by someone
- * else while a run is live stops it at once (exit 3), with its keys removed.
+ * multi-mode run, and a grid, are checked whole before their first write; and an eviction caused
+ * by someone else while a run is live stops it at once (exit 3), with its keys removed.
  */
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -93,6 +96,33 @@ for (const kind of SERVER_KINDS) {
       } finally {
         feed.disconnect();
         monitor.disconnect();
+      }
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
+    test('a grid is checked whole: a cell that would not fit refuses the grid before its first cell writes, and no page is made', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'emq-grid-memory-'));
+      const html = join(dir, 'g.html');
+      const monitor = await connect(parseServerUrl(server.url));
+      const seen: string[] = [];
+      const feed = await monitor.monitor();
+      feed.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
+      try {
+        // The first cell (500 jobs) fits; the last (9,000) does not.
+        const result = await within(LIMIT_MS, 'the grid', runCli(['grid', '--url', server.url, '--vary', 'jobs=500,9000', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--json', '--html', html]));
+        assert.equal(result.code, 2, result.stderr);
+        const json = JSON.parse(result.stdout) as { error: { exit: number; message: string } };
+        assert.equal(json.error.exit, 2);
+        assert.match(json.error.message, /^atomic on --jobs 9000 \(with 900 live jobs\) needs about [\d.]+ MB .* Refusing, nothing written/);
+        assert.doesNotMatch(result.stderr, /cell \d+\/\d+/, 'no cell ran');
+        assert.equal(existsSync(html), false, 'no page of a grid that never ran');
+        await sleep(200);
+        assert.deepEqual(seen.filter((line) => /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)), [], 'a cell wrote before the grid was checked');
+        assert.ok(seen.some((line) => /emq:\{race-[0-9a-f]{8}-m\}/.test(line)), 'the slice was measured');
+      } finally {
+        feed.disconnect();
+        monitor.disconnect();
+        rmSync(dir, { recursive: true, force: true });
       }
       assert.deepEqual(await keyspaceDigest(redis), foreign);
     });

@@ -19,7 +19,7 @@ import { outputFileFlag } from '../html/output-file.js';
 import { writeGridPage } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { raceReport } from './race-report.js';
+import { checkGridCells, raceReport, type CellSettings } from './race-report.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
 import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { proxyTarget } from '../server/latency-proxy.js';
@@ -27,7 +27,7 @@ import { chooseTarget, closeSession, openSession, type ServerChoice } from '../s
 import { modesNeeding } from '../sweepers/strategies.js';
 import { readUserScript } from '../sweepers/user-script.js';
 import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
-import type { Io, RaceOptions } from '../model.js';
+import type { Io } from '../model.js';
 
 /**
  * Race flags a grid does not take: every cell keeps nothing and names its own fresh queues, the
@@ -156,7 +156,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   };
   // Every cell's options, checked before anything starts: a bad combination anywhere writes nothing.
   const cells = gridCells(axes);
-  const cellOptions: { flags: MainFlags; options: RaceOptions }[] = cells.map((at) => {
+  const cellOptions: CellSettings[] = cells.map((at) => {
     const f = cellFlags(base, axes, options, at);
     return { flags: f, options: raceOptionsFrom(f) };
   });
@@ -176,6 +176,14 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     interrupts.dispose();
     throw err;
   });
+  // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
+  try {
+    await checkGridCells(session, cellOptions, userScript, interrupts.signal);
+  } catch (err) {
+    await closeSession(session, false);
+    interrupts.dispose();
+    throw err;
+  }
   const started = performance.now();
   const progress = gridProgress(io, axes, cells.length, started);
   let stoppedBy: unknown;

@@ -11,8 +11,10 @@ import type { RaceReport } from '../report/json.js';
 import { judge } from '../report/verdict.js';
 import { errorWidth } from '../text.js';
 import { clusterTopology } from '../server/cluster/cluster-session.js';
+import type { Topology } from '../server/cluster/topology.js';
 import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
-import { availableModes, runPlan } from '../race/plan.js';
+import { availableModes, planSteps, runPlan } from '../race/plan.js';
+import { randomQueueName } from '../queue/keys.js';
 import { progressBoard } from '../race/progress.js';
 import { totalsPerMode } from '../report/totals.js';
 import type { Session } from '../server/session.js';
@@ -20,6 +22,49 @@ import { summarizeTrials } from '../audit/trials.js';
 import { loadUserScript } from '../sweepers/user-script.js';
 import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../model.js';
+
+/** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
+function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {
+  return (mode) => ({
+    jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
+    // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+    serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+  });
+}
+
+function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
+  if (topology && options.latency) {
+    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+  }
+}
+
+/** One cell of a grid: its race options and the flags they were read from. */
+export interface CellSettings {
+  readonly options: RaceOptions;
+  readonly flags: MainFlags;
+}
+
+/**
+ * What a grid checks once, before its first cell writes, that a single race checks before its own
+ * writes: the user's script compiles, --latency is not asked of a cluster, and every cell fits
+ * below the server's maxmemory (the dearest cell refuses the whole grid: exit 2, nothing written,
+ * rather than a grid stopped halfway). Each cell's race checks again before its writes, as the
+ * server's room may shrink while the grid runs.
+ */
+export async function checkGridCells(session: Session, cells: readonly CellSettings[], userScript: string | undefined, signal: AbortSignal): Promise<void> {
+  const first = cells[0];
+  if (!first) return;
+  if (userScript !== undefined && first.options.script !== undefined) await loadUserScript(session.admin, userScript, first.options.script, session.target.display);
+  const topology = await clusterTopology(session, first.flags.cluster);
+  for (const cell of cells) refuseLatencyOnCluster(session, topology, cell.options);
+  // Each cell's race says which modes it skips and why; here a skipped mode simply weighs nothing.
+  const modes = await availableModes(session, first.options.modes, () => {});
+  const plans = cells.map(({ options, flags }) => ({
+    queues: topology !== undefined || flags.queues > 1 ? flags.queues : 1,
+    steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags), randomQueueName()),
+  }));
+  await checkPlanMemory(session, topology, plans, signal);
+}
 
 /** Every mode's run on the session's server, and the report they make. */
 export async function raceReport(session: Session, options: RaceOptions, flags: MainFlags, userScript: string | undefined, interrupts: Interrupts, io: Io, show: { readonly progress: boolean } = { progress: true }): Promise<{ report: RaceReport; runs: RunResult[] }> {
@@ -30,18 +75,14 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
   // The grid keeps a progress line of its own: its cells' races run without theirs.
   const board = show.progress && (!io.stderrIsTty || trials === 1) ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
-  // What the command line adds to each mode's run: round-trip modes on --loop-jobs, latency stats, progress.
+  const perMode = commandLineRun(session, options, flags);
   const adjust = (mode: Mode): Partial<ModeRun> => ({
-    jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
-    // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
-    serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+    ...perMode(mode),
     ...(board ? { progress: board } : {}),
     warn: (line: string) => io.err(`emq-race: ${line}\n`),
   });
   const topology = await clusterTopology(session, flags.cluster);
-  if (topology && options.latency) {
-    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
-  }
+  refuseLatencyOnCluster(session, topology, options);
   const perQueue = topology !== undefined || flags.queues > 1;
   const progress = show.progress && io.stderrIsTty && !options.csv;
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
@@ -60,7 +101,7 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
       // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
       ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
       // Every step is checked against maxmemory before the first one writes.
-      beforeWrites: (steps) => checkPlanMemory(session, topology, perQueue ? flags.queues : 1, steps, runInterrupts.signal),
+      beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
     });
   } catch (err) {
     // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.

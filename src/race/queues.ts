@@ -67,13 +67,20 @@ export async function runQueues(session: Session, topology: Topology | undefined
   return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
 }
 
+/** One plan the memory guard looks at: its steps, and how many queues each step runs side by side. */
+export interface PlannedQueues {
+  readonly queues: number;
+  readonly steps: readonly PlanStep[];
+}
+
 /**
- * The memory guard over a whole plan, before its first write: for every server the plan uses,
+ * The memory guard over whole plans, before their first write: for every server the plans use,
  * what lives there at each step (the step's queues placed as runQueues places them), checked by
- * checkRunMemory. Connections opened here to other primaries are closed again.
+ * checkRunMemory. One plan is one race; a grid hands over every cell's, so the dearest cell is
+ * refused before the first cell writes. Connections opened here to other primaries are closed again.
  */
-export async function checkPlanMemory(session: Session, topology: Topology | undefined, queues: number, steps: readonly PlanStep[], signal?: AbortSignal): Promise<void> {
-  const placed = steps.map((step) => ({ step, placements: placeQueues(session, topology, step.name, queues) }));
+export async function checkPlanMemory(session: Session, topology: Topology | undefined, plans: readonly PlannedQueues[], signal?: AbortSignal): Promise<void> {
+  const placed = plans.flatMap(({ queues, steps }) => steps.map((step) => ({ step, placements: placeQueues(session, topology, step.name, queues) })));
   const longest = placed.flatMap(({ placements }) => placements.map((p) => p.queue)).reduce((a, b) => (b.length > a.length ? b : a), '');
   const here = nodeName(session.target.url);
   const nodes = [...new Set(placed.flatMap(({ placements }) => placements.map((p) => p.node)))];
