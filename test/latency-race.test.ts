@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { connect, parseServerUrl, tlsOptions } from '../src/server/connection.js';
 import { proxyTarget, throughProxy } from '../src/server/latency-proxy.js';
 import type { ReportJson, RunJson } from '../src/report/json.js';
+import { measureLatency } from '../src/bench/latency.js';
 import { runCli } from './helpers/cli.js';
 import { allKeys } from './helpers/keyspace.js';
 import { forEachServer } from './helpers/servers.js';
@@ -130,6 +131,33 @@ forEachServer('--latency', (handle) => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("the benchmark's latency part: the tool run direct and through the proxy in alternating pairs, each mode's slow-down from its own runs", async () => {
+    const lines: string[] = [];
+    const figures = await measureLatency(handle.url, 1, 2, [['--mode', 'both', '--sweepers', '8', '--jobs', '300']], (line) => lines.push(line));
+    assert.equal(figures.requestedMs, 1);
+    assert.deepEqual(lines, ['bench: latency 1 ms, --mode both --sweepers 8 --jobs 300…']);
+    const [only] = figures.cases;
+    assert.ok(only);
+    assert.equal(only.pairs, 2);
+    assert.equal(only.measuredRttMs.length, 2, 'one measured round trip per run through the proxy');
+    for (const rtt of only.measuredRttMs) assert.ok(rtt >= 1, `a round trip through the proxy takes at least what was asked: ${rtt}`);
+    assert.deepEqual(only.modes.map((m) => m.mode), ['atomic', 'loop']);
+    for (const m of only.modes) {
+      assert.equal(m.directJobsPerSec.length, 2);
+      assert.equal(m.delayedJobsPerSec.length, 2);
+      assert.equal(m.slowDown, Math.round((Math.max(...m.directJobsPerSec) / Math.max(...m.delayedJobsPerSec)) * 100) / 100);
+    }
+    const [atomic, loop] = only.modes;
+    assert.equal(atomic?.racedDirect, 0);
+    assert.equal(atomic?.racedDelayed, 0);
+    assert.equal(loop?.racedDirect, 2, 'eight loop sweepers race on every run');
+    assert.equal(loop?.racedDelayed, 2);
+    assert.equal(only.loopOverAtomic, Math.round(((loop?.slowDown ?? 0) / (atomic?.slowDown ?? 1)) * 100) / 100);
+    const admin = await connect(parseServerUrl(handle.url));
+    assert.deepEqual(await allKeys(admin), [], 'every run cleaned up');
+    await admin.quit();
   });
 
   test('without --latency the JSON has no latency object', async () => {

@@ -12,9 +12,10 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { connect, parseServerInfo, parseServerUrl } from '../server/connection.js';
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
-import { parseIntFlag } from '../cli/options.js';
+import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
+import { LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
 import { LIMITS, type Io } from '../model.js';
 
 const run = promisify(execFile);
@@ -29,7 +30,14 @@ interface BenchFlags {
   readonly repeats: number | undefined;
   /** Where the table mode also writes the JSON; --json prints it instead (and writes only with --out). */
   readonly out: string | undefined;
+  /** Round trip (ms) the latency part adds through the proxy; 0 leaves the part out. */
+  readonly latency: number;
+  /** Only the latency part, no sizes. */
+  readonly latencyOnly: boolean;
 }
+
+/** The latency part's round trip unless --latency says otherwise: the one a reader tries first. */
+export const BENCH_LATENCY_MS = 2;
 
 export function parseBenchArgs(argv: readonly string[]): BenchFlags {
   let sizes = DEFAULT_SIZES;
@@ -37,6 +45,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
   let batch = 1000;
   let repeats: number | undefined;
   let out: string | undefined;
+  let latency = BENCH_LATENCY_MS;
+  let latencyOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
@@ -44,16 +54,24 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
     else if (arg === '--out') out = argv[++i] ?? '';
     else if (arg === '--repeats') repeats = parseIntFlag('--repeats', { min: 1, max: 20 }, argv[++i] ?? '');
     else if (arg === '--batch') batch = parseIntFlag('--batch', LIMITS.batch, argv[++i] ?? '');
-    else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --out FILE --json`);
+    else if (arg === '--latency') latency = msFlag('--latency', LIMITS.latency)(argv[++i] ?? '');
+    else if (arg === '--latency-only') latencyOnly = true;
+    else throw new Error(`unknown argument ${arg}; expected --sizes N,N,… --batch N --repeats N --latency MS --latency-only --out FILE --json`);
   }
-  return { sizes, json, batch, repeats, out };
+  if (latencyOnly && latency === 0) throw new Error('--latency-only with --latency 0 measures nothing');
+  return { sizes: latencyOnly ? [] : sizes, json, batch, repeats, out, latency, latencyOnly };
 }
 
 interface ServerFigures {
   readonly kind: string;
   readonly version: string;
   readonly sizes: SizeFigures[];
+  /** The latency part, unless --latency 0. */
+  readonly latency?: LatencyFigures;
 }
+
+/** Pairs of the latency part: 3 unless --repeats says otherwise (each pair of the first case takes some 8 s). */
+const LATENCY_PAIRS = 3;
 
 async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (line: string) => void): Promise<ServerFigures> {
   const admin = await connect(parseServerUrl(server.url));
@@ -67,7 +85,8 @@ async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (li
     const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, server.url, JSON.stringify(options)], { maxBuffer: 16 << 20 });
     sizes.push(JSON.parse(stdout) as SizeFigures);
   }
-  return { kind: info.kind, version: info.version, sizes };
+  const latency = flags.latency > 0 ? await measureLatency(server.url, flags.latency, flags.repeats ?? LATENCY_PAIRS, LATENCY_CASES, log) : undefined;
+  return { kind: info.kind, version: info.version, sizes, ...(latency ? { latency } : {}) };
 }
 
 /**
@@ -100,6 +119,19 @@ export function headlineRatios(servers: readonly ServerFigures[]): { seeding: nu
   };
 }
 
+/**
+ * The latency headline: on the first server that measured it, the first case's slow-downs (both
+ * modes at 8 sweepers and 1,000 jobs) and the loop's over the atomic sweep's.
+ */
+export function latencyHeadline(servers: readonly ServerFigures[]): { requestedMs: number; loop: number; atomic: number; loopOverAtomic: number } | null {
+  const figures = servers.find((server) => server.latency)?.latency;
+  const first = figures?.cases[0];
+  const of = (mode: string): number | undefined => first?.modes.find((m) => m.mode === mode)?.slowDown;
+  const [loop, atomic] = [of('loop'), of('atomic')];
+  if (!figures || !first || loop === undefined || atomic === undefined || first.loopOverAtomic === null) return null;
+  return { requestedMs: figures.requestedMs, loop, atomic, loopOverAtomic: first.loopOverAtomic };
+}
+
 const k = (n: number): string => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
 const mb = (bytes: number): string => `${Math.round(bytes / (1 << 20))} MB`;
 const sweepCell = (list: readonly SweepFigures[]): string => list.map((f) => `${f.sweepers}:${k(f.jobsPerSec)}`).join(' ');
@@ -129,7 +161,33 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
         `${mb(s.nodePeakRssBytes)}\n${mb(s.serverUsedMemoryBytes)}`,
       ]);
     }
-    lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
+    if (server.sizes.length > 0) lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
+    if (server.latency) lines.push(renderLatency(server, server.latency));
+  }
+  return lines.join('\n');
+}
+
+const range = (list: readonly number[]): string => {
+  if (list.length === 0) return '-';
+  const [low, high] = [Math.min(...list), Math.max(...list)];
+  return low === high ? String(low) : `${low}–${high}`;
+};
+const best = (list: readonly number[]): number => list.reduce((a, b) => Math.max(a, b), 0);
+
+function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
+  const pairs = figures.cases[0]?.pairs ?? 0;
+  const lines = [`${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${pairs} alternating ${pairs === 1 ? 'pair' : 'pairs'} per race`];
+  for (const c of figures.cases) {
+    // One narrow table per race, its flags above it: the table stays within 80 columns.
+    const table = new Table({
+      head: ['mode', 'jobs/s direct\n(best)', `jobs/s at ${figures.requestedMs} ms\n(best)`, 'slow-down', 'raced runs\ndirect | at ms'],
+      style: { head: [], border: [] },
+    });
+    for (const m of c.modes) {
+      table.push([m.mode, k(best(m.directJobsPerSec)), k(best(m.delayedJobsPerSec)), `${m.slowDown}×`, `${m.racedDirect}/${m.directJobsPerSec.length} | ${m.racedDelayed}/${m.delayedJobsPerSec.length}`]);
+    }
+    lines.push(`emq-race ${c.args.join(' ')} (round trip through the proxy: medians ${range(c.measuredRttMs)} ms)`, table.toString());
+    if (c.loopOverAtomic !== null) lines.push(`the loop's slow-down ÷ the atomic sweep's: ${c.loopOverAtomic}`);
   }
   return lines.join('\n');
 }
@@ -159,7 +217,8 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     }
   }
   const ratios = headlineRatios(servers);
-  const json = `${JSON.stringify({ batch: flags.batch, ratios, servers })}\n`;
+  const latency = latencyHeadline(servers);
+  const json = `${JSON.stringify({ batch: flags.batch, ratios, latency, servers })}\n`;
   const out = flags.out ?? (flags.json ? undefined : DEFAULT_OUT);
   if (out) {
     mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -173,6 +232,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       io.out(
         `ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}× (${ratios.seedingBatched}× against the batched client), atomic sweep ${ratios.atomicSweep}× (${ratios.atomicSweepServer}× by the server's time; at most ${ratios.atomicSweepCeiling}× with HINCRBY and HSET per job), audit ${ratios.audit}×\n`,
       );
+    }
+    if (latency) {
+      io.out(`latency (first server, both modes, 8 sweepers, 1,000 jobs): ${latency.requestedMs} ms of round trip made the loop ${latency.loop}× slower and the atomic sweep ${latency.atomic}× slower, a ratio of ${latency.loopOverAtomic}\n`);
     }
     io.out(`JSON written to ${out}\n`);
   }
