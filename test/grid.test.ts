@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
 import { cellCount, cellLabel, gridCells, timeLeftMs } from '../src/grid/plan.js';
 import { modeCell, type GridJson } from '../src/grid/json.js';
-import { alignParts, cellParts, formatJobsPerSec, formatRate, layOut } from '../src/grid/table.js';
+import { alignParts, cellParts, formatJobsPerSec, formatRate, layOut, renderGridTables } from '../src/grid/table.js';
 import { anomalyTotal } from '../src/audit/rules.js';
 import { ANOMALIES } from '../src/model.js';
 import { runCli } from './helpers/cli.js';
@@ -83,6 +83,21 @@ describe('grid: pure parts', () => {
     assert.ok(lines.every((line) => line.length <= 80), lines.join('\n'));
     assert.ok(lines.filter((line) => line.startsWith('sweepers 1')).length > 1, 'the columns went on in a second block');
     assert.equal(lines.filter((line) => line.includes('latency 8 ms')).length, 1, 'every column once');
+  });
+
+  test('the round trips measured, per latency asked: a range over its cells, one figure where they agree, none for the direct cells', () => {
+    const cell = (index: number, at: Record<string, number>, median: number | null) => ({
+      index, at, modes: [], runs: [], wallMs: 1,
+      latency: median === null ? null : { requestedMs: at.latency, jitterMs: 0, measuredRttMs: { median, p99: median }, pings: 200, directRttMs: { median: 0.1, p99: 0.2 }, heldBackMs: 0.3 },
+    });
+    const grid = {
+      kind: 'grid', complete: true, server: { kind: 'redis', version: '7.0.15', url: 'redis://h:1' }, modes: [], trials: 1, plannedCells: 6, elapsedMs: 1,
+      axes: [{ flag: 'sweepers', values: [1, 2] }, { flag: 'latency', values: [0, 1, 2] }],
+      cells: [cell(0, { sweepers: 1, latency: 0 }, null), cell(1, { sweepers: 1, latency: 1 }, 1.1), cell(2, { sweepers: 1, latency: 2 }, 2.2), cell(3, { sweepers: 2, latency: 0 }, null), cell(4, { sweepers: 2, latency: 1 }, 1.1), cell(5, { sweepers: 2, latency: 2 }, 2.34)],
+    } as unknown as GridJson;
+    const text = renderGridTables(grid, 200);
+    assert.match(text, /^round trip measured through the proxy \(median PING, over its cells\): 1 ms → 1\.10 ms, 2 ms → 2\.20–2\.34 ms$/m);
+    assert.doesNotMatch(text, /0 ms →/, 'a direct cell measured nothing through a proxy');
   });
 });
 

@@ -124,7 +124,11 @@ export function renderGridTables(grid: GridJson, width: number): string {
   if (measured.length > 0) {
     const byAsked = new Map<number, number[]>();
     for (const cell of measured) if (cell.latency) byAsked.set(cell.latency.requestedMs, [...(byAsked.get(cell.latency.requestedMs) ?? []), cell.latency.measuredRttMs.median]);
-    const parts = [...byAsked].map(([asked, medians]) => `${asked} ms → ${Math.min(...medians).toFixed(2)}–${Math.max(...medians).toFixed(2)} ms`);
+    const spanOf = (medians: readonly number[]): string => {
+      const [low, high] = [Math.min(...medians).toFixed(2), Math.max(...medians).toFixed(2)];
+      return low === high ? low : `${low}–${high}`;
+    };
+    const parts = [...byAsked].map(([asked, medians]) => `${asked} ms → ${spanOf(medians)} ms`);
     out.push(...wrapLines(`round trip measured through the proxy (median PING, over its cells): ${parts.join(', ')}`, width).split('\n'));
   }
   if (!grid.complete) out.push(...wrapLines(`stopped after ${grid.cells.length} of ${plural(grid.plannedCells, 'cell')}: – marks a cell that did not run`, width).split('\n'));
