@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
-import { forwardingCost, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
+import { forwardingCost, warmUpPings, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
 import { forEachServer } from './helpers/servers.js';
 
 /** A RESP command as bytes, the way any client would send it. */
@@ -71,6 +71,10 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 const TEN_MB = 10 * 1024 * 1024;
+
+test('a fresh proxy is warmed by 20 PINGs before its cost is measured, or half a second of them, at least 3', () => {
+  assert.deepEqual([0, 0.5, 2, 25, 100, 250, 10_000].map(warmUpPings), [20, 20, 20, 20, 5, 3, 3]);
+});
 
 test("the proxy's forwarding cost: the fastest through it, less the delay and the fastest direct; never below 0 nor above the delay", () => {
   assert.equal(Math.round(forwardingCost(2.45, 0.08, 2) * 100) / 100, 0.37);

@@ -282,15 +282,18 @@ export interface RoundTrip {
   readonly p99: number;
 }
 
+/** One PING's round trip on `redis` (ms). */
+async function timedPing(redis: Redis): Promise<number> {
+  const start = performance.now();
+  await redis.ping();
+  return performance.now() - start;
+}
+
 /** The round trips of `pings` PINGs, one after another, on `redis`, sorted (ms). */
 async function pingTimes(redis: Redis, pings: number): Promise<Float64Array> {
   if (!(pings >= 1)) throw new RangeError('measureRoundTrip: at least one PING');
   const times = new Float64Array(pings);
-  for (let i = 0; i < pings; i++) {
-    const start = performance.now();
-    await redis.ping();
-    times[i] = performance.now() - start;
-  }
+  for (let i = 0; i < pings; i++) times[i] = await timedPing(redis);
   return times.sort();
 }
 
@@ -304,6 +307,18 @@ export async function measureRoundTrip(redis: Redis, pings: number): Promise<Rou
 
 /** PINGs each way for the proxy's own cost: enough for a fastest one that is not luck. */
 const CALIBRATION_PINGS = 50;
+
+/**
+ * PINGs through a fresh proxy before its cost is measured, none of them counted: until its thread
+ * has forwarded a few, its code is cold and its metronome has not learnt its lead, so the first
+ * round trips cost more than the later ones, and a hold-back measured on them would make the race's
+ * round trips shorter than asked. Twenty, or as many as fit in half a second, but at least three.
+ * Pure.
+ */
+export function warmUpPings(delayMs: number): number {
+  return Math.max(3, Math.min(20, Math.floor(500 / Math.max(1, delayMs))));
+}
+
 
 /**
  * The proxy's own cost per round trip: the fastest PING through it, less the delay it held and
@@ -371,7 +386,9 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
     try {
       const redis = await connect(proxied);
       try {
-        // The proxy's own cost first: the fastest PING through it against the fastest straight to the server.
+        // The proxy's own cost first, once it is warm: the fastest PING through it against the
+        // fastest straight to the server.
+        await pingTimes(redis, warmUpPings(asked.delayMs));
         const directTimes = await pingTimes(direct, CALIBRATION_PINGS);
         const throughTimes = await pingTimes(redis, CALIBRATION_PINGS);
         const heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
