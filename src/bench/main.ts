@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: starts its own server of each installed kind, measures every size in a child
- * process of its own, and prints a table (or, with --json, one JSON object and nothing else).
- * Every ratio compares two figures taken in the same process on the same server, one after the
- * other, so the machine's speed cancels out.
+ * process of its own, then what a round trip costs each mode (latency.ts), and prints a table (or,
+ * with --json, one JSON object and nothing else). Every ratio compares two figures taken on the
+ * same server one after the other (the sizes' in one process, the latency part's in alternating
+ * runs of the tool), so the machine's speed cancels out.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
