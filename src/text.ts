@@ -85,3 +85,10 @@ export function groupThousands(value: number | string): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${groupThousands(n)} ${n === 1 ? one : many}`;
 }
+
+/** The least and the most of `values` as "low–high", one figure when both read the same; "" for none. */
+export function rangeText(values: readonly number[], format: (n: number) => string = String): string {
+  if (values.length === 0) return '';
+  const [low, high] = [format(Math.min(...values)), format(Math.max(...values))];
+  return low === high ? low : `${low}–${high}`;
+}

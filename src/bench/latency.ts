@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ReportJson } from '../report/json.js';
+import { ratio } from './measure.js';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
@@ -66,14 +67,16 @@ export interface LatencyFigures {
   readonly cases: readonly LatencyCase[];
 }
 
-const round2 = (n: number): number => Math.round(n * 100) / 100;
+/** The best (highest) of some jobs/s figures; 0 for none. Pure. */
+export function bestOf(jobsPerSec: readonly number[]): number {
+  return jobsPerSec.reduce((a, b) => Math.max(a, b), 0);
+}
 
 /** Best of `direct` ÷ best of `delayed`, to 0.01. Pure. */
 export function slowDown(direct: readonly number[], delayed: readonly number[]): number {
-  const best = (list: readonly number[]): number => list.reduce((a, b) => Math.max(a, b), 0);
-  const through = best(delayed);
+  const through = bestOf(delayed);
   if (!(through > 0)) throw new RangeError('slowDown: no delayed run swept a job');
-  return round2(best(direct) / through);
+  return ratio(bestOf(direct), through);
 }
 
 /** A case's figures from its runs, each mode's slow-down and the loop's over the atomic's. Pure. */
@@ -97,7 +100,7 @@ export function latencyCase(args: readonly string[], direct: readonly RunSample[
     pairs: Math.min(direct.length, delayed.length),
     measuredRttMs: delayed.flatMap((r) => (r.rttMedianMs !== undefined ? [r.rttMedianMs] : [])),
     modes,
-    loopOverAtomic: loop && atomic ? round2(loop.slowDown / atomic.slowDown) : null,
+    loopOverAtomic: loop && atomic ? ratio(loop.slowDown, atomic.slowDown) : null,
   };
 }
 

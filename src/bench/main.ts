@@ -16,7 +16,8 @@ import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from
 import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
-import { LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
+import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
+import { rangeText } from '../text.js';
 import { LIMITS, type Io } from '../model.js';
 
 const run = promisify(execFile);
@@ -168,13 +169,6 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
   return lines.join('\n');
 }
 
-const range = (list: readonly number[]): string => {
-  if (list.length === 0) return '-';
-  const [low, high] = [Math.min(...list), Math.max(...list)];
-  return low === high ? String(low) : `${low}–${high}`;
-};
-const best = (list: readonly number[]): number => list.reduce((a, b) => Math.max(a, b), 0);
-
 function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
   const pairs = figures.cases[0]?.pairs ?? 0;
   const lines = [`${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${pairs} alternating ${pairs === 1 ? 'pair' : 'pairs'} per race`];
@@ -185,9 +179,9 @@ function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
       style: { head: [], border: [] },
     });
     for (const m of c.modes) {
-      table.push([m.mode, k(best(m.directJobsPerSec)), k(best(m.delayedJobsPerSec)), `${m.slowDown}×`, `${m.racedDirect}/${m.directJobsPerSec.length} | ${m.racedDelayed}/${m.delayedJobsPerSec.length}`]);
+      table.push([m.mode, k(bestOf(m.directJobsPerSec)), k(bestOf(m.delayedJobsPerSec)), `${m.slowDown}×`, `${m.racedDirect}/${m.directJobsPerSec.length} | ${m.racedDelayed}/${m.delayedJobsPerSec.length}`]);
     }
-    lines.push(`emq-race ${c.args.join(' ')} (round trip through the proxy: medians ${range(c.measuredRttMs)} ms)`, table.toString());
+    lines.push(`emq-race ${c.args.join(' ')} (round trip through the proxy: medians ${rangeText(c.measuredRttMs) || '-'} ms)`, table.toString());
     if (c.loopOverAtomic !== null) lines.push(`the loop's slow-down ÷ the atomic sweep's: ${c.loopOverAtomic}`);
   }
   return lines.join('\n');

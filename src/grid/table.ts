@@ -4,7 +4,7 @@
  * and the jobs per second, then a line per mode saying where it raced. Columns that do not fit the
  * width go on to a second block under the first, with the row names repeated. Pure.
  */
-import { groupThousands, plural, wrapLines } from '../text.js';
+import { groupThousands, plural, rangeText, wrapLines } from '../text.js';
 import type { Mode } from '../model.js';
 import type { GridCellJson, GridJson, GridModeCellJson } from './json.js';
 import { cellLabel, gridCells, type CellAt, type GridAxis } from './plan.js';
@@ -124,11 +124,7 @@ export function renderGridTables(grid: GridJson, width: number): string {
   if (measured.length > 0) {
     const byAsked = new Map<number, number[]>();
     for (const cell of measured) if (cell.latency) byAsked.set(cell.latency.requestedMs, [...(byAsked.get(cell.latency.requestedMs) ?? []), cell.latency.measuredRttMs.median]);
-    const spanOf = (medians: readonly number[]): string => {
-      const [low, high] = [Math.min(...medians).toFixed(2), Math.max(...medians).toFixed(2)];
-      return low === high ? low : `${low}–${high}`;
-    };
-    const parts = [...byAsked].map(([asked, medians]) => `${asked} ms → ${spanOf(medians)} ms`);
+    const parts = [...byAsked].map(([asked, medians]) => `${asked} ms → ${rangeText(medians, (ms) => ms.toFixed(2))} ms`);
     out.push(...wrapLines(`round trip measured through the proxy (median PING, over its cells): ${parts.join(', ')}`, width).split('\n'));
   }
   if (!grid.complete) out.push(...wrapLines(`stopped after ${grid.cells.length} of ${plural(grid.plannedCells, 'cell')}: – marks a cell that did not run`, width).split('\n'));
