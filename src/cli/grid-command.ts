@@ -176,18 +176,12 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     interrupts.dispose();
     throw err;
   });
-  // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
-  try {
-    await checkGridCells(session, cellOptions, userScript, interrupts.signal);
-  } catch (err) {
-    await closeSession(session, false);
-    interrupts.dispose();
-    throw err;
-  }
   const started = performance.now();
   const progress = gridProgress(io, axes, cells.length, started);
   let stoppedBy: unknown;
   try {
+    // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
+    await checkGridCells(session, cellOptions, userScript, interrupts.signal);
     const outcome = await runGrid({
       cells,
       modes: first.options.modes,

@@ -20,11 +20,11 @@
  */
 import { createServer, connect as connectTcp, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
 import { usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { connect, type ServerTarget } from './connection.js';
-import { Worker } from 'node:worker_threads';
 import { Metronome, monotonicMs } from './metronome.js';
 
 export interface LatencyProxyOptions {
@@ -318,7 +318,6 @@ const CALIBRATION_PINGS = 50;
 export function warmUpPings(delayMs: number): number {
   return Math.max(3, Math.min(20, Math.floor(500 / Math.max(1, delayMs))));
 }
-
 
 /**
  * The proxy's own cost per round trip: the fastest PING through it, less the delay it held and
