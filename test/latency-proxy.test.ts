@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../src/server/connection.js';
-import { forwardingCost, warmUpPings, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
+import { correctedHoldBack, forwardingCost, warmUpPings, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../src/server/latency-proxy.js';
 import { forEachServer } from './helpers/servers.js';
 
 /** A RESP command as bytes, the way any client would send it. */
@@ -71,6 +71,14 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 const TEN_MB = 10 * 1024 * 1024;
+
+test('a hold-back that made the round trip shorter than asked gives the shortfall back, with a margin', () => {
+  assert.equal(correctedHoldBack(0.4, 2.1, 2), 0.4, 'at or above the delay: kept');
+  assert.equal(correctedHoldBack(0.4, 2, 2), 0.4);
+  assert.equal(correctedHoldBack(0.4, 1.88, 2), 0.23, '0.12 short, and 0.05 more');
+  assert.equal(correctedHoldBack(0.1, 1.5, 2), 0, 'never below no hold-back');
+  assert.equal(correctedHoldBack(0, 1.9, 2), 0, 'nothing held back: nothing to give');
+});
 
 test('a fresh proxy is warmed by 20 PINGs before its cost is measured, or half a second of them, at least 3', () => {
   assert.deepEqual([0, 0.5, 2, 25, 100, 250, 10_000].map(warmUpPings), [20, 20, 20, 20, 5, 3, 3]);

@@ -329,6 +329,19 @@ export function forwardingCost(fastestThroughMs: number, fastestDirectMs: number
   return Math.min(delayMs, Math.max(0, fastestThroughMs - delayMs - fastestDirectMs));
 }
 
+/** Kept beyond a measured shortfall when a hold-back is given back: a median just at the delay is one noise away from under it. */
+const SHORTFALL_MARGIN_MS = 0.05;
+
+/**
+ * The hold-back to use once the round trip has been measured with `heldBackMs`: unchanged when
+ * the median came out at the asked delay or above it; otherwise less by the shortfall and a small
+ * margin (never below 0), so that the proxy adds what was asked rather than less. Pure.
+ */
+export function correctedHoldBack(heldBackMs: number, medianMs: number, delayMs: number): number {
+  if (heldBackMs <= 0 || medianMs >= delayMs) return heldBackMs;
+  return round2(Math.max(0, heldBackMs - (delayMs - medianMs) - SHORTFALL_MARGIN_MS));
+}
+
 /** The latency a run raced under: what was asked for, and the round trip measured through the proxy. */
 export interface LatencyReport {
   readonly requestedMs: number;
@@ -338,7 +351,7 @@ export interface LatencyReport {
   readonly pings: number;
   /** The round trip straight to the server, measured the same way just before: what the proxy adds to. */
   readonly directRttMs: RoundTrip;
-  /** The proxy's own forwarding cost per round trip, measured and taken off its hold (see forwardingCost). */
+  /** The proxy's own forwarding cost per round trip, measured and taken off its hold (see forwardingCost, correctedHoldBack). */
   readonly heldBackMs: number;
 }
 
@@ -390,10 +403,18 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
         await pingTimes(redis, warmUpPings(asked.delayMs));
         const directTimes = await pingTimes(direct, CALIBRATION_PINGS);
         const throughTimes = await pingTimes(redis, CALIBRATION_PINGS);
-        const heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
+        let heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
         await proxy.holdBack(heldBackMs);
         const pings = pingsFor(asked);
-        const measuredRttMs = await measureRoundTrip(redis, pings);
+        let measuredRttMs = await measureRoundTrip(redis, pings);
+        // The hold-back is an estimate made on 50 PINGs; the round trips after it are the proof.
+        // Where it took off more than forwarding costs, give the shortfall back and measure again.
+        const corrected = correctedHoldBack(heldBackMs, measuredRttMs.median, asked.delayMs);
+        if (corrected !== heldBackMs) {
+          heldBackMs = corrected;
+          await proxy.holdBack(heldBackMs);
+          measuredRttMs = await measureRoundTrip(redis, pings);
+        }
         const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
         return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs }, close: () => proxy.close() };
       } finally {
