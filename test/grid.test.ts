@@ -24,6 +24,7 @@ import { forEachServer } from './helpers/servers.js';
 import { browserSkip, launchBrowser } from './helpers/browser.js';
 import { checkGridPage } from './helpers/grid-page.js';
 import { assertMatchesSchema } from './helpers/json-schema.js';
+import { cellDoneLines } from '../src/cli/grid-command.js';
 
 describe('grid: pure parts', () => {
   test('cells are the product of the axes, the first axis slowest', () => {
@@ -38,6 +39,23 @@ describe('grid: pure parts', () => {
       { sweepers: 2, latency: 0 }, { sweepers: 2, latency: 0.5 }, { sweepers: 2, latency: 2 },
     ]);
     assert.equal(cellLabel(axes, { sweepers: 2, latency: 0.5 }), 'sweepers=2 latency=0.5');
+  });
+
+  test("a CI log's lines for a finished cell: the cell and the time, then the rates, each within the width", () => {
+    const axes = [
+      { flag: 'sweepers', values: [1, 16] },
+      { flag: 'latency', values: [0, 0.5] },
+    ];
+    const cell = { index: 2, at: { sweepers: 16, latency: 0.5 }, wallMs: 2400, modes: [{ mode: 'atomic' as const, doubleRecoveriesPer1000: 0 }, { mode: 'loop' as const, doubleRecoveriesPer1000: 4931.2 }] };
+    assert.deepEqual(cellDoneLines(axes, 4, cell, '9s in, about 3s left', 80), [
+      'emq-race grid: cell 3/4 (sweepers=16 latency=0.5) done in 2s; 9s in, about 3s',
+      '  left',
+      '  double recoveries per 1,000 jobs: atomic 0, loop 4,931',
+    ]);
+    const many = { ...cell, modes: (['atomic', 'loop', 'function', 'watch', 'claim', 'script'] as const).map((mode, i) => ({ mode, doubleRecoveriesPer1000: i * 1111.5 })) };
+    const lines = cellDoneLines([...axes, { flag: 'probe-delay', values: [10] }], 4, { ...many, at: { ...cell.at, 'probe-delay': 10 } }, '9s in', 60);
+    assert.ok(lines.length > 2 && lines.every((line) => [...line].length <= 60), lines.join('\n'));
+    assert.equal(lines.map((line) => line.trim()).join(' '), `emq-race grid: cell 3/4 (sweepers=16 latency=0.5 probe-delay=10) done in 2s; 9s in double recoveries per 1,000 jobs: ${many.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ')}`);
   });
 
   test('time left comes from the mean cell so far', () => {
@@ -186,7 +204,7 @@ forEachServer('grid on a real server', (handle) => {
     t.after(() => admin.del('someone:else'));
     const before = await keyspaceDigest(admin);
     const html = join(dir, 'g.html');
-    const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2,8', '--vary', 'latency=0,1', '--mode', 'atomic,loop', '--trials', '2', '--jobs', '300', '--json', '--html', html]);
+    const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2,8', '--vary', 'latency=0,1', '--mode', 'atomic,loop', '--trials', '2', '--jobs', '300', '--json', '--html', html], { COLUMNS: '' });
     assert.equal(result.code, 0, result.stderr);
     const grid = JSON.parse(result.stdout) as GridJson;
     assertMatchesSchema(grid, 'the grid');
@@ -228,7 +246,8 @@ forEachServer('grid on a real server', (handle) => {
         await browser.close();
       }
     }
-    assert.match(result.stderr, /emq-race grid: cell 6\/6 \(sweepers=8 latency=1\) done in/);
+    assert.match(result.stderr, /^emq-race grid: cell 6\/6 \(sweepers=8 latency=1\) done in \d+s; \d+s in, about 0s left\n {2}double recoveries per 1,000 jobs: atomic 0, loop [\d,.]+$/m);
+    assert.ok(result.stderr.split('\n').every((line) => [...line].length <= 80), `the log's lines within 80 columns:\n${result.stderr}`);
     assert.deepEqual(await keyspaceDigest(admin), before, 'every key of the grid is gone, the foreign one untouched');
   });
 

@@ -81,9 +81,10 @@ test('a CI log gets a plain progress line at most every 5 s, none in the first 5
   const stop = plain.watch(redis, 'active', 'loop', 'q-1', 1000, 0);
   for (const [at, left] of [[1000, 900], [3000, 700], [5000, 500], [6000, 400], [9000, 100], [10_000, 50]] as const) await tick(at, left);
   stop();
+  // Wrapped to the 80 columns of the log, the rest indented.
   assert.deepEqual(written, [
-    'progress: loop: 500/1,000 leases reclaimed (50%), 100 jobs/s, 5s elapsed, about 5s left (queue q-1)\n',
-    'progress: loop: 950/1,000 leases reclaimed (95%), 95 jobs/s, 10s elapsed, about 1s left (queue q-1)\n',
+    'progress: loop: 500/1,000 leases reclaimed (50%), 100 jobs/s, 5s elapsed, about\n  5s left (queue q-1)\n',
+    'progress: loop: 950/1,000 leases reclaimed (95%), 95 jobs/s, 10s elapsed, about\n  1s left (queue q-1)\n',
   ]);
   written.length = 0;
   const terminal = progressBoard((text) => written.push(text), { terminal: true, width: () => 40, now: () => clock });

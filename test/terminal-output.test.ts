@@ -102,10 +102,14 @@ test('a closed pipe: --help | head -1 and --json | head -c 10 end quietly, help 
 
 test('without a terminal, a run longer than 5 s prints plain progress lines on stderr, and none on stdout', async () => {
   // Long by its own pace: 20 sweeps of 10 jobs, each sweeper resting 700 ms between its sweeps.
-  const result = await runCli(['--mode', 'atomic', '--jobs', '200', '--batch', '10', '--interval', '700', '--live', '0', '--json']);
+  const result = await runCli(['--mode', 'atomic', '--jobs', '200', '--batch', '10', '--interval', '700', '--live', '0', '--json'], { COLUMNS: '' });
   assert.equal(result.code, 0, result.stderr);
   assert.ok(result.progress.length > 0, 'a progress line');
-  for (const line of result.progress) assert.match(line, /^progress: atomic: [\d,]+\/200 leases reclaimed \(\d+%\), [\d,]+ jobs\/s, \d+s elapsed(, about \d+s left|, time left unknown)? \(queue race-[0-9a-f]{8}\)\n$/);
+  for (const wrapped of result.progress) {
+    assert.ok(wrapped.split('\n').every((line) => [...line].length <= 80), `within 80 columns: ${wrapped}`);
+    const line = wrapped.replace(/\n {2}/g, ' ');
+    assert.match(line, /^progress: atomic: [\d,]+\/200 leases reclaimed \(\d+%\), [\d,]+ jobs\/s, \d+s elapsed(, about \d+s left|, time left unknown)? \(queue race-[0-9a-f]{8}\)\n$/);
+  }
   assert.doesNotMatch(result.stdout, /progress|leases reclaimed/);
   assert.equal((JSON.parse(result.stdout) as { runs: { recoveries: number }[] }).runs[0]?.recoveries, 200);
   assert.equal(result.stderr, '', 'nothing else on stderr');

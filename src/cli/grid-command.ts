@@ -9,7 +9,7 @@ import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { checkConsequenceOptions } from '../consequences/plan.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
-import { gridJson, type GridCellJson, type GridJson } from '../grid/json.js';
+import { gridJson, type GridCellJson, type GridJson, type GridModeCellJson } from '../grid/json.js';
 import { cellCount, cellLabel, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
 import { formatDuration } from '../race/progress.js';
 import { runGrid } from '../grid/run-grid.js';
@@ -232,6 +232,25 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
 }
 
 /**
+ * A CI log's lines for a finished cell, each wrapped to `width`: which cell and how long it took
+ * with the grid's time so far and left, then its rate per mode on a line of its own, indented, so
+ * that a grid of several modes and long axis names still reads within 80 columns. Pure.
+ */
+export function cellDoneLines(
+  axes: readonly GridAxis[],
+  total: number,
+  cell: Pick<GridCellJson, 'index' | 'at' | 'wallMs'> & { readonly modes: readonly Pick<GridModeCellJson, 'mode' | 'doubleRecoveriesPer1000'>[] },
+  timing: string,
+  width: number,
+): string[] {
+  const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
+  return [
+    ...wrap(`emq-race grid: cell ${cell.index + 1}/${total} (${cellLabel(axes, cell.at)}) done in ${formatDuration(cell.wallMs)}; ${timing}`, width),
+    ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    '),
+  ];
+}
+
+/**
  * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
  * clock moves during a long cell); elsewhere a line as each cell ends, for a CI log.
  */
@@ -260,8 +279,7 @@ function gridProgress(io: Io, axes: readonly GridAxis[], total: number, started:
     done(cell) {
       finished++;
       if (terminal) return;
-      const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
-      io.err(`emq-race grid: cell ${cell.index + 1}/${total} (${cellLabel(axes, cell.at)}) done in ${formatDuration(cell.wallMs)}: double recoveries per 1,000 jobs ${figures}; ${timing()}\n`);
+      io.err(`${cellDoneLines(axes, total, cell, timing(), errorWidth(io)).join('\n')}\n`);
     },
     stop() {
       if (timer) clearInterval(timer);

@@ -5,10 +5,11 @@
  * On a terminal, one line rewritten in place and cut to the terminal's width, quiet for the first
  * second so short runs print nothing. Elsewhere (a CI log, a pipe), a plain line at most every
  * five seconds, the first once the command has run five seconds, so short runs print nothing there
- * either. Races that run side by side (--queues) share the line: it sums them per mode.
+ * either; wrapped to the width (80 unless COLUMNS says otherwise) with its continuation indented,
+ * since a log viewer does not cut it for us. Races that run side by side (--queues) share the line: it sums them per mode.
  */
 import type { ProgressBoard } from '../model.js';
-import { groupThousands, plural, trimToWidth } from '../text.js';
+import { groupThousands, plural, trimToWidth, wrap } from '../text.js';
 
 export type ProgressWriter = (text: string) => void;
 
@@ -100,7 +101,7 @@ export function progressBoard(write: ProgressWriter, display: ProgressDisplay): 
       write(`\r\x1b[2K${trimToWidth(line, display.width() - 1)}`);
       shown = true;
     } else if (now() - lastPlain >= PLAIN_EVERY_MS) {
-      write(`progress: ${line}\n`);
+      write(`${wrap(`progress: ${line}`, display.width()).join('\n')}\n`);
       lastPlain = now();
     }
   };

@@ -10,11 +10,12 @@ export interface CliResult {
   readonly stdout: string;
   /** Everything on stderr but the progress lines, which a slow machine may add to any run. */
   readonly stderr: string;
-  /** The plain progress lines a run longer than 5 s prints on stderr without a terminal. */
+  /** The plain progress lines a run longer than 5 s prints on stderr without a terminal, each with its continuation lines. */
   readonly progress: readonly string[];
 }
 
-const PROGRESS_LINE = /^progress: .*\n/gm;
+// A progress line and its continuation lines (indented two spaces: it is wrapped to the width).
+const PROGRESS_LINE = /^progress: .*\n(?: {2}.*\n)*/gm;
 
 /** A finished CLI's output, its progress lines set apart from the rest of stderr. */
 export function cliResult(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CliResult {
