@@ -252,7 +252,7 @@ export function cellDoneLines(
 
 /**
  * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
- * clock moves during a long cell); elsewhere a line as each cell ends, for a CI log.
+ * clock moves during a long cell); elsewhere two lines as each cell ends, for a CI log (cellDoneLines).
  */
 function gridProgress(io: Io, axes: readonly GridAxis[], total: number, started: number): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
   const terminal = Boolean(io.stderrIsTty);

@@ -5,8 +5,9 @@
  * On a terminal, one line rewritten in place and cut to the terminal's width, quiet for the first
  * second so short runs print nothing. Elsewhere (a CI log, a pipe), a plain line at most every
  * five seconds, the first once the command has run five seconds, so short runs print nothing there
- * either; wrapped to the width (80 unless COLUMNS says otherwise) with its continuation indented,
- * since a log viewer does not cut it for us. Races that run side by side (--queues) share the line: it sums them per mode.
+ * either; wrapped to the width (80 unless COLUMNS says otherwise), its continuation indented,
+ * since a log viewer does not cut lines. Races that run side by side (--queues) share the line:
+ * it sums them per mode.
  */
 import type { ProgressBoard } from '../model.js';
 import { groupThousands, plural, trimToWidth, wrap } from '../text.js';
