@@ -17,7 +17,7 @@ import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
 import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
 import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
-import { rangeText } from '../text.js';
+import { plural, rangeText } from '../text.js';
 import { LIMITS, type Io } from '../model.js';
 
 const run = promisify(execFile);
@@ -171,7 +171,7 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
 
 function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
   const pairs = figures.cases[0]?.pairs ?? 0;
-  const lines = [`${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${pairs} alternating ${pairs === 1 ? 'pair' : 'pairs'} per race`];
+  const lines = [`${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${plural(pairs, 'alternating pair')} per race`];
   for (const c of figures.cases) {
     // One narrow table per race, its flags above it: the table stays within 80 columns.
     const table = new Table({

@@ -231,6 +231,11 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   return ExitCode.ok;
 }
 
+/** "emq-race grid: cell 3/6 (sweepers=2 latency=1)": how both progress forms name a cell. */
+function cellHeading(axes: readonly GridAxis[], total: number, index: number, at: CellAt): string {
+  return `emq-race grid: cell ${index + 1}/${total} (${cellLabel(axes, at)})`;
+}
+
 /**
  * A CI log's lines for a finished cell, each wrapped to `width`: which cell and how long it took
  * with the grid's time so far and left, then its rate per mode on a line of its own, indented, so
@@ -245,7 +250,7 @@ export function cellDoneLines(
 ): string[] {
   const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
   return [
-    ...wrap(`emq-race grid: cell ${cell.index + 1}/${total} (${cellLabel(axes, cell.at)}) done in ${formatDuration(cell.wallMs)}; ${timing}`, width),
+    ...wrap(`${cellHeading(axes, total, cell.index, cell.at)} done in ${formatDuration(cell.wallMs)}; ${timing}`, width),
     ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    '),
   ];
 }
@@ -266,7 +271,7 @@ function gridProgress(io: Io, axes: readonly GridAxis[], total: number, started:
   };
   const draw = (): void => {
     if (!current) return;
-    io.err(`\r\x1b[K${trimToWidth(`emq-race grid: cell ${current.index + 1}/${total} (${cellLabel(axes, current.at)}), ${timing()}`, errorWidth(io) - 1)}`);
+    io.err(`\r\x1b[K${trimToWidth(`${cellHeading(axes, total, current.index, current.at)}, ${timing()}`, errorWidth(io) - 1)}`);
   };
   return {
     start(index, at) {

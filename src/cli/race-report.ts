@@ -32,6 +32,12 @@ function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags
   });
 }
 
+/** Whether a race runs its queues side by side, one per --queues or per cluster primary, rather than one queue per step. */
+function spreadsQueues(topology: Topology | undefined, flags: MainFlags): boolean {
+  return topology !== undefined || flags.queues > 1;
+}
+
+/** A cluster sends its clients on to every node, past a proxy that stands for one server: --latency is a usage error there. */
 function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
   if (topology && options.latency) {
     throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
@@ -60,7 +66,7 @@ export async function checkGridCells(session: Session, cells: readonly CellSetti
   // Each cell's race says which modes it skips and why; here a skipped mode simply weighs nothing.
   const modes = await availableModes(session, first.options.modes, () => {});
   const plans = cells.map(({ options, flags }) => ({
-    queues: topology !== undefined || flags.queues > 1 ? flags.queues : 1,
+    queues: spreadsQueues(topology, flags) ? flags.queues : 1,
     steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags), randomQueueName()),
   }));
   await checkPlanMemory(session, topology, plans, signal);
@@ -83,7 +89,7 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   });
   const topology = await clusterTopology(session, flags.cluster);
   refuseLatencyOnCluster(session, topology, options);
-  const perQueue = topology !== undefined || flags.queues > 1;
+  const perQueue = spreadsQueues(topology, flags);
   const progress = show.progress && io.stderrIsTty && !options.csv;
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
   const evicted = new AbortController();
