@@ -1,49 +1,57 @@
 /**
  * SIGINT, SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
- * than the process: the first signal aborts the work so the
- * run can delete its keys and stop its server; a second one also skips (or cuts short) the key
- * cleanup, the embedded server is still stopped; a third exits at once, and the process's exit
- * hook still kills an embedded server.
+ * than the process. The first signal aborts the work so the run can delete its keys and stop its
+ * server; a second changes nothing but the words (a closed terminal sends two hang-ups, the
+ * kernel's and the shell's, and a person presses Ctrl-C twice without meaning "leave my keys
+ * behind"); only a third, deliberate one leaves at once, naming the `clean` line for every queue
+ * whose keys it leaves. The exit code is always the first signal's.
  */
 import { EmqError, InterruptedError } from './errors.js';
 
 export interface Interrupts {
   /** Aborted (with an InterruptedError as reason) on the first signal. */
   readonly signal: AbortSignal;
-  /** Aborted on the second signal: key cleanup stops between batches. */
-  readonly hurry: AbortSignal;
-  /** True once a second signal asked to skip the key cleanup. */
-  readonly hurried: boolean;
+  /**
+   * Records `line`, the way to remove what the caller is writing, until the returned function is
+   * called: a third signal prints every line still owed before it leaves.
+   */
+  owe(line: string): () => void;
   dispose(): void;
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
-/** `say` takes each line the signals cause (the command line binds it to stderr). */
-export function watchInterrupts(say: (line: string) => void): Interrupts {
+/**
+ * `say` takes each line the signals cause (the command line binds it to stderr); `leave` ends the
+ * process with the first signal's exit code on the third (the command line's own exit, which
+ * spares a closed terminal; process.exit where none is given).
+ */
+export function watchInterrupts(say: (line: string) => void, leave: (code: number) => void = (code) => process.exit(code)): Interrupts {
   const controller = new AbortController();
-  const hurry = new AbortController();
+  const owed = new Set<{ readonly line: string }>();
   let count = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     count++;
     if (count === 1) {
-      say(`emq-race: ${signal} received, cleaning up (again to skip deleting the run's keys)\n`);
+      say(`emq-race: ${signal} received, cleaning up (a third signal leaves without deleting the run's keys)\n`);
       controller.abort(new InterruptedError(signal));
     } else if (count === 2) {
-      say(`emq-race: ${signal} received again, skipping key cleanup\n`);
-      hurry.abort(new InterruptedError(signal));
-    } else {
+      say(`emq-race: ${signal} received again, still cleaning up (a third signal leaves without deleting the run's keys)\n`);
+    } else if (count === 3) {
       const first = controller.signal.reason as InterruptedError;
-      say(`emq-race: ${signal} received a third time, exiting now\n`);
-      process.exit(first.exitCode);
+      say(`emq-race: ${signal} received a third time, leaving now without finishing the clean-up\n`);
+      for (const { line } of owed) say(`emq-race: ${line}\n`);
+      say(`emq-race: ${first.message}\n`);
+      leave(first.exitCode);
     }
   };
   for (const signal of SIGNALS) process.on(signal, onSignal);
   return {
     signal: controller.signal,
-    hurry: hurry.signal,
-    get hurried() {
-      return count > 1;
+    owe(line) {
+      const entry = { line };
+      owed.add(entry);
+      return () => void owed.delete(entry);
     },
     dispose() {
       for (const signal of SIGNALS) process.off(signal, onSignal);
@@ -82,10 +90,7 @@ export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts 
   }
   return {
     signal: controller.signal,
-    hurry: interrupts.hurry,
-    get hurried() {
-      return interrupts.hurried;
-    },
+    owe: (line) => interrupts.owe(line),
     dispose: () => interrupts.dispose(),
     release: () => {
       for (const [source, abort] of listeners) source.removeEventListener('abort', abort);

@@ -1,8 +1,9 @@
 /**
  * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
  * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
- * 143 / 129; a second signal skips the key cleanup, says how to finish it, and still stops the
- * embedded server; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
+ * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
+ * leaves at once and says how to finish the clean-up; the embedded server is stopped however many
+ * came; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -146,17 +147,60 @@ for (const kind of SERVER_KINDS) {
       await interruptWhen(args, 'the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs, 'SIGINT');
     });
 
-    test('a second SIGINT skips the key cleanup and names the clean command, which then finishes it', async () => {
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', 'race-twice']);
-      await until('seeding', async () => (await redis.exists('emq:{race-twice}:active')) === 1);
-      cli.child.kill('SIGINT');
-      await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
-      cli.child.kill('SIGINT');
-      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+    /**
+     * Starts a seeding run and holds its writes (CLIENT PAUSE WRITE from the test's own connection),
+     * so that every signal sent next finds the run still at work, before or during its clean-up.
+     */
+    const heldMidSeed = async (queue: string): Promise<ReturnType<typeof startCli>> => {
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue]);
+      await until('seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
+      await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+      return cli;
+    };
+
+    for (const [first, second] of [['SIGINT', 'SIGINT'], ['SIGHUP', 'SIGTERM'], ['SIGTERM', 'SIGHUP']] as const) {
+      test(`${first} then ${second} (a second signal): the run's keys are still deleted, exit ${EXIT_CODES[first]}`, async () => {
+        const queue = `race-${first.toLowerCase()}-${second.toLowerCase()}`;
+        const cli = await heldMidSeed(queue);
+        try {
+          cli.child.kill(first);
+          await within(LIMIT_MS, 'the first notice', cli.waitForStderr(new RegExp(`${first} received, cleaning up`)));
+          cli.child.kill(second);
+          await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received again, still cleaning up`)));
+        } finally {
+          await redis.call('CLIENT', 'UNPAUSE');
+        }
+        const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+        assert.equal(result.code, EXIT_CODES[first], result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${first}`));
+        assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), []);
+        assert.deepEqual(await unrelatedState(redis), initial);
+      });
+    }
+
+    test('a third signal leaves at once, says so, names the clean command, which then finishes it', async () => {
+      const cli = await heldMidSeed('race-thrice');
+      let result: Awaited<typeof cli.done>;
+      try {
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
+        cli.child.kill('SIGINT');
+        // The run's writes are still held: only the third signal can have ended it.
+        result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
+      } finally {
+        await redis.call('CLIENT', 'UNPAUSE');
+      }
       assert.equal(result.code, 130, result.stderr);
-      assert.match(result.stderr, /skipping key cleanup/);
-      assert.match(result.stderr, /emq-race clean --queue race-twice/);
-      const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-twice']);
+      assert.match(result.stderr, /SIGINT received a third time, leaving now/);
+      assert.match(result.stderr, /remove them with emq-race clean --queue race-thrice .*once the run's heartbeat has expired/);
+      assert.match(result.stderr, /interrupted by SIGINT\n$/);
+      // The heartbeat the run left counts it as live until it expires: then `clean` may finish.
+      await within(2 * LIMIT_MS, 'the heartbeat to expire', (async () => {
+        while ((await redis.exists('emq:{race-thrice}:heartbeat')) === 1) await sleep(100);
+      })());
+      const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
       assert.equal(clean.code, 0, clean.stderr);
       assert.deepEqual(await unrelatedState(redis), initial);
     });

@@ -1,15 +1,16 @@
 /**
  * The life of anything that writes a queue (a race's mode, an explain replay): claim the queue,
- * keep the run's heartbeat while the work runs, then delete the run's keys on every path unless
- * --keep or a second Ctrl-C says otherwise, or the claim was taken from the run while it ran
- * (its keys may be another run's by then).
+ * keep the run's heartbeat while the work runs, then delete the run's keys on every path (however
+ * many signals came) unless --keep says otherwise, or the claim was taken from the run while it
+ * ran (its keys may be another run's by then). Only a third signal leaves without them, and it
+ * prints the `clean` line this run owes.
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
-import { cleanUpRun } from './cleanup.js';
+import { cleanUpRun, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
-import { claimQueue, keepHeartbeat, type Claim } from './owner-claim.js';
+import { claimQueue, HEARTBEAT_TTL_MS, keepHeartbeat, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
 
 export interface ClaimedRun {
@@ -27,8 +28,6 @@ export interface ClaimPlan {
   /** Every job the run will seed (expired and live): the marker records it for `clean`. */
   readonly jobs: number;
   readonly keep: boolean;
-  /** Where a line goes that cannot join the run's error (a hurried exit's hint); unset, nowhere. */
-  readonly warn?: (line: string) => void;
 }
 
 export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
@@ -41,6 +40,9 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   } catch (err) {
     throw stopCause(interrupts.signal) ?? describeServerError(err, where);
   }
+  // From here the queue holds keys of the run's: a third signal names the line that removes them.
+  // Leaving at once leaves the heartbeat too, and `clean` waits for it to expire.
+  const settle = plan.keep ? () => {} : interrupts.owe(`${leftBehindHint(keys.queue)}, once the run's heartbeat has expired (within ${HEARTBEAT_TTL_MS / 1000} s)`);
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   let failure: EmqError | undefined;
@@ -54,11 +56,15 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
-    await heartbeat.stop();
-    if (!plan.keep && !heartbeat.claimLost) {
-      const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
-      // A run that went well but could not remove its keys (no +unlink) ends with that error.
-      if (error) throw error;
+    try {
+      await heartbeat.stop();
+      if (!plan.keep && !heartbeat.claimLost) {
+        const error = await cleanUpRun(admin, keys, plan.jobs, failure, where);
+        // A run that went well but could not remove its keys (no +unlink) ends with that error.
+        if (error) throw error;
+      }
+    } finally {
+      settle();
     }
   }
 }

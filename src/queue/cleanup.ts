@@ -4,71 +4,55 @@
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
-import type { Interrupts } from '../interrupt.js';
 import { createdKeys, type QueueKeys } from './keys.js';
 
 const CHUNK = 1000;
 
 /**
- * Unlinks the run's keys in chunks and resolves to how many existed. `stop` (a second Ctrl-C)
- * ends it between chunks; the owner marker goes last, so a queue cut short still carries the
- * marker that `emq-race clean` needs to finish the job.
+ * Unlinks the run's keys in chunks and resolves to how many existed. The owner marker goes last,
+ * so a queue cut short (a lost server, a third signal) still carries the marker that
+ * `emq-race clean` needs to finish the job.
  */
-export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, stop?: AbortSignal): Promise<number> {
+export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number): Promise<number> {
   let deleted = 0;
   let names: string[] = [];
   for (const key of createdKeys(keys, jobCount)) {
     names.push(key);
     if (names.length === CHUNK) {
-      stop?.throwIfAborted();
       deleted += await redis.unlink(...names);
       names = [];
     }
   }
-  stop?.throwIfAborted();
   if (names.length > 0) deleted += await redis.unlink(...names);
   return deleted;
 }
 
 /**
- * The end of a run that owned its queue: deletes its keys unless a second signal says not to, or
- * the server has stopped answering (one wait for it is enough). What cannot be deleted is said
- * once: appended to the run's `failure` when there is one, so a failed run still ends in one
- * line. A run that went well but could not delete its keys (an ACL without UNLINK) resolves to
- * the error it must end with; `warn` takes the line for a hurried exit.
+ * The end of a run that owned its queue: deletes its keys, however many signals came (only a
+ * third leaves without them, and that leaves the process too), unless the server has stopped
+ * answering (one wait for it is enough). What cannot be deleted is said once: appended to the
+ * run's `failure` when there is one, so a failed run still ends in one line. A run that went well
+ * but could not delete its keys (an ACL without UNLINK, a lost connection) resolves to the error
+ * it must end with.
  */
-export async function cleanUpRun(
-  admin: Redis,
-  keys: QueueKeys,
-  jobCount: number,
-  interrupts: Interrupts,
-  failure: EmqError | undefined,
-  where: string,
-  warn: ((line: string) => void) | undefined,
-): Promise<EmqError | undefined> {
+export async function cleanUpRun(admin: Redis, keys: QueueKeys, jobCount: number, failure: EmqError | undefined, where: string): Promise<EmqError | undefined> {
   const hint = leftBehindHint(keys.queue);
-  let cause: unknown;
-  if (!interrupts.hurried && admin.status === 'ready' && !stoppedAnswering(where)) {
+  let cause: unknown = new Error('Connection is closed.');
+  if (admin.status === 'ready' && !stoppedAnswering(where)) {
     try {
-      await deleteRunKeys(admin, keys, jobCount, interrupts.hurry);
+      await deleteRunKeys(admin, keys, jobCount);
       return undefined;
     } catch (err) {
       cause = err;
     }
   }
-  if (!interrupts.hurried) {
-    if (failure) {
-      failure.message += `; ${hint}`;
-      return undefined;
-    }
-    if (cause !== undefined) {
-      const error = describeServerError(cause, where);
-      error.message += `; ${hint}`;
-      return error;
-    }
+  if (failure) {
+    failure.message += `; ${hint}`;
+    return undefined;
   }
-  warn?.(hint);
-  return undefined;
+  const error = describeServerError(cause, where);
+  error.message += `; ${hint}`;
+  return error;
 }
 
 /** The line that tells a person how to remove what a run could not. */

@@ -58,7 +58,7 @@ export async function within<T>(ms: number, what: string, promise: Promise<T>): 
 /** One `emq-race: …` line and no stack trace: what every failure must look like. */
 export function oneErrorLine(stderr: string): string | undefined {
   const lines = stderr.split('\n').filter((line) => line.length > 0);
-  const errors = lines.filter((line) => line.startsWith('emq-race: ') && !/received|skipping key cleanup/.test(line));
+  const errors = lines.filter((line) => line.startsWith('emq-race: ') && !/received/.test(line));
   if (errors.length !== 1) return undefined;
   if (lines.some((line) => /^\s+at |Unhandled|unexpected error/.test(line))) return undefined;
   return errors[0];
