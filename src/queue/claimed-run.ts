@@ -41,8 +41,9 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     throw stopCause(interrupts.signal) ?? describeServerError(err, where);
   }
   // From here the queue holds keys of the run's: a third signal names the line that removes them.
-  // Leaving at once leaves the heartbeat too, and `clean` waits for it to expire.
-  const settle = plan.keep ? () => {} : interrupts.owe(`${leftBehindHint(keys.queue)}, once the run's heartbeat has expired (within ${HEARTBEAT_TTL_MS / 1000} s)`);
+  // Leaving at once may leave the heartbeat too (a server too slow to take its removal), and
+  // `clean` refuses the queue until it expires.
+  const settle = plan.keep ? () => {} : interrupts.owe(`${leftBehindHint(keys.queue)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`);
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   let failure: EmqError | undefined;

@@ -1,0 +1,71 @@
+/** The processes a spawned CLI started (its keeper, its server, its sweeper children), found through /proc. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+
+/** Every process below `pid`: its children, theirs, and so on. */
+export function descendants(pid: number): number[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter((pair): pair is [number, number] => pair.length === 2 && (pair[0] ?? 0) > 0);
+  const found: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = table.filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    found.push(...frontier);
+  }
+  return found;
+}
+
+/** A process's command line as one string ('' once it is gone). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The embedded server a CLI process started (under its keeper): its pid and the port and folder on
+ * its command line.
+ */
+export async function embeddedChild(cliPid: number): Promise<{ pid: number; port: number; dir: string }> {
+  for (let i = 0; i < 500; i++) {
+    const pids = descendants(cliPid);
+    for (const pid of pids) {
+      try {
+        // A running server retitles itself "redis-server 127.0.0.1:PORT" and works in its --dir.
+        const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const port = Number(/127\.0\.0\.1:(\d+)/.exec(title)?.[1] ?? 0);
+        if (port > 0) return { pid, port, dir: readlinkSync(`/proc/${pid}/cwd`) };
+      } catch {
+        // a short-lived child (the --version check) that is already gone
+      }
+    }
+    await sleep(20);
+  }
+  throw new Error('no embedded server appeared');
+}
+
+/** A connection to the embedded server on `port`, tried again every 20 ms until it answers. */
+export async function connectOnceUp(port: number): Promise<Redis> {
+  for (;;) {
+    try {
+      return await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
+    } catch {
+      await sleep(20);
+    }
+  }
+}
