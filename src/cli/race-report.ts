@@ -91,15 +91,28 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   refuseLatencyOnCluster(session, topology, options);
   const perQueue = spreadsQueues(topology, flags);
   const progress = show.progress && io.stderrIsTty && !options.csv;
-  // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
-  const evicted = new AbortController();
-  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
-  const runInterrupts = withStop(interrupts, evicted.signal);
+  // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error; so
+  // does the death of a helper the run relies on: the embedded server's keeper (the tool has then
+  // stopped the server itself) or the latency proxy's thread.
+  const stopped = new AbortController();
+  const stop = (reason: unknown): void => void (stopped.signal.aborted || stopped.abort(reason));
+  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], stop);
+  // Taken off once the run is over: a grid races many runs on one session's keeper.
+  const unwatch: (() => void)[] = [];
+  const onHelperLost = (lost: AbortSignal): void => {
+    const abort = (): void => stop(lost.reason);
+    if (lost.aborted) abort();
+    lost.addEventListener('abort', abort, { once: true });
+    unwatch.push(() => lost.removeEventListener('abort', abort));
+  };
+  if (session.embedded) onHelperLost(session.embedded.lost);
+  const runInterrupts = withStop(interrupts, stopped.signal);
   // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
   let proxy: RaceProxy | undefined;
   let planned: RunResult[];
   try {
     proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+    if (proxy) onHelperLost(proxy.lost);
     const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
     planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
       adjust,
@@ -115,11 +128,13 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
     throw err instanceof InterruptedError ? err : (eviction ?? err);
   } finally {
     runInterrupts.release();
+    for (const off of unwatch) off();
     await proxy?.close();
   }
   // An eviction seen only by the last reading still fails the run: its figures may miss keys.
   const late = await watch.stop();
   if (late) throw late;
+  session.embedded?.lost.throwIfAborted();
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();

@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { EmqError, type ExitCode } from '../errors.js';
+import { EmqError, serverError, type ExitCode } from '../errors.js';
 import { MoveLog } from '../sweepers/move-log.js';
 import type { RaceResult } from './race.js';
 import { DESTINATION_CODES, type FromWorker, type WorkerDone, type WorkerSetup } from './process-protocol.js';
@@ -39,7 +39,8 @@ function spawnChild(): Child {
     wake();
   });
   child.on('exit', (code, signal) => {
-    ended = new Error(`a sweeper process ended early (${signal ?? `exit code ${code}`})`);
+    // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
+    ended = serverError(`a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`);
     wake();
   });
   child.on('error', (err) => {

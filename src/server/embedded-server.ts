@@ -23,6 +23,11 @@ export interface EmbeddedServer {
   readonly port: number;
   readonly pid: number;
   readonly bin: string;
+  /**
+   * Aborted, with the error the run ends with, when the keeper dies while the tool still needs it
+   * (killed from outside): by then the tool has stopped the server itself and removed its folder.
+   */
+  readonly lost: AbortSignal;
   /** Stops the server and removes its working folder. Safe to call twice. */
   stop(): Promise<void>;
   /** Leaves the server running after the tool exits (for --keep). */
@@ -165,6 +170,20 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
 
 function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string): EmbeddedServer {
   let stopped = false;
+  const url = `redis://127.0.0.1:${port}`;
+  const lost = new AbortController();
+  // A keeper that exits unasked while its server still runs was killed: nothing would stop the
+  // server now, and its output pipes, held open by the server, would keep the tool alive for ever.
+  // The tool stops it itself. A keeper that follows its server out (the server died) is not this:
+  // the run's connection reports that loss.
+  keeper.once('exit', (code, signal) => {
+    if (stopped || !isAlive(pid)) return;
+    stopped = true;
+    process.off('exit', onExit);
+    killPid(pid);
+    rmSync(dir, { recursive: true, force: true });
+    lost.abort(serverError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`));
+  });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
     if (!stopped) {
@@ -174,10 +193,11 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   };
   process.on('exit', onExit);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url,
     port,
     pid,
     bin,
+    lost: lost.signal,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -193,6 +213,15 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
       keeper.unref();
     },
   };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function killPid(pid: number | string | undefined): void {

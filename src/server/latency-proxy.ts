@@ -22,7 +22,7 @@ import { createServer, connect as connectTcp, type AddressInfo, type Server, typ
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
-import { usageError } from '../errors.js';
+import { serverError, usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { connect, type ServerTarget } from './connection.js';
 import { Metronome, monotonicMs } from './metronome.js';
@@ -360,6 +360,8 @@ export interface RaceProxy {
   /** Stands for the server: the proxy's address, the server's credentials, database and TLS. */
   readonly target: ServerTarget;
   readonly latency: LatencyReport;
+  /** Aborted if the proxy's thread fails or ends before close(): see threadLoss. */
+  readonly lost: AbortSignal;
   close(): Promise<void>;
 }
 
@@ -416,7 +418,7 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
           measuredRttMs = await measureRoundTrip(redis, pings);
         }
         const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
-        return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs }, close: () => proxy.close() };
+        return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs }, lost: proxy.lost, close: () => proxy.close() };
       } finally {
         await quit(redis);
       }
@@ -434,6 +436,24 @@ const PROXY_THREAD = new URL('./latency-proxy-thread.js', import.meta.url);
 /** A proxy running in a thread of its own; `holdBack` resolves once the thread has taken it. */
 export interface ThreadedProxy extends Omit<LatencyProxy, 'holdBack'> {
   holdBack(ms: number): Promise<void>;
+  /** Aborted, with the error the run ends with, if the thread fails or ends before close() asked it to. */
+  readonly lost: AbortSignal;
+}
+
+/**
+ * Aborted with the error a run ends with when `worker` fails (an exception its code did not catch)
+ * or ends while `closing()` says nobody asked it to. A thread cannot be killed from outside the
+ * process, but it can fail: the race's connections through it would then wait on a proxy that is
+ * gone, so its end stops the run like any lost server.
+ */
+export function threadLoss(worker: Worker, closing: () => boolean): AbortSignal {
+  const lost = new AbortController();
+  const end = (why: string): void => {
+    if (!closing() && !lost.signal.aborted) lost.abort(serverError(`the latency proxy's thread ${why}; the race's connections through it are lost`));
+  };
+  worker.on('error', (err) => end(`failed: ${err.message}`));
+  worker.once('exit', (code) => end(`ended (exit code ${code})`));
+  return lost.signal;
 }
 
 /**
@@ -444,28 +464,41 @@ export interface ThreadedProxy extends Omit<LatencyProxy, 'holdBack'> {
 export async function startProxyThread(options: LatencyProxyOptions): Promise<ThreadedProxy> {
   const worker = new Worker(PROXY_THREAD, { workerData: options });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let closing: Promise<void> | undefined;
+  const lost = threadLoss(worker, () => closing !== undefined);
+  // The thread's next message; its failure or end instead rejects, so no wait outlives it.
   const next = (): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
-      const onMessage = (message: Record<string, unknown>): void => {
+      const settle = (): void => {
+        worker.off('message', onMessage);
         worker.off('error', onError);
+        worker.off('exit', onExit);
+      };
+      const onMessage = (message: Record<string, unknown>): void => {
+        settle();
         resolve(message);
       };
       const onError = (err: Error): void => {
-        worker.off('message', onMessage);
+        settle();
         reject(err);
       };
-      worker.once('message', onMessage);
-      worker.once('error', onError);
+      const onExit = (code: number): void => {
+        settle();
+        reject(new Error(`the thread ended (exit code ${code})`));
+      };
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
     });
-  const started = await next();
+  const started: Record<string, unknown> = await next().catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
   if (typeof started.port !== 'number') {
     await exited;
     throw new Error(`latency proxy: ${String(started.error ?? 'the proxy thread did not start')}`);
   }
-  let closing: Promise<void> | undefined;
   return {
     host: '127.0.0.1',
     port: started.port,
+    lost,
     async holdBack(ms) {
       if (!(ms >= 0)) throw new RangeError('latency proxy: a hold-back of 0 or more');
       const answer = next();

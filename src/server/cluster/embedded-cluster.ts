@@ -107,6 +107,7 @@ export async function startEmbeddedCluster(primaries: number, serverBin?: string
     port: first.port,
     pid: first.pid,
     bin,
+    lost: AbortSignal.any(nodes.map((node) => node.lost)),
     stop: stopAll,
     detach() {
       for (const node of nodes) node.detach();
