@@ -51,7 +51,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceT
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
   const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
-  return onClaimedQueue(claim, interrupts, ({ runId, signal }) => raceOnQueue(session, keys, run, settled, runId, signal, clientNow));
+  return onClaimedQueue(claim, interrupts, ({ runId, signal }) => raceOnQueue(session, keys, run, settled, runId, signal, clientNow, (line) => interrupts.owe(line)));
 }
 
 /** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
@@ -63,14 +63,21 @@ async function raceOnQueue(
   runId: string,
   signal: AbortSignal,
   clientNow: (() => number) | undefined,
+  owe: Interrupts['owe'],
 ): Promise<RunResult> {
   const { admin } = session;
   // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
   const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
   let sweepFunction: SweepFunction | undefined;
+  let settleLibrary: (() => void) | undefined;
   try {
-    if (STRATEGIES[run.mode].needs === 'functions') sweepFunction = await loadSweepFunction(admin, runId);
+    if (STRATEGIES[run.mode].needs === 'functions') {
+      sweepFunction = await loadSweepFunction(admin, runId);
+      // A third signal leaves at once: it names the library it leaves behind.
+      const library = sweepFunction.library;
+      if (!run.keep) settleLibrary = owe(`the function library ${library} may remain on the server: remove it with FUNCTION DELETE ${library}`);
+    }
     await seed(admin, keys, run, settled.live, runId, signal);
     if (!run.processes) {
       for (let i = 0; i < run.sweepers; i++) {
@@ -86,13 +93,14 @@ async function raceOnQueue(
     return resultOf(run, settled, raced, counts, sweepFunction);
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
-    // The library is not a key of the queue: it goes even when a second Ctrl-C skips the keys.
+    // The library is not a key of the queue: it goes on every way out but a third signal.
     if (sweepFunction && !run.keep) {
       const library = sweepFunction.library;
       await deleteSweepFunction(admin, sweepFunction).catch(() => {
         run.warn?.(`could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})`);
       });
     }
+    settleLibrary?.();
   }
 }
 
