@@ -2,7 +2,7 @@
  * The ground every replay runs on: a queue of its own, claimed like the main command claims one
  * (the same marker, heartbeat and cleanup: queue/claimed-run.ts), holding one job whose lease has
  * expired, and two connections, one per sweep. Afterwards the queue's keys are deleted by name,
- * unless --keep or a second Ctrl-C says otherwise.
+ * unless --keep says otherwise or a third Ctrl-C leaves at once.
  */
 import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../queue/claimed-run.js';
