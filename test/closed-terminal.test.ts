@@ -101,5 +101,11 @@ for (const kind of SERVER_KINDS) {
       const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'];
       await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
     });
+
+    test("closed while sweepers of their own processes sweep (they share the terminal): exit 129, the run's keys gone, no abort", async () => {
+      const queue = 'race-tty-processes';
+      const args = ['--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'];
+      await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
+    });
   });
 }

@@ -3,9 +3,8 @@
  * each stream is a terminal (and how wide), and the yes/no question asked on a terminal. Everything else writes
  * through an Io it is handed, so the tests can run the whole command line in-process.
  */
-import { closeSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-import { isatty } from 'node:tty';
+import { leaveClosedTerminalAlone } from '../closed-terminal.js';
 import { InterruptedError } from '../errors.js';
 import type { Io } from '../model.js';
 
@@ -17,27 +16,7 @@ const closed = { out: false, err: false };
 process.stdout.on('error', () => (closed.out = true));
 process.stderr.on('error', () => (closed.err = true));
 
-/**
- * A terminal that closed under the run (a closed window, tmux kill-session, a dropped SSH session)
- * is left alone on the way out. On exit Node puts each standard stream that started on a terminal
- * back as it found it, and Node 20 aborts (exit 134, an assertion in its ResetStdio) when that
- * terminal has hung up. Node skips a stream whose descriptor now names another file, so each one
- * whose terminal is gone is pointed at /dev/null first: the run exits with its own code.
- */
-const startedOnTerminal = [0, 1, 2].filter((fd) => isatty(fd));
-process.on('exit', () => {
-  for (const fd of startedOnTerminal) {
-    // isatty asks the terminal itself, which answers no once it has hung up.
-    if (isatty(fd)) continue;
-    try {
-      closeSync(fd);
-      // The lowest free descriptor: `fd` itself, now /dev/null.
-      openSync('/dev/null', fd === 0 ? 'r' : 'w');
-    } catch {
-      // Closed is enough: Node also skips a descriptor that is no longer open.
-    }
-  }
-});
+leaveClosedTerminalAlone();
 
 export const processIo: Io = {
   out: (text) => void (closed.out || process.stdout.write(text)),

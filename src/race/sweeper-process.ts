@@ -4,6 +4,7 @@
  * the parent's to handle (it stops this process), and a parent that goes away ends this one.
  */
 import type { Redis } from 'ioredis';
+import { leaveClosedTerminalAlone } from '../closed-terminal.js';
 import { connect } from '../server/connection.js';
 import { EmqError, ExitCode, describeServerError } from '../errors.js';
 import { queueKeys } from '../queue/keys.js';
@@ -18,6 +19,9 @@ const send = (message: FromWorker): Promise<void> =>
     if (!process.send) return resolve();
     process.send(message, undefined, {}, () => resolve());
   });
+
+// Its stderr is the tool's: a terminal that closed under the run must not make it abort on exit.
+leaveClosedTerminalAlone();
 
 const stop = new AbortController();
 let redis: Redis | undefined;
