@@ -63,7 +63,7 @@ function onTerminal(args: readonly string[]): { started: Promise<number>; close(
 }
 
 for (const kind of SERVER_KINDS) {
-  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : PYTHON === undefined ? 'python3 is not installed (Debian: apt-get install python3-minimal)' : false;
+  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : PYTHON === undefined ? 'python3 is not installed (Debian: apt-get install python3)' : false;
   describe(`a closed terminal [${kind.kind}]`, { skip }, () => {
     let server: EmbeddedServer;
     let redis: Redis;
