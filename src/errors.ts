@@ -28,6 +28,17 @@ export class EmqError extends Error {
 export const usageError = (message: string): EmqError => new EmqError(message, ExitCode.usage);
 export const serverError = (message: string): EmqError => new EmqError(message, ExitCode.server);
 
+/**
+ * A run's server is gone with everything on it (the embedded server, stopped by the tool when its
+ * keeper died): no key of the run can remain, so no clean-up is tried and none is suggested.
+ */
+export class ServerGoneError extends EmqError {
+  constructor(message: string) {
+    super(message, ExitCode.server);
+    this.name = 'ServerGoneError';
+  }
+}
+
 /** The exit code of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
 const SIGNAL_EXIT: Readonly<Partial<Record<NodeJS.Signals, ExitCode>>> = { SIGHUP: ExitCode.sighup, SIGINT: ExitCode.sigint, SIGTERM: ExitCode.sigterm };
 

@@ -78,7 +78,7 @@ for (const kind of SERVER_KINDS) {
         } finally {
           own.disconnect();
         }
-        await killAndCheck(cli, keeper, /keeper process died \(SIGKILL\); the tool stopped its server/);
+        await killAndCheck(cli, keeper, /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/);
         assert.equal(alive(child.pid), false, 'the embedded server is stopped');
         assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
       });

@@ -3,7 +3,7 @@
  * FLUSH: whatever else lives on the server is not the tool's to touch.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
+import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
 import { createdKeys, type QueueKeys } from './keys.js';
 
 const CHUNK = 1000;
@@ -36,6 +36,8 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
  * it must end with.
  */
 export async function cleanUpRun(admin: Redis, keys: QueueKeys, jobCount: number, failure: EmqError | undefined, where: string): Promise<EmqError | undefined> {
+  // Nothing to delete, and nothing to tell: the server went with every key on it.
+  if (failure instanceof ServerGoneError) return undefined;
   const hint = leftBehindHint(keys.queue);
   let cause: unknown = new Error('Connection is closed.');
   if (admin.status === 'ready' && !stoppedAnswering(where)) {

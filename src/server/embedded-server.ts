@@ -14,7 +14,7 @@ import { delimiter, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError, usageError } from '../errors.js';
+import { ServerGoneError, serverError, usageError } from '../errors.js';
 
 export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
 
@@ -182,7 +182,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     process.off('exit', onExit);
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
-    lost.abort(serverError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`));
+    lost.abort(new ServerGoneError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`));
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
