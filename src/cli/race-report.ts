@@ -2,9 +2,9 @@
  * One race on an open session, every mode and trial of it, made into a report: what the main
  * command prints, and what `emq-race grid` runs once per cell.
  */
-import { InterruptedError, usageError } from '../errors.js';
-import { watchEvictions } from '../server/eviction-watch.js';
-import { withStop, type Interrupts } from '../interrupt.js';
+import { usageError } from '../errors.js';
+import { underEvictionWatch } from '../server/eviction-watch.js';
+import type { Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
 import type { MainFlags } from './race-flags.js';
 import type { RaceReport } from '../report/json.js';
@@ -92,34 +92,25 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   const perQueue = spreadsQueues(topology, flags);
   const progress = show.progress && io.stderrIsTty && !options.csv;
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error.
-  const evicted = new AbortController();
-  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], (err) => evicted.abort(err));
-  const runInterrupts = withStop(interrupts, evicted.signal);
+  const watched = topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target];
   // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
   let proxy: RaceProxy | undefined;
-  let planned: RunResult[];
-  try {
-    proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
-    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
-    planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
-      adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
-      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
-      // Every step is checked against maxmemory before the first one writes.
-      beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
-    });
-  } catch (err) {
-    // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
-    const eviction = await watch.stop();
-    throw err instanceof InterruptedError ? err : (eviction ?? err);
-  } finally {
-    runInterrupts.release();
-    await proxy?.close();
-  }
-  // An eviction seen only by the last reading still fails the run: its figures may miss keys.
-  const late = await watch.stop();
-  if (late) throw late;
+  const planned = await underEvictionWatch(watched, interrupts, async (runInterrupts) => {
+    try {
+      proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+      const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
+      return await runPlan(raced, options, modes, userScript, runInterrupts, {
+        adjust,
+        ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+        // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+        ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+        // Every step is checked against maxmemory before the first one writes.
+        beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+      });
+    } finally {
+      await proxy?.close();
+    }
+  });
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();

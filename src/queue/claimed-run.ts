@@ -2,14 +2,17 @@
  * The life of anything that writes a queue (a race's mode, an explain replay): claim the queue,
  * keep the run's heartbeat while the work runs, then delete the run's keys on every path unless
  * --keep or a second Ctrl-C says otherwise, or the claim was taken from the run while it ran
- * (its keys may be another run's by then).
+ * (its keys may be another run's by then). A run whose keys vanished (a FLUSHALL, another
+ * client's DEL, an eviction) stops and ends with exit 3 whatever it was doing; what is left of its
+ * keys is deleted all the same, once it holds the marker again, so that nothing stays that
+ * `clean` would refuse.
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
 import { cleanUpRun } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
-import { claimQueue, keepHeartbeat, type Claim } from './owner-claim.js';
+import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
 
 export interface ClaimedRun {
@@ -17,6 +20,11 @@ export interface ClaimedRun {
   readonly runId: string;
   /** Aborted by a signal, or by a heartbeat that found the claim gone or could not beat. */
   readonly signal: AbortSignal;
+  /**
+   * Throws when the run's marker, its heartbeat, or the hash of any of `jobs` is no longer there
+   * as the run wrote it: what reads the queue back checks this before it trusts what it reads.
+   */
+  confirmKeys(jobs?: readonly string[]): Promise<void>;
 }
 
 export interface ClaimPlan {
@@ -43,22 +51,34 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   }
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
+  const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
+    const gone = await heartbeat.check(jobs);
+    if (gone) throw gone;
+  };
   let failure: EmqError | undefined;
   try {
-    const result = await work({ runId, signal });
+    const result = await work({ runId, signal, confirmKeys });
     // A signal (or a lost claim) during the last step, whose reply still came, stops the run here:
-    // nothing of it is reported.
+    // nothing of it is reported; nor is a result read from a queue whose keys vanished meanwhile.
     signal.throwIfAborted();
+    await confirmKeys();
     return result;
   } catch (err) {
+    // Whatever the work stumbled on, keys that vanished under it are the cause to report.
+    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready') await heartbeat.check().catch(() => undefined);
     failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
     await heartbeat.stop();
     if (!plan.keep && !heartbeat.claimLost) {
-      const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
-      // A run that went well but could not remove its keys (no +unlink) ends with that error.
-      if (error) throw error;
+      const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => false) : true;
+      if (ours) {
+        const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
+        // A run that went well but could not remove its keys (no +unlink) ends with that error.
+        if (error) throw error;
+      } else if (failure) {
+        failure.message += `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted`;
+      }
     }
   }
 }
