@@ -167,7 +167,7 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.deepEqual(await allKeys(redis), [], 'keys the in-flight sweeps wrote after the flush are removed too');
   });
 
-  test('another client deletes the owner marker mid-run: exit 3 naming it, no "by hand" blame, and clean finds nothing left', async () => {
+  test('another client deletes the owner marker mid-run: exit 3 naming it, no "by hand" blame, nothing left for clean', async () => {
     const foreign = await keyspaceDigest(redis);
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-unmarked']);
     await until('the run sweeping', async () => (await redis.llen('emq:{race-unmarked}:pending')) > 0);

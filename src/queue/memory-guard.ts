@@ -299,7 +299,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
   if (probeBytes > roomLeft(firstMemory)) {
     throw usageError(
       `only ${mb(Math.max(0, roomLeft(firstMemory)))} is left below the maxmemory of ${mb(firstMemory.maxMemory)} on the server at ${first.where} (maxmemory-policy ${firstMemory.policy}): ` +
-        `not even the ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measure what a job costs fit there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
+        `not even the slice of ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measures what a job costs fits there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
   const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
