@@ -8,9 +8,9 @@
  * `clean` would refuse.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, type EmqError } from '../errors.js';
+import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
-import { cleanUpRun } from './cleanup.js';
+import { cleanUpRun, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
@@ -65,19 +65,21 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     return result;
   } catch (err) {
     // Whatever the work stumbled on, keys that vanished under it are the cause to report.
-    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready') await heartbeat.check().catch(() => undefined);
+    // (Not on a server that stopped answering: one wait for it is enough.)
+    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready' && !stoppedAnswering(where)) await heartbeat.check().catch(() => undefined);
     failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
     await heartbeat.stop();
     if (!plan.keep && !heartbeat.claimLost) {
-      const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => false) : true;
+      // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
+      const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => undefined) : true;
       if (ours) {
         const error = await cleanUpRun(admin, keys, plan.jobs, interrupts, failure, where, plan.warn);
         // A run that went well but could not remove its keys (no +unlink) ends with that error.
         if (error) throw error;
       } else if (failure) {
-        failure.message += `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted`;
+        failure.message += ours === false ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : `; ${leftBehindHint(keys.queue)}`;
       }
     }
   }
