@@ -5,7 +5,8 @@
  * killed, between the claim and its confirmation) leaves at most an expiring, unconfirmed marker,
  * and `clean --all --yes` afterwards leaves every foreign key byte-identical (DEBUG DIGEST-VALUE,
  * type and expiry). A live run's heartbeat makes `clean` refuse its queue; a run whose claim is
- * taken from it stops without deleting anything; a frozen server (SIGSTOP) ends a run in one
+ * taken from it stops without deleting anything; one whose marker another client deleted stops
+ * and deletes what is left of its keys; a frozen server (SIGSTOP) ends a run in one
  * bounded wait. Real servers, started with the DEBUG command enabled.
  */
 import assert from 'node:assert/strict';
@@ -139,19 +140,36 @@ forEachServer('a shared server with somebody else\'s queue', (handle, kind) => {
     await untouched();
   });
 
-  test('a run whose claim is taken from it (its marker deleted) stops with exit 3 and deletes none of its keys', async () => {
+  test('a run whose claim is taken from it (another run\'s marker in place of its own) stops with exit 3 and deletes none of its keys', async () => {
     const cli = startCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
     await within(LIMIT_MS, 'the run sweeping', (async () => {
       while ((await admin.llen('emq:{race-taken}:pending')) === 0) await sleep(5);
     })());
-    // What a person, or the clean of an emq-race from before heartbeats, might do.
-    await admin.del('emq:{race-taken}:owner');
+    // What the clean of an emq-race from before heartbeats, then another run, might do.
+    const theirs = parseOwnerValue(await admin.get('emq:{race-taken}:owner'));
+    assert.ok(theirs);
+    await admin.set('emq:{race-taken}:owner', JSON.stringify({ ...theirs, run: 'another-run' }));
     const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', cli.done);
     assert.equal(result.code, 3, result.stderr);
-    assert.match(oneErrorLine(result.stderr) ?? '', /queue race-taken was taken from this run while it ran: .*none of the queue's keys deleted/);
+    assert.match(oneErrorLine(result.stderr) ?? '', /queue race-taken was taken from this run while it ran: its owner marker emq:\{race-taken\}:owner now holds another run's claim; .*none of the queue's keys deleted/);
     const left = (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-taken}:'));
     assert.ok(left.includes('emq:{race-taken}:job:1') && left.includes('emq:{race-taken}:active'), 'the keys stay');
     await admin.unlink(...left);
+    await untouched();
+  });
+
+  test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
+    const cli = startCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+    await within(LIMIT_MS, 'the run sweeping', (async () => {
+      while ((await admin.llen('emq:{race-unmarked}:pending')) === 0) await sleep(5);
+    })());
+    await admin.del('emq:{race-unmarked}:owner');
+    const result = await within(LIMIT_MS, 'the run', cli.done);
+    assert.equal(result.code, 3, result.stderr);
+    const line = oneErrorLine(result.stderr) ?? '';
+    assert.match(line, /the keys of queue race-unmarked vanished from the server at \S+ while the run was live \(emq:\{race-unmarked\}:owner gone\)/);
+    assert.doesNotMatch(line, /by hand/);
+    assert.deepEqual(await allKeys(admin), foreign, 'nothing of the run is left for clean to refuse');
     await untouched();
   });
 

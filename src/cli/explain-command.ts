@@ -21,6 +21,7 @@ import { outputWidth, wrapLines } from '../text.js';
 import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
+import { guardedReplays } from '../explain/guard.js';
 import { jsonHeader } from '../report/json.js';
 import { VERSION, type Io, LIMITS, MODES, MODE_SETS, type Mode } from '../model.js';
 
@@ -124,7 +125,9 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
 
     if (flags.counter !== undefined) {
       const form = flags.counter;
-      const race: CounterRace = await onStage(session, stage(base), interrupts, (s) => raceCounter(s, base, form));
+      const race: CounterRace = await guardedReplays(session, [{ mode: 'atomic', queue: base }], flags, interrupts, (guarded) =>
+        onStage(session, stage(base), guarded, (s) => raceCounter(s, base, form)),
+      );
       interrupts.signal.throwIfAborted();
       const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
       if (flags.json) io.out(`${JSON.stringify(json)}\n`);
@@ -132,15 +135,17 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       report = json as ExplainReportJson;
     } else {
       const replays: Replay[] = [];
-      for (const mode of flags.mode) {
-        const queue = flags.mode.length > 1 ? `${base}-${mode}` : base;
-        const plan = { queue, batch: BATCH, maxStalled: flags.maxStalled };
-        replays.push(
-          await onStage(session, stage(queue), interrupts, (s) =>
-            mode === 'loop' ? replayLoop(s, { ...plan, schedule: flags.schedule }) : replayAtomic(s, plan),
-          ),
-        );
-      }
+      const queued = flags.mode.map((mode) => ({ mode, queue: flags.mode.length > 1 ? `${base}-${mode}` : base }));
+      await guardedReplays(session, queued, flags, interrupts, async (guarded) => {
+        for (const { mode, queue } of queued) {
+          const plan = { queue, batch: BATCH, maxStalled: flags.maxStalled };
+          replays.push(
+            await onStage(session, stage(queue), guarded, (s) =>
+              mode === 'loop' ? replayLoop(s, { ...plan, schedule: flags.schedule }) : replayAtomic(s, plan),
+            ),
+          );
+        }
+      });
       // A signal after the last replay's cleanup still ends the command without its report.
       interrupts.signal.throwIfAborted();
       const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };

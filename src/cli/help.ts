@@ -29,7 +29,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, a server error, or the
-       server evicted keys while the run was live (the run stops at once)
+       server evicted keys, or lost the run's, while the run was live (the
+       run stops at once)
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
        143 by SIGTERM; the run's keys are removed first
 With --json a failure still prints one object on stdout:

@@ -2,8 +2,8 @@
  * One race on an open session, every mode and trial of it, made into a report: what the main
  * command prints, and what `emq-race grid` runs once per cell.
  */
-import { InterruptedError, usageError } from '../errors.js';
-import { watchEvictions } from '../server/eviction-watch.js';
+import { usageError } from '../errors.js';
+import { underEvictionWatch } from '../server/eviction-watch.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
 import type { MainFlags } from './race-flags.js';
@@ -94,9 +94,9 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error; so
   // does the death of a helper the run relies on: the embedded server's keeper (the tool has then
   // stopped the server itself) or the latency proxy's thread.
-  const stopped = new AbortController();
-  const stop = (reason: unknown): void => void (stopped.signal.aborted || stopped.abort(reason));
-  const watch = await watchEvictions(topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target], stop);
+  const watched = topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target];
+  const helperLost = new AbortController();
+  const stop = (reason: unknown): void => void (helperLost.signal.aborted || helperLost.abort(reason));
   // Taken off once the run is over: a grid races many runs on one session's keeper.
   const unwatch: (() => void)[] = [];
   const onHelperLost = (lost: AbortSignal): void => {
@@ -106,34 +106,32 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
     unwatch.push(() => lost.removeEventListener('abort', abort));
   };
   if (session.embedded) onHelperLost(session.embedded.lost);
-  const runInterrupts = withStop(interrupts, stopped.signal);
+  const helped = withStop(interrupts, helperLost.signal);
   // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
   let proxy: RaceProxy | undefined;
   let planned: RunResult[];
   try {
-    proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
-    if (proxy) onHelperLost(proxy.lost);
-    const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
-    planned = await runPlan(raced, options, modes, userScript, runInterrupts, {
-      adjust,
-      ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
-      // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-      ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
-      // Every step is checked against maxmemory before the first one writes.
-      beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+    planned = await underEvictionWatch(watched, helped, async (runInterrupts) => {
+      try {
+        proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+        if (proxy) onHelperLost(proxy.lost);
+        const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
+        return await runPlan(raced, options, modes, userScript, runInterrupts, {
+          adjust,
+          ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+          // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+          ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+          // Every step is checked against maxmemory before the first one writes.
+          beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+        });
+      } finally {
+        await proxy?.close();
+      }
     });
-  } catch (err) {
-    // The count at the end, rather than the one that stopped the run; a signal keeps its own exit code.
-    const eviction = await watch.stop();
-    throw err instanceof InterruptedError ? err : (eviction ?? err);
   } finally {
-    runInterrupts.release();
+    helped.release();
     for (const off of unwatch) off();
-    await proxy?.close();
   }
-  // An eviction seen only by the last reading still fails the run: its figures may miss keys.
-  const late = await watch.stop();
-  if (late) throw late;
   session.embedded?.lost.throwIfAborted();
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));

@@ -3,14 +3,17 @@
  * keep the run's heartbeat while the work runs, then delete the run's keys on every path (however
  * many signals came) unless --keep says otherwise, or the claim was taken from the run while it
  * ran (its keys may be another run's by then). Only a third signal leaves without them, and it
- * prints the `clean` line this run owes.
+ * prints the `clean` line this run owes. A run whose keys vanished (a FLUSHALL, another client's
+ * DEL, an eviction) stops and ends with exit 3 whatever it was doing; what is left of its keys is
+ * deleted all the same, once it holds the marker again, so that nothing stays that `clean` would
+ * refuse.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, type EmqError } from '../errors.js';
+import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
 import { cleanUpRun, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
-import { claimQueue, HEARTBEAT_TTL_MS, keepHeartbeat, type Claim } from './owner-claim.js';
+import { claimQueue, HEARTBEAT_TTL_MS, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
 
 export interface ClaimedRun {
@@ -18,6 +21,11 @@ export interface ClaimedRun {
   readonly runId: string;
   /** Aborted by a signal, or by a heartbeat that found the claim gone or could not beat. */
   readonly signal: AbortSignal;
+  /**
+   * Throws when the run's marker, its heartbeat, or the hash of any of `jobs` is no longer there
+   * as the run wrote it: what reads the queue back checks this before it trusts what it reads.
+   */
+  confirmKeys(jobs?: readonly string[]): Promise<void>;
 }
 
 export interface ClaimPlan {
@@ -46,23 +54,37 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   const settle = plan.keep ? () => {} : interrupts.owe(`${leftBehindHint(keys.queue)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`);
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
+  const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
+    const gone = await heartbeat.check(jobs);
+    if (gone) throw gone;
+  };
   let failure: EmqError | undefined;
   try {
-    const result = await work({ runId, signal });
+    const result = await work({ runId, signal, confirmKeys });
     // A signal (or a lost claim) during the last step, whose reply still came, stops the run here:
-    // nothing of it is reported.
+    // nothing of it is reported; nor is a result read from a queue whose keys vanished meanwhile.
     signal.throwIfAborted();
+    await confirmKeys();
     return result;
   } catch (err) {
+    // Whatever the work stumbled on, keys that vanished under it are the cause to report.
+    // (Not on a server that stopped answering: one wait for it is enough.)
+    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready' && !stoppedAnswering(where)) await heartbeat.check().catch(() => undefined);
     failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
     try {
       await heartbeat.stop();
       if (!plan.keep && !heartbeat.claimLost) {
-        const error = await cleanUpRun(admin, keys, plan.jobs, failure, where);
-        // A run that went well but could not remove its keys (no +unlink) ends with that error.
-        if (error) throw error;
+        // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
+        const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => undefined) : true;
+        if (ours) {
+          const error = await cleanUpRun(admin, keys, plan.jobs, failure, where);
+          // A run that went well but could not remove its keys (no +unlink) ends with that error.
+          if (error) throw error;
+        } else if (failure) {
+          failure.message += ours === false ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : `; ${leftBehindHint(keys.queue)}`;
+        }
       }
     } finally {
       settle();

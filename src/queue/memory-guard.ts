@@ -20,6 +20,7 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import { claimQueue, releaseClaim } from './owner-claim.js';
 import { newOwnerMarker } from './owner-marker.js';
 import { seedJobs } from './seed.js';
+import { plural } from '../text.js';
 
 /** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
 export const PROBE_JOBS = 1000;
@@ -208,14 +209,22 @@ function describeMoment(moment: Moment): string {
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
 
+/** How a refusal names what would not fit and what to do, for a command whose flags are not the race's (explain). */
+export interface RefusalWords {
+  /** What needs the room, in place of the dearest moment's flags. */
+  readonly subject: string;
+  /** What to do instead, after "Refusing, nothing written: ". */
+  readonly remedy: string;
+}
+
 /** Why the run must not start on this server, or undefined when it fits (or nothing limits it). */
-export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs: DataCosts, where: string): string | undefined {
+export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs: DataCosts, where: string, words?: RefusalWords): string | undefined {
   if (!(memory.maxMemory > 0)) return undefined;
   const room = roomLeft(memory);
   if (footprint.bytes <= room) return undefined;
   const perJob = Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES);
   const what =
-    `${describeMoment(footprint.moment)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
+    `${words?.subject ?? describeMoment(footprint.moment)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
     `(${mb(footprint.data)} of job data at ${perJob} bytes a job as measured there, ${footprint.connections} connections, ` +
     `${footprint.newCommands} commands new to the server, and a ${MARGIN * 100}% margin), ` +
     `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
@@ -223,7 +232,7 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   if (memory.policy.startsWith('allkeys-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict other keys (yours) to make room`;
   else if (memory.policy.startsWith('volatile-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
   else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
-  return `${what}; ${consequence}. Refusing, nothing written: lower --jobs${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`;
+  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower --jobs${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
 }
 
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */
@@ -269,7 +278,7 @@ export interface ServerLoad {
  * without a maxmemory are not measured, and nothing is written to them. The slice is measured once,
  * on the first server with a limit, and its costs stand for every server of the run.
  */
-export async function checkRunMemory(loads: readonly ServerLoad[], traits: TraitsOf, signal?: AbortSignal): Promise<void> {
+export async function checkRunMemory(loads: readonly ServerLoad[], traits: TraitsOf, signal?: AbortSignal, words?: RefusalWords): Promise<void> {
   const limited: ServerLoad[] = [];
   for (const load of loads) {
     const memory = parseMemoryInfo(await load.redis.info('memory').catch((err: unknown) => Promise.reject(describeServerError(err, load.where))));
@@ -290,7 +299,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
   if (probeBytes > roomLeft(firstMemory)) {
     throw usageError(
       `only ${mb(Math.max(0, roomLeft(firstMemory)))} is left below the maxmemory of ${mb(firstMemory.maxMemory)} on the server at ${first.where} (maxmemory-policy ${firstMemory.policy}): ` +
-        `not even the ${Math.min(PROBE_JOBS, shape.lastId)} jobs that measure what a job costs fit there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
+        `not even the slice of ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measures what a job costs fits there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
   const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
@@ -301,7 +310,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
     );
     const seen = trackedCommands(latency);
     const newCommands = seen ? [...commandsOf(load.moments.flat(), traits)].filter((command) => !seen.has(command)).length : 0;
-    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands, traits), costs, load.where);
+    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands, traits), costs, load.where, words);
     if (problem) throw usageError(problem);
   }
 }

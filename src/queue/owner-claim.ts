@@ -91,39 +91,109 @@ export async function releaseClaim(redis: Redis, keys: QueueKeys, value: string)
   return callReleaseMarker(redis, keys.owner, value);
 }
 
+/** How often a live run checks that its marker and heartbeat are still on the server. */
+export const PRESENCE_EVERY_MS = 200;
+
 /** The heartbeat of a run that owns its queue. */
 export interface Heartbeat {
   /**
-   * Aborted when the run must stop: the marker no longer holds this run's claim (`claimLost`), or
-   * the heartbeat could not be refreshed (the reason is the error).
+   * Aborted when the run must stop: the marker holds another run's claim (`claimLost`), the
+   * run's own keys vanished (`vanished`), or the heartbeat could not be refreshed (the reason is
+   * the error).
    */
   readonly lost: AbortSignal;
-  /** True once a refresh found the marker changed: the queue's keys may no longer be this run's. */
+  /** True once a check found the marker holding another run's claim: the queue's keys may no longer be this run's. */
   readonly claimLost: boolean;
+  /**
+   * True once a check found the marker, the heartbeat or a job hash the run relies on gone from
+   * the server (a FLUSHALL, a FLUSHDB or a DEL by another client, or an eviction). What is left
+   * is still the run's to delete, once it holds the marker again (see reclaimVanished).
+   */
+  readonly vanished: boolean;
+  /**
+   * Checks at once that the marker holds this run's claim, that the heartbeat is there, and that
+   * each job hash of `jobs` carries the run's id; resolves to the error the run must stop with
+   * (and aborts `lost`), or undefined when all is there.
+   */
+  check(jobs?: readonly string[]): Promise<EmqError | undefined>;
   /** Stops refreshing; then removes the heartbeat key unless the claim was lost (best effort: it expires anyway). */
   stop(): Promise<void>;
 }
 
-/** Refreshes the claim's heartbeat every HEARTBEAT_EVERY_MS until stopped (claimQueue wrote the first). */
+/** Why a run whose keys vanished stopped, naming what it found gone. */
+export function vanishedError(keys: QueueKeys, where: string, gone: readonly string[]): EmqError {
+  const named = gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', ');
+  return serverError(
+    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${named} gone): ` +
+      'another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy\'s doing',
+  );
+}
+
+function takenError(keys: QueueKeys): EmqError {
+  return serverError(`queue ${keys.queue} was taken from this run while it ran: its owner marker ${keys.owner} now holds another run's claim; stopped, and none of the queue's keys deleted, since they may no longer be this run's`);
+}
+
+/**
+ * Refreshes the claim's heartbeat every HEARTBEAT_EVERY_MS until stopped (claimQueue wrote the
+ * first), and checks every PRESENCE_EVERY_MS that the marker and the heartbeat are still there.
+ */
 export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartbeat {
   const { keys, value } = claim;
+  const runId = claim.marker.run;
   const lost = new AbortController();
   let claimLost = false;
-  let inFlight: Promise<void> = Promise.resolve();
+  let vanished = false;
+  let inFlight: Promise<void> | undefined;
+  const stopWith = (err: EmqError): EmqError => {
+    if (!lost.signal.aborted) lost.abort(err);
+    return lost.signal.reason as EmqError;
+  };
+  const check = async (jobs: readonly string[] = []): Promise<EmqError | undefined> => {
+    if (lost.signal.aborted) return lost.signal.reason as EmqError;
+    const pipeline = redis.pipeline().get(keys.owner).get(keys.heartbeat);
+    for (const id of jobs) pipeline.hget(keys.job(id), 'run');
+    const replies = (await pipeline.exec()) ?? [];
+    const values = replies.map(([err, reply]) => {
+      if (err) throw err;
+      return reply as string | null;
+    });
+    const [owner, heartbeat, ...hashes] = values;
+    if (owner !== null && owner !== value) {
+      claimLost = true;
+      return stopWith(takenError(keys));
+    }
+    const gone = [
+      ...(owner === null ? [keys.owner] : []),
+      ...(heartbeat === null ? [keys.heartbeat] : []),
+      ...jobs.filter((_, i) => hashes[i] !== runId).map((id) => keys.job(id)),
+    ];
+    if (gone.length === 0) return undefined;
+    vanished = true;
+    return stopWith(vanishedError(keys, where, gone));
+  };
   const beat = async (): Promise<void> => {
     try {
-      const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: value, to: value, markerTtlMs: 0, heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: claim.marker.run } });
-      if (!ours) {
-        claimLost = true;
-        lost.abort(serverError(`queue ${keys.queue} was taken from this run while it ran: its owner marker ${keys.owner} no longer holds this run's claim (removed by hand, or by the clean of an emq-race from before heartbeats); stopped, and none of the queue's keys deleted, since they may no longer be this run's`));
-      }
+      const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: value, to: value, markerTtlMs: 0, heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: runId } });
+      // Not ours: the check says whether the marker is gone or another run's.
+      if (!ours) await check();
     } catch (err) {
-      lost.abort(describeServerError(err, where));
+      stopWith(describeServerError(err, where));
     }
   };
+  const look = async (): Promise<void> => {
+    // A check that fails (a lost server) is the run's own error, found by its next command.
+    await check().catch(() => undefined);
+  };
+  let last = 0;
   const timer = setInterval(() => {
-    if (!lost.signal.aborted) inFlight = beat();
-  }, HEARTBEAT_EVERY_MS);
+    // One at a time: behind a long script on the same connection, checks wait rather than pile up.
+    if (lost.signal.aborted || inFlight) return;
+    const now = Date.now();
+    const due = now - last >= HEARTBEAT_EVERY_MS;
+    if (due) last = now;
+    inFlight = (due ? beat() : look()).finally(() => (inFlight = undefined));
+  }, PRESENCE_EVERY_MS);
+  last = Date.now();
   // The timer must not keep a finished process alive.
   timer.unref();
   return {
@@ -131,12 +201,31 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartb
     get claimLost() {
       return claimLost;
     },
+    get vanished() {
+      return vanished;
+    },
+    check,
     async stop() {
       clearInterval(timer);
       await inFlight;
       if (!claimLost) await redis.unlink(keys.heartbeat).catch(() => {});
     },
   };
+}
+
+/**
+ * Takes the marker back for a run whose keys vanished, so that what is left of them can be
+ * deleted by name, with no other run able to claim the queue meanwhile: resolves to true when the
+ * marker is this run's again (still there, or written anew as it was), false when another run's
+ * claim stands there now (its keys are not this run's to delete). Written anew as `owned`, with
+ * no expiry, so that a clean-up cut short leaves a marker `clean` finishes by name.
+ */
+export async function reclaimVanished(redis: Redis, claim: Claim): Promise<boolean> {
+  const { keys, value } = claim;
+  const held = await redis.get(keys.owner);
+  if (held === value) return true;
+  if (held !== null) return false;
+  return (await redis.set(keys.owner, value, 'NX')) === 'OK';
 }
 
 /**

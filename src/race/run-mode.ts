@@ -8,7 +8,7 @@ import { pickExample } from '../audit/interleaving.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
-import { onClaimedQueue } from '../queue/claimed-run.js';
+import { onClaimedQueue, type ClaimedRun } from '../queue/claimed-run.js';
 import { connect } from '../server/connection.js';
 import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
@@ -51,7 +51,7 @@ export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceT
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
   const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
-  return onClaimedQueue(claim, interrupts, ({ runId, signal }) => raceOnQueue(session, keys, run, settled, runId, signal, clientNow, (line) => interrupts.owe(line)));
+  return onClaimedQueue(claim, interrupts, (claimed) => raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line)));
 }
 
 /** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
@@ -60,12 +60,12 @@ async function raceOnQueue(
   keys: QueueKeys,
   run: ModeRun,
   settled: Settled,
-  runId: string,
-  signal: AbortSignal,
+  claimed: ClaimedRun,
   clientNow: (() => number) | undefined,
   owe: Interrupts['owe'],
 ): Promise<RunResult> {
   const { admin } = session;
+  const { runId, signal } = claimed;
   // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
   const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
@@ -89,6 +89,9 @@ async function raceOnQueue(
     // Seeding went through admin, direct; the race's own connections take raceTarget.
     const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
     signal.throwIfAborted();
+    // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
+    // and the first and last job's hash (every job keeps its hash all run long).
+    await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
     const counts = await judge(admin, keys, run, settled, raced, signal);
     return resultOf(run, settled, raced, counts, sweepFunction);
   } finally {

@@ -1,13 +1,19 @@
 /**
- * The last line of the memory guard: while a run is live on a server that evicts (any
- * maxmemory-policy but noeviction), a connection of its own reads INFO stats every
- * EVICTION_POLL_MS. The first eviction stops the run at once; the run deletes its keys as on any
- * failure, and the command ends with exit 3 naming how many keys the server evicted. Evicted keys
- * are gone, whoever's they were: the estimate is there so that this never happens.
+ * The last line of the memory guard: while a run writes, a connection of its own reads INFO stats
+ * every EVICTION_POLL_MS on every server the run uses, whatever the server's policy when the run
+ * began (an operator may switch to an evicting policy and lower maxmemory mid-run). The first
+ * eviction stops the run at once; the run deletes its keys as on any failure, and the command ends
+ * with exit 3 naming how many keys the server evicted. Evicted keys are gone, whoever's they were:
+ * the estimate is there so that this never happens.
+ *
+ * `evicted_keys` is a counter that CONFIG RESETSTAT sets back to 0, so the watch never compares a
+ * reading with the one it started from: it adds up what each reading grew by, and a reading where
+ * the server's counters went down (a reset) adds everything counted since the reset.
  */
 import type { Redis } from 'ioredis';
 import { connect, type ServerTarget } from './connection.js';
-import { serverError, type EmqError } from '../errors.js';
+import { InterruptedError, serverError, type EmqError } from '../errors.js';
+import { withStop, type Interrupts } from '../interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
 export const EVICTION_POLL_MS = 100;
@@ -20,13 +26,50 @@ export interface EvictionWatch {
   stop(): Promise<EmqError | undefined>;
 }
 
+const statField = (stats: string, name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+
 export function evictedKeys(stats: string): number {
-  return Number(/^evicted_keys:(\d+)/m.exec(stats)?.[1] ?? 0);
+  return statField(stats, 'evicted_keys');
 }
 
-export function evictionError(where: string, policy: string, evicted: number): EmqError {
+/** What the watch takes from one INFO stats: evictions, and counters that only CONFIG RESETSTAT sets back. */
+export interface StatsReading {
+  readonly evicted: number;
+  readonly commands: number;
+  readonly connections: number;
+}
+
+export function statsReading(stats: string): StatsReading {
+  return { evicted: evictedKeys(stats), commands: statField(stats, 'total_commands_processed'), connections: statField(stats, 'total_connections_received') };
+}
+
+/** Evictions counted since the watch began, and the reading they were last counted against. */
+export interface EvictionCount {
+  readonly evicted: number;
+  readonly last: StatsReading;
+  /** The server's statistics were reset (CONFIG RESETSTAT) at least once while watched. */
+  readonly reset: boolean;
+}
+
+export function startCount(first: StatsReading): EvictionCount {
+  return { evicted: 0, last: first, reset: false };
+}
+
+/**
+ * The count after one more reading. Pure. The watch's own INFO makes `total_commands_processed`
+ * grow between any two readings, so a counter that went down means the statistics were reset:
+ * every eviction in the new reading came after the reset.
+ */
+export function advanceCount(count: EvictionCount, reading: StatsReading): EvictionCount {
+  const { last } = count;
+  const reset = reading.commands < last.commands || reading.connections < last.connections || reading.evicted < last.evicted;
+  const grew = reset ? reading.evicted : reading.evicted - last.evicted;
+  return { evicted: count.evicted + grew, last: reading, reset: count.reset || reset };
+}
+
+export function evictionError(where: string, policy: string, evicted: number, reset = false): EmqError {
   return serverError(
-    `the server at ${where} evicted ${evicted} key${evicted === 1 ? '' : 's'} while the run was live (maxmemory-policy ${policy}): ` +
+    `the server at ${where} evicted ${evicted} key${evicted === 1 ? '' : 's'} while the run was live (maxmemory-policy ${policy}${reset ? ', counted across a CONFIG RESETSTAT' : ''}): ` +
       'the run stopped at once and removed its own keys, but evicted keys are gone, whoever\'s they were; run on a server with more room, or with fewer --jobs or --queues',
   );
 }
@@ -34,28 +77,22 @@ export function evictionError(where: string, policy: string, evicted: number): E
 interface Watched {
   readonly redis: Redis;
   readonly where: string;
-  readonly policy: string;
-  readonly before: number;
+  count: EvictionCount;
 }
 
 /**
- * Starts watching every target whose policy evicts. `onEviction` is called once, with the error,
- * at the first reading that shows an eviction.
+ * Starts watching every target, whatever its policy now. `onEviction` is called once, with the
+ * error, at the first reading that shows an eviction.
  */
 export async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err: EmqError) => void): Promise<EvictionWatch> {
   const watched: Watched[] = [];
   const close = async (): Promise<void> => {
-    for (const { redis } of watched) await redis.quit().catch(() => redis.disconnect());
+    for (const { redis } of watched.splice(0)) await redis.quit().catch(() => redis.disconnect());
   };
   try {
     for (const target of targets) {
       const redis = await connect(target);
-      const policy = parseMemoryInfo(await redis.info('memory')).policy;
-      if (policy === 'noeviction') {
-        await redis.quit().catch(() => redis.disconnect());
-        continue;
-      }
-      watched.push({ redis, where: target.display, policy, before: evictedKeys(await redis.info('stats')) });
+      watched.push({ redis, where: target.display, count: startCount(statsReading(await redis.info('stats'))) });
     }
   } catch (err) {
     await close();
@@ -64,29 +101,56 @@ export async function watchEvictions(targets: readonly ServerTarget[], onEvictio
   let found: EmqError | undefined;
   const read = async (): Promise<void> => {
     for (const w of watched) {
-      const evicted = evictedKeys(await w.redis.info('stats')) - w.before;
-      if (evicted <= 0) continue;
+      w.count = advanceCount(w.count, statsReading(await w.redis.info('stats')));
+      if (w.count.evicted <= 0) continue;
+      // The policy now, which is the one that evicted (it may have changed since the run began).
+      const policy = parseMemoryInfo(await w.redis.info('memory')).policy;
       // The latest count: the one the command ends with, however many came after the first.
       const first = found === undefined;
-      found = evictionError(w.where, w.policy, evicted);
+      found = evictionError(w.where, policy, w.count.evicted, w.count.reset);
       if (first) onEviction(found);
     }
   };
-  let busy = false;
-  const timer = watched.length > 0
-    ? setInterval(() => {
-        if (busy) return;
-        busy = true;
-        // A reading that fails (a lost server) is the run's own error to report, not the watch's.
-        read().catch(() => {}).finally(() => (busy = false));
-      }, EVICTION_POLL_MS)
-    : undefined;
+  let busy: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    // A reading that fails (a lost server) is the run's own error to report, not the watch's.
+    busy ??= read().catch(() => {}).finally(() => (busy = undefined));
+  }, EVICTION_POLL_MS);
+  let stopped: Promise<EmqError | undefined> | undefined;
   return {
-    async stop() {
-      clearInterval(timer);
-      await read().catch(() => {});
-      await close();
-      return found;
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(timer);
+        await busy;
+        await read().catch(() => {});
+        await close();
+        return found;
+      })();
+      return stopped;
     },
   };
+}
+
+/**
+ * `work` under an eviction watch on `targets`: an eviction stops it as a Ctrl-C would (the
+ * interrupts handed to `work` abort), and the command ends with the eviction's error, counted at
+ * the end, rather than whatever the stopped work threw; a signal keeps its own exit code. An
+ * eviction seen only by the last reading still fails the work: its figures may miss keys.
+ */
+export async function underEvictionWatch<T>(targets: readonly ServerTarget[], interrupts: Interrupts, work: (interrupts: Interrupts) => Promise<T>): Promise<T> {
+  const evicted = new AbortController();
+  const watch = await watchEvictions(targets, (err) => evicted.abort(err));
+  const watched = withStop(interrupts, evicted.signal);
+  let result: T;
+  try {
+    result = await work(watched);
+  } catch (err) {
+    const eviction = await watch.stop();
+    throw err instanceof InterruptedError ? err : (eviction ?? err);
+  } finally {
+    watched.release();
+  }
+  const late = await watch.stop();
+  if (late) throw late;
+  return result;
 }
