@@ -49,6 +49,10 @@ describe('help', () => {
     assert.equal(json.code, 2);
     assert.match(json.stdout, /^\{"version":.*"error":\{"exit":2,"message":"help: \\"nosuch\\" is not a command/);
     assert.equal(json.stderr.split('\n').filter(Boolean).length, 1);
+    // Flags before `help`, with their values, are no topic.
+    const flagged = await runInProcess(['--url', 'redis://127.0.0.1:1', 'help', 'grid']);
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.match(flagged.stdout, /^Usage: emq-race grid \[options\]/);
   });
 
   const headings = (text: string): string[] => text.split('\n').filter((line) => /^[A-Z][^:]*:$/.test(line));

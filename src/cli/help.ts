@@ -183,7 +183,11 @@ export function teachHelp(program: Command, io: Io): void {
     .allowUnknownOption()
     .allowExcessArguments()
     .action((_name: string | undefined, _flags: unknown, help: Command) => {
-      const name = help.args.find((arg) => !arg.startsWith('-'));
+      // Flags written before `help` come after it here (see subcommandFirst): skip them and their values.
+      const takesValue = (word: string): boolean => program.options.some((o) => (o.long === word || o.short === word) && (o.required || o.optional));
+      const words = help.args;
+      const at = words.findIndex((word, i) => !word.startsWith('-') && !(i > 0 && takesValue(words[i - 1] ?? '')));
+      const name = at < 0 ? undefined : words[at];
       if (name === undefined || name === 'help') program.help();
       const command = program.commands.find((c) => c.name() === name);
       if (!command) {
