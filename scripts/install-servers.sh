@@ -1,41 +1,74 @@
 #!/usr/bin/env bash
-# Installs the servers emq-race runs against, when they are missing:
-#   redis-server (7.x, Debian's own package) and valkey-server (8.x, from bookworm-backports).
-# Idempotent: a second run changes nothing. Needs root (or sudo) and Debian's apt.
+# Installs a server emq-race can run against, and changes the system no further than that needs:
+#   - with neither server installed: redis-server (7.x, Debian's own package), or valkey-server
+#     where Debian has no redis-server package;
+#   - with --valkey (or EMQ_INSTALL_VALKEY=1): valkey-server (8.x) too, enabling Debian's
+#     bookworm-backports suite only if no configured suite has it. The repository's own tests race
+#     both servers, so its test command asks for this.
+# A server already installed is left as it is; a second run changes nothing. Needs root (or sudo)
+# and Debian's apt.
 set -euo pipefail
 
+want_valkey=0
+for arg in "$@"; do
+  case "$arg" in
+    --valkey) want_valkey=1 ;;
+    -h | --help)
+      sed -n '2,9p' "$0" | sed -E 's/^# ?//'
+      exit 0
+      ;;
+    *)
+      echo "install-servers: unknown argument $arg (the one flag is --valkey)" >&2
+      exit 2
+      ;;
+  esac
+done
+if [ "${EMQ_INSTALL_VALKEY:-0}" = 1 ]; then want_valkey=1; fi
+
+have() { command -v "$1" >/dev/null 2>&1; }
 need_redis=0; need_valkey=0
-command -v redis-server >/dev/null 2>&1 || need_redis=1
-command -v valkey-server >/dev/null 2>&1 || need_valkey=1
-if [ "${EMQ_SKIP_VALKEY:-0}" = 1 ]; then need_valkey=0; fi
+if ! have redis-server && ! have valkey-server; then need_redis=1; fi
+if [ $want_valkey = 1 ] && ! have valkey-server; then need_valkey=1; fi
 if [ $need_redis = 0 ] && [ $need_valkey = 0 ]; then
-  echo "install-servers: redis-server and valkey-server already installed"
+  installed=""
+  for bin in redis-server valkey-server; do if have $bin; then installed="$installed $bin"; fi; done
+  echo "install-servers: nothing to install (${installed# } already installed)"
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
+if ! have apt-get; then
   echo "install-servers: apt-get not found; install redis-server (7.x) or valkey-server (8.x) yourself" >&2
   exit 1
 fi
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+# Whether a configured suite offers the package.
+offered() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]'; }
+
+$SUDO apt-get update -qq
+if [ $need_redis = 1 ] && ! offered redis-server; then
+  echo "install-servers: no redis-server package in the configured suites; installing valkey-server instead"
+  need_redis=0; need_valkey=1
+fi
 
 sources=/etc/apt/sources.list.d/debian.sources
-if [ $need_valkey = 1 ] && [ -f "$sources" ] && ! grep -q 'bookworm-backports' "$sources"; then
+if [ $need_valkey = 1 ] && ! offered valkey-server && [ -f "$sources" ] && ! grep -q 'bookworm-backports' "$sources"; then
   # Valkey 8 ships in bookworm-backports: add that suite to the entry that already lists bookworm.
+  echo "install-servers: enabling bookworm-backports in $sources for valkey-server"
   $SUDO sed -i -E 's/^(Suites:.*\bbookworm\b.*\bbookworm-updates\b.*)$/\1 bookworm-backports/' "$sources"
   if ! grep -q 'bookworm-backports' "$sources"; then
     $SUDO sed -i -E '0,/^Suites:[[:space:]]*bookworm([[:space:]]|$)/s//&bookworm-backports /' "$sources"
   fi
+  $SUDO apt-get update -qq
 fi
 
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
 pkgs=()
-[ $need_redis = 1 ] && pkgs+=(redis-server)
-[ $need_valkey = 1 ] && pkgs+=(valkey-server)
+if [ $need_redis = 1 ]; then pkgs+=(redis-server); fi
+if [ $need_valkey = 1 ]; then pkgs+=(valkey-server); fi
 $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 # The packages' own service units are not needed: emq-race starts private servers on free ports.
 echo "install-servers: installed ${pkgs[*]}"
-redis-server --version || true
-valkey-server --version || true
+if have redis-server; then redis-server --version; fi
+if have valkey-server; then valkey-server --version; fi

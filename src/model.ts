@@ -161,6 +161,8 @@ export interface ProgressBoard {
    * `active` the whole run and are not counted as left to reclaim.
    */
   watch(redis: Redis, active: string, mode: string, queue: string, jobs: number, live: number): () => void;
+  /** Shows a queue being seeded until `stop`: `seeded` adds the jobs of each batch as it lands. */
+  seeding(mode: string, queue: string, jobs: number): { seeded(count: number): void; stop(): void };
 }
 
 export interface AuditCounts {

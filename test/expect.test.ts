@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EmqError, ExitCode } from '../src/errors.js';
 import { checkExpectedModes, mergeExpectations, parseExpectation, parseTerm } from '../src/cli/expect.js';
-import { describeMisses, formatExpectation, judge, outcomeFor } from '../src/report/verdict.js';
+import { describeMet, describeMisses, formatExpectation, judge, outcomeFor, verdictLine } from '../src/report/verdict.js';
 import { runResult } from './helpers/run-result.js';
 import type { Expectation, Mode } from '../src/model.js';
 
@@ -83,11 +83,14 @@ test('the verdict: per mode and overall, from every run of each mode', () => {
   assert.equal(pass.expect, 'atomic=clean,loop=race');
   assert.deepEqual(pass.modes.map((m) => [m.mode, m.expected, m.pass, m.runs, m.misses.length]), [['atomic', 'clean', true, 1, 0], ['loop', 'race', true, 1, 0]]);
   assert.equal(describeMisses(pass), undefined);
+  // A pass has its line too: what each judged mode was expected to do.
+  assert.equal(verdictLine(pass), 'expectation met: atomic=clean, loop=race');
 
   const fail = judge(parseExpectation('clean'), [atomic, loop]);
   assert.equal(fail.pass, false);
   assert.deepEqual(fail.modes.find((m) => m.mode === 'loop')?.misses, [{ queue: 'q-loop', trial: 1, anomalies: 16, figures: { doubleRecoveries: 7, duplicatePending: 7, lostIncrements: 2 } }]);
   assert.equal(describeMisses(fail), '--expect clean missed: loop expected clean, but showed doubleRecoveries 7, duplicatePending 7, lostIncrements 2');
+  assert.equal(verdictLine(fail), describeMisses(fail), 'a miss prints what missed');
 
   // A mode the per-mode form does not name is not judged.
   assert.deepEqual(judge(parseExpectation('atomic=clean'), [atomic, loop]).modes.map((m) => m.mode), ['atomic']);
@@ -123,4 +126,12 @@ test('a named mode that did not run (a server without Functions) misses', () => 
   const verdict = judge(parseExpectation('atomic=clean,function=clean'), [runResult({ mode: 'atomic' })]);
   assert.deepEqual(verdict.modes.map((m) => [m.mode, m.pass, m.runs]), [['atomic', true, 1], ['function', false, 0]]);
   assert.equal(describeMisses(verdict), '--expect atomic=clean,function=clean missed: function expected clean, but did not run');
+});
+
+test('a met expectation over several runs says how many held it', () => {
+  const runs = [1, 2, 3].flatMap((trial) => [runResult({ mode: 'atomic', trial }), runResult({ mode: 'loop', trial, duplicatePending: trial })]);
+  const verdict = judge(parseExpectation('race'), runs);
+  assert.equal(verdict.pass, true);
+  assert.equal(describeMet(verdict), 'expectation met: atomic=clean (3 of 3 runs), loop=race (3 of 3 runs)');
+  assert.equal(verdictLine(judge(parseExpectation('atomic=clean'), runs.slice(0, 1))), 'expectation met: atomic=clean');
 });

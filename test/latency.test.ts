@@ -91,7 +91,8 @@ test('a CI log gets a plain progress line at most every 5 s, none in the first 5
   const stopTerminal = terminal.watch(redis, 'active', 'loop', 'q-1', 1000, 0);
   await tick(12_000, 50);
   stopTerminal();
-  assert.deepEqual(written, ['\r\x1b[2Kloop: 950/1,000 leases reclaimed (95%)…', '\r\x1b[2K']);
+  // Cut to the width by what matters least: the queue, the time taken, the rate, the noun; the time left stays.
+  assert.deepEqual(written, ['\r\x1b[2Kloop: 950/1,000 (95%), about 0s left', '\r\x1b[2K']);
 });
 
 test('races side by side share one progress line, summed per mode', () => {

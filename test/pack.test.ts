@@ -97,7 +97,7 @@ describe('the packed package, installed', () => {
     // The readout wraps at the width; its continuation lines are indented by two.
     const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
     assert.match(unwrapped, /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m);
-    assert.equal(result.stderr, '');
+    assert.equal(result.stderr, 'emq-race: expectation met: atomic=clean\n');
   });
 
   test('exports closes the package: package.json resolves, the internals do not', async () => {

@@ -3,6 +3,7 @@
  * is one line and exit 2, never a stack trace, and a flag before a subcommand reaches it.
  */
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { EmqError } from '../src/errors.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../src/server/connection.js';
@@ -65,13 +66,18 @@ for (const { name, args, line } of CLI_CASES) {
 
 test('a TLS key that does not belong to its certificate, and a file that is no PEM: exit 2 before connecting', async () => {
   const certs = makeCerts();
-  // Port 1: nothing listens there, so a connection attempt would end in exit 3, not 2.
-  const mismatch = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientCert, '--tls-key', certs.serverKey]);
-  assert.equal(mismatch.code, 2, mismatch.stderr);
-  assert.match(oneErrorLine(mismatch.stderr) ?? '', /^emq-race: --tls-key: the key does not belong to the certificate of --tls-cert$/);
-  const notPem = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientKey, '--tls-key', certs.clientKey]);
-  assert.equal(notPem.code, 2, notPem.stderr);
-  assert.match(oneErrorLine(notPem.stderr) ?? '', /^emq-race: --tls-cert: the file cannot be used for TLS/);
+  try {
+    // Port 1: nothing listens there, so a connection attempt would end in exit 3, not 2.
+    const mismatch = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientCert, '--tls-key', certs.serverKey]);
+    assert.equal(mismatch.code, 2, mismatch.stderr);
+    assert.match(oneErrorLine(mismatch.stderr) ?? '', /^emq-race: --tls-key: the key does not belong to the certificate of --tls-cert$/);
+    const notPem = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientKey, '--tls-key', certs.clientKey]);
+    assert.equal(notPem.code, 2, notPem.stderr);
+    assert.match(oneErrorLine(notPem.stderr) ?? '', /^emq-race: --tls-cert: the file cannot be used for TLS/);
+  } finally {
+    // The folder holds private keys: gone as soon as the test is done with them.
+    rmSync(certs.dir, { recursive: true, force: true });
+  }
 });
 
 forEachServer('flags and URLs against a live server', (handle) => {

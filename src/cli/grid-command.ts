@@ -109,17 +109,6 @@ export function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: r
 
 const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up) on fresh queues; cells run one after another. latency=0 is the direct connection, without the proxy. Each value of an axis is read by that flag's own parser. See docs/grid.md.`;
 
-// Commands print whole (they are to be copied); what each is for goes on the next line.
-const GRID_EXAMPLES = `Examples:
-  emq-race grid
-      sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about a minute)
-  emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2
-      two trials per cell: how often each cell raced
-  emq-race grid --html grid.html --json > grid.json
-      the page of charts, and the grid as JSON
-  emq-race grid --mode loop --vary probe-delay=0,1,5
-      how a slower liveness check widens the loop's window`;
-
 export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
   const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
   // A rate per 1,000 jobs needs no more than 500 of them, and the loop at 10 ms takes 30 s for those.
@@ -132,7 +121,7 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
     .addOption(new Option('--vary <flag=list>', `an axis: a numeric race flag and its values, e.g. sweepers=1,2,8 or latency=0,1,10 (repeatable; default ${DEFAULT_AXES.map((a) => `${a.flag}=${a.values.join(',')}`).join(' and ')})`).argParser(collect))
     .addOption(new Option('--yes', `run a grid of more than ${MAX_CELLS_WITHOUT_YES} cells`))
     .addOption(new Option('--html <file>', "also write the grid as one self-contained page of charts, drawn from the grid's JSON it embeds").argParser(outputFileFlag('--html')))
-    .addHelpText('after', () => `\n${wrap(GRID_NOTE, outputWidth(io), '').join('\n')}\n\n${GRID_EXAMPLES}`)
+    .addHelpText('after', () => `\n${wrap(GRID_NOTE, outputWidth(io), '').join('\n')}`)
     .action(async (flags: GridFlags) => {
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
       exit.code = await gridMain(flags, options, given, io, argv);

@@ -1,15 +1,22 @@
 /**
  * What `--help` teaches beyond each flag's line: the flags grouped by what they are for, a line
  * on every mode (from the strategies' own summaries), examples of the intended uses, and the exit
- * codes; `emq-race help [command]`; and help fitted to the terminal's width.
+ * codes; the same for every subcommand; `emq-race help [command]`; and help fitted to the
+ * terminal's width.
  */
+import type { EventEmitter } from 'node:events';
 import { Help, Option, type Command } from 'commander';
+import { usageError } from '../errors.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { MODES, MODE_SETS, type Io } from '../model.js';
 import { outputWidth, wrap } from '../text.js';
 
+type Groups = readonly (readonly [string, readonly string[]])[];
+
+const TLS_FLAGS = ['--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure'];
+
 /** The main command's flags by purpose, in the order the groups print. */
-const GROUPS: readonly (readonly [string, readonly string[]])[] = [
+const GROUPS: Groups = [
   ['Race:', ['--mode', '--sweepers', '--jobs', '--batch', '--max-stalled', '--stalled-before', '--queue', '--script', '--trials']],
   ['Server and connection:', ['--url', '--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure', '--server-bin', '--keep']],
   ['Output and CI:', ['--json', '--csv', '--wide', '--html', '--expect', '--version', '--help']],
@@ -18,9 +25,27 @@ const GROUPS: readonly (readonly [string, readonly string[]])[] = [
   ['Scale:', ['--loop-jobs', '--queues', '--processes', '--server-stats', '--cluster', '--embedded-cluster']],
 ];
 
+/**
+ * Each subcommand's flags by purpose. The grid takes the race's flags (less those it cannot
+ * honour), so its groups are the main command's after its own.
+ */
+const SUBCOMMAND_GROUPS: Readonly<Record<string, Groups>> = {
+  grid: [['Grid:', ['--vary', '--yes']], ...GROUPS],
+  explain: [
+    ['Replay:', ['--mode', '--schedule', '--counter', '--max-stalled', '--stalled-before', '--queue']],
+    ['Server and connection:', ['--url', ...TLS_FLAGS, '--server-bin', '--keep']],
+    ['Output:', ['--json', '--html', '--svg', '--help']],
+  ],
+  clean: [
+    ['What to remove:', ['--queue', '--all', '--yes']],
+    ['Server and connection:', ['--url', ...TLS_FLAGS]],
+    ['Help:', ['--help']],
+  ],
+};
+
 /** Where each flag of the main command is listed; a flag missing here would print under "Options:". */
-export function helpGroupOf(flag: string): string | undefined {
-  return GROUPS.find(([, flags]) => flags.includes(flag))?.[0];
+export function helpGroupOf(flag: string, groups: Groups = GROUPS): string | undefined {
+  return groups.find(([, flags]) => flags.includes(flag))?.[0];
 }
 
 export const EXIT_CODES_HELP = `Exit codes:
@@ -46,8 +71,34 @@ const EXAMPLES: readonly (readonly [string, string])[] = [
   ['emq-race explain', 'one job, two sweeps: every command and reply, step by step'],
   ['emq-race --html race.html', 'also write the report as one self-contained web page'],
   ['emq-race grid --html grid.html', 'sweepers against latency, each cell a full race: a table per mode and a page of charts (about a minute)'],
-  ['emq-race help explain', "explain's own flags (and help grid, the grid's)"],
+  ['emq-race help explain', "explain's own flags (and help grid, the grid's; help clean, clean's)"],
 ];
+
+/** Each subcommand's intended uses, a command and what it is for, as the main command's. */
+const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  grid: [
+    ['emq-race grid', 'sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about a minute)'],
+    ['emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2', 'two trials per cell: how often each cell raced'],
+    ['emq-race grid --html grid.html --json > grid.json', 'the page of charts, and the grid as JSON'],
+    ['emq-race grid --mode loop --vary probe-delay=0,1,5', "how a slower liveness check widens the loop's window"],
+  ],
+  explain: [
+    ['emq-race explain', 'the loop and the atomic script, two sweeps on one job each: every command and reply, step by step'],
+    ['emq-race explain --mode loop --schedule A:detect,A:probe,A:move,B:detect,…', 'the loop under an order of your own: each sweep\'s five steps (detect, probe, move, read, write) once each, interleaved as you list them (docs/explain.md)'],
+    ['emq-race explain --mode loop --stalled-before 2', 'a job one stall short of --max-stalled: the dead-letter step in the race'],
+    ['emq-race explain --counter client', 'only the counter race: read, then write back plus one, from two clients'],
+    ['emq-race explain --html replay.html', 'also write the replays as sequence diagrams on one web page'],
+    ["emq-race explain --url 'redis://:PASSWORD@staging:6379' --json", 'on your own server (keys under emq:{race-…}: only, removed after), as JSON'],
+  ],
+  clean: [
+    ['emq-race clean --url redis://staging:6379 --queue race-1f2e3d4c', 'remove one kept or crashed queue (the name the run printed)'],
+    ['emq-race clean --url redis://staging:6379 --all', 'list every queue emq-race owns there, ask, then remove them'],
+    ['emq-race clean --url redis://staging:6379 --all --yes', 'the same without asking (a script, a CI job)'],
+  ],
+};
+
+/** A subcommand's closing lines: where its exit codes are told. */
+const SUBCOMMAND_EXIT_CODES = 'Exit codes: those of emq-race itself (emq-race --help lists them).';
 
 /** "  name   text" lines, the text wrapped under itself. */
 function list(entries: readonly (readonly [string, string])[], width: number, nameWidth: number): string[] {
@@ -68,40 +119,82 @@ function modesHelp(width: number): string {
   return ['Modes (--mode, or a comma list):', ...list([...modes, ...sets], width, 8)].join('\n');
 }
 
-function examplesHelp(width: number): string {
+function examplesHelp(width: number, examples: readonly (readonly [string, string])[] = EXAMPLES): string {
   // Commands print whole (they are to be copied); what each is for goes on the next line.
-  return ['Examples:', ...EXAMPLES.flatMap(([command, what]) => [`  ${command}`, ...wrap(what, width - 6, '').map((line) => `      ${line}`)])].join('\n');
+  return ['Examples:', ...examples.flatMap(([command, what]) => [`  ${command}`, ...wrap(what, width - 6, '').map((line) => `      ${line}`)])].join('\n');
+}
+
+/** Sorts `command`'s options into `groups` and prints the groups in their order. */
+function groupOptions(command: Command, groups: Groups): void {
+  for (const option of command.options) {
+    const group = helpGroupOf(option.long ?? option.short ?? '', groups);
+    if (group) option.helpGroup(group);
+  }
+  const rank = (group: string): number => {
+    const at = groups.findIndex(([heading]) => heading === group);
+    return at < 0 ? groups.length : at;
+  };
+  command.configureHelp({
+    // "(default: false)" on a switch says nothing: it is off unless given.
+    optionDescription(option: Option): string {
+      return option.defaultValue === false ? option.description : Help.prototype.optionDescription.call(this, option);
+    },
+    // Groups print in the order above, not in the order the flags were added.
+    groupItems<T extends Command | Option>(unsorted: T[], visible: T[], getGroup: (item: T) => string): Map<string, T[]> {
+      const sorted = Help.prototype.groupItems.call(this, unsorted, visible, getGroup as (item: Command | Option) => string) as Map<string, T[]>;
+      return new Map([...sorted].sort(([a], [b]) => rank(a) - rank(b)));
+    },
+  });
 }
 
 /**
- * Groups the program's flags, adds the modes, examples and exit codes after them, enables
- * `help [command]`, and fits help to the terminal. Call once every flag has been added.
+ * Groups the program's flags, adds the modes, examples and exit codes after them, does the same
+ * for every subcommand, enables `help [command]`, and fits help to the terminal. Call once every
+ * flag and subcommand has been added.
  */
 export function teachHelp(program: Command, io: Io): void {
   const width = (): number => outputWidth(io);
   program.addHelpOption(new Option('-h, --help', 'show this help').helpGroup(helpGroupOf('--help') ?? 'Options:'));
-  for (const option of program.options) {
-    const group = helpGroupOf(option.long ?? option.short ?? '');
-    if (group) option.helpGroup(group);
-  }
-  const rank = (group: string): number => {
-    const at = GROUPS.findIndex(([heading]) => heading === group);
-    return at < 0 ? GROUPS.length : at;
-  };
+  // -V, as well as the -v the version flag has: both are common, and neither means anything else here.
+  program.addOption(new Option('-V').hideHelp());
+  // The version flag's own listener prints the version and ends the command.
+  program.on('option:V', () => (program as unknown as EventEmitter).emit('option:version'));
+  groupOptions(program, GROUPS);
   program
-    .configureHelp({
-      // "(default: false)" on a switch says nothing: it is off unless given.
-      optionDescription(option: Option): string {
-        return option.defaultValue === false ? option.description : Help.prototype.optionDescription.call(this, option);
-      },
-      // Groups print in the order above, not in the order the flags were added.
-      groupItems<T extends Command | Option>(unsorted: T[], visible: T[], getGroup: (item: T) => string): Map<string, T[]> {
-        const groups = Help.prototype.groupItems.call(this, unsorted, visible, getGroup as (item: Command | Option) => string) as Map<string, T[]>;
-        return new Map([...groups].sort(([a], [b]) => rank(a) - rank(b)));
-      },
-    })
     .configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width })
-    .helpCommand('help [command]', 'show help for a command')
+    // Commander's own help command would print the whole help, on stderr, for a name it does not
+    // know: this one says so in one line.
+    .helpCommand(false)
     .addHelpText('after', () => `\n${modesHelp(width())}\n\n${examplesHelp(width())}\n\n${EXIT_CODES_HELP}`);
-  for (const command of program.commands) command.configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width });
+  for (const command of program.commands) {
+    command.configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width });
+    const name = command.name();
+    const groups = SUBCOMMAND_GROUPS[name] ?? [];
+    command.addHelpOption(new Option('-h, --help', 'show this help').helpGroup(helpGroupOf('--help', groups) ?? 'Options:'));
+    groupOptions(command, groups);
+    const examples = SUBCOMMAND_EXAMPLES[name];
+    // The grid's --mode takes the race's modes: they are listed as under the main command's help.
+    const modes = name === 'grid' ? `\n${modesHelp(width())}\n` : '';
+    command.addHelpText('after', () => `${modes}${examples ? `\n${examplesHelp(width(), examples)}\n` : ''}\n${SUBCOMMAND_EXIT_CODES}`);
+  }
+  program
+    .command('help [command]')
+    .description('show help for a command')
+    // Flags beside it (--json, a stray word) change nothing: help is help.
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action((_name: string | undefined, _flags: unknown, help: Command) => {
+      // Flags written before `help` come after it here (see subcommandFirst): skip them and their values.
+      const takesValue = (word: string): boolean => program.options.some((o) => (o.long === word || o.short === word) && (o.required || o.optional));
+      const words = help.args;
+      const at = words.findIndex((word, i) => !word.startsWith('-') && !(i > 0 && takesValue(words[i - 1] ?? '')));
+      const name = at < 0 ? undefined : words[at];
+      if (name === undefined || name === 'help') program.help();
+      const command = program.commands.find((c) => c.name() === name);
+      if (!command) {
+        const names = program.commands.map((c) => c.name()).filter((n) => n !== 'help');
+        throw usageError(`help: ${JSON.stringify(name)} is not a command; the commands are ${names.join(', ')} (emq-race --help for the race's own flags)`);
+      }
+      command.help();
+    });
 }

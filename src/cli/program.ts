@@ -13,10 +13,11 @@ import { processIo } from './process-io.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { raceReport } from './race-report.js';
+import { keepLinesApart } from '../race/progress.js';
 import { renderCsv } from '../report/csv.js';
 import { writeRacePage } from '../html/report-files.js';
 import { errorJson, reportJson, type RaceReport } from '../report/json.js';
-import { describeMisses, formatExpectation } from '../report/verdict.js';
+import { formatExpectation, verdictLine } from '../report/verdict.js';
 import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
 import { serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
@@ -36,7 +37,7 @@ export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
   const program = new Command('emq-race')
     .description("Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.")
-    .version(VERSION, '-V, --version', 'print the version')
+    .version(VERSION, '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .showSuggestionAfterError(true)
     .configureOutput({
@@ -84,7 +85,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   const exit = { code: ExitCode.ok as number };
   // Under --json a failure still prints one object on stdout, unless the report is already there.
   let printed = false;
-  const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); } };
+  // On a terminal, stderr's in-place progress line is ended before any other line is written there.
+  const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); }, err: keepLinesApart(io.err) };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
@@ -104,10 +106,10 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     // Every message is scrubbed once more on its way out: no path may print a password, even one
     // that forgot to use the redacted URL.
     if (err instanceof EmqError) {
-      io.err(`emq-race: ${scrubUrlText(err.message)}\n`);
+      tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return failed(err.exitCode, scrubUrlText(err.message));
     }
-    io.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     return failed(ExitCode.server, scrubUrlText(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
 }
@@ -167,10 +169,9 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     printReport(report, runs, options, flags, io);
     if (!machineOutput) writePage();
     if (options.keep) describeKept(session, runs, io, machineOutput);
-    const missed = report.verdict && describeMisses(report.verdict);
-    if (missed === undefined) return ExitCode.ok;
-    io.err(`emq-race: ${missed}\n`);
-    return ExitCode.expectationFailed;
+    // On a pass too: a CI log then shows what was checked, not the table alone.
+    if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
+    return report.verdict && !report.verdict.pass ? ExitCode.expectationFailed : ExitCode.ok;
   } catch (err) {
     interrupted = interrupts.signal.aborted;
     throw err;

@@ -13,6 +13,6 @@ export const LIVE_FOR_MS = 3_600_000;
 /** A seeding plan whose first id is one past the last expired job; the deadlines are this file's. */
 export type LiveSeedPlan = Omit<SeedPlan, 'expiredByMs' | 'firstId'> & { readonly firstId: number };
 
-export async function seedLiveJobs(redis: Redis, keys: QueueKeys, plan: LiveSeedPlan, signal?: AbortSignal): Promise<void> {
-  await seedJobs(redis, keys, { ...plan, expiredByMs: -LIVE_FOR_MS }, signal);
+export async function seedLiveJobs(redis: Redis, keys: QueueKeys, plan: LiveSeedPlan, signal?: AbortSignal, onBatch?: (jobs: number) => void): Promise<void> {
+  await seedJobs(redis, keys, { ...plan, expiredByMs: -LIVE_FOR_MS }, signal, onBatch);
 }

@@ -94,12 +94,13 @@ function lowestIdWith(first: number, residue: number): number {
   return first + ((((residue - (first % RESIDUES)) % RESIDUES) + RESIDUES) % RESIDUES);
 }
 
-export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal): Promise<void> {
+/** `onBatch`, if given, hears the jobs of each call as its reply arrives: the progress line's seeding. */
+export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, signal?: AbortSignal, onBatch?: (jobs: number) => void): Promise<void> {
   const expiredBy = plan.expiredByMs ?? EXPIRED_BY_MS;
   await inCalls(
     seedSlices(plan.firstId ?? 1, plan.jobs, PER_CALL),
     signal,
     ({ first, last, high, low }) => callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low, plan.runId),
-    () => {},
+    (_reply, slice) => onBatch?.(sliceSize(slice)),
   );
 }

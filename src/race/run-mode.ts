@@ -120,8 +120,14 @@ function settle(run: ModeRun): Settled {
 /** The expired leases, the live ones after them (every hash carrying `runId`), and the sweep script in the server's cache. */
 async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, runId: string, signal: AbortSignal): Promise<void> {
   const serverNowMs = await serverTimeMs(admin);
-  await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
-  if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal);
+  // A large queue takes seconds to seed: the progress line shows it batch by batch.
+  const seeding = run.progress?.seeding(run.mode, run.queue, run.jobs + live);
+  try {
+    await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal, seeding?.seeded);
+    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal, seeding?.seeded);
+  } finally {
+    seeding?.stop();
+  }
   await preloadScripts(admin);
 }
 

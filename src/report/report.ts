@@ -177,8 +177,20 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...fit(laid.after),
     ...legend,
     ...fit(readouts),
+    ...fit(whyAtomicClean(report.runs)),
     ...(example ? ['', ...exampleLines(example, layout.width)] : []),
   ].join('\n');
+}
+
+/**
+ * Why the atomic row is clean, and where to watch the loop fail, for a reader who sees the table
+ * for the first time. Said only when every atomic run is clean: a run the server broke (keys
+ * evicted or flushed) is not the script's doing, and the line would then be false.
+ */
+export function whyAtomicClean(runs: readonly RunResult[]): string[] {
+  const atomic = runs.filter((run) => run.mode === 'atomic');
+  if (atomic.length === 0 || atomic.some((run) => ANOMALIES.some((name) => (run[name] ?? 0) > 0))) return [];
+  return ['atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps. To watch the loop of round trips go wrong step by step, on one job: emq-race explain'];
 }
 
 /** The latency a run raced under, asked for and measured, as the table's header says it. */

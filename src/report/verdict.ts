@@ -93,6 +93,20 @@ function whyMissed(verdict: ModeVerdict): string {
   return `${head}${some} showed no anomaly (every anomaly figure 0)`;
 }
 
+/**
+ * The line a passed verdict prints, so that a CI log shows what was checked and held: each mode
+ * judged with what it was expected to do, and how many runs held it where there were several.
+ */
+export function describeMet(verdict: Verdict): string {
+  const held = verdict.modes.map((mode) => `${mode.mode}=${mode.expected}${mode.runs > 1 ? ` (${mode.runs} of ${mode.runs} runs)` : ''}`);
+  return `expectation met: ${held.join(', ')}`;
+}
+
+/** The verdict's one line on stderr: what missed, or that it was met. */
+export function verdictLine(verdict: Verdict): string {
+  return describeMisses(verdict) ?? describeMet(verdict);
+}
+
 /** One line naming each mode that missed and its figures; undefined when the verdict passed. */
 export function describeMisses(verdict: Verdict): string | undefined {
   if (verdict.pass) return undefined;

@@ -1,8 +1,11 @@
-/** A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
+/**
+ * A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl,
+ * in a folder removed when the test file ends (it holds private keys).
+ */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp-dir.js';
 
 export interface TestCerts {
   readonly dir: string;
@@ -25,7 +28,7 @@ function issue(dir: string, name: string, subject: string, ext: string): void {
 }
 
 export function makeCerts(): TestCerts {
-  const dir = mkdtempSync(join(tmpdir(), 'emq-race-certs-'));
+  const dir = tempDir('emq-race-certs-');
   openssl(dir, 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=emq-race test CA');
   issue(dir, 'server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   issue(dir, 'client', '/CN=emq-race test client', 'extendedKeyUsage=clientAuth\n');

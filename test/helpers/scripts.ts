@@ -1,7 +1,7 @@
 /** User sweep scripts for the script mode's tests: the built-in one, and deliberately wrong ones. */
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp-dir.js';
 
 export const BUILT_IN_SCRIPT = readFileSync(new URL('../../src/lua/sweep-stalled.lua', import.meta.url), 'utf8');
 
@@ -24,9 +24,9 @@ export const DOES_NOT_COMPILE = 'local x = (\n';
 
 export const FAILS_AT_RUN_TIME = "return redis.call('HGET', KEYS[1], 'x')\n";
 
-/** Writes a script to a fresh temporary file and returns its path. */
+/** Writes a script to a fresh temporary file and returns its path; its folder goes when the test file ends. */
 export function scriptFile(name: string, source: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'emq-race-script-'));
+  const dir = tempDir('emq-race-script-');
   const path = join(dir, name);
   writeFileSync(path, source);
   return path;

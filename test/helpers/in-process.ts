@@ -1,0 +1,31 @@
+/**
+ * The whole command line run in this process through the Io seam: stdout and stderr collected,
+ * and, for what a person sees on a terminal, stderr that says it is one (with its width).
+ */
+import { run } from '../../src/cli/program.js';
+import type { Io } from '../../src/model.js';
+import { cliResult, type CliResult } from './cli.js';
+
+export interface InProcessRun {
+  /** Resolves with the exit code and the output once the command ends. */
+  readonly done: Promise<CliResult & { readonly rawStderr: string }>;
+  /** Everything written to stderr so far, progress drawn in place included. */
+  stderr(): string;
+}
+
+export function startInProcess(args: readonly string[], io: Partial<Io> = {}): InProcessRun {
+  let stdout = '';
+  let stderr = '';
+  const done = run(['node', 'emq-race', ...args], {
+    out: (text) => (stdout += text),
+    err: (text) => (stderr += text),
+    env: { NO_COLOR: '1' },
+    stdoutIsTty: false,
+    ...io,
+  }).then((code) => ({ ...cliResult(code, null, stdout, stderr), rawStderr: stderr }));
+  return { done, stderr: () => stderr };
+}
+
+export function runInProcess(args: readonly string[], io: Partial<Io> = {}): Promise<CliResult & { readonly rawStderr: string }> {
+  return startInProcess(args, io).done;
+}
