@@ -4,8 +4,8 @@
  * codes; `emq-race help [command]`; and help fitted to the terminal's width.
  */
 import { Help, Option, type Command } from 'commander';
-import { STRATEGIES } from '../sweepers/strategies.js';
-import { MODES, MODE_SETS, type Io } from '../model.js';
+import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
+import type { Io } from '../model.js';
 import { outputWidth, wrap } from '../text.js';
 
 /** The main command's flags by purpose, in the order the groups print. */
@@ -62,8 +62,8 @@ function list(entries: readonly (readonly [string, string])[], width: number, na
 }
 
 function modesHelp(width: number): string {
-  const modes = MODES.map((mode): [string, string] => [mode, STRATEGIES[mode].summary]);
-  const sets = Object.entries(MODE_SETS).map(([name, set]): [string, string] => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
+  const modes = allModes().map((mode): [string, string] => [mode, STRATEGIES[mode].summary]);
+  const sets = Object.entries(modeSets()).map(([name, set]): [string, string] => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
   return ['Modes (--mode, or a comma list):', ...list([...modes, ...sets], width, 8)].join('\n');
 }
 
