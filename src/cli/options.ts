@@ -76,11 +76,12 @@ export function parseModes(raw: string): Mode[] {
   return modes;
 }
 
-/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+/** --script alone runs the mode that needs a script file; with --mode, it joins the modes given. */
 export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
   if (script === undefined) return [...modes];
-  if (!modeGiven) return ['script'];
-  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+  const scripted = modesNeeding('script-file');
+  if (!modeGiven) return scripted;
+  return [...modes, ...scripted.filter((mode) => !modes.includes(mode))];
 }
 
 export function parsePendingKind(raw: string): PendingKind {
