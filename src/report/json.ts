@@ -208,7 +208,8 @@ export function runJson(run: RunResult): RunJson {
 /** Any figure of FIGURES the fields above do not name (there is none today), so that a new figure reaches the JSON. */
 function figuresNotNamed(run: RunResult, json: RunJson): Record<string, number | null> {
   const fields = run as unknown as Readonly<Record<string, number | null | undefined>>;
-  return Object.fromEntries(FIGURES.filter((figure) => !(figure.field in json) && fields[figure.field] !== undefined).map((figure) => [figure.field, fields[figure.field] ?? null]));
+  const unnamed = FIGURES.filter((figure) => !(figure.field in json) && fields[figure.field] !== undefined);
+  return Object.fromEntries(unnamed.map((figure) => [figure.field, fields[figure.field] ?? null]));
 }
 
 function verdictJson(verdict: Verdict): VerdictJson {

@@ -1,14 +1,15 @@
 /**
  * The strategies, one entry per mode: how to load its sweeper and everything the rest of the tool
- * needs to know about it, its traits. The mode sets (`--mode both`, `all`), the plan (which modes a
- * server can run), the flags (which modes run on --loop-jobs), the faults (which cannot reach a
- * mode), the run (what to load before the race), `--expect race` and the report (which columns a mode always shows, how it dead-letters) all read this
- * table; none of them names a mode.
+ * needs to know about it, its traits. The mode sets (`--mode both`, `all`), the plan (which modes
+ * a server can run), the flags (which modes run on --loop-jobs), the faults (which cannot reach a
+ * mode), the run (what to load before the race), `--expect race` and the report (which columns a
+ * mode always shows, how it dead-letters) all read this table; none of them names a mode.
  *
  * The sweepers are loaded only when a race needs one (`load`), so that reading a trait — the help,
  * the report — loads no sweeper.
  *
- * A new strategy is a file in this folder, an entry here, and its name in MODES (model.ts).
+ * A new strategy is a file in this folder, an entry here, its name in MODES (model.ts) and in the
+ * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
 import type { FaultName, Mode } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
