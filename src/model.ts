@@ -43,12 +43,6 @@ export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script'] 
 
 export type Mode = (typeof MODES)[number];
 
-/** What `--mode` accepts beyond a single mode. `all` leaves out script (it needs --script). */
-export const MODE_SETS: Record<string, readonly Mode[]> = {
-  both: ['atomic', 'loop'],
-  all: ['atomic', 'loop', 'watch', 'claim', 'function'],
-};
-
 /** Where recovered jobs go: a list (RPUSH, duplicates visible) or a sorted set (ZADD, as EchoMQ does). */
 export const PENDING_KINDS = ['list', 'zset'] as const;
 
@@ -205,25 +199,88 @@ export interface AuditCounts {
   readonly jobsRecoveredMoreThanOnce: number;
 }
 
-/** The anomaly counts: every one must be 0 (or not measured, null) for a run to be clean. */
-export const ANOMALIES = [
-  'doubleRecoveries',
-  'duplicatePending',
-  'lostIncrements',
-  'extraIncrements',
-  'forgottenStalls',
-  'lostJobs',
-  'misplaced',
-  'unreclaimed',
-  'doubleExecutions',
-  'deadLetterEscapes',
-  'windowInNeither',
-  'windowInBoth',
-  'stolenLeases',
-  'misreported',
-] as const satisfies readonly (keyof AuditCounts)[];
+/**
+ * When the runs table shows a figure's column (none given: always): with a flag's consequence
+ * (--cycles, --workers, --observe, a fault), when the run measured it (not null), when it is not 0,
+ * or for a mode whose own column it is (`ownColumn` in the strategy table). Any one suffices.
+ */
+export type ShownWhen = 'cycles' | 'workers' | 'observe' | 'faults' | 'measured' | 'not-zero' | 'own-column';
 
-export type Anomaly = (typeof ANOMALIES)[number];
+/**
+ * One figure a run reports: everything the table, the trials table, the totals, the CSV, the JSON
+ * and the HTML page need to know to show it. They all read FIGURES; none of them names a figure.
+ */
+export interface Figure {
+  /** Its name in RunResult, in the JSON and as the CSV's column. */
+  readonly field: string;
+  /** The table's heading, `\n` where it breaks; its words (the break taken out) label it everywhere else. */
+  readonly heading: string;
+  /** Every clean run has it at 0 (or null, not measured); it counts in the JSON's `anomalies`. */
+  readonly anomaly: boolean;
+  /** Where it comes from when measured (the run may say otherwise, see audit/sources.ts); named under the table. */
+  readonly source?: FigureSource;
+  /** A row of the default table; an anomaly without one is summed there into "other anomalies". */
+  readonly headline: boolean;
+  /** An anomaly the trials table always shows; the others only where some trial counted one. */
+  readonly trialsAlways?: boolean;
+  readonly shownWhen?: readonly ShownWhen[];
+  /**
+   * Where the runs table puts it: the race's own counts first, then the figures a mode is chosen
+   * for, then those a flag is chosen for; in FIGURES order within each.
+   */
+  readonly section: 'race' | 'mode' | 'flag';
+}
+
+/**
+ * The figures, in the order of the CSV's, the JSON's and the page's anomalies. Every figure is a
+ * count: a mode's queues add up (report/totals.ts), a null (not measured) stays null.
+ */
+const SHIPPED_FIGURES = [
+  { field: 'recoveries', heading: 'recoveries', anomaly: false, source: 'sweepers', headline: true, section: 'race' },
+  { field: 'doubleRecoveries', heading: 'double\nrecoveries', anomaly: true, source: 'sweepers', headline: true, trialsAlways: true, section: 'race' },
+  { field: 'duplicatePending', heading: 'duplicate\npending', anomaly: true, source: 'server', headline: true, trialsAlways: true, section: 'race' },
+  { field: 'lostIncrements', heading: 'lost\nincrements', anomaly: true, source: 'server+sweepers', headline: true, trialsAlways: true, section: 'race' },
+  { field: 'extraIncrements', heading: 'extra\nincrements', anomaly: true, source: 'server+sweepers', headline: false, trialsAlways: true, section: 'race' },
+  { field: 'forgottenStalls', heading: 'forgotten\nstalls', anomaly: true, source: 'server+releaser', headline: true, shownWhen: ['cycles'], section: 'race' },
+  { field: 'lostJobs', heading: 'lost\njobs', anomaly: true, source: 'server', headline: true, trialsAlways: true, section: 'race' },
+  { field: 'misplaced', heading: 'misplaced', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
+  { field: 'unreclaimed', heading: 'unreclaimed', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
+  { field: 'unacknowledgedMoves', heading: 'unacked\nmoves', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
+  { field: 'noscriptFallbacks', heading: 'noscript\nfallbacks', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
+  { field: 'doubleExecutions', heading: 'double\nexecutions', anomaly: true, source: 'server', headline: true, shownWhen: ['workers'], section: 'flag' },
+  { field: 'deadLetterEscapes', heading: 'dead-letter\nescapes', anomaly: true, source: 'server', headline: true, shownWhen: ['cycles'], section: 'flag' },
+  { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'samples', heading: 'samples', anomaly: false, headline: false, shownWhen: ['observe'], section: 'flag' },
+  { field: 'stolenLeases', heading: 'stolen\nleases', anomaly: true, source: 'server+sweepers', headline: false, shownWhen: ['measured'], section: 'mode' },
+  { field: 'misreported', heading: 'mis-\nreported', anomaly: true, source: 'server+sweepers', headline: true, shownWhen: ['own-column', 'measured'], section: 'mode' },
+  { field: 'retries', heading: 'retries', anomaly: false, headline: true, shownWhen: ['own-column', 'not-zero'], section: 'mode' },
+] as const satisfies readonly (Figure & { readonly field: keyof RunResult })[];
+
+/** The anomaly counts: every one must be 0 (or not measured, null) for a run to be clean. */
+export type Anomaly = Extract<(typeof SHIPPED_FIGURES)[number], { readonly anomaly: true }>['field'];
+
+/** The table of figures (see Figure). Only registerFigure adds to it. */
+export const FIGURES: readonly Figure[] = [...SHIPPED_FIGURES];
+
+/** The anomalies' names, in FIGURES order. */
+export const ANOMALIES: readonly Anomaly[] = FIGURES.filter((figure) => figure.anomaly).map((figure) => figure.field as Anomaly);
+
+/**
+ * For tests only: adds a figure (one a test defines, whose field its own RunResults carry) to
+ * FIGURES, and to ANOMALIES if it is one, to prove that every reader takes its figures from the
+ * table. Returns the function that takes it out again.
+ */
+export function registerFigure(figure: Figure): () => void {
+  const figures = FIGURES as Figure[];
+  const anomalies = ANOMALIES as string[];
+  figures.push(figure);
+  if (figure.anomaly) anomalies.push(figure.field);
+  return () => {
+    figures.splice(figures.indexOf(figure), 1);
+    if (figure.anomaly) anomalies.splice(anomalies.indexOf(figure.field), 1);
+  };
+}
 
 /**
  * Where a figure comes from: the server's state read after the race (or, for the observer, during

@@ -10,11 +10,12 @@ import { Command } from 'commander';
 import { asksForJson } from '../src/cli/program.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { assertMatchesSchema } from './helpers/json-schema.js';
-import { FORGETS_ZREM, scriptFile } from './helpers/scripts.js';
+import { BUILT_IN_SCRIPT, FORGETS_ZREM, scriptFile } from './helpers/scripts.js';
 import { forEachServer } from './helpers/servers.js';
 import { runResult } from './helpers/run-result.js';
 import { JSON_SCHEMA, reportJson } from '../src/report/json.js';
 import { ANOMALIES, VERSION } from '../src/model.js';
+import { modes } from '../src/sweepers/strategies.js';
 
 type Run = Record<string, unknown> & { mode: string; clean: boolean; anomalies: number };
 
@@ -152,6 +153,15 @@ forEachServer('json', (handle) => {
     const json = parsed(result, 'consequences');
     assertVerdictFields(json.runs);
     for (const run of json.runs) for (const field of ['workers', 'executions', 'samples', 'windowInNeither', 'faults', 'crashes']) assert.ok(field in run, `${run.mode}: ${field}`);
+  });
+
+  test('every mode of the strategy table, raced at once, matches the schema', async () => {
+    const script = scriptFile('sweep-stalled.lua', BUILT_IN_SCRIPT);
+    const result = await runCli(['--url', handle.url, '--mode', 'all', '--script', script, '--sweepers', '2', '--jobs', '100', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const json = parsed(result, 'every mode');
+    assert.deepEqual(json.runs.map((run) => run.mode).sort(), [...modes()].sort());
+    assertVerdictFields(json.runs);
   });
 
   test('--expect race with a script that leaves duplicates: exit 1, and the JSON says which mode missed with which figures', async () => {

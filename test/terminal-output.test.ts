@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { COLUMNS } from '../src/report/report.js';
+import { tableColumns } from '../src/report/report.js';
 import { stripAnsi } from '../src/text.js';
 import { BIN, runCli } from './helpers/cli.js';
 
@@ -48,7 +48,7 @@ test('--wide prints every column, one row per run', async () => {
   const result = await runCli(['--mode', 'atomic,loop', '--jobs', '300', '--wide'], NARROW);
   assert.equal(result.code, 0, result.stderr);
   // The plain race's columns; the ones for workers, faults and the like appear with those flags.
-  const heads = COLUMNS.filter((column) => !column.applies || ['stolen\nleases'].includes(column.head)).map((column) => column.head);
+  const heads = tableColumns().filter((column) => !column.applies || ['stolen\nleases'].includes(column.head)).map((column) => column.head);
   for (const head of heads) for (const word of head.split('\n')) assert.ok(result.stdout.includes(word), `${head.replace('\n', ' ')} is a column`);
   assert.match(result.stdout, /│ atomic +│ +2 │ +300 │ +300 │/);
   assert.match(result.stdout, /│ loop +│ +2 │ +300 │/);

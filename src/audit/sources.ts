@@ -5,27 +5,13 @@
  * server's final state of a loop run looks like an atomic run's, and only those records show the
  * second move); some set one against the other. The report says which, figure by figure.
  */
-import { ANOMALIES, type AuditCounts, type FigureSource, type FigureSources, type SourcedFigure } from '../model.js';
+import { ANOMALIES, FIGURES, type AuditCounts, type FigureSource, type FigureSources, type SourcedFigure } from '../model.js';
 
-/** Each figure's source when it is measured. */
-const SOURCE: { readonly [name in SourcedFigure]: FigureSource } = {
-  recoveries: 'sweepers',
-  doubleRecoveries: 'sweepers',
-  duplicatePending: 'server',
-  lostIncrements: 'server+sweepers',
-  extraIncrements: 'server+sweepers',
-  forgottenStalls: 'server+releaser',
-  forgottenStallCount: 'server+releaser',
-  lostJobs: 'server',
-  misplaced: 'server',
-  unreclaimed: 'server',
-  doubleExecutions: 'server',
-  deadLetterEscapes: 'server',
-  windowInNeither: 'server',
-  windowInBoth: 'server',
-  stolenLeases: 'server+sweepers',
-  misreported: 'server+sweepers',
-};
+/** Each figure's source when it is measured: FIGURES says, and the forgotten stalls' total is theirs. */
+function sourceOf(name: SourcedFigure): FigureSource | undefined {
+  if (name === 'forgottenStallCount') return sourceOf('forgottenStalls');
+  return FIGURES.find((figure) => figure.field === name)?.source;
+}
 
 /**
  * The sources of one run's figures: null for a figure not measured. Moves the server shows but no
@@ -36,7 +22,7 @@ export function figureSources(counts: AuditCounts, cycles: number): FigureSource
   const sources = Object.fromEntries(
     [...ANOMALIES, 'recoveries', 'forgottenStallCount'].map((name) => {
       const figure = name as SourcedFigure;
-      return [figure, counts[figure] === null ? null : SOURCE[figure]];
+      return [figure, counts[figure] === null ? null : (sourceOf(figure) ?? null)];
     }),
   ) as Record<SourcedFigure, FigureSource | null>;
   if (counts.unacknowledgedMoves > 0) sources.recoveries = 'server+sweepers';

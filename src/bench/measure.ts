@@ -19,7 +19,8 @@ import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { newOwnerMarker, newRunId } from '../queue/owner-marker.js';
 import { usedMemory } from '../server/memory-check.js';
 import { defaultMaxSweeps, race } from '../race/race.js';
-import { luaSource, preloadScripts } from '../lua/registry.js';
+import { callCommandRate } from '../lua/calibration-scripts.js';
+import { loadScript, preloadScripts } from '../lua/registry.js';
 import { seedJobs, type SeedPlan } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs } from '../server/clock.js';
 import { p99Between, readScriptHistogram, readScriptUsec } from '../server/latency-histogram.js';
@@ -29,7 +30,6 @@ import { loopSweeper } from '../sweepers/loop.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { jobsPerSec } from '../model.js';
 
-const COMMAND_RATE_LUA = luaSource('command-rate');
 
 export interface SweepFigures extends Partial<CallLatency> {
   readonly sweepers: number;
@@ -136,7 +136,7 @@ async function serverCommandRate(admin: Redis): Promise<number> {
   const { keys } = await freshQueue(admin, 0);
   const timed = async (count: number): Promise<number> => {
     const started = performance.now();
-    await admin.eval(COMMAND_RATE_LUA, 1, `${keys.prefix}scratch`, count);
+    await callCommandRate(admin, `${keys.prefix}scratch`, count);
     return performance.now() - started;
   };
   try {
@@ -327,8 +327,8 @@ async function measureSweeps({ target, admin, options, created, drop }: Bench): 
   // The floor joins the alternation at the standard sweeper count only, the one the ratio is
   // taken at.
   await preloadScripts(admin);
-  await admin.script('LOAD', SWEEP_PER_COMMAND_LUA);
-  await admin.script('LOAD', SWEEP_FLOOR_LUA);
+  await loadScript(admin, SWEEP_PER_COMMAND_LUA);
+  await loadScript(admin, SWEEP_FLOOR_LUA);
   const standard = options.sweeperCounts.includes(8) ? 8 : options.sweeperCounts[options.sweeperCounts.length - 1];
   let floor: SweepFigures | undefined;
   for (const sweepers of options.sweeperCounts) {

@@ -8,7 +8,8 @@
  * a usage error, never last-wins.
  */
 import { usageError } from '../errors.js';
-import { MODES, OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../model.js';
+import { OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../model.js';
+import { STRATEGIES, modes as allModes } from '../sweepers/strategies.js';
 
 const FORMS = `clean, race, or MODE=clean / MODE=race per mode (e.g. atomic=clean,loop=race)`;
 
@@ -17,16 +18,22 @@ function isOutcome(word: string): word is Outcome {
 }
 
 function isMode(word: string): word is Mode {
-  return (MODES as readonly string[]).includes(word);
+  return (allModes() as readonly string[]).includes(word);
+}
+
+/** What `race` asks: the modes that race by design race, every other mode is clean. */
+function raceTerm(): Expectation {
+  const racing = allModes().filter((mode) => STRATEGIES[mode].racesByDesign);
+  return { terms: ['race'], modes: Object.fromEntries(racing.map((mode) => [mode, { outcome: 'race', term: 'race' }])), others: { outcome: 'clean', term: 'race' } };
 }
 
 /** One term, alone. */
 export function parseTerm(term: string): Expectation {
   if (term === 'clean') return { terms: [term], modes: {}, others: { outcome: 'clean', term } };
-  if (term === 'race') return { terms: [term], modes: { loop: { outcome: 'race', term } }, others: { outcome: 'clean', term } };
+  if (term === 'race') return raceTerm();
   const [mode, outcome, extra] = term.split('=').map((part) => part.trim());
   if (mode !== undefined && outcome !== undefined && extra === undefined) {
-    if (!isMode(mode)) throw usageError(`--expect: ${JSON.stringify(mode)} in ${JSON.stringify(term)} is not a mode; expected one of ${MODES.join(', ')}`);
+    if (!isMode(mode)) throw usageError(`--expect: ${JSON.stringify(mode)} in ${JSON.stringify(term)} is not a mode; expected one of ${allModes().join(', ')}`);
     if (!isOutcome(outcome)) throw usageError(`--expect: ${JSON.stringify(outcome)} in ${JSON.stringify(term)} is not an outcome; expected clean or race`);
     const canonical = `${mode}=${outcome}`;
     return { terms: [canonical], modes: { [mode]: { outcome, term: canonical } } };
@@ -37,13 +44,13 @@ export function parseTerm(term: string): Expectation {
 /** What a term asked of `mode`, in words, for the message when two terms disagree. */
 function asked(expected: ExpectedOutcome, mode: Mode): string {
   if (expected.term === 'clean') return `clean (every run clean, ${mode} too)`;
-  if (expected.term === 'race' && mode !== 'loop') return `race (the loop races, every other mode clean, ${mode} too)`;
+  if (expected.term === 'race' && !STRATEGIES[mode].racesByDesign) return `race (the loop races, every other mode clean, ${mode} too)`;
   return expected.term;
 }
 
 /** Both expectations at once, or a usage error naming the first mode they disagree on. */
 export function mergeExpectations(a: Expectation, b: Expectation): Expectation {
-  for (const mode of MODES) {
+  for (const mode of allModes()) {
     const left = a.modes[mode] ?? a.others;
     const right = b.modes[mode] ?? b.others;
     if (left && right && left.outcome !== right.outcome) {
@@ -68,7 +75,7 @@ export function parseExpectation(raw: string, previous?: Expectation): Expectati
 
 /** Every mode the expectation names must run: a verdict on a mode left out could never be reached. */
 export function checkExpectedModes(expect: Expectation, modes: readonly Mode[]): void {
-  const missing = MODES.filter((mode) => expect.modes[mode] !== undefined && !modes.includes(mode));
+  const missing = allModes().filter((mode) => expect.modes[mode] !== undefined && !modes.includes(mode));
   const first = missing[0];
   if (first === undefined) return;
   const term = expect.modes[first]?.term ?? first;

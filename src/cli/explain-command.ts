@@ -23,7 +23,8 @@ import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from
 import { onStage } from '../explain/stage.js';
 import { guardedReplays } from '../explain/guard.js';
 import { jsonHeader } from '../report/json.js';
-import { VERSION, type Io, LIMITS, MODES, MODE_SETS, type Mode } from '../model.js';
+import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
+import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;
@@ -49,7 +50,7 @@ export function parseExplainModes(raw: string): Mode[] {
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
     if (!(REPLAYED_MODES as readonly string[]).includes(part)) {
-      const known = (MODES as readonly string[]).includes(part) || Object.keys(MODE_SETS).includes(part);
+      const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
       throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays loop, atomic, or both`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);

@@ -7,8 +7,8 @@
 import type { EventEmitter } from 'node:events';
 import { Help, Option, type Command } from 'commander';
 import { usageError } from '../errors.js';
-import { STRATEGIES } from '../sweepers/strategies.js';
-import { MODES, MODE_SETS, type Io } from '../model.js';
+import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
+import type { Io } from '../model.js';
 import { outputWidth, wrap } from '../text.js';
 
 type Groups = readonly (readonly [string, readonly string[]])[];
@@ -114,8 +114,8 @@ function list(entries: readonly (readonly [string, string])[], width: number, na
 }
 
 function modesHelp(width: number): string {
-  const modes = MODES.map((mode): [string, string] => [mode, STRATEGIES[mode].summary]);
-  const sets = Object.entries(MODE_SETS).map(([name, set]): [string, string] => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
+  const modes = allModes().map((mode): [string, string] => [mode, STRATEGIES[mode].summary]);
+  const sets = Object.entries(modeSets()).map(([name, set]): [string, string] => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
   return ['Modes (--mode, or a comma list):', ...list([...modes, ...sets], width, 8)].join('\n');
 }
 

@@ -4,9 +4,9 @@
  */
 import { usageError } from '../errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
-import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
+import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
 import { checkExpectedModes } from './expect.js';
-import { MODES, type Mode, MODE_SETS, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
+import { type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
 export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {
@@ -62,23 +62,26 @@ export function latencyAsked(flags: { latency?: number; latencyJitter?: number; 
 }
 
 export function parseModes(raw: string): Mode[] {
-  const set = MODE_SETS[raw];
+  const sets: Readonly<Record<string, readonly Mode[]>> = modeSets();
+  const set = sets[raw];
   if (set) return [...set];
+  const known = allModes();
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
-    if (!(MODES as readonly string[]).includes(part)) {
-      throw usageError(`--mode: ${JSON.stringify(part)} is not a mode; expected one of ${[...MODES, ...Object.keys(MODE_SETS)].join(', ')}`);
+    if (!(known as readonly string[]).includes(part)) {
+      throw usageError(`--mode: ${JSON.stringify(part)} is not a mode; expected one of ${[...known, ...Object.keys(sets)].join(', ')}`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
   return modes;
 }
 
-/** --script alone runs the script mode; with --mode, the script mode joins the modes given. */
+/** --script alone runs the mode that needs a script file; with --mode, it joins the modes given. */
 export function modesWithScript(modes: readonly Mode[], script: string | undefined, modeGiven: boolean): Mode[] {
   if (script === undefined) return [...modes];
-  if (!modeGiven) return ['script'];
-  return modes.includes('script') ? [...modes] : [...modes, 'script'];
+  const scripted = modesNeeding('script-file');
+  if (!modeGiven) return scripted;
+  return [...modes, ...scripted.filter((mode) => !modes.includes(mode))];
 }
 
 export function parsePendingKind(raw: string): PendingKind {

@@ -10,6 +10,7 @@ import { checkRaceOptions, intFlag, latencyAsked, modesWithScript, msFlag, parse
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
 import { LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
+import { modeSets } from '../sweepers/strategies.js';
 
 export interface MainFlags extends TlsFlags {
   mode: Mode[];
@@ -59,7 +60,7 @@ function range(limit: { min: number; max: number }): string {
 /** Every flag of the race, as commander options (a fresh set per call: commander keeps state in them). */
 export function raceFlagOptions(): Option[] {
   return [
-    new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default(['atomic', 'loop'], 'both').argParser(parseModes),
+    new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default([...modeSets().both], 'both').argParser(parseModes),
     new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)),
     new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)),
     new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)),

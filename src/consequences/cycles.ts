@@ -9,14 +9,12 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CycleTally } from '../audit/consequence-rules.js';
-import { luaScript } from '../lua/registry.js';
+import { callReleaseStalled } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { EXPIRED_BY_MS } from '../queue/seed.js';
 import { serverTimeMs } from '../server/clock.js';
 import type { PendingKind } from '../model.js';
-
-const RELEASE_STALLED = luaScript('release-stalled');
 
 /** Head entries (score-0 members of a sorted set) one call looks at: the bound on its cost when used-up jobs gather in pending. */
 const HEAD_BOUND = 100;
@@ -37,7 +35,7 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
   const releasing = (async () => {
     for (;;) {
       const lastLook = sweepersDone;
-      const reply = (await RELEASE_STALLED.call(redis, [keys.active, keys.pending], [keys.prefix, cycles - 1, HEAD_BOUND, EXPIRED_BY_MS, pending])) as [string, number] | [];
+      const reply = await callReleaseStalled(redis, { active: keys.active, pending: keys.pending, prefix: keys.prefix, releases: cycles - 1, headBound: HEAD_BOUND, expiredByMs: EXPIRED_BY_MS, kind: pending });
       if (reply.length === 0) {
         if (lastLook) return;
         await sleep(IDLE_MS);

@@ -8,12 +8,10 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sampleVerdict, type WindowCounts } from '../audit/consequence-rules.js';
-import { luaScript } from '../lua/registry.js';
+import { callObserveJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { PendingKind } from '../model.js';
-
-const OBSERVE_JOB = luaScript('observe-job');
 
 /** Entries looked at from the tail of each list per sample: the bound on a sample's cost. */
 export const LIST_TAIL_BOUND = 1000;
@@ -26,8 +24,6 @@ export interface Observer {
   stop(): Promise<WindowCounts>;
 }
 
-type SampleReply = [string, number, number, number, number, number, number] | null;
-
 export async function startObserver(target: ServerTarget, keys: QueueKeys, pending: PendingKind): Promise<Observer> {
   const redis: Redis = await connect(target);
   let stopped = false;
@@ -36,7 +32,7 @@ export async function startObserver(target: ServerTarget, keys: QueueKeys, pendi
   const observing = (async () => {
     let tracked = '';
     while (!stopped && counts.samples < MAX_SAMPLES) {
-      const reply = (await OBSERVE_JOB.call(redis, [keys.active, keys.pending, keys.dead, keys.running], [tracked, keys.prefix, LIST_TAIL_BOUND, pending])) as SampleReply;
+      const reply = await callObserveJob(redis, keys, tracked, LIST_TAIL_BOUND, pending);
       if (reply === null) {
         await sleep(IDLE_MS);
         continue;

@@ -8,12 +8,10 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { luaScript } from '../lua/registry.js';
+import { callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { PendingKind } from '../model.js';
-
-const TAKE_JOB = luaScript('take-job');
 
 /** How long an idle worker waits before looking at an empty pending list again. */
 const IDLE_MS = 1;
@@ -45,7 +43,7 @@ export async function startWorkers(target: ServerTarget, keys: QueueKeys, count:
 
   const take: (redis: Redis) => Promise<string | null> =
     pending === 'zset'
-      ? (redis) => TAKE_JOB.call(redis, [keys.pending, keys.running], []) as Promise<string | null>
+      ? (redis) => callTakeJob(redis, keys.pending, keys.running)
       : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
 
   const work = async (redis: Redis): Promise<void> => {

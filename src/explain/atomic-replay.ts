@@ -4,7 +4,7 @@
  * one call moves the job and the other finds nothing; which ran first is read from the replies,
  * never assumed.
  */
-import { SWEEP_STALLED_LUA } from '../lua/registry.js';
+import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
 import { readJobFacts, readoutOf } from './readout.js';
 import type { Replay } from './replay.js';
 import { SWEEP_NAMES } from './schedule.js';
@@ -30,7 +30,7 @@ export function orderAsRun(steps: readonly WireStep[], jobId: string): WireStep[
 export async function replayAtomic(stage: Stage, plan: AtomicReplayPlan): Promise<Replay> {
   const { keys, jobId, clock, admin } = stage;
   // The script the main command runs, loaded by its text; SCRIPT LOAD answers with its SHA1.
-  const sha = (await admin.script('LOAD', SWEEP_STALLED_LUA)) as string;
+  const sha = await loadScript(admin, SWEEP_STALLED_LUA);
   const recorders = stage.connections.map((redis) => recordingExec(redis));
   const nowMs = clock.now();
   stage.signal.throwIfAborted();

@@ -4,7 +4,7 @@
  * client (HGET, then HSET of what it read plus one) the two cycles are forced to interleave
  * — read, read, write, write — and the second write puts back the value the first one wrote.
  */
-import { luaSource } from '../lua/registry.js';
+import { loadScript, luaSource } from '../lua/registry.js';
 import type { Stage } from './stage.js';
 import { recordingExec, type Recorder, type WireStep } from './wire.js';
 
@@ -55,7 +55,7 @@ export async function raceCounter(stage: Stage, queue: string, counter: CounterF
   const steps: WireStep[] = [];
 
   if (counter === 'in-script') {
-    const sha = (await admin.script('LOAD', INCREMENT_FIELD_LUA)) as string;
+    const sha = await loadScript(admin, INCREMENT_FIELD_LUA);
     stage.signal.throwIfAborted();
     // Sent in the same tick on two connections; the server runs one script, then the other.
     await Promise.all([a.exec('EVALSHA', sha, 1, jobKey, 'stalled'), b.exec('EVALSHA', sha, 1, jobKey, 'stalled')]);

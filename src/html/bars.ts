@@ -7,24 +7,13 @@ import { escapeMarkup as esc } from './escape.js';
 import type { Spread } from '../audit/trials.js';
 import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
-import type { Anomaly } from '../model.js';
+import { FIGURES, type Anomaly } from '../model.js';
+import { headWords } from '../report/legend.js';
 
-export const ANOMALY_LABELS: Record<Anomaly, string> = {
-  doubleRecoveries: 'double recoveries',
-  duplicatePending: 'duplicate pending',
-  lostIncrements: 'lost increments',
-  extraIncrements: 'extra increments',
-  forgottenStalls: 'forgotten stalls',
-  lostJobs: 'lost jobs',
-  misplaced: 'misplaced',
-  unreclaimed: 'unreclaimed',
-  stolenLeases: 'stolen leases',
-  misreported: 'misreported',
-  doubleExecutions: 'double executions',
-  deadLetterEscapes: 'dead-letter escapes',
-  windowInNeither: 'window in neither',
-  windowInBoth: 'window in both',
-};
+/** A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"). */
+export function figureLabel(name: string): string {
+  return headWords(FIGURES.find((figure) => figure.field === name)?.heading ?? name);
+}
 
 export const BARS_WIDTH = 920;
 const LABEL_X = 24;
@@ -81,7 +70,7 @@ function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number 
       const length = barLength(value ?? 0, largest);
       rows.push(
         `<g class="bar-row" data-mode="${esc(run.mode)}" data-anomaly="${name}" data-value="${value ?? ''}">` +
-          text(LABEL_X, y, ANOMALY_LABELS[name], 'label') +
+          text(LABEL_X, y, figureLabel(name), 'label') +
           (length > 0 ? `<rect x="${BAR_X}" y="${y - 11}" width="${length}" height="13" class="bar"/>` : '') +
           text(BAR_X + length + 8, y, value === null ? NOT_MEASURED : String(value), `value ${value === null ? 'na' : value === 0 ? 'ok' : 'bad'}`) +
           '</g>',
@@ -110,7 +99,7 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
       y += ROW;
       const spread = spreadOf(summary, name);
       if (spread === null) {
-        rows.push(`<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, ANOMALY_LABELS[name], 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`);
+        rows.push(`<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, figureLabel(name), 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`);
         continue;
       }
       const [min, median, max] = [spread.min, spread.median, spread.max].map((v) => BAR_X + barLength(v, largest));
@@ -123,7 +112,7 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
         : '';
       rows.push(
         `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}" data-min="${spread.min}" data-median="${spread.median}" data-max="${spread.max}">` +
-          text(LABEL_X, y, ANOMALY_LABELS[name], 'label') +
+          text(LABEL_X, y, figureLabel(name), 'label') +
           drawn +
           text((max ?? BAR_X) + 10, y, `min ${spread.min} · median ${spread.median} · max ${spread.max}`, `value ${spread.max === 0 ? 'ok' : 'bad'}`) +
           '</g>',

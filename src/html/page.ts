@@ -5,7 +5,7 @@
  */
 import { counterVerdict, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
-import { ANOMALY_LABELS, anomalyBars, rateShare, spreadOf } from './bars.js';
+import { anomalyBars, figureLabel, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc } from './escape.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -76,19 +76,22 @@ interface Column {
   readonly figure?: SourcedFigure;
 }
 
-const TABLE_COLUMNS: readonly Column[] = [
-  { head: 'sweepers', field: 'sweepers' },
-  { head: 'jobs', field: 'jobs' },
-  { head: 'recoveries', field: 'recoveries', figure: 'recoveries' },
-  ...ANOMALIES.map((name): Column => ({ head: ANOMALY_LABELS[name], field: name, anomaly: true, figure: name })),
-  { head: 'wall ms', field: 'wallMs' },
-  { head: 'jobs/s', field: 'jobsPerSec' },
-];
+/** The page's table: the recoveries and every anomaly of FIGURES, between the run's size and its pace. */
+function tableColumns(): readonly Column[] {
+  return [
+    { head: 'sweepers', field: 'sweepers' },
+    { head: 'jobs', field: 'jobs' },
+    { head: figureLabel('recoveries'), field: 'recoveries', figure: 'recoveries' },
+    ...ANOMALIES.map((name): Column => ({ head: figureLabel(name), field: name, anomaly: true, figure: name })),
+    { head: 'wall ms', field: 'wallMs' },
+    { head: 'jobs/s', field: 'jobsPerSec' },
+  ];
+}
 
 /** Columns for these runs: counts that no run of this report measured (no workers, say) get none. */
 function columnsFor(runs: readonly RunJson[]): readonly Column[] {
   const reported: readonly string[] = reportedAnomalies(runs);
-  return TABLE_COLUMNS.filter((column) => !column.anomaly || reported.includes(column.field));
+  return tableColumns().filter((column) => !column.anomaly || reported.includes(column.field));
 }
 
 /** What a cell shows for a count the run did not measure. */
@@ -141,7 +144,7 @@ export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
     row('with anomalies', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(rateShare(s.reproductionRate, s.trials))}</td>`),
     row('jobs/s', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="jobsPerSec">${esc(spreadText(s.jobsPerSec))}</td>`),
     ...reportedAnomalies(summaries).map((name) =>
-      row(ANOMALY_LABELS[name], (s) => {
+      row(figureLabel(name), (s) => {
         const spread = spreadOf(s, name);
         if (spread === null) return `<td class="num anomaly na" data-mode="${esc(s.mode)}" data-field="${name}">${NOT_MEASURED}</td>`;
         return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-mode="${esc(s.mode)}" data-field="${name}">${esc(spreadText(spread))}</td>`;

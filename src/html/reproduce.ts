@@ -5,7 +5,8 @@
 import { commandLine, type CommandValue } from './command-line.js';
 import { REPLAYED_MODES } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE } from '../explain/schedule.js';
-import { LIMITS, MODE_SETS } from '../model.js';
+import { LIMITS } from '../model.js';
+import { modeSets } from '../sweepers/strategies.js';
 
 /** `value`, or undefined where it is the default (and so left out of the line). */
 function unlessDefault(value: number | undefined, fallback: number): number | undefined {
@@ -73,7 +74,7 @@ export interface ExplainFlagsSeen extends FlagsSeen {
 /** `url` is the one the run used (from --url or REDIS_URL); it is redacted on the way out. */
 export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): string {
   return commandLine([], [
-    ['--mode', unlessList(flags.mode, MODE_SETS.both ?? [])],
+    ['--mode', unlessList(flags.mode, modeSets().both)],
     ['--sweepers', unlessDefault(flags.sweepers, LIMITS.sweepers.default)],
     ['--jobs', unlessDefault(flags.jobs, LIMITS.jobs.default)],
     ['--batch', unlessDefault(flags.batch, LIMITS.batch.default)],

@@ -62,7 +62,12 @@ export function shippedScripts(): { readonly file: string; readonly source: stri
 
 export const SWEEP_STALLED_LUA = luaSource('sweep-stalled');
 
+/** SCRIPT LOAD: the server compiles `source` into its script cache and answers with its SHA1. */
+export async function loadScript(redis: Redis, source: string): Promise<string> {
+  return String(await redis.script('LOAD', source));
+}
+
 /** Loads the sweep script into the server's cache so no sweeper's first call pays for an EVAL. */
 export async function preloadScripts(redis: Redis): Promise<void> {
-  await redis.script('LOAD', SWEEP_STALLED_LUA);
+  await loadScript(redis, SWEEP_STALLED_LUA);
 }

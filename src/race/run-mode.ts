@@ -164,7 +164,7 @@ async function raceQueue(
     target,
     admin,
     connections,
-    factory: STRATEGIES[run.mode].build,
+    factory: await STRATEGIES[run.mode].load(),
     keys,
     clock,
     jobs: run.jobs,

@@ -5,10 +5,10 @@
  * which modes ran or which flags were given. A figure the run did not measure is an empty field.
  */
 import { runJson, type RunJson } from './json.js';
-import { ANOMALIES, type RunResult } from '../model.js';
+import { FIGURES, type RunResult } from '../model.js';
 
-/** The columns, in order: who and where, the settings, the verdict, the figures, the costs. */
-export const CSV_FIELDS = [
+/** Who and where, the settings, the verdict. */
+const HEAD = [
   'trial',
   'mode',
   'queue',
@@ -22,8 +22,10 @@ export const CSV_FIELDS = [
   'live',
   'clean',
   'anomalies',
-  'recoveries',
-  ...ANOMALIES,
+] as const satisfies readonly (keyof RunJson)[];
+
+/** After the anomalies: a figure's detail, and the figures other than anomalies in the order they have here. */
+const AFTER_ANOMALIES = [
   'forgottenStallCount',
   'mostPendingEntries',
   'retries',
@@ -43,14 +45,27 @@ export const CSV_FIELDS = [
   'serverCallMsP99',
 ] as const satisfies readonly (keyof RunJson)[];
 
+/**
+ * The columns, in order: who and where, the settings, the verdict, the recoveries and every
+ * anomaly of FIGURES, any other figure that AFTER_ANOMALIES does not place, then the rest.
+ */
+export function csvFields(): readonly string[] {
+  const placed: readonly string[] = [...HEAD, ...AFTER_ANOMALIES];
+  const figures = FIGURES.filter((figure) => !placed.includes(figure.field));
+  const first = figures.filter((figure) => figure.anomaly || figure.field === 'recoveries').map((figure) => figure.field);
+  const others = figures.filter((figure) => !first.includes(figure.field)).map((figure) => figure.field);
+  return [...HEAD, ...first, ...others, ...AFTER_ANOMALIES];
+}
+
 export function csvField(value: unknown): string {
   return `"${value === null || value === undefined ? '' : String(value).replaceAll('"', '""')}"`;
 }
 
 export function renderCsv(runs: readonly RunResult[]): string {
+  const fields = csvFields();
   const rows = runs.map((run) => {
-    const json = runJson(run);
-    return CSV_FIELDS.map((name) => json[name]);
+    const json = runJson(run) as unknown as Readonly<Record<string, unknown>>;
+    return fields.map((name) => json[name]);
   });
-  return [[...CSV_FIELDS], ...rows].map((row) => row.map(csvField).join(',')).join('\n');
+  return [[...fields], ...rows].map((row) => row.map(csvField).join(',')).join('\n');
 }

@@ -6,7 +6,7 @@
 import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
-import { VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import { FIGURES, VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import type { RunMiss, Verdict } from './verdict.js';
@@ -159,7 +159,7 @@ export function reportJson(report: RaceReport): ReportJson {
 }
 
 export function runJson(run: RunResult): RunJson {
-  return {
+  const json: RunJson = {
     mode: run.mode,
     queue: run.queue,
     sweepers: run.sweepers,
@@ -202,6 +202,14 @@ export function runJson(run: RunResult): RunJson {
     sources: run.sources,
     example: run.example,
   };
+  return { ...json, ...figuresNotNamed(run, json) };
+}
+
+/** Any figure of FIGURES the fields above do not name (there is none today), so that a new figure reaches the JSON. */
+function figuresNotNamed(run: RunResult, json: RunJson): Record<string, number | null> {
+  const fields = run as unknown as Readonly<Record<string, number | null | undefined>>;
+  const unnamed = FIGURES.filter((figure) => !(figure.field in json) && fields[figure.field] !== undefined);
+  return Object.fromEntries(unnamed.map((figure) => [figure.field, fields[figure.field] ?? null]));
 }
 
 function verdictJson(verdict: Verdict): VerdictJson {

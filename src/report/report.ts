@@ -13,14 +13,14 @@ import type { RaceReport } from './json.js';
 import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
-import { ANOMALIES, type AuditCounts, type Mode, type RunResult, type SourcedFigure } from '../model.js';
+import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../model.js';
 
 export interface Column {
   readonly head: string;
   /** The cell's value; null where the run did not measure it (— in the table, empty in CSV). */
   readonly value: (run: RunResult) => string | number | null;
   /** Anomaly columns are green at zero and red otherwise. */
-  readonly anomaly?: keyof AuditCounts;
+  readonly anomaly?: true;
   /** The figure whose source the table's legend names. */
   readonly figure?: SourcedFigure;
   /** Columns that apply only to some runs show only when one of them is in the report. */
@@ -32,34 +32,53 @@ export interface Column {
   readonly headline?: true;
 }
 
-export const COLUMNS: readonly Column[] = [
-  { head: 'mode', value: (r) => r.mode },
-  { head: 'sweepers', value: (r) => r.sweepers },
-  { head: 'jobs', value: (r) => r.jobs, headline: true },
-  { head: 'recoveries', value: (r) => r.recoveries, figure: 'recoveries', headline: true },
-  { head: 'double\nrecoveries', value: (r) => r.doubleRecoveries, anomaly: 'doubleRecoveries', figure: 'doubleRecoveries', headline: true },
-  { head: 'duplicate\npending', value: (r) => r.duplicatePending, anomaly: 'duplicatePending', figure: 'duplicatePending', headline: true },
-  { head: 'lost\nincrements', value: (r) => r.lostIncrements, anomaly: 'lostIncrements', figure: 'lostIncrements', headline: true },
-  { head: 'extra\nincrements', value: (r) => r.extraIncrements, anomaly: 'extraIncrements', figure: 'extraIncrements' },
-  { head: 'forgotten\nstalls', value: (r) => r.forgottenStalls, anomaly: 'forgottenStalls', figure: 'forgottenStalls', applies: hasCycles, headline: true },
-  { head: 'lost\njobs', value: (r) => r.lostJobs, anomaly: 'lostJobs', figure: 'lostJobs', headline: true },
-  { head: 'misplaced', value: (r) => r.misplaced, anomaly: 'misplaced', figure: 'misplaced' },
-  { head: 'unreclaimed', value: (r) => r.unreclaimed, anomaly: 'unreclaimed', figure: 'unreclaimed' },
-  { head: 'stolen\nleases', value: (r) => r.stolenLeases, anomaly: 'stolenLeases', figure: 'stolenLeases', applies: (r) => r.stolenLeases !== null },
-  // The figures a mode or a flag was chosen for are rows of the fitted table where they apply.
-  { head: 'mis-\nreported', value: (r) => r.misreported, anomaly: 'misreported', figure: 'misreported', applies: (r) => STRATEGIES[r.mode].ownColumn === 'misreported' || r.misreported !== null, headline: true },
-  { head: 'retries', value: (r) => r.retries, applies: (r) => STRATEGIES[r.mode].ownColumn === 'retries' || r.retries > 0, headline: true },
-  { head: 'unacked\nmoves', value: (r) => r.unacknowledgedMoves, applies: (r) => hasFaults(r) || r.unacknowledgedMoves > 0, headline: true },
-  { head: 'noscript\nfallbacks', value: (r) => r.noscriptFallbacks, applies: (r) => hasFaults(r) || r.noscriptFallbacks > 0, headline: true },
-  { head: 'double\nexecutions', value: (r) => r.doubleExecutions, anomaly: 'doubleExecutions', figure: 'doubleExecutions', applies: hasWorkers, headline: true },
-  { head: 'dead-letter\nescapes', value: (r) => r.deadLetterEscapes, anomaly: 'deadLetterEscapes', figure: 'deadLetterEscapes', applies: hasCycles, headline: true },
-  { head: 'window in\nneither', value: (r) => r.windowInNeither, anomaly: 'windowInNeither', figure: 'windowInNeither', applies: observed, headline: true },
-  { head: 'window in\nboth', value: (r) => r.windowInBoth, anomaly: 'windowInBoth', figure: 'windowInBoth', applies: observed, headline: true },
-  { head: 'samples', value: (r) => r.samples ?? null, applies: observed },
-  { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
-  { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
-  { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
-];
+/** A figure's value in a run; null where the run did not measure it. */
+export function figureValue(run: RunResult, field: string): number | null {
+  const value = (run as unknown as Readonly<Record<string, number | null | undefined>>)[field];
+  return value ?? null;
+}
+
+/** Whether a run shows a figure that only some runs show (see ShownWhen in model.ts). */
+function shows(figure: Figure, run: RunResult): boolean {
+  const value = figureValue(run, figure.field);
+  return (figure.shownWhen ?? []).some((when) => {
+    switch (when) {
+      case 'cycles': return hasCycles(run);
+      case 'workers': return hasWorkers(run);
+      case 'observe': return observed(run);
+      case 'faults': return hasFaults(run);
+      case 'measured': return value !== null;
+      case 'not-zero': return value !== null && value > 0;
+      case 'own-column': return STRATEGIES[run.mode].ownColumn === figure.field;
+    }
+  });
+}
+
+function figureColumn(figure: Figure): Column {
+  return {
+    head: figure.heading,
+    value: (run) => figureValue(run, figure.field),
+    ...(figure.anomaly ? { anomaly: true as const } : {}),
+    ...(figure.source ? { figure: figure.field as SourcedFigure } : {}),
+    ...(figure.shownWhen ? { applies: (run: RunResult) => shows(figure, run) } : {}),
+    ...(figure.headline ? { headline: true as const } : {}),
+  };
+}
+
+const SECTIONS: readonly Figure['section'][] = ['race', 'mode', 'flag'];
+
+/** The table's columns: who ran, every figure of FIGURES by section, then what it cost. */
+export function tableColumns(): readonly Column[] {
+  return [
+    { head: 'mode', value: (r) => r.mode },
+    { head: 'sweepers', value: (r) => r.sweepers },
+    { head: 'jobs', value: (r) => r.jobs, headline: true },
+    ...SECTIONS.flatMap((section) => FIGURES.filter((figure) => figure.section === section)).map(figureColumn),
+    { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
+    { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
+    { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
+  ];
+}
 
 /** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
 export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
@@ -67,7 +86,7 @@ export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries
 }
 
 function columnsFor(runs: readonly RunResult[]): readonly Column[] {
-  return COLUMNS.filter((column) => !column.applies || runs.some(column.applies));
+  return tableColumns().filter((column) => !column.applies || runs.some(column.applies));
 }
 
 /** A run's readout; with several queues it says which queue on which node. */
@@ -94,12 +113,21 @@ function painter(color: boolean): (value: string | number | null, anomaly?: numb
   };
 }
 
+/** An anomaly column's count for the cell's colour (null: not measured); undefined for other columns. */
+function anomalyCount(column: Column, run: RunResult): number | null | undefined {
+  if (!column.anomaly) return undefined;
+  const value = column.value(run);
+  return value === null ? null : Number(value);
+}
+
 /** The anomalies the fitted table sums into one row: those with no row of their own. */
-const FOLDED = COLUMNS.filter((column) => column.anomaly !== undefined && !column.headline);
+function folded(): readonly Column[] {
+  return tableColumns().filter((column) => column.anomaly && !column.headline);
+}
 
 /** Their sum for one run, the unmeasured ones left out. */
 function otherAnomalies(run: RunResult): number {
-  return FOLDED.reduce((sum, column) => sum + (column.anomaly ? (run[column.anomaly] ?? 0) : 0), 0);
+  return folded().reduce((sum, column) => sum + (Number(column.value(run) ?? 0)), 0);
 }
 
 interface Laid {
@@ -121,13 +149,13 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
   const columns = columnsFor(runs).filter((column) => column.headline);
   const rows = columns.map((column) => ({
     label: headWords(column.head),
-    cells: runs.map((run) => cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined)),
+    cells: runs.map((run) => cell(column.value(run), anomalyCount(column, run))),
   }));
   // With the anomalies, before jobs/s.
   rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => cell(otherAnomalies(run), otherAnomalies(run))) });
   const named = runs.flatMap((run) => {
-    const counts = FOLDED.flatMap((column) => {
-      const count = column.anomaly ? (run[column.anomaly] ?? 0) : 0;
+    const counts = folded().flatMap((column) => {
+      const count = Number(column.value(run) ?? 0);
       return count > 0 ? [`${groupThousands(count)} ${headWords(column.head)}`] : [];
     });
     return counts.length > 0 ? [`${run.mode} ${counts.join(', ')}`] : [];
@@ -154,7 +182,7 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
   });
   const rows = report.totals ? [...report.runs, ...report.totals.map((t) => ({ ...t, mode: `${t.mode} total` as Mode }))] : report.runs;
   for (const run of rows) {
-    table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), column.anomaly ? run[column.anomaly] : undefined))));
+    table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), anomalyCount(column, run)))));
   }
   return { before: [], table: table.toString(), after: [], columns, rows };
 }
@@ -256,7 +284,7 @@ function unseenByServer(run: RunResult): string {
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
   if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
-    why.push(run.mode === 'loop' ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
+    why.push(STRATEGIES[run.mode].deadLettersAfterPush ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
   }
   const shown = run.duplicatePending === 0 ? 'none' : `only ${groupThousands(run.duplicatePending)}`;
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';

@@ -6,37 +6,16 @@
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
-import { ANOMALIES, jobsPerSec, type RunResult } from '../model.js';
+import { FIGURES, jobsPerSec, type RunResult } from '../model.js';
 
-const SUMMED = [
-  'jobs',
-  'sweepers',
-  'recoveries',
-  'doubleRecoveries',
-  'duplicatePending',
-  'lostIncrements',
-  'extraIncrements',
-  'lostJobs',
-  'misplaced',
-  'unreclaimed',
-  'deadLetterEscapes',
-  'jobsRecoveredMoreThanOnce',
-  'unacknowledgedMoves',
-  'roundTrips',
-  'sweeps',
-  'retries',
-  'noscriptFallbacks',
-  'live',
-] as const satisfies readonly (keyof RunResult)[];
+/** Counts of the run beside its figures (FIGURES, every one of which is summed too). */
+const SUMMED = ['jobs', 'sweepers', 'jobsRecoveredMoreThanOnce', 'roundTrips', 'sweeps', 'live'] as const satisfies readonly (keyof RunResult)[];
 
-/** Counts present only with some flags (--observe, --workers): summed where present. */
-const SUMMED_IF_PRESENT = ['samples', 'executions'] as const satisfies readonly (keyof RunResult)[];
+/** Counts present only with some flags (--workers): summed where present. */
+const SUMMED_IF_PRESENT = ['executions'] as const satisfies readonly (keyof RunResult)[];
 
 /** Counts some runs do not measure (null): summed over the queues that did. */
-const SUMMED_IF_MEASURED = [
-  ...ANOMALIES.filter((name) => !(SUMMED as readonly string[]).includes(name)),
-  'forgottenStallCount',
-] as const satisfies readonly (keyof RunResult)[];
+const SUMMED_IF_MEASURED = ['forgottenStallCount'] as const satisfies readonly (keyof RunResult)[];
 
 const WORST = ['callMsP50', 'callMsP99', 'callMsMax', 'serverCallMsP99'] as const satisfies readonly (keyof RunResult)[];
 
@@ -52,6 +31,15 @@ function sumFaultCounts(counts: readonly RunResult['faultCounts'][]): RunResult[
   if (!first) return undefined;
   const keys = Object.keys(first) as (keyof typeof first)[];
   return Object.fromEntries(keys.map((key) => [key, known.reduce((sum, c) => sum + c[key], 0)])) as unknown as RunResult['faultCounts'];
+}
+
+/**
+ * A figure over the queues: the sum of those that measured it; where none did, what the first
+ * says (null, not measured, or absent for a flag not given).
+ */
+function sumFigure(values: readonly (number | null | undefined)[]): number | null | undefined {
+  const known = values.filter((v): v is number => typeof v === 'number');
+  return known.length > 0 ? known.reduce((sum, v) => sum + v, 0) : values[0];
 }
 
 function sumIfMeasured(values: readonly (number | null)[]): number | null {
@@ -75,6 +63,7 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
   }
   return [...groups.values()].map((group) => {
     const first = group[0] as RunResult;
+    const figures = Object.fromEntries(FIGURES.map((figure) => [figure.field, sumFigure(group.map((run) => (run as unknown as Readonly<Record<string, number | null | undefined>>)[figure.field]))]));
     const sums = Object.fromEntries(SUMMED.map((field) => [field, group.reduce((sum, run) => sum + run[field], 0)]));
     const present = Object.fromEntries(SUMMED_IF_PRESENT.map((field) => [field, sumIfPresent(group.map((run) => run[field]))]));
     const measured = Object.fromEntries(SUMMED_IF_MEASURED.map((field) => [field, sumIfMeasured(group.map((run) => run[field]))]));
@@ -82,6 +71,7 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
     const wallMs = Math.max(...group.map((run) => run.wallMs));
     return {
       ...first,
+      ...figures,
       ...sums,
       ...present,
       ...measured,

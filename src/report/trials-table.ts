@@ -7,30 +7,20 @@ import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
 import { NOT_MEASURED, headWords } from './legend.js';
-import { ANOMALIES, type Anomaly } from '../model.js';
+import { ANOMALIES, FIGURES, type Anomaly } from '../model.js';
 import { groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
 import type { TableLayout } from './report.js';
 
-const HEADS: Record<Anomaly, string> = {
-  doubleRecoveries: 'double\nrecoveries',
-  duplicatePending: 'duplicate\npending',
-  lostIncrements: 'lost\nincrements',
-  extraIncrements: 'extra\nincrements',
-  forgottenStalls: 'forgotten\nstalls',
-  lostJobs: 'lost\njobs',
-  misplaced: 'misplaced',
-  unreclaimed: 'unreclaimed',
-  stolenLeases: 'stolen\nleases',
-  misreported: 'mis-\nreported',
-  doubleExecutions: 'double\nexecutions',
-  deadLetterEscapes: 'dead-letter\nescapes',
-  windowInNeither: 'window in\nneither',
-  windowInBoth: 'window in\nboth',
-};
+/** Each anomaly's heading, from FIGURES. */
+function heading(name: Anomaly): string {
+  return FIGURES.find((figure) => figure.field === name)?.heading ?? name;
+}
 
 /** Always shown; the other anomaly columns only where some trial counted one. */
-const CORE: readonly string[] = ['doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs', 'misplaced', 'unreclaimed'];
+function always(name: Anomaly): boolean {
+  return FIGURES.some((figure) => figure.field === name && figure.trialsAlways === true);
+}
 
 export function formatSpread(s: Spread | null): string {
   if (s === null) return NOT_MEASURED;
@@ -51,11 +41,11 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
   const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
   const spread = (s: TrialSummary, name: Anomaly): string => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])));
   const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
-  const anomalies = ANOMALIES.filter((name) => CORE.includes(name) || summaries.some((s) => worst(s, name) > 0));
+  const anomalies = ANOMALIES.filter((name) => always(name) || summaries.some((s) => worst(s, name) > 0));
   let table: string;
   if (layout.wide) {
     const wide = new Table({
-      head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => HEADS[name]), 'jobs/s'],
+      head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => heading(name)), 'jobs/s'],
       style: { head: [], border: [] },
       chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
     });
@@ -65,7 +55,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
     table = renderFittedTable(summaries.map((s) => s.mode), [
       { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
       { label: 'reproduced', cells: summaries.map(rate) },
-      ...anomalies.map((name) => ({ label: headWords(HEADS[name]), cells: summaries.map((s) => spread(s, name)) })),
+      ...anomalies.map((name) => ({ label: headWords(heading(name)), cells: summaries.map((s) => spread(s, name)) })),
       { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
     ], layout.width);
   }
@@ -80,7 +70,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
 function describeWorst(s: TrialSummary): string {
   const shown = ANOMALIES.flatMap((name) => {
     const spread = s[name];
-    return spread && spread.max > 0 ? [`${headWords(HEADS[name])} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
+    return spread && spread.max > 0 ? [`${headWords(heading(name))} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
   });
   return shown.length > 0 ? `; ${shown.join('; ')}` : '';
 }

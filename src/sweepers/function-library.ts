@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { serverError } from '../errors.js';
+import { deleteFunctionLibrary, loadFunctionLibrary } from '../lua/function-calls.js';
 import { functionLibrarySource } from '../lua/function-source.js';
 
 export interface SweepFunction {
@@ -38,10 +39,10 @@ export async function loadSweepFunction(redis: Redis, runId: string): Promise<Sw
   if (!(await serverHasFunctions(redis))) {
     throw serverError('the function mode needs a server with Functions (Redis 7 or later, or Valkey)');
   }
-  await redis.call('FUNCTION', 'LOAD', librarySource(fn));
+  await loadFunctionLibrary(redis, librarySource(fn));
   return fn;
 }
 
 export async function deleteSweepFunction(redis: Redis, fn: SweepFunction): Promise<void> {
-  await redis.call('FUNCTION', 'DELETE', fn.library);
+  await deleteFunctionLibrary(redis, fn.library);
 }

@@ -1,25 +1,36 @@
 /**
- * The strategies, one entry per mode: how to build its sweeper and everything the rest of the tool
- * needs to know about it. The plan (which modes a server can run), the flags (which modes run on
- * --loop-jobs), the faults (which cannot reach a mode), the run (what to load before the race) and
- * the report (which columns a mode always shows) all read this table; none of them names a mode.
+ * The strategies, one entry per mode: how to load its sweeper and everything the rest of the tool
+ * needs to know about it, its traits. The mode sets (`--mode both`, `all`), the plan (which modes
+ * a server can run), the flags (which modes run on --loop-jobs), the faults (which cannot reach a
+ * mode), the run (what to load before the race), `--expect race` and the report (which columns a
+ * mode always shows, how it dead-letters) all read this table; none of them names a mode.
  *
- * A new strategy is a file in this folder, an entry here, and its name in MODES (model.ts).
+ * The sweepers are loaded only when a race needs one (`load`), so that reading a trait — the help,
+ * the report — loads no sweeper.
+ *
+ * A new strategy is a file in this folder, an entry here, its name in MODES (model.ts) and in the
+ * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
 import type { FaultName, Mode } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
-import { atomicSweeper } from './atomic.js';
-import { functionSweeper } from './function.js';
-import { loopSweeper } from './loop.js';
-import { scriptSweeper } from './script.js';
 import type { SweeperFactory } from './sweeper.js';
-import { watchSweeper } from './watch.js';
-import { claimSweeper } from './zrem-claim.js';
 
 export interface Strategy {
   /** One line for --help and the docs. */
   readonly summary: string;
-  readonly build: SweeperFactory;
+  /** Its sweeper factory, loaded on first use. */
+  readonly load: () => Promise<SweeperFactory>;
+  /** In `--mode both`, the default: the shipped atomic sweep and the loop it is set against. */
+  readonly inBoth: boolean;
+  /** In `--mode all`: every mode that needs nothing the user must bring (a script file). */
+  readonly inAll: boolean;
+  /** It races by design: `--expect race` expects its runs to show anomalies and every other mode's to be clean. */
+  readonly racesByDesign: boolean;
+  /**
+   * It pushes a job at max-stalled into pending before it moves it to dead (the source page's
+   * loop with its dead-letter extension), rather than sending it straight to dead.
+   */
+  readonly deadLettersAfterPush: boolean;
   /** A round trip per command: slow by nature, so the mode runs on --loop-jobs jobs. */
   readonly roundTrips: boolean;
   /**
@@ -29,8 +40,8 @@ export interface Strategy {
   readonly needs?: 'functions' | 'script-file';
   /** The audit checks the strategy's own record of its moves against the server (a script we did not write). */
   readonly crossChecked?: boolean;
-  /** The report column this strategy always shows, even at zero (others show it only when not zero). */
-  readonly ownColumn?: 'retries' | 'misreported';
+  /** The report column (a figure of FIGURES) this strategy always shows, even at zero (others show it only when not zero). */
+  readonly ownColumn?: string;
   /** Faults that cannot reach this strategy, each with the reason the report gives. */
   readonly faultsThatMiss?: Partial<Readonly<Record<FaultName, string>>>;
   /** Its sweeps may push one job into a list pending twice: the memory check counts those entries. */
@@ -42,20 +53,32 @@ export interface Strategy {
 export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   atomic: {
     summary: 'the shipped Lua sweep: detect, move and count in one EVALSHA',
-    build: atomicSweeper,
+    load: async () => (await import('./atomic.js')).atomicSweeper,
+    inBoth: true,
+    inAll: true,
+    racesByDesign: false,
+    deadLettersAfterPush: false,
     roundTrips: false,
     pushesTwice: false,
   },
   loop: {
     summary: 'the same recovery as separate round trips from the application',
-    build: loopSweeper,
+    load: async () => (await import('./loop.js')).loopSweeper,
+    inBoth: true,
+    inAll: true,
+    racesByDesign: true,
+    deadLettersAfterPush: true,
     roundTrips: true,
     pushesTwice: true,
     faultsThatMiss: { 'script-flush': 'the loop sends no script, so an emptied script cache cannot touch it' },
   },
   watch: {
     summary: 'round trips under WATCH, the move in MULTI/EXEC (optimistic locking)',
-    build: watchSweeper,
+    load: async () => (await import('./watch.js')).watchSweeper,
+    inBoth: false,
+    inAll: true,
+    racesByDesign: false,
+    deadLettersAfterPush: false,
     roundTrips: true,
     pushesTwice: false,
     commands: ['watch', 'multi', 'exec', 'unwatch'],
@@ -64,13 +87,21 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   },
   claim: {
     summary: 'round trips where the ZREM that answers 1 is the claim, counted with HINCRBY',
-    build: claimSweeper,
+    load: async () => (await import('./zrem-claim.js')).claimSweeper,
+    inBoth: false,
+    inAll: true,
+    racesByDesign: false,
+    deadLettersAfterPush: false,
     roundTrips: true,
     pushesTwice: false,
   },
   function: {
     summary: 'the atomic sweep loaded as a Redis Function and called with FCALL',
-    build: functionSweeper,
+    load: async () => (await import('./function.js')).functionSweeper,
+    inBoth: false,
+    inAll: true,
+    racesByDesign: false,
+    deadLettersAfterPush: false,
     roundTrips: false,
     pushesTwice: false,
     commands: ['function|list', 'function|load', 'function|delete', 'fcall'],
@@ -78,8 +109,13 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     faultsThatMiss: { 'script-flush': 'functions are not in the script cache that SCRIPT FLUSH empties' },
   },
   script: {
+    // Left out of all: it needs --script FILE.lua.
     summary: 'your own sweep script (--script FILE.lua), under the same KEYS/ARGV contract',
-    build: scriptSweeper,
+    load: async () => (await import('./script.js')).scriptSweeper,
+    inBoth: false,
+    inAll: false,
+    racesByDesign: false,
+    deadLettersAfterPush: false,
     roundTrips: false,
     // A user's script may do anything: the check allows for the worst.
     pushesTwice: true,
@@ -89,6 +125,29 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   },
 };
 
+/**
+ * For tests only: adds a mode the test defines (its name need not be in MODES) to STRATEGIES, to
+ * prove that the mode sets, the schema check, the report and the page take their modes from the
+ * table. Returns the function that takes it out again.
+ */
+export function registerStrategy(mode: string, strategy: Strategy): () => void {
+  const table = STRATEGIES as Record<string, Strategy>;
+  table[mode] = strategy;
+  return () => {
+    delete table[mode];
+  };
+}
+
+/** Every mode, in table order. */
+export function modes(): Mode[] {
+  return Object.keys(STRATEGIES) as Mode[];
+}
+
+/** The named sets `--mode` accepts beyond a single mode, from each mode's traits. */
+export function modeSets(): Readonly<Record<'both' | 'all', readonly Mode[]>> {
+  return { both: modes().filter((mode) => STRATEGIES[mode].inBoth), all: modes().filter((mode) => STRATEGIES[mode].inAll) };
+}
+
 /** What the memory check (queue/memory-guard.ts) needs of each mode, read from the table. */
 export function memoryTraits(mode: Mode): MemoryTraits {
   const strategy = STRATEGIES[mode];
@@ -97,5 +156,5 @@ export function memoryTraits(mode: Mode): MemoryTraits {
 
 /** The modes that need `need`, in table order. */
 export function modesNeeding(need: NonNullable<Strategy['needs']>): Mode[] {
-  return (Object.keys(STRATEGIES) as Mode[]).filter((mode) => STRATEGIES[mode].needs === need);
+  return modes().filter((mode) => STRATEGIES[mode].needs === need);
 }

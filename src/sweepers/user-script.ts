@@ -4,6 +4,7 @@
  * run with the server's own message and nothing written.
  */
 import { readFileSync } from 'node:fs';
+import { loadScript } from '../lua/registry.js';
 import type { Redis } from 'ioredis';
 import { describeServerError, usageError } from '../errors.js';
 
@@ -22,7 +23,7 @@ export function readUserScript(path: string): string {
 /** SCRIPT LOAD: the server compiles the script; a compile error is the user's input, so a usage error. */
 export async function loadUserScript(redis: Redis, source: string, path: string, where: string): Promise<string> {
   try {
-    return (await redis.script('LOAD', source)) as string;
+    return await loadScript(redis, source);
   } catch (err) {
     if (err instanceof Error && err.name === 'ReplyError' && /compil/i.test(err.message)) {
       throw usageError(`--script ${path}: the server could not compile it: ${err.message.replace(/^ERR\s+/, '').split('\n')[0]}`);

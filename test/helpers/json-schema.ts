@@ -37,3 +37,38 @@ export function assertMatchesSchema(value: unknown, what = 'the JSON'): void {
   const errors = (validator().errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
   assert.ok(valid, `${what} does not match schema/emq-race.schema.json:\n${errors.join('\n')}`);
 }
+
+/** What the tool's words say the schema must hold: checked against the file, both ways where the file lists fields. */
+export interface SchemaWords {
+  /** Every mode of the strategy table, in table order. */
+  readonly modes: readonly string[];
+  /** Every field a fully populated run carries in the JSON. */
+  readonly runFields: readonly string[];
+  /** Every field a trial summary carries. */
+  readonly trialFields: readonly string[];
+  /** Every figure whose source a run states. */
+  readonly sourced: readonly string[];
+}
+
+/**
+ * Where schema/emq-race.schema.json and the tool disagree, one line each: a mode missing from the
+ * mode enum or an enum value no mode has; a field of a run, a trial summary or a run's sources that
+ * the schema does not list, or one it lists that the tool never prints. Empty when they agree.
+ */
+export function schemaGaps(words: SchemaWords): string[] {
+  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { definitions: Record<string, { enum?: string[]; properties?: Record<string, { properties?: Record<string, unknown> }> }> };
+  const defs = schema.definitions;
+  const listed = (name: string, fields: readonly string[], have: readonly string[]): string[] => [
+    ...fields.filter((field) => !have.includes(field)).map((field) => `${name} lacks ${JSON.stringify(field)}`),
+    ...have.filter((field) => !fields.includes(field)).map((field) => `${name} lists ${JSON.stringify(field)}, which the tool never prints`),
+  ];
+  const enumModes = defs.mode?.enum ?? [];
+  const runProperties = defs.run?.properties ?? {};
+  return [
+    ...words.modes.filter((mode) => !enumModes.includes(mode)).map((mode) => `the mode enum lacks ${JSON.stringify(mode)}`),
+    ...enumModes.filter((mode) => !words.modes.includes(mode)).map((mode) => `the mode enum has ${JSON.stringify(mode)}, which is no mode`),
+    ...listed('run', words.runFields, Object.keys(runProperties)),
+    ...listed('trialSummary', words.trialFields, Object.keys(defs.trialSummary?.properties ?? {})),
+    ...listed('run.sources', words.sourced, Object.keys(runProperties.sources?.properties ?? {})),
+  ];
+}

@@ -1,0 +1,52 @@
+/**
+ * The scripts of a race's consequences, each behind a typed call: a worker taking a job from a
+ * sorted-set pending, the re-leaser putting a recovered job back in active, the observer's sample
+ * of one job. Sent like every script of the tool (CachedScript: EVALSHA, then EVAL on NOSCRIPT).
+ */
+import type { Redis } from 'ioredis';
+import { luaScript } from './registry.js';
+
+const TAKE_JOB = luaScript('take-job');
+const RELEASE_STALLED = luaScript('release-stalled');
+const OBSERVE_JOB = luaScript('observe-job');
+
+/** Moves the head of a sorted-set pending into `running` (see take-job.lua); the job's id, or null when pending is empty. */
+export async function callTakeJob(redis: Redis, pending: string, running: string): Promise<string | null> {
+  return (await TAKE_JOB.call(redis, [pending, running], [])) as string | null;
+}
+
+/** The keys and bounds of one re-lease (see release-stalled.lua). */
+export interface ReleaseCall {
+  readonly active: string;
+  readonly pending: string;
+  readonly prefix: string;
+  /** How many times one job may be re-leased. */
+  readonly releases: number;
+  /** Head entries one call looks at. */
+  readonly headBound: number;
+  /** How far in the past the new lease expired. */
+  readonly expiredByMs: number;
+  readonly kind: 'list' | 'zset';
+}
+
+/** Puts one recovered job back in active with an expired lease; [id, its re-leases so far], or [] when there was none to take. */
+export async function callReleaseStalled(redis: Redis, call: ReleaseCall): Promise<[string, number] | []> {
+  return (await RELEASE_STALLED.call(redis, [call.active, call.pending], [call.prefix, call.releases, call.headBound, call.expiredByMs, call.kind])) as [string, number] | [];
+}
+
+/** The keys one sample looks in (see observe-job.lua). */
+export interface ObserveKeys {
+  readonly active: string;
+  readonly pending: string;
+  readonly dead: string;
+  readonly running: string;
+  readonly prefix: string;
+}
+
+/** One sample: the job's id, then 1 or 0 for in active, in pending, in dead, in running, done, and whether the sample was conclusive. */
+export type ObserveReply = [string, number, number, number, number, number, number];
+
+/** Samples the job `tracked` (or picks one when it is ''); null when there is nothing to sample. */
+export async function callObserveJob(redis: Redis, keys: ObserveKeys, tracked: string, tailBound: number, kind: 'list' | 'zset'): Promise<ObserveReply | null> {
+  return (await OBSERVE_JOB.call(redis, [keys.active, keys.pending, keys.dead, keys.running], [tracked, keys.prefix, tailBound, kind])) as ObserveReply | null;
+}
