@@ -5,7 +5,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
-import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
+import { describeServerError, type EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
 
 export interface ServerTarget {
@@ -202,22 +202,26 @@ function redactText(text: string): string {
 
 /**
  * Hides what may be a password in URL-like text within a longer line: from the scheme's `//` (or
- * a one-slash typo's `/`) to the last '@' all but the user name, and the value of any query
- * parameter named like a secret. The last guard over every error line, whose URLs have already
+ * a one-slash typo's `/`) to the last '@' all but the user name (all of it where a query may hold
+ * that '@'), and the value of any query parameter named like a secret (after a '=' or a mistyped ':'). The last guard over every error line, whose URLs have already
  * passed redactUrl.
  */
 export function scrubUrlText(text: string): string {
   const userInfo = (match: string, scheme: string, rest: string): string => {
     const at = rest.lastIndexOf('@');
+    // No host before a ':' and what follows is no port: a password whose '@' and host were left out.
+    if (at < 0 && /^:(?!\d*(?:[/?#]|$))/.test(rest)) return `${scheme}***`;
     // A '[' opens an IPv6 host or a usage pattern such as redis://[user:password@]host, not user info.
     if (at < 0 || rest.startsWith('[')) return match;
     const info = rest.slice(0, at);
+    // An '@' past a '/', '?', '#', '&' or '=' may sit in a query's password: the whole URL goes.
+    if (/[/?#&=]/.test(info)) return `${scheme}***`;
     const colon = info.indexOf(':');
     return `${scheme}${colon < 0 ? '***' : `${info.slice(0, colon)}:***`}${rest.slice(at)}`;
   };
   return text
     .replace(/([a-z][a-z0-9+.-]*:\/\/?)([^\s"']*)/gi, userInfo)
-    .replace(/([?&;#][^=&\s"']*?(?:pass|secret|token|auth|key)[^=&\s"']*=)[^&\s"'#]*/gi, '$1***');
+    .replace(/([?&;#][^=&\s"'#:]*?(?:pass|secret|token|auth|key)[^=&\s"'#:]*[=:])[^&\s"'#]*/gi, '$1***');
 }
 
 /**
@@ -275,7 +279,10 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   } catch (err) {
     stopHandshakeWatch?.();
     redis.disconnect();
-    const error = describeServerError(firstEvent ?? err, target.display);
+    // A database the server lacks is the command line's to fix, whichever SELECT found it (the
+    // client's own, sent on connecting, or ours).
+    const first = firstEvent ?? err;
+    const error = address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target.display, address.db) : describeServerError(first, target.display);
     if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
       // What a TLS-only port does with a plain client.
       throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
@@ -294,12 +301,14 @@ async function selectDatabase(redis: Redis, db: number, where: string): Promise<
   try {
     await redis.select(db);
   } catch (err) {
-    if (/DB index is out of range|invalid DB index/i.test(String((err as Error)?.message))) {
-      throw usageError(`--url: the server at ${where} has no database ${db} (it has as many as its "databases" setting says, 16 unless changed, numbered from 0)`);
-    }
-    throw err;
+    throw isMissingDatabase(err) ? missingDatabase(where, db) : err;
   }
 }
+
+const isMissingDatabase = (err: unknown): boolean => /DB index is out of range|invalid DB index/i.test(String((err as Error)?.message));
+
+const missingDatabase = (where: string, db: number): EmqError =>
+  usageError(`--url: the server at ${where} has no database ${db} (a server has as many as its "databases" setting says, 16 unless changed, numbered from 0)`);
 
 /** How long a TLS handshake may go unanswered once the TCP connection stands, and how often that is looked at. */
 export const TLS_HANDSHAKE_MS = 2000;
