@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EmqError } from '../src/errors.js';
+import { parseExplainModes } from '../src/cli/explain-command.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../src/server/connection.js';
 import { runCli } from './helpers/cli.js';
 import { oneErrorLine } from './helpers/cli-process.js';
@@ -106,4 +107,11 @@ forEachServer('flags and URLs against a live server', (handle) => {
     const clean = await runCli(['clean', '--url', url, '--queue', 'race-db3']);
     assert.equal(clean.code, 0, clean.stderr);
   });
+});
+
+test('explain --mode: "both" inside a list stands for both replays; a mode explain cannot replay is named', () => {
+  assert.deepEqual(parseExplainModes('both,loop'), parseExplainModes('both'));
+  assert.deepEqual(parseExplainModes('atomic,both'), ['atomic', 'loop']);
+  assert.deepEqual(parseExplainModes('loop'), ['loop']);
+  usage(() => parseExplainModes('both,watch'), /^--mode: "watch" is a mode explain cannot replay/);
 });

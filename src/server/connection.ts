@@ -287,6 +287,12 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
       // What a TLS-only port does with a plain client.
       throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
     }
+    if (error.message.startsWith('lost the connection') && target.url.startsWith('rediss:')) {
+      // A server that wants a client certificate may close the connection without its alert
+      // reaching the client (under TLS 1.3 the client has already written): the likely cause, said.
+      const likely = target.tls?.cert ? 'does it accept this client certificate (one signed by a CA it trusts)?' : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
+      throw serverError(`the server at ${target.display} closed the connection while connecting over TLS: ${likely}`);
+    }
     throw error;
   }
   return redis;
