@@ -32,9 +32,11 @@ export const LIMITS = {
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
-  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed.
-  latency: { min: 0, max: 10_000, default: 0 },
-  latencyJitter: { min: 0, max: 10_000, default: 0 },
+  // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed. At
+  // most a second each: delay and jitter together stay far below the 10 s a connection waits for
+  // a reply before it counts the server as stopped (ANSWER_TIMEOUT_MS in server/connection.ts).
+  latency: { min: 0, max: 1000, default: 0 },
+  latencyJitter: { min: 0, max: 1000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;

@@ -45,6 +45,10 @@ forEachServer('least privilege', (handle) => {
       // letter (LREM, ZADD dead) runs for sure.
       const deadLetter = await runCli(['explain', '--url', url, '--mode', 'loop', '--stalled-before', '1', '--max-stalled', '2', '--queue', 'race-acl-explain']);
       assert.equal(deadLetter.code, 0, deadLetter.stderr);
+      // --latency times PINGs through its proxy before the race.
+      const latency = await runCli(['--url', url, '--jobs', '100', '--mode', 'atomic', '--latency', '1']);
+      assert.equal(latency.code, 0, latency.stderr);
+      assert.match(latency.stdout, /latency: 1 ms of round trip added/);
       const one = await runCli(['clean', '--url', url, '--queue', 'race-acl-atomic']);
       assert.equal(one.code, 0, one.stderr);
       const rest = await runCli(['clean', '--url', url, '--all', '--yes']);
@@ -56,8 +60,8 @@ forEachServer('least privilege', (handle) => {
       assert.equal(refused.code, 2, refused.stderr);
       await admin.unlink('emq:{race-taken}:job:1');
     } finally {
-      // MONITOR lines can trail the last reply a little.
-      await admin.ping();
+      // MONITOR lines can trail the last reply a little: an ECHO (which the line does not grant) marks the end.
+      await admin.echo('end of the recording');
       monitor.disconnect();
     }
     assert.deepEqual(await unrelatedState(admin), unrelated);
@@ -67,8 +71,8 @@ forEachServer('least privilege', (handle) => {
     for (const args of sent) {
       const [command = '', ...rest] = args;
       const name = command.toLowerCase();
-      // The test's own commands: its MONITOR and PING, and the key it planted and removed.
-      if (['auth', 'monitor', 'ping'].includes(name)) continue;
+      // The test's own commands: its MONITOR and ECHO, and the key it planted and removed.
+      if (['auth', 'monitor', 'echo'].includes(name)) continue;
       if (['hset', 'unlink'].includes(name) && rest[0] === 'emq:{race-taken}:job:1') continue;
       names.add(name === 'script' ? `script|${(rest[0] ?? '').toLowerCase()}` : name);
       const signature = `${name} ${rest.slice(0, 2).join(' ')}`;
@@ -94,7 +98,9 @@ forEachServer('least privilege', (handle) => {
       const run = (args: readonly string[]): Promise<CliResult> => within(LIMIT_MS, `the run without ${command}`, runCli(['--url', userUrl(handle.url, user), ...args]));
       // LREM serves the loop's dead letter only: a run that starts one stall short of max-stalled needs it.
       const deadLetter = command === 'lrem' ? ['--stalled-before', '2'] : [];
-      let result = await run(['--queue', queue, '--jobs', '50', ...deadLetter]);
+      // PING serves --latency's measurement only.
+      const latency = command === 'ping' ? ['--latency', '1'] : [];
+      let result = await run(['--queue', queue, '--jobs', '50', ...deadLetter, ...latency]);
       if (result.code === 0) {
         // A plain run deletes no claim marker: DEL serves a claim refused on an occupied queue.
         await admin.hset(`emq:{${queue}}:job:1`, 'state', 'someone else\'s');

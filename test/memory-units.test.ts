@@ -77,6 +77,9 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
   assert.match(at(2 * MB, 5 * MB, 'noeviction') ?? '', /fail halfway with OOM/);
   // Already over the limit: no negative room in the message.
   assert.match(at(9 * MB, 8 * MB, 'noeviction') ?? '', /only 0\.0 MB is left/);
+  // One of each is said in the singular.
+  const single = footprintProblem({ usedMemory: 2 * MB, maxMemory: 5 * MB, policy: 'noeviction', notCountedForEvict: 0 }, { ...four, connections: 1, newCommands: 1 }, COSTS, 'redis://h:1') ?? '';
+  assert.match(single, /, 1 connection, 1 command new to the server,/);
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {

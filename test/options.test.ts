@@ -61,7 +61,8 @@ test('URLs: schemes, redaction', () => {
   assert.equal(redactUrl('redis://:secret@host:1'), 'redis://:***@host:1');
   assert.ok(!redactUrl('not a url://u:secret@h').includes('secret'));
   usage(() => parseServerUrl('http://host:1'), /^--url: scheme "http" is not supported/);
-  usage(() => parseServerUrl('nonsense'), /^--url: "nonsense" is not a URL/);
+  // A lone word may be the password given by itself: it is not echoed.
+  usage(() => parseServerUrl('nonsense'), /^--url: the value given \(not shown: it may be a password\) is not a URL/);
   // An address without its scheme gets the URL it most likely meant, never with its password.
   usage(() => parseServerUrl('localhost:6379'), /^--url: "localhost:6379" has no scheme; did you mean redis:\/\/localhost:6379\?$/);
   usage(() => parseServerUrl('app:s3cret@db.example:6380/2'), /^--url: "app:\*\*\*@db\.example:6380\/2" has no scheme; did you mean redis:\/\/app:\*\*\*@db\.example:6380\/2\?$/);

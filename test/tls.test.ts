@@ -4,7 +4,8 @@
  * against the same servers' socket.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
@@ -15,6 +16,7 @@ import { runCli } from './helpers/cli.js';
 import { oneErrorLine, within } from './helpers/cli-process.js';
 import { makeCerts, type TestCerts } from './helpers/certs.js';
 import { allKeys } from './helpers/keyspace.js';
+import { startProxy } from './helpers/proxy.js';
 import { SERVER_KINDS } from './helpers/servers.js';
 
 const opensslMissing = which('openssl') === undefined;
@@ -81,6 +83,41 @@ for (const kind of SERVER_KINDS) {
       const line = oneErrorLine(result.stderr);
       assert.ok(line, result.stderr);
       assert.match(line, /client certificate|TLS handshake/);
+    });
+
+    test('a server that closes the connection where a client certificate was wanted: one line naming the certificate, exit 3', async () => {
+      // The relay lets each connection's first chunk (the ClientHello) through and cuts at the
+      // client's next: the server's alert never arrives, as when it closes on a missing certificate.
+      const chunks = new Map<number, number>();
+      const relay = await startProxy(Number(new URL(tlsUrl).port), (_chunk, connection) => {
+        chunks.set(connection, (chunks.get(connection) ?? 0) + 1);
+        return (chunks.get(connection) ?? 0) > 1 ? 'cut' : 'pass';
+      });
+      try {
+        const url = relay.url.replace('redis:', 'rediss:');
+        const bare = await within(15_000, 'the run', runCli(['--url', url, '--tls-ca', certs.ca, '--jobs', '10']));
+        assert.equal(bare.code, 3, bare.stderr);
+        assert.match(oneErrorLine(bare.stderr) ?? '', /closed the connection while connecting over TLS: if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE/);
+        assert.doesNotMatch(bare.stderr, /^emq-race: lost the connection/m);
+        const withCert = await within(15_000, 'the run', runCli(['--url', url, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '10']));
+        assert.equal(withCert.code, 3, withCert.stderr);
+        assert.match(oneErrorLine(withCert.stderr) ?? '', /does it accept this client certificate/);
+      } finally {
+        await relay.close();
+      }
+    });
+
+    test('a --tls-ca file that is no PEM: exit 2 naming the file, with the conversion for a DER certificate', async () => {
+      const der = join(certs.dir, 'ca.der');
+      execFileSync('openssl', ['x509', '-in', certs.ca, '-outform', 'der', '-out', der]);
+      const junk = join(certs.dir, 'ca.txt');
+      writeFileSync(junk, 'not a certificate\n');
+      const fromDer = await runCli(['--url', tlsUrl, '--tls-ca', der, ...clientCert(), '--jobs', '10']);
+      assert.equal(fromDer.code, 2, fromDer.stderr);
+      assert.match(oneErrorLine(fromDer.stderr) ?? '', /^emq-race: --tls-ca: ".*ca\.der" holds no PEM certificate .*DER .*openssl x509 -inform der/);
+      const fromJunk = await runCli(['--url', tlsUrl, '--tls-ca', junk, ...clientCert(), '--jobs', '10']);
+      assert.equal(fromJunk.code, 2, fromJunk.stderr);
+      assert.match(oneErrorLine(fromJunk.stderr) ?? '', /^emq-race: --tls-ca: ".*ca\.txt" holds no PEM certificate \(no "-----BEGIN CERTIFICATE-----" line\)$/);
     });
 
     test('a server certificate from an unknown CA is refused unless --tls-insecure', async () => {

@@ -48,7 +48,8 @@ interface ExplainFlags {
 export function parseExplainModes(raw: string): Mode[] {
   if (raw === 'both') return [...REPLAYED_MODES];
   const modes: Mode[] = [];
-  for (const part of raw.split(',').map((p) => p.trim())) {
+  // "both" stands for the two replays inside a list too (`both,loop`).
+  for (const part of raw.split(',').flatMap((p) => (p.trim() === 'both' ? [...REPLAYED_MODES] : [p.trim()]))) {
     if (!(REPLAYED_MODES as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
       throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays loop, atomic, or both`);

@@ -20,7 +20,7 @@ import { writeGridPage } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { checkGridCells, raceReport, type CellSettings } from './race-report.js';
-import { scrubUrlText, serverHeadline } from '../server/connection.js';
+import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
 import { proxyTarget } from '../server/latency-proxy.js';
 import { chooseTarget, closeSession, openSession, type ServerChoice } from '../server/session.js';
@@ -198,7 +198,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
       elapsedMs: Math.round(performance.now() - started),
       ...(stopped ? { stopped } : {}),
     });
-    const command = scrubUrlText(['emq-race', ...argv.slice(2)].map(shellQuote).join(' '));
+    const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
     const writePage = (): void => {
       if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
     };

@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { usageError } from '../errors.js';
-import { checkRaceOptions, intFlag, latencyAsked, modesWithScript, msFlag, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import { checkRaceOptions, intFlag, LATENCY_CEILING, latencyAsked, modesWithScript, msFlag, parseModes, parsePendingKind, parseQueueName } from './options.js';
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
 import { LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
@@ -89,8 +89,8 @@ export function raceFlagOptions(): Option[] {
     new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)),
     new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)),
     new Option('--processes', 'run each sweeper in a Node process of its own').default(false),
-    new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency)),
-    new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter)),
+    new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency, LATENCY_CEILING)),
+    new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter, LATENCY_CEILING)),
     new Option('--csv', 'print the runs as CSV, the JSON\'s field names as headers').default(false),
     new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false),
     new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)),

@@ -225,8 +225,8 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   const perJob = Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES);
   const what =
     `${words?.subject ?? describeMoment(footprint.moment)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
-    `(${mb(footprint.data)} of job data at ${perJob} bytes a job as measured there, ${footprint.connections} connections, ` +
-    `${footprint.newCommands} commands new to the server, and a ${MARGIN * 100}% margin), ` +
+    `(${mb(footprint.data)} of job data at ${perJob} bytes a job as measured there, ${plural(footprint.connections, 'connection')}, ` +
+    `${plural(footprint.newCommands, 'command')} new to the server, and a ${MARGIN * 100}% margin), ` +
     `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
   let consequence: string;
   if (memory.policy.startsWith('allkeys-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict other keys (yours) to make room`;

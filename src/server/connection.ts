@@ -5,7 +5,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
-import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
+import { describeServerError, type EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
 
 export interface ServerTarget {
@@ -60,7 +60,12 @@ export function parseServerUrl(url: string): ServerTarget {
  * URLs differently (a backslash, a '/' or '%' in a password), and prints them in a warning.
  */
 export function serverAddress(url: string): ServerAddress {
-  const shown = JSON.stringify(redactUrl(url));
+  const display = redactUrl(url);
+  // A value with nothing shown of it (a word that may be the password alone) is not quoted as '***'.
+  const shown = display === '***' ? 'the value given (not shown: it may be a password)' : JSON.stringify(display);
+  // The WHATWG parser drops a tab or line break anywhere, so the password used would not be the
+  // one typed; other control characters are refused with them, as no password a person types.
+  if (/[\x00-\x1f\x7f]/.test(url)) throw usageError(`--url: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`);
   const meant = meantUrl(url);
   if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
@@ -72,14 +77,20 @@ export function serverAddress(url: string): ServerAddress {
     throw usageError(`--url: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
   }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
-    throw usageError(`--url: scheme ${JSON.stringify(parsed.protocol.replace(/:$/, ''))} is not supported; use redis://, rediss:// or unix://`);
+    // Named only when written as a scheme (`http://`): the word before a ':' may be a password's start.
+    const scheme = parsed.protocol.replace(/:$/, '');
+    const named = url.startsWith(`${scheme}://`) && /^[a-z][a-z0-9+.-]{0,15}$/.test(scheme) ? `scheme ${JSON.stringify(scheme)} is` : `${shown} has a scheme that is`;
+    throw usageError(`--url: ${named} not supported; use redis://, rediss:// or unix://`);
   }
   const unix = parsed.protocol === 'unix:';
   if (unix ? !parsed.pathname : !parsed.hostname) {
     throw usageError(`--url: ${shown} names no ${unix ? 'socket path' : 'host'}`);
   }
   for (const name of parsed.searchParams.keys()) {
-    if (!QUERY_FIELDS.includes(name)) throw usageError(`--url: the query parameter ${JSON.stringify(name)} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
+    if (!QUERY_FIELDS.includes(name)) {
+      const named = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/.test(name) ? `the query parameter ${JSON.stringify(name)}` : 'a query parameter';
+      throw usageError(`--url: ${named} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
+    }
   }
   const decoded = (what: string, text: string): string => {
     try {
@@ -100,44 +111,129 @@ export function serverAddress(url: string): ServerAddress {
   return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port, ...credentials };
 }
 
-/** Query parameters whose value is a secret (ioredis reads `password`; the rest are hidden to be safe). */
-const SECRET_PARAM = /pass|secret|token|auth|key/i;
+/** At most this much of a URL is ever shown: a longer one is cut (after its secrets are masked). */
+export const SHOWN_URL_MAX = 200;
+
+/** Query parameters whose value is shown; every other value is masked, whatever its name. */
+const SHOWN_PARAMS = new Set(['db', 'username']);
+
+/** A query parameter's name shown as it is: a short word (a typo such as `password:xyz` may hold a secret). */
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/;
+
+/** Schemes named in front of a URL that is scrubbed as text; any other word before a ':' may be a secret. */
+const KNOWN_SCHEMES = /^(?:rediss?|valkeys?|unix|tcp|tls|https?):\/{0,3}/i;
 
 /**
- * The URL with every password replaced by ***: the user-info one and any in the query. A string
- * the WHATWG parser cannot read (or reads with an '@' left outside the user info, where a password
- * holding '/', '?' or '#' ends up) is scrubbed as text instead, erring towards hiding too much.
+ * What a URL scrubbed as text may show after its scheme: a host, a port of digits, a database, or
+ * a socket path. After user info, a port that is no number (`host:notaport`) is shown too; without
+ * user info it may be a password whose '@' was left out.
+ */
+const SAFE_ADDRESS = /^(?:(?:\[[0-9A-Fa-f:.]*\]|[A-Za-z0-9.-]*)(?::\d*)?(?:\/\d*)?|\/[A-Za-z0-9._\/-]*)$/;
+const SAFE_TAIL = /^(?:\[[0-9A-Fa-f:.]*\]|[A-Za-z0-9.-]*)(?::[A-Za-z0-9]*)?(?:\/\d*)?$/;
+
+/** A user name shown before `:***`. */
+const SHOWN_USER = /^[A-Za-z0-9._-]{0,64}$/;
+
+/**
+ * The one redactor: every string made from --url or REDIS_URL for a person or a log to see passes
+ * here. It errs towards hiding: the user-info password (and user info without a ':', which may be
+ * a password written without its colon), every query value but the database and the user name,
+ * any fragment, and in a string that does not parse cleanly everything that is not plainly a
+ * host, port or database. A word that is no URL at all is not shown. At most SHOWN_URL_MAX
+ * characters are returned.
  */
 export function redactUrl(url: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || `${parsed.pathname}${parsed.search}${parsed.hash}`.includes('@') || url.includes('\\')) return scrubUrlText(url);
-  if (parsed.password) parsed.password = '***';
-  for (const name of new Set(parsed.searchParams.keys())) if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, '***');
-  return parsed.toString();
+  const shown = redactParsed(url) ?? redactText(url);
+  return shown.length > SHOWN_URL_MAX ? `${shown.slice(0, SHOWN_URL_MAX)}…` : shown;
 }
 
 /**
- * Hides what may be a password in URL-like text: from the scheme's `//` to the last '@' all but
- * the user name, and the value of any query parameter named like a secret. Used for strings no
- * parser reads, and over every error line as a last guard.
+ * A URL the WHATWG parser reads with every '@' inside its user info, rebuilt with its secrets
+ * masked; undefined for anything else (whitespace, quotes, a backslash or a control character,
+ * which parsers read differently or drop; no `//` after the scheme; an '@' past the host).
+ */
+function redactParsed(url: string): string | undefined {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[\x21-\x7e]*$/i.test(url) || /["'`\\]/.test(url)) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const { pathname, search, hash } = parsed;
+  if (`${pathname}${search}${hash}`.includes('@')) return undefined;
+  if (parsed.password) parsed.password = '***';
+  else if (parsed.username) parsed.username = '***';
+  const params = [...parsed.searchParams].map(([name, value]) => {
+    if (!PARAM_NAME.test(name)) return '***';
+    return `${name}=${SHOWN_PARAMS.has(name) && /^[A-Za-z0-9._-]*$/.test(value) ? value : '***'}`;
+  });
+  parsed.search = '';
+  parsed.hash = '';
+  return `${parsed.toString()}${search ? `?${params.join('&')}` : ''}${hash ? '#***' : ''}`;
+}
+
+/**
+ * A string no parser reads cleanly, shown as little as helps: a known scheme, the user name, and
+ * what follows the user info when it is plainly a host and port (and the string has one '@', so
+ * that no part of a password that held one can pass for a host). Anything else is `***`.
+ */
+function redactText(text: string): string {
+  const scheme = KNOWN_SCHEMES.exec(text)?.[0] ?? '';
+  const rest = text.slice(scheme.length);
+  const at = rest.lastIndexOf('@');
+  const ats = text.split('@').length - 1;
+  if (at < 0) {
+    // No user info: a host and port, or a word that may be a password given by itself.
+    const address = scheme ? SAFE_ADDRESS.test(rest) : /^[A-Za-z0-9.-]+:\d{1,5}$/.test(rest);
+    return address ? `${scheme}${rest}` : `${scheme}***`;
+  }
+  const info = rest.slice(0, at);
+  // An '@' after a '/', '?', '#', '&' or '=' may end user info or sit in a query's password: no
+  // part is told apart from another, so none is shown.
+  if (/[/?#&=]/.test(info)) return `${scheme}***`;
+  const colon = info.indexOf(':');
+  const user = colon < 0 ? '' : info.slice(0, colon);
+  const shownInfo = colon >= 0 && SHOWN_USER.test(user) ? `${user}:***` : '***';
+  const tail = rest.slice(at + 1);
+  // The tail is a host only after the one '@' (with two, part of a password may follow the first).
+  return `${scheme}${shownInfo}@${ats === 1 && SAFE_TAIL.test(tail) ? tail : '***'}`;
+}
+
+/**
+ * Hides what may be a password in URL-like text within a longer line: from the scheme's `//` (or
+ * a one-slash typo's `/`) to the last '@' all but the user name (all of it where a query may hold
+ * that '@'), and the value of any query parameter named like a secret (after a '=' or a mistyped ':'). The last guard over every error line, whose URLs have already
+ * passed redactUrl.
  */
 export function scrubUrlText(text: string): string {
   const userInfo = (match: string, scheme: string, rest: string): string => {
     const at = rest.lastIndexOf('@');
+    // No host before a ':' and what follows is no port: a password whose '@' and host were left out.
+    if (at < 0 && /^:(?!\d*(?:[/?#]|$))/.test(rest)) return `${scheme}***`;
     // A '[' opens an IPv6 host or a usage pattern such as redis://[user:password@]host, not user info.
     if (at < 0 || rest.startsWith('[')) return match;
     const info = rest.slice(0, at);
+    // An '@' past a '/', '?', '#', '&' or '=' may sit in a query's password: the whole URL goes.
+    if (/[/?#&=]/.test(info)) return `${scheme}***`;
     const colon = info.indexOf(':');
-    return `${scheme}${colon < 0 ? info : `${info.slice(0, colon)}:***`}${rest.slice(at)}`;
+    return `${scheme}${colon < 0 ? '***' : `${info.slice(0, colon)}:***`}${rest.slice(at)}`;
   };
   return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)([^\s"']*)/gi, userInfo)
-    .replace(/([?&;][^=&\s"']*?(?:pass|secret|token|auth|key)[^=&\s"']*=)[^&\s"'#]*/gi, '$1***');
+    .replace(/([a-z][a-z0-9+.-]*:\/\/?)([^\s"']*)/gi, userInfo)
+    .replace(/([?&;#][^=&\s"'#:]*?(?:pass|secret|token|auth|key)[^=&\s"'#:]*[=:])[^&\s"'#]*/gi, '$1***');
+}
+
+/**
+ * The arguments of a command line with the value of every --url redacted: for a command shown
+ * again (the grid's page) as it was typed.
+ */
+export function redactArgs(args: readonly string[]): string[] {
+  return args.map((arg, at) => {
+    if (args[at - 1] === '--url') return redactUrl(arg);
+    if (arg.startsWith('--url=')) return `--url=${redactUrl(arg.slice('--url='.length))}`;
+    return arg;
+  });
 }
 
 export interface ConnectOptions {
@@ -179,19 +275,46 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     stopHandshakeWatch?.();
     // ioredis sends SELECT for the db option but only reports a refusal as an event and carries on
     // in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
-    if (address.db !== undefined) await redis.select(address.db);
+    if (address.db !== undefined) await selectDatabase(redis, address.db, target.display);
   } catch (err) {
     stopHandshakeWatch?.();
     redis.disconnect();
-    const error = describeServerError(firstEvent ?? err, target.display);
+    // A database the server lacks is the command line's to fix, whichever SELECT found it (the
+    // client's own, sent on connecting, or ours).
+    const first = firstEvent ?? err;
+    const error = address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target.display, address.db) : describeServerError(first, target.display);
     if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
       // What a TLS-only port does with a plain client.
       throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
+    }
+    if (error.message.startsWith('lost the connection') && target.url.startsWith('rediss:')) {
+      // A server that wants a client certificate may close the connection without its alert
+      // reaching the client (under TLS 1.3 the client has already written): the likely cause, said.
+      const likely = target.tls?.cert ? 'does it accept this client certificate (one signed by a CA it trusts)?' : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
+      throw serverError(`the server at ${target.display} closed the connection while connecting over TLS: ${likely}`);
     }
     throw error;
   }
   return redis;
 }
+
+/**
+ * SELECT of the URL's database. A number the server has no database for is the command line's to
+ * fix, like a port nothing listens on would not be: the server answered, and says the URL asks for
+ * what it does not have; so a usage error (exit 2), before anything is written.
+ */
+async function selectDatabase(redis: Redis, db: number, where: string): Promise<void> {
+  try {
+    await redis.select(db);
+  } catch (err) {
+    throw isMissingDatabase(err) ? missingDatabase(where, db) : err;
+  }
+}
+
+const isMissingDatabase = (err: unknown): boolean => /DB index is out of range|invalid DB index/i.test(String((err as Error)?.message));
+
+const missingDatabase = (where: string, db: number): EmqError =>
+  usageError(`--url: the server at ${where} has no database ${db} (a server has as many as its "databases" setting says, 16 unless changed, numbered from 0)`);
 
 /** How long a TLS handshake may go unanswered once the TCP connection stands, and how often that is looked at. */
 export const TLS_HANDSHAKE_MS = 2000;

@@ -22,7 +22,7 @@ import { createServer, connect as connectTcp, type AddressInfo, type Server, typ
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
-import { serverError, usageError } from '../errors.js';
+import { describeServerError, serverError, usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { connect, type ServerTarget } from './connection.js';
 import { Metronome, monotonicMs } from './metronome.js';
@@ -427,7 +427,8 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
     }
   } catch (err) {
     await proxy.close();
-    throw err;
+    // A server lost, silent or refusing a PING while the proxy is measured is told like anywhere else.
+    throw describeServerError(err, target.display);
   }
 }
 

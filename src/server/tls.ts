@@ -56,14 +56,26 @@ export function tlsSettings(url: string, flags: TlsFlags): TlsSettings | undefin
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
     throw usageError(flags.tlsCert === undefined ? '--tls-key: needs --tls-cert as well' : '--tls-cert: needs --tls-key as well');
   }
+  const ca = flags.tlsCa !== undefined ? readPem('--tls-ca', flags.tlsCa) : undefined;
+  if (flags.tlsCa !== undefined && ca && !ca.includes('-----BEGIN CERTIFICATE-----')) throw notPemCa(flags.tlsCa, ca);
   const settings: TlsSettings = {
-    ...(flags.tlsCa !== undefined ? { ca: readPem('--tls-ca', flags.tlsCa) } : {}),
+    ...(ca ? { ca } : {}),
     ...(flags.tlsCert !== undefined ? { cert: readPem('--tls-cert', flags.tlsCert) } : {}),
     ...(flags.tlsKey !== undefined ? { key: readPem('--tls-key', flags.tlsKey) } : {}),
     rejectUnauthorized: flags.tlsInsecure !== true,
   };
   checkLocally(settings);
   return settings;
+}
+
+/**
+ * Node skips what in a CA file is not a PEM certificate without a word, and the server's
+ * certificate would then be refused as signed by no trusted CA: the file is named instead, with
+ * the conversion a DER certificate (a binary file starting with an ASN.1 SEQUENCE) needs.
+ */
+function notPemCa(file: string, content: Buffer): Error {
+  const der = content[0] === 0x30 ? `; it looks like a DER (binary) certificate: convert it with openssl x509 -inform der -in ${JSON.stringify(file)} -out ca.pem` : '';
+  return usageError(`--tls-ca: ${JSON.stringify(file)} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" line)${der}`);
 }
 
 /**
