@@ -8,7 +8,6 @@ import { connect } from '../server/connection.js';
 import { describeServerError, ExitCode, usageError } from '../errors.js';
 import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
-import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { plural } from '../text.js';
 
@@ -41,6 +40,8 @@ export function addCleanCommand(program: Command, io: CleanIo, exit: { code: num
 }
 
 async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
+  // Loaded when clean runs: the server session's module brings what starts an embedded server.
+  const { chooseTarget } = await import('../server/session.js');
   if (Boolean(flags.all) === (flags.queue !== undefined)) {
     throw usageError('clean: give either --queue NAME or --all');
   }

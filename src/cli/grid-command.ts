@@ -16,14 +16,11 @@ import { runGrid } from '../grid/run-grid.js';
 import { formatRate, renderGridTables } from '../grid/table.js';
 import { shellQuote } from '../html/command-line.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { writeGridPage } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { checkGridCells, raceReport, type CellSettings } from './race-report.js';
+import type { CellSettings } from './race-report.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
-import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
-import { proxyTarget } from '../server/latency-proxy.js';
-import { chooseTarget, closeSession, openSession, type ServerChoice } from '../server/session.js';
+import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { readUserScript } from '../sweepers/user-script.js';
 import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
@@ -140,6 +137,12 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
 }
 
 async function gridMain(flags: GridFlags, options: readonly Option[], given: (flag: string) => boolean, io: Io, argv: readonly string[]): Promise<number> {
+  // The race, the server and the page load when a grid runs, not for the program's --help.
+  const { checkGridCells, raceReport } = await import('./race-report.js');
+  const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
+  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { proxyTarget } = await import('../server/latency-proxy.js');
+  const { writeGridPage } = await import('../html/report-files.js');
   const varied = parseAxes(flags.vary ?? [], options, given);
   const axes = varied.length > 0 ? varied : DEFAULT_AXES.filter((axis) => !given(`--${axis.flag}`));
   if (axes.length === 0) throw usageError('--vary: nothing to vary; the default axes are all given as flags');

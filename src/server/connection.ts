@@ -2,7 +2,7 @@
  * Where the server is and how to talk to it: URL checks, password redaction, the ioredis options
  * every connection of a run shares, and what kind of server answered.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
@@ -156,6 +156,9 @@ export interface ConnectOptions {
 export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
   quietClientWarnings();
   const address = serverAddress(target.url);
+  // The client library loads with the first connection: a command that never connects (--help, a
+  // usage error) starts without it.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(clientOptions(target, address, options));
   // ioredis reports socket errors as events as well as rejections; keep them off the console, but
   // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
