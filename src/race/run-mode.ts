@@ -147,7 +147,7 @@ async function raceQueue(
     target,
     admin,
     connections,
-    factory: STRATEGIES[run.mode].build,
+    factory: await STRATEGIES[run.mode].factory(),
     keys,
     clock,
     jobs: run.jobs,

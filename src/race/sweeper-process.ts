@@ -46,7 +46,8 @@ async function prepare(message: WorkerSetup): Promise<void> {
   // The channel uses advanced serialization, so the TLS Buffers arrive as Buffers.
   redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: message.tls } : {}) });
   const clock = await measureServerClock(redis);
-  sweeper = STRATEGIES[message.mode].build({
+  const build = await STRATEGIES[message.mode].factory();
+  sweeper = build({
     redis,
     keys: queueKeys(message.queue),
     clock,

@@ -3,10 +3,14 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import type { Redis, RedisOptions } from 'ioredis';
-import { isIP } from 'node:net';
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import { createRequire } from 'node:module';
+import type { PeerCertificate } from 'node:tls';
 import { describeServerError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
+
+// node:net and node:tls are required where a TLS connection through the latency proxy needs them:
+// every command imports this module for its URL checks, and --help should not load TLS.
+const require = createRequire(import.meta.url);
 
 export interface ServerTarget {
   /** The URL as given, password included: only ever handed to the client library. */
@@ -327,8 +331,8 @@ export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
   // the server's own name, which also goes out as SNI (where it is a name: SNI carries no IPs).
   return {
     ...settings,
-    ...(isIP(serverName) ? {} : { servername: serverName }),
-    checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert),
+    ...((require('node:net') as typeof import('node:net')).isIP(serverName) ? {} : { servername: serverName }),
+    checkServerIdentity: (_host: string, cert: PeerCertificate) => (require('node:tls') as typeof import('node:tls')).checkServerIdentity(serverName, cert),
   };
 }
 

@@ -8,18 +8,16 @@
  */
 import type { FaultName, Mode } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
-import { atomicSweeper } from './atomic.js';
-import { functionSweeper } from './function.js';
-import { loopSweeper } from './loop.js';
-import { scriptSweeper } from './script.js';
 import type { SweeperFactory } from './sweeper.js';
-import { watchSweeper } from './watch.js';
-import { claimSweeper } from './zrem-claim.js';
 
 export interface Strategy {
   /** One line for --help and the docs. */
   readonly summary: string;
-  readonly build: SweeperFactory;
+  /**
+   * Loads the strategy's file and gives the factory of its sweepers: a sweeper's code loads when a
+   * run races it, not when --help lists the modes.
+   */
+  readonly factory: () => Promise<SweeperFactory>;
   /** A round trip per command: slow by nature, so the mode runs on --loop-jobs jobs. */
   readonly roundTrips: boolean;
   /**
@@ -42,20 +40,20 @@ export interface Strategy {
 export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   atomic: {
     summary: 'the shipped Lua sweep: detect, move and count in one EVALSHA',
-    build: atomicSweeper,
+    factory: async () => (await import('./atomic.js')).atomicSweeper,
     roundTrips: false,
     pushesTwice: false,
   },
   loop: {
     summary: 'the same recovery as separate round trips from the application',
-    build: loopSweeper,
+    factory: async () => (await import('./loop.js')).loopSweeper,
     roundTrips: true,
     pushesTwice: true,
     faultsThatMiss: { 'script-flush': 'the loop sends no script, so an emptied script cache cannot touch it' },
   },
   watch: {
     summary: 'round trips under WATCH, the move in MULTI/EXEC (optimistic locking)',
-    build: watchSweeper,
+    factory: async () => (await import('./watch.js')).watchSweeper,
     roundTrips: true,
     pushesTwice: false,
     commands: ['watch', 'multi', 'exec', 'unwatch'],
@@ -64,13 +62,13 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   },
   claim: {
     summary: 'round trips where the ZREM that answers 1 is the claim, counted with HINCRBY',
-    build: claimSweeper,
+    factory: async () => (await import('./zrem-claim.js')).claimSweeper,
     roundTrips: true,
     pushesTwice: false,
   },
   function: {
     summary: 'the atomic sweep loaded as a Redis Function and called with FCALL',
-    build: functionSweeper,
+    factory: async () => (await import('./function.js')).functionSweeper,
     roundTrips: false,
     pushesTwice: false,
     commands: ['function|list', 'function|load', 'function|delete', 'fcall'],
@@ -79,7 +77,7 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   },
   script: {
     summary: 'your own sweep script (--script FILE.lua), under the same KEYS/ARGV contract',
-    build: scriptSweeper,
+    factory: async () => (await import('./script.js')).scriptSweeper,
     roundTrips: false,
     // A user's script may do anything: the check allows for the worst.
     pushesTwice: true,
