@@ -3,12 +3,11 @@
  * every queue the tool owns (after a confirmation on a terminal, or --yes).
  */
 import { Command, Option } from 'commander';
-import { cleanQueue, describeOwned, findOwnedQueues, FOREIGN_SHOWN, ownedQueue, type CleanResult } from '../queue/leftovers.js';
+import type { CleanResult } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, ExitCode, usageError } from '../errors.js';
 import type { Io } from '../model.js';
 import { parseQueueName } from './options.js';
-import { chooseTarget } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { plural } from '../text.js';
 
@@ -41,6 +40,10 @@ export function addCleanCommand(program: Command, io: CleanIo, exit: { code: num
 }
 
 async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
+  // Loaded when clean runs, not for the program's --help: the session's module brings what starts
+  // an embedded server, the leftovers' the scripts that remove a run's keys.
+  const { chooseTarget } = await import('../server/session.js');
+  const { cleanQueue, describeOwned, findOwnedQueues, FOREIGN_SHOWN, ownedQueue } = await import('../queue/leftovers.js');
   if (Boolean(flags.all) === (flags.queue !== undefined)) {
     throw usageError('clean: give either --queue NAME or --all');
   }
@@ -50,7 +53,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   const redis = await connect(target);
   try {
     if (flags.queue !== undefined) {
-      report(await cleanQueue(redis, await ownedQueue(redis, flags.queue)), io);
+      report(await cleanQueue(redis, await ownedQueue(redis, flags.queue)), io, FOREIGN_SHOWN);
       return ExitCode.ok;
     }
     const owned = await findOwnedQueues(redis);
@@ -70,7 +73,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     let refused = 0;
     for (const queue of owned) {
       try {
-        report(await cleanQueue(redis, queue), io);
+        report(await cleanQueue(redis, queue), io, FOREIGN_SHOWN);
       } catch (err) {
         const e = describeServerError(err, target.display);
         if (e.exitCode !== ExitCode.usage) throw e;
@@ -86,12 +89,13 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   }
 }
 
-function report(result: CleanResult, io: CleanIo): void {
+/** What clean removed; `shown` is how many foreign keys a clean names at most (FOREIGN_SHOWN). */
+function report(result: CleanResult, io: CleanIo, shown: number): void {
   const keys = plural(result.deleted, 'key');
   if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}\n`);
   if (result.foreign.length > 0) {
-    const count = result.foreign.length === FOREIGN_SHOWN ? `${FOREIGN_SHOWN} or more keys` : plural(result.foreign.length, 'key');
+    const count = result.foreign.length === shown ? `${shown} or more keys` : plural(result.foreign.length, 'key');
     io.err(`emq-race: left ${count} under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }
 }

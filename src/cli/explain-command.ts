@@ -6,22 +6,16 @@ import { Option, type Command } from 'commander';
 import { ExitCode, usageError } from '../errors.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ExplainReportJson } from '../html/report-data.js';
-import { writeExplainFiles } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, parseQueueName } from './options.js';
-import { keptServerLines } from '../server/embedded-server.js';
-import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
-import { replayAtomic } from '../explain/atomic-replay.js';
+import { keptServerLines } from '../server/kept-server.js';
+import type { ServerChoice, Session } from '../server/session.js';
 import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
-import { replayLoop } from '../explain/loop-replay.js';
-import { renderCounter, renderReplay } from '../explain/render.js';
 import { serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
 import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
-import { onStage } from '../explain/stage.js';
-import { guardedReplays } from '../explain/guard.js';
 import { jsonHeader } from '../report/json.js';
 import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
@@ -100,6 +94,14 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
 }
 
 async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
+  // The replays, the server and the page load when explain runs, not for the program's --help.
+  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { onStage } = await import('../explain/stage.js');
+  const { guardedReplays } = await import('../explain/guard.js');
+  const { replayAtomic } = await import('../explain/atomic-replay.js');
+  const { replayLoop } = await import('../explain/loop-replay.js');
+  const { renderCounter, renderReplay } = await import('../explain/render.js');
+  const { writeExplainFiles } = await import('../html/report-files.js');
   if (flags.stalledBefore >= flags.maxStalled) {
     throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}); at ${flags.maxStalled - 1} the first recovery already dead-letters the job`);
   }

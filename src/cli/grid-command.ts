@@ -9,21 +9,16 @@ import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { checkConsequenceOptions } from '../consequences/plan.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
-import { gridJson, type GridCellJson, type GridJson, type GridModeCellJson } from '../grid/json.js';
+import type { GridCellJson, GridJson, GridModeCellJson } from '../grid/json.js';
 import { cellCount, cellLabel, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
 import { formatDuration } from '../race/progress.js';
-import { runGrid } from '../grid/run-grid.js';
 import { formatRate, renderGridTables } from '../grid/table.js';
-import { shellQuote } from '../html/command-line.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { writeGridPage } from '../html/report-files.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { checkGridCells, raceReport, type CellSettings } from './race-report.js';
+import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
-import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
-import { proxyTarget } from '../server/latency-proxy.js';
-import { chooseTarget, closeSession, openSession, type ServerChoice } from '../server/session.js';
+import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { readUserScript } from '../sweepers/user-script.js';
 import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
@@ -129,6 +124,15 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
 }
 
 async function gridMain(flags: GridFlags, options: readonly Option[], given: (flag: string) => boolean, io: Io, argv: readonly string[]): Promise<number> {
+  // The race, the server and the page load when a grid runs, not for the program's --help.
+  const { checkGridCells, raceReport } = await import('./race-report.js');
+  const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
+  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { proxyTarget } = await import('../server/latency-proxy.js');
+  const { writeGridPage } = await import('../html/report-files.js');
+  const { runGrid } = await import('../grid/run-grid.js');
+  const { gridJson } = await import('../grid/json.js');
+  const { shellQuote } = await import('../html/command-line.js');
   const varied = parseAxes(flags.vary ?? [], options, given);
   const axes = varied.length > 0 ? varied : DEFAULT_AXES.filter((axis) => !given(`--${axis.flag}`));
   if (axes.length === 0) throw usageError('--vary: nothing to vary; the default axes are all given as flags');

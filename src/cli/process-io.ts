@@ -3,7 +3,6 @@
  * each stream is a terminal (and how wide), and the yes/no question asked on a terminal. Everything else writes
  * through an Io it is handed, so the tests can run the whole command line in-process.
  */
-import { createInterface } from 'node:readline/promises';
 import { leaveClosedTerminalAlone } from '../closed-terminal.js';
 import { InterruptedError } from '../errors.js';
 import type { Io } from '../model.js';
@@ -32,6 +31,8 @@ export const processIo: Io = {
 
 /** Asks on the terminal; Ctrl-C at the prompt ends the command like any other interruption. */
 async function confirm(question: string): Promise<boolean> {
+  // Loaded for the one question asked (clean --all): every other command starts without readline.
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const stop = new AbortController();
   rl.on('SIGINT', () => stop.abort());

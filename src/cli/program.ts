@@ -12,25 +12,15 @@ import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { raceReport } from './race-report.js';
 import { keepLinesApart } from '../race/progress.js';
-import { renderCsv } from '../report/csv.js';
-import { writeRacePage } from '../html/report-files.js';
-import { errorJson, reportJson, type RaceReport } from '../report/json.js';
+import { errorJson } from '../report/json.js';
 import { formatExpectation, verdictLine } from '../report/verdict.js';
-import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
-import { serverHeadline } from '../server/connection.js';
-import { outputWidth, wrapLines } from '../text.js';
-import { openEmbeddedClusterSession } from '../server/cluster/cluster-session.js';
-import { keptServerLines } from '../server/embedded-server.js';
-import { chooseTarget, closeSession, openSession, type ServerChoice, type Session } from '../server/session.js';
-import { renderTrialsTable } from '../report/trials-table.js';
+import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions } from '../server/tls.js';
 import { addGridCommand } from './grid-command.js';
-import { proxyTarget } from '../server/latency-proxy.js';
-import { type RaceOptions, type RunResult, VERSION, type Io } from '../model.js';
+import { VERSION, type Io } from '../model.js';
 
 export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 
@@ -142,6 +132,14 @@ export function subcommandFirst(program: Command, argv: readonly string[]): stri
 
 /** The main command: options from the flags, the server, the race of every mode, the report, the verdict. */
 async function main(flags: MainFlags, io: Io): Promise<number> {
+  // The race, the server and the report load when a race runs: --help, --version and a usage
+  // error refused by commander start without them (docs/architecture.md, "How the command starts").
+  const { raceReport } = await import('./race-report.js');
+  const { writeRacePage } = await import('../html/report-files.js');
+  const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
+  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { proxyTarget } = await import('../server/latency-proxy.js');
+  const { describeKept, printReport } = await import('./race-output.js');
   const options = raceOptionsFrom(flags);
   // Read before any server starts: a missing file is a usage error with nothing begun.
   const userScript = options.script !== undefined && modesNeeding('script-file').some((mode) => options.modes.includes(mode)) ? readUserScript(options.script) : undefined;
@@ -179,41 +177,4 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     await closeSession(session, options.keep && !interrupted);
     interrupts.dispose();
   }
-}
-
-/** The report on stdout in the format asked for: JSON, CSV, the trials table, or the runs table. */
-function printReport(report: RaceReport, runs: readonly RunResult[], options: RaceOptions, flags: MainFlags, io: Io): void {
-  const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
-  if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
-  else if (options.csv) io.out(`${renderCsv(runs)}\n`);
-  else if (report.trials && (options.trials ?? 1) > 1) {
-    const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
-    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
-  } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
-}
-
-function useColor(io: Io): boolean {
-  if (io.env.NO_COLOR) return false;
-  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
-  return io.stdoutIsTty;
-}
-
-function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
-  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
-  // On stdout, under the table, the lines wrap like the table's own sentences.
-  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
-  for (const run of runs) {
-    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
-    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
-  }
-  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
-}
-
-/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
-export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
-  const fewer = runs.filter((run) => run.jobs < jobs);
-  // One line per mode, however many queues it ran on.
-  const lines = fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`);
-  return [...new Set(lines)].join('');
 }

@@ -2,11 +2,15 @@
  * Where the server is and how to talk to it: URL checks, password redaction, the ioredis options
  * every connection of a run shares, and what kind of server answered.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { isIP } from 'node:net';
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import type { Redis, RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { PeerCertificate } from 'node:tls';
 import { describeServerError, type EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import type { TlsSettings } from './tls.js';
+
+// node:net and node:tls are required where a TLS connection through the latency proxy needs them:
+// every command imports this module for its URL checks, and --help should not load TLS.
+const require = createRequire(import.meta.url);
 
 export interface ServerTarget {
   /** The URL as given, password included: only ever handed to the client library. */
@@ -252,6 +256,9 @@ export interface ConnectOptions {
 export async function connect(target: ServerTarget, options: ConnectOptions = {}): Promise<Redis> {
   quietClientWarnings();
   const address = serverAddress(target.url);
+  // The client library loads with the first connection: a command that never connects (--help, a
+  // usage error) starts without it.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(clientOptions(target, address, options));
   // ioredis reports socket errors as events as well as rejections; keep them off the console, but
   // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
@@ -447,8 +454,8 @@ export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
   // the server's own name, which also goes out as SNI (where it is a name: SNI carries no IPs).
   return {
     ...settings,
-    ...(isIP(serverName) ? {} : { servername: serverName }),
-    checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert),
+    ...((require('node:net') as typeof import('node:net')).isIP(serverName) ? {} : { servername: serverName }),
+    checkServerIdentity: (_host: string, cert: PeerCertificate) => (require('node:tls') as typeof import('node:tls')).checkServerIdentity(serverName, cert),
   };
 }
 

@@ -34,18 +34,6 @@ export interface EmbeddedServer {
   detach(): void;
 }
 
-/**
- * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
- * cluster (whose first node stands for it), every other node too.
- */
-export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
-  const stop = (s: EmbeddedServer): string => `stop it with: redis-cli -p ${s.port} shutdown nosave (or kill ${s.pid})`;
-  return [
-    `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
-    ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
-  ];
-}
-
 /** Looks a program up on PATH the way a shell would. */
 export function which(name: string, path = process.env.PATH ?? ''): string | undefined {
   for (const dir of path.split(delimiter)) {

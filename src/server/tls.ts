@@ -4,8 +4,12 @@
  */
 import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
+import { createRequire } from 'node:module';
 import { usageError } from '../errors.js';
+
+// node:tls is required only to try the files a --tls-* flag names: the flags themselves are part
+// of every command's --help, which should not load TLS.
+const require = createRequire(import.meta.url);
 
 export interface TlsFlags {
   tlsCa?: string;
@@ -92,7 +96,7 @@ function checkLocally(settings: TlsSettings): void {
 
 function usable(flag: string, options: Pick<TlsSettings, 'ca' | 'cert' | 'key'>): void {
   try {
-    createSecureContext(options);
+    (require('node:tls') as typeof import('node:tls')).createSecureContext(options);
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
     if (/key values mismatch/i.test(reason)) throw usageError(`${flag}: the key does not belong to the certificate of --tls-cert`);

@@ -4,7 +4,7 @@
  * a queue (the claim, the SCAN, seeding, the sweeps, the audit, cleanup) goes straight to the
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
 import { describeServerError } from '../../errors.js';
 import { SLOTS } from './slot.js';
@@ -55,6 +55,8 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
 
 export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
   const { host, port, username, password } = serverAddress(seed.url);
+  // Loaded here, like the single-server client in connection.ts: only a run that connects needs it.
+  const { Cluster } = await import('ioredis');
   const cluster = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
     lazyConnect: true,
     enableOfflineQueue: false,

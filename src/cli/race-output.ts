@@ -1,0 +1,53 @@
+/**
+ * What the main command prints once its race is over: the report in the format asked for, what
+ * --keep left in place, and the note on a round-trip mode run on fewer jobs. Loaded with the race
+ * itself, so that the renderers (and the table and colour libraries under them) stay out of a
+ * start-up that only asks for help.
+ */
+import { renderCsv } from '../report/csv.js';
+import { reportJson, type RaceReport } from '../report/json.js';
+import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
+import { renderTrialsTable } from '../report/trials-table.js';
+import { serverHeadline } from '../server/connection.js';
+import { keptServerLines } from '../server/kept-server.js';
+import type { Session } from '../server/session.js';
+import { outputWidth, wrapLines } from '../text.js';
+import type { MainFlags } from './race-flags.js';
+import type { Io, RaceOptions, RunResult } from '../model.js';
+
+/** The report on stdout in the format asked for: JSON, CSV, the trials table, or the runs table. */
+export function printReport(report: RaceReport, runs: readonly RunResult[], options: RaceOptions, flags: MainFlags, io: Io): void {
+  const layout: TableLayout = { color: useColor(io), width: outputWidth(io), wide: flags.wide };
+  if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
+  else if (options.csv) io.out(`${renderCsv(runs)}\n`);
+  else if (report.trials && (options.trials ?? 1) > 1) {
+    const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
+    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+  } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
+}
+
+function useColor(io: Io): boolean {
+  if (io.env.NO_COLOR) return false;
+  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
+  return io.stdoutIsTty;
+}
+
+export function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
+  // On stdout, under the table, the lines wrap like the table's own sentences.
+  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
+  for (const run of runs) {
+    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+  }
+  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
+}
+
+/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
+export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
+  const fewer = runs.filter((run) => run.jobs < jobs);
+  // One line per mode, however many queues it ran on.
+  const lines = fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`);
+  return [...new Set(lines)].join('');
+}

@@ -1,0 +1,17 @@
+/**
+ * What --keep says of an embedded server it leaves running. Apart from the server's start-up, so
+ * that the commands print it without loading what starts a server.
+ */
+import type { EmbeddedServer } from './embedded-server.js';
+
+/**
+ * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
+ * cluster (whose first node stands for it), every other node too.
+ */
+export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
+  const stop = (s: EmbeddedServer): string => `stop it with: redis-cli -p ${s.port} shutdown nosave (or kill ${s.pid})`;
+  return [
+    `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
+    ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
+  ];
+}
