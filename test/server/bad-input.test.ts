@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { run } from '../../src/cli/program.js';
-import { cliResult, runCli, type CliResult } from '../helpers/cli.js';
+import { cliResult, spawnCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 import { JSON_SCHEMA } from '../../src/report/json.js';
@@ -143,7 +143,7 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
   for (const input of CASES) {
     test(`${input.args.map((a) => JSON.stringify(a)).join(' ')}`, async () => {
       const args = input.noUrl || input.args[0] === 'clean' && input.args.includes('--all') && !input.args.includes('--queue') ? input.args : [...input.args, '--url', server.url];
-      const result = SPAWNED.has(input.args.join(' ')) ? await runCli(args) : await runInProcess(args);
+      const result = SPAWNED.has(input.args.join(' ')) ? await spawnCli(args) : await runInProcess(args);
       assert.equal(result.code, 2, `exit code; stderr: ${result.stderr}`);
       const line = oneErrorLine(result.stderr);
       // Under --json stdout carries the same error as one object; otherwise nothing.

@@ -14,7 +14,7 @@ import { BIN } from '../helpers/cli.js';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { ownerValue, newOwnerMarker, type OwnerMarker } from '../../src/queue/owner-marker.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -98,9 +98,10 @@ forEachServer('clean', (handle) => {
     assert.equal((await allKeys(redis)).length, 6);
     await redis.unlink(...(await allKeys(redis)));
 
-    // This test process stands in for the live run.
+    // This test process stands in for the live run; clean runs as a process of its own, since its
+    // own pid is never taken for a live run.
     await crashedRun('race-alive', 3, { ...ownedMarker('0badc0de0badc0de', 3), host: hostname(), pid: process.pid });
-    const result = await runCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
+    const result = await spawnCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
     assert.equal(result.code, 2, result.stderr);
     assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`in use by a run still going on this machine \\(pid ${process.pid}\\)`));
     assert.equal((await allKeys(redis)).length, 5);
