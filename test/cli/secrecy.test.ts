@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { BIN, cliResult, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, cliResult, spawnCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
@@ -75,7 +75,7 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     test(`${form.name}: table, --keep, --html, --json, --csv, trials, progress, explain (text, --json, --html, --svg) and clean`, async () => {
       const url = form.url();
       // The URL as --url after the (sub)command's name, or as REDIS_URL.
-      const call = (words: string[], args: string[]): Promise<CliResult> => (form.env ? runCli([...words, ...args], { REDIS_URL: url }) : runCli([...words, '--url', url, ...args]));
+      const call = (words: string[], args: string[]): Promise<CliResult> => (form.env ? spawnCli([...words, ...args], { REDIS_URL: url }) : spawnCli([...words, '--url', url, ...args]));
       const queue = `race-secret${index}`;
       const html = join(dir, `race${index}.html`);
       const explainHtml = join(dir, `explain${index}.html`);
@@ -122,7 +122,7 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
   ];
   for (const failure of failures) {
     test(`${failure.name}: one line, exit ${failure.code}, no password`, async () => {
-      const result = await runCli(failure.args(), failure.env?.() ?? {});
+      const result = await spawnCli(failure.args(), failure.env?.() ?? {});
       assert.equal(result.code, failure.code, result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', failure.line, result.stderr);
       assertNoSecret(failure.name, result.stdout, result.stderr);
