@@ -1,6 +1,6 @@
 /** The built CLI as a running process, for tests that signal it or kill its server mid-run. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN, cliResult, type CliResult } from './cli.js';
+import { BIN, cliEnv, cliResult, type CliResult } from './cli.js';
 
 export interface RunningCli {
   readonly child: ChildProcess;
@@ -13,7 +13,7 @@ export interface RunningCli {
 
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): RunningCli {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env },
+    env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,6 +1,12 @@
-/** Spawns the built CLI the way a user does, and collects its exit code and output. */
+/**
+ * The CLI as the tests run it. `runCli` runs the whole command line in this process through the
+ * `Io` seam (`run(argv, io)`), its output captured: the same code a user's process runs, without
+ * a Node start-up per call. `spawnCli` runs the built CLI as a user does, for the tests where the
+ * process itself is under test (exit codes through bin/, signals, pipes, a terminal).
+ */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { run } from '../../src/cli/program.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
 
@@ -22,8 +28,32 @@ export function cliResult(code: number | null, signal: NodeJS.Signals | null, st
   return { code, signal, stdout, stderr: stderr.replace(PROGRESS_LINE, ''), progress: stderr.match(PROGRESS_LINE) ?? [] };
 }
 
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return runProcess(process.execPath, [BIN, ...args], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env } });
+/** The environment every test's CLI starts from: no REDIS_URL of the machine's, no colour unless asked. */
+export function cliEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env };
+}
+
+/**
+ * The command line run in-process, as a pipe sees it: no terminal on any stream, `env` as its
+ * environment. Its exit code is what bin/emq-race.js would set.
+ */
+export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(['node', 'emq-race', ...args], {
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+    env: cliEnv(env),
+    stdoutIsTty: false,
+    stderrIsTty: false,
+    stdinIsTty: false,
+  });
+  return cliResult(code, null, stdout, stderr);
+}
+
+/** The built CLI spawned as a user runs it, to its end: for the tests where the process is the point. */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runProcess(process.execPath, [BIN, ...args], { env: cliEnv(env) });
 }
 
 /** Runs any program to its end (an installed `emq-race`, npm) and collects its exit code and output. */

@@ -1,0 +1,111 @@
+/**
+ * A terminal closed under a `--url` run, as a closed window, tmux kill-session or a dropped SSH
+ * session closes it: the built CLI runs on a real pseudo-terminal (helpers/closed-terminal.py), the
+ * terminal's master side is closed mid-run (the kernel hangs it up and sends SIGHUP) and a second
+ * SIGHUP follows, as the shell sends it. The run's keys must be gone, the exit code 129, and Node
+ * must not abort on its way out (it did, on Node 20, restoring a terminal that was gone).
+ *
+ * The CLI runs on the Node that runs this file: `.node24/bin/node --test
+ * dist/test/closed-terminal.test.js` checks Node 24. Needs python3 (its standard pty module).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { BIN } from '../helpers/cli.js';
+import { within } from '../helpers/cli-process.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+
+const HELPER = fileURLToPath(new URL('../../../test/helpers/closed-terminal.py', import.meta.url));
+const LIMIT_MS = 30_000;
+const PYTHON = which('python3');
+
+interface Ended {
+  readonly exit: number | null;
+  readonly signal: number | null;
+  readonly output: string;
+}
+
+/**
+ * The CLI with `args` on a pseudo-terminal of its own. `close()` closes the terminal and resolves
+ * with how the CLI ended.
+ */
+function onTerminal(args: readonly string[]): { started: Promise<number>; close(): Promise<Ended> } {
+  const helper = spawn(PYTHON ?? 'python3', [HELPER, process.execPath, BIN, ...args], {
+    env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const lines: ((line: string) => void)[] = [];
+  helper.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    for (let at = out.indexOf('\n'); at >= 0; at = out.indexOf('\n')) {
+      const line = out.slice(0, at);
+      out = out.slice(at + 1);
+      lines.shift()?.(line);
+    }
+  });
+  const nextLine = (): Promise<string> => new Promise((resolve) => lines.push(resolve));
+  const started = nextLine().then((line) => (JSON.parse(line) as { pid: number }).pid);
+  return {
+    started,
+    async close() {
+      const ended = nextLine();
+      helper.stdin.end('close\n');
+      return JSON.parse(await ended) as Ended;
+    },
+  };
+}
+
+for (const kind of SERVER_KINDS) {
+  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : PYTHON === undefined ? 'python3 is not installed (Debian: apt-get install python3)' : false;
+  describe(`a closed terminal [${kind.kind}]`, { skip }, () => {
+    let server: EmbeddedServer;
+    let redis: Redis;
+    let initial: UnrelatedState;
+    useFilledServer({ bin: kind.bin }, (started, connected, state) => {
+      server = started;
+      redis = connected;
+      initial = state;
+    });
+
+    /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
+    const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
+      within(LIMIT_MS, what, (async () => {
+        while (!(await ready())) await sleep(2);
+      })());
+
+    const closeWhen = async (queue: string, args: readonly string[], what: string, ready: () => Promise<boolean>): Promise<void> => {
+      const cli = onTerminal(['--url', server.url, '--queue', queue, ...args]);
+      await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
+      await until(what, ready);
+      const ended = await within(LIMIT_MS, 'the run after its terminal closed', cli.close());
+      assert.equal(ended.signal, null, `ended by signal ${ended.signal} (6 is Node's abort)`);
+      assert.equal(ended.exit, 129);
+      assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), [], "the run's keys are gone");
+      assert.deepEqual(await unrelatedState(redis), initial);
+    };
+
+    test("closed while seeding: exit 129, the run's keys gone, no abort", async () => {
+      const queue = 'race-tty-seed';
+      await closeWhen(queue, ['--mode', 'atomic', '--jobs', '300000'], 'seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
+    });
+
+    test("closed while sweeping: exit 129, the run's keys gone, no abort", async () => {
+      const queue = 'race-tty-sweep';
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'];
+      await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
+    });
+
+    test("closed while sweepers of their own processes sweep (they share the terminal): exit 129, the run's keys gone, no abort", async () => {
+      const queue = 'race-tty-processes';
+      const args = ['--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'];
+      await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
+    });
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * The helper processes a run relies on, each killed (SIGKILL) from outside at each phase where it
+ * lives: the embedded server's keeper while seeding, sweeping and auditing, and a sweeper child of
+ * `--processes` while it prepares and while it sweeps. The tool must notice, end within the
+ * documented bound (HELPER_DEATH_BOUND_MS, docs/shared-servers.md "Every way a run can end") with
+ * one line and exit 3, and leave no process of the run (server, keeper, children) and, on a
+ * `--url` server, none of the run's keys. The latency proxy's thread cannot be killed from outside
+ * the process: its failure path is tested in-process (latency-thread-loss.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { oneErrorLine, startCli, within, type RunningCli } from '../helpers/cli-process.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+
+/** docs/shared-servers.md: a run ends within 20 s of a helper's death (its longest own waits). */
+const HELPER_DEATH_BOUND_MS = 20_000;
+const LIMIT_MS = 15_000;
+
+/** Resolves once `ready` holds, asking every few ms (a guard against a hang, not a timing). */
+const until = (what: string, ready: () => Promise<boolean> | boolean): Promise<void> =>
+  within(LIMIT_MS, what, (async () => {
+    while (!(await ready())) await sleep(2);
+  })());
+
+/** The first process below the CLI whose command line names `file`. */
+async function helperOf(cli: RunningCli, file: string): Promise<number> {
+  let found: number | undefined;
+  await until(`a ${file} process`, () => (found = descendants(cli.child.pid ?? 0).find((pid) => commandLine(pid).includes(file))) !== undefined);
+  return found ?? 0;
+}
+
+/**
+ * Kills `helper` (SIGKILL) with every process of the run noted first, then checks the end: exit 3
+ * within the bound, one line matching `says`, and no process of the run left.
+ */
+async function killAndCheck(cli: RunningCli, helper: number, says: RegExp): Promise<void> {
+  const ofRun = descendants(cli.child.pid ?? 0);
+  process.kill(helper, 'SIGKILL');
+  const result = await within(HELPER_DEATH_BOUND_MS, 'the run after a helper died', cli.done);
+  assert.equal(result.code, 3, result.stderr);
+  assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
+  // The tool has ended; its helpers were to go with it (a guard, not a timing).
+  await until('every process of the run to end', () => ofRun.every((pid) => !alive(pid)));
+}
+
+for (const kind of SERVER_KINDS) {
+  describe(`a helper process killed [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    let server: EmbeddedServer;
+    let redis: Redis;
+    let initial: UnrelatedState;
+    useFilledServer({ bin: kind.bin }, (started, connected, state) => {
+      server = started;
+      redis = connected;
+      initial = state;
+    });
+
+    const keeperPhases = [
+      { phase: 'seeding', args: ['--mode', 'atomic', '--jobs', '60000'], ready: async (own: Redis) => (await own.exists('emq:{race-keeper}:active')) === 1 },
+      { phase: 'sweeping', args: ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'], ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) > 0 },
+      // Once every job stands in `pending`, the sweepers are done and the audit is reading.
+      { phase: 'auditing', args: ['--mode', 'atomic', '--jobs', '50000', '--batch', '3000'], ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) >= 50_000 },
+    ];
+    for (const { phase, args, ready } of keeperPhases) {
+      test(`the embedded server's keeper killed while ${phase}: exit 3 saying so, the server stopped by the tool, nothing left`, async () => {
+        const cli = startCli(['--server-bin', kind.bin, '--queue', 'race-keeper', ...args]);
+        const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+        const keeper = await helperOf(cli, 'server-keeper.js');
+        const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
+        try {
+          await until(phase, () => ready(own));
+        } finally {
+          own.disconnect();
+        }
+        await killAndCheck(cli, keeper, /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/);
+        assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+        assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+      });
+    }
+
+    /** A --processes race on the test's server, with a sweeper child killed once `ready` holds. */
+    const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {
+      const cli = startCli(['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', queue]);
+      const child = await helperOf(cli, 'sweeper-process.js');
+      await until('the phase', ready);
+      await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);
+      assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), [], "the run's keys are gone");
+      assert.deepEqual(await unrelatedState(redis), initial);
+    };
+
+    test('a sweeper child killed while it prepares: exit 3 saying so, no child and no key left', async () => {
+      // Killed as soon as it exists: before it can have connected, let alone reported ready.
+      await killSweeperChild('race-child-setup', async () => true);
+    });
+
+    test('a sweeper child killed while it sweeps: exit 3 saying so, no child and no key left', async () => {
+      await killSweeperChild('race-child-sweep', async () => (await redis.llen('emq:{race-child-sweep}:pending')) > 0);
+    });
+  });
+}

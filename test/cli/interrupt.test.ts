@@ -1,0 +1,217 @@
+/**
+ * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
+ * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
+ * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
+ * leaves at once and says how to finish the clean-up; the embedded server is stopped however many
+ * came; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { runCli } from '../helpers/cli.js';
+import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { alive, connectOnceUp, embeddedChild } from '../helpers/processes.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+
+const LIMIT_MS = 15_000;
+
+const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+for (const kind of SERVER_KINDS) {
+  describe(`interruptions [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    let server: EmbeddedServer;
+    let redis: Redis;
+    let initial: UnrelatedState;
+    useFilledServer({ bin: kind.bin }, (started, connected, state) => {
+      server = started;
+      redis = connected;
+      initial = state;
+    });
+
+    /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
+    const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
+      within(LIMIT_MS, what, (async () => {
+        while (!(await ready())) await sleep(2);
+      })());
+
+    /**
+     * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
+     * show: its exit code, one line naming the signal, nothing on stdout, the keyspace as it was.
+     */
+    const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: keyof typeof EXIT_CODES): Promise<void> => {
+      const cli = startCli(['--url', server.url, ...args]);
+      await until(what, ready);
+      cli.child.kill(signal);
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, EXIT_CODES[signal], result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${signal}`));
+      if (args.includes('--json')) {
+        // Under --json the failure is one object on stdout, as the schema describes it.
+        const json = JSON.parse(result.stdout) as { error?: { exit: number; message: string } };
+        assertMatchesSchema(json, `--json interrupted by ${signal}`);
+        assert.deepEqual(json.error, { exit: EXIT_CODES[signal], message: `interrupted by ${signal}` });
+      } else assert.equal(result.stdout, '');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    };
+
+    test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
+      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed'], 'seeding', async () => (await redis.exists('emq:{race-seed}:active')) === 1, 'SIGINT');
+    });
+
+    test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
+    });
+
+    test("SIGHUP while seeding (a closed terminal): exit 129, the run's keys deleted, nothing else touched", async () => {
+      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-hup-seed'], 'seeding', async () => (await redis.exists('emq:{race-hup-seed}:active')) === 1, 'SIGHUP');
+    });
+
+    test("SIGHUP while sweeping: exit 129, the run's keys deleted, nothing else touched", async () => {
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-sweep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-sweep}:pending')) > 0, 'SIGHUP');
+    });
+
+    test("SIGHUP while sweeping with --json: exit 129, and stdout is the error object", async () => {
+      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-json', '--json'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-json}:pending')) > 0, 'SIGHUP');
+    });
+
+    test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
+      // Once every job stands in `pending`, the sweepers are done and the audit is reading.
+      const jobs = 50_000;
+      const args = ['--mode', 'atomic', '--jobs', String(jobs), '--batch', '3000', '--queue', 'race-audit'];
+      await interruptWhen(args, 'the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs, 'SIGINT');
+    });
+
+    /**
+     * Starts a seeding run and holds its writes (CLIENT PAUSE WRITE from the test's own connection),
+     * so that every signal sent next finds the run still at work, before or during its clean-up.
+     */
+    const heldMidSeed = async (queue: string): Promise<ReturnType<typeof startCli>> => {
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue]);
+      await until('seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
+      await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+      return cli;
+    };
+
+    for (const [first, second] of [['SIGINT', 'SIGINT'], ['SIGHUP', 'SIGTERM'], ['SIGTERM', 'SIGHUP']] as const) {
+      test(`${first} then ${second} (a second signal): the run's keys are still deleted, exit ${EXIT_CODES[first]}`, async () => {
+        const queue = `race-${first.toLowerCase()}-${second.toLowerCase()}`;
+        const cli = await heldMidSeed(queue);
+        try {
+          cli.child.kill(first);
+          await within(LIMIT_MS, 'the first notice', cli.waitForStderr(new RegExp(`${first} received, cleaning up`)));
+          cli.child.kill(second);
+          await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received again, still cleaning up`)));
+        } finally {
+          await redis.call('CLIENT', 'UNPAUSE');
+        }
+        const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+        assert.equal(result.code, EXIT_CODES[first], result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${first}`));
+        assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), []);
+        assert.deepEqual(await unrelatedState(redis), initial);
+      });
+    }
+
+    test('a third signal leaves at once, says so, names the clean command, which then finishes it', async () => {
+      const cli = await heldMidSeed('race-thrice');
+      let result: Awaited<typeof cli.done>;
+      try {
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
+        cli.child.kill('SIGINT');
+        // The run's writes are still held: only the third signal can have ended it.
+        result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
+      } finally {
+        await redis.call('CLIENT', 'UNPAUSE');
+      }
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /SIGINT received a third time, leaving now/);
+      assert.match(result.stderr, /remove them with emq-race clean --queue race-thrice .*if it finds the run's heartbeat still there, it lets the queue go within 15 s/);
+      assert.match(result.stderr, /interrupted by SIGINT\n$/);
+      // The heartbeat the run left counts it as live until it expires: then `clean` may finish.
+      await within(2 * LIMIT_MS, 'the heartbeat to expire', (async () => {
+        while ((await redis.exists('emq:{race-thrice}:heartbeat')) === 1) await sleep(100);
+      })());
+      const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
+      assert.equal(clean.code, 0, clean.stderr);
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
+      try {
+        while ((await own.dbsize()) === 0) await sleep(10);
+      } finally {
+        own.disconnect();
+      }
+      cli.child.kill('SIGINT');
+      await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+      assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+    });
+
+    test('the embedded server is stopped after a single SIGTERM while sweeping', async () => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      await sleep(1500);
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 143, result.stderr);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+    });
+
+    /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
+    const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
+      try {
+        await until('sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
+      } finally {
+        own.disconnect();
+      }
+      return { cli, server: child };
+    };
+
+    test('SIGHUP on the embedded server: exit 129, the server stopped and its folder removed', async () => {
+      const { cli, server: child } = await sweepingOnEmbedded();
+      cli.child.kill('SIGHUP');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 129, result.stderr);
+      assert.match(result.stderr, /SIGHUP received, cleaning up/);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+      assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+    });
+
+    test('SIGKILL of the tool (no clean-up of its own at all): its server still goes, folder and all', async () => {
+      const { cli, server: child } = await sweepingOnEmbedded();
+      cli.child.kill('SIGKILL');
+      const result = await within(LIMIT_MS, 'the killed run', cli.done);
+      assert.equal(result.signal, 'SIGKILL');
+      // The keeper notices the closed pipe and stops the server: a guard against a hang, not a timing.
+      await until('the server to go', async () => !alive(child.pid));
+      await until('its folder to go', async () => !existsSync(child.dir));
+    });
+
+    test('nothing of the runs is left', async () => {
+      assert.deepEqual(await unrelatedState(redis), initial);
+      assert.ok((await allKeys(redis)).every((key) => !key.startsWith('emq:{race-') || key.startsWith('emq:{race-0000beef}')));
+    });
+  });
+}

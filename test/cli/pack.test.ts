@@ -1,0 +1,115 @@
+/**
+ * The npm package as a user gets it. A copy of the project as a fresh clone has it (no dist/, so
+ * `prepack` has to build) is packed with `npm pack`, the tarball is installed into a temporary
+ * prefix the way `npm install -g` installs it, and the installed `emq-race` runs from there, on the
+ * Node that runs this file (.ci/run runs it on Node 24 too). The copy keeps the build away from this
+ * checkout's dist/, which the other test files are running from.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { runProcess, type CliResult } from '../helpers/cli.js';
+
+const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+/** What a fresh clone does not have: the .gitignore'd outputs and installs. */
+const NOT_IN_A_CLONE = new Set(['.git', 'node_modules', 'dist', '.node24', 'bench-results']);
+
+/**
+ * The environment a user's shell would give npm and the installed bin: this Node first on PATH (so
+ * `npm` and the bin's `#!/usr/bin/env node` run on it), and none of the npm_* variables that an
+ * enclosing `npm test` sets, which a child npm would read as its own configuration.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(name)) env[name] = value;
+  }
+  env.PATH = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
+  env.REDIS_URL = '';
+  env.NO_COLOR = '1';
+  return env;
+}
+
+function succeeded(what: string, result: CliResult): CliResult {
+  assert.equal(result.code, 0, `${what} exited ${result.code}:\n${result.stderr}`);
+  return result;
+}
+
+describe('the packed package, installed', () => {
+  let work = '';
+  let shipped: string[] = [];
+  let installed = '';
+  let bin = '';
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'emq-race-pack-'));
+    const clone = join(work, 'clone');
+    cpSync(ROOT, clone, {
+      recursive: true,
+      filter: (source) => !(dirname(source) === ROOT && (NOT_IN_A_CLONE.has(basename(source)) || source.endsWith('.tgz'))),
+    });
+    // The build's own tools (tsc) come from this checkout's `npm ci`.
+    symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'), 'dir');
+
+    const packed = succeeded('npm pack', await runProcess('npm', ['pack', '--json', '--pack-destination', work], { env: userEnv(), cwd: clone }));
+    const [report] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+    assert.ok(report, 'npm pack --json reported no package');
+    shipped = report.files.map((file) => file.path);
+
+    // --prefer-offline: the dependencies are in npm's cache after `npm ci`; the registry is asked only
+    // for what is missing there.
+    const prefix = join(work, 'prefix');
+    succeeded('npm install', await runProcess('npm', ['install', '--global', '--prefix', prefix, join(work, report.filename), '--prefer-offline', '--no-audit', '--no-fund'], { env: userEnv(), cwd: work }));
+    installed = join(prefix, 'lib', 'node_modules', PKG.name);
+    bin = join(prefix, 'bin', 'emq-race');
+  });
+
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the tarball holds the built code, the Lua, the JSON schema, the docs and the install script; no tests, sources or maps', () => {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli/program.js', 'dist/src/lua/sweep-stalled.lua', 'dist/src/lua/instruments/seed-jobs.lua', 'schema/emq-race.schema.json', 'scripts/install-servers.sh']) {
+      assert.ok(shipped.includes(path), `${path} is not in the package`);
+    }
+    assert.deepEqual(shipped.filter((path) => /\.map$|\.ts$|^dist\/test\/|^src\/|^test\//.test(path)), []);
+    const compiled = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.js'));
+    assert.ok(compiled.length > 0);
+    const pointing = compiled.filter((path) => readFileSync(join(installed, 'dist', path), 'utf8').includes('sourceMappingURL'));
+    assert.deepEqual(pointing, [], 'compiled files point at source maps that are not shipped');
+  });
+
+  test('the installed emq-race --version prints the package version', async () => {
+    assert.equal(which('node', userEnv().PATH), process.execPath, "the bin's #!/usr/bin/env node would not find the Node running this test");
+    const result = succeeded('emq-race --version', await runProcess(bin, ['--version'], { env: userEnv() }));
+    assert.equal(result.stdout.trim(), PKG.version);
+  });
+
+  const server = which('redis-server') ?? which('valkey-server');
+  test('the installed emq-race --mode atomic --expect clean passes on its own embedded server', { skip: server ? false : 'neither redis-server nor valkey-server is installed (run scripts/install-servers.sh)' }, async () => {
+    const result = succeeded('emq-race --mode atomic --expect clean', await runProcess(bin, ['--mode', 'atomic', '--expect', 'clean'], { env: userEnv() }));
+    assert.match(result.stdout, /^server: (redis|valkey) [\d.]+ \(embedded, now stopped\)$/im);
+    // The readout wraps at the width; its continuation lines are indented by two.
+    const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
+    assert.match(unwrapped, /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m);
+    assert.equal(result.stderr, 'emq-race: expectation met: atomic=clean\n');
+  });
+
+  test('exports closes the package: package.json resolves, the internals do not', async () => {
+    const probe = [
+      `const { default: pkg } = await import('${PKG.name}/package.json', { with: { type: 'json' } });`,
+      'console.log(pkg.version);',
+      `for (const path of ['${PKG.name}', '${PKG.name}/dist/src/cli/program.js']) {`,
+      '  try { await import(path); console.log(path, "imported"); } catch (error) { console.log(error.code); }',
+      '}',
+    ].join('\n');
+    // Resolved from the folder the package is installed in, as another package there would.
+    const result = succeeded('import probe', await runProcess(process.execPath, ['--input-type=module', '-e', probe], { env: userEnv(), cwd: dirname(dirname(installed)) }));
+    assert.deepEqual(result.stdout.trim().split('\n'), [PKG.version, 'ERR_PACKAGE_PATH_NOT_EXPORTED', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * Least privilege, proved on real servers: the documented ACL line is applied as written; every
+ * command the tool sends (recorded with MONITOR, script calls included) passes ACL DRYRUN for that
+ * user; every command the line grants is one the tool sent; the tool, `clean --queue` and
+ * `clean --all` work under it; and a user missing any one command of the line stops within a bound
+ * with one line naming it (exit 3), leaving nothing it had the permission to delete.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { parseOwnerValue } from '../../src/queue/owner-marker.js';
+import { granted, readmeAclRules as readmeRules, userUrl as userUrlWith } from '../helpers/acl.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { oneErrorLine, within } from '../helpers/cli-process.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { forEachServer } from '../helpers/servers.js';
+import { fillUnrelated, unrelatedState } from '../helpers/unrelated-data.js';
+
+const PASSWORD = 'acl-test-pw-7Qx';
+const readmeAclRules = (): string[] => readmeRules(PASSWORD);
+const userUrl = (url: string, user: string): string => userUrlWith(url, user, PASSWORD);
+/** A guard against hangs, not a timing: a run that cannot go on must end well within it. */
+const LIMIT_MS = 20_000;
+
+forEachServer('least privilege', (handle) => {
+  let admin: Redis;
+  before(async () => {
+    admin = await connect(parseServerUrl(handle.url));
+    await admin.call('ACL', 'SETUSER', 'emq-race', 'reset', ...readmeAclRules());
+  });
+  after(() => admin?.disconnect());
+
+  test('every command sent is allowed by the documented line, and every command it allows is used', async () => {
+    await fillUnrelated(admin);
+    const unrelated = await unrelatedState(admin);
+    const sent: string[][] = [];
+    const monitor = await admin.duplicate().monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => sent.push(args));
+    try {
+      const url = userUrl(handle.url, 'emq-race');
+      const main = await runCli(['--url', url, '--jobs', '300', '--sweepers', '3', '--max-stalled', '2', '--stalled-before', '0', '--queue', 'race-acl', '--keep', '--json']);
+      assert.equal(main.code, 0, main.stderr);
+      // At stalled-before 1 and max-stalled 2 both sweeps dead-letter the job: the loop's dead
+      // letter (LREM, ZADD dead) runs for sure.
+      const deadLetter = await runCli(['explain', '--url', url, '--mode', 'loop', '--stalled-before', '1', '--max-stalled', '2', '--queue', 'race-acl-explain']);
+      assert.equal(deadLetter.code, 0, deadLetter.stderr);
+      // --latency times PINGs through its proxy before the race.
+      const latency = await runCli(['--url', url, '--jobs', '100', '--mode', 'atomic', '--latency', '1']);
+      assert.equal(latency.code, 0, latency.stderr);
+      assert.match(latency.stdout, /latency: 1 ms of round trip added/);
+      const one = await runCli(['clean', '--url', url, '--queue', 'race-acl-atomic']);
+      assert.equal(one.code, 0, one.stderr);
+      const rest = await runCli(['clean', '--url', url, '--all', '--yes']);
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.match(rest.stdout, /removed queue race-acl-loop/);
+      // A claim refused because the queue has keys releases its marker with the script.
+      await admin.hset('emq:{race-taken}:job:1', 'state', 'x');
+      const refused = await runCli(['--url', url, '--queue', 'race-taken', '--mode', 'atomic']);
+      assert.equal(refused.code, 2, refused.stderr);
+      await admin.unlink('emq:{race-taken}:job:1');
+    } finally {
+      // MONITOR lines can trail the last reply a little: an ECHO (which the line does not grant) marks the end.
+      await admin.echo('end of the recording');
+      monitor.disconnect();
+    }
+    assert.deepEqual(await unrelatedState(admin), unrelated);
+
+    const names = new Set<string>();
+    const checked = new Set<string>();
+    for (const args of sent) {
+      const [command = '', ...rest] = args;
+      const name = command.toLowerCase();
+      // The test's own commands: its MONITOR and ECHO, and the key it planted and removed.
+      if (['auth', 'monitor', 'echo'].includes(name)) continue;
+      if (['hset', 'unlink'].includes(name) && rest[0] === 'emq:{race-taken}:job:1') continue;
+      names.add(name === 'script' ? `script|${(rest[0] ?? '').toLowerCase()}` : name);
+      const signature = `${name} ${rest.slice(0, 2).join(' ')}`;
+      if (checked.has(signature)) continue;
+      checked.add(signature);
+      const verdict = String(await admin.call('ACL', 'DRYRUN', 'emq-race', ...args));
+      assert.equal(verdict, 'OK', `${args.slice(0, 4).join(' ')}: ${verdict}`);
+    }
+    for (const command of granted(readmeAclRules())) {
+      assert.ok(names.has(command), `the documented line grants ${command}, which the tool never sent (sent: ${[...names].sort().join(' ')})`);
+    }
+    assert.ok(names.has('evalsha') && names.has('hincrby'), 'script calls and the commands inside them were recorded');
+  });
+
+  test('without each command of the documented line in turn: exit 3 in bounded time, one line naming it, nothing left it could delete', async () => {
+    for (const command of granted(readmeAclRules())) {
+      const user = `emq-race-no-${command.replace('|', '-')}`;
+      const queue = `race-no-${command.replace('|', '-')}`;
+      await admin.call('ACL', 'SETUSER', user, 'reset', ...readmeAclRules(), `-${command}`);
+      // Scripts an earlier run left in the cache would spare a user without EVAL its refusal.
+      await admin.call('SCRIPT', 'FLUSH');
+      const before = await allKeys(admin);
+      const run = (args: readonly string[]): Promise<CliResult> => within(LIMIT_MS, `the run without ${command}`, runCli(['--url', userUrl(handle.url, user), ...args]));
+      // LREM serves the loop's dead letter only: a run that starts one stall short of max-stalled needs it.
+      const deadLetter = command === 'lrem' ? ['--stalled-before', '2'] : [];
+      // PING serves --latency's measurement only.
+      const latency = command === 'ping' ? ['--latency', '1'] : [];
+      let result = await run(['--queue', queue, '--jobs', '50', ...deadLetter, ...latency]);
+      if (result.code === 0) {
+        // A plain run deletes no claim marker: DEL serves a claim refused on an occupied queue.
+        await admin.hset(`emq:{${queue}}:job:1`, 'state', 'someone else\'s');
+        before.push(`emq:{${queue}}:job:1`);
+        result = await run(['--queue', queue, '--mode', 'atomic', '--jobs', '50']);
+      }
+      assert.equal(result.code, 3, `without ${command}: ${result.stderr}`);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, `without ${command}, one line and no stack trace: ${result.stderr}`);
+      const name = (command.split('|')[0] ?? '').toUpperCase();
+      assert.match(line, new RegExp(`permission denied on \\S+ \\(${name}[,)]`), `without ${command}`);
+
+      const left = (await allKeys(admin)).filter((key) => !before.includes(key));
+      if (command === 'unlink') {
+        // Nothing may be deleted without it: the line says how to finish once it is granted.
+        assert.match(line, new RegExp(`emq-race clean --queue ${queue}`));
+      } else {
+        // Where the user may delete, nothing stays but, at most, the unconfirmed claim's
+        // marker (which clean removes alone) when releasing it needs the missing command.
+        for (const key of left) {
+          assert.match(key, new RegExp(`^emq:\\{${queue}(-atomic|-loop)?\\}:owner$`), `without ${command}: ${key} left behind`);
+          assert.equal(parseOwnerValue(await admin.get(key))?.phase, 'claiming', `without ${command}`);
+          assert.ok((await admin.pttl(key)) > 0, `without ${command}: the marker left expires`);
+        }
+      }
+      if (left.length > 0) await admin.unlink(...left);
+      await admin.unlink(`emq:{${queue}}:job:1`);
+    }
+  });
+
+  test('a queue outside the key pattern: one line naming the refused command, exit 3', async () => {
+    const before = await allKeys(admin);
+    const result = await runCli(['--url', userUrl(handle.url, 'emq-race'), '--jobs', '100', '--mode', 'atomic', '--queue', 'nightly']);
+    assert.equal(result.code, 3, result.stderr);
+    const line = oneErrorLine(result.stderr);
+    assert.ok(line, `one line, no stack trace: ${result.stderr}`);
+    assert.match(line, /permission denied .*\(SET\)/);
+    assert.deepEqual(await allKeys(admin), before);
+  });
+
+  test('a database in the URL needs +select, as documented', async () => {
+    const refused = await runCli(['--url', `${userUrl(handle.url, 'emq-race')}/1`, '--jobs', '50', '--mode', 'atomic']);
+    assert.equal(refused.code, 3, refused.stderr);
+    assert.match(oneErrorLine(refused.stderr) ?? '', /permission denied .*\(SELECT\)/);
+    await admin.call('ACL', 'SETUSER', 'emq-race-db', 'reset', ...readmeAclRules(), '+select');
+    const result = await runCli(['--url', `${userUrl(handle.url, 'emq-race-db')}/1`, '--jobs', '50', '--mode', 'atomic', '--expect', 'clean']);
+    assert.equal(result.code, 0, result.stderr);
+  });
+});

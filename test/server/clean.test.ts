@@ -1,0 +1,151 @@
+/**
+ * `emq-race clean` on real servers: it removes a crashed run's keys by name from the job count in
+ * its marker, and a job hash only if it carries the run's id; leaves keys a run does not create;
+ * removes nothing but the marker under an unconfirmed (`claiming`) or older (`legacy`) marker;
+ * refuses a queue whose run is alive (its heartbeat, from any host, or its process here); and
+ * refuses `--all` without a terminal unless `--yes`.
+ */
+import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
+import { spawn } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { BIN } from '../helpers/cli.js';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { ownerValue, newOwnerMarker, type OwnerMarker } from '../../src/queue/owner-marker.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { forEachServer } from '../helpers/servers.js';
+
+forEachServer('clean', (handle) => {
+  let redis: Redis;
+  before(async () => {
+    redis = await connect(parseServerUrl(handle.url));
+  });
+  after(() => redis?.disconnect());
+
+  /** A marker as a run of `jobs` jobs writes it once its claim is confirmed, from a process that is gone. */
+  const ownedMarker = (run: string, jobs: number): OwnerMarker => ({ ...newOwnerMarker(run, jobs), pid: 0, phase: 'owned' });
+
+  /** What a run that crashed after seeding `jobs` jobs leaves (no pending yet), under `marker`. */
+  async function crashedRun(queue: string, jobs: number, marker: OwnerMarker | string): Promise<void> {
+    await redis.set(`emq:{${queue}}:owner`, typeof marker === 'string' ? marker : ownerValue(marker));
+    const run = typeof marker === 'string' ? undefined : marker.run;
+    for (let id = 1; id <= jobs; id++) {
+      await redis.zadd(`emq:{${queue}}:active`, id, String(id));
+      await redis.hset(`emq:{${queue}}:job:${id}`, 'state', 'active', 'stalled', 0, ...(run !== undefined ? ['run', run] : []));
+    }
+  }
+
+  test("a crashed run's keys go, by name; a key a run does not create stays and is reported", async () => {
+    await crashedRun('race-crashed', 25, ownedMarker('feedfacefeedface', 25));
+    await redis.set('emq:{race-crashed}:notes', 'kept by someone');
+    const result = await runCli(['clean', '--url', handle.url, '--queue', 'race-crashed']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^removed queue race-crashed: 27 keys$/m);
+    assert.match(result.stderr, /left 1 key under emq:\{race-crashed\}: that emq-race did not create or cannot prove are its run's \(e\.g\. emq:\{race-crashed\}:notes\)/);
+    assert.deepEqual(await allKeys(redis), ['emq:{race-crashed}:notes']);
+    await redis.unlink('emq:{race-crashed}:notes');
+  });
+
+  test('a job hash without the run id (or with another run\'s, or not a hash) survives clean, which says so', async () => {
+    await crashedRun('race-mixed', 6, ownedMarker('0123012301230123', 6));
+    // Written by someone else under the run's names: no run field, another run's id, a string.
+    await redis.hdel('emq:{race-mixed}:job:2', 'run');
+    await redis.hset('emq:{race-mixed}:job:3', 'run', 'another-run-id');
+    await redis.unlink('emq:{race-mixed}:job:4');
+    await redis.set('emq:{race-mixed}:job:4', 'a string');
+    const survivors = ['emq:{race-mixed}:job:2', 'emq:{race-mixed}:job:3', 'emq:{race-mixed}:job:4'];
+    const before = await Promise.all(survivors.map((key) => redis.dump(key)));
+    const result = await runCli(['clean', '--url', handle.url, '--queue', 'race-mixed']);
+    assert.equal(result.code, 0, result.stderr);
+    // active, job:1, job:5, job:6 and the marker.
+    assert.match(result.stdout, /^removed queue race-mixed: 5 keys$/m);
+    assert.match(result.stderr, /left 3 keys under emq:\{race-mixed\}: that emq-race did not create or cannot prove are its run's/);
+    assert.deepEqual(await allKeys(redis), survivors);
+    assert.deepEqual(await Promise.all(survivors.map((key) => redis.dump(key))), before);
+    await redis.unlink(...survivors);
+  });
+
+  test('an unconfirmed (claiming) marker and an older one without a phase: only the marker goes', async () => {
+    const claiming = { ...newOwnerMarker('c1a1c1a1c1a1c1a1', 3), pid: 0 };
+    const { phase: _, ...legacy } = { ...newOwnerMarker('1e6ac71e6ac71e6a', 3), pid: 0 };
+    for (const [queue, marker] of [['race-claiming', ownerValue(claiming)], ['race-legacy', JSON.stringify(legacy)]] as const) {
+      // Keys that look like a run's, the job hashes even carry the run id: under such a marker they prove nothing.
+      await crashedRun(queue, 3, marker);
+      const before = (await allKeys(redis)).filter((key) => key.includes(`{${queue}}`) && !key.endsWith(':owner'));
+      const result = await runCli(['clean', '--url', handle.url, '--queue', queue]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`^removed the marker of queue ${queue} \\(1 key\\); no other key is removed under an unconfirmed or older marker$`, 'm'));
+      assert.match(result.stderr, /left 4 keys/);
+      assert.deepEqual((await allKeys(redis)).filter((key) => key.includes(`{${queue}}`)), before);
+      await redis.unlink(...before);
+    }
+  });
+
+  test('a queue whose run is alive is refused: its heartbeat, from any host; its process, here', async () => {
+    // A run on another machine: its pid means nothing here, its heartbeat says it lives.
+    await crashedRun('race-beating', 3, { ...ownedMarker('beatbeatbeatbeat', 3), host: 'some-other-host', pid: 4242 });
+    await redis.set('emq:{race-beating}:heartbeat', 'beatbeatbeatbeat', 'PX', 60_000);
+    const beating = await runCli(['clean', '--url', handle.url, '--queue', 'race-beating']);
+    assert.equal(beating.code, 2, beating.stderr);
+    assert.match(oneErrorLine(beating.stderr) ?? '', /queue race-beating is in use by a live run \(pid 4242 on some-other-host\): its heartbeat emq:\{race-beating\}:heartbeat is fresh; nothing removed/);
+    const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+    assert.equal(all.code, 2, all.stderr);
+    assert.match(all.stderr, /race-beating is in use by a live run/);
+    assert.equal((await allKeys(redis)).length, 6);
+    await redis.unlink(...(await allKeys(redis)));
+
+    // This test process stands in for the live run; clean runs as a process of its own, since its
+    // own pid is never taken for a live run.
+    await crashedRun('race-alive', 3, { ...ownedMarker('0badc0de0badc0de', 3), host: hostname(), pid: process.pid });
+    const result = await spawnCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`in use by a run still going on this machine \\(pid ${process.pid}\\)`));
+    assert.equal((await allKeys(redis)).length, 5);
+    await redis.unlink(...(await allKeys(redis)));
+  });
+
+  test('--all without a terminal refuses unless --yes; with nothing to clean it says so', async () => {
+    await crashedRun('race-one', 2, ownedMarker('1111222233334444', 2));
+    const refused = await runCli(['clean', '--url', handle.url, '--all']);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stdout, /race-one: 2 jobs, run 1111222233334444/);
+    assert.match(oneErrorLine(refused.stderr) ?? '', /no terminal to confirm on, so pass --yes/);
+    assert.equal((await allKeys(redis)).length, 4);
+    const done = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+    assert.equal(done.code, 0, done.stderr);
+    assert.deepEqual(await allKeys(redis), []);
+    const empty = await runCli(['clean', '--url', handle.url, '--all']);
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.match(empty.stdout, /^no emq-race queues on redis:\/\/127\.0\.0\.1:\d+$/m);
+  });
+
+  test('--all on a terminal asks first: "n" keeps the queues, "y" removes them', { skip: which('script') ? false : 'script(1) is not installed' }, async () => {
+    await crashedRun('race-asked', 2, ownedMarker('5555666677778888', 2));
+    for (const answer of ['n', 'y']) {
+      // script(1) gives the command a pseudo-terminal, as a person at a shell would have.
+      const child = spawn('script', ['-qec', `${process.execPath} ${BIN} clean --url ${handle.url} --all`, '/dev/null'], {
+        env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (/\[y\/N\]/.test(output) && child.stdin.writable) child.stdin.end(`${answer}\r`);
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, output);
+      assert.match(output, /race-asked: 2 jobs/);
+      if (answer === 'n') {
+        assert.match(output, /nothing removed/);
+        assert.equal((await allKeys(redis)).length, 4);
+      } else {
+        assert.match(output, /removed queue race-asked: 4 keys/);
+        assert.deepEqual(await allKeys(redis), []);
+      }
+    }
+  });
+});

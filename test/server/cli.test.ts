@@ -1,0 +1,177 @@
+/**
+ * The built CLI, spawned as a user runs it: the JSON contract, the table, --keep, and each exit
+ * code with its one line on stderr.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { Redis } from 'ioredis';
+import { freePort } from '../../src/server/embedded-server.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
+import { forEachServer } from '../helpers/servers.js';
+
+const RUN_FIELDS = [
+  'mode', 'queue', 'sweepers', 'jobs', 'batch', 'maxStalled', 'stalledBefore', 'recoveries',
+  'doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs',
+  'misplaced', 'unreclaimed', 'wallMs', 'jobsPerSec',
+];
+
+test('--version prints the package version; --help lists flags and exit codes', async () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const version = await runCli(['--version']);
+  assert.equal(version.code, 0);
+  assert.equal(version.stdout.trim(), pkg.version);
+  const help = await runCli(['--help']);
+  assert.equal(help.code, 0);
+  for (const flag of ['--mode', '--sweepers', '--jobs', '--batch', '--max-stalled', '--stalled-before', '--probe-delay', '--queue', '--url', '--server-bin', '--keep', '--json', '--expect']) {
+    assert.ok(help.stdout.includes(flag), flag);
+  }
+  assert.match(help.stdout, /Exit codes:[\s\S]*130/);
+});
+
+test('bad usage is exit 2 with one line on stderr, before any server is touched', async () => {
+  const unknown = await runCli(['--jbos', '5']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /^emq-race: unknown option '--jbos' \(Did you mean --jobs\?\)\n$/);
+  const bad = await runCli(['--sweepers', 'many']);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr, 'emq-race: --sweepers: "many" is not a whole number; expected 1 to 256\n');
+  assert.equal(bad.stdout, '');
+});
+
+test('an unreachable server is exit 3 with one line', async () => {
+  const port = await freePort();
+  const result = await runCli(['--url', `redis://user:hunter2@127.0.0.1:${port}`, '--mode', 'atomic']);
+  assert.equal(result.code, 3);
+  assert.equal(result.stderr, `emq-race: cannot reach the server at redis://user:***@127.0.0.1:${port}: connection refused\n`);
+  assert.ok(!result.stdout.includes('hunter2') && !result.stderr.includes('hunter2'));
+});
+
+test('the embedded default server: both modes, a table, and the readout; the server is gone afterwards', async () => {
+  const result = await runCli(['--jobs', '300', '--sweepers', '4']);
+  assert.equal(result.code, 0, result.stderr);
+  // The server the report came from no longer exists: no address to try.
+  assert.match(result.stdout, /^server: (redis|valkey) \S+ \(embedded, now stopped\)\n/);
+  // A column per mode, a row per figure, numbers right-aligned.
+  assert.match(result.stdout, /^ +atomic +loop$/m);
+  assert.match(result.stdout, /^jobs +300 +300$/m);
+  assert.match(result.stdout, /^recoveries +300 +\d[\d,]*$/m);
+  assert.match(result.stdout, /^double recoveries +0 +\d[\d,]*$/m);
+  assert.match(result.stdout, /^other anomalies +0 +\d+$/m);
+  assert.match(result.stdout, /^atomic \(4 sweepers, 300 jobs\): every expired lease was reclaimed exactly once/m);
+});
+
+test('--keep on the embedded server leaves it running with the run\'s keys, and says how to stop it', async () => {
+  const result = await runCli(['--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepembedded', '--keep']);
+  assert.equal(result.code, 0, result.stderr);
+  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with:\s+redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(result.stdout);
+  assert.ok(said, result.stdout);
+  const [, url, port, pid] = said;
+  const redis = new Redis(String(url));
+  try {
+    assert.equal(await redis.get('emq:{race-keepembedded}:owner') !== null, true);
+    assert.equal(await redis.hget('emq:{race-keepembedded}:job:20', 'state'), 'pending');
+    assert.equal(Number(port), Number(said[4]));
+  } finally {
+    redis.disconnect();
+    process.kill(Number(pid), 'SIGTERM');
+  }
+});
+
+forEachServer('cli', (handle) => {
+  test('--json: one object on stdout, with the documented shape and real counts', async () => {
+    const result = await runCli(['--url', handle.url, '--json', '--jobs', '500', '--sweepers', '8', '--queue', 'race-jsoncheck']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stderr, '');
+    const report = JSON.parse(result.stdout) as { server: Record<string, unknown>; runs: Record<string, unknown>[] };
+    assert.deepEqual(Object.keys(report), ['version', 'schema', 'server', 'runs']);
+    assert.match(String(report.server.kind), /^(redis|valkey)$/);
+    assert.match(String(report.server.version), /^\d+\.\d+\.\d+$/);
+    assert.equal(report.server.url, handle.url);
+    assert.equal(report.runs.length, 2);
+    const [atomic, loop] = report.runs;
+    for (const run of report.runs) for (const field of RUN_FIELDS) assert.ok(field in run, `runs[].${field}`);
+    assert.equal(atomic?.mode, 'atomic');
+    assert.equal(atomic?.queue, 'race-jsoncheck-atomic');
+    assert.equal(atomic?.recoveries, 500);
+    assert.equal(atomic?.duplicatePending, 0);
+    assert.equal(loop?.mode, 'loop');
+    assert.equal(loop?.queue, 'race-jsoncheck-loop');
+    assert.ok(Number(loop?.duplicatePending) > 0);
+    const redis = new Redis(handle.url);
+    assert.deepEqual(await allKeys(redis), [], 'nothing of the run remains');
+    await redis.quit();
+  });
+
+  test('--expect: clean holds for atomic, race holds for loop; the opposite fails with exit 1 naming the figures', async () => {
+    const clean = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.equal(clean.stderr, 'emq-race: expectation met: atomic=clean\n');
+    const racy = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'race']);
+    assert.equal(racy.code, 0, racy.stderr);
+    const notClean = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
+    assert.equal(notClean.code, 1);
+    assert.match(notClean.stderr, /^emq-race: --expect clean missed: loop expected clean, but showed (\w+ [1-9]\d*)(, \w+ [1-9]\d*)*\n$/);
+    const noRace = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '1', '--jobs', '200', '--expect', 'race']);
+    assert.equal(noRace.code, 1);
+    assert.equal(noRace.stderr, 'emq-race: --expect race missed: loop expected a race, but showed no anomaly (every anomaly figure 0)\n');
+  });
+
+  test('--expect per mode: the one-command CI check passes; a script that leaves duplicates fails naming its figures', async () => {
+    const check = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--expect', 'atomic=clean,loop=race']);
+    assert.equal(check.code, 0, check.stderr);
+    // A pass says so on stderr, in one line: a CI log shows what held, not the table alone.
+    assert.equal(check.stderr, 'emq-race: expectation met: atomic=clean, loop=race\n');
+    const script = scriptFile('forgets-zrem.lua', FORGETS_ZREM);
+    const dirty = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--script', script, '--sweepers', '8', '--expect', 'atomic=clean,loop=race', '--expect', 'script=clean']);
+    assert.equal(dirty.code, 1);
+    // The fitted table: a column per mode (atomic, loop, script), a row per figure.
+    assert.match(dirty.stdout, /^ +atomic +loop +script$/m);
+    const duplicates = /^duplicate pending +\S+ +\S+ +(\S+)$/m.exec(dirty.stdout)?.[1]?.replace(/,/g, '');
+    assert.match(duplicates ?? '', /^[1-9]\d*$/, 'the table shows the script\'s duplicate pending entries');
+    assert.match(dirty.stderr, new RegExp(`^emq-race: --expect atomic=clean,loop=race,script=clean missed: script expected clean, but showed .*duplicatePending ${duplicates ?? '?'}[,\\n]`));
+    assert.ok(!/atomic expected|loop expected/.test(dirty.stderr), 'only the mode that missed is named');
+    const notRun = await runCli(['--url', handle.url, '--mode', 'atomic', '--expect', 'loop=race']);
+    assert.equal(notRun.code, 2);
+    assert.equal(notRun.stdout, '');
+    assert.equal(notRun.stderr, 'emq-race: --expect loop=race: loop is not among the modes run (--mode atomic); add it to --mode or leave it out of --expect\n');
+  });
+
+  test('--keep leaves exactly the run\'s keys; a second run on that queue is refused with exit 2', async () => {
+    const kept = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--live', '0', '--queue', 'race-kept', '--keep']);
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.match(kept.stdout, /kept: queue race-kept \(keys emq:\{race-kept\}:\*\)/);
+    const redis = new Redis(handle.url);
+    const keys = await allKeys(redis);
+    assert.equal(keys.length, 50 + 2, 'owner, pending and 50 job hashes (active and dead are empty, so gone)');
+    assert.ok(keys.every((k) => k.startsWith('emq:{race-kept}:')));
+    const before = await redis.get('emq:{race-kept}:owner');
+    const again = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--queue', 'race-kept']);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /^emq-race: queue race-kept is already in use/);
+    assert.equal(await redis.get('emq:{race-kept}:owner'), before);
+    assert.equal((await allKeys(redis)).length, keys.length);
+    await redis.unlink(...keys);
+    await redis.quit();
+  });
+
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    test(`${signal} mid-run: exit ${code}, and the run's keys are deleted`, async () => {
+      const child = spawn(process.execPath, [BIN, '--url', handle.url, '--mode', 'loop', '--jobs', '20000', '--sweepers', '4'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const redis = new Redis(handle.url);
+      // Wait until the run has written (its queue exists), then interrupt it.
+      for (let i = 0; i < 500 && (await allKeys(redis)).length < 100; i++) await new Promise((r) => setTimeout(r, 20));
+      child.kill(signal);
+      const exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(exitCode, code, stderr);
+      assert.match(stderr, new RegExp(`emq-race: interrupted by ${signal}`));
+      assert.deepEqual(await allKeys(redis), []);
+      await redis.quit();
+    });
+  }
+});

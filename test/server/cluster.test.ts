@@ -1,0 +1,165 @@
+/**
+ * A real 3-primary cluster per server kind (started the way --embedded-cluster starts one): queues
+ * spread over at least two primaries, the atomic script clean and the loop racy on every queue,
+ * every key of a queue in the queue's slot (so nothing can raise CROSSSLOT), nothing left behind.
+ */
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { after, before, describe, test } from 'node:test';
+import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from '../../src/server/cluster/embedded-cluster.js';
+import { pickQueueNames } from '../../src/queue/placement.js';
+import { queueSlot } from '../../src/queue/keys.js';
+import { crc16, keySlot } from '../../src/server/cluster/slot.js';
+import { isClusterInfo, nodeUrl, topologyFromSlots } from '../../src/server/cluster/topology.js';
+import { which } from '../../src/server/embedded-server.js';
+import { createdKeys, queueKeys } from '../../src/queue/keys.js';
+import { totalsPerMode } from '../../src/report/totals.js';
+import { runCli } from '../helpers/cli.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { ANOMALIES, type RunResult } from '../../src/model.js';
+
+interface JsonRun extends Record<string, unknown> {
+  mode: string;
+  queue: string;
+  node: string;
+  jobs: number;
+  duplicatePending: number;
+  lostIncrements: number;
+}
+
+test('CRC16/XModem and the hash-tag rule', () => {
+  assert.equal(crc16(Buffer.from('123456789')), 0x31c3);
+  assert.equal(keySlot('foo'), 12182);
+  assert.equal(keySlot('{user1000}.following'), keySlot('user1000'));
+  assert.equal(queueSlot('q1'), keySlot('q1'));
+});
+
+test('queue names are picked so that queue i lands on primary i mod P', () => {
+  const primaries = ['a:1', 'b:2', 'c:3'];
+  const ownerOf = (slot: number): string => primaries[Math.floor((slot * 3) / 16384)] as string;
+  const names = pickQueueNames('race-x', 7, primaries, ownerOf);
+  assert.equal(new Set(names).size, 7);
+  names.forEach((name, i) => assert.equal(ownerOf(queueSlot(name)), primaries[i % 3], name));
+  assert.deepEqual(pickQueueNames('solo', 1, primaries, ownerOf), ['solo']);
+  assert.deepEqual(pickQueueNames('one', 2, [], () => undefined), ['one-0', 'one-1']);
+});
+
+test('cluster detection, node URLs and per-mode totals', () => {
+  assert.equal(isClusterInfo('# Cluster\r\ncluster_enabled:1\r\n'), true);
+  assert.equal(isClusterInfo('# Cluster\r\ncluster_enabled:0\r\n'), false);
+  assert.equal(nodeUrl('redis://u:p%40ss@seed:7000/0', '10.0.0.2:7001'), 'redis://u:p%40ss@10.0.0.2:7001');
+  // A primary is reached with the --url's TLS settings, not the defaults.
+  const tls = { ca: Buffer.from('ca'), rejectUnauthorized: false };
+  const slots = Array.from({ length: 16384 }, () => ['10.0.0.2:7001']);
+  const primary = topologyFromSlots(slots, { url: 'rediss://seed:7000', display: 'rediss://seed:7000', tls }).targetOf('10.0.0.2:7001');
+  assert.deepEqual(primary.tls, tls);
+  assert.equal(primary.url, 'rediss://10.0.0.2:7001');
+  const run = (queue: string, over: Partial<RunResult>): RunResult => ({
+    mode: 'atomic', queue, trial: 1, sweepers: 2, jobs: 10, batch: 5, maxStalled: 3, stalledBefore: 0, recoveries: 10, doubleRecoveries: 0,
+    duplicatePending: 0, lostIncrements: 0, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, jobsRecoveredMoreThanOnce: 0,
+    wallMs: 10, jobsPerSec: 1000, roundTrips: 4, sweeps: 4, cutShort: false, callMsP50: 1, callMsP99: 2, callMsMax: 3, serverCallMsP99: null,
+    ...over,
+  }) as RunResult;
+  const [total] = totalsPerMode([run('a', { node: 'n1:1', wallMs: 20 }), run('b', { node: 'n2:2', callMsP99: 5, recoveries: 12, doubleRecoveries: 2 })]);
+  assert.ok(total);
+  assert.equal(total.jobs, 20);
+  assert.equal(total.recoveries, 22);
+  assert.equal(total.doubleRecoveries, 2);
+  assert.equal(total.wallMs, 20);
+  assert.equal(total.jobsPerSec, 1000);
+  assert.equal(total.callMsP99, 5);
+  assert.equal(total.serverCallMsP99, null);
+  assert.equal(total.node, 'n1:1,n2:2');
+  const byTrial = totalsPerMode([run('a', { trial: 1 }), run('b', { trial: 1 }), run('a-t2', { trial: 2, doubleRecoveries: 3 }), run('b-t2', { trial: 2 })]);
+  assert.deepEqual(byTrial.map((t) => [t.mode, t.trial, t.jobs, t.doubleRecoveries, t.queue]), [['atomic', 1, 20, 0, '2 queues'], ['atomic', 2, 20, 3, '2 queues']]);
+});
+
+for (const kind of SERVER_KINDS) {
+  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed (run scripts/install-servers.sh)` : false;
+  describe(`cluster [${kind.kind}]`, { skip }, () => {
+    let cluster: EmbeddedCluster;
+    let nodes: Redis[] = [];
+    before(async () => {
+      cluster = await startEmbeddedCluster(3, kind.bin);
+      nodes = cluster.nodes.map((node) => new Redis({ host: '127.0.0.1', port: node.port, maxRetriesPerRequest: 0 }));
+    });
+    after(async () => {
+      for (const node of nodes) node.disconnect();
+      await cluster?.stop();
+    });
+
+    test('three primaries on ports below 55000, bus ports beside them', () => {
+      assert.equal(cluster.nodes.length, 3);
+      for (const node of cluster.nodes) assert.ok(node.port <= MAX_PORT && node.port + BUS_OFFSET < 65536, String(node.port));
+    });
+
+    test('--queues 3 (cluster found from INFO cluster): atomic clean and loop racy on every queue, queues on every primary', async () => {
+      const result = await runCli(['--url', cluster.url, '--queues', '3', '--mode', 'both', '--jobs', '600', '--sweepers', '4', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as { server: { primaries: string[] }; runs: JsonRun[]; totals: JsonRun[] };
+      assert.equal(report.server.primaries.length, 3);
+      assert.equal(report.runs.length, 6);
+      for (const run of report.runs) {
+        assert.ok(report.server.primaries.includes(run.node), run.node);
+        if (run.mode === 'atomic') for (const name of ANOMALIES) assert.equal(run[name] ?? 0, 0, `${run.queue} ${name}`);
+        else {
+          assert.ok(run.duplicatePending > 0, `${run.queue} raced`);
+          assert.ok(run.lostIncrements > 0, `${run.queue} lost increments`);
+        }
+      }
+      for (const mode of ['atomic', 'loop']) {
+        const used = new Set(report.runs.filter((r) => r.mode === mode).map((r) => r.node));
+        assert.ok(used.size >= 2, `${mode} queues on ${[...used].join(', ')}`);
+      }
+      assert.deepEqual(report.totals.map((t) => [t.mode, t.jobs]), [['atomic', 1800], ['loop', 1800]]);
+      for (const node of nodes) assert.equal(await node.dbsize(), 0, 'every key deleted');
+    });
+
+    test('every key a queue writes hashes to the queue slot on the server itself (no CROSSSLOT possible)', async () => {
+      const node = nodes[0] as Redis;
+      for (const key of ['foo', 'foo{}{bar}', 'foo{{bar}}zap', 'foo{bar}{zap}', '{user1000}.following', 'emq:{é}:x']) {
+        assert.equal(keySlot(key), Number(await node.call('CLUSTER', 'KEYSLOT', key)), key);
+      }
+      for (const queue of ['race-a', 'race-b-1-7', 'q']) {
+        const keys = queueKeys(queue);
+        for (const key of [...createdKeys(keys, 3)]) {
+          assert.equal(Number(await node.call('CLUSTER', 'KEYSLOT', key)), queueSlot(queue), key);
+        }
+      }
+    });
+
+    test('--latency against a cluster node (found from INFO cluster) is a usage error, nothing written', async () => {
+      const result = await runCli(['--url', cluster.url, '--latency', '2', '--mode', 'atomic', '--jobs', '10']);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /^emq-race: --latency: the server at redis:\/\/127\.0\.0\.1:\d+ is a cluster node; the latency proxy stands for one server/);
+      for (const node of nodes) assert.equal(await node.dbsize(), 0);
+    });
+
+    test('--cluster with a single queue runs on the primary that owns its slot', async () => {
+      const result = await runCli(['--url', cluster.url, '--cluster', '--mode', 'atomic', '--queue', 'solo-queue', '--jobs', '300', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as { runs: JsonRun[] };
+      const owner = cluster.nodes.find((n) => report.runs[0]?.node === `127.0.0.1:${n.port}`);
+      assert.ok(owner, 'ran on one of the nodes');
+      const slot = queueSlot('solo-queue');
+      const ownerConnection = nodes[cluster.nodes.indexOf(owner)] as Redis;
+      const slots = (await ownerConnection.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      assert.ok(slots.some(([from, to, [, port]]) => from <= slot && slot <= to && port === owner.port), 'its node owns the slot');
+    });
+  });
+}
+
+test('--embedded-cluster 3 runs the race on a cluster of its own and tears it down', async () => {
+  const result = await runCli(['--embedded-cluster', '3', '--queues', '2', '--mode', 'atomic', '--jobs', '300', '--sweepers', '2']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /cluster: 3 primaries/);
+  assert.match(result.stdout, /^each column sums its mode's queues \(2 queues in all/m);
+  assert.match(result.stdout, /^jobs +600$/m);
+  assert.match(result.stdout, /queue \S+ on 127\.0\.0\.1:\d+: atomic/);
+});
+
+test('--cluster against a server that is not a cluster node is a usage error', async () => {
+  const result = await runCli(['--cluster', '--jobs', '10']);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /^emq-race: --cluster: the server at redis:\/\/127\.0\.0\.1:\d+ is not a cluster node/);
+});

@@ -1,0 +1,86 @@
+/**
+ * Faults on real servers: a sweeper cut at its crash point, the script cache emptied under the
+ * sweepers, and sweeper connections killed by id. The atomic script loses nothing and stays exact;
+ * the loop can lose the job it had taken out of active.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Interrupts } from '../../src/interrupt.js';
+import type { Session } from '../../src/server/session.js';
+import { runCli } from '../helpers/cli.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { assertNoAnomaly, runWith } from '../helpers/run-mode.js';
+import { forEachServer } from '../helpers/servers.js';
+import { useSession } from '../helpers/session.js';
+
+forEachServer('faults', (handle) => {
+  let session: Session;
+  let interrupts: Interrupts;
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
+  });
+
+  test('sweeper-crash on atomic: no job lost, the audit exact, the in-flight sweep reconciled', async () => {
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 2000, sweepers: 4, consequences: { faults: ['sweeper-crash'] } });
+    assert.equal(run.faultCounts?.crashes, 1);
+    assertNoAnomaly(run);
+    // The crashed call ran on the server: its moves are there, only its reply is missing.
+    assert.ok(run.unacknowledgedMoves > 0 && run.unacknowledgedMoves <= 100, `unacknowledgedMoves ${run.unacknowledgedMoves}`);
+    assert.equal(run.recoveries, 2000);
+  });
+
+  test('sweeper-crash on a lone loop sweeper: the job it took out of active is lost', async () => {
+    const run = await runWith(session, interrupts, 'loop', { jobs: 200, sweepers: 1, consequences: { faults: ['sweeper-crash'] } });
+    assert.equal(run.faultCounts?.crashes, 1);
+    assert.equal(run.lostJobs, 1);
+    assert.equal(run.recoveries, 0);
+    // Nobody else sweeps: every other lease is still there, expired.
+    assert.equal(run.unreclaimed, 199);
+  });
+
+  test('sweeper-crash on the loop with others sweeping: at most the one job is lost, the rest carry on', async () => {
+    const run = await runWith(session, interrupts, 'loop', { jobs: 500, sweepers: 4, consequences: { faults: ['sweeper-crash'] } });
+    assert.equal(run.faultCounts?.crashes, 1);
+    assert.ok(run.lostJobs <= 1, `lostJobs ${run.lostJobs}`);
+    assert.equal(run.unreclaimed, 0);
+  });
+
+  test('script-flush on atomic: NOSCRIPT fallbacks to EVAL, and still zero anomalies', async () => {
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 4, batch: 20, consequences: { faults: ['script-flush'] } });
+    assert.ok((run.faultCounts?.scriptFlushes ?? 0) > 0);
+    assert.ok(run.noscriptFallbacks > 0, `noscriptFallbacks ${run.noscriptFallbacks}`);
+    assertNoAnomaly(run);
+    assert.equal(run.recoveries, 3000);
+  });
+
+  test('client-kill: both modes finish by themselves; atomic stays exact, the loop sees its connections killed', async () => {
+    const atomic = await runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 4, batch: 20, consequences: { faults: ['client-kill'] } });
+    assert.ok((atomic.faultCounts?.clientKills ?? 0) > 0, 'no kill landed on atomic');
+    assertNoAnomaly(atomic);
+    assert.equal(atomic.recoveries, 3000);
+    assert.equal(atomic.cutShort, false);
+    const loop = await runWith(session, interrupts, 'loop', { jobs: 600, sweepers: 2, consequences: { faults: ['client-kill'] } });
+    assert.ok((loop.faultCounts?.clientKills ?? 0) > 0, 'no kill landed');
+    assert.ok((loop.faultCounts?.reconnects ?? 0) > 0, 'no reconnect');
+    assert.equal(loop.unreclaimed, 0);
+    assert.equal(loop.cutShort, false);
+  });
+
+  test('script-flush on a --url server needs --allow-server-wide (exit 2, one line, nothing written)', async () => {
+    const refused = await runCli(['--url', handle.url, '--mode', 'atomic', '--fault', 'script-flush']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^emq-race: --fault script-flush .*--allow-server-wide\n$/);
+    assert.deepEqual(await allKeys(session.admin), []);
+    const allowed = await runCli(['--url', handle.url, '--mode', 'both', '--jobs', '300', '--fault', 'script-flush', '--allow-server-wide', '--json']);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    const report = JSON.parse(allowed.stdout) as { runs: { mode: string; faults: string[]; faultNotes: string[]; noscriptFallbacks: number }[] };
+    const loop = report.runs.find((r) => r.mode === 'loop');
+    assert.deepEqual(loop?.faults, []);
+    assert.match(loop?.faultNotes[0] ?? '', /script-flush does not apply to loop/);
+  });
+
+  test('nothing of a fault run is left on the server afterwards', async () => {
+    assert.deepEqual(await allKeys(session.admin), []);
+  });
+});

@@ -1,0 +1,307 @@
+/**
+ * The HTML and SVG reports. Pure parts (escaping, the slip-in rule, the command line, the trials
+ * view) are tested directly; the pages themselves come from real runs on real servers and are
+ * opened in headless Chromium: no console error, no request beyond the file itself, one diagram
+ * step per replay step, table values equal to the embedded JSON, and a screenshot that is not blank.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../../src/explain/schedule.js';
+import { commandLine, commandPieces, shellQuote } from '../../src/html/command-line.js';
+import { escapeMarkup, jsonForScriptBlock } from '../../src/html/escape.js';
+import { explainPage, explainSvg, racePage } from '../../src/html/page.js';
+import type { RaceReportJson, ReplaysJson, RunJson, TrialSummaryJson } from '../../src/html/report-data.js';
+import { explainCommandLine, raceCommandLine } from '../../src/html/reproduce.js';
+import { slipInIndex } from '../../src/html/sequence-diagram.js';
+import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
+import { decodePng, distinctColours } from '../helpers/png.js';
+import { forEachServer } from '../helpers/servers.js';
+import { ANOMALIES } from '../../src/model.js';
+
+const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
+const embeddedJson = (html: string): unknown => {
+  const match = /<script type="application\/json" id="emq-report">([\s\S]*?)<\/script>/.exec(html);
+  assert.ok(match, 'the page embeds its JSON');
+  return JSON.parse(match[1] ?? '');
+};
+
+describe('html: pure parts', () => {
+  test('markup escaping, and JSON that cannot close its script block', () => {
+    assert.equal(escapeMarkup(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    const hostile = { reply: '</script><script>alert(1)</script>', line: '\u2028' };
+    const block = jsonForScriptBlock(hostile);
+    assert.ok(!block.includes('</script'), block);
+    assert.deepEqual(JSON.parse(block), hostile);
+  });
+
+  test('the second sweep slips in where it acts inside the other sweep\'s span', () => {
+    assert.equal(slipInIndex(stepsOf(DEFAULT_SCHEDULE)), 1, 'B:detect, right after A:detect');
+    assert.equal(slipInIndex(stepsOf(SERIAL_SCHEDULE)), undefined, 'one after the other: no overlap');
+    assert.equal(slipInIndex(stepsOf('A:sweep,B:sweep')), undefined, 'two scripts never overlap');
+    assert.equal(slipInIndex(stepsOf('A:detect,A:probe,B:detect,A:read,A:move,A:write,B:probe,B:read,B:move,B:write')), 2);
+    assert.equal(slipInIndex(stepsOf('A:read,B:read,A:write,B:write')), 1);
+  });
+
+  test('the command line spells every setting that is not the default, quotes for the shell and never shows a password', () => {
+    assert.equal(shellQuote('race-1'), 'race-1');
+    assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
+    const line = raceCommandLine({ mode: ['atomic', 'loop'], sweepers: 8, jobs: 500, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, expect: 'race', html: 'my report.html' }, 'redis://user:hunter2@db:6379/2');
+    assert.equal(line, "emq-race --sweepers 8 --jobs 500 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
+    const scaled = raceCommandLine({ mode: ['atomic'], sweepers: 4, jobs: 1000, batch: 50, maxStalled: 5, stalledBefore: 1, probeDelay: 2, keep: false, json: false, queues: 3, cluster: true, loopJobs: 500, serverStats: true, tlsCa: 'ca.pem', tlsInsecure: false }, 'rediss://db:6380');
+    assert.equal(scaled, 'emq-race --mode atomic --sweepers 4 --batch 50 --max-stalled 5 --stalled-before 1 --probe-delay 2 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats', 'scale, cluster and TLS flags are part of the rerun');
+    const explain = explainCommandLine({ mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' }, undefined);
+    assert.equal(explain, 'emq-race explain --mode atomic --stalled-before 2 --json --svg r.svg', 'no schedule without a loop, no url for the embedded server');
+    const loop = explainCommandLine({ mode: ['loop', 'atomic'], schedule: DEFAULT_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 0, keep: false, json: false }, undefined);
+    assert.equal(loop, 'emq-race explain', "explain's own defaults are left out too");
+    assert.equal(commandLine(['explain'], [['--counter', 'client'], ['--keep', true]]), 'emq-race explain --counter client --keep');
+    // On the page a line breaks between a flag with its value and the next, never inside one.
+    assert.deepEqual(commandPieces("emq-race explain --stalled-before 2 --keep --html 'my report.html' --url 'redis://u:***@h:1'"), ['emq-race', 'explain', '--stalled-before 2', '--keep', "--html 'my report.html'", "--url 'redis://u:***@h:1'"]);
+  });
+
+  test('with a trials summary the page draws each count\'s spread and the reproduction rate', () => {
+    const run = (mode: string, trial: number, lost: number): RunJson => ({
+      mode, trial, queue: `q-${mode}`, sweepers: 4, jobs: 100, batch: 100, maxStalled: 3, stalledBefore: 0, recoveries: 100 + lost,
+      doubleRecoveries: lost, duplicatePending: lost, lostIncrements: lost, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, wallMs: 10, jobsPerSec: 1000,
+    });
+    const spread = (min: number, median: number, max: number) => ({ min, median, max });
+    const zeros = Object.fromEntries(ANOMALIES.map((name) => [name, spread(0, 0, 0)]));
+    const trials: TrialSummaryJson[] = [
+      { mode: 'atomic', trials: 3, reproductionRate: 0, jobsPerSec: spread(900, 1000, 1100), ...zeros },
+      { mode: 'loop', trials: 3, reproductionRate: 2 / 3, jobsPerSec: spread(300, 350, 400), ...zeros, doubleRecoveries: spread(0, 7, 12), duplicatePending: spread(0, 7, 12), lostIncrements: spread(0, 6, 11) },
+    ];
+    const report: RaceReportJson = {
+      version: '0.1.0',
+      schema: 1,
+      server: { kind: 'valkey', version: '8.0.2', url: 'redis://u:***@h:1' },
+      runs: [run('atomic', 1, 0), run('atomic', 2, 0), run('atomic', 3, 0), run('loop', 1, 0), run('loop', 2, 7), run('loop', 3, 12)],
+      trials,
+    };
+    const html = racePage(report, { command: 'emq-race --mode both --trials 3', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.1.0' });
+    assert.deepEqual(embeddedJson(html), report);
+    const rows = [...html.matchAll(/<g class="spread-row" data-mode="(\w+)" data-anomaly="(\w+)" data-min="(\d+)" data-median="(\d+)" data-max="(\d+)">/g)];
+    assert.equal(rows.length, 2 * ANOMALIES.length, 'one spread per anomaly count per mode');
+    const loopLost = rows.find((m) => m[1] === 'loop' && m[2] === 'lostIncrements');
+    assert.deepEqual(loopLost?.slice(3).map(Number), [0, 6, 11]);
+    assert.match(html, /min 0 · median 6 · max 11/);
+    assert.match(html, /anomalies in 2 of 3 trials \(67%\)/);
+    assert.match(html, /anomalies in 0 of 3 trials \(0%\)/);
+    assert.match(html, /data-mode="loop" data-field="reproductionRate" data-value="0\.6666666666666666">2 of 3 \(67%\)<\/td>/);
+    assert.match(html, /data-mode="loop" data-field="lostIncrements">0 \/ 6 \/ 11<\/td>/);
+    assert.match(html, /<td class="num" data-run="5" data-field="trial">3<\/td>/, 'every trial\'s run has its column, numbered');
+    assert.equal((html.match(/<th class="num" data-run=/g) ?? []).length, 6);
+    assert.match(html, /id="trials-table"/);
+    assert.ok(!html.includes('class="bar-row"'), 'the spread replaces the single-run bars');
+  });
+
+  test('replies and names are escaped in the page and in the SVG', () => {
+    const report: ReplaysJson = {
+      version: '0.1.0',
+      schema: 1,
+      server: { kind: 'redis', version: '7.0.15', url: 'redis://127.0.0.1:1' },
+      replays: [{
+        mode: 'loop', queue: 'q', jobId: '1', maxStalled: 3, stalledBefore: 0, schedule: ['A:read'],
+        steps: [{ sweep: 'A', step: 'read', commands: [['HGET', 'emq:{q}:job:1', 'stalled']], replies: ['<img src=x onerror=alert(1)>&'] }],
+        readout: { recoverCount: 0, pendingEntries: 0, stalled: null, expectedStalled: 0, lostIncrements: 0, extraIncrements: 0, endedIn: [] },
+      }],
+    };
+    for (const markup of [explainPage(report, { command: 'emq-race explain', generatedAt: 'now', version: '0' }), explainSvg(report)]) {
+      assert.ok(!markup.includes('<img'), 'no reply becomes markup');
+      assert.match(markup, /&lt;img src=x onerror=alert\(1\)&gt;&amp;/);
+    }
+  });
+});
+
+describe('html: bad output paths are usage errors before any server is touched', () => {
+  for (const [what, args, message] of [
+    ['main --html into a missing folder', ['--html', '/nonexistent-folder/r.html'], /^emq-race: --html: cannot write \/nonexistent-folder\/r\.html: folder \/nonexistent-folder does not exist\n$/],
+    ['explain --svg onto a folder', ['explain', '--svg', '.'], /^emq-race: --svg: cannot write \.: it is a folder\n$/],
+  ] as const) {
+    test(what, async () => {
+      const result = await runCli([...args, '--url', 'redis://127.0.0.1:1']);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    });
+  }
+});
+
+/** Loads a page, checks it is quiet and self-contained, and that a screenshot of it shows something. */
+async function openChecked(browser: Browser, file: string, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  // A standalone SVG document has no scrollable page to stitch: its screenshot is the viewport.
+  const fullPage = file.endsWith('.html');
+  const url = pathToFileURL(file).href;
+  const { page, requests, errors } = await openPage(browser, url, colorScheme);
+  assert.deepEqual(errors, [], 'no console errors or warnings');
+  assert.deepEqual(requests, [url], 'the page fetched nothing but itself');
+  const image = decodePng(await page.screenshot({ fullPage }));
+  assert.ok(image.width >= 900 && image.height >= 300, `screenshot ${image.width}×${image.height}`);
+  assert.ok(distinctColours(image) > 8, 'the screenshot is not blank');
+  return page;
+}
+
+interface MainJson {
+  runs: Record<string, unknown>[];
+}
+
+/** A count as a cell shows it: — where the run did not measure it. */
+const cellText = (value: unknown): string => (value === null ? '—' : String(value));
+interface ExplainJson {
+  replays: { mode: string; steps: { sweep: string; step: string }[]; readout: Record<string, unknown> }[];
+}
+
+forEachServer('html in Chromium', (handle) => {
+  let browser: Browser | undefined;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'emq-html-'));
+    if (!browserSkip) browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('main command: the page shows the run\'s own JSON, table and bars alike', { skip: browserSkip }, async () => {
+    const file = join(dir, 'race.html');
+    const result = await runCli(['--url', handle.url, '--jobs', '300', '--sweepers', '4', '--json', '--html', file]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^html report: .*race\.html\n$/);
+    const json = JSON.parse(result.stdout) as MainJson;
+    const html = readFileSync(file, 'utf8');
+    assert.deepEqual(embeddedJson(html), json, 'the embedded block is exactly what --json printed');
+    assert.ok(browser);
+    const page = await openChecked(browser, file);
+    assert.deepEqual(JSON.parse((await page.locator('#emq-report').textContent()) ?? ''), json);
+    // Counts no run measured (no workers, no observer) have no column and no bar; one measured
+    // by some run only shows — in the others.
+    const carried = ANOMALIES.filter((name) => json.runs.some((run) => run[name] !== null && run[name] !== undefined));
+    assert.ok(!carried.includes('doubleExecutions') && !carried.includes('windowInNeither'), 'no workers, no observer: not measured');
+    for (const [i, run] of json.runs.entries()) {
+      for (const field of ['mode', 'sweepers', 'jobs', 'recoveries', ...carried, 'wallMs', 'jobsPerSec']) {
+        const cell = page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`);
+        assert.equal(await cell.textContent(), cellText(run[field]), `${String(run.mode)} ${field}`);
+        if ((ANOMALIES as readonly string[]).includes(field)) {
+          assert.match((await cell.getAttribute('class')) ?? '', run[field] === null ? /\bna\b/ : run[field] === 0 ? /\bok\b/ : /\bbad\b/);
+        }
+      }
+      for (const name of carried) {
+        const bar = page.locator(`.bar-row[data-mode="${String(run.mode)}"][data-anomaly="${name}"]`);
+        assert.equal(await bar.getAttribute('data-value'), run[name] === null ? '' : String(run[name]));
+      }
+    }
+    assert.match((await page.locator('#sources').textContent()) ?? '', /the sweepers' own records \(recoveries, double recoveries\)/);
+    const loop = json.runs.find((run) => run.mode === 'loop') as { example: { job: string; commands: unknown[] } | null } | undefined;
+    if (loop?.example) {
+      assert.equal(await page.locator('#example').getAttribute('data-job'), loop.example.job);
+      assert.equal(await page.locator('#example-table tbody tr').count(), loop.example.commands.length, 'one row per command of the example');
+    }
+    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
+    assert.match((await page.locator('#run').textContent()) ?? '', /on the same server, or drop --url/);
+    // The table fits the page: nothing to scroll to on the right.
+    assert.equal(await page.evaluate("(() => { const box = document.querySelector('#race-table').parentElement; return box.scrollWidth <= box.clientWidth; })()"), true);
+    const light = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    assert.notEqual(light, dark, 'the page follows the colour scheme');
+    await page.emulateMedia({ media: 'print', colorScheme: 'dark' });
+    assert.equal(await page.evaluate('getComputedStyle(document.body).backgroundColor'), light, 'paper gets the light scheme');
+    await page.close();
+  });
+
+  test('--queues: each row names its queue and node, each mode\'s total row and bars are the JSON totals', { skip: browserSkip }, async () => {
+    const file = join(dir, 'queues.html');
+    const result = await runCli(['--url', handle.url, '--queues', '2', '--jobs', '200', '--sweepers', '2', '--json', '--html', file]);
+    assert.equal(result.code, 0, result.stderr);
+    const json = JSON.parse(result.stdout) as MainJson & { totals: MainJson['runs'] };
+    assert.ok(browser);
+    const page = await openChecked(browser, file);
+    assert.equal(json.runs.length, 4);
+    for (const [i, run] of json.runs.entries()) {
+      for (const field of ['queue', 'node', 'recoveries', 'doubleRecoveries']) {
+        assert.equal(await page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`).textContent(), String(run[field]), `${String(run.queue)} ${field}`);
+      }
+    }
+    for (const [i, total] of json.totals.entries()) {
+      const row = (field: string): Promise<string | null> => page.locator(`#race-table [data-total="${i}"][data-field="${field}"]`).textContent();
+      assert.equal(await row('mode'), `${String(total.mode)} total`);
+      for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements']) assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
+      for (const name of ANOMALIES.filter((n) => total[n] !== null && total[n] !== undefined)) {
+        assert.equal(await page.locator(`.bar-row[data-mode="${String(total.mode)}"][data-anomaly="${name}"]`).getAttribute('data-value'), String(total[name]));
+      }
+    }
+    assert.match((await page.locator('#command').textContent()) ?? '', / --queues 2 /);
+    await page.close();
+  });
+
+  test('explain: one diagram step per replay step, in order, and the readout the terminal printed', { skip: browserSkip }, async () => {
+    const file = join(dir, 'explain.html');
+    const svg = join(dir, 'explain.svg');
+    const result = await runCli(['explain', '--url', handle.url, '--json', '--html', file, '--svg', svg]);
+    assert.equal(result.code, 0, result.stderr);
+    const json = JSON.parse(result.stdout) as ExplainJson;
+    assert.deepEqual(embeddedJson(readFileSync(file, 'utf8')), json);
+    assert.ok(browser);
+    const page = await openChecked(browser, file);
+    for (const [i, replay] of json.replays.entries()) {
+      const steps = page.locator(`[data-replay="${i}"] [data-step]`);
+      assert.equal(await steps.count(), replay.steps.length, `${replay.mode}: one step element per step`);
+      for (const [k, step] of replay.steps.entries()) {
+        const element = steps.nth(k);
+        assert.equal(await element.getAttribute('data-step'), String(k + 1));
+        assert.equal(`${await element.getAttribute('data-sweep')}:${await element.getAttribute('data-name')}`, `${step.sweep}:${step.step}`);
+      }
+      for (const field of ['recoverCount', 'pendingEntries', 'stalled', 'lostIncrements']) {
+        const value = page.locator(`[data-replay="${i}"] [data-readout="${field}"] .readout-value`);
+        assert.equal(await value.textContent(), String(replay.readout[field]), `${replay.mode} ${field}`);
+      }
+      const slips = await page.locator(`[data-replay="${i}"] .step.slip`).count();
+      assert.equal(slips, replay.mode === 'loop' ? 1 : 0, `${replay.mode}: the slip-in is marked where there is one`);
+    }
+    await page.close();
+
+    const total = json.replays.reduce((n, replay) => n + replay.steps.length, 0);
+    const svgPage = await openChecked(browser, svg, 'dark');
+    assert.equal(await svgPage.locator('[data-step]').count(), total, 'the standalone SVG has every step');
+    await svgPage.close();
+  });
+
+  test('explain --counter client: the counter race as a page', { skip: browserSkip }, async () => {
+    const file = join(dir, 'counter.html');
+    const result = await runCli(['explain', '--counter', 'client', '--url', handle.url, '--html', file]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /html report: .*counter\.html\n$/);
+    assert.ok(browser);
+    const page = await openChecked(browser, file);
+    assert.equal(await page.locator('[data-step]').count(), 4);
+    assert.equal(await page.locator('[data-readout="lost"] .readout-value').textContent(), '1');
+    await page.close();
+  });
+});
+
+forEachServer('html: a password never reaches a page or a diagram', (handle) => {
+  test('main --html, explain --html and --svg, on a server that wants a password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-html-auth-'));
+    try {
+      const url = handle.url.replace('redis://', 'redis://:hunter2-secret@');
+      const files = ['race.html', 'explain.html', 'explain.svg'].map((name) => join(dir, name));
+      const main = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--html', files[0] ?? '']);
+      assert.equal(main.code, 0, main.stderr);
+      const explain = await runCli(['explain', '--mode', 'atomic', '--html', files[1] ?? '', '--svg', files[2] ?? ''], { REDIS_URL: url });
+      assert.equal(explain.code, 0, explain.stderr);
+      for (const text of [main.stdout, main.stderr, explain.stdout, explain.stderr, ...files.map((file) => readFileSync(file, 'utf8'))]) {
+        assert.ok(!text.includes('hunter2-secret'));
+      }
+      const port = new URL(handle.url).port;
+      assert.match(readFileSync(files[0] ?? '', 'utf8'), new RegExp(`--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+      assert.match(readFileSync(files[1] ?? '', 'utf8'), new RegExp(`>explain</span> <span class="arg">--mode atomic</span> .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}, ['--requirepass', 'hunter2-secret']);

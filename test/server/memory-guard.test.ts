@@ -1,0 +1,157 @@
+/**
+ * The memory guard on a small server that evicts (5 MB, allkeys-lru) and holds other people's
+ * keys: a run either is refused before it writes (exit 2) or runs without a single eviction; a
+ * multi-mode run, and a grid, are checked whole before their first write; and an eviction caused
+ * by someone else while a run is live stops it at once (exit 3), with its keys removed.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { evictedKeys } from '../../src/server/eviction-watch.js';
+import { runCli } from '../helpers/cli.js';
+import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { keyspaceDigest } from '../helpers/keyspace.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { fillUnrelated } from '../helpers/unrelated-data.js';
+
+const FOREIGN_KEYS = 6000;
+const LIMIT_MS = 60_000;
+
+async function fillForeign(redis: Redis, count: number, prefix = 'foreign'): Promise<void> {
+  for (let at = 0; at < count; at += 500) {
+    const pipeline = redis.pipeline();
+    for (let i = at; i < Math.min(count, at + 500); i++) pipeline.set(`${prefix}:${i}`, 'v'.repeat(100));
+    await pipeline.exec();
+  }
+}
+
+const evicted = async (redis: Redis): Promise<number> => evictedKeys(await redis.info('stats'));
+
+for (const kind of SERVER_KINDS) {
+  describe(`memory guard [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    let server: EmbeddedServer;
+    let redis: Redis;
+    let foreign: Map<string, string>;
+    before(async () => {
+      server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--maxmemory', '5mb', '--maxmemory-policy', 'allkeys-lru'] });
+      redis = await connect(parseServerUrl(server.url));
+      await fillUnrelated(redis);
+      await fillForeign(redis, FOREIGN_KEYS);
+      foreign = await keyspaceDigest(redis);
+    });
+    after(async () => {
+      redis?.disconnect();
+      await server?.stop();
+    });
+
+    const scenarios = [
+      ['--queues', '4', '--jobs', '6000', '--mode', 'atomic'],
+      ['--queues', '3', '--trials', '3', '--jobs', '3000'],
+      ['--pending', 'zset', '--jobs', '7500'],
+      ['--jobs', '2000', '--sweepers', '4'],
+    ];
+    for (const args of scenarios) {
+      test(`${args.join(' ')}: refused before writing (exit 2) or run without an eviction, every foreign key intact`, async () => {
+        const before = await evicted(redis);
+        const result = await within(LIMIT_MS, 'the run', runCli(['--url', server.url, ...args]));
+        if (result.code === 2) {
+          assert.match(oneErrorLine(result.stderr) ?? '', /needs about [\d.]+ MB on the server at redis:\/\/127\.0\.0\.1:\d+ at its peak \([\d.]+ MB of job data at \d+ bytes a job as measured there, .*\), but only [\d.]+ MB is left below its maxmemory of 5\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \(yours\) to make room\. Refusing, nothing written/);
+          assert.equal(result.stdout, '');
+        } else {
+          assert.equal(result.code, 0, result.stderr);
+        }
+        assert.equal(await evicted(redis), before, 'the server evicted keys');
+        assert.deepEqual(await keyspaceDigest(redis), foreign);
+      });
+    }
+
+    test('the guard is no blanket refusal: a run that fits runs', async () => {
+      const before = await evicted(redis);
+      const result = await runCli(['--url', server.url, '--jobs', '2000', '--mode', 'atomic', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal((JSON.parse(result.stdout) as { runs: unknown[] }).runs.length, 1);
+      assert.equal(await evicted(redis), before);
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
+    test('a multi-mode run is checked whole: a later mode that would not fit stops the run before the first mode writes', async () => {
+      // The loop runs first on 500 jobs (fits); atomic would run on 9,000 (does not).
+      const monitor = await connect(parseServerUrl(server.url));
+      const seen: string[] = [];
+      const feed = await monitor.monitor();
+      feed.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
+      try {
+        const result = await runCli(['--url', server.url, '--mode', 'loop,atomic', '--jobs', '9000', '--loop-jobs', '500', '--queue', 'race-whole']);
+        assert.equal(result.code, 2, result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: atomic on --jobs 9000 \(with 900 live jobs\) needs about/);
+        await sleep(200);
+        assert.deepEqual(seen.filter((line) => /emq:\{race-whole-(loop|atomic)\}/.test(line)), [], 'a mode wrote before the plan was checked');
+        assert.ok(seen.some((line) => /emq:\{race-whole-atomic-m\}/.test(line)), 'the slice was measured');
+      } finally {
+        feed.disconnect();
+        monitor.disconnect();
+      }
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
+    test('a grid is checked whole: a cell that would not fit refuses the grid before its first cell writes, and no page is made', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'emq-grid-memory-'));
+      const html = join(dir, 'g.html');
+      const monitor = await connect(parseServerUrl(server.url));
+      const seen: string[] = [];
+      const feed = await monitor.monitor();
+      feed.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
+      try {
+        // The first cell (500 jobs) fits; the last (9,000) does not.
+        const result = await within(LIMIT_MS, 'the grid', runCli(['grid', '--url', server.url, '--vary', 'jobs=500,9000', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--json', '--html', html]));
+        assert.equal(result.code, 2, result.stderr);
+        const json = JSON.parse(result.stdout) as { error: { exit: number; message: string } };
+        assert.equal(json.error.exit, 2);
+        assert.match(json.error.message, /^atomic on --jobs 9000 \(with 900 live jobs\) needs about [\d.]+ MB .* Refusing, nothing written/);
+        assert.doesNotMatch(result.stderr, /cell \d+\/\d+/, 'no cell ran');
+        assert.equal(existsSync(html), false, 'no page of a grid that never ran');
+        await sleep(200);
+        assert.deepEqual(seen.filter((line) => /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)), [], 'a cell wrote before the grid was checked');
+        assert.ok(seen.some((line) => /emq:\{race-[0-9a-f]{8}-m\}/.test(line)), 'the slice was measured');
+      } finally {
+        feed.disconnect();
+        monitor.disconnect();
+        rmSync(dir, { recursive: true, force: true });
+      }
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
+    test('a user without MEMORY USAGE: one line saying what to grant, exit 3, the measuring slice removed', async () => {
+      await redis.call('ACL', 'SETUSER', 'nomemory', 'on', '>pw-nomemory', '~*', '&*', '+@all', '-memory');
+      const result = await runCli(['--url', server.url.replace('redis://', 'redis://nomemory:pw-nomemory@'), '--jobs', '500', '--mode', 'atomic']);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: permission denied \(MEMORY USAGE\): .* grant it with ACL SETUSER <user> \+memory\|usage/);
+      assert.deepEqual(await keyspaceDigest(redis), foreign);
+    });
+
+    test('an eviction while the run is live (someone else filling the server) stops it: exit 3, the count named, its keys gone', async () => {
+      const before = await evicted(redis);
+      const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-evicting']);
+      try {
+        // Once the run has seeded, someone else writes until the server evicts.
+        while ((await redis.exists('emq:{race-evicting}:active')) === 0) await sleep(20);
+        for (let round = 0; (await evicted(redis)) === before && round < 400; round++) await fillForeign(redis, 500, `late:${round}`);
+        const result = await within(LIMIT_MS, 'the stopped run', cli.done);
+        assert.equal(result.code, 3, result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/);
+        assert.equal(result.stdout, '');
+        const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting}*', 'COUNT', 100_000);
+        assert.deepEqual(left, []);
+      } finally {
+        // Only if the run outlived the test (a failed assertion); this test comes last, as it evicts.
+        if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      }
+    });
+  });
+}

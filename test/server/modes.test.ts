@@ -1,0 +1,151 @@
+/**
+ * The strategies beyond the two forms, on real servers: watch, claim and function are exact under
+ * contention like atomic; a zset pending hides the duplicates but not the race; the script mode
+ * judges a user's script, catching a forgotten removal from active, an ignored deadline and false returns; and
+ * sweepers in processes of their own reach the same verdicts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isClean } from '../../src/audit/rules.js';
+import type { Interrupts } from '../../src/interrupt.js';
+import { runMode } from '../../src/race/run-mode.js';
+import type { Session } from '../../src/server/session.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, RETURNS_NOTHING } from '../helpers/scripts.js';
+import { forEachServer } from '../helpers/servers.js';
+import { useSession } from '../helpers/session.js';
+import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/model.js';
+
+let counter = 0;
+const queueName = (label: string): string => `modes-t${process.pid}-${label}-${counter++}`;
+
+function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Partial<ModeRun> = {}): Promise<RunResult> {
+  return runMode(session, {
+    mode,
+    queue: queueName(mode),
+    jobs: 1000,
+    sweepers: 16,
+    batch: 100,
+    maxStalled: 3,
+    stalledBefore: 0,
+    probeDelayMs: 0,
+    keep: false,
+    live: 100,
+    ...over,
+  }, interrupts);
+}
+
+function assertClean(run: RunResult, jobs: number): void {
+  assert.equal(run.recoveries, jobs, `${run.mode} recoveries`);
+  // A count the run did not measure (null) is no anomaly, and no proof of cleanness either.
+  for (const name of ANOMALIES) assert.ok(run[name] === 0 || run[name] === null, `${run.mode} ${name}: ${run[name]}`);
+  assert.equal(run.cutShort, false);
+}
+
+async function functionLibraries(session: Session): Promise<string[]> {
+  const list = (await session.admin.call('FUNCTION', 'LIST')) as unknown[][];
+  return list.map((entry) => String(entry[1]));
+}
+
+forEachServer('modes', (handle) => {
+  let session: Session;
+  let interrupts: Interrupts;
+  useSession(handle, (opened, watching) => {
+    session = opened;
+    interrupts = watching;
+  });
+
+  for (const mode of ['atomic', 'watch', 'claim', 'function'] as const) {
+    test(`${mode} with 16 sweepers over 1,000 expired and 100 live leases: exact, live leases untouched`, async () => {
+      const run = await runOnce(session, interrupts, mode);
+      assertClean(run, 1000);
+      assert.equal(run.live, 100);
+      if (mode === 'watch') assert.ok(run.retries > 0, `watch retries ${run.retries}`);
+      else assert.equal(run.retries, 0);
+      // Round trips: one per sweep for the server-side forms, several per job for the others.
+      if (mode === 'atomic' || mode === 'function') assert.equal(run.roundTrips, run.sweeps);
+      else assert.ok(run.roundTrips > 3 * run.recoveries, `${mode} roundTrips ${run.roundTrips}`);
+    });
+  }
+
+  test('loop with 16 sweepers is not exact, and still leaves live leases alone', async () => {
+    const run = await runOnce(session, interrupts, 'loop');
+    assert.ok(run.doubleRecoveries > 0 && run.lostIncrements > 0, `loop ${run.doubleRecoveries}/${run.lostIncrements}`);
+    assert.equal(run.stolenLeases, 0);
+    assert.equal(run.unreclaimed, 0);
+  });
+
+  test('the function library carries the run id and is gone after the run', async () => {
+    const before = await functionLibraries(session);
+    const run = await runOnce(session, interrupts, 'function', { sweepers: 2, jobs: 300, live: 0 });
+    assertClean(run, 300);
+    assert.deepEqual(await functionLibraries(session), before);
+  });
+
+  test('--pending zset: one entry per job in pending, yet double recoveries and lost increments show', async () => {
+    const pending: PendingKind = 'zset';
+    const loop = await runOnce(session, interrupts, 'loop', { sweepers: 8, pending });
+    assert.equal(loop.pending, 'zset');
+    assert.equal(loop.duplicatePending, 0);
+    assert.ok(loop.doubleRecoveries > 0, `doubleRecoveries ${loop.doubleRecoveries}`);
+    assert.ok(loop.lostIncrements > 0, `lostIncrements ${loop.lostIncrements}`);
+    assert.equal(loop.misplaced, 0);
+    for (const mode of ['atomic', 'watch', 'claim', 'function'] as const) {
+      assertClean(await runOnce(session, interrupts, mode, { sweepers: 8, jobs: 500, live: 50, pending }), 500);
+    }
+  });
+
+  test('a user script equal to the built-in one behaves like atomic', async () => {
+    const run = await runOnce(session, interrupts, 'script', { userScript: BUILT_IN_SCRIPT });
+    assertClean(run, 1000);
+    assert.equal(run.roundTrips, run.sweeps);
+  });
+
+  test('a user script that forgets to take its jobs out of active: duplicates, and its sweepers stop at --max-sweeps', async () => {
+    const run = await runOnce(session, interrupts, 'script', { userScript: FORGETS_ZREM, sweepers: 4, jobs: 300, live: 0, maxSweeps: 25 });
+    assert.ok(run.doubleRecoveries > 0 && run.duplicatePending > 0, `duplicates ${run.doubleRecoveries}/${run.duplicatePending}`);
+    assert.equal(run.cutShort, true);
+    assert.equal(run.sweeps, 4 * 25);
+    assert.equal(run.unreclaimed, 300);
+    assert.ok((run.misreported ?? 0) > 0, 'its returns claim moves the server does not show');
+  });
+
+  test('a user script that ignores the deadline is caught as stolen leases', async () => {
+    const run = await runOnce(session, interrupts, 'script', { userScript: IGNORES_DEADLINE, sweepers: 4, jobs: 500, live: 60 });
+    assert.equal(run.stolenLeases, 60);
+    assert.equal(run.unreclaimed, 0);
+    assert.equal(run.misreported, 0);
+    assert.ok(!isClean(run));
+  });
+
+  test('a user script whose returns disagree with what it did is reported', async () => {
+    const run = await runOnce(session, interrupts, 'script', { userScript: RETURNS_NOTHING, sweepers: 2, jobs: 300, live: 0 });
+    assert.equal(run.recoveries, 0);
+    assert.ok((run.misreported ?? 0) >= 100, `misreported ${run.misreported}`);
+  });
+
+  test('--processes: sweepers in processes of their own reach the same verdicts', async () => {
+    for (const mode of ['atomic', 'watch'] as const) {
+      const run = await runOnce(session, interrupts, mode, { sweepers: 3, jobs: 400, live: 40, processes: true });
+      assert.equal(run.processes, true);
+      assertClean(run, 400);
+    }
+    const script = await runOnce(session, interrupts, 'script', { sweepers: 3, jobs: 400, live: 40, processes: true, userScript: IGNORES_DEADLINE });
+    assert.equal(script.stolenLeases, 40);
+    const loop = await runOnce(session, interrupts, 'loop', { sweepers: 4, jobs: 600, batch: 50, live: 0, processes: true });
+    assert.ok(loop.doubleRecoveries > 0, 'loop in processes raced');
+    assert.ok(!isClean(loop));
+  });
+
+  test('--interval and --jitter: sweepers on a cadence, same verdicts', async () => {
+    const atomic = await runOnce(session, interrupts, 'atomic', { sweepers: 4, jobs: 400, live: 40, cadence: { intervalMs: 2, jitterMs: 5 } });
+    assertClean(atomic, 400);
+    const claim = await runOnce(session, interrupts, 'claim', { sweepers: 4, jobs: 400, live: 40, cadence: { intervalMs: 2, jitterMs: 5 } });
+    assertClean(claim, 400);
+  });
+
+  test('nothing of a run is left on the server afterwards', async () => {
+    assert.deepEqual(await allKeys(session.admin), []);
+    assert.deepEqual(await functionLibraries(session), []);
+  });
+});

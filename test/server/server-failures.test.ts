@@ -1,0 +1,113 @@
+/**
+ * A server that dies mid-run, one that is a read-only replica, and one whose maxmemory the run
+ * would not fit: each ends in one clear line, a documented exit code, within a bounded time (a
+ * generous guard against hangs, not a performance check), and nobody else's key is touched.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { describeServerError } from '../../src/errors.js';
+import { runCli } from '../helpers/cli.js';
+import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+
+const LIMIT_MS = 15_000;
+
+for (const kind of SERVER_KINDS) {
+  describe(`server failures [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    const lostServerCases = [
+      { phase: 'sweeping', args: ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '2'], key: 'pending' },
+      { phase: 'seeding', args: ['--mode', 'atomic', '--jobs', '200000'], key: 'active' },
+    ];
+    for (const { phase, args, key } of lostServerCases) {
+      test(`the server killed while ${phase}: one line naming the clean command, exit 3, no hang`, async () => {
+        const server = await startEmbeddedServer({ bin: kind.bin });
+        let watcher: Redis | undefined;
+        try {
+          watcher = await connect(parseServerUrl(server.url));
+          const cli = startCli(['--url', server.url, '--queue', 'race-lost', ...args]);
+          await within(LIMIT_MS, phase, (async () => {
+            while ((await watcher.exists(`emq:{race-lost}:${key}`)) === 0) await sleep(2);
+          })());
+          watcher.disconnect();
+          process.kill(server.pid, 'SIGKILL');
+          const result = await within(LIMIT_MS, 'the run after its server died', cli.done);
+          assert.equal(result.code, 3, result.stderr);
+          const line = oneErrorLine(result.stderr);
+          assert.ok(line, `one line, no stack trace or unhandled rejection: ${result.stderr}`);
+          assert.match(line, /lost the connection to the server at redis:\/\/127\.0\.0\.1:\d+; .*emq-race clean --queue race-lost/);
+        } finally {
+          watcher?.disconnect();
+          await server.stop();
+        }
+      });
+    }
+
+    test('a read-only replica: one line, exit 3, nothing written', async () => {
+      const primary = await startEmbeddedServer({ bin: kind.bin });
+      const replica = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--replicaof', '127.0.0.1', String(primary.port)] });
+      try {
+        const result = await within(LIMIT_MS, 'the run', runCli(['--url', replica.url, '--jobs', '100']));
+        assert.equal(result.code, 3, result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', /read-only replica/);
+      } finally {
+        await replica.stop();
+        await primary.stop();
+      }
+    });
+
+    describe('maxmemory', () => {
+      let server: EmbeddedServer;
+      let redis: Redis;
+      let initial: UnrelatedState;
+      useFilledServer({ bin: kind.bin, extraArgs: ['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-lru'] }, (started, connected, state) => {
+        server = started;
+        redis = connected;
+        initial = state;
+      });
+
+      test('allkeys-lru and a run that would not fit: refused before writing, exit 2, the eviction named', async () => {
+        const result = await runCli(['--url', server.url, '--jobs', '100000']);
+        assert.equal(result.code, 2, result.stderr);
+        const line = oneErrorLine(result.stderr) ?? '';
+        assert.match(line, /--jobs 100000( \(with \d+ live jobs\))? needs about [\d.]+ MB .*maxmemory of 8\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys/);
+        assert.deepEqual(await unrelatedState(redis), initial);
+      });
+
+      test('noeviction: refused too, saying the seeding would fail with OOM', async () => {
+        await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        const result = await runCli(['--url', server.url, '--jobs', '100000']);
+        assert.equal(result.code, 2, result.stderr);
+        assert.match(oneErrorLine(result.stderr) ?? '', /noeviction the seeding would fail halfway with OOM/);
+        assert.deepEqual(await unrelatedState(redis), initial);
+        await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+      });
+
+      test("the server's own OOM refusal reads as one line", async () => {
+        await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        await redis.call('CONFIG', 'SET', 'maxmemory', '1mb');
+        try {
+          const err = await redis.set('emq:{race-oom}:owner', 'x').then(() => undefined, (e: unknown) => e);
+          assert.ok(err, 'the server refused the write');
+          const line = describeServerError(err, server.url);
+          assert.equal(line.exitCode, 3);
+          assert.match(line.message, /^the server at redis:\/\/127\.0\.0\.1:\d+ is out of memory \(maxmemory reached\): command not allowed when used memory > 'maxmemory'/);
+        } finally {
+          await redis.call('CONFIG', 'SET', 'maxmemory', '8mb');
+          await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+        }
+        assert.deepEqual(await unrelatedState(redis), initial);
+      });
+
+      test('a run that fits runs, and every unrelated key survives it', async () => {
+        const result = await runCli(['--url', server.url, '--jobs', '2000', '--sweepers', '4']);
+        assert.equal(result.code, 0, result.stderr);
+        assert.deepEqual(await unrelatedState(redis), initial);
+      });
+    });
+  });
+}

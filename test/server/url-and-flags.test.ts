@@ -1,0 +1,123 @@
+/**
+ * What the tool reads from a --url (and what it refuses), and flags in odd places: each bad input
+ * is one line and exit 2, never a stack trace, and a flag before a subcommand reaches it.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { test } from 'node:test';
+import { EmqError } from '../../src/errors.js';
+import { parseExplainModes } from '../../src/cli/explain-command.js';
+import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../../src/server/connection.js';
+import { runCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { makeCerts } from '../helpers/certs.js';
+import { forEachServer } from '../helpers/servers.js';
+
+function usage(fn: () => unknown, pattern: RegExp): void {
+  assert.throws(fn, (err: unknown) => err instanceof EmqError && err.exitCode === 2 && pattern.test(err.message));
+}
+
+test('serverAddress: host, port, credentials and database from every form, decoded', () => {
+  assert.deepEqual(serverAddress('redis://127.0.0.1:6380'), { host: '127.0.0.1', port: 6380 });
+  assert.deepEqual(serverAddress('redis://user:p%2Fw%40d%25@h:1/2'), { host: 'h', port: 1, username: 'user', password: 'p/w@d%', db: 2 });
+  assert.deepEqual(serverAddress('redis://h?password=a%2Fb&username=u&db=3'), { host: 'h', port: 6379, username: 'u', password: 'a/b', db: 3 });
+  assert.deepEqual(serverAddress('rediss://[::1]:6390'), { host: '::1', port: 6390 });
+  assert.deepEqual(serverAddress('unix:///tmp/redis%20x.sock?password=pw'), { path: '/tmp/redis x.sock', password: 'pw' });
+});
+
+test('serverAddress: what ioredis would read another way, or not at all, is a usage error', () => {
+  usage(() => serverAddress('redis://h:1/?db=abc'), /^--url: the database in "redis:\/\/h:1\/\?db=abc" must be a number$/);
+  usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
+  usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
+  usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
+  usage(() => serverAddress('redis://h:1/?keyPrefix=other:'), /^--url: the query parameter "keyPrefix" .* is not supported/);
+  // A '/' before the '@' could as well start a path whose query holds a password: nothing after the scheme is shown.
+  usage(() => serverAddress('redis://:sec/ret@h:1'), /^--url: "redis:\/\/\*\*\*" is not a URL/);
+});
+
+test('redactUrl and scrubUrlText: every password form becomes ***, user names and the rest stay', () => {
+  assert.equal(redactUrl('redis://user:secret@host:1/2'), 'redis://user:***@host:1/2');
+  assert.equal(redactUrl('redis://:secret@host:1'), 'redis://:***@host:1');
+  assert.equal(redactUrl('redis://host:1/?password=secret&db=2'), 'redis://host:1/?password=***&db=2');
+  assert.equal(redactUrl('redis://host:1?Password=secret'), 'redis://host:1?Password=***');
+  assert.equal(redactUrl('redis://:sec/ret@host:1'), 'redis://***');
+  assert.equal(redactUrl('redis://:s#c?r/t@host:1'), 'redis://***');
+  assert.equal(redactUrl('redis://:secret\\@host:1'), 'redis://:***@host:1');
+  assert.equal(redactUrl('redis://host:1'), 'redis://host:1');
+  assert.equal(scrubUrlText("unknown command 'redis://u:secret@h:1' and rediss://h?password=x&db=1"), "unknown command 'redis://u:***@h:1' and rediss://h?password=***&db=1");
+  // A usage pattern is no user info.
+  assert.equal(scrubUrlText('expected redis://[user:password@]host:port'), 'expected redis://[user:password@]host:port');
+});
+
+const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
+  { name: '?db=abc', args: ['--url', 'redis://127.0.0.1:6390/?db=abc'], line: /the database in .* must be a number/ },
+  { name: 'a backslash in the URL', args: ['--url', 'redis://:secret\\@127.0.0.1:6390'], line: /contains a backslash/ },
+  { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
+  { name: '--queue --help', args: ['--queue', '--help'], line: /^emq-race: --queue: "--help" looks like an option, not a queue name/ },
+  { name: '--html --json', args: ['--html', '--json'], line: /^emq-race: --html: "--json" looks like an option, not a file name/ },
+  { name: 'a race flag before explain', args: ['--jobs', '5', 'explain'], line: /unknown option '--jobs'/ },
+];
+for (const { name, args, line } of CLI_CASES) {
+  test(`${name}: one line, exit 2, nothing started`, async () => {
+    const result = await runCli(args);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', line);
+    assert.equal(result.stdout, '');
+  });
+}
+
+test('a TLS key that does not belong to its certificate, and a file that is no PEM: exit 2 before connecting', async () => {
+  const certs = makeCerts();
+  try {
+    // Port 1: nothing listens there, so a connection attempt would end in exit 3, not 2.
+    const mismatch = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientCert, '--tls-key', certs.serverKey]);
+    assert.equal(mismatch.code, 2, mismatch.stderr);
+    assert.match(oneErrorLine(mismatch.stderr) ?? '', /^emq-race: --tls-key: the key does not belong to the certificate of --tls-cert$/);
+    const notPem = await runCli(['--url', 'rediss://127.0.0.1:1', '--tls-cert', certs.clientKey, '--tls-key', certs.clientKey]);
+    assert.equal(notPem.code, 2, notPem.stderr);
+    assert.match(oneErrorLine(notPem.stderr) ?? '', /^emq-race: --tls-cert: the file cannot be used for TLS/);
+  } finally {
+    // The folder holds private keys: gone as soon as the test is done with them.
+    rmSync(certs.dir, { recursive: true, force: true });
+  }
+});
+
+forEachServer('flags and URLs against a live server', (handle) => {
+  test('rediss:// on a plain port: the unanswered handshake is named, with the hint, not "timed out"', async () => {
+    const result = await runCli(['--url', handle.url.replace('redis://', 'rediss://'), '--tls-insecure', '--jobs', '10']);
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', /took the connection but did not answer the TLS handshake within 2 s: it may not speak TLS on this port \(for a plain port use a redis:\/\/ URL\)$/);
+  });
+
+  test('--json before explain is honoured: one JSON object on stdout', async () => {
+    const result = await runCli(['--json', '--url', handle.url, 'explain', '--mode', 'atomic']);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as { server: { url: string }; replays: { mode: string }[] };
+    assert.equal(report.server.url, handle.url);
+    assert.deepEqual(report.replays.map((r) => r.mode), ['atomic']);
+  });
+
+  test('a ?db= in the query selects that database', async () => {
+    const url = `${handle.url}/?db=3`;
+    const result = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '50', '--queue', 'race-db3', '--keep', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal((JSON.parse(result.stdout) as { server: { url: string } }).server.url, url);
+    const redis = await connect(parseServerUrl(handle.url));
+    try {
+      assert.equal(await redis.exists('emq:{race-db3}:owner'), 0, 'written to database 0');
+      await redis.select(3);
+      assert.equal(await redis.exists('emq:{race-db3}:owner'), 1, 'not written to database 3');
+    } finally {
+      redis.disconnect();
+    }
+    const clean = await runCli(['clean', '--url', url, '--queue', 'race-db3']);
+    assert.equal(clean.code, 0, clean.stderr);
+  });
+});
+
+test('explain --mode: "both" inside a list stands for both replays; a mode explain cannot replay is named', () => {
+  assert.deepEqual(parseExplainModes('both,loop'), parseExplainModes('both'));
+  assert.deepEqual(parseExplainModes('atomic,both'), ['atomic', 'loop']);
+  assert.deepEqual(parseExplainModes('loop'), ['loop']);
+  usage(() => parseExplainModes('both,watch'), /^--mode: "watch" is a mode explain cannot replay/);
+});

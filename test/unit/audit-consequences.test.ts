@@ -1,0 +1,174 @@
+/** The arithmetic of what the race costs, tested directly (no server involved). */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../../src/audit/consequence-rules.js';
+import { STATE_CODES } from '../../src/audit/job-state.js';
+import { auditJobs, blankSnapshot, type JobSnapshot } from '../../src/audit/rules.js';
+import { checkConsequenceOptions } from '../../src/consequences/plan.js';
+import { EmqError } from '../../src/errors.js';
+import { collectFault, faultsForMode } from '../../src/consequences/faults/names.js';
+import { STRATEGIES } from '../../src/sweepers/strategies.js';
+
+const { active, pending, dead, done } = STATE_CODES;
+
+describe('reconcileGap', () => {
+  test('a counter rise no sweeper heard of, job out of active, calls in doubt: one unacknowledged move', () => {
+    assert.deepEqual(reconcileGap(-1, 0, true), { gap: 0, unacknowledged: 1 });
+  });
+  test('only one per job: a second unexplained rise stays an extra increment', () => {
+    assert.deepEqual(reconcileGap(-2, 0, true), { gap: -1, unacknowledged: 1 });
+  });
+  test('no call in doubt, or the job still in active: nothing is reconciled', () => {
+    assert.deepEqual(reconcileGap(-1, 0, false), { gap: -1, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(-1, 1, true), { gap: -1, unacknowledged: 0 });
+  });
+  test('lost increments are never reconciled', () => {
+    assert.deepEqual(reconcileGap(2, 0, true), { gap: 2, unacknowledged: 0 });
+  });
+});
+
+describe('placement', () => {
+  test('one place whose state names it', () => {
+    assert.equal(placement(1, 0, 0, 0, 0, active), 'placed');
+    assert.equal(placement(0, 1, 0, 0, 0, pending), 'placed');
+    assert.equal(placement(0, 0, 1, 0, 0, dead), 'placed');
+  });
+  test('a finished job (run, out of running, state done) is neither lost nor misplaced', () => {
+    assert.equal(placement(0, 0, 0, 0, 1, done), 'placed');
+    assert.equal(placement(0, 0, 0, 0, 2, done), 'placed');
+  });
+  test('a job run whose state a late write turned back to pending is misplaced, not lost', () => {
+    assert.equal(placement(0, 0, 0, 0, 1, pending), 'misplaced');
+  });
+  test('in no place and never run: lost', () => {
+    assert.equal(placement(0, 0, 0, 0, 0, active), 'lost');
+  });
+  test('two places at once: finished and dead, or pending and dead', () => {
+    assert.equal(placement(0, 0, 1, 0, 1, dead), 'misplaced');
+    assert.equal(placement(0, 2, 1, 0, 0, dead), 'misplaced');
+  });
+  test('taken by a worker, not finished: in running with state pending', () => {
+    assert.equal(placement(0, 0, 0, 1, 1, pending), 'placed');
+  });
+});
+
+test('doubleExecutions: runs beyond the first', () => {
+  assert.equal(doubleExecutions(Number.NaN), 0);
+  assert.equal(doubleExecutions(0), 0);
+  assert.equal(doubleExecutions(1), 0);
+  assert.equal(doubleExecutions(3), 2);
+});
+
+test('isDeadLetterEscape: reached max-stalled and not dead-lettered then', () => {
+  assert.equal(isDeadLetterEscape(3, 0, 3, 1), false, 'dead at its third stall');
+  assert.equal(isDeadLetterEscape(3, 0, 3, 0), true, 'third stall, still not dead');
+  assert.equal(isDeadLetterEscape(4, 0, 3, 1), true, 'stalled a fourth time before it went dead');
+  assert.equal(isDeadLetterEscape(2, 0, 3, 0), false, 'below max-stalled');
+  assert.equal(isDeadLetterEscape(1, 2, 3, 0), true, 'stalled-before counts');
+});
+
+test('sampleVerdict: no place, one, or two at once', () => {
+  const none = { inActive: 0, inPending: 0, inDead: 0, inRunning: 0, done: 0 };
+  assert.equal(sampleVerdict(none), 'neither');
+  assert.equal(sampleVerdict({ ...none, inPending: 1 }), 'one');
+  assert.equal(sampleVerdict({ ...none, inRunning: 1, done: 1 }), 'both');
+  assert.equal(sampleVerdict({ ...none, inActive: 1, inPending: 1 }), 'both');
+});
+
+describe('CycleTally', () => {
+  test('a correct run over three stalls of each job has no extra moves', () => {
+    const tally = new CycleTally(2);
+    tally.addMoves(Uint32Array.from([0, 1, 1]));
+    tally.addRelease(1, 1);
+    tally.addRelease(2, 1);
+    tally.addMoves(Uint32Array.from([0, 1, 1]));
+    assert.deepEqual([...tally.trueStalls], [0, 2, 2]);
+    assert.deepEqual([...tally.totalMoves], [0, 2, 2]);
+    assert.equal(tally.doubleRecoveries, 0);
+    assert.equal(tally.earlierDuplicatePending, 0);
+  });
+  test('moves beyond one per stall and duplicate entries taken from pending are summed', () => {
+    const tally = new CycleTally(2);
+    tally.addMoves(Uint32Array.from([0, 2, 1]));
+    tally.addRelease(1, 2);
+    tally.addMoves(Uint32Array.from([0, 3, 0]));
+    assert.equal(tally.doubleRecoveries, 3); // job 1: 5 moves over 2 stalls
+    assert.equal(tally.earlierDuplicatePending, 1);
+    assert.equal(tally.jobsRecoveredMoreThanOnce, 1);
+  });
+  test('ids outside the run are ignored', () => {
+    const tally = new CycleTally(2);
+    tally.addRelease(7, 3);
+    assert.equal(tally.earlierDuplicatePending, 0);
+  });
+  test('extraMoves', () => {
+    assert.equal(extraMoves(5, 2), 3);
+    assert.equal(extraMoves(1, 2), 0);
+  });
+});
+
+function snapshot(over: Partial<JobSnapshot> & { jobs: number }): JobSnapshot {
+  return { ...blankSnapshot(over.jobs, 0), ...over };
+}
+
+describe('auditJobs with the new counts', () => {
+  test('a crashed script call: moved on the server, unknown to the sweeper, reconciled', () => {
+    const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 1]), stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, pending]) });
+    const counts = auditJobs(snap, new Uint32Array(2), { callsInDoubt: true });
+    assert.equal(counts.unacknowledgedMoves, 1);
+    assert.equal(counts.extraIncrements, 0);
+    assert.equal(counts.recoveries, 1);
+    const strict = auditJobs(snap, new Uint32Array(2));
+    assert.equal(strict.extraIncrements, 1, 'without a call in doubt it stays an anomaly');
+  });
+  test('a job run twice by workers and finished', () => {
+    const snap = snapshot({ jobs: 1, stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, done]), runs: Float64Array.from([0, 2]), inRunning: new Uint8Array(2) });
+    const counts = auditJobs(snap, Uint32Array.from([0, 2]));
+    assert.equal(counts.doubleExecutions, 1);
+    assert.equal(counts.lostJobs, 0);
+    assert.equal(counts.misplaced, 0);
+  });
+  test('dead-letter escapes need max-stalled and the true stalls', () => {
+    const snap = snapshot({ jobs: 2, inPending: Uint32Array.from([0, 1, 0]), inDead: Uint8Array.from([0, 0, 1]), stalled: Float64Array.from([0, 2, 3]), state: Uint8Array.from([0, pending, dead]) });
+    const counts = auditJobs(snap, Uint32Array.from([0, 3, 3]), { maxStalled: 3, trueStalls: Uint32Array.from([0, 3, 3]) });
+    assert.equal(counts.deadLetterEscapes, 1);
+    assert.equal(counts.lostIncrements, 1);
+  });
+  test('withCycleSums takes moves and pending entries per stall from the tally', () => {
+    const tally = new CycleTally(1);
+    tally.addMoves(Uint32Array.from([0, 2]));
+    tally.addRelease(1, 2);
+    tally.addMoves(Uint32Array.from([0, 1]));
+    const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 1]), stalled: Float64Array.from([0, 2]), state: Uint8Array.from([0, pending]) });
+    const counts = withCycleSums(auditJobs(snap, tally.totalMoves), tally, { samples: 9, windowInNeither: 2, windowInBoth: 1 });
+    assert.equal(counts.doubleRecoveries, 1);
+    assert.equal(counts.duplicatePending, 1);
+    assert.equal(counts.lostIncrements, 1);
+    assert.equal(counts.windowInNeither, 2);
+    assert.equal(counts.windowInBoth, 1);
+  });
+});
+
+describe('fault and consequence options', () => {
+  test('--fault collects names once each, and refuses unknown ones', () => {
+    assert.deepEqual(collectFault('client-kill', collectFault('sweeper-crash')), ['sweeper-crash', 'client-kill']);
+    assert.deepEqual(collectFault('client-kill', ['client-kill']), ['client-kill']);
+    assert.throws(() => collectFault('meteor'), (err: unknown) => err instanceof EmqError && err.exitCode === 2 && /--fault: "meteor"/.test(err.message));
+  });
+  test('script-flush says it cannot reach the loop', () => {
+    const { applied, notes } = faultsForMode(['script-flush', 'sweeper-crash'], 'loop', STRATEGIES.loop.faultsThatMiss ?? {});
+    assert.deepEqual(applied, ['sweeper-crash']);
+    assert.match(notes[0] ?? '', /script-flush does not apply to loop/);
+    assert.deepEqual(faultsForMode(['script-flush'], 'atomic', STRATEGIES.atomic.faultsThatMiss ?? {}).applied, ['script-flush']);
+  });
+  test('workers with cycles, and script-flush on a shared server, are usage errors', () => {
+    const base = { faults: [], workers: 0, cycles: 1, observe: false, allowServerWide: false } as const;
+    assert.throws(() => checkConsequenceOptions({ ...base, workers: 2, cycles: 2 }, true), /--workers cannot go with --cycles 2/);
+    assert.throws(() => checkConsequenceOptions({ ...base, faults: ['script-flush'] }, false), /--allow-server-wide/);
+    checkConsequenceOptions({ ...base, faults: ['script-flush'] }, true);
+    checkConsequenceOptions({ ...base, faults: ['script-flush'], allowServerWide: true }, false);
+    checkConsequenceOptions({ ...base, workers: 2 }, false);
+    checkConsequenceOptions({ ...base, workers: 2, observe: true }, true);
+    checkConsequenceOptions({ ...base, cycles: 3, observe: true }, true);
+  });
+});

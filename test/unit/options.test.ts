@@ -1,0 +1,75 @@
+/** Flag parsing and the checks across flags: every bad value is a usage error naming its flag. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { EmqError, ExitCode } from '../../src/errors.js';
+import { queueKeys, queuePattern } from '../../src/queue/keys.js';
+import { randomQueueName } from '../../src/queue/keys.js';
+import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
+import { parseExpectation } from '../../src/cli/expect.js';
+import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
+import { LIMITS, type RaceOptions } from '../../src/model.js';
+
+function usage(fn: () => unknown, pattern: RegExp): void {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(err instanceof EmqError);
+    assert.equal(err.exitCode, ExitCode.usage);
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+test('integer flags accept whole numbers within limits only', () => {
+  assert.equal(parseIntFlag('--jobs', LIMITS.jobs, '1000'), 1000);
+  assert.equal(parseIntFlag('--jobs', LIMITS.jobs, ' 7 '), 7);
+  for (const bad of ['abc', '1.5', '', '1e3', '0x10']) usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is not a whole number; expected 1 to 10000000$/);
+  for (const bad of ['0', '-3', '10000001', '99999999999999999999']) usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is out of range; expected 1 to 10000000$/);
+});
+
+test('modes: single, both, comma lists; unknown ones are refused', () => {
+  assert.deepEqual(parseModes('atomic'), ['atomic']);
+  assert.deepEqual(parseModes('both'), ['atomic', 'loop']);
+  assert.deepEqual(parseModes('loop,atomic,loop'), ['loop', 'atomic']);
+  usage(() => parseModes('fast'), /^--mode: "fast" is not a mode/);
+});
+
+test('queue names', () => {
+  assert.equal(parseQueueName('my_queue-1'), 'my_queue-1');
+  for (const bad of ['a{b}', 'a*', 'a b', 'a?', '', 'x'.repeat(101), 'a:b', 'a[1]', 'a\\b']) usage(() => parseQueueName(bad), /^--queue:/);
+  assert.match(randomQueueName(), /^race-[0-9a-f]{8}$/);
+});
+
+test('cross-flag checks', () => {
+  const base: RaceOptions = { modes: ['atomic', 'loop'], jobs: 10, sweepers: 2, batch: 10, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, queue: undefined, keep: false, json: false, expect: undefined };
+  checkRaceOptions(base);
+  checkRaceOptions({ ...base, stalledBefore: 2 });
+  usage(() => checkRaceOptions({ ...base, stalledBefore: 3 }), /^--stalled-before: 3 must be below --max-stalled/);
+  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }), /^--expect race: needs a loop run/);
+  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('loop=race') }), /^--expect loop=race: loop is not among the modes run/);
+});
+
+test('keys share one hash tag and the SCAN pattern is escaped', () => {
+  const keys = queueKeys('race-ab12');
+  assert.equal(keys.active, 'emq:{race-ab12}:active');
+  assert.equal(keys.job(7), 'emq:{race-ab12}:job:7');
+  assert.equal(keys.prefix, 'emq:{race-ab12}:');
+  assert.equal(queuePattern(keys), 'emq:\\{race-ab12\\}:*');
+});
+
+test('URLs: schemes, redaction', () => {
+  assert.equal(parseServerUrl('redis://127.0.0.1:6380').display, 'redis://127.0.0.1:6380');
+  assert.equal(parseServerUrl('redis://user:secret@host:1/2').display, 'redis://user:***@host:1/2');
+  assert.equal(redactUrl('redis://:secret@host:1'), 'redis://:***@host:1');
+  assert.ok(!redactUrl('not a url://u:secret@h').includes('secret'));
+  usage(() => parseServerUrl('http://host:1'), /^--url: scheme "http" is not supported/);
+  // A lone word may be the password given by itself: it is not echoed.
+  usage(() => parseServerUrl('nonsense'), /^--url: the value given \(not shown: it may be a password\) is not a URL/);
+  // An address without its scheme gets the URL it most likely meant, never with its password.
+  usage(() => parseServerUrl('localhost:6379'), /^--url: "localhost:6379" has no scheme; did you mean redis:\/\/localhost:6379\?$/);
+  usage(() => parseServerUrl('app:s3cret@db.example:6380/2'), /^--url: "app:\*\*\*@db\.example:6380\/2" has no scheme; did you mean redis:\/\/app:\*\*\*@db\.example:6380\/2\?$/);
+  usage(() => parseServerUrl('redis://h:1/abc'), /^--url: the database/);
+});
+
+test('server kind and version come from server_name / valkey_version where present', () => {
+  assert.deepEqual(parseServerInfo('# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n'), { kind: 'redis', version: '7.0.15' });
+  assert.deepEqual(parseServerInfo('# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n'), { kind: 'valkey', version: '8.0.1' });
+});

@@ -1,0 +1,67 @@
+/** Naming the command an ACL refused inside a script: Valkey's error, Redis 7's, and the tool's own files. */
+import { functionLibrarySource, librarySourceLine } from '../../src/lua/function-source.js';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { describeServerError } from '../../src/errors.js';
+import { commandOnLine, scriptAclRefusal } from '../../src/lua/script-acl.js';
+import { SWEEP_STALLED_LUA, luaSource } from '../../src/lua/registry.js';
+
+const RELEASE = luaSource('release-stalled');
+const TEMPLATE = luaSource('sweep-stalled-function');
+const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
+const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
+
+describe('script ACL refusals', () => {
+  test('a line that calls one command names it; a line with none or two does not', () => {
+    assert.equal(commandOnLine("  local id = rcall('LINDEX', KEYS[2], 0)", 1), 'LINDEX');
+    assert.equal(commandOnLine("return redis.call('hincrby', KEYS[1], ARGV[1], 1)", 1), 'HINCRBY');
+    assert.equal(commandOnLine('local x = 1', 1), undefined);
+    assert.equal(commandOnLine("rcall('A') rcall('B')", 1), undefined);
+    assert.equal(commandOnLine('', 9), undefined);
+  });
+
+  test("Valkey's error names the command itself", () => {
+    const refusal = scriptAclRefusal(`ERR ACL failure in script: User u has no permissions to run the 'lpos' command script: ${'ab'.repeat(20)}, on @user_script:32.`);
+    assert.deepEqual(refusal, { command: 'LPOS', script: 'ab'.repeat(20), line: 32 });
+  });
+
+  test("Redis 7's error gives only the line: read from the tool's own script with that SHA1", () => {
+    const line = lineOf(RELEASE, "rcall('LINDEX'");
+    const message = `ERR The user executing the script can't run this command or subcommand script: ${RELEASE_SHA}, on @user_script:${line}.`;
+    assert.deepEqual(scriptAclRefusal(message), { command: 'LINDEX', script: 'release-stalled.lua', line });
+    const error = describeServerError(new Error(message), 'redis://u:***@127.0.0.1:6379');
+    assert.equal(error.exitCode, 3);
+    assert.match(error.message, /^permission denied on redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 \(LINDEX, called by release-stalled\.lua line \d+\): /);
+  });
+
+  test("a script that is not the tool's: still permission denied, with the script and line", () => {
+    const message = "ERR The user executing the script can't run this command or subcommand script: 0123456789abcdef0123456789abcdef01234567, on @user_script:3.";
+    assert.deepEqual(scriptAclRefusal(message), { script: '0123456789abcdef0123456789abcdef01234567', line: 3 });
+    assert.match(describeServerError(new Error(message), 'here').message, /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/);
+  });
+
+  test("a line of the function library is read from the library the server compiled, and named in the file it came from", () => {
+    const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
+    const line = lineOf(library, "rcall('HINCRBY'");
+    const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
+    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled.lua', line: lineOf(SWEEP_STALLED_LUA, "rcall('HINCRBY'") });
+  });
+
+  test('library lines map back to the template before, inside and after the sweep script', () => {
+    const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123').split('\n');
+    const template = TEMPLATE.split('\n');
+    const sweep = SWEEP_STALLED_LUA.split('\n');
+    for (let line = 1; line <= library.length; line++) {
+      const place = librarySourceLine(line);
+      const text = (place.file === 'sweep-stalled.lua' ? sweep : template)[place.line - 1];
+      // Only the two name lines differ from their files: the names are filled in.
+      if (!/__LIBRARY__|__FUNCTION__/.test(text ?? '')) assert.equal(library[line - 1], text, `library line ${line} is ${place.file} line ${place.line}`);
+    }
+  });
+
+  test('other errors are not refusals', () => {
+    assert.equal(scriptAclRefusal('WRONGTYPE Operation against a key holding the wrong kind of value'), undefined);
+    assert.equal(scriptAclRefusal("NOPERM this user has no permissions to run the 'zadd' command"), undefined);
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * The pure arithmetic behind the new features: trial statistics, the live-lease and cross-check
+ * rules of the audit, the sweep cadence, a script's return values, and a few parsers.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isStolen, recordDisagrees } from '../../src/audit/rules.js';
+import { csvField } from '../../src/report/csv.js';
+import { sweepFunctionNames, librarySource } from '../../src/sweepers/function-library.js';
+import { modesWithScript, parseModes, parsePendingKind } from '../../src/cli/options.js';
+import { runQueueName } from '../../src/race/plan.js';
+import { pauseMs } from '../../src/race/sweeper-life.js';
+import { returnedIds } from '../../src/sweepers/one-call.js';
+import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../../src/audit/trials.js';
+import { ANOMALIES, defaultLive } from '../../src/model.js';
+
+const zero = Object.fromEntries(ANOMALIES.map((name) => [name, 0])) as Record<(typeof ANOMALIES)[number], number>;
+const trial = (mode: string, jobsPerSec: number, over: Partial<typeof zero> = {}): TrialRun => ({ ...zero, ...over, mode, jobsPerSec });
+
+test('spread: min, median and max, odd and even counts, unsorted input', () => {
+  assert.deepEqual(spread([5]), { min: 5, median: 5, max: 5 });
+  assert.deepEqual(spread([9, 1, 5]), { min: 1, median: 5, max: 9 });
+  assert.deepEqual(spread([4, 1, 10, 2]), { min: 1, median: 3, max: 10 });
+  assert.deepEqual(spread([0, 0, 7, 0]), { min: 0, median: 0, max: 7 });
+  assert.throws(() => spread([]));
+});
+
+test('reproduction rate: the share of trials with an anomaly', () => {
+  assert.equal(reproductionRate(0, 10), 0);
+  assert.equal(reproductionRate(7, 10), 0.7);
+  assert.equal(reproductionRate(3, 3), 1);
+  assert.throws(() => reproductionRate(0, 0));
+});
+
+test('summarizeTrials: per mode in first-run order, rate from dirty trials, spreads per count', () => {
+  const summaries = summarizeTrials([
+    trial('atomic', 100),
+    trial('loop', 10, { doubleRecoveries: 4, lostIncrements: 3 }),
+    trial('atomic', 300),
+    trial('loop', 30),
+    trial('atomic', 200),
+    trial('loop', 20, { doubleRecoveries: 8, duplicatePending: 8, stolenLeases: 1 }),
+  ]);
+  assert.deepEqual(summaries.map((s) => s.mode), ['atomic', 'loop']);
+  const [atomic, loop] = summaries;
+  assert.equal(atomic?.trials, 3);
+  assert.equal(atomic?.reproduced, 0);
+  assert.equal(atomic?.reproductionRate, 0);
+  assert.deepEqual(atomic?.jobsPerSec, { min: 100, median: 200, max: 300 });
+  assert.equal(loop?.reproduced, 2);
+  assert.equal(loop?.reproductionRate, 2 / 3);
+  assert.deepEqual(loop?.doubleRecoveries, { min: 0, median: 4, max: 8 });
+  assert.deepEqual(loop?.lostIncrements, { min: 0, median: 0, max: 3 });
+  assert.deepEqual(loop?.stolenLeases, { min: 0, median: 0, max: 1 });
+  assert.deepEqual(loop?.jobsPerSec, { min: 10, median: 20, max: 30 });
+});
+
+test('isStolen: a live job moved by the record or touched on the server', () => {
+  assert.equal(isStolen(0, 1, 0, 0), false);
+  assert.equal(isStolen(1, 1, 0, 0), true, 'recorded as moved');
+  assert.equal(isStolen(0, 0, 0, 0), true, 'gone from active');
+  assert.equal(isStolen(0, 1, 1, 0), true, 'counter changed');
+  assert.equal(isStolen(0, 1, Number.NaN, 0), false);
+});
+
+test('recordDisagrees: returned yet still in active, or gone from active yet not returned', () => {
+  assert.equal(recordDisagrees(1, 0), false);
+  assert.equal(recordDisagrees(0, 1), false);
+  assert.equal(recordDisagrees(2, 1), true);
+  assert.equal(recordDisagrees(0, 0), true);
+});
+
+test('pauseMs: the interval plus a jitter below --jitter', () => {
+  assert.equal(pauseMs({ intervalMs: 0, jitterMs: 0 }, () => 0.99), 0);
+  assert.equal(pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0), 10);
+  assert.equal(pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0.999), 14);
+});
+
+test("returnedIds: a script's return value as job ids", () => {
+  assert.deepEqual(returnedIds(null), { ids: [], stray: 0 });
+  assert.deepEqual(returnedIds(['1', '22', 3]), { ids: [1, 22, 3], stray: 0 });
+  assert.deepEqual(returnedIds(['1', 'x', '-2', '0']), { ids: [1], stray: 3 });
+  assert.throws(() => returnedIds(7), /returned 7, not an array/);
+});
+
+test('modesWithScript: --script alone runs the script mode; with --mode it joins them', () => {
+  assert.deepEqual(modesWithScript(['atomic', 'loop'], undefined, false), ['atomic', 'loop']);
+  assert.deepEqual(modesWithScript(['atomic', 'loop'], 'x.lua', false), ['script']);
+  assert.deepEqual(modesWithScript(['atomic'], 'x.lua', true), ['atomic', 'script']);
+  assert.deepEqual(modesWithScript(['script', 'loop'], 'x.lua', true), ['script', 'loop']);
+});
+
+test('runQueueName: -mode with several modes, -tK with several trials', () => {
+  assert.equal(runQueueName('q', 'loop', 1, 1, 1), 'q');
+  assert.equal(runQueueName('q', 'loop', 2, 1, 1), 'q-loop');
+  assert.equal(runQueueName('q', 'loop', 1, 3, 5), 'q-t3');
+  assert.equal(runQueueName('q', 'claim', 2, 2, 2), 'q-claim-t2');
+});
+
+test('parsers and names: modes, pending, live default, csv quoting, function names', () => {
+  assert.deepEqual(parseModes('all'), ['atomic', 'loop', 'watch', 'claim', 'function']);
+  assert.deepEqual(parseModes('both'), ['atomic', 'loop']);
+  assert.deepEqual(parseModes('loop, claim,loop'), ['loop', 'claim']);
+  assert.equal(parsePendingKind('zset'), 'zset');
+  assert.throws(() => parsePendingKind('set'), /--pending/);
+  assert.equal(defaultLive(1000), 100);
+  assert.equal(defaultLive(5), 0);
+  assert.equal(csvField('a"b'), '"a""b"');
+  const fn = sweepFunctionNames('0a1b2c3d4e5f6a7b');
+  assert.deepEqual(fn, { library: 'emq_race_0a1b2c3d4e5f6a7b', name: 'emq_race_sweep_0a1b2c3d4e5f6a7b' });
+  const source = librarySource(fn);
+  assert.match(source, /^#!lua name=emq_race_0a1b2c3d4e5f6a7b\n/);
+  assert.match(source, /redis\.register_function\('emq_race_sweep_0a1b2c3d4e5f6a7b', sweep\)/);
+  assert.doesNotMatch(source, /__LIBRARY__|__FUNCTION__/);
+});
