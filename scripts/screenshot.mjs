@@ -27,7 +27,8 @@ mkdirSync(out, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), 'emq-race-shot-'));
 const bin = resolve('bin/emq-race.js');
 // Run inside the scratch folder with a bare file name, so the page's command line names no local path.
-const cli = (...argv) => execFileSync(process.execPath, [bin, ...argv], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
+const cli = (...argv) =>
+  execFileSync(process.execPath, [bin, ...argv], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: '' } });
 const pages = [
   ['race', () => cli('--sweepers', '8', '--jobs', '10000', '--queue', 'demo', '--html', 'race.html')],
   ['explain', () => cli('explain', '--queue', 'demo', '--html', 'explain.html')],

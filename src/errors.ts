@@ -114,7 +114,9 @@ export function describeServerError(err: unknown, where: string): EmqError {
   const inScript = scriptAclRefusal(message);
   if (inScript) {
     const command = inScript.command ?? 'a command';
-    return serverError(`permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; see "Least privilege" in the README for the ACL the tool needs`);
+    return serverError(
+      `permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; see "Least privilege" in the README for the ACL the tool needs`,
+    );
   }
   if (/^READONLY/.test(message)) {
     return serverError(`the server at ${where} is a read-only replica: point --url at a primary`);

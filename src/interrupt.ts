@@ -59,11 +59,6 @@ export function watchInterrupts(say: (line: string) => void, leave: (code: numbe
   };
 }
 
-/** The InterruptedError behind an aborted signal, or undefined if it was not aborted by a signal. */
-export function interruption(signal: AbortSignal): InterruptedError | undefined {
-  return signal.aborted && signal.reason instanceof InterruptedError ? signal.reason : undefined;
-}
-
 /** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
 export function stopCause(signal: AbortSignal): EmqError | undefined {
   return signal.aborted && signal.reason instanceof EmqError ? signal.reason : undefined;

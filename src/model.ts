@@ -255,7 +255,15 @@ const SHIPPED_FIGURES = [
   { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
   { field: 'samples', heading: 'samples', anomaly: false, headline: false, shownWhen: ['observe'], section: 'flag' },
   { field: 'stolenLeases', heading: 'stolen\nleases', anomaly: true, source: 'server+sweepers', headline: false, shownWhen: ['measured'], section: 'mode' },
-  { field: 'misreported', heading: 'mis-\nreported', anomaly: true, source: 'server+sweepers', headline: true, shownWhen: ['own-column', 'measured'], section: 'mode' },
+  {
+    field: 'misreported',
+    heading: 'mis-\nreported',
+    anomaly: true,
+    source: 'server+sweepers',
+    headline: true,
+    shownWhen: ['own-column', 'measured'],
+    section: 'mode',
+  },
   { field: 'retries', heading: 'retries', anomaly: false, headline: true, shownWhen: ['own-column', 'not-zero'], section: 'mode' },
 ] as const satisfies readonly (Figure & { readonly field: keyof RunResult })[];
 

@@ -6,7 +6,7 @@
  */
 import type { Io } from './model.js';
 
-export const DEFAULT_WIDTH = 80;
+const DEFAULT_WIDTH = 80;
 
 /** Fewer columns than this cannot hold a figure beside its name; below it, lines may run long. */
 const NARROWEST = 40;

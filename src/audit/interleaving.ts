@@ -75,7 +75,7 @@ function classify(entry: SweeperCommand, keys: QueueKeys, id: string): Op {
 }
 
 /** Whether the order of two commands on the job could change a reply or the job's final state. */
-export function conflicts(a: Op, b: Op): boolean {
+function conflicts(a: Op, b: Op): boolean {
   if (a.on === 'other' || b.on === 'other') return true;
   if (a.on !== b.on) return false;
   if (a.on === 'active' && b.on === 'active') {
@@ -242,7 +242,9 @@ export function proveOrder(commands: readonly SweeperCommand[], id: string, cont
   for (let i = 0; i < commands.length; i++) {
     for (let j = i + 1; j < commands.length; j++) {
       if (conflicts(ops[i] as Op, ops[j] as Op) && !order.knows(i, j) && !order.knows(j, i)) {
-        return unproven(`the replies do not order ${commandName(commands[i])} (s${commands[i]?.sweeper}) and ${commandName(commands[j])} (s${commands[j]?.sweeper})`);
+        return unproven(
+          `the replies do not order ${commandName(commands[i])} (s${commands[i]?.sweeper}) and ${commandName(commands[j])} (s${commands[j]?.sweeper})`,
+        );
       }
     }
   }

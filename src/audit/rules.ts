@@ -108,7 +108,7 @@ export function isStolen(moves: number, inActive: number, stalled: number, stall
  * job is still in active, or it says nothing yet the job left active.
  */
 export function recordDisagrees(moves: number, inActive: number): boolean {
-  return (moves > 0) === (inActive > 0);
+  return moves > 0 === inActive > 0;
 }
 
 export interface AuditOptions {
@@ -162,11 +162,19 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     }
 
     const runs = snapshot.runs?.[id] ?? 0;
-    const place = placement(inActive, inPending, inDead, snapshot.inRunning?.[id] ?? 0, Number.isNaN(runs) ? 0 : runs, snapshot.state[id] ?? STATE_CODES.missing);
+    const place = placement(
+      inActive,
+      inPending,
+      inDead,
+      snapshot.inRunning?.[id] ?? 0,
+      Number.isNaN(runs) ? 0 : runs,
+      snapshot.state[id] ?? STATE_CODES.missing,
+    );
     if (place === 'lost') lostJobs++;
     else if (place === 'misplaced') misplaced++;
     doubleExecutionCount += doubleExecutions(runs);
-    if (context.maxStalled !== undefined && isDeadLetterEscape(context.trueStalls?.[id] ?? 1, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
+    if (context.maxStalled !== undefined && isDeadLetterEscape(context.trueStalls?.[id] ?? 1, snapshot.stalledBefore, context.maxStalled, inDead))
+      deadLetterEscapes++;
     if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
   }
 

@@ -30,7 +30,14 @@ export interface SnapshotShape {
   readonly workers?: boolean;
 }
 
-export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, stalledBefore: number, signal?: AbortSignal, shape: SnapshotShape = {}): Promise<JobSnapshot> {
+export async function readSnapshot(
+  redis: Redis,
+  keys: QueueKeys,
+  jobs: number,
+  stalledBefore: number,
+  signal?: AbortSignal,
+  shape: SnapshotShape = {},
+): Promise<JobSnapshot> {
   const nowMs = await serverTimeMs(redis);
   const snapshot = blankSnapshot(jobs, stalledBefore, shape.live ?? 0);
   const { inPending, inActive, activeExpired, inDead, stalled, state } = snapshot;
@@ -87,7 +94,13 @@ export async function readSnapshot(redis: Redis, keys: QueueKeys, jobs: number, 
 }
 
 /** The running list and every job's `runs` counter: what workers leave behind. */
-async function readWorkerTraces(redis: Redis, keys: QueueKeys, total: number, nowMs: number, signal: AbortSignal | undefined): Promise<{ inRunning: Uint8Array; runs: Float64Array }> {
+async function readWorkerTraces(
+  redis: Redis,
+  keys: QueueKeys,
+  total: number,
+  nowMs: number,
+  signal: AbortSignal | undefined,
+): Promise<{ inRunning: Uint8Array; runs: Float64Array }> {
   const inRunning = new Uint8Array(total + 1);
   const runs = new Float64Array(total + 1).fill(Number.NaN);
   await readMembers(redis, keys.running, 'list', await redis.llen(keys.running), total, nowMs, signal, (word) => {
@@ -95,18 +108,27 @@ async function readWorkerTraces(redis: Redis, keys: QueueKeys, total: number, no
     if (id) inRunning[id] = 1;
   });
   // Only runs with workers have a `runs` field to read: a pipelined HGET per job, in bounded slices.
-  await inSlices(total, 1, PER_CALL, signal, (first, last) => {
-    const pipeline = redis.pipeline();
-    for (let id = first; id <= last; id++) pipeline.hget(keys.job(id), 'runs');
-    return pipeline.exec().then((results) => (results ?? []).map(([err, value]) => {
-      if (err) throw err;
-      return value as string | null;
-    }));
-  }, (reply, first) => {
-    reply.forEach((value, offset) => {
-      if (value !== null) runs[first + offset] = Number(value);
-    });
-  });
+  await inSlices(
+    total,
+    1,
+    PER_CALL,
+    signal,
+    (first, last) => {
+      const pipeline = redis.pipeline();
+      for (let id = first; id <= last; id++) pipeline.hget(keys.job(id), 'runs');
+      return pipeline.exec().then((results) =>
+        (results ?? []).map(([err, value]) => {
+          if (err) throw err;
+          return value as string | null;
+        }),
+      );
+    },
+    (reply, first) => {
+      reply.forEach((value, offset) => {
+        if (value !== null) runs[first + offset] = Number(value);
+      });
+    },
+  );
   return { inRunning, runs };
 }
 
@@ -121,7 +143,14 @@ async function readMembers(
   signal: AbortSignal | undefined,
   onWord: (word: number) => void,
 ): Promise<void> {
-  await inSlices(size, 0, PER_CALL, signal, (start, stop) => callAuditMembers(redis, key, kind, start, stop, jobs, nowMs), (reply) => {
-    for (const word of reply) onWord(word);
-  });
+  await inSlices(
+    size,
+    0,
+    PER_CALL,
+    signal,
+    (start, stop) => callAuditMembers(redis, key, kind, start, stop, jobs, nowMs),
+    (reply) => {
+      for (const word of reply) onWord(word);
+    },
+  );
 }

@@ -29,7 +29,7 @@ export function reproductionRate(dirty: number, trials: number): number {
 }
 
 /** The spread of the values measured; null when none was. */
-export function spreadOfMeasured(values: readonly (number | null)[]): Spread | null {
+function spreadOfMeasured(values: readonly (number | null)[]): Spread | null {
   const measured = values.filter((v): v is number => v !== null);
   return measured.length > 0 ? spread(measured) : null;
 }
@@ -56,7 +56,9 @@ export function summarizeTrials(runs: readonly TrialRun[]): TrialSummary[] {
   }
   return [...byMode].map(([mode, list]) => {
     const reproduced = list.filter((run) => !isClean(run)).length;
-    const anomalies = Object.fromEntries(ANOMALIES.map((name) => [name, spreadOfMeasured(list.map((run) => run[name]))])) as { [name in Anomaly]: Spread | null };
+    const anomalies = Object.fromEntries(ANOMALIES.map((name) => [name, spreadOfMeasured(list.map((run) => run[name]))])) as {
+      [name in Anomaly]: Spread | null;
+    };
     return {
       mode,
       trials: list.length,

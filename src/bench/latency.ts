@@ -88,7 +88,10 @@ export function latencyCase(args: readonly string[], direct: readonly RunSample[
       mode,
       directJobsPerSec: d.map((m) => m.jobsPerSec),
       delayedJobsPerSec: l.map((m) => m.jobsPerSec),
-      slowDown: slowDown(d.map((m) => m.jobsPerSec), l.map((m) => m.jobsPerSec)),
+      slowDown: slowDown(
+        d.map((m) => m.jobsPerSec),
+        l.map((m) => m.jobsPerSec),
+      ),
       racedDirect: d.filter((m) => !m.clean).length,
       racedDelayed: l.filter((m) => !m.clean).length,
     };
@@ -120,7 +123,13 @@ async function raceOnce(url: string, args: readonly string[], latencyMs: number 
 }
 
 /** Every case, `pairs` alternating pairs each, on the server at `url`. */
-export async function measureLatency(url: string, latencyMs: number, pairs: number, cases: readonly (readonly string[])[], log: (line: string) => void): Promise<LatencyFigures> {
+export async function measureLatency(
+  url: string,
+  latencyMs: number,
+  pairs: number,
+  cases: readonly (readonly string[])[],
+  log: (line: string) => void,
+): Promise<LatencyFigures> {
   const measured: LatencyCase[] = [];
   for (const args of cases) {
     log(`bench: latency ${latencyMs} ms, ${args.join(' ')}…`);

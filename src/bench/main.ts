@@ -107,7 +107,9 @@ export function defaultRepeats(jobs: number): number {
  * one; `atomicSweepServer` is the sweep ratio by the server's time per job instead of jobs/s;
  * `atomicSweepCeiling` is the most the sweep ratio could be with HINCRBY and HSET kept per job.
  */
-export function headlineRatios(servers: readonly ServerFigures[]): { seeding: number; seedingBatched: number; atomicSweep: number; atomicSweepServer: number; atomicSweepCeiling: number; audit: number } | null {
+export function headlineRatios(
+  servers: readonly ServerFigures[],
+): { seeding: number; seedingBatched: number; atomicSweep: number; atomicSweepServer: number; atomicSweepCeiling: number; audit: number } | null {
   const sizes = servers[0]?.sizes ?? [];
   const largest = sizes.reduce<SizeFigures | undefined>((best, s) => (!best || s.jobs > best.jobs ? s : best), undefined);
   if (!largest) return null;
@@ -142,7 +144,20 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
   const lines: string[] = [];
   for (const server of servers) {
     const table = new Table({
-      head: ['jobs', 'seed/s\nours | calib | batched', 'sweep/s (sweepers:jobs/s)\nours', 'sweep/s\nper-command', 'call ms\np99 client | server', 'server µs/job\nours | per-cmd | floor', 'loop/s\n8 sweepers', 'audit/s\nours | calib', 'audit heap\nB/job', 'server\ncmds/s', 'ratios: seed (batched)\nsweep (server, ceiling) audit', 'node RSS\nserver mem'],
+      head: [
+        'jobs',
+        'seed/s\nours | calib | batched',
+        'sweep/s (sweepers:jobs/s)\nours',
+        'sweep/s\nper-command',
+        'call ms\np99 client | server',
+        'server µs/job\nours | per-cmd | floor',
+        'loop/s\n8 sweepers',
+        'audit/s\nours | calib',
+        'audit heap\nB/job',
+        'server\ncmds/s',
+        'ratios: seed (batched)\nsweep (server, ceiling) audit',
+        'node RSS\nserver mem',
+      ],
       style: { head: [], border: [] },
     });
     for (const s of server.sizes) {
@@ -163,7 +178,8 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
         `${mb(s.nodePeakRssBytes)}\n${mb(s.serverUsedMemoryBytes)}`,
       ]);
     }
-    if (server.sizes.length > 0) lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
+    if (server.sizes.length > 0)
+      lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
     if (server.latency) lines.push(renderLatency(server, server.latency));
   }
   return lines.join('\n');
@@ -171,7 +187,9 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
 
 function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
   const pairs = figures.cases[0]?.pairs ?? 0;
-  const lines = [`${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${plural(pairs, 'alternating pair')} per race`];
+  const lines = [
+    `${server.kind} ${server.version}: ${figures.requestedMs} ms of round trip through the proxy against none, ${plural(pairs, 'alternating pair')} per race`,
+  ];
   for (const c of figures.cases) {
     // One narrow table per race, its flags above it: the table stays within 80 columns.
     const table = new Table({
@@ -179,7 +197,13 @@ function renderLatency(server: ServerFigures, figures: LatencyFigures): string {
       style: { head: [], border: [] },
     });
     for (const m of c.modes) {
-      table.push([m.mode, k(bestOf(m.directJobsPerSec)), k(bestOf(m.delayedJobsPerSec)), `${m.slowDown}×`, `${m.racedDirect}/${m.directJobsPerSec.length} | ${m.racedDelayed}/${m.delayedJobsPerSec.length}`]);
+      table.push([
+        m.mode,
+        k(bestOf(m.directJobsPerSec)),
+        k(bestOf(m.delayedJobsPerSec)),
+        `${m.slowDown}×`,
+        `${m.racedDirect}/${m.directJobsPerSec.length} | ${m.racedDelayed}/${m.delayedJobsPerSec.length}`,
+      ]);
     }
     lines.push(`emq-race ${c.args.join(' ')} (round trip through the proxy: medians ${rangeText(c.measuredRttMs) || '-'} ms)`, table.toString());
     if (c.loopOverAtomic !== null) lines.push(`the loop's slow-down ÷ the atomic sweep's: ${c.loopOverAtomic}`);
@@ -229,7 +253,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       );
     }
     if (latency) {
-      io.out(`latency (first server, both modes, 8 sweepers, 1,000 jobs): ${latency.requestedMs} ms of round trip made the loop ${latency.loop}× slower and the atomic sweep ${latency.atomic}× slower, a ratio of ${latency.loopOverAtomic}\n`);
+      io.out(
+        `latency (first server, both modes, 8 sweepers, 1,000 jobs): ${latency.requestedMs} ms of round trip made the loop ${latency.loop}× slower and the atomic sweep ${latency.atomic}× slower, a ratio of ${latency.loopOverAtomic}\n`,
+      );
     }
     io.out(`JSON written to ${out}\n`);
   }

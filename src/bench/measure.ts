@@ -30,7 +30,6 @@ import { loopSweeper } from '../sweepers/loop.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { jobsPerSec } from '../model.js';
 
-
 export interface SweepFigures extends Partial<CallLatency> {
   readonly sweepers: number;
   readonly jobsPerSec: number;
@@ -119,7 +118,12 @@ async function freshQueue(admin: Redis, jobs: number): Promise<{ keys: QueueKeys
 }
 
 /** The queue joins `created` as soon as it is claimed, so that measureSize deletes it whatever fails. */
-async function timedSeed(admin: Redis, created: Set<QueueKeys>, jobs: number, seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>): Promise<{ keys: QueueKeys; ms: number }> {
+async function timedSeed(
+  admin: Redis,
+  created: Set<QueueKeys>,
+  jobs: number,
+  seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>,
+): Promise<{ keys: QueueKeys; ms: number }> {
   const { keys, runId } = await freshQueue(admin, jobs);
   created.add(keys);
   const serverNowMs = await serverTimeMs(admin);
@@ -156,7 +160,16 @@ interface SweepRun {
   readonly moves: Uint32Array;
 }
 
-async function sweep(target: ServerTarget, admin: Redis, created: Set<QueueKeys>, jobs: number, sweepers: number, batch: number, factory: SweeperFactory, serverStats: boolean): Promise<SweepRun> {
+async function sweep(
+  target: ServerTarget,
+  admin: Redis,
+  created: Set<QueueKeys>,
+  jobs: number,
+  sweepers: number,
+  batch: number,
+  factory: SweeperFactory,
+  serverStats: boolean,
+): Promise<SweepRun> {
   const { keys } = await timedSeed(admin, created, jobs, seedJobs);
   const connections: Redis[] = [];
   try {
@@ -168,8 +181,15 @@ async function sweep(target: ServerTarget, admin: Redis, created: Set<QueueKeys>
     const before = serverStats ? await readScriptHistogram(admin) : undefined;
     const usecBefore = serverStats ? await readScriptUsec(admin) : undefined;
     const result = await race({
-      connections, factory, keys, clock, batch, maxStalled: 3, probeDelayMs: 0,
-      maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
+      connections,
+      factory,
+      keys,
+      clock,
+      batch,
+      maxStalled: 3,
+      probeDelayMs: 0,
+      maxSweeps: defaultMaxSweeps(jobs, batch),
+      signal: new AbortController().signal,
     });
     const serverUs = usecBefore !== undefined ? (await readScriptUsec(admin)) - usecBefore : undefined;
     const serverP99 = before ? p99Between(before, await readScriptHistogram(admin)) : undefined;
@@ -277,7 +297,12 @@ export async function measureSize(target: ServerTarget, options: MeasureOptions)
 }
 
 /** Our server-side seeding against the pipelined client's, per job and per chunk; and the server's command rate. */
-async function measureSeeding({ admin, options, created, drop }: Bench): Promise<Pick<SizeFigures, 'serverCommandsPerSec' | 'seeding' | 'serverUsedMemoryBytes'>> {
+async function measureSeeding({
+  admin,
+  options,
+  created,
+  drop,
+}: Bench): Promise<Pick<SizeFigures, 'serverCommandsPerSec' | 'seeding' | 'serverUsedMemoryBytes'>> {
   const { jobs, repeats } = options;
   // Ours and its calibration alternate, `repeats` times each; each keeps its best, so a burst of
   // load from elsewhere on the machine does not decide a ratio.

@@ -64,7 +64,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     io.out(`emq-race queues on ${target.display}:\n`);
     for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
     if (!flags.yes) {
-      if (!io.stdinIsTty || !io.confirm) throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
+      if (!io.stdinIsTty || !io.confirm)
+        throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
       if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
         io.out('nothing removed\n');
         return ExitCode.ok;

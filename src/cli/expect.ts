@@ -24,7 +24,11 @@ function isMode(word: string): word is Mode {
 /** What `race` asks: the modes that race by design race, every other mode is clean. */
 function raceTerm(): Expectation {
   const racing = allModes().filter((mode) => STRATEGIES[mode].racesByDesign);
-  return { terms: ['race'], modes: Object.fromEntries(racing.map((mode) => [mode, { outcome: 'race', term: 'race' }])), others: { outcome: 'clean', term: 'race' } };
+  return {
+    terms: ['race'],
+    modes: Object.fromEntries(racing.map((mode) => [mode, { outcome: 'race', term: 'race' }])),
+    others: { outcome: 'clean', term: 'race' },
+  };
 }
 
 /** One term, alone. */

@@ -53,7 +53,7 @@ export function parseExplainModes(raw: string): Mode[] {
   return modes;
 }
 
-export function parseCounterForm(raw: string): CounterForm {
+function parseCounterForm(raw: string): CounterForm {
   if (!(COUNTER_FORMS as readonly string[]).includes(raw)) {
     throw usageError(`--counter: ${JSON.stringify(raw)} is not a form of the counter; expected in-script or client`);
   }
@@ -68,12 +68,30 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
   program.enablePositionalOptions();
   const explain = program
     .command('explain')
-    .description('Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.')
-    .addOption(new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes))
-    .addOption(new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items").default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step').argParser(parseSchedule))
-    .addOption(new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm))
-    .addOption(new Option('--max-stalled <n>', 'stall count at which the job goes to dead').default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)))
-    .addOption(new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled; at max-stalled − 1 the job is dead-lettered)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)))
+    .description(
+      'Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.',
+    )
+    .addOption(
+      new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes),
+    )
+    .addOption(
+      new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items")
+        .default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step')
+        .argParser(parseSchedule),
+    )
+    .addOption(
+      new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm),
+    )
+    .addOption(
+      new Option('--max-stalled <n>', 'stall count at which the job goes to dead')
+        .default(LIMITS.maxStalled.default)
+        .argParser(intFlag('--max-stalled', LIMITS.maxStalled)),
+    )
+    .addOption(
+      new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled; at max-stalled − 1 the job is dead-lettered)')
+        .default(LIMITS.stalledBefore.default)
+        .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
+    )
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
@@ -87,7 +105,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
       throw usageError('--counter: runs only the counter race; leave out --mode and --schedule');
     }
     if (given('schedule') && !flags.mode.includes('loop')) {
-      throw usageError('--schedule: orders the loop\'s steps, but --mode runs no loop');
+      throw usageError("--schedule: orders the loop's steps, but --mode runs no loop");
     }
     exit.code = await explainMain(flags, io);
   });
@@ -103,9 +121,14 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const { renderCounter, renderReplay } = await import('../explain/render.js');
   const { writeExplainFiles } = await import('../html/report-files.js');
   if (flags.stalledBefore >= flags.maxStalled) {
-    throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}); at ${flags.maxStalled - 1} the first recovery already dead-letters the job`);
+    throw usageError(
+      `--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}); at ${flags.maxStalled - 1} the first recovery already dead-letters the job`,
+    );
   }
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}) };
+  const choice: ServerChoice = {
+    ...(flags.url !== undefined ? { url: flags.url } : {}),
+    ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
+  };
   chooseTarget(choice, io.env);
 
   const interrupts = watchInterrupts(io.err);

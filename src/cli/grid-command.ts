@@ -31,22 +31,36 @@ import type { Io } from '../model.js';
 const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html']);
 
 /** Race flags an axis may vary: the numeric ones (a run's count, size, pause or latency). */
-export const VARIABLE_FLAGS = [
-  'sweepers', 'jobs', 'batch', 'max-stalled', 'stalled-before', 'probe-delay', 'loop-jobs', 'queues',
-  'workers', 'cycles', 'max-sweeps', 'live', 'interval', 'jitter', 'latency', 'latency-jitter',
+const VARIABLE_FLAGS = [
+  'sweepers',
+  'jobs',
+  'batch',
+  'max-stalled',
+  'stalled-before',
+  'probe-delay',
+  'loop-jobs',
+  'queues',
+  'workers',
+  'cycles',
+  'max-sweeps',
+  'live',
+  'interval',
+  'jitter',
+  'latency',
+  'latency-jitter',
 ] as const;
 
 /**
  * The grid without --vary: sweepers against latency, where the loop's race and the atomic
  * script's lead both show. About a minute on a 2-core machine (docs/grid.md has the figures).
  */
-export const DEFAULT_AXES: readonly GridAxis[] = [
+const DEFAULT_AXES: readonly GridAxis[] = [
   { flag: 'sweepers', values: [1, 2, 4, 8] },
   { flag: 'latency', values: [0, 1, 5] },
 ];
 
 /** Jobs per run in a grid, unless --jobs says otherwise: a single race seeds 1,000. */
-export const GRID_JOBS = 500;
+const GRID_JOBS = 500;
 
 type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'modeGiven'> & {
   vary?: string[];
@@ -61,7 +75,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
  * the race's); `given` says which race flags were set on the command line, which an axis may not
  * also set.
  */
-export function parseAxes(words: readonly string[], options: readonly Option[], given: (flag: string) => boolean): GridAxis[] {
+function parseAxes(words: readonly string[], options: readonly Option[], given: (flag: string) => boolean): GridAxis[] {
   const axes: GridAxis[] = [];
   const known = VARIABLE_FLAGS.join(', ');
   for (const word of words) {
@@ -79,7 +93,8 @@ export function parseAxes(words: readonly string[], options: readonly Option[], 
     if (!option?.parseArg) throw new Error(`no parser for --${flag}`);
     const parse = option.parseArg;
     const raw = list.split(',').map((item) => item.trim());
-    if (list.trim() === '' || raw.some((item) => item === '')) throw usageError(`--vary ${flag}: an empty value in ${JSON.stringify(list)}; give a comma list such as ${flag}=1,2,8`);
+    if (list.trim() === '' || raw.some((item) => item === ''))
+      throw usageError(`--vary ${flag}: an empty value in ${JSON.stringify(list)}; give a comma list such as ${flag}=1,2,8`);
     const values = raw.map((item) => parse(item, undefined as unknown) as number);
     const twice = values.find((value, i) => values.indexOf(value) !== i);
     if (twice !== undefined) throw usageError(`--vary ${flag}: ${twice} is listed twice`);
@@ -89,7 +104,7 @@ export function parseAxes(words: readonly string[], options: readonly Option[], 
 }
 
 /** A cell's flags: the grid's, with each axis's value in place (latency 0: straight to the server). */
-export function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: readonly Option[], at: CellAt): MainFlags {
+function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: readonly Option[], at: CellAt): MainFlags {
   const flags: Record<string, unknown> = { ...base };
   for (const axis of axes) {
     const option = options.find((o) => o.long === `--${axis.flag}`);
@@ -110,12 +125,23 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
   options.find((option) => option.long === '--jobs')?.default(GRID_JOBS);
   const grid = program
     .command('grid')
-    .description('Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.');
+    .description(
+      'Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.',
+    );
   for (const option of options) grid.addOption(option);
   grid
-    .addOption(new Option('--vary <flag=list>', `an axis: a numeric race flag and its values, e.g. sweepers=1,2,8 or latency=0,1,10 (repeatable; default ${DEFAULT_AXES.map((a) => `${a.flag}=${a.values.join(',')}`).join(' and ')})`).argParser(collect))
+    .addOption(
+      new Option(
+        '--vary <flag=list>',
+        `an axis: a numeric race flag and its values, e.g. sweepers=1,2,8 or latency=0,1,10 (repeatable; default ${DEFAULT_AXES.map((a) => `${a.flag}=${a.values.join(',')}`).join(' and ')})`,
+      ).argParser(collect),
+    )
     .addOption(new Option('--yes', `run a grid of more than ${MAX_CELLS_WITHOUT_YES} cells`))
-    .addOption(new Option('--html <file>', "also write the grid as one self-contained page of charts, drawn from the grid's JSON it embeds").argParser(outputFileFlag('--html')))
+    .addOption(
+      new Option('--html <file>', "also write the grid as one self-contained page of charts, drawn from the grid's JSON it embeds").argParser(
+        outputFileFlag('--html'),
+      ),
+    )
     .addHelpText('after', () => `\n${wrap(GRID_NOTE, outputWidth(io), '').join('\n')}`)
     .action(async (flags: GridFlags) => {
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
@@ -138,7 +164,9 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   if (axes.length === 0) throw usageError('--vary: nothing to vary; the default axes are all given as flags');
   const planned = cellCount(axes);
   if (planned > MAX_CELLS_WITHOUT_YES && !flags.yes) {
-    throw usageError(`--vary: ${planned} cells (${axes.map((a) => a.values.length).join(' × ')}); a grid over ${MAX_CELLS_WITHOUT_YES} cells runs only with --yes`);
+    throw usageError(
+      `--vary: ${planned} cells (${axes.map((a) => a.values.length).join(' × ')}); a grid over ${MAX_CELLS_WITHOUT_YES} cells runs only with --yes`,
+    );
   }
   const base: MainFlags = {
     ...flags,
@@ -155,8 +183,15 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   });
   const first = cellOptions[0];
   if (!first) throw new Error('a grid of no cells');
-  const userScript = first.options.script !== undefined && modesNeeding('script-file').some((mode) => first.options.modes.includes(mode)) ? readUserScript(first.options.script) : undefined;
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
+  const userScript =
+    first.options.script !== undefined && modesNeeding('script-file').some((mode) => first.options.modes.includes(mode))
+      ? readUserScript(first.options.script)
+      : undefined;
+  const choice: ServerChoice = {
+    ...(flags.url !== undefined ? { url: flags.url } : {}),
+    ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
+    tls: flags,
+  };
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   for (const cell of cellOptions) {
     if (cell.options.consequences) checkConsequenceOptions(cell.options.consequences, target === undefined, cell.options.processes ?? false);
@@ -190,7 +225,12 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     });
     progress.stop();
     stoppedBy = outcome.stoppedBy;
-    const stopped = stoppedBy instanceof EmqError ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) } : stoppedBy !== undefined ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' } : undefined;
+    const stopped =
+      stoppedBy instanceof EmqError
+        ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }
+        : stoppedBy !== undefined
+          ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' }
+          : undefined;
     const report: GridJson = gridJson({
       complete: stoppedBy === undefined,
       server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
@@ -252,7 +292,12 @@ export function cellDoneLines(
  * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
  * clock moves during a long cell); elsewhere two lines as each cell ends, for a CI log (cellDoneLines).
  */
-function gridProgress(io: Io, axes: readonly GridAxis[], total: number, started: number): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
+function gridProgress(
+  io: Io,
+  axes: readonly GridAxis[],
+  total: number,
+  started: number,
+): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
   const terminal = Boolean(io.stderrIsTty);
   let finished = 0;
   let current: { index: number; at: CellAt } | undefined;

@@ -44,11 +44,11 @@ const SUBCOMMAND_GROUPS: Readonly<Record<string, Groups>> = {
 };
 
 /** Where each flag of the main command is listed; a flag missing here would print under "Options:". */
-export function helpGroupOf(flag: string, groups: Groups = GROUPS): string | undefined {
+function helpGroupOf(flag: string, groups: Groups = GROUPS): string | undefined {
   return groups.find(([, flags]) => flags.includes(flag))?.[0];
 }
 
-export const EXIT_CODES_HELP = `Exit codes:
+const EXIT_CODES_HELP = `Exit codes:
   0    done (and every --expect held)
   1    an --expect failed
   2    bad usage or input, the queue is already in use, or the run would not
@@ -84,7 +84,10 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
   ],
   explain: [
     ['emq-race explain', 'the loop and the atomic script, two sweeps on one job each: every command and reply, step by step'],
-    ['emq-race explain --mode loop --schedule A:detect,A:probe,A:move,B:detect,…', 'the loop under an order of your own: each sweep\'s five steps (detect, probe, move, read, write) once each, interleaved as you list them (docs/explain.md)'],
+    [
+      'emq-race explain --mode loop --schedule A:detect,A:probe,A:move,B:detect,…',
+      "the loop under an order of your own: each sweep's five steps (detect, probe, move, read, write) once each, interleaved as you list them (docs/explain.md)",
+    ],
     ['emq-race explain --mode loop --stalled-before 2', 'a job one stall short of --max-stalled: the dead-letter step in the race'],
     ['emq-race explain --counter client', 'only the counter race: read, then write back plus one, from two clients'],
     ['emq-race explain --html replay.html', 'also write the replays as sequence diagrams on one web page'],

@@ -27,11 +27,13 @@ export function parseIntFlag(flag: string, limit: { min: number; max: number }, 
 }
 
 /** A commander argument parser for an integer flag. */
-export const intFlag = (flag: string, limit: { min: number; max: number }) => (raw: string): number =>
-  parseIntFlag(flag, limit, raw);
+export const intFlag =
+  (flag: string, limit: { min: number; max: number }) =>
+  (raw: string): number =>
+    parseIntFlag(flag, limit, raw);
 
 /** Milliseconds within limits, fractions allowed (0.5), or a usage error naming the flag. */
-export function parseMsFlag(flag: string, limit: { min: number; max: number }, raw: string, why?: string): number {
+function parseMsFlag(flag: string, limit: { min: number; max: number }, raw: string, why?: string): number {
   const text = raw.trim();
   if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text)) {
     throw usageError(`${flag}: ${JSON.stringify(raw)} is not a number of milliseconds; expected ${limit.min} to ${limit.max} (fractions allowed, as in 0.5)`);
@@ -44,11 +46,13 @@ export function parseMsFlag(flag: string, limit: { min: number; max: number }, r
 }
 
 /** A commander argument parser for a milliseconds flag. */
-export const msFlag = (flag: string, limit: { min: number; max: number }, why?: string) => (raw: string): number =>
-  parseMsFlag(flag, limit, raw, why);
+export const msFlag =
+  (flag: string, limit: { min: number; max: number }, why?: string) =>
+  (raw: string): number =>
+    parseMsFlag(flag, limit, raw, why);
 
 /** Why --latency and --latency-jitter stop at their maximum: said when a value above it is refused. */
-export const LATENCY_CEILING = "a longer round trip comes near the 10 s a connection waits for a reply, and the server would be counted as stopped";
+export const LATENCY_CEILING = 'a longer round trip comes near the 10 s a connection waits for a reply, and the server would be counted as stopped';
 
 /**
  * The latency asked for with --latency (and --latency-jitter), or undefined for none. The proxy

@@ -26,7 +26,9 @@ export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 
 function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
   const program = new Command('emq-race')
-    .description("Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.")
+    .description(
+      "Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.",
+    )
     .version(VERSION, '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .showSuggestionAfterError(true)
@@ -76,7 +78,14 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   // Under --json a failure still prints one object on stdout, unless the report is already there.
   let printed = false;
   // On a terminal, stderr's in-place progress line is ended before any other line is written there.
-  const tracked: Io = { ...io, out: (text) => { printed = true; io.out(text); }, err: keepLinesApart(io.err) };
+  const tracked: Io = {
+    ...io,
+    out: (text) => {
+      printed = true;
+      io.out(text);
+    },
+    err: keepLinesApart(io.err),
+  };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
@@ -106,7 +115,10 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
 
 /** Commander's message as the one line the tool prints. */
 function oneLine(message: string): string {
-  return message.replace(/^error: /, '').replace(/\n+/g, ' ').trim();
+  return message
+    .replace(/^error: /, '')
+    .replace(/\n+/g, ' ')
+    .trim();
 }
 
 /**
@@ -142,8 +154,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const { describeKept, printReport } = await import('./race-output.js');
   const options = raceOptionsFrom(flags);
   // Read before any server starts: a missing file is a usage error with nothing begun.
-  const userScript = options.script !== undefined && modesNeeding('script-file').some((mode) => options.modes.includes(mode)) ? readUserScript(options.script) : undefined;
-  const choice: ServerChoice = { ...(flags.url !== undefined ? { url: flags.url } : {}), ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}), tls: flags };
+  const userScript =
+    options.script !== undefined && modesNeeding('script-file').some((mode) => options.modes.includes(mode)) ? readUserScript(options.script) : undefined;
+  const choice: ServerChoice = {
+    ...(flags.url !== undefined ? { url: flags.url } : {}),
+    ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
+    tls: flags,
+  };
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
   const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
@@ -160,7 +177,16 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const { report, runs } = await raceReport(session, options, flags, userScript, interrupts, io);
     const machineOutput = options.json || Boolean(options.csv);
     const writePage = (): void => {
-      if (flags.html !== undefined) writeRacePage(flags.html, report, runs, { ...flags, expect: options.expect && formatExpectation(options.expect), url: target?.url }, VERSION, io, machineOutput);
+      if (flags.html !== undefined)
+        writeRacePage(
+          flags.html,
+          report,
+          runs,
+          { ...flags, expect: options.expect && formatExpectation(options.expect), url: target?.url },
+          VERSION,
+          io,
+          machineOutput,
+        );
     };
     // Under --json or --csv the page comes first: if it cannot be written, stdout holds nothing yet.
     if (machineOutput) writePage();

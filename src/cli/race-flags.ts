@@ -60,42 +60,85 @@ function range(limit: { min: number; max: number }): string {
 /** Every flag of the race, as commander options (a fresh set per call: commander keeps state in them). */
 export function raceFlagOptions(): Option[] {
   return [
-    new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)').default([...modeSets().both], 'both').argParser(parseModes),
-    new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`).default(LIMITS.sweepers.default).argParser(intFlag('--sweepers', LIMITS.sweepers)),
+    new Option('--mode <mode>', 'the strategies to race, each on a queue of its own: a mode, both, all, or a comma list (see Modes below)')
+      .default([...modeSets().both], 'both')
+      .argParser(parseModes),
+    new Option('--sweepers <n>', `concurrent sweepers, each on its own connection (${range(LIMITS.sweepers)})`)
+      .default(LIMITS.sweepers.default)
+      .argParser(intFlag('--sweepers', LIMITS.sweepers)),
     new Option('--jobs <n>', `expired leases to seed (${range(LIMITS.jobs)})`).default(LIMITS.jobs.default).argParser(intFlag('--jobs', LIMITS.jobs)),
     new Option('--batch <n>', `jobs per sweep (${range(LIMITS.batch)})`).default(LIMITS.batch.default).argParser(intFlag('--batch', LIMITS.batch)),
-    new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`).default(LIMITS.maxStalled.default).argParser(intFlag('--max-stalled', LIMITS.maxStalled)),
-    new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)').default(LIMITS.stalledBefore.default).argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
-    new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`).default(LIMITS.probeDelay.default).argParser(intFlag('--probe-delay', LIMITS.probeDelay)),
-    new Option('--loop-jobs <n>', `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)),
+    new Option('--max-stalled <n>', `stall count at which a job goes to dead (${range(LIMITS.maxStalled)})`)
+      .default(LIMITS.maxStalled.default)
+      .argParser(intFlag('--max-stalled', LIMITS.maxStalled)),
+    new Option('--stalled-before <n>', 'stall count every job starts with (below --max-stalled)')
+      .default(LIMITS.stalledBefore.default)
+      .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
+    new Option('--probe-delay <ms>', `loop only: pause after each probe, standing for a slower liveness check (${range(LIMITS.probeDelay)})`)
+      .default(LIMITS.probeDelay.default)
+      .argParser(intFlag('--probe-delay', LIMITS.probeDelay)),
+    new Option(
+      '--loop-jobs <n>',
+      `jobs for the round-trip mode (loop), which is slow by nature (${range(LIMITS.loopJobs)}; default ${LIMITS.loopJobs.default}, or --jobs if smaller)`,
+    ).argParser(intFlag('--loop-jobs', LIMITS.loopJobs)),
     new Option('--server-stats', "read the server's LATENCY HISTOGRAM around each race for serverCallMsP99 (always on for the embedded server)").default(false),
-    new Option('--queues <k>', `queues per mode, run side by side, each with its own sweepers; on a cluster spread over the primaries (${range(LIMITS.queues)})`).default(LIMITS.queues.default).argParser(intFlag('--queues', LIMITS.queues)),
+    new Option(
+      '--queues <k>',
+      `queues per mode, run side by side, each with its own sweepers; on a cluster spread over the primaries (${range(LIMITS.queues)})`,
+    )
+      .default(LIMITS.queues.default)
+      .argParser(intFlag('--queues', LIMITS.queues)),
     new Option('--cluster', 'the --url node is a Redis Cluster / Valkey cluster node (detected from INFO cluster anyway)').default(false),
-    new Option('--embedded-cluster <n>', `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)),
+    new Option(
+      '--embedded-cluster <n>',
+      `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`,
+    ).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)),
     new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName),
     new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'),
     new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'),
     new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false),
     new Option('--json', 'print one JSON object on stdout and nothing else').default(false),
     new Option('--fault <name>', 'inject a fault: sweeper-crash, script-flush or client-kill (repeat for several)').default([], 'none').argParser(collectFault),
-    new Option('--allow-server-wide', 'let --fault script-flush run on a --url server (it empties every application\'s script cache)').default(false),
-    new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`).default(LIMITS.workers.default).argParser(intFlag('--workers', LIMITS.workers)),
-    new Option('--cycles <n>', `stalls each job may have: a recovered job is leased again, already expired, up to n − 1 times (${range(LIMITS.cycles)})`).default(LIMITS.cycles.default).argParser(intFlag('--cycles', LIMITS.cycles)),
+    new Option('--allow-server-wide', "let --fault script-flush run on a --url server (it empties every application's script cache)").default(false),
+    new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`)
+      .default(LIMITS.workers.default)
+      .argParser(intFlag('--workers', LIMITS.workers)),
+    new Option('--cycles <n>', `stalls each job may have: a recovered job is leased again, already expired, up to n − 1 times (${range(LIMITS.cycles)})`)
+      .default(LIMITS.cycles.default)
+      .argParser(intFlag('--cycles', LIMITS.cycles)),
     new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false),
     new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'),
     new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind),
-    new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(intFlag('--max-sweeps', LIMITS.maxSweeps)),
-    new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(intFlag('--live', LIMITS.live)),
-    new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`).default(LIMITS.interval.default).argParser(intFlag('--interval', LIMITS.interval)),
-    new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`).default(LIMITS.jitter.default).argParser(intFlag('--jitter', LIMITS.jitter)),
+    new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(
+      intFlag('--max-sweeps', LIMITS.maxSweeps),
+    ),
+    new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(
+      intFlag('--live', LIMITS.live),
+    ),
+    new Option('--interval <ms>', `pause between one sweeper's sweeps (${range(LIMITS.interval)})`)
+      .default(LIMITS.interval.default)
+      .argParser(intFlag('--interval', LIMITS.interval)),
+    new Option('--jitter <ms>', `random extra pause per sweeper and per sweep, up to this (${range(LIMITS.jitter)})`)
+      .default(LIMITS.jitter.default)
+      .argParser(intFlag('--jitter', LIMITS.jitter)),
     new Option('--processes', 'run each sweeper in a Node process of its own').default(false),
-    new Option('--latency <ms>', `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`).argParser(msFlag('--latency', LIMITS.latency, LATENCY_CEILING)),
-    new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(msFlag('--latency-jitter', LIMITS.latencyJitter, LATENCY_CEILING)),
-    new Option('--csv', 'print the runs as CSV, the JSON\'s field names as headers').default(false),
+    new Option(
+      '--latency <ms>',
+      `add this round-trip time to every race connection, through a delaying proxy on loopback (${range(LIMITS.latency)}, fractions allowed; seeding and audit go direct)`,
+    ).argParser(msFlag('--latency', LIMITS.latency, LATENCY_CEILING)),
+    new Option('--latency-jitter <ms>', `with --latency: up to this much more per chunk, at random, order kept (${range(LIMITS.latencyJitter)})`).argParser(
+      msFlag('--latency-jitter', LIMITS.latencyJitter, LATENCY_CEILING),
+    ),
+    new Option('--csv', "print the runs as CSV, the JSON's field names as headers").default(false),
     new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false),
-    new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(intFlag('--trials', LIMITS.trials)),
+    new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(
+      intFlag('--trials', LIMITS.trials),
+    ),
     new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')),
-    new Option('--expect <what>', 'exit 1 unless the runs come out so: clean (every run clean), race (the loop races, every other mode is clean), or per mode, e.g. atomic=clean,loop=race (repeatable; terms merge)').argParser(parseExpectation),
+    new Option(
+      '--expect <what>',
+      'exit 1 unless the runs come out so: clean (every run clean), race (the loop races, every other mode is clean), or per mode, e.g. atomic=clean,loop=race (repeatable; terms merge)',
+    ).argParser(parseExpectation),
   ];
 }
 

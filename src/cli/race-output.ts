@@ -22,7 +22,9 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
     const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])]
+      .map((line) => `${wrapLines(line, layout.width)}\n`)
+      .join('');
     io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
   } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }

@@ -40,7 +40,9 @@ function spreadsQueues(topology: Topology | undefined, flags: MainFlags): boolea
 /** A cluster sends its clients on to every node, past a proxy that stands for one server: --latency is a usage error there. */
 function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
   if (topology && options.latency) {
-    throw usageError(`--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`);
+    throw usageError(
+      `--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`,
+    );
   }
 }
 
@@ -60,7 +62,8 @@ export interface CellSettings {
 export async function checkGridCells(session: Session, cells: readonly CellSettings[], userScript: string | undefined, signal: AbortSignal): Promise<void> {
   const first = cells[0];
   if (!first) return;
-  if (userScript !== undefined && first.options.script !== undefined) await loadUserScript(session.admin, userScript, first.options.script, session.target.display);
+  if (userScript !== undefined && first.options.script !== undefined)
+    await loadUserScript(session.admin, userScript, first.options.script, session.target.display);
   const topology = await clusterTopology(session, first.flags.cluster);
   for (const cell of cells) refuseLatencyOnCluster(session, topology, cell.options);
   // Each cell's race says which modes it skips and why; here a skipped mode simply weighs nothing.
@@ -73,14 +76,23 @@ export async function checkGridCells(session: Session, cells: readonly CellSetti
 }
 
 /** Every mode's run on the session's server, and the report they make. */
-export async function raceReport(session: Session, options: RaceOptions, flags: MainFlags, userScript: string | undefined, interrupts: Interrupts, io: Io, show: { readonly progress: boolean } = { progress: true }): Promise<{ report: RaceReport; runs: RunResult[] }> {
+export async function raceReport(
+  session: Session,
+  options: RaceOptions,
+  flags: MainFlags,
+  userScript: string | undefined,
+  interrupts: Interrupts,
+  io: Io,
+  show: { readonly progress: boolean } = { progress: true },
+): Promise<{ report: RaceReport; runs: RunResult[] }> {
   // Compiled by the server before anything is seeded: a script that does not compile writes nothing.
   if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
   const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
   const trials = options.trials ?? 1;
   // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
   // The grid keeps a progress line of its own: its cells' races run without theirs.
-  const board = show.progress && (!io.stderrIsTty || trials === 1) ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
+  const board =
+    show.progress && (!io.stderrIsTty || trials === 1) ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
   const perMode = commandLineRun(session, options, flags);
   const adjust = (mode: Mode): Partial<ModeRun> => ({
     ...perMode(mode),
@@ -118,9 +130,16 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
         const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
         return await runPlan(raced, options, modes, userScript, runInterrupts, {
           adjust,
-          ...(progress ? { progress: (trial: number, of: number, mode: Mode) => io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`) } : {}),
+          ...(progress
+            ? {
+                progress: (trial: number, of: number, mode: Mode) =>
+                  io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`),
+              }
+            : {}),
           // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-          ...(perQueue ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) } : {}),
+          ...(perQueue
+            ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) }
+            : {}),
           // Every step is checked against maxmemory before the first one writes.
           beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
         });
@@ -151,4 +170,3 @@ export async function raceReport(session: Session, options: RaceOptions, flags: 
   };
   return { report, runs };
 }
-

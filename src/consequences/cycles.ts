@@ -35,7 +35,15 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
   const releasing = (async () => {
     for (;;) {
       const lastLook = sweepersDone;
-      const reply = await callReleaseStalled(redis, { active: keys.active, pending: keys.pending, prefix: keys.prefix, releases: cycles - 1, headBound: HEAD_BOUND, expiredByMs: EXPIRED_BY_MS, kind: pending });
+      const reply = await callReleaseStalled(redis, {
+        active: keys.active,
+        pending: keys.pending,
+        prefix: keys.prefix,
+        releases: cycles - 1,
+        headBound: HEAD_BOUND,
+        expiredByMs: EXPIRED_BY_MS,
+        kind: pending,
+      });
       if (reply.length === 0) {
         if (lastLook) return;
         await sleep(IDLE_MS);

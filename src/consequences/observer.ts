@@ -14,7 +14,7 @@ import type { QueueKeys } from '../queue/keys.js';
 import type { PendingKind } from '../model.js';
 
 /** Entries looked at from the tail of each list per sample: the bound on a sample's cost. */
-export const LIST_TAIL_BOUND = 1000;
+const LIST_TAIL_BOUND = 1000;
 /** A bound on samples per race, so an observer stops by itself even if never told to. */
 const MAX_SAMPLES = 1_000_000;
 const IDLE_MS = 1;

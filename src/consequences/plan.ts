@@ -10,13 +10,17 @@ import type { Consequences, ConsequenceOptions, FaultName, Mode } from '../model
 /** `embedded`: the run has a private server of its own, so nobody else's scripts can be flushed. */
 export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false): void {
   if (processes && hasConsequences(options)) {
-    throw usageError('--processes cannot go with --fault, --workers, --cycles or --observe: those act on sweeper connections of this process; drop one or the other');
+    throw usageError(
+      '--processes cannot go with --fault, --workers, --cycles or --observe: those act on sweeper connections of this process; drop one or the other',
+    );
   }
   if (options.workers > 0 && options.cycles > 1) {
     throw usageError(`--workers cannot go with --cycles ${options.cycles}: workers finish jobs, while cycles lease them again; use one or the other`);
   }
   if (options.faults.includes('script-flush') && !embedded && !options.allowServerWide) {
-    throw usageError('--fault script-flush empties the script cache of every application on that server: it runs only on the embedded server, or with --allow-server-wide');
+    throw usageError(
+      '--fault script-flush empties the script cache of every application on that server: it runs only on the embedded server, or with --allow-server-wide',
+    );
   }
 }
 
@@ -30,6 +34,6 @@ export function consequencesFor(options: ConsequenceOptions, mode: Mode, misses:
 }
 
 /** Whether any consequence flag was given: sweepers in child processes take none of them. */
-export function hasConsequences(options: ConsequenceOptions): boolean {
+function hasConsequences(options: ConsequenceOptions): boolean {
   return options.faults.length > 0 || options.workers > 0 || options.cycles > 1 || options.observe;
 }

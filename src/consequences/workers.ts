@@ -42,9 +42,7 @@ export async function startWorkers(target: ServerTarget, keys: QueueKeys, count:
   const failures: unknown[] = [];
 
   const take: (redis: Redis) => Promise<string | null> =
-    pending === 'zset'
-      ? (redis) => callTakeJob(redis, keys.pending, keys.running)
-      : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
+    pending === 'zset' ? (redis) => callTakeJob(redis, keys.pending, keys.running) : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
 
   const work = async (redis: Redis): Promise<void> => {
     for (;;) {

@@ -36,9 +36,7 @@ export async function replayAtomic(stage: Stage, plan: AtomicReplayPlan): Promis
   stage.signal.throwIfAborted();
   // Both calls are written to their sockets in the same tick; neither waits for the other.
   await Promise.all(
-    recorders.map((recorder) =>
-      recorder.exec('EVALSHA', sha, 3, keys.active, keys.pending, keys.dead, nowMs, plan.batch, plan.maxStalled, keys.prefix),
-    ),
+    recorders.map((recorder) => recorder.exec('EVALSHA', sha, 3, keys.active, keys.pending, keys.dead, nowMs, plan.batch, plan.maxStalled, keys.prefix)),
   );
   const sent: WireStep[] = recorders.map((recorder, index) => ({ sweep: SWEEP_NAMES[index] ?? 'A', step: 'sweep', ...recorder.take() }));
   const steps = orderAsRun(sent, jobId);

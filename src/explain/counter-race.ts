@@ -8,7 +8,7 @@ import { loadScript, luaSource } from '../lua/registry.js';
 import type { Stage } from './stage.js';
 import { recordingExec, type Recorder, type WireStep } from './wire.js';
 
-export const INCREMENT_FIELD_LUA = luaSource('increment-field');
+const INCREMENT_FIELD_LUA = luaSource('increment-field');
 
 export const COUNTER_FORMS = ['in-script', 'client'] as const;
 export type CounterForm = (typeof COUNTER_FORMS)[number];
@@ -43,7 +43,7 @@ export function counterReadout(before: number, after: number, made: number): Cou
 }
 
 /** Increments a counter race's steps made: every HINCRBY, every write-back of a read. */
-export function incrementsMade(steps: readonly WireStep[]): number {
+function incrementsMade(steps: readonly WireStep[]): number {
   return steps.filter((step) => step.step === 'increment' || step.step === 'write').reduce((sum, step) => sum + step.commands.length, 0);
 }
 

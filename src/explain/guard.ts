@@ -19,7 +19,7 @@ export interface ReplayQueue {
 }
 
 /** What a replay's queue holds at its peak, in the terms the memory guard reads: one job, two sweeps. Pure. */
-export function replayRun(replay: ReplayQueue, maxStalled: number, stalledBefore: number): ModeRun {
+function replayRun(replay: ReplayQueue, maxStalled: number, stalledBefore: number): ModeRun {
   return { mode: replay.mode, queue: replay.queue, jobs: 1, sweepers: 2, batch: LIMITS.batch.default, maxStalled, stalledBefore, probeDelayMs: 0, keep: false };
 }
 
@@ -41,7 +41,10 @@ export async function guardedReplays<T>(
     [{ where: session.target.display, redis: session.admin, moments: runs.map((run) => [run]), probeQueue: `${longest.slice(0, 120)}-m` }],
     memoryTraits,
     interrupts.signal,
-    { subject: `explain (${runs.length === 1 ? 'one queue' : `${runs.length} queues, one after another`}, one job each)`, remedy: 'use a server with more room' },
+    {
+      subject: `explain (${runs.length === 1 ? 'one queue' : `${runs.length} queues, one after another`}, one job each)`,
+      remedy: 'use a server with more room',
+    },
   );
   return underEvictionWatch([session.target], interrupts, work);
 }

@@ -88,19 +88,29 @@ export interface ReadoutRow {
 
 /** The readout as rows for people (terminal and HTML alike); extra increments only when there are some. */
 export function readoutRows(readout: Readout, jobId: string, stalledBefore: number): ReadoutRow[] {
-  const row = (field: keyof Readout, label: string, value: string, meaning: string): ReadoutRow => ({ field, label, value, source: READOUT_SOURCES[field], meaning });
+  const row = (field: keyof Readout, label: string, value: string, meaning: string): ReadoutRow => ({
+    field,
+    label,
+    value,
+    source: READOUT_SOURCES[field],
+    meaning,
+  });
   return [
     row('recoverCount', 'recover count', String(readout.recoverCount), `sweeps that moved job ${jobId}, by their own account`),
     row('pendingEntries', 'pending entries', String(readout.pendingEntries), `times job ${jobId} stands in pending`),
     row('stalled', 'stalled', readout.stalled === null ? '(none)' : String(readout.stalled), `its counter, ${stalledBefore} before the sweeps`),
     row('expectedStalled', 'expected stalled', String(readout.expectedStalled), `${stalledBefore} before, plus one per recovery`),
     row('lostIncrements', 'lost increments', String(readout.lostIncrements), 'recoveries the counter does not show'),
-    ...(readout.extraIncrements > 0 ? [row('extraIncrements', 'extra increments', String(readout.extraIncrements), 'counter rises beyond the recoveries')] : []),
+    ...(readout.extraIncrements > 0
+      ? [row('extraIncrements', 'extra increments', String(readout.extraIncrements), 'counter rises beyond the recoveries')]
+      : []),
     row('endedIn', 'ended in', readout.endedIn.length > 0 ? readout.endedIn.join(', ') : 'nowhere', `where job ${jobId} stands`),
   ];
 }
 
 /** A replay is clean when the job moved once, stands in one place once, and its stall was counted once. */
 export function isCleanReadout(readout: Readout): boolean {
-  return readout.recoverCount === 1 && readout.pendingEntries <= 1 && readout.endedIn.length === 1 && readout.lostIncrements === 0 && readout.extraIncrements === 0;
+  return (
+    readout.recoverCount === 1 && readout.pendingEntries <= 1 && readout.endedIn.length === 1 && readout.lostIncrements === 0 && readout.extraIncrements === 0
+  );
 }

@@ -29,7 +29,12 @@ export function noteFor(step: WireStep, jobId: string): string {
     case 'move': {
       const removed = first === 1 ? 'takes it out of active' : 'ZREM was a no-op';
       const second = step.replies[1];
-      const put = step.commands[1]?.[0] === 'ZADD' ? (second === 0 ? 'adds it to pending again (already there)' : 'adds it to pending') : `pushes it: pending holds ${String(second)}`;
+      const put =
+        step.commands[1]?.[0] === 'ZADD'
+          ? second === 0
+            ? 'adds it to pending again (already there)'
+            : 'adds it to pending'
+          : `pushes it: pending holds ${String(second)}`;
       return `${removed}; ${put}`;
     }
     case 'read':
@@ -120,9 +125,8 @@ export function renderReplay(replay: Replay, width: number): string {
 
 export function renderCounter(race: CounterRace, width: number): string {
   const prefix = `emq:{${race.queue}}:`;
-  const how = race.counter === 'in-script'
-    ? 'two HINCRBY inside scripts, sent at the same moment'
-    : 'two client-side read-modify-write cycles, forced to interleave';
+  const how =
+    race.counter === 'in-script' ? 'two HINCRBY inside scripts, sent at the same moment' : 'two client-side read-modify-write cycles, forced to interleave';
   const { expected, reached, lost, extra } = race.readout;
   const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
   const rows: [string, string, 'server' | 'client', string][] = [

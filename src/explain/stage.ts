@@ -14,7 +14,7 @@ import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 
 /** The replay's one job, J: the seed numbers jobs from 1. */
-export const JOB_ID = '1';
+const JOB_ID = '1';
 
 export interface Stage {
   readonly keys: QueueKeys;

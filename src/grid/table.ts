@@ -29,7 +29,11 @@ export function formatJobsPerSec(jobsPerSec: number): string {
 /** One cell's parts: the rate, the jobs/s, and the raced trials (`2/2`) when there were several. */
 export function cellParts(figures: GridModeCellJson | undefined): readonly [string, string, string] {
   if (!figures) return ['–', '', ''];
-  return [formatRate(figures.doubleRecoveriesPer1000), `${formatJobsPerSec(figures.jobsPerSec)}/s`, figures.trials > 1 ? `${figures.racedTrials}/${figures.trials}` : ''];
+  return [
+    formatRate(figures.doubleRecoveriesPer1000),
+    `${formatJobsPerSec(figures.jobsPerSec)}/s`,
+    figures.trials > 1 ? `${figures.racedTrials}/${figures.trials}` : '',
+  ];
 }
 
 /** Cells' parts joined with each part padded to its widest in the table, so the figures line up. */
@@ -37,9 +41,7 @@ export function alignParts(rows: readonly (readonly (readonly [string, string, s
   const all = rows.flat();
   const widest = (i: 0 | 1 | 2): number => Math.max(0, ...all.map((parts) => [...parts[i]].length));
   const [rate, speed, raced] = [widest(0), widest(1), widest(2)];
-  return rows.map((row) =>
-    row.map(([r, s, t]) => (s === '' ? r : `${r.padStart(rate)} · ${s.padStart(speed)}${raced > 0 ? ` ${t.padStart(raced)}` : ''}`)),
-  );
+  return rows.map((row) => row.map(([r, s, t]) => (s === '' ? r : `${r.padStart(rate)} · ${s.padStart(speed)}${raced > 0 ? ` ${t.padStart(raced)}` : ''}`)));
 }
 
 function axisValueLabel(axis: GridAxis, value: number): string {
@@ -79,14 +81,18 @@ export function layOut(rowNames: readonly string[], columnNames: readonly string
 }
 
 /** Where a mode raced, in one line: in how many cells, and the first cell (in the grid's order) that did. */
-export function racedLine(mode: Mode, cells: readonly GridCellJson[], axes: readonly GridAxis[]): string {
+function racedLine(mode: Mode, cells: readonly GridCellJson[], axes: readonly GridAxis[]): string {
   const mine = cells.flatMap((cell) => {
     const figures = cell.modes.find((m) => m.mode === mode);
     return figures ? [{ cell, figures }] : [];
   });
   const raced = mine.filter(({ figures }) => figures.anomalies > 0);
   if (mine.length === 0) return `${mode}: no cell finished`;
-  if (raced.length === 0) return `${mode}: clean in every cell (${plural(mine.length, 'cell')}, ${plural(mine.reduce((n, { figures }) => n + figures.trials, 0), 'run')})`;
+  if (raced.length === 0)
+    return `${mode}: clean in every cell (${plural(mine.length, 'cell')}, ${plural(
+      mine.reduce((n, { figures }) => n + figures.trials, 0),
+      'run',
+    )})`;
   const first = raced[0];
   const where = first && axes.length > 0 ? `; first at ${cellLabel(axes, first.cell.at)}` : '';
   return `${mode}: anomalies in ${raced.length} of ${plural(mine.length, 'cell')}${where}`;
@@ -107,15 +113,19 @@ export function renderGridTables(grid: GridJson, width: number): string {
       const rowValues = rowAxis?.values ?? [Number.NaN];
       const columnValues = columnAxis?.values ?? [Number.NaN];
       const find = (rowValue: number, columnValue: number): GridCellJson | undefined =>
-        grid.cells.find((cell) => sameAt(cell.at, { ...combo, ...(rowAxis ? { [rowAxis.flag]: rowValue } : {}), ...(columnAxis ? { [columnAxis.flag]: columnValue } : {}) }));
+        grid.cells.find((cell) =>
+          sameAt(cell.at, { ...combo, ...(rowAxis ? { [rowAxis.flag]: rowValue } : {}), ...(columnAxis ? { [columnAxis.flag]: columnValue } : {}) }),
+        );
       const texts = alignParts(rowValues.map((r) => columnValues.map((c) => cellParts(find(r, c)?.modes.find((m) => m.mode === mode)))));
       out.push('', title);
-      out.push(...layOut(
-        rowValues.map((v) => (rowAxis ? axisValueLabel(rowAxis, v) : '')),
-        columnValues.map((v) => (columnAxis ? axisValueLabel(columnAxis, v) : '')),
-        texts,
-        width,
-      ));
+      out.push(
+        ...layOut(
+          rowValues.map((v) => (rowAxis ? axisValueLabel(rowAxis, v) : '')),
+          columnValues.map((v) => (columnAxis ? axisValueLabel(columnAxis, v) : '')),
+          texts,
+          width,
+        ),
+      );
     }
   }
   out.push('');
@@ -123,10 +133,12 @@ export function renderGridTables(grid: GridJson, width: number): string {
   const measured = grid.cells.filter((cell) => cell.latency !== null);
   if (measured.length > 0) {
     const byAsked = new Map<number, number[]>();
-    for (const cell of measured) if (cell.latency) byAsked.set(cell.latency.requestedMs, [...(byAsked.get(cell.latency.requestedMs) ?? []), cell.latency.measuredRttMs.median]);
+    for (const cell of measured)
+      if (cell.latency) byAsked.set(cell.latency.requestedMs, [...(byAsked.get(cell.latency.requestedMs) ?? []), cell.latency.measuredRttMs.median]);
     const parts = [...byAsked].map(([asked, medians]) => `${asked} ms → ${rangeText(medians, (ms) => ms.toFixed(2))} ms`);
     out.push(...wrapLines(`round trip measured through the proxy (median PING, over its cells): ${parts.join(', ')}`, width).split('\n'));
   }
-  if (!grid.complete) out.push(...wrapLines(`stopped after ${grid.cells.length} of ${plural(grid.plannedCells, 'cell')}: – marks a cell that did not run`, width).split('\n'));
+  if (!grid.complete)
+    out.push(...wrapLines(`stopped after ${grid.cells.length} of ${plural(grid.plannedCells, 'cell')}: – marks a cell that did not run`, width).split('\n'));
   return `${out.join('\n')}\n`;
 }

@@ -15,7 +15,7 @@ export function figureLabel(name: string): string {
   return headWords(FIGURES.find((figure) => figure.field === name)?.heading ?? name);
 }
 
-export const BARS_WIDTH = 920;
+const BARS_WIDTH = 920;
 const LABEL_X = 24;
 const BAR_X = 190;
 const BAR_SPAN = 420;
@@ -26,7 +26,7 @@ const text = (x: number, y: number, content: string, cls: string): string => `<t
 const axis = (from: number, to: number): string => `<line x1="${BAR_X}" y1="${from}" x2="${BAR_X}" y2="${to}" class="axis"/>`;
 
 /** Where a count lands on the bar axis: 0 at the axis, the chart's largest count at its end. */
-export function barLength(value: number, largest: number, span = BAR_SPAN): number {
+function barLength(value: number, largest: number, span = BAR_SPAN): number {
   if (largest <= 0 || value <= 0) return 0;
   return Math.max(1, Math.round((value / largest) * span));
 }
@@ -37,7 +37,7 @@ export function rateShare(rate: number, trials: number): string {
 }
 
 /** The share of trials as the chart prints it: "anomalies in 20 of 20 trials (100%)". */
-export function describeRate(rate: number, trials: number): string {
+function describeRate(rate: number, trials: number): string {
   return `anomalies in ${rateShare(rate, trials).replace(/ \(/, ` trial${trials === 1 ? '' : 's'} (`)}`;
 }
 
@@ -99,17 +99,20 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
       y += ROW;
       const spread = spreadOf(summary, name);
       if (spread === null) {
-        rows.push(`<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, figureLabel(name), 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`);
+        rows.push(
+          `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, figureLabel(name), 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`,
+        );
         continue;
       }
       const [min, median, max] = [spread.min, spread.median, spread.max].map((v) => BAR_X + barLength(v, largest));
       const mid = y - 4.5;
-      const drawn = spread.max > 0
-        ? `<rect x="${BAR_X}" y="${y - 11}" width="${(median ?? BAR_X) - BAR_X}" height="13" class="bar" opacity="0.35"/>` +
-          `<line x1="${min}" y1="${mid}" x2="${max}" y2="${mid}" class="spread"/>` +
-          `<circle cx="${min}" cy="${mid}" r="3.5" class="dot"/><circle cx="${max}" cy="${mid}" r="3.5" class="dot"/>` +
-          `<rect x="${(median ?? BAR_X) - 2}" y="${y - 12}" width="4" height="15" class="median"/>`
-        : '';
+      const drawn =
+        spread.max > 0
+          ? `<rect x="${BAR_X}" y="${y - 11}" width="${(median ?? BAR_X) - BAR_X}" height="13" class="bar" opacity="0.35"/>` +
+            `<line x1="${min}" y1="${mid}" x2="${max}" y2="${mid}" class="spread"/>` +
+            `<circle cx="${min}" cy="${mid}" r="3.5" class="dot"/><circle cx="${max}" cy="${mid}" r="3.5" class="dot"/>` +
+            `<rect x="${(median ?? BAR_X) - 2}" y="${y - 12}" width="4" height="15" class="median"/>`
+          : '';
       rows.push(
         `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}" data-min="${spread.min}" data-median="${spread.median}" data-max="${spread.max}">` +
           text(LABEL_X, y, figureLabel(name), 'label') +

@@ -40,7 +40,7 @@ export function commandPieces(line: string): string[] {
   const pieces: string[] = [];
   for (const arg of args) {
     const last = pieces.at(-1);
-    if (last !== undefined && last.startsWith('--') && !last.includes(' ') && !arg.startsWith('--')) pieces[pieces.length - 1] = `${last} ${arg}`;
+    if (last?.startsWith('--') && !last.includes(' ') && !arg.startsWith('--')) pieces[pieces.length - 1] = `${last} ${arg}`;
     else pieces.push(arg);
   }
   return pieces;

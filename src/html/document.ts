@@ -58,5 +58,7 @@ export function factList(rows: readonly (readonly [string, string])[]): string {
 
 /** The command that runs it again; a line breaks only between a flag with its value and the next, never inside --stalled-before. */
 export function commandBlock(command: string): string {
-  return `<pre id="command"><code>${commandPieces(command).map((piece) => `<span class="arg">${esc(piece)}</span>`).join(' ')}</code></pre>`;
+  return `<pre id="command"><code>${commandPieces(command)
+    .map((piece) => `<span class="arg">${esc(piece)}</span>`)
+    .join(' ')}</code></pre>`;
 }

@@ -15,5 +15,8 @@ export function escapeMarkup(value: string | number): string {
  * the data can close the block (`</script>`) or open a comment; JSON.parse reads it back unchanged.
  */
 export function jsonForScriptBlock(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value, null, 2)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }

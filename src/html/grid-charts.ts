@@ -33,7 +33,7 @@ export function yScaleFor(values: readonly number[]): YScale {
 export function linearTicks(max: number): number[] {
   if (!Number.isFinite(max) || max <= 0) return [0, 1];
   const raw = max / 5;
-  const magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
   const step = ([1, 2, 2.5, 5, 10].find((m) => m * magnitude >= raw) ?? 10) * magnitude;
   const count = Math.max(1, Math.ceil(max / step - 1e-9));
   const ticks: number[] = [];
@@ -202,8 +202,7 @@ export function drawGridCharts(kit: ChartKit): void {
     const bottom = top + plotHeight;
     const plotWidth = p.width - left - right;
     const values = p.lines.flatMap((line) => line.points.map((point) => point.y)).filter((v) => Number.isFinite(v));
-    const ticks =
-      p.scale === 'log' && values.length > 0 ? math.logTicks(Math.min(...values), Math.max(...values)) : math.linearTicks(Math.max(0, ...values));
+    const ticks = p.scale === 'log' && values.length > 0 ? math.logTicks(Math.min(...values), Math.max(...values)) : math.linearTicks(Math.max(0, ...values));
     const low = ticks[0] ?? 0;
     const high = ticks[ticks.length - 1] ?? 1;
     const yOf = (value: number): number => {
@@ -231,7 +230,16 @@ export function drawGridCharts(kit: ChartKit): void {
 
     const svg = svgNode(
       'svg',
-      { class: `emq grid-chart ${p.chart}`, width: p.width, height, viewBox: `0 0 ${p.width} ${height}`, role: 'img', 'aria-label': p.title, 'data-chart': p.chart, 'data-scale': p.scale },
+      {
+        class: `emq grid-chart ${p.chart}`,
+        width: p.width,
+        height,
+        viewBox: `0 0 ${p.width} ${height}`,
+        role: 'img',
+        'aria-label': p.title,
+        'data-chart': p.chart,
+        'data-scale': p.scale,
+      },
       null,
     );
     svgNode('rect', { x: 0, y: 0, width: p.width, height, class: 'backdrop' }, svg);
@@ -251,13 +259,25 @@ export function drawGridCharts(kit: ChartKit): void {
       const group = svgNode('g', { class: 'line', 'data-line': i }, svg);
       const points = [...line.points].sort((a, b) => a.x - b.x);
       if (points.length > 1) {
-        const path = svgNode('polyline', { points: points.map((point) => `${xOf(point.x)},${yOf(point.y)}`).join(' '), class: `series c${line.colour % 6}` }, group);
+        const path = svgNode(
+          'polyline',
+          { points: points.map((point) => `${xOf(point.x)},${yOf(point.y)}`).join(' '), class: `series c${line.colour % 6}` },
+          group,
+        );
         if (line.dash !== '') path.setAttribute('stroke-dasharray', line.dash);
       }
       for (const point of points) {
         const circle = svgNode(
           'circle',
-          { cx: xOf(point.x), cy: yOf(point.y), r: 4.5, class: `point c${line.colour % 6}`, 'data-mode': point.mode, 'data-cell': point.cell, 'data-value': String(point.y) },
+          {
+            cx: xOf(point.x),
+            cy: yOf(point.y),
+            r: 4.5,
+            class: `point c${line.colour % 6}`,
+            'data-mode': point.mode,
+            'data-cell': point.cell,
+            'data-value': String(point.y),
+          },
           group,
         );
         svgNode('title', {}, circle).textContent = point.title;
@@ -299,7 +319,9 @@ export function drawGridCharts(kit: ChartKit): void {
   if (anomalyHost) {
     for (const mode of modes) {
       for (const combo of combinations(rest).filter(hasCell)) {
-        const lineCombos = second ? second.values.map((value) => ({ label: valueLabel(second.flag, value), combo: { ...combo, [second.flag]: value } })) : [{ label: mode, combo }];
+        const lineCombos = second
+          ? second.values.map((value) => ({ label: valueLabel(second.flag, value), combo: { ...combo, [second.flag]: value } }))
+          : [{ label: mode, combo }];
         const lines = lineCombos
           .map((item, i) => ({ label: item.label, colour: i, dash: '', points: pointsOf(mode, first, item.combo, (m) => m.doubleRecoveriesPer1000) }))
           .filter((line) => line.points.length > 0);
@@ -360,12 +382,27 @@ export function drawGridCharts(kit: ChartKit): void {
         const height = top + first.values.length * cellHeight + 36;
         const where = comboText(combo);
         const title = `${mode}${where === '' ? '' : ` · ${where}`}`;
-        const svg = svgNode('svg', { class: 'emq grid-chart reproduction', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${title}: reproduction rate`, 'data-chart': 'reproduction', 'data-mode': mode }, null);
+        const svg = svgNode(
+          'svg',
+          {
+            class: 'emq grid-chart reproduction',
+            width,
+            height,
+            viewBox: `0 0 ${width} ${height}`,
+            role: 'img',
+            'aria-label': `${title}: reproduction rate`,
+            'data-chart': 'reproduction',
+            'data-mode': mode,
+          },
+          null,
+        );
         svgNode('rect', { x: 0, y: 0, width, height, class: 'backdrop' }, svg);
         svgText(svg, 8, 18, title, 'title');
         svgText(svg, left, 36, second ? axisTitle(second.flag) : '', 'axis-label');
         svgText(svg, 8, top - 8, `${axisTitle(first.flag)} ↓`, 'axis-label');
-        columns.forEach((column, ci) => svgText(svg, left + ci * cellWidth + cellWidth / 2, top - 8, column === undefined ? '' : String(column), 'tick', 'middle'));
+        columns.forEach((column, ci) =>
+          svgText(svg, left + ci * cellWidth + cellWidth / 2, top - 8, column === undefined ? '' : String(column), 'tick', 'middle'),
+        );
         first.values.forEach((row, ri) => {
           const y = top + ri * cellHeight;
           svgText(svg, left - 10, y + cellHeight / 2 + 4, String(row), 'tick', 'end');
@@ -382,7 +419,16 @@ export function drawGridCharts(kit: ChartKit): void {
             const rate = m.reproductionRate;
             const rect = svgNode(
               'rect',
-              { x: x + 1, y: y + 1, width: cellWidth - 2, height: cellHeight - 2, class: `heat ${rate > 0 ? 'raced' : 'clean'}`, 'data-mode': mode, 'data-cell': cell.index, 'data-value': String(rate) },
+              {
+                x: x + 1,
+                y: y + 1,
+                width: cellWidth - 2,
+                height: cellHeight - 2,
+                class: `heat ${rate > 0 ? 'raced' : 'clean'}`,
+                'data-mode': mode,
+                'data-cell': cell.index,
+                'data-value': String(rate),
+              },
               svg,
             );
             // Shade by the share of trials that raced: faint at one in many, solid at all of them.

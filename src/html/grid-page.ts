@@ -40,14 +40,14 @@ export function incompleteWords(grid: Pick<GridJson, 'complete' | 'cells' | 'pla
 const axisName = (axis: GridAxisJson | undefined): string => (axis === undefined ? '' : axis.flag === 'latency' ? 'latency' : axis.flag);
 
 /** The axis chart 2 runs along: latency where it is varied, else the second axis, else the first. */
-export function speedAxis(axes: readonly GridAxisJson[]): GridAxisJson | undefined {
+function speedAxis(axes: readonly GridAxisJson[]): GridAxisJson | undefined {
   return axes.find((axis) => axis.flag === 'latency') ?? axes[1] ?? axes[0];
 }
 
 const NOT_RUN = '—';
 
 /** Every cell, a row each: the axes' values, the measured RTT where any cell has one, then per mode rate, jobs/s and raced trials. */
-export function cellsTable(grid: GridJson): string {
+function cellsTable(grid: GridJson): string {
   const withRtt = grid.cells.some((cell) => cell.latency !== null);
   const headTop = [
     '<th rowspan="2">#</th>',
@@ -66,12 +66,17 @@ export function cellsTable(grid: GridJson): string {
         const td = (field: string, text: string | number, first = false): string =>
           `<td class="num${first ? ' first' : ''}${field === 'doubleRecoveriesPer1000' && m ? (m.doubleRecoveriesPer1000 > 0 ? ' anomaly bad' : ' anomaly ok') : ''}" data-cell="${esc(cell.index)}" data-mode="${esc(mode)}" data-field="${field}">${esc(text)}</td>`;
         if (!m) return td('doubleRecoveriesPer1000', NOT_RUN, true) + td('jobsPerSec', NOT_RUN) + td('racedTrials', NOT_RUN);
-        return td('doubleRecoveriesPer1000', m.doubleRecoveriesPer1000, true) + td('jobsPerSec', m.jobsPerSec) + td('racedTrials', `${m.racedTrials}/${m.trials}`);
+        return (
+          td('doubleRecoveriesPer1000', m.doubleRecoveriesPer1000, true) + td('jobsPerSec', m.jobsPerSec) + td('racedTrials', `${m.racedTrials}/${m.trials}`)
+        );
       }),
     ];
     return `<tr data-cell="${esc(cell.index)}">${tds.join('')}</tr>`;
   };
-  const body = grid.cells.length > 0 ? grid.cells.map(row).join('\n') : `<tr><td colspan="${1 + grid.axes.length + 3 * grid.modes.length}" class="note">no cell finished</td></tr>`;
+  const body =
+    grid.cells.length > 0
+      ? grid.cells.map(row).join('\n')
+      : `<tr><td colspan="${1 + grid.axes.length + 3 * grid.modes.length}" class="note">no cell finished</td></tr>`;
   return `<div class="scroll"><table id="cells-table"><thead><tr>${headTop}</tr><tr>${headBottom}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
 }
 
@@ -86,14 +91,9 @@ function runSection(grid: GridJson, ctx: GridPageContext): string {
     ['generated', ctx.generatedAt],
     ['emq-race', grid.version],
   ];
-  return [
-    '<section id="run">',
-    '<h2>The grid</h2>',
-    factList(rows),
-    '<p class="note">To run it again:</p>',
-    commandBlock(ctx.command),
-    '</section>',
-  ].join('\n');
+  return ['<section id="run">', '<h2>The grid</h2>', factList(rows), '<p class="note">To run it again:</p>', commandBlock(ctx.command), '</section>'].join(
+    '\n',
+  );
 }
 
 /** The page for `emq-race grid --html`. Pure but for the hash. */
@@ -120,7 +120,16 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
     '</section>',
     '<section id="anomaly">',
     `<h2>Anomaly rate against ${esc(axisName(first))}</h2>`,
-    `<p class="note">One chart per mode${grid.axes.length > 2 ? ` and per combination of ${esc(grid.axes.slice(2).map((a) => a.flag).join(', '))} (its title says which)` : ''}: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures.</p>`,
+    `<p class="note">One chart per mode${
+      grid.axes.length > 2
+        ? ` and per combination of ${esc(
+            grid.axes
+              .slice(2)
+              .map((a) => a.flag)
+              .join(', '),
+          )} (its title says which)`
+        : ''
+    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures.</p>`,
     `<div class="charts" id="${ANOMALY_HOST_ID}"></div>`,
     '</section>',
     '<section id="speed">',

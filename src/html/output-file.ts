@@ -9,31 +9,36 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 
 /** A commander parser: the path, once its folder exists and is writable and it is no folder itself. */
-export const outputFileFlag = (flag: string) => (raw: string): string => {
-  if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
-  // `--html --json` would otherwise write a file named "--json".
-  if (raw.startsWith('-')) throw usageError(`${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`);
-  const path = resolve(raw);
-  const folder = dirname(path);
-  let folderStat;
-  try {
-    folderStat = statSync(folder);
-  } catch {
-    throw usageError(`${flag}: cannot write ${raw}: folder ${folder} does not exist`);
-  }
-  if (!folderStat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: ${folder} is not a folder`);
-  try {
-    accessSync(folder, constants.W_OK);
-  } catch {
-    throw usageError(`${flag}: cannot write ${raw}: folder ${folder} is not writable`);
-  }
-  try {
-    if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
-  } catch (err) {
-    if (err instanceof EmqError) throw err;
-  }
-  return raw;
-};
+export const outputFileFlag =
+  (flag: string) =>
+  (raw: string): string => {
+    if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
+    // `--html --json` would otherwise write a file named "--json".
+    if (raw.startsWith('-'))
+      throw usageError(
+        `${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`,
+      );
+    const path = resolve(raw);
+    const folder = dirname(path);
+    let folderStat;
+    try {
+      folderStat = statSync(folder);
+    } catch {
+      throw usageError(`${flag}: cannot write ${raw}: folder ${folder} does not exist`);
+    }
+    if (!folderStat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: ${folder} is not a folder`);
+    try {
+      accessSync(folder, constants.W_OK);
+    } catch {
+      throw usageError(`${flag}: cannot write ${raw}: folder ${folder} is not writable`);
+    }
+    try {
+      if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
+    } catch (err) {
+      if (err instanceof EmqError) throw err;
+    }
+    return raw;
+  };
 
 export function writeWhole(path: string, content: string): void {
   const target = resolve(path);

@@ -9,7 +9,15 @@ import { anomalyBars, figureLabel, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc } from './escape.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
-import { reportedAnomalies, type CounterJson, type ExplainReportJson, type RaceReportJson, type ReplayJson, type RunJson, type TrialSummaryJson } from './report-data.js';
+import {
+  reportedAnomalies,
+  type CounterJson,
+  type ExplainReportJson,
+  type RaceReportJson,
+  type ReplayJson,
+  type RunJson,
+  type TrialSummaryJson,
+} from './report-data.js';
 import type { ServerJson } from '../report/json.js';
 import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
@@ -41,12 +49,7 @@ function inlineSvg(drawing: Drawing, label: string, cls: string): string {
 }
 
 function runSection(server: ServerJson, ctx: PageContext, facts: readonly [string, string][]): string {
-  const rows: [string, string][] = [
-    ...serverFacts(server),
-    ...facts,
-    ['finished', ctx.generatedAt],
-    ['emq-race', ctx.version],
-  ];
+  const rows: [string, string][] = [...serverFacts(server), ...facts, ['finished', ctx.generatedAt], ['emq-race', ctx.version]];
   return [
     '<section id="run">',
     '<h2>The run</h2>',
@@ -104,7 +107,7 @@ const NOT_MEASURED = '—';
  * and node, and each mode's summed column follows. Every cell carries its run (data-run, or
  * data-total) and its field.
  */
-export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
+function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): string {
   const withTrials = runs.some((run) => run.trial !== undefined);
   const perQueue = totals !== undefined && totals.length > 0;
   const figures = columnsFor(runs);
@@ -112,12 +115,32 @@ export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[])
     ...runs.map((run, i) => ({ run, key: `data-run="${i}"`, mode: run.mode, total: false })),
     ...(totals ?? []).map((run, i) => ({ run, key: `data-total="${i}"`, mode: `${run.mode} total`, total: true })),
   ];
-  const cell = (field: string, text: string, cls: string) => (column: (typeof columns)[number]): string =>
-    `<td class="${cls}${column.total ? ' total' : ''}" ${column.key} data-field="${field}">${esc(text)}</td>`;
+  const cell =
+    (field: string, text: string, cls: string) =>
+    (column: (typeof columns)[number]): string =>
+      `<td class="${cls}${column.total ? ' total' : ''}" ${column.key} data-field="${field}">${esc(text)}</td>`;
   const row = (label: string, cells: readonly string[]): string => `<tr><th scope="row">${esc(label)}</th>${cells.join('')}</tr>`;
   const body = [
-    ...(withTrials ? [row('trial', columns.map((c) => cell('trial', String(c.run.trial ?? ''), 'num')(c)))] : []),
-    ...(perQueue ? [row('queue', columns.map((c) => cell('queue', c.run.queue, 'mono')(c))), row('node', columns.map((c) => cell('node', c.run.node ?? '', 'mono')(c)))] : []),
+    ...(withTrials
+      ? [
+          row(
+            'trial',
+            columns.map((c) => cell('trial', String(c.run.trial ?? ''), 'num')(c)),
+          ),
+        ]
+      : []),
+    ...(perQueue
+      ? [
+          row(
+            'queue',
+            columns.map((c) => cell('queue', c.run.queue, 'mono')(c)),
+          ),
+          row(
+            'node',
+            columns.map((c) => cell('node', c.run.node ?? '', 'mono')(c)),
+          ),
+        ]
+      : []),
     ...figures.map((figure) =>
       row(
         figure.head,
@@ -136,12 +159,16 @@ export function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[])
 }
 
 /** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
-export function trialsTable(summaries: readonly TrialSummaryJson[]): string {
+function trialsTable(summaries: readonly TrialSummaryJson[]): string {
   const spreadText = (spread: { min: number; median: number; max: number }) => `${spread.min} / ${spread.median} / ${spread.max}`;
   const row = (label: string, cell: (s: TrialSummaryJson) => string) => `<tr><th scope="row">${esc(label)}</th>${summaries.map(cell).join('')}</tr>`;
   const rows = [
     row('trials', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="trials">${esc(s.trials)}</td>`),
-    row('with anomalies', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(rateShare(s.reproductionRate, s.trials))}</td>`),
+    row(
+      'with anomalies',
+      (s) =>
+        `<td class="num" data-mode="${esc(s.mode)}" data-field="reproductionRate" data-value="${esc(s.reproductionRate)}">${esc(rateShare(s.reproductionRate, s.trials))}</td>`,
+    ),
     row('jobs/s', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="jobsPerSec">${esc(spreadText(s.jobsPerSec))}</td>`),
     ...reportedAnomalies(summaries).map((name) =>
       row(figureLabel(name), (s) => {
@@ -168,7 +195,7 @@ function tableLegend(runs: readonly RunJson[]): string {
  * replies prove the server ran them — the race caught in the run itself, beside the replay that
  * `emq-race explain` stages.
  */
-export function exampleSection(run: RunJson & { readonly example: InterleavingExample }): string {
+function exampleSection(run: RunJson & { readonly example: InterleavingExample }): string {
   const prefix = `emq:{${run.queue}}:`;
   const rows = run.example.commands.map(
     (c, i) =>
@@ -230,7 +257,15 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     readouts,
     '</section>',
     ...exampleOf(runs),
-    ...(trials ? ['<section id="trials">', '<h2>Over the trials</h2>', '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>', trialsTable(trials), '</section>'] : []),
+    ...(trials
+      ? [
+          '<section id="trials">',
+          '<h2>Over the trials</h2>',
+          '<p class="note">Each count: minimum / median / maximum over the mode\'s trials.</p>',
+          trialsTable(trials),
+          '</section>',
+        ]
+      : []),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
     `<figure>${inlineSvg(anomalyBars(totals ?? runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
@@ -240,26 +275,33 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   return document(`emq-race: ${uniqueValues(runs, (r) => r.mode)} on ${report.server.kind} ${report.server.version}`, sections, report);
 }
 
-export function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {
+function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {
   const prefix = `emq:{${replay.queue}}:`;
   const r = replay.readout as Readout;
   const order = replay.schedule.map((s) => s.split(':')[0]).join(' then ');
   return {
     title: `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
-    subtitle: replay.mode === 'loop' ? `schedule: ${replay.schedule.join(',')}` : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
+    subtitle:
+      replay.mode === 'loop' ? `schedule: ${replay.schedule.join(',')}` : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
     server: `${server.kind} ${server.version}`,
     prefix,
     jobId: replay.jobId,
     steps: replay.steps,
-    readout: readoutRows(r, replay.jobId, replay.stalledBefore).map((row) => ({ field: row.field, label: row.label, value: row.value, meaning: `${row.source} · ${row.meaning}` })),
+    readout: readoutRows(r, replay.jobId, replay.stalledBefore).map((row) => ({
+      field: row.field,
+      label: row.label,
+      value: row.value,
+      meaning: `${row.source} · ${row.meaning}`,
+    })),
     verdict: verdict(r, replay.jobId),
     anomaly: !isCleanReadout(r),
   };
 }
 
-export function counterDiagramInput(race: CounterJson): DiagramInput {
+function counterDiagramInput(race: CounterJson): DiagramInput {
   const prefix = `emq:{${race.queue}}:`;
-  const how = race.counter === 'in-script' ? 'two HINCRBY inside scripts, sent at the same moment' : 'two client-side read-modify-write cycles, forced to interleave';
+  const how =
+    race.counter === 'in-script' ? 'two HINCRBY inside scripts, sent at the same moment' : 'two client-side read-modify-write cycles, forced to interleave';
   const { expected, reached, lost, extra } = race.readout;
   const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
   return {
@@ -286,7 +328,7 @@ function isCounter(report: ExplainReportJson): report is CounterJson {
 }
 
 /** One diagram per replay (or one for the counter race). */
-export function explainDiagrams(report: ExplainReportJson): { name: string; input: DiagramInput; drawing: Drawing }[] {
+function explainDiagrams(report: ExplainReportJson): { name: string; input: DiagramInput; drawing: Drawing }[] {
   const inputs = isCounter(report)
     ? [{ name: `counter (${report.counter})`, input: counterDiagramInput(report) }]
     : report.replays.map((replay) => ({ name: replay.mode, input: replayDiagramInput(replay, report.server) }));
@@ -296,14 +338,20 @@ export function explainDiagrams(report: ExplainReportJson): { name: string; inpu
 /** `explain --svg`: the diagrams alone, stacked in one standalone SVG. */
 export function explainSvg(report: ExplainReportJson): string {
   const diagrams = explainDiagrams(report);
-  return `${svgDocument(diagrams.map((d) => d.drawing), `emq-race explain: ${diagrams.map((d) => d.name).join(', ')} on ${report.server.kind} ${report.server.version}`)}\n`;
+  return `${svgDocument(
+    diagrams.map((d) => d.drawing),
+    `emq-race explain: ${diagrams.map((d) => d.name).join(', ')} on ${report.server.kind} ${report.server.version}`,
+  )}\n`;
 }
 
 /** The page for `explain`: the run, one sequence diagram per replay, the data. */
 export function explainPage(report: ExplainReportJson, ctx: PageContext): string {
   const diagrams = explainDiagrams(report);
   const facts: [string, string][] = isCounter(report)
-    ? [['counter', report.counter], ['queue', report.queue]]
+    ? [
+        ['counter', report.counter],
+        ['queue', report.queue],
+      ]
     : [
         ['modes', report.replays.map((r) => r.mode).join(', ')],
         ['queues', report.replays.map((r) => r.queue).join(', ')],

@@ -12,10 +12,11 @@ import type { LatencyReport } from '../server/latency-proxy.js';
  * every run carries (or that pages of older reports lack) optional. The report's own JSON is
  * assignable to it as it is, so producer and page are tied by the types, not by a cast.
  */
-export type RunJson = Pick<ReportRunJson, PageRunFields> & Partial<Omit<ReportRunJson, PageRunFields | 'mode' | 'node'>> & {
-  readonly mode: string;
-  readonly node?: string | null;
-};
+export type RunJson = Pick<ReportRunJson, PageRunFields> &
+  Partial<Omit<ReportRunJson, PageRunFields | 'mode' | 'node'>> & {
+    readonly mode: string;
+    readonly node?: string | null;
+  };
 
 type PageRunFields =
   | 'queue'
@@ -108,7 +109,9 @@ export function isSpread(value: unknown): value is Spread {
 
 /** The anomaly counts the report carries: every one some run (or trial summary) measured. */
 export function reportedAnomalies(rows: readonly object[]): Anomaly[] {
-  return ANOMALIES.filter((name) => rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null));
+  return ANOMALIES.filter((name) =>
+    rows.some((row) => name in row && (row as Record<string, unknown>)[name] !== undefined && (row as Record<string, unknown>)[name] !== null),
+  );
 }
 
 /** A run's count; null where the run did not measure it. */

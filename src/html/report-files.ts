@@ -16,7 +16,15 @@ function announce(io: Io, json: boolean, what: string, path: string): void {
   (json ? io.err : io.out)(`${what}: ${path}\n`);
 }
 
-export function writeRacePage(path: string, report: RaceReport, runs: readonly RunResult[], flags: RaceFlagsSeen & { url: string | undefined }, version: string, io: Io, json: boolean): void {
+export function writeRacePage(
+  path: string,
+  report: RaceReport,
+  runs: readonly RunResult[],
+  flags: RaceFlagsSeen & { url: string | undefined },
+  version: string,
+  io: Io,
+  json: boolean,
+): void {
   const data: RaceReportJson = reportJson(report);
   const page = racePage(data, {
     command: raceCommandLine(flags, flags.url),

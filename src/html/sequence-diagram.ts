@@ -13,7 +13,7 @@ import type { StepJson } from './report-data.js';
 import { SVG_STYLE } from './svg-style.js';
 import type { Reply } from '../model.js';
 
-export const DIAGRAM_WIDTH = 1040;
+const DIAGRAM_WIDTH = 1040;
 const LANE = { A: 130, server: 520, B: 910 } as const;
 /** Characters per line between a sweep's lane and the server's (monospace, 12px). */
 const TEXT_COLUMNS = 52;
@@ -101,7 +101,10 @@ function drawStep(step: StepJson, index: number, y0: number, input: DiagramInput
     const reply: Reply | undefined = step.replies[i];
     if (reply !== undefined) {
       const scriptRan = step.step === 'sweep' || (command[0] ?? '').startsWith('EVAL');
-      if (scriptRan) parts.push(`<rect x="${LANE.server - 6}" y="${y}" width="12" height="${LINE + 10}" class="activation"><title>the script runs to its end before any other command</title></rect>`);
+      if (scriptRan)
+        parts.push(
+          `<rect x="${LANE.server - 6}" y="${y}" width="12" height="${LINE + 10}" class="activation"><title>the script runs to its end before any other command</title></rect>`,
+        );
       lines(formatReply(reply), 'reply');
       y += 7;
       parts.push(arrow(LANE.server, lane, y, 'return'));
@@ -115,7 +118,10 @@ function drawStep(step: StepJson, index: number, y0: number, input: DiagramInput
   y += 10;
   const height = y - y0;
 
-  const sweepLabel = step.sweep === 'B' ? text(LANE.B + 14, y0 + 8 + LINE, `${index + 1} ${step.step}`, 'step-label') : text(LANE.A - 14, y0 + 8 + LINE, `${index + 1} ${step.step}`, 'step-label', 'end');
+  const sweepLabel =
+    step.sweep === 'B'
+      ? text(LANE.B + 14, y0 + 8 + LINE, `${index + 1} ${step.step}`, 'step-label')
+      : text(LANE.A - 14, y0 + 8 + LINE, `${index + 1} ${step.step}`, 'step-label', 'end');
   const marker: string[] = [];
   if (slipIn) {
     const other = step.sweep === 'B' ? 'A' : 'B';
@@ -147,7 +153,9 @@ export function sequenceDiagram(input: DiagramInput): Drawing {
     y += drawn.height;
   });
   const lifelinesEnd = y;
-  const lifelines = [LANE.A, LANE.server, LANE.B].map((x) => `<line x1="${x}" y1="${top + HEAD - 8}" x2="${x}" y2="${lifelinesEnd}" class="lifeline${x === LANE.server ? ' server' : ''}"/>`);
+  const lifelines = [LANE.A, LANE.server, LANE.B].map(
+    (x) => `<line x1="${x}" y1="${top + HEAD - 8}" x2="${x}" y2="${lifelinesEnd}" class="lifeline${x === LANE.server ? ' server' : ''}"/>`,
+  );
   const heads = [
     laneHead(LANE.A, 'sweep A', 'own connection', 'sweep'),
     laneHead(LANE.server, 'server', input.server, 'server'),
@@ -158,7 +166,9 @@ export function sequenceDiagram(input: DiagramInput): Drawing {
   const readout: string[] = [text(12, (y += LINE), `readout (${READOUT_LEGEND}):`, 'readout-head')];
   for (const row of input.readout) {
     y += LINE + 2;
-    readout.push(`<g class="readout-row" data-readout="${esc(row.field)}">${text(30, y, row.label, 'readout-label')}${text(200, y, row.value, 'readout-value')}${text(260, y, row.meaning, 'readout-meaning')}</g>`);
+    readout.push(
+      `<g class="readout-row" data-readout="${esc(row.field)}">${text(30, y, row.label, 'readout-label')}${text(200, y, row.value, 'readout-value')}${text(260, y, row.meaning, 'readout-meaning')}</g>`,
+    );
   }
   for (const line of wrap(input.verdict, 120, '  ')) readout.push(text(12, (y += LINE + 4), line, input.anomaly ? 'verdict bad' : 'verdict ok'));
   const height = y + 16;

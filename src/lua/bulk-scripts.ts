@@ -14,17 +14,45 @@ const RELEASE_MARKER = luaScript('release-marker');
 const UNLINK_RUN_JOBS = luaScript('unlink-run-jobs');
 
 /** Seeds jobs first..last with residues high..low, each carrying `runId` (see seed-jobs.lua); resolves to how many. */
-export async function callSeedJobs(redis: Redis, active: string, prefix: string, first: number, last: number, serverNowMs: number, expiredByMs: number, stalledBefore: number, high: number, low: number, runId: string): Promise<number> {
+export async function callSeedJobs(
+  redis: Redis,
+  active: string,
+  prefix: string,
+  first: number,
+  last: number,
+  serverNowMs: number,
+  expiredByMs: number,
+  stalledBefore: number,
+  high: number,
+  low: number,
+  runId: string,
+): Promise<number> {
   return Number(await SEED_JOBS.call(redis, [active], [prefix, first, last, serverNowMs, expiredByMs, stalledBefore, high, low, runId]));
 }
 
 /** One element per job of a slice, in seeding order (see audit-jobs.lua); `active` only routes the call. */
-export async function callAuditJobs(redis: Redis, active: string, prefix: string, first: number, last: number, high: number, low: number): Promise<(number | string)[]> {
+export async function callAuditJobs(
+  redis: Redis,
+  active: string,
+  prefix: string,
+  first: number,
+  last: number,
+  high: number,
+  low: number,
+): Promise<(number | string)[]> {
   return (await AUDIT_JOBS.call(redis, [active], [prefix, first, last, high, low])) as (number | string)[];
 }
 
 /** One integer per member of a slice of a list or sorted set (see audit-members.lua). */
-export async function callAuditMembers(redis: Redis, key: string, kind: 'list' | 'zset', start: number, stop: number, jobs: number, nowMs: number): Promise<number[]> {
+export async function callAuditMembers(
+  redis: Redis,
+  key: string,
+  kind: 'list' | 'zset',
+  start: number,
+  stop: number,
+  jobs: number,
+  nowMs: number,
+): Promise<number[]> {
   return (await AUDIT_MEMBERS.call(redis, [key], [kind, start, stop, jobs, nowMs])) as number[];
 }
 

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 
-export function isNoScript(err: unknown): boolean {
+function isNoScript(err: unknown): boolean {
   return /^NOSCRIPT/.test(String((err as { message?: unknown })?.message ?? ''));
 }
 

@@ -31,7 +31,9 @@ export interface ReleaseCall {
 
 /** Puts one recovered job back in active with an expired lease; [id, its re-leases so far], or [] when there was none to take. */
 export async function callReleaseStalled(redis: Redis, call: ReleaseCall): Promise<[string, number] | []> {
-  return (await RELEASE_STALLED.call(redis, [call.active, call.pending], [call.prefix, call.releases, call.headBound, call.expiredByMs, call.kind])) as [string, number] | [];
+  return (await RELEASE_STALLED.call(redis, [call.active, call.pending], [call.prefix, call.releases, call.headBound, call.expiredByMs, call.kind])) as
+    | [string, number]
+    | [];
 }
 
 /** The keys one sample looks in (see observe-job.lua). */

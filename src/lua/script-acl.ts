@@ -18,7 +18,8 @@ export interface ScriptAclRefusal {
   readonly line: number;
 }
 
-const REFUSAL = /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The user executing the script can't run this command or subcommand) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
+const REFUSAL =
+  /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The user executing the script can't run this command or subcommand) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
 
 /** A source line's place in the tool's files. */
 type Place = { readonly file: string; readonly line: number };

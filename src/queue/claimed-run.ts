@@ -51,7 +51,9 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // From here the queue holds keys of the run's: a third signal names the line that removes them.
   // Leaving at once may leave the heartbeat too (a server too slow to take its removal), and
   // `clean` refuses the queue until it expires.
-  const settle = plan.keep ? () => {} : interrupts.owe(`${leftBehindHint(keys.queue)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`);
+  const settle = plan.keep
+    ? () => {}
+    : interrupts.owe(`${leftBehindHint(keys.queue)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`);
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
@@ -69,7 +71,8 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   } catch (err) {
     // Whatever the work stumbled on, keys that vanished under it are the cause to report.
     // (Not on a server that stopped answering: one wait for it is enough.)
-    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready' && !stoppedAnswering(where)) await heartbeat.check().catch(() => undefined);
+    if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready' && !stoppedAnswering(where))
+      await heartbeat.check().catch(() => undefined);
     failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
     throw failure;
   } finally {
@@ -81,9 +84,11 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
         if (ours) {
           const error = await cleanUpRun(admin, keys, plan.jobs, failure, where);
           // A run that went well but could not remove its keys (no +unlink) ends with that error.
+          // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
           if (error) throw error;
         } else if (failure) {
-          failure.message += ours === false ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : `; ${leftBehindHint(keys.queue)}`;
+          failure.message +=
+            ours === false ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : `; ${leftBehindHint(keys.queue)}`;
         }
       }
     } finally {

@@ -83,7 +83,7 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
 }
 
 /** A run on this machine whose process still lives: its keys are in use. */
-export function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
+function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
   if (marker.host !== host || !(marker.pid > 0) || marker.pid === process.pid) return false;
   try {
     process.kill(marker.pid, 0);
@@ -98,7 +98,9 @@ async function refuseLiveRun(redis: Redis, keys: QueueKeys, owned: OwnedQueue): 
   if ((await redis.get(keys.heartbeat)) !== null) {
     const m = owned.marker;
     const who = m.host ? ` (pid ${m.pid} on ${m.host})` : '';
-    throw usageError(`queue ${owned.queue} is in use by a live run${who}: its heartbeat ${keys.heartbeat} is fresh; nothing removed (a run that ended without removing it stops counting as live within ${HEARTBEAT_TTL_MS / 1000} s)`);
+    throw usageError(
+      `queue ${owned.queue} is in use by a live run${who}: its heartbeat ${keys.heartbeat} is fresh; nothing removed (a run that ended without removing it stops counting as live within ${HEARTBEAT_TTL_MS / 1000} s)`,
+    );
   }
   if (stillRunning(owned.marker)) {
     throw usageError(`queue ${owned.queue} is in use by a run still going on this machine (pid ${owned.marker.pid}); nothing removed`);

@@ -23,7 +23,7 @@ import { seedJobs } from './seed.js';
 import { plural } from '../text.js';
 
 /** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
-export const PROBE_JOBS = 1000;
+const PROBE_JOBS = 1000;
 /**
  * Per connection the run opens (sweepers, workers, observer, re-leaser, chaos, a queue's admin):
  * CLIENT LIST shows tot-mem 37,632 bytes for an idle sweeper connection on Redis 7.0.15 (a 16 kB
@@ -82,7 +82,7 @@ export interface ProbeShape {
  * touched), fills `pending` and `dead` with its ids, reads MEMORY USAGE of each kind of key, and
  * deletes the slice, whatever happens.
  */
-export async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, where: string, signal?: AbortSignal): Promise<DataCosts> {
+async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, where: string, signal?: AbortSignal): Promise<DataCosts> {
   const keys = queueKeys(probeQueue);
   const count = Math.max(1, Math.min(PROBE_JOBS, shape.lastId));
   const firstId = shape.lastId - count + 1;
@@ -133,7 +133,9 @@ async function removeProbe(redis: Redis, keys: QueueKeys, firstId: number, lastI
 function memoryUsageRefusal(err: unknown): Error | undefined {
   const e = err as { message?: string; command?: { name?: string } };
   if (!/^NOPERM/.test(String(e?.message)) || e?.command?.name?.toLowerCase() !== 'memory') return undefined;
-  return serverError('permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in the README)');
+  return serverError(
+    'permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in the README)',
+  );
 }
 
 /** Connections one queue's run opens besides the session's: its sweepers and everything around them, and its admin. */
@@ -202,7 +204,10 @@ const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /** `--jobs 6000 (with 600 live jobs)`, or `4 queues side by side of --jobs 6000 …`: the dearest moment in the user's words. */
 function describeMoment(moment: Moment): string {
-  const dearest = moment.reduce<ModeRun | undefined>((best, run) => (!best || run.jobs + (run.live ?? 0) > best.jobs + (best.live ?? 0) ? run : best), undefined);
+  const dearest = moment.reduce<ModeRun | undefined>(
+    (best, run) => (!best || run.jobs + (run.live ?? 0) > best.jobs + (best.live ?? 0) ? run : best),
+    undefined,
+  );
   if (!dearest) return 'the run';
   const live = dearest.live ?? 0;
   const one = `--jobs ${dearest.jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
@@ -230,15 +235,41 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
     `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
   let consequence: string;
   if (memory.policy.startsWith('allkeys-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict other keys (yours) to make room`;
-  else if (memory.policy.startsWith('volatile-')) consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
+  else if (memory.policy.startsWith('volatile-'))
+    consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
   else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
   return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower --jobs${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
 }
 
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */
 const BASE_COMMANDS = [
-  'info', 'time', 'scan', 'set', 'get', 'del', 'unlink', 'eval', 'evalsha', 'script|load', 'hset', 'hget', 'hmget', 'hincrby',
-  'zadd', 'zrem', 'zremrangebyrank', 'zscore', 'zrange', 'zrangebyscore', 'rpush', 'lrem', 'lrange', 'llen', 'zcard', 'quit', 'memory|usage',
+  'info',
+  'time',
+  'scan',
+  'set',
+  'get',
+  'del',
+  'unlink',
+  'eval',
+  'evalsha',
+  'script|load',
+  'hset',
+  'hget',
+  'hmget',
+  'hincrby',
+  'zadd',
+  'zrem',
+  'zremrangebyrank',
+  'zscore',
+  'zrange',
+  'zrangebyscore',
+  'rpush',
+  'lrem',
+  'lrange',
+  'llen',
+  'zcard',
+  'quit',
+  'memory|usage',
 ];
 
 /** Every command `runs` may send: what a new latency histogram may be made for. */
@@ -295,14 +326,18 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
   };
   // The slice must not be what evicts: it holds each id in four places, a few hundred bytes a job.
   const tracked = trackedCommands(await first.redis.info('latencystats').catch(() => ''));
-  const probeBytes = Math.min(PROBE_JOBS, shape.lastId) * PROBE_BYTES_PER_JOB + (tracked ? BASE_COMMANDS.filter((c) => !tracked.has(c)).length : BASE_COMMANDS.length) * BYTES_PER_NEW_COMMAND;
+  const probeBytes =
+    Math.min(PROBE_JOBS, shape.lastId) * PROBE_BYTES_PER_JOB +
+    (tracked ? BASE_COMMANDS.filter((c) => !tracked.has(c)).length : BASE_COMMANDS.length) * BYTES_PER_NEW_COMMAND;
   if (probeBytes > roomLeft(firstMemory)) {
     throw usageError(
       `only ${mb(Math.max(0, roomLeft(firstMemory)))} is left below the maxmemory of ${mb(firstMemory.maxMemory)} on the server at ${first.where} (maxmemory-policy ${firstMemory.policy}): ` +
         `not even the slice of ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measures what a job costs fits there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
-  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) => Promise.reject(describeServerError(err, first.where)));
+  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) =>
+    Promise.reject(describeServerError(err, first.where)),
+  );
   for (const load of limited) {
     // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
     const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>

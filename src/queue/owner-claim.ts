@@ -20,7 +20,7 @@ import { queuePattern, type QueueKeys } from './keys.js';
 import { ownerValue, type OwnerMarker } from './owner-marker.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
-export const CLAIM_TTL_MS = 30_000;
+const CLAIM_TTL_MS = 30_000;
 /** A SCAN that takes longer than this renews the unconfirmed claim. */
 const CLAIM_RENEW_MS = 10_000;
 /** How long a heartbeat lives: `clean` refuses the queue while it does. */
@@ -92,7 +92,7 @@ export async function releaseClaim(redis: Redis, keys: QueueKeys, value: string)
 }
 
 /** How often a live run checks that its marker and heartbeat are still on the server. */
-export const PRESENCE_EVERY_MS = 200;
+const PRESENCE_EVERY_MS = 200;
 
 /** The heartbeat of a run that owns its queue. */
 export interface Heartbeat {
@@ -121,16 +121,18 @@ export interface Heartbeat {
 }
 
 /** Why a run whose keys vanished stopped, naming what it found gone. */
-export function vanishedError(keys: QueueKeys, where: string, gone: readonly string[]): EmqError {
+function vanishedError(keys: QueueKeys, where: string, gone: readonly string[]): EmqError {
   const named = gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', ');
   return serverError(
     `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${named} gone): ` +
-      'another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy\'s doing',
+      "another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy's doing",
   );
 }
 
 function takenError(keys: QueueKeys): EmqError {
-  return serverError(`queue ${keys.queue} was taken from this run while it ran: its owner marker ${keys.owner} now holds another run's claim; stopped, and none of the queue's keys deleted, since they may no longer be this run's`);
+  return serverError(
+    `queue ${keys.queue} was taken from this run while it ran: its owner marker ${keys.owner} now holds another run's claim; stopped, and none of the queue's keys deleted, since they may no longer be this run's`,
+  );
 }
 
 /**
@@ -173,7 +175,12 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartb
   };
   const beat = async (): Promise<void> => {
     try {
-      const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: value, to: value, markerTtlMs: 0, heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: runId } });
+      const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, {
+        from: value,
+        to: value,
+        markerTtlMs: 0,
+        heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: runId },
+      });
       // Not ours: the check says whether the marker is gone or another run's.
       if (!ours) await check();
     } catch (err) {

@@ -56,7 +56,7 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
   } catch {
     return undefined;
   }
-  const m = parsed as Partial<Omit<OwnerMarker, 'phase'>> & { phase?: unknown } | null;
+  const m = parsed as (Partial<Omit<OwnerMarker, 'phase'>> & { phase?: unknown }) | null;
   if (!m || m.tool !== OWNER_TOOL || typeof m.run !== 'string') return undefined;
   if (!Number.isSafeInteger(m.jobs) || (m.jobs as number) < 0) return undefined;
   return {

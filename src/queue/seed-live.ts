@@ -8,7 +8,7 @@ import type { QueueKeys } from './keys.js';
 import { seedJobs, type SeedPlan } from './seed.js';
 
 /** How far in the server's future the live leases end. */
-export const LIVE_FOR_MS = 3_600_000;
+const LIVE_FOR_MS = 3_600_000;
 
 /** A seeding plan whose first id is one past the last expired job; the deadlines are this file's. */
 export type LiveSeedPlan = Omit<SeedPlan, 'expiredByMs' | 'firstId'> & { readonly firstId: number };

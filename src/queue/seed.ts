@@ -100,7 +100,8 @@ export async function seedJobs(redis: Redis, keys: QueueKeys, plan: SeedPlan, si
   await inCalls(
     seedSlices(plan.firstId ?? 1, plan.jobs, PER_CALL),
     signal,
-    ({ first, last, high, low }) => callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low, plan.runId),
+    ({ first, last, high, low }) =>
+      callSeedJobs(redis, keys.active, keys.prefix, first, last, plan.serverNowMs, expiredBy, plan.stalledBefore, high, low, plan.runId),
     (_reply, slice) => onBatch?.(sliceSize(slice)),
   );
 }

@@ -22,9 +22,10 @@ export function runQueueName(base: string, mode: Mode, modeCount: number, trial:
 /** The function mode where the server has Functions; in a list of modes it is skipped (with a note) where not. */
 export async function availableModes(session: Session, modes: readonly Mode[], note: (line: string) => void): Promise<Mode[]> {
   // The probe runs before any run's own error handling: a refusal (an ACL without FUNCTION) is a line, not a stack.
-  const hasFunctions = (): Promise<boolean> => serverHasFunctions(session.admin).catch((err: unknown) => {
-    throw describeServerError(err, session.target.display);
-  });
+  const hasFunctions = (): Promise<boolean> =>
+    serverHasFunctions(session.admin).catch((err: unknown) => {
+      throw describeServerError(err, session.target.display);
+    });
   const needFunctions = modes.filter((mode) => modesNeeding('functions').includes(mode));
   if (needFunctions.length === 0 || needFunctions.length === modes.length || (await hasFunctions())) return [...modes];
   note(`this server has no Functions (Redis 7+ or Valkey needed): skipping the ${needFunctions.join(', ')} mode`);
@@ -90,7 +91,14 @@ export function planSteps(options: RaceOptions, modes: readonly Mode[], userScri
   return steps;
 }
 
-export async function runPlan(session: Session, options: RaceOptions, modes: readonly Mode[], userScript: string | undefined, interrupts: Interrupts, hooks: PlanHooks = {}): Promise<RunResult[]> {
+export async function runPlan(
+  session: Session,
+  options: RaceOptions,
+  modes: readonly Mode[],
+  userScript: string | undefined,
+  interrupts: Interrupts,
+  hooks: PlanHooks = {},
+): Promise<RunResult[]> {
   const steps = planSteps(options, modes, userScript, hooks.adjust, options.queue ?? randomQueueName());
   await hooks.beforeWrites?.(steps);
   const runs: RunResult[] = [];

@@ -40,7 +40,9 @@ function spawnChild(): Child {
   });
   child.on('exit', (code, signal) => {
     // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
-    ended = serverError(`a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`);
+    ended = serverError(
+      `a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`,
+    );
     wake();
   });
   child.on('error', (err) => {

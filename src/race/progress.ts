@@ -43,7 +43,11 @@ const CUT = { queue: 1, elapsed: 2, rate: 3, noun: 4 } as const;
 function racePieces(label: string, left: number, jobs: number, elapsedMs?: number): LinePiece[] {
   const done = Math.max(0, jobs - left);
   const percent = jobs > 0 ? Math.floor((100 * done) / jobs) : 100;
-  const pieces: LinePiece[] = [{ text: `${label}: ${groupThousands(done)}/${groupThousands(jobs)}` }, { text: ' leases reclaimed', cut: CUT.noun }, { text: ` (${percent}%)` }];
+  const pieces: LinePiece[] = [
+    { text: `${label}: ${groupThousands(done)}/${groupThousands(jobs)}` },
+    { text: ' leases reclaimed', cut: CUT.noun },
+    { text: ` (${percent}%)` },
+  ];
   if (elapsedMs === undefined || elapsedMs <= 0) return pieces;
   const rate = done / (elapsedMs / 1000);
   pieces.push({ text: `, ${groupThousands(Math.round(rate))} jobs/s`, cut: CUT.rate }, { text: `, ${formatDuration(elapsedMs)} elapsed`, cut: CUT.elapsed });
@@ -58,7 +62,11 @@ function racePieces(label: string, left: number, jobs: number, elapsedMs?: numbe
 function seedingPieces(label: string, left: number, jobs: number, elapsedMs?: number): LinePiece[] {
   const done = Math.max(0, jobs - left);
   const percent = jobs > 0 ? Math.floor((100 * done) / jobs) : 100;
-  const pieces: LinePiece[] = [{ text: `${label}: seeding ${groupThousands(done)}/${groupThousands(jobs)}` }, { text: ' jobs', cut: CUT.noun }, { text: ` (${percent}%)` }];
+  const pieces: LinePiece[] = [
+    { text: `${label}: seeding ${groupThousands(done)}/${groupThousands(jobs)}` },
+    { text: ' jobs', cut: CUT.noun },
+    { text: ` (${percent}%)` },
+  ];
   if (elapsedMs === undefined || elapsedMs <= 0) return pieces;
   const rate = done / (elapsedMs / 1000);
   pieces.push({ text: `, ${formatDuration(elapsedMs)} elapsed`, cut: CUT.elapsed });
@@ -119,7 +127,13 @@ function summaryPieces(entries: readonly ProgressEntry[]): LinePiece[] {
     const key = `${entry.mode}${entry.seeding ? ' seeding' : ''}`;
     const sum = byMode.get(key) ?? { mode: entry.mode, ...(entry.seeding ? { seeding: true as const } : {}), queues: 0, left: 0, jobs: 0 };
     const elapsedMs = entry.elapsedMs === undefined ? sum.elapsedMs : Math.max(sum.elapsedMs ?? 0, entry.elapsedMs);
-    byMode.set(key, { ...sum, queues: sum.queues + 1, left: sum.left + entry.left, jobs: sum.jobs + entry.jobs, ...(elapsedMs === undefined ? {} : { elapsedMs }) });
+    byMode.set(key, {
+      ...sum,
+      queues: sum.queues + 1,
+      left: sum.left + entry.left,
+      jobs: sum.jobs + entry.jobs,
+      ...(elapsedMs === undefined ? {} : { elapsedMs }),
+    });
   }
   return [...byMode.values()].flatMap((sum, i) => [...(i > 0 ? [{ text: '; ' }] : []), ...pieces(sum, `${sum.mode}, ${plural(sum.queues, 'queue')}`)]);
 }

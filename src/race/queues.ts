@@ -36,7 +36,7 @@ export interface Placement {
  * The `queues` queues named from `name`: each on the primary that owns its slot (on a single
  * server, all on that server). What runs them and what checks their memory beforehand share this.
  */
-export function placeQueues(session: Pick<Session, 'target'>, topology: Topology | undefined, name: string, queues: number): Placement[] {
+function placeQueues(session: Pick<Session, 'target'>, topology: Topology | undefined, name: string, queues: number): Placement[] {
   const here = nodeName(session.target.url);
   return pickQueueNames(name, queues, topology?.primaries ?? [], (slot) => topology?.ownerOf(slot)).map((queue) => {
     const node = topology ? topology.ownerOf(queueSlot(queue)) : here;
@@ -49,13 +49,24 @@ export function placeQueues(session: Pick<Session, 'target'>, topology: Topology
  * One mode's run on `queues` queues named from `name`, side by side: each on the primary that owns
  * its slot (on a single server, on that server), with its own admin connection and sweepers.
  */
-export async function runQueues(session: Session, topology: Topology | undefined, name: string, queues: number, runFor: (queue: string) => ModeRun, interrupts: Interrupts): Promise<RunResult[]> {
+export async function runQueues(
+  session: Session,
+  topology: Topology | undefined,
+  name: string,
+  queues: number,
+  runFor: (queue: string) => ModeRun,
+  interrupts: Interrupts,
+): Promise<RunResult[]> {
   const settled = await Promise.allSettled(
     placeQueues(session, topology, name, queues).map(async ({ queue, node, target }) => {
       const admin = await connect(target);
       try {
         // On a single server the race may go through the latency proxy; a cluster refuses --latency.
-        const result = await runMode({ target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) }, runFor(queue), interrupts);
+        const result = await runMode(
+          { target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) },
+          runFor(queue),
+          interrupts,
+        );
         return { ...result, node };
       } finally {
         await admin.quit().catch(() => admin.disconnect());

@@ -92,21 +92,23 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
       let result;
       try {
-        result = setup.runOnce ? await setup.runOnce() : await race({
-          connections: setup.connections,
-          factory: setup.factory,
-          keys,
-          clock: setup.clock,
-          batch: setup.batch,
-          maxStalled: setup.maxStalled,
-          probeDelayMs: setup.probeDelayMs,
-          maxSweeps: setup.maxSweeps,
-          signal,
-          faults: plan,
-          sample,
-          ...(setup.cadence ? { cadence: setup.cadence } : {}),
-          ...(setup.extras ? { extras: setup.extras } : {}),
-        });
+        result = setup.runOnce
+          ? await setup.runOnce()
+          : await race({
+              connections: setup.connections,
+              factory: setup.factory,
+              keys,
+              clock: setup.clock,
+              batch: setup.batch,
+              maxStalled: setup.maxStalled,
+              probeDelayMs: setup.probeDelayMs,
+              maxSweeps: setup.maxSweeps,
+              signal,
+              faults: plan,
+              sample,
+              ...(setup.cadence ? { cadence: setup.cadence } : {}),
+              ...(setup.extras ? { extras: setup.extras } : {}),
+            });
       } finally {
         const blows = await chaos?.stop();
         if (blows) chaosCounts = { scriptFlushes: chaosCounts.scriptFlushes + blows.scriptFlushes, clientKills: chaosCounts.clientKills + blows.clientKills };

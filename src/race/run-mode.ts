@@ -24,7 +24,17 @@ import type { Session } from '../server/session.js';
 import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
-import { BACK_TO_BACK, NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type Cadence, type Consequences, type ModeRun, type PendingKind, type RunResult } from '../model.js';
+import {
+  BACK_TO_BACK,
+  NO_CONSEQUENCES,
+  jobsPerSec,
+  type AuditCounts,
+  type Cadence,
+  type Consequences,
+  type ModeRun,
+  type PendingKind,
+  type RunResult,
+} from '../model.js';
 
 /** What a run settles before it starts, from its spec and defaults. */
 interface Settled {
@@ -44,7 +54,12 @@ type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
  * prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and the
  * result; the clean-up runs on every path once the claim is won.
  */
-export async function runMode(session: Pick<Session, 'admin' | 'target' | 'raceTarget'>, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+export async function runMode(
+  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
+  run: ModeRun,
+  interrupts: Interrupts,
+  clientNow?: () => number,
+): Promise<RunResult> {
   const { admin, target } = session;
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
@@ -124,7 +139,8 @@ async function seed(admin: Redis, keys: QueueKeys, run: ModeRun, live: number, r
   const seeding = run.progress?.seeding(run.mode, run.queue, run.jobs + live);
   try {
     await seedJobs(admin, keys, { jobs: run.jobs, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal, seeding?.seeded);
-    if (live > 0) await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal, seeding?.seeded);
+    if (live > 0)
+      await seedLiveJobs(admin, keys, { firstId: run.jobs + 1, jobs: live, runId, stalledBefore: run.stalledBefore, serverNowMs }, signal, seeding?.seeded);
   } finally {
     seeding?.stop();
   }
@@ -183,7 +199,19 @@ async function raceQueue(
           runOnce: () =>
             raceInProcesses({
               sweepers: run.sweepers,
-              setup: { url: target.url, display: target.display, ...(target.tls ? { tls: target.tls } : {}), mode: run.mode, queue: run.queue, batch: run.batch, maxStalled: run.maxStalled, probeDelayMs: run.probeDelayMs, maxSweeps, cadence, ...extras },
+              setup: {
+                url: target.url,
+                display: target.display,
+                ...(target.tls ? { tls: target.tls } : {}),
+                mode: run.mode,
+                queue: run.queue,
+                batch: run.batch,
+                maxStalled: run.maxStalled,
+                probeDelayMs: run.probeDelayMs,
+                maxSweeps,
+                cadence,
+                ...extras,
+              },
               signal,
             }),
         }
@@ -194,7 +222,11 @@ async function raceQueue(
 
 /** The server's state read back, then the pure audit of it against what the sweepers recorded. */
 async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settled, raced: Raced, signal: AbortSignal): Promise<AuditCounts> {
-  const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, { pending: settled.pending, live: settled.live, workers: settled.consequences.workers > 0 });
+  const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, {
+    pending: settled.pending,
+    live: settled.live,
+    workers: settled.consequences.workers > 0,
+  });
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     callsInDoubt: raced.callsInDoubt,
     maxStalled: run.maxStalled,

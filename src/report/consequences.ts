@@ -72,15 +72,18 @@ export function consequenceLines(run: RunResult): string[] {
   const counts = run.faultCounts;
   if (counts) {
     const parts: string[] = [];
-    if (run.consequences.faults.includes('sweeper-crash')) parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
-    if (run.consequences.faults.includes('script-flush')) parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL)`);
+    if (run.consequences.faults.includes('sweeper-crash'))
+      parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
+    if (run.consequences.faults.includes('script-flush'))
+      parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL)`);
     if (run.consequences.faults.includes('client-kill')) {
       const killed = counts.clientKills === 1 ? '1 sweeper connection was killed' : `${plural(counts.clientKills, 'sweeper connection')} were killed`;
       parts.push(`${killed} (${plural(counts.reconnects, 'reconnect')}, ${plural(counts.lostReplies, 'reply', 'replies')} lost)`);
     }
-    const unacked = run.unacknowledgedMoves > 0
-      ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
-      : '';
+    const unacked =
+      run.unacknowledgedMoves > 0
+        ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
+        : '';
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);

@@ -25,7 +25,11 @@ export function renderFittedTable(heads: readonly string[], rows: readonly Fitte
   const perPart = Math.max(1, Math.floor((width - labelWidth) / (GAP + columnWidth)));
   const parts: string[] = [];
   for (let first = 0; first < heads.length; first += perPart) {
-    const shown = (cells: readonly string[]): string => cells.slice(first, first + perPart).map((cell) => ' '.repeat(GAP) + padStart(cell, columnWidth)).join('');
+    const shown = (cells: readonly string[]): string =>
+      cells
+        .slice(first, first + perPart)
+        .map((cell) => ' '.repeat(GAP) + padStart(cell, columnWidth))
+        .join('');
     const headLine = ' '.repeat(labelWidth) + shown(heads);
     const lines = [headLine, '─'.repeat(visibleLength(headLine)), ...rows.map((row) => row.label.padEnd(labelWidth) + shown(row.cells))];
     parts.push(lines.join('\n'));

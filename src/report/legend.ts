@@ -9,7 +9,7 @@ import type { FigureSource, FigureSources, SourcedFigure } from '../model.js';
 
 const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser'];
 
-export const LEGEND_WIDTH = 80;
+const LEGEND_WIDTH = 80;
 
 /** What the table shows for a value the run did not measure. */
 export const NOT_MEASURED = '—';
@@ -23,7 +23,12 @@ export function headWords(head: string): string {
  * `columns`: the figures the table shows, with their heads. A figure whose source differs between
  * runs (recoveries reconciled from the server under faults, say) is listed under the combined one.
  */
-export function sourceLegend(columns: readonly { head: string; figure: SourcedFigure }[], runs: readonly { readonly sources?: FigureSources | undefined }[], unmeasured: boolean, width = LEGEND_WIDTH): string[] {
+export function sourceLegend(
+  columns: readonly { head: string; figure: SourcedFigure }[],
+  runs: readonly { readonly sources?: FigureSources | undefined }[],
+  unmeasured: boolean,
+  width = LEGEND_WIDTH,
+): string[] {
   const groups = new Map<FigureSource, string[]>();
   for (const { head, figure } of columns) {
     const found = [...new Set(runs.map((run) => run.sources?.[figure] ?? null).filter((s): s is FigureSource => s !== null))];

@@ -33,7 +33,7 @@ export interface Column {
 }
 
 /** A figure's value in a run; null where the run did not measure it. */
-export function figureValue(run: RunResult, field: string): number | null {
+function figureValue(run: RunResult, field: string): number | null {
   const value = (run as unknown as Readonly<Record<string, number | null | undefined>>)[field];
   return value ?? null;
 }
@@ -43,13 +43,20 @@ function shows(figure: Figure, run: RunResult): boolean {
   const value = figureValue(run, figure.field);
   return (figure.shownWhen ?? []).some((when) => {
     switch (when) {
-      case 'cycles': return hasCycles(run);
-      case 'workers': return hasWorkers(run);
-      case 'observe': return observed(run);
-      case 'faults': return hasFaults(run);
-      case 'measured': return value !== null;
-      case 'not-zero': return value !== null && value > 0;
-      case 'own-column': return STRATEGIES[run.mode].ownColumn === figure.field;
+      case 'cycles':
+        return hasCycles(run);
+      case 'workers':
+        return hasWorkers(run);
+      case 'observe':
+        return observed(run);
+      case 'faults':
+        return hasFaults(run);
+      case 'measured':
+        return value !== null;
+      case 'not-zero':
+        return value !== null && value > 0;
+      case 'own-column':
+        return STRATEGIES[run.mode].ownColumn === figure.field;
     }
   });
 }
@@ -81,7 +88,7 @@ export function tableColumns(): readonly Column[] {
 }
 
 /** Commands sent per recovery, to two decimals; '-' when nothing was recovered. */
-export function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
+function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): string {
   return run.recoveries > 0 ? (run.roundTrips / run.recoveries).toFixed(2) : '-';
 }
 
@@ -127,7 +134,7 @@ function folded(): readonly Column[] {
 
 /** Their sum for one run, the unmeasured ones left out. */
 function otherAnomalies(run: RunResult): number {
-  return folded().reduce((sum, column) => sum + (Number(column.value(run) ?? 0)), 0);
+  return folded().reduce((sum, column) => sum + Number(column.value(run) ?? 0), 0);
 }
 
 interface Laid {
@@ -161,8 +168,15 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
     return counts.length > 0 ? [`${run.mode} ${counts.join(', ')}`] : [];
   });
   return {
-    before: report.totals && report.runs.length > report.totals.length ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`] : [],
-    table: renderFittedTable(runs.map((run) => run.mode), rows, layout.width),
+    before:
+      report.totals && report.runs.length > report.totals.length
+        ? [`each column sums its mode's queues (${plural(report.runs.length, 'queue')} in all; each queue's row: --wide or --json)`]
+        : [],
+    table: renderFittedTable(
+      runs.map((run) => run.mode),
+      rows,
+      layout.width,
+    ),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
     columns,
     rows: runs,
@@ -218,7 +232,9 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
 export function whyAtomicClean(runs: readonly RunResult[]): string[] {
   const atomic = runs.filter((run) => run.mode === 'atomic');
   if (atomic.length === 0 || atomic.some((run) => ANOMALIES.some((name) => (run[name] ?? 0) > 0))) return [];
-  return ['atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps. To watch the loop of round trips go wrong step by step, on one job: emq-race explain'];
+  return [
+    'atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps. To watch the loop of round trips go wrong step by step, on one job: emq-race explain',
+  ];
 }
 
 /** The latency a run raced under, asked for and measured, as the table's header says it. */
@@ -249,24 +265,37 @@ export function readout(run: RunResult): string {
   const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
   if (run.jobsRecoveredMoreThanOnce > 0) {
-    parts.push(`recovered ${plural(run.jobsRecoveredMoreThanOnce, 'job')} more than once (${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')}, by the sweepers' own records)`);
+    parts.push(
+      `recovered ${plural(run.jobsRecoveredMoreThanOnce, 'job')} more than once (${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')}, by the sweepers' own records)`,
+    );
   }
-  if (run.duplicatePending > 0) parts.push(`left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`);
+  if (run.duplicatePending > 0)
+    parts.push(
+      `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`,
+    );
   if (run.lostIncrements > 0) {
     const meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
     parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
   }
-  if (forgotten) parts.push(`forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`);
+  if (forgotten)
+    parts.push(
+      `forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`,
+    );
   if (run.extraIncrements > 0) parts.push(`counted ${plural(run.extraIncrements, 'stall')} that no sweep recorded`);
   if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (in no set at all)`);
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
-  if (run.deadLetterEscapes > 0) parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
+  if (run.deadLetterEscapes > 0)
+    parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
   if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);
   if (count('windowInBoth') > 0) parts.push(`was seen with a job in two places at once ${plural(count('windowInBoth'), 'time')}`);
-  if (run.unreclaimed > 0) parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
+  if (run.unreclaimed > 0)
+    parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
   if (count('stolenLeases') > 0) parts.push(`took ${plural(count('stolenLeases'), 'job')} whose lease was still valid (stolen from a busy worker)`);
-  if (count('misreported') > 0) parts.push(`returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`);
+  if (count('misreported') > 0)
+    parts.push(
+      `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`,
+    );
   const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;
 }
@@ -284,7 +313,11 @@ function unseenByServer(run: RunResult): string {
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
   if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
-    why.push(STRATEGIES[run.mode].deadLettersAfterPush ? 'dead-lettered jobs were taken back out of pending' : 'moves of jobs at max-stalled went to dead, not pending');
+    why.push(
+      STRATEGIES[run.mode].deadLettersAfterPush
+        ? 'dead-lettered jobs were taken back out of pending'
+        : 'moves of jobs at max-stalled went to dead, not pending',
+    );
   }
   const shown = run.duplicatePending === 0 ? 'none' : `only ${groupThousands(run.duplicatePending)}`;
   const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';

@@ -63,7 +63,12 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
   }
   return [...groups.values()].map((group) => {
     const first = group[0] as RunResult;
-    const figures = Object.fromEntries(FIGURES.map((figure) => [figure.field, sumFigure(group.map((run) => (run as unknown as Readonly<Record<string, number | null | undefined>>)[figure.field]))]));
+    const figures = Object.fromEntries(
+      FIGURES.map((figure) => [
+        figure.field,
+        sumFigure(group.map((run) => (run as unknown as Readonly<Record<string, number | null | undefined>>)[figure.field])),
+      ]),
+    );
     const sums = Object.fromEntries(SUMMED.map((field) => [field, group.reduce((sum, run) => sum + run[field], 0)]));
     const present = Object.fromEntries(SUMMED_IF_PRESENT.map((field) => [field, sumIfPresent(group.map((run) => run[field]))]));
     const measured = Object.fromEntries(SUMMED_IF_MEASURED.map((field) => [field, sumIfMeasured(group.map((run) => run[field]))]));

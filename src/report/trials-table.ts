@@ -22,13 +22,13 @@ function always(name: Anomaly): boolean {
   return FIGURES.some((figure) => figure.field === name && figure.trialsAlways === true);
 }
 
-export function formatSpread(s: Spread | null): string {
+function formatSpread(s: Spread | null): string {
   if (s === null) return NOT_MEASURED;
   const n = (v: number): string => (Number.isInteger(v) ? groupThousands(v) : v.toFixed(1));
   return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
 }
 
-export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' | 'reproductionRate'>): string {
+function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' | 'reproductionRate'>): string {
   return `${summary.reproduced}/${summary.trials} (${Math.round(summary.reproductionRate * 100)}%)`;
 }
 
@@ -39,7 +39,8 @@ export function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' |
 export function renderTrialsTable(summaries: readonly TrialSummary[], layout: TableLayout): string {
   const paint = new Chalk({ level: layout.color ? 1 : 0 });
   const worst = (s: TrialSummary, name: Anomaly): number => s[name]?.max ?? 0;
-  const spread = (s: TrialSummary, name: Anomaly): string => (s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name])));
+  const spread = (s: TrialSummary, name: Anomaly): string =>
+    s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name]));
   const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
   const anomalies = ANOMALIES.filter((name) => always(name) || summaries.some((s) => worst(s, name) > 0));
   let table: string;
@@ -52,17 +53,19 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
     for (const s of summaries) wide.push([s.mode, String(s.trials), rate(s), ...anomalies.map((name) => spread(s, name)), formatSpread(s.jobsPerSec)]);
     table = wide.toString();
   } else {
-    table = renderFittedTable(summaries.map((s) => s.mode), [
-      { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
-      { label: 'reproduced', cells: summaries.map(rate) },
-      ...anomalies.map((name) => ({ label: headWords(heading(name)), cells: summaries.map((s) => spread(s, name)) })),
-      { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
-    ], layout.width);
+    table = renderFittedTable(
+      summaries.map((s) => s.mode),
+      [
+        { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
+        { label: 'reproduced', cells: summaries.map(rate) },
+        ...anomalies.map((name) => ({ label: headWords(heading(name)), cells: summaries.map((s) => spread(s, name)) })),
+        { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
+      ],
+      layout.width,
+    );
   }
   const lines = summaries.map((s) =>
-    s.reproduced === 0
-      ? `${s.mode}: clean in all ${plural(s.trials, 'trial')}.`
-      : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
+    s.reproduced === 0 ? `${s.mode}: clean in all ${plural(s.trials, 'trial')}.` : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
   );
   return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
 }

@@ -47,10 +47,12 @@ export function formatExpectation(expect: Expectation): string {
 }
 
 function figuresOf(run: RunResult): Partial<Record<Anomaly, number>> {
-  return Object.fromEntries(ANOMALIES.flatMap((name) => {
-    const value = run[name] ?? 0;
-    return value > 0 ? [[name, value]] : [];
-  }));
+  return Object.fromEntries(
+    ANOMALIES.flatMap((name) => {
+      const value = run[name] ?? 0;
+      return value > 0 ? [[name, value]] : [];
+    }),
+  );
 }
 
 function judgeMode(mode: Mode, expected: Outcome, runs: readonly RunResult[]): ModeVerdict {
@@ -69,7 +71,15 @@ export function judge(expect: Expectation, runs: readonly RunResult[]): Verdict 
   const named = (Object.keys(expect.modes) as Mode[]).filter((mode) => !ran.includes(mode));
   const modes = [...ran, ...named].flatMap((mode) => {
     const expected = outcomeFor(expect, mode);
-    return expected ? [judgeMode(mode, expected.outcome, runs.filter((run) => run.mode === mode))] : [];
+    return expected
+      ? [
+          judgeMode(
+            mode,
+            expected.outcome,
+            runs.filter((run) => run.mode === mode),
+          ),
+        ]
+      : [];
   });
   return { expect: formatExpectation(expect), pass: modes.every((verdict) => verdict.pass), modes };
 }
@@ -78,7 +88,10 @@ export function judge(expect: Expectation, runs: readonly RunResult[]): Verdict 
 function figureList(misses: readonly RunMiss[]): string {
   const sums = new Map<Anomaly, number>();
   for (const miss of misses) for (const [name, value] of Object.entries(miss.figures) as [Anomaly, number][]) sums.set(name, (sums.get(name) ?? 0) + value);
-  return [...sums].sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${value}`).join(', ');
+  return [...sums]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
 }
 
 /** Why one mode missed, in a clause naming its figures. */

@@ -11,7 +11,7 @@ export interface ServerClock {
 }
 
 /** TIME's reply (seconds, microseconds) as whole milliseconds. */
-export function timeReplyToMs(reply: readonly [string | number, string | number]): number {
+function timeReplyToMs(reply: readonly [string | number, string | number]): number {
   return Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
 }
 

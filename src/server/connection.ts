@@ -69,7 +69,10 @@ export function serverAddress(url: string): ServerAddress {
   const shown = display === '***' ? 'the value given (not shown: it may be a password)' : JSON.stringify(display);
   // The WHATWG parser drops a tab or line break anywhere, so the password used would not be the
   // one typed; other control characters are refused with them, as no password a person types.
-  if (/[\x00-\x1f\x7f]/.test(url)) throw usageError(`--url: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`);
+  if (/[\x00-\x1f\x7f]/.test(url))
+    throw usageError(
+      `--url: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`,
+    );
   const meant = meantUrl(url);
   if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
@@ -83,7 +86,8 @@ export function serverAddress(url: string): ServerAddress {
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
     // Named only when written as a scheme (`http://`): the word before a ':' may be a password's start.
     const scheme = parsed.protocol.replace(/:$/, '');
-    const named = url.startsWith(`${scheme}://`) && /^[a-z][a-z0-9+.-]{0,15}$/.test(scheme) ? `scheme ${JSON.stringify(scheme)} is` : `${shown} has a scheme that is`;
+    const named =
+      url.startsWith(`${scheme}://`) && /^[a-z][a-z0-9+.-]{0,15}$/.test(scheme) ? `scheme ${JSON.stringify(scheme)} is` : `${shown} has a scheme that is`;
     throw usageError(`--url: ${named} not supported; use redis://, rediss:// or unix://`);
   }
   const unix = parsed.protocol === 'unix:';
@@ -132,7 +136,7 @@ const KNOWN_SCHEMES = /^(?:rediss?|valkeys?|unix|tcp|tls|https?):\/{0,3}/i;
  * a socket path. After user info, a port that is no number (`host:notaport`) is shown too; without
  * user info it may be a password whose '@' was left out.
  */
-const SAFE_ADDRESS = /^(?:(?:\[[0-9A-Fa-f:.]*\]|[A-Za-z0-9.-]*)(?::\d*)?(?:\/\d*)?|\/[A-Za-z0-9._\/-]*)$/;
+const SAFE_ADDRESS = /^(?:(?:\[[0-9A-Fa-f:.]*\]|[A-Za-z0-9.-]*)(?::\d*)?(?:\/\d*)?|\/[A-Za-z0-9._/-]*)$/;
 const SAFE_TAIL = /^(?:\[[0-9A-Fa-f:.]*\]|[A-Za-z0-9.-]*)(?::[A-Za-z0-9]*)?(?:\/\d*)?$/;
 
 /** A user name shown before `:***`. */
@@ -289,7 +293,8 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     // A database the server lacks is the command line's to fix, whichever SELECT found it (the
     // client's own, sent on connecting, or ours).
     const first = firstEvent ?? err;
-    const error = address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target.display, address.db) : describeServerError(first, target.display);
+    const error =
+      address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target.display, address.db) : describeServerError(first, target.display);
     if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
       // What a TLS-only port does with a plain client.
       throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
@@ -297,7 +302,9 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     if (error.message.startsWith('lost the connection') && target.url.startsWith('rediss:')) {
       // A server that wants a client certificate may close the connection without its alert
       // reaching the client (under TLS 1.3 the client has already written): the likely cause, said.
-      const likely = target.tls?.cert ? 'does it accept this client certificate (one signed by a CA it trusts)?' : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
+      const likely = target.tls?.cert
+        ? 'does it accept this client certificate (one signed by a CA it trusts)?'
+        : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
       throw serverError(`the server at ${target.display} closed the connection while connecting over TLS: ${likely}`);
     }
     throw error;
@@ -324,7 +331,7 @@ const missingDatabase = (where: string, db: number): EmqError =>
   usageError(`--url: the server at ${where} has no database ${db} (a server has as many as its "databases" setting says, 16 unless changed, numbered from 0)`);
 
 /** How long a TLS handshake may go unanswered once the TCP connection stands, and how often that is looked at. */
-export const TLS_HANDSHAKE_MS = 2000;
+const TLS_HANDSHAKE_MS = 2000;
 const HANDSHAKE_CHECK_MS = 100;
 
 /**
@@ -344,7 +351,11 @@ function watchHandshake(redis: Redis, target: ServerTarget, fail: (err: unknown)
       timer = setTimeout(check, HANDSHAKE_CHECK_MS);
       return;
     }
-    fail(serverError(`the server at ${target.display} took the connection but did not answer the TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s: it may not speak TLS on this port (for a plain port use a redis:// URL)`));
+    fail(
+      serverError(
+        `the server at ${target.display} took the connection but did not answer the TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s: it may not speak TLS on this port (for a plain port use a redis:// URL)`,
+      ),
+    );
   };
   timer = setTimeout(check, HANDSHAKE_CHECK_MS);
   return () => clearTimeout(timer);

@@ -118,13 +118,20 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     const port = options.port ?? (await freePort());
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
     const serverArgs = [
-      '--port', String(port),
-      '--bind', '127.0.0.1',
-      '--save', '',
-      '--appendonly', 'no',
-      '--dir', dir,
-      '--daemonize', 'no',
-      '--logfile', '',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
       ...(options.extraArgs ?? []),
     ];
     const keeper = spawn(process.execPath, [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
@@ -132,10 +139,20 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     keeper.stdin?.on('error', () => {});
     let output = '';
     let report = '';
-    keeper.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
-    keeper.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); });
-    (keeper.stdio[3] as Readable | null)?.on('data', (chunk: Buffer) => { report += chunk.toString(); });
-    const pid = await waitUntilReady(keeper, () => output, () => report);
+    keeper.stdout?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
+    keeper.stderr?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
+    (keeper.stdio[3] as Readable | null)?.on('data', (chunk: Buffer) => {
+      report += chunk.toString();
+    });
+    const pid = await waitUntilReady(
+      keeper,
+      () => output,
+      () => report,
+    );
     if (pid !== undefined) return embedded(keeper, pid, bin, port, dir);
     lastError = /^error (.*)$/m.exec(report)?.[1] ?? output.trim().split('\n').slice(-1)[0] ?? 'exited';
     await stopKeeper(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
@@ -170,7 +187,9 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     process.off('exit', onExit);
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
-    lost.abort(new ServerGoneError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`));
+    lost.abort(
+      new ServerGoneError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`),
+    );
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {

@@ -16,7 +16,7 @@ import { InterruptedError, serverError, type EmqError } from '../errors.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
-export const EVICTION_POLL_MS = 100;
+const EVICTION_POLL_MS = 100;
 
 export interface EvictionWatch {
   /**
@@ -70,7 +70,7 @@ export function advanceCount(count: EvictionCount, reading: StatsReading): Evict
 export function evictionError(where: string, policy: string, evicted: number, reset = false): EmqError {
   return serverError(
     `the server at ${where} evicted ${evicted} key${evicted === 1 ? '' : 's'} while the run was live (maxmemory-policy ${policy}${reset ? ', counted across a CONFIG RESETSTAT' : ''}): ` +
-      'the run stopped at once and removed its own keys, but evicted keys are gone, whoever\'s they were; run on a server with more room, or with fewer --jobs or --queues',
+      "the run stopped at once and removed its own keys, but evicted keys are gone, whoever's they were; run on a server with more room, or with fewer --jobs or --queues",
   );
 }
 
@@ -84,7 +84,7 @@ interface Watched {
  * Starts watching every target, whatever its policy now. `onEviction` is called once, with the
  * error, at the first reading that shows an eviction.
  */
-export async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err: EmqError) => void): Promise<EvictionWatch> {
+async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err: EmqError) => void): Promise<EvictionWatch> {
   const watched: Watched[] = [];
   const close = async (): Promise<void> => {
     for (const { redis } of watched.splice(0)) await redis.quit().catch(() => redis.disconnect());
@@ -114,7 +114,9 @@ export async function watchEvictions(targets: readonly ServerTarget[], onEvictio
   let busy: Promise<void> | undefined;
   const timer = setInterval(() => {
     // A reading that fails (a lost server) is the run's own error to report, not the watch's.
-    busy ??= read().catch(() => {}).finally(() => (busy = undefined));
+    busy ??= read()
+      .catch(() => {})
+      .finally(() => (busy = undefined));
   }, EVICTION_POLL_MS);
   let stopped: Promise<EmqError | undefined> | undefined;
   return {
@@ -137,7 +139,11 @@ export async function watchEvictions(targets: readonly ServerTarget[], onEvictio
  * the end, rather than whatever the stopped work threw; a signal keeps its own exit code. An
  * eviction seen only by the last reading still fails the work: its figures may miss keys.
  */
-export async function underEvictionWatch<T>(targets: readonly ServerTarget[], interrupts: Interrupts, work: (interrupts: Interrupts) => Promise<T>): Promise<T> {
+export async function underEvictionWatch<T>(
+  targets: readonly ServerTarget[],
+  interrupts: Interrupts,
+  work: (interrupts: Interrupts) => Promise<T>,
+): Promise<T> {
   const evicted = new AbortController();
   const watch = await watchEvictions(targets, (err) => evicted.abort(err));
   const watched = withStop(interrupts, evicted.signal);

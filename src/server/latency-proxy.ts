@@ -418,7 +418,12 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
           measuredRttMs = await measureRoundTrip(redis, pings);
         }
         const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
-        return { target: proxied, latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs }, lost: proxy.lost, close: () => proxy.close() };
+        return {
+          target: proxied,
+          latency: { requestedMs: asked.delayMs, jitterMs: asked.jitterMs, measuredRttMs, pings, directRttMs, heldBackMs },
+          lost: proxy.lost,
+          close: () => proxy.close(),
+        };
       } finally {
         await quit(redis);
       }

@@ -37,7 +37,7 @@ const MAX_LEAD_MS = 0.5;
  * How early to wake (ms) for latenesses seen: their tenth percentile, within 0 and MAX_LEAD_MS;
  * 0 until there are a few to go by. Pure.
  */
-export function leadFor(latenesses: readonly number[]): number {
+function leadFor(latenesses: readonly number[]): number {
   if (latenesses.length < 8) return 0;
   const sorted = [...latenesses].sort((a, b) => a - b);
   const tenth = sorted[Math.floor(sorted.length / 10)] ?? 0;

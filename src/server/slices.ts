@@ -57,5 +57,10 @@ export async function inSlices<T>(
   call: (first: number, last: number) => Promise<T>,
   onReply: (reply: T, first: number) => void,
 ): Promise<void> {
-  await inCalls(ranges(count, origin, perCall), signal, ({ first, last }) => call(first, last), (reply, { first }) => onReply(reply, first));
+  await inCalls(
+    ranges(count, origin, perCall),
+    signal,
+    ({ first, last }) => call(first, last),
+    (reply, { first }) => onReply(reply, first),
+  );
 }

@@ -78,7 +78,8 @@ export function tlsSettings(url: string, flags: TlsFlags): TlsSettings | undefin
  * the conversion a DER certificate (a binary file starting with an ASN.1 SEQUENCE) needs.
  */
 function notPemCa(file: string, content: Buffer): Error {
-  const der = content[0] === 0x30 ? `; it looks like a DER (binary) certificate: convert it with openssl x509 -inform der -in ${JSON.stringify(file)} -out ca.pem` : '';
+  const der =
+    content[0] === 0x30 ? `; it looks like a DER (binary) certificate: convert it with openssl x509 -inform der -in ${JSON.stringify(file)} -out ca.pem` : '';
   return usageError(`--tls-ca: ${JSON.stringify(file)} holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" line)${der}`);
 }
 

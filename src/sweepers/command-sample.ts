@@ -9,7 +9,7 @@
 import type { SweeperSample } from './sweeper.js';
 import type { Reply, SweeperCommand } from '../model.js';
 
-export const SAMPLE_SIZE = 32;
+const SAMPLE_SIZE = 32;
 
 export class CommandSample {
   private readonly logs = new Map<string, { sweeper: number; command: string[]; reply: Reply | undefined }[]>();

@@ -76,7 +76,13 @@ export async function deadLetter(exec: Exec, keys: QueueKeys, id: string, pendin
 }
 
 /** Into dead, or onto pending (RPUSH, or ZADD for a sorted set): the claim strategy's one push. */
-export async function push(exec: Exec, keys: QueueKeys, id: string, destination: Exclude<Destination, 'unknown'>, pending: PendingKind = 'list'): Promise<void> {
+export async function push(
+  exec: Exec,
+  keys: QueueKeys,
+  id: string,
+  destination: Exclude<Destination, 'unknown'>,
+  pending: PendingKind = 'list',
+): Promise<void> {
   if (destination === 'dead') await exec('ZADD', keys.dead, 0, id);
   else await exec(...pushArgs(keys, pending, id));
 }

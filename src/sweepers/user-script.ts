@@ -14,7 +14,9 @@ export function readUserScript(path: string): string {
     source = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as { code?: string }).code;
-    throw usageError(`--script: cannot read ${JSON.stringify(path)}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a folder' : code ? ` (${code})` : ''}`);
+    throw usageError(
+      `--script: cannot read ${JSON.stringify(path)}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a folder' : code ? ` (${code})` : ''}`,
+    );
   }
   if (source.trim() === '') throw usageError(`--script: ${JSON.stringify(path)} is empty`);
   return source;

@@ -63,7 +63,12 @@ function onTerminal(args: readonly string[]): { started: Promise<number>; close(
 }
 
 for (const kind of SERVER_KINDS) {
-  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : PYTHON === undefined ? 'python3 is not installed (Debian: apt-get install python3)' : false;
+  const skip =
+    which(kind.bin) === undefined
+      ? `${kind.bin} is not installed`
+      : PYTHON === undefined
+        ? 'python3 is not installed (Debian: apt-get install python3)'
+        : false;
   describe(`a closed terminal [${kind.kind}]`, { skip }, () => {
     let server: EmbeddedServer;
     let redis: Redis;
@@ -76,9 +81,13 @@ for (const kind of SERVER_KINDS) {
 
     /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
     const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
-      within(LIMIT_MS, what, (async () => {
-        while (!(await ready())) await sleep(2);
-      })());
+      within(
+        LIMIT_MS,
+        what,
+        (async () => {
+          while (!(await ready())) await sleep(2);
+        })(),
+      );
 
     const closeWhen = async (queue: string, args: readonly string[], what: string, ready: () => Promise<boolean>): Promise<void> => {
       const cli = onTerminal(['--url', server.url, '--queue', queue, ...args]);
@@ -87,7 +96,11 @@ for (const kind of SERVER_KINDS) {
       const ended = await within(LIMIT_MS, 'the run after its terminal closed', cli.close());
       assert.equal(ended.signal, null, `ended by signal ${ended.signal} (6 is Node's abort)`);
       assert.equal(ended.exit, 129);
-      assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), [], "the run's keys are gone");
+      assert.deepEqual(
+        (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)),
+        [],
+        "the run's keys are gone",
+      );
       assert.deepEqual(await unrelatedState(redis), initial);
     };
 

@@ -25,9 +25,13 @@ const LIMIT_MS = 15_000;
 
 /** Resolves once `ready` holds, asking every few ms (a guard against a hang, not a timing). */
 const until = (what: string, ready: () => Promise<boolean> | boolean): Promise<void> =>
-  within(LIMIT_MS, what, (async () => {
-    while (!(await ready())) await sleep(2);
-  })());
+  within(
+    LIMIT_MS,
+    what,
+    (async () => {
+      while (!(await ready())) await sleep(2);
+    })(),
+  );
 
 /** The first process below the CLI whose command line names `file`. */
 async function helperOf(cli: RunningCli, file: string): Promise<number> {
@@ -63,9 +67,17 @@ for (const kind of SERVER_KINDS) {
 
     const keeperPhases = [
       { phase: 'seeding', args: ['--mode', 'atomic', '--jobs', '60000'], ready: async (own: Redis) => (await own.exists('emq:{race-keeper}:active')) === 1 },
-      { phase: 'sweeping', args: ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'], ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) > 0 },
+      {
+        phase: 'sweeping',
+        args: ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'],
+        ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) > 0,
+      },
       // Once every job stands in `pending`, the sweepers are done and the audit is reading.
-      { phase: 'auditing', args: ['--mode', 'atomic', '--jobs', '50000', '--batch', '3000'], ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) >= 50_000 },
+      {
+        phase: 'auditing',
+        args: ['--mode', 'atomic', '--jobs', '50000', '--batch', '3000'],
+        ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) >= 50_000,
+      },
     ];
     for (const { phase, args, ready } of keeperPhases) {
       test(`the embedded server's keeper killed while ${phase}: exit 3 saying so, the server stopped by the tool, nothing left`, async () => {
@@ -78,7 +90,11 @@ for (const kind of SERVER_KINDS) {
         } finally {
           own.disconnect();
         }
-        await killAndCheck(cli, keeper, /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/);
+        await killAndCheck(
+          cli,
+          keeper,
+          /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/,
+        );
         assert.equal(alive(child.pid), false, 'the embedded server is stopped');
         assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
       });
@@ -90,7 +106,11 @@ for (const kind of SERVER_KINDS) {
       const child = await helperOf(cli, 'sweeper-process.js');
       await until('the phase', ready);
       await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);
-      assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), [], "the run's keys are gone");
+      assert.deepEqual(
+        (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)),
+        [],
+        "the run's keys are gone",
+      );
       assert.deepEqual(await unrelatedState(redis), initial);
     };
 

@@ -36,9 +36,13 @@ for (const kind of SERVER_KINDS) {
 
     /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
     const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
-      within(LIMIT_MS, what, (async () => {
-        while (!(await ready())) await sleep(2);
-      })());
+      within(
+        LIMIT_MS,
+        what,
+        (async () => {
+          while (!(await ready())) await sleep(2);
+        })(),
+      );
 
     /**
      * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
@@ -61,7 +65,12 @@ for (const kind of SERVER_KINDS) {
     };
 
     test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
-      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed'], 'seeding', async () => (await redis.exists('emq:{race-seed}:active')) === 1, 'SIGINT');
+      await interruptWhen(
+        ['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed'],
+        'seeding',
+        async () => (await redis.exists('emq:{race-seed}:active')) === 1,
+        'SIGINT',
+      );
     });
 
     test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
@@ -70,7 +79,12 @@ for (const kind of SERVER_KINDS) {
     });
 
     test("SIGHUP while seeding (a closed terminal): exit 129, the run's keys deleted, nothing else touched", async () => {
-      await interruptWhen(['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-hup-seed'], 'seeding', async () => (await redis.exists('emq:{race-hup-seed}:active')) === 1, 'SIGHUP');
+      await interruptWhen(
+        ['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-hup-seed'],
+        'seeding',
+        async () => (await redis.exists('emq:{race-hup-seed}:active')) === 1,
+        'SIGHUP',
+      );
     });
 
     test("SIGHUP while sweeping: exit 129, the run's keys deleted, nothing else touched", async () => {
@@ -78,7 +92,7 @@ for (const kind of SERVER_KINDS) {
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-sweep}:pending')) > 0, 'SIGHUP');
     });
 
-    test("SIGHUP while sweeping with --json: exit 129, and stdout is the error object", async () => {
+    test('SIGHUP while sweeping with --json: exit 129, and stdout is the error object', async () => {
       const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-json', '--json'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-json}:pending')) > 0, 'SIGHUP');
     });
@@ -101,7 +115,11 @@ for (const kind of SERVER_KINDS) {
       return cli;
     };
 
-    for (const [first, second] of [['SIGINT', 'SIGINT'], ['SIGHUP', 'SIGTERM'], ['SIGTERM', 'SIGHUP']] as const) {
+    for (const [first, second] of [
+      ['SIGINT', 'SIGINT'],
+      ['SIGHUP', 'SIGTERM'],
+      ['SIGTERM', 'SIGHUP'],
+    ] as const) {
       test(`${first} then ${second} (a second signal): the run's keys are still deleted, exit ${EXIT_CODES[first]}`, async () => {
         const queue = `race-${first.toLowerCase()}-${second.toLowerCase()}`;
         const cli = await heldMidSeed(queue);
@@ -116,7 +134,10 @@ for (const kind of SERVER_KINDS) {
         const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
         assert.equal(result.code, EXIT_CODES[first], result.stderr);
         assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${first}`));
-        assert.deepEqual((await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)), []);
+        assert.deepEqual(
+          (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)),
+          [],
+        );
         assert.deepEqual(await unrelatedState(redis), initial);
       });
     }
@@ -137,12 +158,19 @@ for (const kind of SERVER_KINDS) {
       }
       assert.equal(result.code, 130, result.stderr);
       assert.match(result.stderr, /SIGINT received a third time, leaving now/);
-      assert.match(result.stderr, /remove them with emq-race clean --queue race-thrice .*if it finds the run's heartbeat still there, it lets the queue go within 15 s/);
+      assert.match(
+        result.stderr,
+        /remove them with emq-race clean --queue race-thrice .*if it finds the run's heartbeat still there, it lets the queue go within 15 s/,
+      );
       assert.match(result.stderr, /interrupted by SIGINT\n$/);
       // The heartbeat the run left counts it as live until it expires: then `clean` may finish.
-      await within(2 * LIMIT_MS, 'the heartbeat to expire', (async () => {
-        while ((await redis.exists('emq:{race-thrice}:heartbeat')) === 1) await sleep(100);
-      })());
+      await within(
+        2 * LIMIT_MS,
+        'the heartbeat to expire',
+        (async () => {
+          while ((await redis.exists('emq:{race-thrice}:heartbeat')) === 1) await sleep(100);
+        })(),
+      );
       const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
       assert.equal(clean.code, 0, clean.stderr);
       assert.deepEqual(await unrelatedState(redis), initial);

@@ -64,7 +64,13 @@ describe('the packed package, installed', () => {
     // --prefer-offline: the dependencies are in npm's cache after `npm ci`; the registry is asked only
     // for what is missing there.
     const prefix = join(work, 'prefix');
-    succeeded('npm install', await runProcess('npm', ['install', '--global', '--prefix', prefix, join(work, report.filename), '--prefer-offline', '--no-audit', '--no-fund'], { env: userEnv(), cwd: work }));
+    succeeded(
+      'npm install',
+      await runProcess('npm', ['install', '--global', '--prefix', prefix, join(work, report.filename), '--prefer-offline', '--no-audit', '--no-fund'], {
+        env: userEnv(),
+        cwd: work,
+      }),
+    );
     installed = join(prefix, 'lib', 'node_modules', PKG.name);
     bin = join(prefix, 'bin', 'emq-race');
   });
@@ -74,10 +80,23 @@ describe('the packed package, installed', () => {
   });
 
   test('the tarball holds the built code, the Lua, the JSON schema, the docs and the install script; no tests, sources or maps', () => {
-    for (const path of ['package.json', 'README.md', 'LICENSE', 'bin/emq-race.js', 'dist/src/cli/program.js', 'dist/src/lua/sweep-stalled.lua', 'dist/src/lua/instruments/seed-jobs.lua', 'schema/emq-race.schema.json', 'scripts/install-servers.sh']) {
+    for (const path of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'bin/emq-race.js',
+      'dist/src/cli/program.js',
+      'dist/src/lua/sweep-stalled.lua',
+      'dist/src/lua/instruments/seed-jobs.lua',
+      'schema/emq-race.schema.json',
+      'scripts/install-servers.sh',
+    ]) {
       assert.ok(shipped.includes(path), `${path} is not in the package`);
     }
-    assert.deepEqual(shipped.filter((path) => /\.map$|\.ts$|^dist\/test\/|^src\/|^test\//.test(path)), []);
+    assert.deepEqual(
+      shipped.filter((path) => /\.map$|\.ts$|^dist\/test\/|^src\/|^test\//.test(path)),
+      [],
+    );
     const compiled = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.js'));
     assert.ok(compiled.length > 0);
     const pointing = compiled.filter((path) => readFileSync(join(installed, 'dist', path), 'utf8').includes('sourceMappingURL'));
@@ -91,12 +110,17 @@ describe('the packed package, installed', () => {
   });
 
   const server = which('redis-server') ?? which('valkey-server');
-  test('the installed emq-race --mode atomic --expect clean passes on its own embedded server', { skip: server ? false : 'neither redis-server nor valkey-server is installed (run scripts/install-servers.sh)' }, async () => {
+  test('the installed emq-race --mode atomic --expect clean passes on its own embedded server', {
+    skip: server ? false : 'neither redis-server nor valkey-server is installed (run scripts/install-servers.sh)',
+  }, async () => {
     const result = succeeded('emq-race --mode atomic --expect clean', await runProcess(bin, ['--mode', 'atomic', '--expect', 'clean'], { env: userEnv() }));
     assert.match(result.stdout, /^server: (redis|valkey) [\d.]+ \(embedded, now stopped\)$/im);
     // The readout wraps at the width; its continuation lines are indented by two.
     const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
-    assert.match(unwrapped, /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m);
+    assert.match(
+      unwrapped,
+      /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m,
+    );
     assert.equal(result.stderr, 'emq-race: expectation met: atomic=clean\n');
   });
 
@@ -109,7 +133,10 @@ describe('the packed package, installed', () => {
       '}',
     ].join('\n');
     // Resolved from the folder the package is installed in, as another package there would.
-    const result = succeeded('import probe', await runProcess(process.execPath, ['--input-type=module', '-e', probe], { env: userEnv(), cwd: dirname(dirname(installed)) }));
+    const result = succeeded(
+      'import probe',
+      await runProcess(process.execPath, ['--input-type=module', '-e', probe], { env: userEnv(), cwd: dirname(dirname(installed)) }),
+    );
     assert.deepEqual(result.stdout.trim().split('\n'), [PKG.version, 'ERR_PACKAGE_PATH_NOT_EXPORTED', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
   });
 });

@@ -32,7 +32,10 @@ function assertNoSecret(what: string, ...texts: string[]): void {
 function runOnTerminal(args: readonly string[]): Promise<CliResult> {
   const command = [process.execPath, BIN, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qefc', command, '/dev/null'], {
+      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -75,7 +78,8 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     test(`${form.name}: table, --keep, --html, --json, --csv, trials, progress, explain (text, --json, --html, --svg) and clean`, async () => {
       const url = form.url();
       // The URL as --url after the (sub)command's name, or as REDIS_URL.
-      const call = (words: string[], args: string[]): Promise<CliResult> => (form.env ? spawnCli([...words, ...args], { REDIS_URL: url }) : spawnCli([...words, '--url', url, ...args]));
+      const call = (words: string[], args: string[]): Promise<CliResult> =>
+        form.env ? spawnCli([...words, ...args], { REDIS_URL: url }) : spawnCli([...words, '--url', url, ...args]);
       const queue = `race-secret${index}`;
       const html = join(dir, `race${index}.html`);
       const explainHtml = join(dir, `explain${index}.html`);
@@ -107,18 +111,38 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
 
   const failures: readonly { name: string; args: () => string[]; env?: () => NodeJS.ProcessEnv; code: number; line: RegExp }[] = [
     { name: "a raw '/' and '@' in the password", args: () => ['--url', `redis://:${PASSWORD}@127.0.0.1:${port}`], code: 2, line: /is not a URL/ },
-    { name: 'a backslash (Node would warn with the URL in it)', args: () => ['--url', `redis://:Zq7\\w0rd@127.0.0.1:${port}`], code: 2, line: /contains a backslash/ },
+    {
+      name: 'a backslash (Node would warn with the URL in it)',
+      args: () => ['--url', `redis://:Zq7\\w0rd@127.0.0.1:${port}`],
+      code: 2,
+      line: /contains a backslash/,
+    },
     { name: "a '%' that starts no escape", args: () => ['--url', `redis://:Zq7%zzw0rd@127.0.0.1:${port}`], code: 2, line: /percent-escape/ },
     { name: 'a port that is no number', args: () => ['--url', `redis://:Zq7w0rd@127.0.0.1:notaport`], code: 2, line: /is not a URL/ },
-    { name: 'a database that is no number', args: () => ['--url', `redis://:Zq7w0rd@127.0.0.1:${port}/?db=abc`], code: 2, line: /the database .* must be a number/ },
-    { name: 'an unsupported query parameter beside ?password=', args: () => ['--url', `redis://127.0.0.1:${port}/?password=Zq7w0rd&keyPrefix=x`], code: 2, line: /query parameter "keyPrefix"/ },
+    {
+      name: 'a database that is no number',
+      args: () => ['--url', `redis://:Zq7w0rd@127.0.0.1:${port}/?db=abc`],
+      code: 2,
+      line: /the database .* must be a number/,
+    },
+    {
+      name: 'an unsupported query parameter beside ?password=',
+      args: () => ['--url', `redis://127.0.0.1:${port}/?password=Zq7w0rd&keyPrefix=x`],
+      code: 2,
+      line: /query parameter "keyPrefix"/,
+    },
     { name: 'the URL where a command goes', args: () => [`redis://:Zq7w0rd@127.0.0.1:${port}`], code: 2, line: /unknown command/ },
     { name: 'a wrong password', args: () => ['--url', `redis://racer:Zq7-wrong-w0rd@127.0.0.1:${port}`], code: 3, line: /refused the credentials/ },
     { name: 'a wrong ?password=', args: () => ['--url', `redis://127.0.0.1:${port}/?password=Zq7-wrong-w0rd`], code: 3, line: /refused the credentials/ },
     { name: 'an unreachable port, from REDIS_URL', args: () => [], env: () => ({ REDIS_URL: 'redis://:Zq7w0rd@127.0.0.1:1' }), code: 3, line: /cannot reach/ },
     { name: 'rediss:// on a plain port', args: () => ['--url', `rediss://:Zq7w0rd@127.0.0.1:${port}`, '--tls-insecure'], code: 3, line: /TLS handshake/ },
     { name: 'explain with a bad URL', args: () => ['explain', '--url', `redis://:Zq7/w0rd@127.0.0.1:${port}`], code: 2, line: /is not a URL/ },
-    { name: 'clean with a wrong password', args: () => ['clean', '--url', `redis://:Zq7-wrong-w0rd@127.0.0.1:${port}`, '--all', '--yes'], code: 3, line: /refused the credentials/ },
+    {
+      name: 'clean with a wrong password',
+      args: () => ['clean', '--url', `redis://:Zq7-wrong-w0rd@127.0.0.1:${port}`, '--all', '--yes'],
+      code: 3,
+      line: /refused the credentials/,
+    },
   ];
   for (const failure of failures) {
     test(`${failure.name}: one line, exit ${failure.code}, no password`, async () => {

@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 
 const HELPERS = new URL('../helpers/', import.meta.url);
 
-test('the certificate and script helpers\' folders are gone once the process that made them exits', { skip: existsSync('/usr/bin/openssl') || process.env.PATH?.split(':').some((dir) => existsSync(`${dir}/openssl`)) ? false : 'openssl is not installed' }, () => {
+test("the certificate and script helpers' folders are gone once the process that made them exits", {
+  skip: existsSync('/usr/bin/openssl') || process.env.PATH?.split(':').some((dir) => existsSync(`${dir}/openssl`)) ? false : 'openssl is not installed',
+}, () => {
   // A process of its own, as each test file runs in: it makes the files, prints their paths and ends.
   const program = `
     const { makeCerts } = await import(${JSON.stringify(new URL('certs.js', HELPERS).href)});
@@ -27,7 +29,11 @@ test('the certificate and script helpers\' folders are gone once the process tha
 
 test('every test file that makes a temporary folder removes it', () => {
   const test = fileURLToPath(new URL('../', import.meta.url));
-  const files = ['unit', 'server', 'cli'].flatMap((tier) => readdirSync(`${test}${tier}`).filter((name) => name.endsWith('.test.js')).map((name) => `${tier}/${name}`));
+  const files = ['unit', 'server', 'cli'].flatMap((tier) =>
+    readdirSync(`${test}${tier}`)
+      .filter((name) => name.endsWith('.test.js'))
+      .map((name) => `${tier}/${name}`),
+  );
   for (const name of files) {
     const source = readFileSync(`${test}${name}`, 'utf8');
     if (source.includes('mkdtempSync(')) assert.ok(source.includes('rmSync('), `${name} makes a temporary folder: it removes it (in after() or finally)`);

@@ -15,7 +15,9 @@ const NARROW = { COLUMNS: '80' };
 
 /** Lines of `text` wider than `width` columns once colour codes are taken out. */
 function overlong(text: string, width: number): string[] {
-  return stripAnsi(text).split('\n').filter((line) => [...line].length > width);
+  return stripAnsi(text)
+    .split('\n')
+    .filter((line) => [...line].length > width);
 }
 
 for (const args of [[], ['--mode', 'all', '--sweepers', '8'], ['--mode', 'all', '--sweepers', '8', '--workers', '2', '--observe'], ['explain']]) {
@@ -48,25 +50,39 @@ test('--wide prints every column, one row per run', async () => {
   const result = await runCli(['--mode', 'atomic,loop', '--jobs', '300', '--wide'], NARROW);
   assert.equal(result.code, 0, result.stderr);
   // The plain race's columns; the ones for workers, faults and the like appear with those flags.
-  const heads = tableColumns().filter((column) => !column.applies || ['stolen\nleases'].includes(column.head)).map((column) => column.head);
+  const heads = tableColumns()
+    .filter((column) => !column.applies || ['stolen\nleases'].includes(column.head))
+    .map((column) => column.head);
   for (const head of heads) for (const word of head.split('\n')) assert.ok(result.stdout.includes(word), `${head.replace('\n', ' ')} is a column`);
   assert.match(result.stdout, /│ atomic +│ +2 │ +300 │ +300 │/);
   assert.match(result.stdout, /│ loop +│ +2 │ +300 │/);
   assert.ok(overlong(result.stdout, 80).length > 0, 'wider than the terminal, as asked');
 });
 
-test('--help: grouped options, every mode described, examples and exit codes; help explain prints explain\'s help', async () => {
+test("--help: grouped options, every mode described, examples and exit codes; help explain prints explain's help", async () => {
   const help = await runCli(['--help'], NARROW);
   assert.equal(help.code, 0, help.stderr);
   const headings = help.stdout.split('\n').filter((line) => /^[A-Z][^:]*:$/.test(line));
-  assert.deepEqual(headings, ['Race:', 'Server and connection:', 'Output and CI:', 'What the race costs:', 'Realism:', 'Scale:', 'Commands:', 'Modes (--mode, or a comma list):', 'Examples:', 'Exit codes:', 'With --json a failure still prints one object on stdout:']);
+  assert.deepEqual(headings, [
+    'Race:',
+    'Server and connection:',
+    'Output and CI:',
+    'What the race costs:',
+    'Realism:',
+    'Scale:',
+    'Commands:',
+    'Modes (--mode, or a comma list):',
+    'Examples:',
+    'Exit codes:',
+    'With --json a failure still prints one object on stdout:',
+  ]);
   for (const mode of ['atomic', 'loop', 'watch', 'claim', 'function', 'script']) assert.match(help.stdout, new RegExp(`^  ${mode} +\\S`, 'm'), mode);
-  assert.match(help.stdout, /^Examples:\n  emq-race\n/m);
+  assert.match(help.stdout, /^Examples:\n {2}emq-race\n/m);
   assert.match(help.stdout, /emq-race --url 'redis:\/\/:PASSWORD@/);
   assert.match(help.stdout, /--expect clean/);
-  assert.match(help.stdout, /^  emq-race explain$/m);
+  assert.match(help.stdout, /^ {2}emq-race explain$/m);
   assert.match(help.stdout, /--html race\.html/);
-  assert.match(help.stdout, /^  129 +stopped by SIGHUP/m);
+  assert.match(help.stdout, /^ {2}129 +stopped by SIGHUP/m);
   assert.deepEqual(overlong(help.stdout, 80), []);
   const explain = await runCli(['help', 'explain'], NARROW);
   assert.equal(explain.code, 0, explain.stderr);
@@ -78,7 +94,10 @@ test('--help: grouped options, every mode described, examples and exit codes; he
 function piped(args: readonly string[], reader: string): Promise<{ stdout: string; stderr: string; status: number }> {
   const command = `"$0" "$@" | ${reader}; echo "status=\${PIPESTATUS[0]}" >&2`;
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command, process.execPath, BIN, ...args], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', command, process.execPath, BIN, ...args], {
+      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -90,7 +109,14 @@ function piped(args: readonly string[], reader: string): Promise<{ stdout: strin
 
 test('a closed pipe: --help | head -1 and --json | head -c 10 end quietly, help with exit 0', async () => {
   // `true` reads nothing and leaves at once: every write the tool makes meets a closed pipe.
-  for (const [args, reader] of [[['--help'], 'head -1'], [['--help'], 'true'], [['help', 'explain'], 'true'], [['--json', '--jobs', '200'], 'head -c 10'], [['--json', '--jobs', '200'], 'true'], [['--jobs', '200'], 'true']] as const) {
+  for (const [args, reader] of [
+    [['--help'], 'head -1'],
+    [['--help'], 'true'],
+    [['help', 'explain'], 'true'],
+    [['--json', '--jobs', '200'], 'head -c 10'],
+    [['--json', '--jobs', '200'], 'true'],
+    [['--jobs', '200'], 'true'],
+  ] as const) {
     const result = await piped(args, reader);
     const what = `${args.join(' ')} | ${reader}`;
     assert.equal(result.stderr, '', `${what}: nothing on stderr`);
@@ -106,9 +132,15 @@ test('without a terminal, a run longer than 5 s prints plain progress lines on s
   assert.equal(result.code, 0, result.stderr);
   assert.ok(result.progress.length > 0, 'a progress line');
   for (const wrapped of result.progress) {
-    assert.ok(wrapped.split('\n').every((line) => [...line].length <= 80), `within 80 columns: ${wrapped}`);
+    assert.ok(
+      wrapped.split('\n').every((line) => [...line].length <= 80),
+      `within 80 columns: ${wrapped}`,
+    );
     const line = wrapped.replace(/\n {2}/g, ' ');
-    assert.match(line, /^progress: atomic: [\d,]+\/200 leases reclaimed \(\d+%\), [\d,]+ jobs\/s, \d+s elapsed(, about \d+s left|, time left unknown)? \(queue race-[0-9a-f]{8}\)\n$/);
+    assert.match(
+      line,
+      /^progress: atomic: [\d,]+\/200 leases reclaimed \(\d+%\), [\d,]+ jobs\/s, \d+s elapsed(, about \d+s left|, time left unknown)? \(queue race-[0-9a-f]{8}\)\n$/,
+    );
   }
   assert.doesNotMatch(result.stdout, /progress|leases reclaimed/);
   assert.equal((JSON.parse(result.stdout) as { runs: { recoveries: number }[] }).runs[0]?.recoveries, 200);

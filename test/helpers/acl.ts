@@ -6,9 +6,14 @@ const PAGE = readFileSync(new URL('../../../docs/shared-servers.md', import.meta
 
 /** The page's ACL SETUSER line as arguments, with `password` filled in. */
 export function readmeAclRules(password: string): string[] {
-  const line = PAGE.split('\n').map((l) => l.trim()).find((l) => l.startsWith('ACL SETUSER emq-race '));
+  const line = PAGE.split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.startsWith('ACL SETUSER emq-race '));
   assert.ok(line, 'docs/shared-servers.md has an ACL SETUSER emq-race line');
-  return line.split(/\s+/).slice(3).map((rule) => (rule === '>PASSWORD' ? `>${password}` : rule));
+  return line
+    .split(/\s+/)
+    .slice(3)
+    .map((rule) => (rule === '>PASSWORD' ? `>${password}` : rule));
 }
 
 /** Commands the rules grant one by one (`+name` or `+name|sub`), lower-case. */

@@ -37,8 +37,7 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
     child,
     done,
     stderr: () => stderr,
-    waitForStderr: (pattern) =>
-      pattern.test(stderr) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve })),
+    waitForStderr: (pattern) => (pattern.test(stderr) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve }))),
   };
 }
 

@@ -53,7 +53,11 @@ export function drawnMarks(page: Page): Promise<Drawn[]> {
  * checked against the block unless `tableFromData` is false (a block edited after the page was
  * written). Returns the open page and what it drew.
  */
-export async function checkGridPage(browser: Browser, file: string, options: { colorScheme?: 'light' | 'dark'; tableFromData?: boolean } = {}): Promise<{ page: Page; grid: GridJson; marks: Drawn[] }> {
+export async function checkGridPage(
+  browser: Browser,
+  file: string,
+  options: { colorScheme?: 'light' | 'dark'; tableFromData?: boolean } = {},
+): Promise<{ page: Page; grid: GridJson; marks: Drawn[] }> {
   const url = pathToFileURL(file).href;
   const { page, requests, errors } = await openPage(browser, url, options.colorScheme ?? 'light');
   assert.deepEqual(errors, [], 'no console errors or warnings (a CSP refusal would be one)');
@@ -73,7 +77,9 @@ export async function checkGridPage(browser: Browser, file: string, options: { c
       const found = mine.filter((mark) => mark.cell === cell.index && mark.mode === m.mode);
       assert.equal(found.length, 1, `${chart}: cell ${cell.index} ${m.mode}`);
       assert.equal(found[0]?.value, String(figure(m)), `${chart}: cell ${cell.index} ${m.mode}`);
-      const tooltip = new RegExp(`^${m.mode} · [^\\n]*\\n${m.doubleRecoveriesPer1000} double recoveries per 1,000 jobs [^\\n]*\\n${m.jobsPerSec} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`);
+      const tooltip = new RegExp(
+        `^${m.mode} · [^\\n]*\\n${m.doubleRecoveriesPer1000} double recoveries per 1,000 jobs [^\\n]*\\n${m.jobsPerSec} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`,
+      );
       assert.match(found[0]?.title ?? '', tooltip, 'a tooltip with the figures');
     }
   }
@@ -88,23 +94,32 @@ export async function checkGridPage(browser: Browser, file: string, options: { c
   if (options.tableFromData !== false) {
     // The table is markup written with the page: it shows the JSON as it was when the page was made.
     const table = await page.evaluate(() =>
-      [...document.querySelectorAll('#cells-table td[data-cell][data-mode]')].map((td) => `${td.getAttribute('data-cell')} ${td.getAttribute('data-mode')} ${td.getAttribute('data-field')}: ${td.textContent}`),
+      [...document.querySelectorAll('#cells-table td[data-cell][data-mode]')].map(
+        (td) => `${td.getAttribute('data-cell')} ${td.getAttribute('data-mode')} ${td.getAttribute('data-field')}: ${td.textContent}`,
+      ),
     );
     const expected = grid.cells.flatMap((cell) =>
       grid.modes.flatMap((mode) => {
         const m = cell.modes.find((item) => item.mode === mode);
         const figure = (field: string, text: string | number) => `${cell.index} ${mode} ${field}: ${m ? text : '—'}`;
-        return [figure('doubleRecoveriesPer1000', m?.doubleRecoveriesPer1000 ?? ''), figure('jobsPerSec', m?.jobsPerSec ?? ''), figure('racedTrials', `${m?.racedTrials}/${m?.trials}`)];
+        return [
+          figure('doubleRecoveriesPer1000', m?.doubleRecoveriesPer1000 ?? ''),
+          figure('jobsPerSec', m?.jobsPerSec ?? ''),
+          figure('racedTrials', `${m?.racedTrials}/${m?.trials}`),
+        ];
       }),
     );
-    assert.deepEqual(table, expected, 'the table: each cell\'s figures per mode');
+    assert.deepEqual(table, expected, "the table: each cell's figures per mode");
   }
   assert.equal(await page.locator('#cells-table tbody tr[data-cell]').count(), grid.cells.length);
   const banner = page.locator('#incomplete');
   if (grid.complete) assert.equal(await banner.count(), 0);
   else {
     assert.ok(await banner.isVisible(), 'an interrupted grid says so');
-    assert.equal(await banner.textContent(), `stopped after ${grid.cells.length} of ${grid.plannedCells} cells: the figures below are those of the cells that finished`);
+    assert.equal(
+      await banner.textContent(),
+      `stopped after ${grid.cells.length} of ${grid.plannedCells} cells: the figures below are those of the cells that finished`,
+    );
   }
   const image = decodePng(await page.screenshot({ fullPage: true }));
   assert.ok(image.width >= 900 && image.height >= 300, `screenshot ${image.width}×${image.height}`);

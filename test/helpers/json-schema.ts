@@ -56,7 +56,9 @@ export interface SchemaWords {
  * the schema does not list, or one it lists that the tool never prints. Empty when they agree.
  */
 export function schemaGaps(words: SchemaWords): string[] {
-  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { definitions: Record<string, { enum?: string[]; properties?: Record<string, { properties?: Record<string, unknown> }> }> };
+  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as {
+    definitions: Record<string, { enum?: string[]; properties?: Record<string, { properties?: Record<string, unknown> }> }>;
+  };
   const defs = schema.definitions;
   const listed = (name: string, fields: readonly string[], have: readonly string[]): string[] => [
     ...fields.filter((field) => !have.includes(field)).map((field) => `${name} lacks ${JSON.stringify(field)}`),

@@ -37,7 +37,8 @@ export function decodePng(png: Buffer): Image {
       width = body.readUInt32BE(0);
       height = body.readUInt32BE(4);
       const [depth, colour, , , interlace] = [body[8], body[9], body[10], body[11], body[12]];
-      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6)) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
+      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6))
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
       channels = colour === 6 ? 4 : 3;
     } else if (type === 'IDAT') {
       data.push(body);

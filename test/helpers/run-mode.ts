@@ -27,18 +27,22 @@ export function assertNoAnomaly(run: RunResult): void {
 }
 
 export function runWith(session: Session, interrupts: Interrupts, mode: Mode, over: RunOver = {}): Promise<RunResult> {
-  return runMode(session, {
-    mode,
-    queue: over.queue ?? queueName(mode),
-    jobs: over.jobs ?? 1000,
-    sweepers: over.sweepers ?? 4,
-    batch: over.batch ?? 100,
-    maxStalled: over.maxStalled ?? 3,
-    stalledBefore: over.stalledBefore ?? 0,
-    probeDelayMs: 0,
-    keep: over.keep ?? false,
-    consequences: { ...NO_CONSEQUENCES, ...over.consequences },
-    ...(over.pending ? { pending: over.pending } : {}),
-    ...(over.live !== undefined ? { live: over.live } : {}),
-  }, interrupts);
+  return runMode(
+    session,
+    {
+      mode,
+      queue: over.queue ?? queueName(mode),
+      jobs: over.jobs ?? 1000,
+      sweepers: over.sweepers ?? 4,
+      batch: over.batch ?? 100,
+      maxStalled: over.maxStalled ?? 3,
+      stalledBefore: over.stalledBefore ?? 0,
+      probeDelayMs: 0,
+      keep: over.keep ?? false,
+      consequences: { ...NO_CONSEQUENCES, ...over.consequences },
+      ...(over.pending ? { pending: over.pending } : {}),
+      ...(over.live !== undefined ? { live: over.live } : {}),
+    },
+    interrupts,
+  );
 }

@@ -23,9 +23,14 @@ const PASSWORD = 'acl-features-pw-4Rt';
 
 /** The README's base ACL SETUSER line as arguments, with the password filled in. */
 function baseRules(): string[] {
-  const line = README.split('\n').map((l) => l.trim()).find((l) => l.startsWith('ACL SETUSER emq-race on '));
+  const line = README.split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.startsWith('ACL SETUSER emq-race on '));
   assert.ok(line, 'README has the base ACL SETUSER emq-race line');
-  return line.split(/\s+/).slice(3).map((rule) => (rule === '>PASSWORD' ? `>${PASSWORD}` : rule));
+  return line
+    .split(/\s+/)
+    .slice(3)
+    .map((rule) => (rule === '>PASSWORD' ? `>${PASSWORD}` : rule));
 }
 
 /** The rows of the README's feature table: feature → the rules its line adds ([] for "none"). */
@@ -49,7 +54,13 @@ const sweepScript = scriptFile('sweep.lua', BUILT_IN_SCRIPT);
 
 /** How each README row is run: one or more CLI invocations, `--url` inserted by `withUrl`. */
 const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
-  explain: [['explain'], ['explain', '--mode', 'atomic'], ['explain', '--mode', 'loop'], ['explain', '--counter', 'client'], ['explain', '--counter', 'in-script']],
+  explain: [
+    ['explain'],
+    ['explain', '--mode', 'atomic'],
+    ['explain', '--mode', 'loop'],
+    ['explain', '--counter', 'client'],
+    ['explain', '--counter', 'in-script'],
+  ],
   '--mode claim': [['--mode', 'claim', ...SMALL]],
   // Four sweepers so that one finds a job another took, and sends its UNWATCH.
   '--mode watch': [['--mode', 'watch', '--jobs', '300', '--sweepers', '4']],
@@ -57,11 +68,20 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   '--mode script': [['--script', sweepScript, ...SMALL]],
   '--pending zset': [['--pending', 'zset', ...SMALL]],
   // A sorted-set pending is taken with ZPOPMIN (inside a script) rather than LMOVE.
-  '--workers': [['--workers', '2', ...SMALL], ['--workers', '2', '--pending', 'zset', ...SMALL]],
+  '--workers': [
+    ['--workers', '2', ...SMALL],
+    ['--workers', '2', '--pending', 'zset', ...SMALL],
+  ],
   // Below --max-stalled, so that used-up jobs wait in pending behind the rest: moved to a list's
   // tail (LMOVE), re-scored 1 in a sorted set (ZADD XX).
-  '--cycles': [['--cycles', '2', '--max-stalled', '3', ...SMALL], ['--cycles', '2', '--max-stalled', '3', '--pending', 'zset', ...SMALL]],
-  '--observe': [['--observe', ...SMALL], ['--observe', '--pending', 'zset', ...SMALL]],
+  '--cycles': [
+    ['--cycles', '2', '--max-stalled', '3', ...SMALL],
+    ['--cycles', '2', '--max-stalled', '3', '--pending', 'zset', ...SMALL],
+  ],
+  '--observe': [
+    ['--observe', ...SMALL],
+    ['--observe', '--pending', 'zset', ...SMALL],
+  ],
   '--fault sweeper-crash': [['--fault', 'sweeper-crash', ...SMALL]],
   '--fault script-flush': [['--fault', 'script-flush', '--allow-server-wide', '--mode', 'atomic', ...SMALL]],
   '--fault client-kill': [['--fault', 'client-kill', ...SMALL]],
@@ -164,7 +184,10 @@ forEachServer('least privilege, feature by feature', (handle) => {
       assert.match(line, /permission denied/);
       // The line names the command (a subcommand's container, e.g. CLIENT for client|id).
       const named = /\(([A-Z]+)[,)]/.exec(line)?.[1]?.toLowerCase() ?? '';
-      assert.ok(grants.some((g) => g.split('|')[0] === named), `${line} names one of ${grants.join(' ')}`);
+      assert.ok(
+        grants.some((g) => g.split('|')[0] === named),
+        `${line} names one of ${grants.join(' ')}`,
+      );
       assert.doesNotMatch(line, new RegExp(PASSWORD));
       assert.deepEqual(await allKeys(admin), keysBefore, 'no key left behind');
       assert.deepEqual(await admin.call('FUNCTION', 'LIST'), [], 'no function library left behind');

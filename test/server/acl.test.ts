@@ -39,11 +39,38 @@ forEachServer('least privilege', (handle) => {
     monitor.on('monitor', (_time: string, args: string[]) => sent.push(args));
     try {
       const url = userUrl(handle.url, 'emq-race');
-      const main = await runCli(['--url', url, '--jobs', '300', '--sweepers', '3', '--max-stalled', '2', '--stalled-before', '0', '--queue', 'race-acl', '--keep', '--json']);
+      const main = await runCli([
+        '--url',
+        url,
+        '--jobs',
+        '300',
+        '--sweepers',
+        '3',
+        '--max-stalled',
+        '2',
+        '--stalled-before',
+        '0',
+        '--queue',
+        'race-acl',
+        '--keep',
+        '--json',
+      ]);
       assert.equal(main.code, 0, main.stderr);
       // At stalled-before 1 and max-stalled 2 both sweeps dead-letter the job: the loop's dead
       // letter (LREM, ZADD dead) runs for sure.
-      const deadLetter = await runCli(['explain', '--url', url, '--mode', 'loop', '--stalled-before', '1', '--max-stalled', '2', '--queue', 'race-acl-explain']);
+      const deadLetter = await runCli([
+        'explain',
+        '--url',
+        url,
+        '--mode',
+        'loop',
+        '--stalled-before',
+        '1',
+        '--max-stalled',
+        '2',
+        '--queue',
+        'race-acl-explain',
+      ]);
       assert.equal(deadLetter.code, 0, deadLetter.stderr);
       // --latency times PINGs through its proxy before the race.
       const latency = await runCli(['--url', url, '--jobs', '100', '--mode', 'atomic', '--latency', '1']);
@@ -95,7 +122,8 @@ forEachServer('least privilege', (handle) => {
       // Scripts an earlier run left in the cache would spare a user without EVAL its refusal.
       await admin.call('SCRIPT', 'FLUSH');
       const before = await allKeys(admin);
-      const run = (args: readonly string[]): Promise<CliResult> => within(LIMIT_MS, `the run without ${command}`, runCli(['--url', userUrl(handle.url, user), ...args]));
+      const run = (args: readonly string[]): Promise<CliResult> =>
+        within(LIMIT_MS, `the run without ${command}`, runCli(['--url', userUrl(handle.url, user), ...args]));
       // LREM serves the loop's dead letter only: a run that starts one stall short of max-stalled needs it.
       const deadLetter = command === 'lrem' ? ['--stalled-before', '2'] : [];
       // PING serves --latency's measurement only.
@@ -103,7 +131,7 @@ forEachServer('least privilege', (handle) => {
       let result = await run(['--queue', queue, '--jobs', '50', ...deadLetter, ...latency]);
       if (result.code === 0) {
         // A plain run deletes no claim marker: DEL serves a claim refused on an occupied queue.
-        await admin.hset(`emq:{${queue}}:job:1`, 'state', 'someone else\'s');
+        await admin.hset(`emq:{${queue}}:job:1`, 'state', "someone else's");
         before.push(`emq:{${queue}}:job:1`);
         result = await run(['--queue', queue, '--mode', 'atomic', '--jobs', '50']);
       }

@@ -142,12 +142,17 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
 
   for (const input of CASES) {
     test(`${input.args.map((a) => JSON.stringify(a)).join(' ')}`, async () => {
-      const args = input.noUrl || input.args[0] === 'clean' && input.args.includes('--all') && !input.args.includes('--queue') ? input.args : [...input.args, '--url', server.url];
+      const args =
+        input.noUrl || (input.args[0] === 'clean' && input.args.includes('--all') && !input.args.includes('--queue'))
+          ? input.args
+          : [...input.args, '--url', server.url];
       const result = SPAWNED.has(input.args.join(' ')) ? await spawnCli(args) : await runInProcess(args);
       assert.equal(result.code, 2, `exit code; stderr: ${result.stderr}`);
       const line = oneErrorLine(result.stderr);
       // Under --json stdout carries the same error as one object; otherwise nothing.
-      const json = input.args.includes('--json') ? `${JSON.stringify({ version: VERSION, schema: JSON_SCHEMA, error: { exit: 2, message: line?.replace(/^emq-race: /, '') } })}\n` : '';
+      const json = input.args.includes('--json')
+        ? `${JSON.stringify({ version: VERSION, schema: JSON_SCHEMA, error: { exit: 2, message: line?.replace(/^emq-race: /, '') } })}\n`
+        : '';
       assert.equal(result.stdout, json);
       assert.ok(line, `one error line and no stack trace, got: ${result.stderr}`);
       for (const words of input.says) assert.ok(line.includes(words), `${JSON.stringify(line)} should mention ${JSON.stringify(words)}`);

@@ -45,12 +45,15 @@ forEachServer('clean', (handle) => {
     const result = await runCli(['clean', '--url', handle.url, '--queue', 'race-crashed']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^removed queue race-crashed: 27 keys$/m);
-    assert.match(result.stderr, /left 1 key under emq:\{race-crashed\}: that emq-race did not create or cannot prove are its run's \(e\.g\. emq:\{race-crashed\}:notes\)/);
+    assert.match(
+      result.stderr,
+      /left 1 key under emq:\{race-crashed\}: that emq-race did not create or cannot prove are its run's \(e\.g\. emq:\{race-crashed\}:notes\)/,
+    );
     assert.deepEqual(await allKeys(redis), ['emq:{race-crashed}:notes']);
     await redis.unlink('emq:{race-crashed}:notes');
   });
 
-  test('a job hash without the run id (or with another run\'s, or not a hash) survives clean, which says so', async () => {
+  test("a job hash without the run id (or with another run's, or not a hash) survives clean, which says so", async () => {
     await crashedRun('race-mixed', 6, ownedMarker('0123012301230123', 6));
     // Written by someone else under the run's names: no run field, another run's id, a string.
     await redis.hdel('emq:{race-mixed}:job:2', 'run');
@@ -72,15 +75,24 @@ forEachServer('clean', (handle) => {
   test('an unconfirmed (claiming) marker and an older one without a phase: only the marker goes', async () => {
     const claiming = { ...newOwnerMarker('c1a1c1a1c1a1c1a1', 3), pid: 0 };
     const { phase: _, ...legacy } = { ...newOwnerMarker('1e6ac71e6ac71e6a', 3), pid: 0 };
-    for (const [queue, marker] of [['race-claiming', ownerValue(claiming)], ['race-legacy', JSON.stringify(legacy)]] as const) {
+    for (const [queue, marker] of [
+      ['race-claiming', ownerValue(claiming)],
+      ['race-legacy', JSON.stringify(legacy)],
+    ] as const) {
       // Keys that look like a run's, the job hashes even carry the run id: under such a marker they prove nothing.
       await crashedRun(queue, 3, marker);
       const before = (await allKeys(redis)).filter((key) => key.includes(`{${queue}}`) && !key.endsWith(':owner'));
       const result = await runCli(['clean', '--url', handle.url, '--queue', queue]);
       assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, new RegExp(`^removed the marker of queue ${queue} \\(1 key\\); no other key is removed under an unconfirmed or older marker$`, 'm'));
+      assert.match(
+        result.stdout,
+        new RegExp(`^removed the marker of queue ${queue} \\(1 key\\); no other key is removed under an unconfirmed or older marker$`, 'm'),
+      );
       assert.match(result.stderr, /left 4 keys/);
-      assert.deepEqual((await allKeys(redis)).filter((key) => key.includes(`{${queue}}`)), before);
+      assert.deepEqual(
+        (await allKeys(redis)).filter((key) => key.includes(`{${queue}}`)),
+        before,
+      );
       await redis.unlink(...before);
     }
   });
@@ -91,7 +103,10 @@ forEachServer('clean', (handle) => {
     await redis.set('emq:{race-beating}:heartbeat', 'beatbeatbeatbeat', 'PX', 60_000);
     const beating = await runCli(['clean', '--url', handle.url, '--queue', 'race-beating']);
     assert.equal(beating.code, 2, beating.stderr);
-    assert.match(oneErrorLine(beating.stderr) ?? '', /queue race-beating is in use by a live run \(pid 4242 on some-other-host\): its heartbeat emq:\{race-beating\}:heartbeat is fresh; nothing removed/);
+    assert.match(
+      oneErrorLine(beating.stderr) ?? '',
+      /queue race-beating is in use by a live run \(pid 4242 on some-other-host\): its heartbeat emq:\{race-beating\}:heartbeat is fresh; nothing removed/,
+    );
     const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(all.code, 2, all.stderr);
     assert.match(all.stderr, /race-beating is in use by a live run/);

@@ -49,7 +49,10 @@ forEachServer('cli modes', (handle) => {
     const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '400', '--sweepers', '4', '--json']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
-    assert.deepEqual(report.runs.map((r) => r.mode), ['atomic', 'loop', 'watch', 'claim', 'function']);
+    assert.deepEqual(
+      report.runs.map((r) => r.mode),
+      ['atomic', 'loop', 'watch', 'claim', 'function'],
+    );
     assert.equal(new Set(report.runs.map((r) => r.queue)).size, 5);
     for (const run of report.runs) {
       assert.equal(run.live, 40, 'live defaults to 10% of --jobs');
@@ -66,7 +69,10 @@ forEachServer('cli modes', (handle) => {
   test('--mode loop,claim runs just those', async () => {
     const result = await runCli(['--url', handle.url, '--mode', 'loop,claim', '--jobs', '200', '--json']);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual((JSON.parse(result.stdout) as JsonReport).runs.map((r) => r.mode), ['loop', 'claim']);
+    assert.deepEqual(
+      (JSON.parse(result.stdout) as JsonReport).runs.map((r) => r.mode),
+      ['loop', 'claim'],
+    );
   });
 
   test('a script that does not compile: exit 2 with the server message, nothing written', async () => {
@@ -97,7 +103,10 @@ forEachServer('cli modes', (handle) => {
     const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--script', path, '--jobs', '300', '--sweepers', '8', '--json', '--expect', 'clean']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
-    assert.deepEqual(report.runs.map((r) => r.mode), ['atomic', 'script']);
+    assert.deepEqual(
+      report.runs.map((r) => r.mode),
+      ['atomic', 'script'],
+    );
     assert.equal(report.runs[1]?.misreported, 0);
   });
 
@@ -105,12 +114,24 @@ forEachServer('cli modes', (handle) => {
     const result = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '3', '--sweepers', '4', '--jobs', '300', '--json', '--expect', 'race']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
-    assert.deepEqual(report.runs.map((r) => `${r.mode}${r.trial}`), ['atomic1', 'loop1', 'atomic2', 'loop2', 'atomic3', 'loop3']);
-    assert.deepEqual(report.trials?.map((t) => [t.mode, t.trials]), [['atomic', 3], ['loop', 3]]);
+    assert.deepEqual(
+      report.runs.map((r) => `${r.mode}${r.trial}`),
+      ['atomic1', 'loop1', 'atomic2', 'loop2', 'atomic3', 'loop3'],
+    );
+    assert.deepEqual(
+      report.trials?.map((t) => [t.mode, t.trials]),
+      [
+        ['atomic', 3],
+        ['loop', 3],
+      ],
+    );
     const [atomic, loop] = report.trials ?? [];
     assert.equal(atomic?.reproductionRate, 0);
     assert.equal(loop?.reproductionRate, 1);
-    const loopDoubles = report.runs.filter((r) => r.mode === 'loop').map((r) => r.doubleRecoveries).sort((a, b) => a - b);
+    const loopDoubles = report.runs
+      .filter((r) => r.mode === 'loop')
+      .map((r) => r.doubleRecoveries)
+      .sort((a, b) => a - b);
     assert.deepEqual(loop?.doubleRecoveries, { min: loopDoubles[0], median: loopDoubles[1], max: loopDoubles[2] });
     const expectClean = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--sweepers', '4', '--jobs', '300', '--expect', 'clean']);
     assert.equal(expectClean.code, 1);
@@ -119,25 +140,76 @@ forEachServer('cli modes', (handle) => {
   });
 
   test('--trials with --queues: each trial runs every queue on fresh names, summarised over its totals row', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'both', '--queues', '2', '--trials', '2', '--sweepers', '4', '--jobs', '300', '--queue', 'tq', '--json', '--expect', 'race']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'both',
+      '--queues',
+      '2',
+      '--trials',
+      '2',
+      '--sweepers',
+      '4',
+      '--jobs',
+      '300',
+      '--queue',
+      'tq',
+      '--json',
+      '--expect',
+      'race',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport & { totals: JsonRun[] };
-    assert.deepEqual(report.runs.map((r) => `${r.mode}${r.trial}:${r.queue}`), [
-      'atomic1:tq-atomic-t1-0', 'atomic1:tq-atomic-t1-1', 'loop1:tq-loop-t1-0', 'loop1:tq-loop-t1-1',
-      'atomic2:tq-atomic-t2-0', 'atomic2:tq-atomic-t2-1', 'loop2:tq-loop-t2-0', 'loop2:tq-loop-t2-1',
-    ]);
-    assert.deepEqual(report.totals.map((t) => [t.mode, t.trial, t.jobs]), [['atomic', 1, 600], ['loop', 1, 600], ['atomic', 2, 600], ['loop', 2, 600]]);
+    assert.deepEqual(
+      report.runs.map((r) => `${r.mode}${r.trial}:${r.queue}`),
+      [
+        'atomic1:tq-atomic-t1-0',
+        'atomic1:tq-atomic-t1-1',
+        'loop1:tq-loop-t1-0',
+        'loop1:tq-loop-t1-1',
+        'atomic2:tq-atomic-t2-0',
+        'atomic2:tq-atomic-t2-1',
+        'loop2:tq-loop-t2-0',
+        'loop2:tq-loop-t2-1',
+      ],
+    );
+    assert.deepEqual(
+      report.totals.map((t) => [t.mode, t.trial, t.jobs]),
+      [
+        ['atomic', 1, 600],
+        ['loop', 1, 600],
+        ['atomic', 2, 600],
+        ['loop', 2, 600],
+      ],
+    );
     for (const total of report.totals) {
       const queues = report.runs.filter((r) => r.mode === total.mode && r.trial === total.trial);
-      assert.equal(total.doubleRecoveries, queues.reduce((sum, r) => sum + r.doubleRecoveries, 0));
+      assert.equal(
+        total.doubleRecoveries,
+        queues.reduce((sum, r) => sum + r.doubleRecoveries, 0),
+      );
     }
-    assert.deepEqual(report.trials?.map((t) => [t.mode, t.trials, t.reproductionRate]), [['atomic', 2, 0], ['loop', 2, 1]]);
-    const loopTotals = report.totals.filter((t) => t.mode === 'loop').map((t) => t.doubleRecoveries).sort((a, b) => a - b);
-    assert.deepEqual(report.trials?.[1]?.doubleRecoveries, { min: loopTotals[0], median: ((loopTotals[0] ?? 0) + (loopTotals[1] ?? 0)) / 2, max: loopTotals[1] });
+    assert.deepEqual(
+      report.trials?.map((t) => [t.mode, t.trials, t.reproductionRate]),
+      [
+        ['atomic', 2, 0],
+        ['loop', 2, 1],
+      ],
+    );
+    const loopTotals = report.totals
+      .filter((t) => t.mode === 'loop')
+      .map((t) => t.doubleRecoveries)
+      .sort((a, b) => a - b);
+    assert.deepEqual(report.trials?.[1]?.doubleRecoveries, {
+      min: loopTotals[0],
+      median: ((loopTotals[0] ?? 0) + (loopTotals[1] ?? 0)) / 2,
+      max: loopTotals[1],
+    });
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
-  test('--csv: the JSON\'s field names as a quoted header row, then one quoted row per run with its queue and node', async () => {
+  test("--csv: the JSON's field names as a quoted header row, then one quoted row per run with its queue and node", async () => {
     const result = await runCli(['--url', handle.url, '--mode', 'watch,claim', '--jobs', '200', '--queue', 'csvq', '--csv']);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trimEnd().split('\n');
@@ -146,19 +218,32 @@ forEachServer('cli modes', (handle) => {
     assert.deepEqual(header, [...csvFields()]);
     const node = new URL(handle.url).host;
     const rows = lines.slice(1).map((line) => Object.fromEntries((JSON.parse(`[${line}]`) as string[]).map((value, i) => [header[i], value])));
-    assert.deepEqual(rows.map((row) => [row.trial, row.mode, row.queue, row.node, row.jobs, row.recoveries, row.clean, row.anomalies]), [
-      ['1', 'watch', 'csvq-watch', node, '200', '200', 'true', '0'],
-      ['1', 'claim', 'csvq-claim', node, '200', '200', 'true', '0'],
-    ]);
+    assert.deepEqual(
+      rows.map((row) => [row.trial, row.mode, row.queue, row.node, row.jobs, row.recoveries, row.clean, row.anomalies]),
+      [
+        ['1', 'watch', 'csvq-watch', node, '200', '200', 'true', '0'],
+        ['1', 'claim', 'csvq-claim', node, '200', '200', 'true', '0'],
+      ],
+    );
     // A figure not measured (no workers, no observer) is an empty field, not a zero.
-    assert.deepEqual(rows.map((row) => [row.samples, row.executions]), [['', ''], ['', '']]);
+    assert.deepEqual(
+      rows.map((row) => [row.samples, row.executions]),
+      [
+        ['', ''],
+        ['', ''],
+      ],
+    );
   });
 
   test('Ctrl-C during a function run: exit 130, the library and the keys are gone', async () => {
-    const child = spawn(process.execPath, [BIN, '--url', handle.url, '--mode', 'function', '--jobs', '5000', '--batch', '1', '--interval', '1', '--live', '0'], {
-      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, '--url', handle.url, '--mode', 'function', '--jobs', '5000', '--batch', '1', '--interval', '1', '--live', '0'],
+      {
+        env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

@@ -14,9 +14,23 @@ import { FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
 
 const RUN_FIELDS = [
-  'mode', 'queue', 'sweepers', 'jobs', 'batch', 'maxStalled', 'stalledBefore', 'recoveries',
-  'doubleRecoveries', 'duplicatePending', 'lostIncrements', 'extraIncrements', 'lostJobs',
-  'misplaced', 'unreclaimed', 'wallMs', 'jobsPerSec',
+  'mode',
+  'queue',
+  'sweepers',
+  'jobs',
+  'batch',
+  'maxStalled',
+  'stalledBefore',
+  'recoveries',
+  'doubleRecoveries',
+  'duplicatePending',
+  'lostIncrements',
+  'extraIncrements',
+  'lostJobs',
+  'misplaced',
+  'unreclaimed',
+  'wallMs',
+  'jobsPerSec',
 ];
 
 test('--version prints the package version; --help lists flags and exit codes', async () => {
@@ -26,7 +40,21 @@ test('--version prints the package version; --help lists flags and exit codes', 
   assert.equal(version.stdout.trim(), pkg.version);
   const help = await runCli(['--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--mode', '--sweepers', '--jobs', '--batch', '--max-stalled', '--stalled-before', '--probe-delay', '--queue', '--url', '--server-bin', '--keep', '--json', '--expect']) {
+  for (const flag of [
+    '--mode',
+    '--sweepers',
+    '--jobs',
+    '--batch',
+    '--max-stalled',
+    '--stalled-before',
+    '--probe-delay',
+    '--queue',
+    '--url',
+    '--server-bin',
+    '--keep',
+    '--json',
+    '--expect',
+  ]) {
     assert.ok(help.stdout.includes(flag), flag);
   }
   assert.match(help.stdout, /Exit codes:[\s\S]*130/);
@@ -64,15 +92,17 @@ test('the embedded default server: both modes, a table, and the readout; the ser
   assert.match(result.stdout, /^atomic \(4 sweepers, 300 jobs\): every expired lease was reclaimed exactly once/m);
 });
 
-test('--keep on the embedded server leaves it running with the run\'s keys, and says how to stop it', async () => {
+test("--keep on the embedded server leaves it running with the run's keys, and says how to stop it", async () => {
   const result = await runCli(['--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepembedded', '--keep']);
   assert.equal(result.code, 0, result.stderr);
-  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with:\s+redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(result.stdout);
+  const said = /kept: embedded server at (redis:\/\/127\.0\.0\.1:(\d+)), pid (\d+); stop it with:\s+redis-cli -p (\d+) shutdown nosave \(or kill (\d+)\)/.exec(
+    result.stdout,
+  );
   assert.ok(said, result.stdout);
   const [, url, port, pid] = said;
   const redis = new Redis(String(url));
   try {
-    assert.equal(await redis.get('emq:{race-keepembedded}:owner') !== null, true);
+    assert.equal((await redis.get('emq:{race-keepembedded}:owner')) !== null, true);
     assert.equal(await redis.hget('emq:{race-keepembedded}:job:20', 'state'), 'pending');
     assert.equal(Number(port), Number(said[4]));
   } finally {
@@ -126,21 +156,42 @@ forEachServer('cli', (handle) => {
     // A pass says so on stderr, in one line: a CI log shows what held, not the table alone.
     assert.equal(check.stderr, 'emq-race: expectation met: atomic=clean, loop=race\n');
     const script = scriptFile('forgets-zrem.lua', FORGETS_ZREM);
-    const dirty = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--script', script, '--sweepers', '8', '--expect', 'atomic=clean,loop=race', '--expect', 'script=clean']);
+    const dirty = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic,loop',
+      '--script',
+      script,
+      '--sweepers',
+      '8',
+      '--expect',
+      'atomic=clean,loop=race',
+      '--expect',
+      'script=clean',
+    ]);
     assert.equal(dirty.code, 1);
     // The fitted table: a column per mode (atomic, loop, script), a row per figure.
     assert.match(dirty.stdout, /^ +atomic +loop +script$/m);
     const duplicates = /^duplicate pending +\S+ +\S+ +(\S+)$/m.exec(dirty.stdout)?.[1]?.replace(/,/g, '');
-    assert.match(duplicates ?? '', /^[1-9]\d*$/, 'the table shows the script\'s duplicate pending entries');
-    assert.match(dirty.stderr, new RegExp(`^emq-race: --expect atomic=clean,loop=race,script=clean missed: script expected clean, but showed .*duplicatePending ${duplicates ?? '?'}[,\\n]`));
+    assert.match(duplicates ?? '', /^[1-9]\d*$/, "the table shows the script's duplicate pending entries");
+    assert.match(
+      dirty.stderr,
+      new RegExp(
+        `^emq-race: --expect atomic=clean,loop=race,script=clean missed: script expected clean, but showed .*duplicatePending ${duplicates ?? '?'}[,\\n]`,
+      ),
+    );
     assert.ok(!/atomic expected|loop expected/.test(dirty.stderr), 'only the mode that missed is named');
     const notRun = await runCli(['--url', handle.url, '--mode', 'atomic', '--expect', 'loop=race']);
     assert.equal(notRun.code, 2);
     assert.equal(notRun.stdout, '');
-    assert.equal(notRun.stderr, 'emq-race: --expect loop=race: loop is not among the modes run (--mode atomic); add it to --mode or leave it out of --expect\n');
+    assert.equal(
+      notRun.stderr,
+      'emq-race: --expect loop=race: loop is not among the modes run (--mode atomic); add it to --mode or leave it out of --expect\n',
+    );
   });
 
-  test('--keep leaves exactly the run\'s keys; a second run on that queue is refused with exit 2', async () => {
+  test("--keep leaves exactly the run's keys; a second run on that queue is refused with exit 2", async () => {
     const kept = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--live', '0', '--queue', 'race-kept', '--keep']);
     assert.equal(kept.code, 0, kept.stderr);
     assert.match(kept.stdout, /kept: queue race-kept \(keys emq:\{race-kept\}:\*\)/);
@@ -158,9 +209,15 @@ forEachServer('cli', (handle) => {
     await redis.quit();
   });
 
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     test(`${signal} mid-run: exit ${code}, and the run's keys are deleted`, async () => {
-      const child = spawn(process.execPath, [BIN, '--url', handle.url, '--mode', 'loop', '--jobs', '20000', '--sweepers', '4'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+      const child = spawn(process.execPath, [BIN, '--url', handle.url, '--mode', 'loop', '--jobs', '20000', '--sweepers', '4'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1' },
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const redis = new Redis(handle.url);

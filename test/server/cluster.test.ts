@@ -41,7 +41,10 @@ test('queue names are picked so that queue i lands on primary i mod P', () => {
   assert.equal(new Set(names).size, 7);
   names.forEach((name, i) => assert.equal(ownerOf(queueSlot(name)), primaries[i % 3], name));
   assert.deepEqual(pickQueueNames('solo', 1, primaries, ownerOf), ['solo']);
-  assert.deepEqual(pickQueueNames('one', 2, [], () => undefined), ['one-0', 'one-1']);
+  assert.deepEqual(
+    pickQueueNames('one', 2, [], () => undefined),
+    ['one-0', 'one-1'],
+  );
 });
 
 test('cluster detection, node URLs and per-mode totals', () => {
@@ -54,12 +57,36 @@ test('cluster detection, node URLs and per-mode totals', () => {
   const primary = topologyFromSlots(slots, { url: 'rediss://seed:7000', display: 'rediss://seed:7000', tls }).targetOf('10.0.0.2:7001');
   assert.deepEqual(primary.tls, tls);
   assert.equal(primary.url, 'rediss://10.0.0.2:7001');
-  const run = (queue: string, over: Partial<RunResult>): RunResult => ({
-    mode: 'atomic', queue, trial: 1, sweepers: 2, jobs: 10, batch: 5, maxStalled: 3, stalledBefore: 0, recoveries: 10, doubleRecoveries: 0,
-    duplicatePending: 0, lostIncrements: 0, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, jobsRecoveredMoreThanOnce: 0,
-    wallMs: 10, jobsPerSec: 1000, roundTrips: 4, sweeps: 4, cutShort: false, callMsP50: 1, callMsP99: 2, callMsMax: 3, serverCallMsP99: null,
-    ...over,
-  }) as RunResult;
+  const run = (queue: string, over: Partial<RunResult>): RunResult =>
+    ({
+      mode: 'atomic',
+      queue,
+      trial: 1,
+      sweepers: 2,
+      jobs: 10,
+      batch: 5,
+      maxStalled: 3,
+      stalledBefore: 0,
+      recoveries: 10,
+      doubleRecoveries: 0,
+      duplicatePending: 0,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      lostJobs: 0,
+      misplaced: 0,
+      unreclaimed: 0,
+      jobsRecoveredMoreThanOnce: 0,
+      wallMs: 10,
+      jobsPerSec: 1000,
+      roundTrips: 4,
+      sweeps: 4,
+      cutShort: false,
+      callMsP50: 1,
+      callMsP99: 2,
+      callMsMax: 3,
+      serverCallMsP99: null,
+      ...over,
+    }) as RunResult;
   const [total] = totalsPerMode([run('a', { node: 'n1:1', wallMs: 20 }), run('b', { node: 'n2:2', callMsP99: 5, recoveries: 12, doubleRecoveries: 2 })]);
   assert.ok(total);
   assert.equal(total.jobs, 20);
@@ -71,7 +98,13 @@ test('cluster detection, node URLs and per-mode totals', () => {
   assert.equal(total.serverCallMsP99, null);
   assert.equal(total.node, 'n1:1,n2:2');
   const byTrial = totalsPerMode([run('a', { trial: 1 }), run('b', { trial: 1 }), run('a-t2', { trial: 2, doubleRecoveries: 3 }), run('b-t2', { trial: 2 })]);
-  assert.deepEqual(byTrial.map((t) => [t.mode, t.trial, t.jobs, t.doubleRecoveries, t.queue]), [['atomic', 1, 20, 0, '2 queues'], ['atomic', 2, 20, 3, '2 queues']]);
+  assert.deepEqual(
+    byTrial.map((t) => [t.mode, t.trial, t.jobs, t.doubleRecoveries, t.queue]),
+    [
+      ['atomic', 1, 20, 0, '2 queues'],
+      ['atomic', 2, 20, 3, '2 queues'],
+    ],
+  );
 });
 
 for (const kind of SERVER_KINDS) {
@@ -111,7 +144,13 @@ for (const kind of SERVER_KINDS) {
         const used = new Set(report.runs.filter((r) => r.mode === mode).map((r) => r.node));
         assert.ok(used.size >= 2, `${mode} queues on ${[...used].join(', ')}`);
       }
-      assert.deepEqual(report.totals.map((t) => [t.mode, t.jobs]), [['atomic', 1800], ['loop', 1800]]);
+      assert.deepEqual(
+        report.totals.map((t) => [t.mode, t.jobs]),
+        [
+          ['atomic', 1800],
+          ['loop', 1800],
+        ],
+      );
       for (const node of nodes) assert.equal(await node.dbsize(), 0, 'every key deleted');
     });
 
@@ -144,7 +183,10 @@ for (const kind of SERVER_KINDS) {
       const slot = queueSlot('solo-queue');
       const ownerConnection = nodes[cluster.nodes.indexOf(owner)] as Redis;
       const slots = (await ownerConnection.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
-      assert.ok(slots.some(([from, to, [, port]]) => from <= slot && slot <= to && port === owner.port), 'its node owns the slot');
+      assert.ok(
+        slots.some(([from, to, [, port]]) => from <= slot && slot <= to && port === owner.port),
+        'its node owns the slot',
+      );
     });
   });
 }

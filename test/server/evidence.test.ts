@@ -71,7 +71,10 @@ forEachServer('evidence', (handle) => {
 
   const wire = (pending: PendingKind, push: string, take: string): void => {
     test(`one loop sweeper on the wire (pending ${pending}): per job exactly the page's ZSCORE, ZREM, ${push}, HGET, HSET; at max-stalled then ${take}, ZADD dead, HSET state dead`, async () => {
-      for (const [stalledBefore, extension] of [[0, []], [2, [take, 'ZADD', 'HSET']]] as const) {
+      for (const [stalledBefore, extension] of [
+        [0, []],
+        [2, [take, 'ZADD', 'HSET']],
+      ] as const) {
         const queue = queueName(`wire-${pending}`);
         const prefix = queueKeys(queue).prefix;
         const commands = await monitored(session.admin, prefix, async () => {
@@ -82,8 +85,16 @@ forEachServer('evidence', (handle) => {
         assert.deepEqual([...jobs.keys()].sort(), ['1', '2', '3', '4']);
         for (const [id, sent] of jobs) {
           // The audit reads the hash after the race with one script call: nothing else per job.
-          assert.deepEqual(sent.map((c) => c[0]), ['ZSCORE', 'ZREM', push, 'HGET', 'HSET', ...extension], `job ${id}`);
-          assert.deepEqual(sent[4], ['HSET', `${prefix}job:${id}`, 'stalled', String(stalledBefore + 1), 'state', 'pending'], 'the write-back: what was read, plus one');
+          assert.deepEqual(
+            sent.map((c) => c[0]),
+            ['ZSCORE', 'ZREM', push, 'HGET', 'HSET', ...extension],
+            `job ${id}`,
+          );
+          assert.deepEqual(
+            sent[4],
+            ['HSET', `${prefix}job:${id}`, 'stalled', String(stalledBefore + 1), 'state', 'pending'],
+            'the write-back: what was read, plus one',
+          );
           if (extension.length > 0) {
             assert.deepEqual(sent.slice(5), [
               take === 'LREM' ? ['LREM', `${prefix}pending`, '1', id] : ['ZREM', `${prefix}pending`, id],
@@ -101,7 +112,10 @@ forEachServer('evidence', (handle) => {
   test('--mode loop --sweepers 8 races in every one of 20 runs; atomic with 64 sweepers stays clean', async () => {
     for (let i = 0; i < 20; i++) {
       const run = await runWith(session, interrupts, 'loop', { jobs: 200, sweepers: 8, batch: 50, live: 0 });
-      assert.ok(run.doubleRecoveries > 0 && run.lostIncrements > 0, `run ${i + 1}: ${run.doubleRecoveries} double recoveries, ${run.lostIncrements} lost increments`);
+      assert.ok(
+        run.doubleRecoveries > 0 && run.lostIncrements > 0,
+        `run ${i + 1}: ${run.doubleRecoveries} double recoveries, ${run.lostIncrements} lost increments`,
+      );
     }
     for (let i = 0; i < 3; i++) {
       const run = await runWith(session, interrupts, 'atomic', { jobs: 1000, sweepers: 64, live: 100 });
@@ -117,12 +131,26 @@ forEachServer('evidence', (handle) => {
     const report = JSON.parse(result.stdout) as { runs: Record<string, unknown>[] };
     for (const run of report.runs) {
       const sources = run.sources as Record<string, string | null>;
-      assert.deepEqual(Object.keys(sources).sort(), [...ANOMALIES, 'recoveries', 'forgottenStallCount'].sort(), `${String(run.mode)}: a source for every anomaly`);
+      assert.deepEqual(
+        Object.keys(sources).sort(),
+        [...ANOMALIES, 'recoveries', 'forgottenStallCount'].sort(),
+        `${String(run.mode)}: a source for every anomaly`,
+      );
       assert.equal(sources.duplicatePending, 'server');
       assert.equal(sources.doubleRecoveries, 'sweepers');
       assert.equal(sources.lostIncrements, 'server+sweepers');
       // No workers, no observer, no re-leases, no live jobs, no user script: not measured.
-      for (const field of ['doubleExecutions', 'executions', 'windowInNeither', 'windowInBoth', 'samples', 'forgottenStalls', 'forgottenStallCount', 'stolenLeases', 'misreported']) {
+      for (const field of [
+        'doubleExecutions',
+        'executions',
+        'windowInNeither',
+        'windowInBoth',
+        'samples',
+        'forgottenStalls',
+        'forgottenStallCount',
+        'stolenLeases',
+        'misreported',
+      ]) {
         assert.equal(run[field], null, `${String(run.mode)} ${field}`);
         if (field in sources) assert.equal(sources[field], null, `${String(run.mode)} ${field} has no source`);
       }
@@ -131,14 +159,38 @@ forEachServer('evidence', (handle) => {
     assert.equal(report.runs.find((run) => run.mode === 'atomic')?.example, null, 'the atomic run has no double recovery to show');
   });
 
-  test('the example: one job, its commands in the order the server ran them, and the server\'s list agrees', async () => {
+  test("the example: one job, its commands in the order the server ran them, and the server's list agrees", async () => {
     const queue = queueName('example');
     const keys = queueKeys(queue);
     // max-stalled out of reach: nothing leaves pending, so RPUSH's answer is a clock and an index.
-    const result = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '400', '--live', '0', '--max-stalled', '100', '--queue', queue, '--keep', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'loop',
+      '--sweepers',
+      '8',
+      '--jobs',
+      '400',
+      '--live',
+      '0',
+      '--max-stalled',
+      '100',
+      '--queue',
+      queue,
+      '--keep',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     try {
-      const [run] = (JSON.parse(result.stdout) as { runs: { doubleRecoveries: number; example: { job: string; proven: boolean; evidence: string[]; commands: { sweeper: number; command: string[]; reply: unknown }[] } | null }[] }).runs;
+      const [run] = (
+        JSON.parse(result.stdout) as {
+          runs: {
+            doubleRecoveries: number;
+            example: { job: string; proven: boolean; evidence: string[]; commands: { sweeper: number; command: string[]; reply: unknown }[] } | null;
+          }[];
+        }
+      ).runs;
       assert.ok(run && run.doubleRecoveries > 0);
       const example = run.example;
       assert.ok(example, 'a loop run with double recoveries has an example');
@@ -147,13 +199,21 @@ forEachServer('evidence', (handle) => {
       const named = (name: string) => commands.flatMap((c, i) => (c.command[0] === name ? [{ ...c, at: i }] : []));
       const zrems = named('ZREM');
       assert.equal(zrems.filter((c) => c.reply === 1).length, 1, 'one ZREM took the job out of active');
-      assert.ok(zrems.some((c) => c.reply === 0), 'and one answered 0: it found the job gone');
+      assert.ok(
+        zrems.some((c) => c.reply === 0),
+        'and one answered 0: it found the job gone',
+      );
       const taken = zrems.find((c) => c.reply === 1);
       for (const c of zrems) if (c.reply === 0) assert.ok((taken?.at ?? Infinity) < c.at, 'the ZREM answering 1 stands before those answering 0');
-      for (const c of named('ZSCORE')) assert.equal(c.reply === null, (taken?.at ?? -1) < c.at, 'probes that found the job stand before the ZREM, those that did not after it');
+      for (const c of named('ZSCORE'))
+        assert.equal(c.reply === null, (taken?.at ?? -1) < c.at, 'probes that found the job stand before the ZREM, those that did not after it');
       const pushes = named('RPUSH');
       assert.ok(pushes.length >= 2, 'the job was pushed twice');
-      assert.deepEqual(pushes.map((c) => c.reply), [...pushes.map((c) => c.reply as number)].sort((a, b) => a - b), 'pushes in the order of the lengths they answered');
+      assert.deepEqual(
+        pushes.map((c) => c.reply),
+        [...pushes.map((c) => c.reply as number)].sort((a, b) => a - b),
+        'pushes in the order of the lengths they answered',
+      );
       // Nothing left pending, so each RPUSH's answer is the position its entry still holds.
       for (const push of pushes) assert.equal(await session.admin.lindex(keys.pending, (push.reply as number) - 1), job);
       assert.equal((await session.admin.lrange(keys.pending, 0, -1)).filter((id) => id === job).length, pushes.length, 'every push stands in pending');
@@ -175,7 +235,8 @@ forEachServer('evidence', (handle) => {
     assert.equal(trials.code, 0, trials.stderr);
     const summaries = (JSON.parse(trials.stdout) as { trials: Record<string, unknown>[] }).trials;
     for (const summary of summaries) {
-      for (const field of ['doubleExecutions', 'windowInNeither', 'windowInBoth', 'forgottenStalls', 'stolenLeases', 'misreported']) assert.equal(summary[field], null, `${String(summary.mode)} ${field}`);
+      for (const field of ['doubleExecutions', 'windowInNeither', 'windowInBoth', 'forgottenStalls', 'stolenLeases', 'misreported'])
+        assert.equal(summary[field], null, `${String(summary.mode)} ${field}`);
       assert.deepEqual(Object.keys(summary.duplicatePending as object).sort(), ['max', 'median', 'min']);
     }
     const csv = await runCli(['--url', handle.url, '--mode', 'loop', '--workers', '0', '--jobs', '100', '--csv']);
@@ -187,7 +248,7 @@ forEachServer('evidence', (handle) => {
     assert.equal(cells(row)[at], '', 'not measured: an empty field, not 0');
   });
 
-  test('--cycles: forgotten stalls equal a count made with raw commands from the re-leaser\'s log and the counters', async () => {
+  test("--cycles: forgotten stalls equal a count made with raw commands from the re-leaser's log and the counters", async () => {
     const queue = queueName('forgotten');
     const keys = queueKeys(queue);
     const jobs = 400;
@@ -209,7 +270,7 @@ forEachServer('evidence', (handle) => {
       assert.equal(run.forgottenStalls, forgottenJobs);
       assert.equal(run.forgottenStallCount, forgottenStalls);
       assert.equal(run.sources.forgottenStalls, 'server+releaser');
-      assert.equal(run.example, null, 'with re-leases a job\'s commands mix its stalls: no example');
+      assert.equal(run.example, null, "with re-leases a job's commands mix its stalls: no example");
     } finally {
       await deleteRunKeys(session.admin, keys, jobs);
     }

@@ -74,7 +74,10 @@ forEachServer('explain on a shared server', (handle) => {
     { step: 'read', command: 'HGET' },
     { step: 'write', command: 'HSET' },
   ];
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     for (const { step, command } of steps) {
       test(`${signal} while the loop's ${step} step waits for its reply: exit ${code} after cleaning up, nothing of the replay printed`, async () => {
         const queue = `race-${step}-${signal.toLowerCase()}`;
@@ -102,7 +105,10 @@ forEachServer('explain on a shared server', (handle) => {
           release();
           await proxy.close();
         }
-        assert.deepEqual((await allKeys(admin)).filter((key) => key.includes(`{${queue}}`)), []);
+        assert.deepEqual(
+          (await allKeys(admin)).filter((key) => key.includes(`{${queue}}`)),
+          [],
+        );
         await untouched();
       });
     }

@@ -36,7 +36,12 @@ forEachServer('explain', (handle) => {
   });
 
   /** Runs a replay and, before cleanup, hands its result and the live stage to `check`. */
-  function onJob<T>(label: string, stalledBefore: number, replay: (stage: Stage, queue: string) => Promise<T>, check: (result: T, stage: Stage) => Promise<void>): Promise<T> {
+  function onJob<T>(
+    label: string,
+    stalledBefore: number,
+    replay: (stage: Stage, queue: string) => Promise<T>,
+    check: (result: T, stage: Stage) => Promise<void>,
+  ): Promise<T> {
     const queue = queueName(label);
     return onStage(session, { queue, stalledBefore, keep: false }, interrupts, async (stage) => {
       const result = await replay(stage, queue);
@@ -45,10 +50,18 @@ forEachServer('explain', (handle) => {
     });
   }
 
-  const loop = (schedule: string, maxStalled = 3) => (stage: Stage, queue: string): Promise<Replay> =>
-    replayLoop(stage, { queue, schedule: parseSchedule(schedule), batch: 100, maxStalled });
-  const atomic = (maxStalled = 3) => (stage: Stage, queue: string): Promise<Replay> => replayAtomic(stage, { queue, batch: 100, maxStalled });
-  const counterRace = (form: CounterForm) => (stage: Stage, queue: string): Promise<CounterRace> => raceCounter(stage, queue, form);
+  const loop =
+    (schedule: string, maxStalled = 3) =>
+    (stage: Stage, queue: string): Promise<Replay> =>
+      replayLoop(stage, { queue, schedule: parseSchedule(schedule), batch: 100, maxStalled });
+  const atomic =
+    (maxStalled = 3) =>
+    (stage: Stage, queue: string): Promise<Replay> =>
+      replayAtomic(stage, { queue, batch: 100, maxStalled });
+  const counterRace =
+    (form: CounterForm) =>
+    (stage: Stage, queue: string): Promise<CounterRace> =>
+      raceCounter(stage, queue, form);
 
   test('loop, default schedule: recovered twice, twice in pending, one increment lost', async () => {
     const replay = await onJob('loop', 0, loop(DEFAULT_SCHEDULE), async (r, stage) => {
@@ -61,22 +74,46 @@ forEachServer('explain', (handle) => {
       assert.equal(await admin.hget(keys.job('1'), 'stalled'), stepOf(r, 'B', 'write').commands[0]?.[3]);
       const probe = stepOf(r, 'A', 'probe');
       assert.equal(typeof probe.replies[0], 'string');
-      assert.ok(Number(probe.replies[0]) <= Number(stepOf(r, 'A', 'detect').commands[0]?.[3]), 'the probed lease had expired by detect\'s now');
+      assert.ok(Number(probe.replies[0]) <= Number(stepOf(r, 'A', 'detect').commands[0]?.[3]), "the probed lease had expired by detect's now");
     });
-    assert.deepEqual(replay.readout, { recoverCount: 2, pendingEntries: 2, stalled: 1, expectedStalled: 2, lostIncrements: 1, extraIncrements: 0, endedIn: ['pending'] });
-    assert.deepEqual(replay.steps.map((s) => `${s.sweep}:${s.step}`), DEFAULT_SCHEDULE.split(','), 'steps ran in the schedule\'s order');
+    assert.deepEqual(replay.readout, {
+      recoverCount: 2,
+      pendingEntries: 2,
+      stalled: 1,
+      expectedStalled: 2,
+      lostIncrements: 1,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
+    assert.deepEqual(
+      replay.steps.map((s) => `${s.sweep}:${s.step}`),
+      DEFAULT_SCHEDULE.split(','),
+      "steps ran in the schedule's order",
+    );
     assert.deepEqual(stepOf(replay, 'A', 'detect').replies, [['1']]);
     assert.deepEqual(stepOf(replay, 'B', 'detect').replies, [['1']]);
     assert.deepEqual(stepOf(replay, 'A', 'read').replies, ['0']);
     assert.deepEqual(stepOf(replay, 'B', 'read').replies, ['0'], 'B read the counter before A wrote it');
-    assert.deepEqual(replay.steps.map((s) => s.commands.map((c) => c[0]).join(' ')).filter((c) => c !== '' && !c.startsWith('ZRANGEBYSCORE')), ['ZSCORE', 'ZSCORE', 'ZREM RPUSH', 'ZREM RPUSH', 'HGET', 'HGET', 'HSET', 'HSET'], "the page's order: probe, ZREM and push, then read and write the counter");
+    assert.deepEqual(
+      replay.steps.map((s) => s.commands.map((c) => c[0]).join(' ')).filter((c) => c !== '' && !c.startsWith('ZRANGEBYSCORE')),
+      ['ZSCORE', 'ZSCORE', 'ZREM RPUSH', 'ZREM RPUSH', 'HGET', 'HGET', 'HSET', 'HSET'],
+      "the page's order: probe, ZREM and push, then read and write the counter",
+    );
   });
 
   test('loop, serial schedule: no anomaly, B detects nothing', async () => {
     const replay = await onJob('serial', 0, loop(SERIAL_SCHEDULE), async (r, stage) => {
       assert.equal(await stage.admin.llen(stage.keys.pending), stepOf(r, 'A', 'move').replies[1]);
     });
-    assert.deepEqual(replay.readout, { recoverCount: 1, pendingEntries: 1, stalled: 1, expectedStalled: 1, lostIncrements: 0, extraIncrements: 0, endedIn: ['pending'] });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 1,
+      pendingEntries: 1,
+      stalled: 1,
+      expectedStalled: 1,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
     assert.deepEqual(stepOf(replay, 'B', 'detect').replies, [[]]);
     for (const step of ['probe', 'read', 'move', 'write']) assert.deepEqual(stepOf(replay, 'B', step).commands, [], `B sends nothing at ${step}`);
   });
@@ -85,7 +122,15 @@ forEachServer('explain', (handle) => {
     const schedule = 'A:detect,B:detect,A:probe,A:move,B:probe,A:read,A:write,B:move,B:read,B:write';
     const replay = await onJob('probe', 0, loop(schedule), async () => {});
     assert.deepEqual(stepOf(replay, 'B', 'probe').replies, [null]);
-    assert.deepEqual(replay.readout, { recoverCount: 1, pendingEntries: 1, stalled: 1, expectedStalled: 1, lostIncrements: 0, extraIncrements: 0, endedIn: ['pending'] });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 1,
+      pendingEntries: 1,
+      stalled: 1,
+      expectedStalled: 1,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
   });
 
   test('loop at stalled-before max-stalled − 1: both sweeps push, count, then dead-letter the job; one increment lost', async () => {
@@ -96,10 +141,29 @@ forEachServer('explain', (handle) => {
       assert.deepEqual(stepOf(r, 'A', 'dead-letter').replies, [1, 1, 0]);
       assert.deepEqual(stepOf(r, 'B', 'dead-letter').replies, [1, 0, 0], 'ZADD of a member already in dead adds nothing');
     });
-    assert.deepEqual(stepOf(replay, 'A', 'move').commands.map((c) => c[0]), ['ZREM', 'RPUSH'], 'the page pushes to pending first');
-    assert.deepEqual(stepOf(replay, 'A', 'dead-letter').commands.map((c) => c[0]), ['LREM', 'ZADD', 'HSET']);
-    assert.deepEqual(replay.schedule, [...DEFAULT_SCHEDULE.split(',').slice(0, 9), 'A:dead-letter', 'B:write', 'B:dead-letter'], 'each dead-letter turn follows its write');
-    assert.deepEqual(replay.readout, { recoverCount: 2, pendingEntries: 0, stalled: 3, expectedStalled: 4, lostIncrements: 1, extraIncrements: 0, endedIn: ['dead'] });
+    assert.deepEqual(
+      stepOf(replay, 'A', 'move').commands.map((c) => c[0]),
+      ['ZREM', 'RPUSH'],
+      'the page pushes to pending first',
+    );
+    assert.deepEqual(
+      stepOf(replay, 'A', 'dead-letter').commands.map((c) => c[0]),
+      ['LREM', 'ZADD', 'HSET'],
+    );
+    assert.deepEqual(
+      replay.schedule,
+      [...DEFAULT_SCHEDULE.split(',').slice(0, 9), 'A:dead-letter', 'B:write', 'B:dead-letter'],
+      'each dead-letter turn follows its write',
+    );
+    assert.deepEqual(replay.readout, {
+      recoverCount: 2,
+      pendingEntries: 0,
+      stalled: 3,
+      expectedStalled: 4,
+      lostIncrements: 1,
+      extraIncrements: 0,
+      endedIn: ['dead'],
+    });
   });
 
   test('loop: a dead-letter step named in the schedule takes its turn there', async () => {
@@ -115,7 +179,15 @@ forEachServer('explain', (handle) => {
       assert.equal(await stage.admin.hget(stage.keys.job('1'), 'stalled'), '1');
       assert.equal(r.steps.length, 2);
     });
-    assert.deepEqual(replay.readout, { recoverCount: 1, pendingEntries: 1, stalled: 1, expectedStalled: 1, lostIncrements: 0, extraIncrements: 0, endedIn: ['pending'] });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 1,
+      pendingEntries: 1,
+      stalled: 1,
+      expectedStalled: 1,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
     const [first, second] = replay.steps;
     assert.deepEqual(first?.replies, [['1']], 'the call shown first moved the job');
     assert.deepEqual(second?.replies, [[]], 'the call shown second found nothing');
@@ -126,15 +198,29 @@ forEachServer('explain', (handle) => {
 
   test('atomic at stalled-before max-stalled − 1: dead-lettered once, every stall counted', async () => {
     const replay = await onJob('atomic-dead', 2, atomic(3), async () => {});
-    assert.deepEqual(replay.readout, { recoverCount: 1, pendingEntries: 0, stalled: 3, expectedStalled: 3, lostIncrements: 0, extraIncrements: 0, endedIn: ['dead'] });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 1,
+      pendingEntries: 0,
+      stalled: 3,
+      expectedStalled: 3,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      endedIn: ['dead'],
+    });
   });
 
   test('counter, client-side: read 0, read 0, write 1, write 1 reaches 1', async () => {
     const race = await onJob('client', 0, counterRace('client'), async (r, stage) => {
       assert.equal(await stage.admin.hget(stage.keys.job('1'), 'stalled'), String(r.after));
     });
-    assert.deepEqual(race.steps.map((s) => `${s.sweep}:${s.step}`), ['A:read', 'B:read', 'A:write', 'B:write']);
-    assert.deepEqual(race.steps.map((s) => s.replies[0]), ['0', '0', 0, 0]);
+    assert.deepEqual(
+      race.steps.map((s) => `${s.sweep}:${s.step}`),
+      ['A:read', 'B:read', 'A:write', 'B:write'],
+    );
+    assert.deepEqual(
+      race.steps.map((s) => s.replies[0]),
+      ['0', '0', 0, 0],
+    );
     assert.deepEqual(race.readout, { expected: 2, reached: 1, lost: 1, extra: 0 });
   });
 
@@ -142,18 +228,43 @@ forEachServer('explain', (handle) => {
     const race = await onJob('in-script', 0, counterRace('in-script'), async (r, stage) => {
       assert.equal(await stage.admin.hget(stage.keys.job('1'), 'stalled'), String(r.steps[1]?.replies[0]));
     });
-    assert.deepEqual(race.steps.map((s) => s.replies[0]), [1, 2]);
+    assert.deepEqual(
+      race.steps.map((s) => s.replies[0]),
+      [1, 2],
+    );
     assert.deepEqual(race.readout, { expected: 2, reached: 2, lost: 0, extra: 0 });
   });
 
   test('the CLI, --json: loop then atomic, each with its readout', async () => {
     const result = await runCli(['explain', '--url', handle.url, '--json']);
     assert.equal(result.code, 0, result.stderr);
-    const report = JSON.parse(result.stdout) as { server: { kind: string }; replays: { mode: string; readout: Record<string, unknown>; readoutSources: Record<string, string> }[] };
+    const report = JSON.parse(result.stdout) as {
+      server: { kind: string };
+      replays: { mode: string; readout: Record<string, unknown>; readoutSources: Record<string, string> }[];
+    };
     assert.equal(report.replays.length, 2);
-    assert.deepEqual(report.replays.map((r) => r.mode), ['loop', 'atomic']);
-    assert.deepEqual(report.replays[0]?.readout, { recoverCount: 2, pendingEntries: 2, stalled: 1, expectedStalled: 2, lostIncrements: 1, extraIncrements: 0, endedIn: ['pending'] });
-    assert.deepEqual(report.replays[1]?.readout, { recoverCount: 1, pendingEntries: 1, stalled: 1, expectedStalled: 1, lostIncrements: 0, extraIncrements: 0, endedIn: ['pending'] });
+    assert.deepEqual(
+      report.replays.map((r) => r.mode),
+      ['loop', 'atomic'],
+    );
+    assert.deepEqual(report.replays[0]?.readout, {
+      recoverCount: 2,
+      pendingEntries: 2,
+      stalled: 1,
+      expectedStalled: 2,
+      lostIncrements: 1,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
+    assert.deepEqual(report.replays[1]?.readout, {
+      recoverCount: 1,
+      pendingEntries: 1,
+      stalled: 1,
+      expectedStalled: 1,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      endedIn: ['pending'],
+    });
     assert.equal(report.replays[0]?.readoutSources.stalled, 'server');
     assert.equal(report.replays[0]?.readoutSources.lostIncrements, 'client', 'a computed figure is labelled as computed');
   });

@@ -23,11 +23,17 @@ const NARROW = { env: { NO_COLOR: '1', COLUMNS: '80' } };
 /** The table's sentences with their wrapping undone. */
 const unwrapped = (text: string): string => text.replace(/\n {2}(?=\S)/g, ' ');
 
-const overlong = (text: string, width: number): string[] => stripAnsi(text).split('\n').filter((line) => [...line].length > width);
+const overlong = (text: string, width: number): string[] =>
+  stripAnsi(text)
+    .split('\n')
+    .filter((line) => [...line].length > width);
 
 test('why atomic is clean: said when every atomic run is clean, never when one is not or none ran', () => {
   const [line] = whyAtomicClean([runResult({ mode: 'atomic' }), runResult({ mode: 'loop', duplicatePending: 3 })]);
-  assert.match(line ?? '', /^atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps\. .*emq-race explain$/);
+  assert.match(
+    line ?? '',
+    /^atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps\. .*emq-race explain$/,
+  );
   assert.deepEqual(whyAtomicClean([runResult({ mode: 'atomic', lostJobs: 20 })]), [], 'a run the server broke is not called clean');
   assert.deepEqual(whyAtomicClean([runResult({ mode: 'loop', duplicatePending: 3 })]), []);
 });
@@ -44,7 +50,10 @@ describe('help', () => {
     const result = await runInProcess(['help', 'nosuch']);
     assert.equal(result.code, 2);
     assert.equal(result.stdout, '');
-    assert.equal(result.stderr, 'emq-race: help: "nosuch" is not a command; the commands are clean, explain, grid (emq-race --help for the race\'s own flags)\n');
+    assert.equal(
+      result.stderr,
+      'emq-race: help: "nosuch" is not a command; the commands are clean, explain, grid (emq-race --help for the race\'s own flags)\n',
+    );
     const json = await runInProcess(['--json', 'help', 'nosuch']);
     assert.equal(json.code, 2);
     assert.match(json.stdout, /^\{"version":.*"error":\{"exit":2,"message":"help: \\"nosuch\\" is not a command/);
@@ -57,13 +66,29 @@ describe('help', () => {
 
   const headings = (text: string): string[] => text.split('\n').filter((line) => /^[A-Z][^:]*:$/.test(line));
   const cases: [string, string[]][] = [
-    ['grid', ['Grid:', 'Race:', 'Server and connection:', 'Output and CI:', 'What the race costs:', 'Realism:', 'Scale:', 'Modes (--mode, or a comma list):', 'Examples:']],
+    [
+      'grid',
+      [
+        'Grid:',
+        'Race:',
+        'Server and connection:',
+        'Output and CI:',
+        'What the race costs:',
+        'Realism:',
+        'Scale:',
+        'Modes (--mode, or a comma list):',
+        'Examples:',
+      ],
+    ],
     ['explain', ['Replay:', 'Server and connection:', 'Output:', 'Examples:']],
     ['clean', ['What to remove:', 'Server and connection:', 'Help:', 'Examples:']],
   ];
   for (const [command, groups] of cases) {
     test(`help ${command}: every flag in a group, examples, no reference to a section that is not there, 80 columns`, async () => {
-      for (const args of [['help', command], [command, '--help']]) {
+      for (const args of [
+        ['help', command],
+        [command, '--help'],
+      ]) {
         const result = await runInProcess(args, NARROW);
         assert.equal(result.code, 0, result.stderr);
         assert.match(result.stdout, new RegExp(`^Usage: emq-race ${command} \\[options\\]`));
@@ -77,7 +102,7 @@ describe('help', () => {
     });
   }
 
-  test('the main help lists the help command and its examples name every subcommand\'s help', async () => {
+  test("the main help lists the help command and its examples name every subcommand's help", async () => {
     const result = await runInProcess(['--help'], NARROW);
     assert.match(result.stdout, /^ {2}help \[command\] +show help for a command$/m);
     assert.match(result.stdout, /^ {2}emq-race help explain$/m);
@@ -89,7 +114,10 @@ forEachServer('the first screen', (handle) => {
   test('the table says why atomic is clean and points to explain; --json and --csv do not; --expect says it was met', async () => {
     const table = await runInProcess(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--jobs', '300', '--expect', 'atomic=clean'], NARROW);
     assert.equal(table.code, 0, table.stderr);
-    assert.match(unwrapped(table.stdout), /^atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps\. To watch the loop of round trips go wrong step by step, on one job: emq-race explain$/m);
+    assert.match(
+      unwrapped(table.stdout),
+      /^atomic is clean because the server runs a script whole, on its one command thread: no second sweep can run between its steps\. To watch the loop of round trips go wrong step by step, on one job: emq-race explain$/m,
+    );
     assert.deepEqual(overlong(table.stdout, 80), []);
     assert.equal(table.stderr, 'emq-race: expectation met: atomic=clean\n');
     for (const format of ['--json', '--csv']) {
@@ -106,9 +134,14 @@ forEachServer('the first screen', (handle) => {
     try {
       const batches: number[] = [];
       const jobs = 12_345;
-      await seedJobs(redis, keys, { jobs, runId: 'seed-batches', stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, undefined, (count) => batches.push(count));
+      await seedJobs(redis, keys, { jobs, runId: 'seed-batches', stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, undefined, (count) =>
+        batches.push(count),
+      );
       assert.equal(batches.length, seedSlices(1, jobs, 5000).length, 'one report per server-side call');
-      assert.equal(batches.reduce((sum, count) => sum + count, 0), jobs);
+      assert.equal(
+        batches.reduce((sum, count) => sum + count, 0),
+        jobs,
+      );
       assert.equal(await redis.zcard(keys.active), jobs);
     } finally {
       const ours = await redis.keys('emq:{race-seedbatches}:*');
@@ -117,20 +150,35 @@ forEachServer('the first screen', (handle) => {
     }
   });
 
-  test('on an 80-column terminal: the progress line keeps the time left, and a signal\'s message starts a line of its own', async () => {
+  test("on an 80-column terminal: the progress line keeps the time left, and a signal's message starts a line of its own", async () => {
     // Long by its own pace: each of 2 sweepers rests 400 ms between its sweeps of 10 jobs.
-    const started = startInProcess(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--batch', '10', '--interval', '400', '--live', '0'], { env: { NO_COLOR: '1' }, stderrIsTty: true, stderrColumns: 80 });
-    await within(30_000, 'a progress line', (async () => {
-      while (!/leases reclaimed|\(\d+%\)/.test(started.stderr())) await new Promise((resolve) => setTimeout(resolve, 50));
-    })());
+    const started = startInProcess(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--batch', '10', '--interval', '400', '--live', '0'], {
+      env: { NO_COLOR: '1' },
+      stderrIsTty: true,
+      stderrColumns: 80,
+    });
+    await within(
+      30_000,
+      'a progress line',
+      (async () => {
+        while (!/leases reclaimed|\(\d+%\)/.test(started.stderr())) await new Promise((resolve) => setTimeout(resolve, 50));
+      })(),
+    );
     process.kill(process.pid, 'SIGINT');
     const result = await within(30_000, 'the interrupted run', started.done);
     assert.equal(result.code, 130, result.rawStderr);
-    const drawn = result.rawStderr.split('\r\x1b[2K').map((text) => text.split('\n')[0] ?? '').filter((text) => /\(\d+%\)/.test(text));
+    const drawn = result.rawStderr
+      .split('\r\x1b[2K')
+      .map((text) => text.split('\n')[0] ?? '')
+      .filter((text) => /\(\d+%\)/.test(text));
     assert.ok(drawn.length > 0, result.rawStderr);
     for (const line of drawn) {
       assert.ok([...line].length <= 79, `within 79 columns: ${line}`);
-      assert.match(line, /^atomic: [\d,]+\/200( leases reclaimed)? \(\d+%\).*(about \d+s left|time left unknown)$/, 'the time left, at the end where the cut would take it first, is kept');
+      assert.match(
+        line,
+        /^atomic: [\d,]+\/200( leases reclaimed)? \(\d+%\).*(about \d+s left|time left unknown)$/,
+        'the time left, at the end where the cut would take it first, is kept',
+      );
     }
     const at = result.rawStderr.indexOf('emq-race: SIGINT received');
     assert.ok(at > 0, result.rawStderr);

@@ -45,7 +45,10 @@ function emptyGrid(fields: Partial<Pick<GridJson, 'server' | 'axes'>> = {}): Gri
   return gridJson({
     complete: false,
     server: fields.server ?? { kind: 'redis', version: '7.0.15', url: 'redis://127.0.0.1:6379' },
-    axes: fields.axes ?? [{ flag: 'sweepers', values: [1, 2, 8] }, { flag: 'latency', values: [0, 1] }],
+    axes: fields.axes ?? [
+      { flag: 'sweepers', values: [1, 2, 8] },
+      { flag: 'latency', values: [0, 1] },
+    ],
     modes: ['atomic', 'loop'],
     trials: 2,
     plannedCells: 6,
@@ -81,7 +84,7 @@ describe('grid html: pure parts', () => {
     assert.deepEqual([0, 0.25, 2.5, 2500, 123456, 0.01].map(tickLabel), ['0', '0.25', '2.5', '2.5k', '123k', '0.01']);
   });
 
-  test('the CSP allows exactly the page\'s one inline script, by its hash, and nothing else', () => {
+  test("the CSP allows exactly the page's one inline script, by its hash, and nothing else", () => {
     const html = gridPage(emptyGrid(), CONTEXT);
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
     assert.ok(csp);
@@ -136,8 +139,25 @@ forEachServer('grid html in Chromium', (handle, kind) => {
     // three axes, one trial, no latency on the other.
     grid =
       kind.kind === 'redis'
-        ? await realGrid(handle.url, [{ flag: 'sweepers', values: [1, 2, 8] }, { flag: 'latency', values: [0, 1] }], ['atomic', 'loop'], 2)
-        : await realGrid(handle.url, [{ flag: 'sweepers', values: [2, 8] }, { flag: 'batch', values: [20, 200] }, { flag: 'stalled-before', values: [0, 1] }], ['atomic', 'loop'], 1);
+        ? await realGrid(
+            handle.url,
+            [
+              { flag: 'sweepers', values: [1, 2, 8] },
+              { flag: 'latency', values: [0, 1] },
+            ],
+            ['atomic', 'loop'],
+            2,
+          )
+        : await realGrid(
+            handle.url,
+            [
+              { flag: 'sweepers', values: [2, 8] },
+              { flag: 'batch', values: [20, 200] },
+              { flag: 'stalled-before', values: [0, 1] },
+            ],
+            ['atomic', 'loop'],
+            1,
+          );
     if (!browserSkip) browser = await launchBrowser();
   });
   after(async () => {
@@ -158,7 +178,11 @@ forEachServer('grid html in Chromium', (handle, kind) => {
       assert.deepEqual(legend, ['0 ms RTT', '1 ms RTT', '0 ms RTT', '1 ms RTT'], 'one line per latency, named by its RTT');
       assert.match(marks.find((m) => m.chart === 'speed' && grid.cells[m.cell]?.at.latency === 1)?.title ?? '', /measured round trip: median [\d.]+ ms/);
     } else {
-      assert.deepEqual(charts, ['atomic · stalled-before=0', 'atomic · stalled-before=1', 'loop · stalled-before=0', 'loop · stalled-before=1'], 'past two axes: a chart per combination');
+      assert.deepEqual(
+        charts,
+        ['atomic · stalled-before=0', 'atomic · stalled-before=1', 'loop · stalled-before=0', 'loop · stalled-before=1'],
+        'past two axes: a chart per combination',
+      );
       const legend = await page.locator('svg[data-chart=speed] text.label').allTextContents();
       assert.equal(legend.length, 2 * 4, 'speed: a line per mode and combination of sweepers and stalled-before');
       assert.ok(legend.includes('loop · sweepers=8 · stalled-before=1'), legend.join(' | '));
@@ -191,13 +215,18 @@ forEachServer('grid html in Chromium', (handle, kind) => {
       const speed = old.jobsPerSec * 50 + 1;
       const edited: GridJson = {
         ...grid,
-        cells: grid.cells.map((cell) => (cell !== target ? cell : { ...cell, modes: cell.modes.map((m) => (m !== old ? m : { ...m, doubleRecoveriesPer1000: rate, jobsPerSec: speed })) })),
+        cells: grid.cells.map((cell) =>
+          cell !== target ? cell : { ...cell, modes: cell.modes.map((m) => (m !== old ? m : { ...m, doubleRecoveriesPer1000: rate, jobsPerSec: speed })) },
+        ),
       };
       writeFileSync(file, withData(html, edited));
       const reloaded = await checkGridPage(browser, file, { tableFromData: false });
       await reloaded.page.close();
       const mark = (marks: readonly Drawn[], chart: string) => marks.find((m) => m.chart === chart && m.cell === target.index && m.mode === 'loop');
-      for (const [chart, was, now] of [['anomaly', old.doubleRecoveriesPer1000, rate], ['speed', old.jobsPerSec, speed]] as const) {
+      for (const [chart, was, now] of [
+        ['anomaly', old.doubleRecoveriesPer1000, rate],
+        ['speed', old.jobsPerSec, speed],
+      ] as const) {
         assert.equal(mark(original.marks, chart)?.value, String(was));
         assert.equal(mark(reloaded.marks, chart)?.value, String(now), `${chart}: the point carries the edited figure`);
         assert.notEqual(mark(reloaded.marks, chart)?.y, mark(original.marks, chart)?.y, `${chart}: the point moved`);
@@ -231,7 +260,11 @@ forEachServer('grid html in Chromium', (handle, kind) => {
       assert.ok(second);
       const hostile: GridJson = {
         ...grid,
-        server: { ...grid.server, url: `redis://h:1/</script><script>window.pwned = 1</script>`, version: '<img id="injected" src=x onerror="window.pwned = 2">' },
+        server: {
+          ...grid.server,
+          url: `redis://h:1/</script><script>window.pwned = 1</script>`,
+          version: '<img id="injected" src=x onerror="window.pwned = 2">',
+        },
         axes: grid.axes.map((axis) => (axis === second ? { ...axis, flag } : axis)),
         cells: grid.cells.map((cell) => ({ ...cell, at: Object.fromEntries(Object.entries(cell.at).map(([k, v]) => [k === second.flag ? flag : k, v])) })),
       };
@@ -241,7 +274,10 @@ forEachServer('grid html in Chromium', (handle, kind) => {
       assert.equal(await page.evaluate(() => document.querySelectorAll('#injected, img, b').length), 0, 'no element made from data');
       assert.equal(await page.evaluate(() => 'pwned' in window), false);
       const texts = await page.locator('svg[data-chart] text').allTextContents();
-      assert.ok(texts.some((text) => text.includes(`${flag}=${second.values[0]}`)), 'the flag drawn as text');
+      assert.ok(
+        texts.some((text) => text.includes(`${flag}=${second.values[0]}`)),
+        'the flag drawn as text',
+      );
       assert.match((await page.locator('#run').textContent()) ?? '', /<img id="injected"/);
       await page.close();
     });

@@ -35,8 +35,12 @@ describe('grid: pure parts', () => {
     assert.equal(cellCount(axes), 6);
     assert.equal(cellCount([]), 1);
     assert.deepEqual(gridCells(axes), [
-      { sweepers: 1, latency: 0 }, { sweepers: 1, latency: 0.5 }, { sweepers: 1, latency: 2 },
-      { sweepers: 2, latency: 0 }, { sweepers: 2, latency: 0.5 }, { sweepers: 2, latency: 2 },
+      { sweepers: 1, latency: 0 },
+      { sweepers: 1, latency: 0.5 },
+      { sweepers: 1, latency: 2 },
+      { sweepers: 2, latency: 0 },
+      { sweepers: 2, latency: 0.5 },
+      { sweepers: 2, latency: 2 },
     ]);
     assert.equal(cellLabel(axes, { sweepers: 2, latency: 0.5 }), 'sweepers=2 latency=0.5');
   });
@@ -46,16 +50,30 @@ describe('grid: pure parts', () => {
       { flag: 'sweepers', values: [1, 16] },
       { flag: 'latency', values: [0, 0.5] },
     ];
-    const cell = { index: 2, at: { sweepers: 16, latency: 0.5 }, wallMs: 2400, modes: [{ mode: 'atomic' as const, doubleRecoveriesPer1000: 0 }, { mode: 'loop' as const, doubleRecoveriesPer1000: 4931.2 }] };
+    const cell = {
+      index: 2,
+      at: { sweepers: 16, latency: 0.5 },
+      wallMs: 2400,
+      modes: [
+        { mode: 'atomic' as const, doubleRecoveriesPer1000: 0 },
+        { mode: 'loop' as const, doubleRecoveriesPer1000: 4931.2 },
+      ],
+    };
     assert.deepEqual(cellDoneLines(axes, 4, cell, '9s in, about 3s left', 80), [
       'emq-race grid: cell 3/4 (sweepers=16 latency=0.5) done in 2s; 9s in, about 3s',
       '  left',
       '  double recoveries per 1,000 jobs: atomic 0, loop 4,931',
     ]);
-    const many = { ...cell, modes: (['atomic', 'loop', 'function', 'watch', 'claim', 'script'] as const).map((mode, i) => ({ mode, doubleRecoveriesPer1000: i * 1111.5 })) };
+    const many = {
+      ...cell,
+      modes: (['atomic', 'loop', 'function', 'watch', 'claim', 'script'] as const).map((mode, i) => ({ mode, doubleRecoveriesPer1000: i * 1111.5 })),
+    };
     const lines = cellDoneLines([...axes, { flag: 'probe-delay', values: [10] }], 4, { ...many, at: { ...cell.at, 'probe-delay': 10 } }, '9s in', 60);
     assert.ok(lines.length > 2 && lines.every((line) => [...line].length <= 60), lines.join('\n'));
-    assert.equal(lines.map((line) => line.trim()).join(' '), `emq-race grid: cell 3/4 (sweepers=16 latency=0.5 probe-delay=10) done in 2s; 9s in double recoveries per 1,000 jobs: ${many.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ')}`);
+    assert.equal(
+      lines.map((line) => line.trim()).join(' '),
+      `emq-race grid: cell 3/4 (sweepers=16 latency=0.5 probe-delay=10) done in 2s; 9s in double recoveries per 1,000 jobs: ${many.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ')}`,
+    );
   });
 
   test('time left comes from the mean cell so far', () => {
@@ -94,24 +112,62 @@ describe('grid: pure parts', () => {
     assert.equal(formatJobsPerSec(263_000), '263k');
     assert.equal(formatJobsPerSec(1_500_000), '1.5M');
     assert.deepEqual(cellParts(undefined), ['–', '', '']);
-    const aligned = alignParts([[['0', '83.3k/s', ''], ['1,606', '54/s', '']]]);
+    const aligned = alignParts([
+      [
+        ['0', '83.3k/s', ''],
+        ['1,606', '54/s', ''],
+      ],
+    ]);
     assert.deepEqual(aligned, [['    0 · 83.3k/s', '1,606 ·    54/s']]);
     const columns = Array.from({ length: 9 }, (_, i) => `latency ${i} ms`);
     const lines = layOut(['sweepers 1', 'sweepers 2'], columns, [columns.map(() => '1,234 · 12.3k/s 2/2'), columns.map(() => '0 · 263k/s 0/2')], 80);
-    assert.ok(lines.every((line) => line.length <= 80), lines.join('\n'));
+    assert.ok(
+      lines.every((line) => line.length <= 80),
+      lines.join('\n'),
+    );
     assert.ok(lines.filter((line) => line.startsWith('sweepers 1')).length > 1, 'the columns went on in a second block');
     assert.equal(lines.filter((line) => line.includes('latency 8 ms')).length, 1, 'every column once');
   });
 
   test('the round trips measured, per latency asked: a range over its cells, one figure where they agree, none for the direct cells', () => {
     const cell = (index: number, at: Record<string, number>, median: number | null) => ({
-      index, at, modes: [], runs: [], wallMs: 1,
-      latency: median === null ? null : { requestedMs: at.latency, jitterMs: 0, measuredRttMs: { median, p99: median }, pings: 200, directRttMs: { median: 0.1, p99: 0.2 }, heldBackMs: 0.3 },
+      index,
+      at,
+      modes: [],
+      runs: [],
+      wallMs: 1,
+      latency:
+        median === null
+          ? null
+          : {
+              requestedMs: at.latency,
+              jitterMs: 0,
+              measuredRttMs: { median, p99: median },
+              pings: 200,
+              directRttMs: { median: 0.1, p99: 0.2 },
+              heldBackMs: 0.3,
+            },
     });
     const grid = {
-      kind: 'grid', complete: true, server: { kind: 'redis', version: '7.0.15', url: 'redis://h:1' }, modes: [], trials: 1, plannedCells: 6, elapsedMs: 1,
-      axes: [{ flag: 'sweepers', values: [1, 2] }, { flag: 'latency', values: [0, 1, 2] }],
-      cells: [cell(0, { sweepers: 1, latency: 0 }, null), cell(1, { sweepers: 1, latency: 1 }, 1.1), cell(2, { sweepers: 1, latency: 2 }, 2.2), cell(3, { sweepers: 2, latency: 0 }, null), cell(4, { sweepers: 2, latency: 1 }, 1.1), cell(5, { sweepers: 2, latency: 2 }, 2.34)],
+      kind: 'grid',
+      complete: true,
+      server: { kind: 'redis', version: '7.0.15', url: 'redis://h:1' },
+      modes: [],
+      trials: 1,
+      plannedCells: 6,
+      elapsedMs: 1,
+      axes: [
+        { flag: 'sweepers', values: [1, 2] },
+        { flag: 'latency', values: [0, 1, 2] },
+      ],
+      cells: [
+        cell(0, { sweepers: 1, latency: 0 }, null),
+        cell(1, { sweepers: 1, latency: 1 }, 1.1),
+        cell(2, { sweepers: 1, latency: 2 }, 2.2),
+        cell(3, { sweepers: 2, latency: 0 }, null),
+        cell(4, { sweepers: 2, latency: 1 }, 1.1),
+        cell(5, { sweepers: 2, latency: 2 }, 2.34),
+      ],
     } as unknown as GridJson;
     const text = renderGridTables(grid, 200);
     assert.match(text, /^round trip measured through the proxy \(median PING, over its cells\): 1 ms → 1\.10 ms, 2 ms → 2\.20–2\.34 ms$/m);
@@ -127,7 +183,10 @@ test('help grid: its flags, --vary among them, what a cell is, examples, all wit
   assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 500\)$/m);
   assert.doesNotMatch(help.stdout, /--keep|--csv|--expect|--queue </, 'flags a grid does not take are not offered');
   assert.match(help.stdout, /^Examples:\n {2}emq-race grid\n/m);
-  assert.ok(help.stdout.split('\n').every((line) => [...line].length <= 80), help.stdout);
+  assert.ok(
+    help.stdout.split('\n').every((line) => [...line].length <= 80),
+    help.stdout,
+  );
 });
 
 describe('grid: bad axes are usage errors, before any server is touched', () => {
@@ -142,7 +201,16 @@ describe('grid: bad axes are usage errors, before any server is touched', () => 
     ['a value listed twice', ['--vary', 'sweepers=1,2,1'], /--vary sweepers: 1 is listed twice/],
     ['a flag varied twice', ['--vary', 'sweepers=1', '--vary', 'sweepers=2'], /--vary: sweepers is varied twice/],
     ['a flag also given', ['--sweepers', '4', '--vary', 'sweepers=1,2'], /--vary: sweepers is also given as --sweepers/],
-    ['more than 500 cells without --yes', ['--vary', `jobs=${Array.from({ length: 30 }, (_, i) => i + 1).join(',')}`, '--vary', `sweepers=${Array.from({ length: 20 }, (_, i) => i + 1).join(',')}`], /--vary: 600 cells \(30 × 20\); a grid over 500 cells runs only with --yes/],
+    [
+      'more than 500 cells without --yes',
+      [
+        '--vary',
+        `jobs=${Array.from({ length: 30 }, (_, i) => i + 1).join(',')}`,
+        '--vary',
+        `sweepers=${Array.from({ length: 20 }, (_, i) => i + 1).join(',')}`,
+      ],
+      /--vary: 600 cells \(30 × 20\); a grid over 500 cells runs only with --yes/,
+    ],
     ['a cell whose flags do not go together', ['--vary', 'stalled-before=1,5', '--max-stalled', '3'], /--stalled-before/],
     ['a flag a grid does not take', ['--keep'], /unknown option '--keep'/],
     ['latency on a cluster', ['--vary', 'latency=1,2', '--embedded-cluster', '3'], /--latency: not with --embedded-cluster/],
@@ -174,14 +242,20 @@ function checkSums(grid: GridJson): void {
       const runs = cell.runs.filter((run) => run.mode === figures.mode);
       assert.equal(runs.length, grid.trials, `${figures.mode} in cell ${cell.index}: a run per trial`);
       assert.equal(figures.trials, grid.trials);
-      assert.equal(figures.doubleRecoveries, runs.reduce((n, run) => n + run.doubleRecoveries, 0));
-      assert.equal(figures.anomalies, runs.reduce((n, run) => n + run.anomalies, 0));
+      assert.equal(
+        figures.doubleRecoveries,
+        runs.reduce((n, run) => n + run.doubleRecoveries, 0),
+      );
+      assert.equal(
+        figures.anomalies,
+        runs.reduce((n, run) => n + run.anomalies, 0),
+      );
       assert.equal(figures.racedTrials, runs.filter((run) => !run.clean).length);
       const jobs = runs.reduce((n, run) => n + run.jobs, 0);
       assert.equal(figures.doubleRecoveriesPer1000, Math.round((figures.doubleRecoveries / jobs) * 100_000) / 100);
       for (const run of runs) {
-        assert.equal(run.anomalies, anomalyTotal(run), 'a run\'s anomalies are its figures summed');
-        for (const axis of grid.axes) if (axis.flag === 'sweepers') assert.equal(run.sweepers, cell.at.sweepers, 'the run raced with the cell\'s sweepers');
+        assert.equal(run.anomalies, anomalyTotal(run), "a run's anomalies are its figures summed");
+        for (const axis of grid.axes) if (axis.flag === 'sweepers') assert.equal(run.sweepers, cell.at.sweepers, "the run raced with the cell's sweepers");
       }
     }
   }
@@ -204,21 +278,47 @@ forEachServer('grid on a real server', (handle) => {
     t.after(() => admin.del('someone:else'));
     const before = await keyspaceDigest(admin);
     const html = join(dir, 'g.html');
-    const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2,8', '--vary', 'latency=0,1', '--mode', 'atomic,loop', '--trials', '2', '--jobs', '300', '--json', '--html', html], { COLUMNS: '' });
+    const result = await runCli(
+      [
+        'grid',
+        '--url',
+        handle.url,
+        '--vary',
+        'sweepers=1,2,8',
+        '--vary',
+        'latency=0,1',
+        '--mode',
+        'atomic,loop',
+        '--trials',
+        '2',
+        '--jobs',
+        '300',
+        '--json',
+        '--html',
+        html,
+      ],
+      { COLUMNS: '' },
+    );
     assert.equal(result.code, 0, result.stderr);
     const grid = JSON.parse(result.stdout) as GridJson;
     assertMatchesSchema(grid, 'the grid');
     assert.equal(grid.kind, 'grid');
     assert.equal(grid.complete, true);
     assert.equal(grid.stopped, undefined);
-    assert.deepEqual(grid.axes, [{ flag: 'sweepers', values: [1, 2, 8] }, { flag: 'latency', values: [0, 1] }]);
+    assert.deepEqual(grid.axes, [
+      { flag: 'sweepers', values: [1, 2, 8] },
+      { flag: 'latency', values: [0, 1] },
+    ]);
     assert.deepEqual(grid.modes, ['atomic', 'loop']);
     assert.equal(grid.plannedCells, 6);
     assert.equal(grid.cells.length, 6);
     assert.equal(grid.trials, 2);
     checkSums(grid);
     for (const cell of grid.cells) {
-      assert.deepEqual(cell.modes.map((m) => m.mode), ['atomic', 'loop']);
+      assert.deepEqual(
+        cell.modes.map((m) => m.mode),
+        ['atomic', 'loop'],
+      );
       if (cell.at.latency === 0) assert.equal(cell.latency, null, 'latency=0 goes to the server directly');
       else {
         assert.equal(cell.latency?.requestedMs, 1);
@@ -227,7 +327,8 @@ forEachServer('grid on a real server', (handle) => {
       const atomic = cell.modes.find((m) => m.mode === 'atomic');
       assert.equal(atomic?.anomalies, 0, `atomic clean at ${JSON.stringify(cell.at)}`);
     }
-    const loopAt = (sweepers: number, latency: number) => grid.cells.find((c) => c.at.sweepers === sweepers && c.at.latency === latency)?.modes.find((m) => m.mode === 'loop');
+    const loopAt = (sweepers: number, latency: number) =>
+      grid.cells.find((c) => c.at.sweepers === sweepers && c.at.latency === latency)?.modes.find((m) => m.mode === 'loop');
     for (const latency of [0, 1]) {
       assert.equal(loopAt(1, latency)?.anomalies, 0, 'one loop sweeper alone cannot race');
       assert.ok((loopAt(8, latency)?.doubleRecoveries ?? 0) > 0, `eight loop sweepers race (latency ${latency})`);
@@ -239,23 +340,39 @@ forEachServer('grid on a real server', (handle) => {
       const browser = await launchBrowser();
       try {
         const { page, grid: embedded, marks } = await checkGridPage(browser, html);
-        assert.deepEqual(embedded.cells.map((cell) => cell.modes), grid.cells.map((cell) => cell.modes), 'the page embeds the figures --json printed');
+        assert.deepEqual(
+          embedded.cells.map((cell) => cell.modes),
+          grid.cells.map((cell) => cell.modes),
+          'the page embeds the figures --json printed',
+        );
         assert.equal(marks.filter((mark) => mark.chart === 'anomaly').length, 12, '6 cells × 2 modes');
         await page.close();
       } finally {
         await browser.close();
       }
     }
-    assert.match(result.stderr, /^emq-race grid: cell 6\/6 \(sweepers=8 latency=1\) done in \d+s; \d+s in, about 0s left\n {2}double recoveries per 1,000 jobs: atomic 0, loop [\d,.]+$/m);
-    assert.ok(result.stderr.split('\n').every((line) => [...line].length <= 80), `the log's lines within 80 columns:\n${result.stderr}`);
+    assert.match(
+      result.stderr,
+      /^emq-race grid: cell 6\/6 \(sweepers=8 latency=1\) done in \d+s; \d+s in, about 0s left\n {2}double recoveries per 1,000 jobs: atomic 0, loop [\d,.]+$/m,
+    );
+    assert.ok(
+      result.stderr.split('\n').every((line) => [...line].length <= 80),
+      `the log's lines within 80 columns:\n${result.stderr}`,
+    );
     assert.deepEqual(await keyspaceDigest(admin), before, 'every key of the grid is gone, the foreign one untouched');
   });
 
   test('the table: a block per mode within 80 columns, the first axis as rows, a line on where each mode raced', async () => {
-    const result = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,4', '--vary', 'batch=10,100', '--vary', 'probe-delay=0,1', '--mode', 'atomic,loop', '--jobs', '200'], { COLUMNS: '80' });
+    const result = await runCli(
+      ['grid', '--url', handle.url, '--vary', 'sweepers=1,4', '--vary', 'batch=10,100', '--vary', 'probe-delay=0,1', '--mode', 'atomic,loop', '--jobs', '200'],
+      { COLUMNS: '80' },
+    );
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.split('\n');
-    assert.ok(lines.every((line) => [...line].length <= 80), result.stdout);
+    assert.ok(
+      lines.every((line) => [...line].length <= 80),
+      result.stdout,
+    );
     assert.match(result.stdout, /^atomic, probe-delay=0$/m);
     assert.match(result.stdout, /^loop, probe-delay=1$/m);
     assert.match(result.stdout, /^\s+batch 10\s+batch 100$/m);
@@ -267,7 +384,22 @@ forEachServer('grid on a real server', (handle) => {
 
   test('Ctrl-C mid-grid: the finished cells printed and marked incomplete, every queue cleaned, exit 130', async () => {
     const html = join(dir, 'stopped.html');
-    const cli = startCli(['grid', '--url', handle.url, '--vary', 'sweepers=2,3,4,5,6,7,8', '--vary', 'latency=1,2', '--mode', 'atomic,loop', '--jobs', '400', '--json', '--html', html]);
+    const cli = startCli([
+      'grid',
+      '--url',
+      handle.url,
+      '--vary',
+      'sweepers=2,3,4,5,6,7,8',
+      '--vary',
+      'latency=1,2',
+      '--mode',
+      'atomic,loop',
+      '--jobs',
+      '400',
+      '--json',
+      '--html',
+      html,
+    ]);
     await within(60_000, 'the first cell', cli.waitForStderr(/cell 1\/14 .* done in/));
     cli.child.kill('SIGINT');
     const result = await within(60_000, 'the stop', cli.done);

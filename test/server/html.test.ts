@@ -40,7 +40,7 @@ describe('html: pure parts', () => {
     assert.deepEqual(JSON.parse(block), hostile);
   });
 
-  test('the second sweep slips in where it acts inside the other sweep\'s span', () => {
+  test("the second sweep slips in where it acts inside the other sweep's span", () => {
     assert.equal(slipInIndex(stepsOf(DEFAULT_SCHEDULE)), 1, 'B:detect, right after A:detect');
     assert.equal(slipInIndex(stepsOf(SERIAL_SCHEDULE)), undefined, 'one after the other: no overlap');
     assert.equal(slipInIndex(stepsOf('A:sweep,B:sweep')), undefined, 'two scripts never overlap');
@@ -51,29 +51,114 @@ describe('html: pure parts', () => {
   test('the command line spells every setting that is not the default, quotes for the shell and never shows a password', () => {
     assert.equal(shellQuote('race-1'), 'race-1');
     assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
-    const line = raceCommandLine({ mode: ['atomic', 'loop'], sweepers: 8, jobs: 500, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelay: 0, keep: false, json: false, expect: 'race', html: 'my report.html' }, 'redis://user:hunter2@db:6379/2');
+    const line = raceCommandLine(
+      {
+        mode: ['atomic', 'loop'],
+        sweepers: 8,
+        jobs: 500,
+        batch: 100,
+        maxStalled: 3,
+        stalledBefore: 0,
+        probeDelay: 0,
+        keep: false,
+        json: false,
+        expect: 'race',
+        html: 'my report.html',
+      },
+      'redis://user:hunter2@db:6379/2',
+    );
     assert.equal(line, "emq-race --sweepers 8 --jobs 500 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
-    const scaled = raceCommandLine({ mode: ['atomic'], sweepers: 4, jobs: 1000, batch: 50, maxStalled: 5, stalledBefore: 1, probeDelay: 2, keep: false, json: false, queues: 3, cluster: true, loopJobs: 500, serverStats: true, tlsCa: 'ca.pem', tlsInsecure: false }, 'rediss://db:6380');
-    assert.equal(scaled, 'emq-race --mode atomic --sweepers 4 --batch 50 --max-stalled 5 --stalled-before 1 --probe-delay 2 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats', 'scale, cluster and TLS flags are part of the rerun');
-    const explain = explainCommandLine({ mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' }, undefined);
+    const scaled = raceCommandLine(
+      {
+        mode: ['atomic'],
+        sweepers: 4,
+        jobs: 1000,
+        batch: 50,
+        maxStalled: 5,
+        stalledBefore: 1,
+        probeDelay: 2,
+        keep: false,
+        json: false,
+        queues: 3,
+        cluster: true,
+        loopJobs: 500,
+        serverStats: true,
+        tlsCa: 'ca.pem',
+        tlsInsecure: false,
+      },
+      'rediss://db:6380',
+    );
+    assert.equal(
+      scaled,
+      'emq-race --mode atomic --sweepers 4 --batch 50 --max-stalled 5 --stalled-before 1 --probe-delay 2 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats',
+      'scale, cluster and TLS flags are part of the rerun',
+    );
+    const explain = explainCommandLine(
+      { mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' },
+      undefined,
+    );
     assert.equal(explain, 'emq-race explain --mode atomic --stalled-before 2 --json --svg r.svg', 'no schedule without a loop, no url for the embedded server');
-    const loop = explainCommandLine({ mode: ['loop', 'atomic'], schedule: DEFAULT_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 0, keep: false, json: false }, undefined);
+    const loop = explainCommandLine(
+      { mode: ['loop', 'atomic'], schedule: DEFAULT_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 0, keep: false, json: false },
+      undefined,
+    );
     assert.equal(loop, 'emq-race explain', "explain's own defaults are left out too");
-    assert.equal(commandLine(['explain'], [['--counter', 'client'], ['--keep', true]]), 'emq-race explain --counter client --keep');
+    assert.equal(
+      commandLine(
+        ['explain'],
+        [
+          ['--counter', 'client'],
+          ['--keep', true],
+        ],
+      ),
+      'emq-race explain --counter client --keep',
+    );
     // On the page a line breaks between a flag with its value and the next, never inside one.
-    assert.deepEqual(commandPieces("emq-race explain --stalled-before 2 --keep --html 'my report.html' --url 'redis://u:***@h:1'"), ['emq-race', 'explain', '--stalled-before 2', '--keep', "--html 'my report.html'", "--url 'redis://u:***@h:1'"]);
+    assert.deepEqual(commandPieces("emq-race explain --stalled-before 2 --keep --html 'my report.html' --url 'redis://u:***@h:1'"), [
+      'emq-race',
+      'explain',
+      '--stalled-before 2',
+      '--keep',
+      "--html 'my report.html'",
+      "--url 'redis://u:***@h:1'",
+    ]);
   });
 
-  test('with a trials summary the page draws each count\'s spread and the reproduction rate', () => {
+  test("with a trials summary the page draws each count's spread and the reproduction rate", () => {
     const run = (mode: string, trial: number, lost: number): RunJson => ({
-      mode, trial, queue: `q-${mode}`, sweepers: 4, jobs: 100, batch: 100, maxStalled: 3, stalledBefore: 0, recoveries: 100 + lost,
-      doubleRecoveries: lost, duplicatePending: lost, lostIncrements: lost, extraIncrements: 0, lostJobs: 0, misplaced: 0, unreclaimed: 0, wallMs: 10, jobsPerSec: 1000,
+      mode,
+      trial,
+      queue: `q-${mode}`,
+      sweepers: 4,
+      jobs: 100,
+      batch: 100,
+      maxStalled: 3,
+      stalledBefore: 0,
+      recoveries: 100 + lost,
+      doubleRecoveries: lost,
+      duplicatePending: lost,
+      lostIncrements: lost,
+      extraIncrements: 0,
+      lostJobs: 0,
+      misplaced: 0,
+      unreclaimed: 0,
+      wallMs: 10,
+      jobsPerSec: 1000,
     });
     const spread = (min: number, median: number, max: number) => ({ min, median, max });
     const zeros = Object.fromEntries(ANOMALIES.map((name) => [name, spread(0, 0, 0)]));
     const trials: TrialSummaryJson[] = [
       { mode: 'atomic', trials: 3, reproductionRate: 0, jobsPerSec: spread(900, 1000, 1100), ...zeros },
-      { mode: 'loop', trials: 3, reproductionRate: 2 / 3, jobsPerSec: spread(300, 350, 400), ...zeros, doubleRecoveries: spread(0, 7, 12), duplicatePending: spread(0, 7, 12), lostIncrements: spread(0, 6, 11) },
+      {
+        mode: 'loop',
+        trials: 3,
+        reproductionRate: 2 / 3,
+        jobsPerSec: spread(300, 350, 400),
+        ...zeros,
+        doubleRecoveries: spread(0, 7, 12),
+        duplicatePending: spread(0, 7, 12),
+        lostIncrements: spread(0, 6, 11),
+      },
     ];
     const report: RaceReportJson = {
       version: '0.1.0',
@@ -93,7 +178,7 @@ describe('html: pure parts', () => {
     assert.match(html, /anomalies in 0 of 3 trials \(0%\)/);
     assert.match(html, /data-mode="loop" data-field="reproductionRate" data-value="0\.6666666666666666">2 of 3 \(67%\)<\/td>/);
     assert.match(html, /data-mode="loop" data-field="lostIncrements">0 \/ 6 \/ 11<\/td>/);
-    assert.match(html, /<td class="num" data-run="5" data-field="trial">3<\/td>/, 'every trial\'s run has its column, numbered');
+    assert.match(html, /<td class="num" data-run="5" data-field="trial">3<\/td>/, "every trial's run has its column, numbered");
     assert.equal((html.match(/<th class="num" data-run=/g) ?? []).length, 6);
     assert.match(html, /id="trials-table"/);
     assert.ok(!html.includes('class="bar-row"'), 'the spread replaces the single-run bars');
@@ -104,11 +189,18 @@ describe('html: pure parts', () => {
       version: '0.1.0',
       schema: 1,
       server: { kind: 'redis', version: '7.0.15', url: 'redis://127.0.0.1:1' },
-      replays: [{
-        mode: 'loop', queue: 'q', jobId: '1', maxStalled: 3, stalledBefore: 0, schedule: ['A:read'],
-        steps: [{ sweep: 'A', step: 'read', commands: [['HGET', 'emq:{q}:job:1', 'stalled']], replies: ['<img src=x onerror=alert(1)>&'] }],
-        readout: { recoverCount: 0, pendingEntries: 0, stalled: null, expectedStalled: 0, lostIncrements: 0, extraIncrements: 0, endedIn: [] },
-      }],
+      replays: [
+        {
+          mode: 'loop',
+          queue: 'q',
+          jobId: '1',
+          maxStalled: 3,
+          stalledBefore: 0,
+          schedule: ['A:read'],
+          steps: [{ sweep: 'A', step: 'read', commands: [['HGET', 'emq:{q}:job:1', 'stalled']], replies: ['<img src=x onerror=alert(1)>&'] }],
+          readout: { recoverCount: 0, pendingEntries: 0, stalled: null, expectedStalled: 0, lostIncrements: 0, extraIncrements: 0, endedIn: [] },
+        },
+      ],
     };
     for (const markup of [explainPage(report, { command: 'emq-race explain', generatedAt: 'now', version: '0' }), explainSvg(report)]) {
       assert.ok(!markup.includes('<img'), 'no reply becomes markup');
@@ -119,7 +211,11 @@ describe('html: pure parts', () => {
 
 describe('html: bad output paths are usage errors before any server is touched', () => {
   for (const [what, args, message] of [
-    ['main --html into a missing folder', ['--html', '/nonexistent-folder/r.html'], /^emq-race: --html: cannot write \/nonexistent-folder\/r\.html: folder \/nonexistent-folder does not exist\n$/],
+    [
+      'main --html into a missing folder',
+      ['--html', '/nonexistent-folder/r.html'],
+      /^emq-race: --html: cannot write \/nonexistent-folder\/r\.html: folder \/nonexistent-folder does not exist\n$/,
+    ],
     ['explain --svg onto a folder', ['explain', '--svg', '.'], /^emq-race: --svg: cannot write \.: it is a folder\n$/],
   ] as const) {
     test(what, async () => {
@@ -167,7 +263,7 @@ forEachServer('html in Chromium', (handle) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('main command: the page shows the run\'s own JSON, table and bars alike', { skip: browserSkip }, async () => {
+  test("main command: the page shows the run's own JSON, table and bars alike", { skip: browserSkip }, async () => {
     const file = join(dir, 'race.html');
     const result = await runCli(['--url', handle.url, '--jobs', '300', '--sweepers', '4', '--json', '--html', file]);
     assert.equal(result.code, 0, result.stderr);
@@ -204,7 +300,10 @@ forEachServer('html in Chromium', (handle) => {
     assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
     assert.match((await page.locator('#run').textContent()) ?? '', /on the same server, or drop --url/);
     // The table fits the page: nothing to scroll to on the right.
-    assert.equal(await page.evaluate("(() => { const box = document.querySelector('#race-table').parentElement; return box.scrollWidth <= box.clientWidth; })()"), true);
+    assert.equal(
+      await page.evaluate("(() => { const box = document.querySelector('#race-table').parentElement; return box.scrollWidth <= box.clientWidth; })()"),
+      true,
+    );
     const light = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     await page.emulateMedia({ colorScheme: 'dark' });
     const dark = await page.evaluate('getComputedStyle(document.body).backgroundColor');
@@ -214,7 +313,7 @@ forEachServer('html in Chromium', (handle) => {
     await page.close();
   });
 
-  test('--queues: each row names its queue and node, each mode\'s total row and bars are the JSON totals', { skip: browserSkip }, async () => {
+  test("--queues: each row names its queue and node, each mode's total row and bars are the JSON totals", { skip: browserSkip }, async () => {
     const file = join(dir, 'queues.html');
     const result = await runCli(['--url', handle.url, '--queues', '2', '--jobs', '200', '--sweepers', '2', '--json', '--html', file]);
     assert.equal(result.code, 0, result.stderr);
@@ -224,13 +323,18 @@ forEachServer('html in Chromium', (handle) => {
     assert.equal(json.runs.length, 4);
     for (const [i, run] of json.runs.entries()) {
       for (const field of ['queue', 'node', 'recoveries', 'doubleRecoveries']) {
-        assert.equal(await page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`).textContent(), String(run[field]), `${String(run.queue)} ${field}`);
+        assert.equal(
+          await page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`).textContent(),
+          String(run[field]),
+          `${String(run.queue)} ${field}`,
+        );
       }
     }
     for (const [i, total] of json.totals.entries()) {
       const row = (field: string): Promise<string | null> => page.locator(`#race-table [data-total="${i}"][data-field="${field}"]`).textContent();
       assert.equal(await row('mode'), `${String(total.mode)} total`);
-      for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements']) assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
+      for (const field of ['jobs', 'recoveries', 'doubleRecoveries', 'lostIncrements'])
+        assert.equal(await row(field), String(total[field]), `${String(total.mode)} total ${field}`);
       for (const name of ANOMALIES.filter((n) => total[n] !== null && total[n] !== undefined)) {
         assert.equal(await page.locator(`.bar-row[data-mode="${String(total.mode)}"][data-anomaly="${name}"]`).getAttribute('data-value'), String(total[name]));
       }
@@ -284,24 +388,31 @@ forEachServer('html in Chromium', (handle) => {
   });
 });
 
-forEachServer('html: a password never reaches a page or a diagram', (handle) => {
-  test('main --html, explain --html and --svg, on a server that wants a password', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emq-html-auth-'));
-    try {
-      const url = handle.url.replace('redis://', 'redis://:hunter2-secret@');
-      const files = ['race.html', 'explain.html', 'explain.svg'].map((name) => join(dir, name));
-      const main = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--html', files[0] ?? '']);
-      assert.equal(main.code, 0, main.stderr);
-      const explain = await runCli(['explain', '--mode', 'atomic', '--html', files[1] ?? '', '--svg', files[2] ?? ''], { REDIS_URL: url });
-      assert.equal(explain.code, 0, explain.stderr);
-      for (const text of [main.stdout, main.stderr, explain.stdout, explain.stderr, ...files.map((file) => readFileSync(file, 'utf8'))]) {
-        assert.ok(!text.includes('hunter2-secret'));
+forEachServer(
+  'html: a password never reaches a page or a diagram',
+  (handle) => {
+    test('main --html, explain --html and --svg, on a server that wants a password', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'emq-html-auth-'));
+      try {
+        const url = handle.url.replace('redis://', 'redis://:hunter2-secret@');
+        const files = ['race.html', 'explain.html', 'explain.svg'].map((name) => join(dir, name));
+        const main = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--html', files[0] ?? '']);
+        assert.equal(main.code, 0, main.stderr);
+        const explain = await runCli(['explain', '--mode', 'atomic', '--html', files[1] ?? '', '--svg', files[2] ?? ''], { REDIS_URL: url });
+        assert.equal(explain.code, 0, explain.stderr);
+        for (const text of [main.stdout, main.stderr, explain.stdout, explain.stderr, ...files.map((file) => readFileSync(file, 'utf8'))]) {
+          assert.ok(!text.includes('hunter2-secret'));
+        }
+        const port = new URL(handle.url).port;
+        assert.match(readFileSync(files[0] ?? '', 'utf8'), new RegExp(`--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
+        assert.match(
+          readFileSync(files[1] ?? '', 'utf8'),
+          new RegExp(`>explain</span> <span class="arg">--mode atomic</span> .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
-      const port = new URL(handle.url).port;
-      assert.match(readFileSync(files[0] ?? '', 'utf8'), new RegExp(`--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
-      assert.match(readFileSync(files[1] ?? '', 'utf8'), new RegExp(`>explain</span> <span class="arg">--mode atomic</span> .*--url &#39;redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/?&#39;`));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-}, ['--requirepass', 'hunter2-secret']);
+    });
+  },
+  ['--requirepass', 'hunter2-secret'],
+);

@@ -22,7 +22,10 @@ type Run = Record<string, unknown> & { mode: string; clean: boolean; anomalies: 
 interface Verdict {
   expect: string;
   pass: boolean;
-  modes: Record<string, { expected: string; pass: boolean; runs: number; misses: { queue: string; trial: number; anomalies: number; figures: Record<string, number> }[] }>;
+  modes: Record<
+    string,
+    { expected: string; pass: boolean; runs: number; misses: { queue: string; trial: number; anomalies: number; figures: Record<string, number> }[] }
+  >;
 }
 
 interface Report {
@@ -121,15 +124,39 @@ describe('--json failures are one object on stdout with the exit code', () => {
 
 forEachServer('json', (handle) => {
   test('a race with --expect per mode: header, clean and anomalies per run, the verdict per mode and overall', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--jobs', '400', '--expect', 'atomic=clean,loop=race', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic,loop',
+      '--sweepers',
+      '8',
+      '--jobs',
+      '400',
+      '--expect',
+      'atomic=clean,loop=race',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const json = parsed(result, 'race');
     assertVerdictFields(json.runs);
-    assert.deepEqual(json.runs.map((run) => [run.mode, run.clean]), [['atomic', true], ['loop', false]]);
+    assert.deepEqual(
+      json.runs.map((run) => [run.mode, run.clean]),
+      [
+        ['atomic', true],
+        ['loop', false],
+      ],
+    );
     assert.ok(Number(json.runs[1]?.anomalies) > 0);
     assert.equal(json.verdict?.expect, 'atomic=clean,loop=race');
     assert.equal(json.verdict?.pass, true);
-    assert.deepEqual(Object.entries(json.verdict?.modes ?? {}).map(([mode, v]) => [mode, v.expected, v.pass, v.runs, v.misses.length]), [['atomic', 'clean', true, 1, 0], ['loop', 'race', true, 1, 0]]);
+    assert.deepEqual(
+      Object.entries(json.verdict?.modes ?? {}).map(([mode, v]) => [mode, v.expected, v.pass, v.runs, v.misses.length]),
+      [
+        ['atomic', 'clean', true, 1, 0],
+        ['loop', 'race', true, 1, 0],
+      ],
+    );
   });
 
   test('--trials and --queues: every run and every totals row carries clean and anomalies', async () => {
@@ -143,16 +170,35 @@ forEachServer('json', (handle) => {
     assertVerdictFields([...json.runs, ...(json.totals ?? [])]);
     for (const total of json.totals ?? []) {
       const queues = json.runs.filter((run) => run.mode === total.mode && run.trial === total.trial);
-      assert.equal(total.anomalies, queues.reduce((sum, run) => sum + run.anomalies, 0));
+      assert.equal(
+        total.anomalies,
+        queues.reduce((sum, run) => sum + run.anomalies, 0),
+      );
     }
   });
 
   test('workers, observer, faults and live leases: the fields they add are in the schema', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--jobs', '200', '--live', '10', '--workers', '2', '--observe', '--fault', 'sweeper-crash', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic,loop',
+      '--jobs',
+      '200',
+      '--live',
+      '10',
+      '--workers',
+      '2',
+      '--observe',
+      '--fault',
+      'sweeper-crash',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const json = parsed(result, 'consequences');
     assertVerdictFields(json.runs);
-    for (const run of json.runs) for (const field of ['workers', 'executions', 'samples', 'windowInNeither', 'faults', 'crashes']) assert.ok(field in run, `${run.mode}: ${field}`);
+    for (const run of json.runs)
+      for (const field of ['workers', 'executions', 'samples', 'windowInNeither', 'faults', 'crashes']) assert.ok(field in run, `${run.mode}: ${field}`);
   });
 
   test('every mode of the strategy table, raced at once, matches the schema', async () => {
@@ -175,10 +221,20 @@ forEachServer('json', (handle) => {
     assert.equal(missed?.expected, 'clean');
     assert.equal(missed?.pass, false);
     const run = json.runs.find((r) => r.mode === 'script');
-    assert.deepEqual(missed?.misses, [{ queue: run?.queue, trial: 1, anomalies: run?.anomalies, figures: Object.fromEntries(ANOMALIES.filter((name) => Number(run?.[name]) > 0).map((name) => [name, run?.[name]])) }]);
+    assert.deepEqual(missed?.misses, [
+      {
+        queue: run?.queue,
+        trial: 1,
+        anomalies: run?.anomalies,
+        figures: Object.fromEntries(ANOMALIES.filter((name) => Number(run?.[name]) > 0).map((name) => [name, run?.[name]])),
+      },
+    ]);
     assert.ok(Number(missed?.misses[0]?.figures.duplicatePending) > 0);
     assert.equal(json.verdict?.modes.loop?.pass, true);
-    assert.match(result.stderr, new RegExp(`^emq-race: --expect race missed: script expected clean, but showed .*duplicatePending ${String(run?.duplicatePending)}`));
+    assert.match(
+      result.stderr,
+      new RegExp(`^emq-race: --expect race missed: script expected clean, but showed .*duplicatePending ${String(run?.duplicatePending)}`),
+    );
   });
 
   test('explain --json, both replays and the counter race, carry the header and match the schema', async () => {

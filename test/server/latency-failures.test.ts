@@ -22,7 +22,12 @@ const LIMIT_MS = 60_000;
 async function runInProcess(args: readonly string[]): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const code = await run(['node', 'emq-race', ...args], { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { NO_COLOR: '1' }, stdoutIsTty: false });
+  const code = await run(['node', 'emq-race', ...args], {
+    out: (text) => (stdout += text),
+    err: (text) => (stderr += text),
+    env: { NO_COLOR: '1' },
+    stdoutIsTty: false,
+  });
   return cliResult(code, null, stdout, stderr);
 }
 
@@ -64,7 +69,11 @@ forEachServer('--latency that cannot work', (handle) => {
       return lost ? 'cut' : 'pass';
     });
     try {
-      const result = await within(LIMIT_MS, 'the race that lost its server', runInProcess(['--url', relay.url, '--latency', '2', '--mode', 'atomic', '--jobs', '50', '--queue', 'race-lost-latency']));
+      const result = await within(
+        LIMIT_MS,
+        'the race that lost its server',
+        runInProcess(['--url', relay.url, '--latency', '2', '--mode', 'atomic', '--jobs', '50', '--queue', 'race-lost-latency']),
+      );
       assert.ok(lost, 'the relay saw the measurement begin');
       assert.equal(result.code, 3, result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', LOST, result.stderr);
@@ -72,7 +81,10 @@ forEachServer('--latency that cannot work', (handle) => {
     } finally {
       await relay.close();
     }
-    assert.deepEqual((await allKeys(admin)).filter((key) => key.includes('race-lost-latency')), []);
+    assert.deepEqual(
+      (await allKeys(admin)).filter((key) => key.includes('race-lost-latency')),
+      [],
+    );
 
     // A grid: its first cell measures and races; the server goes once the second cell measures.
     let raced = false;
@@ -83,7 +95,11 @@ forEachServer('--latency that cannot work', (handle) => {
       return lost ? 'cut' : 'pass';
     });
     try {
-      const grid = await within(LIMIT_MS, 'the grid that lost its server', runInProcess(['grid', '--url', gridRelay.url, '--latency', '2', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '50', '--json']));
+      const grid = await within(
+        LIMIT_MS,
+        'the grid that lost its server',
+        runInProcess(['grid', '--url', gridRelay.url, '--latency', '2', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '50', '--json']),
+      );
       assert.ok(lost, 'the relay saw the second measurement begin');
       assert.equal(grid.code, 3, grid.stderr);
       assert.match(oneErrorLine(grid.stderr) ?? '', LOST, grid.stderr);

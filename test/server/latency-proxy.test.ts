@@ -13,9 +13,18 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { correctedHoldBack, forwardingCost, warmUpPings, measureRoundTrip, startLatencyProxy, startProxyThread, type LatencyProxy, type LatencyProxyOptions } from '../../src/server/latency-proxy.js';
+import {
+  correctedHoldBack,
+  forwardingCost,
+  warmUpPings,
+  measureRoundTrip,
+  startLatencyProxy,
+  startProxyThread,
+  type LatencyProxy,
+  type LatencyProxyOptions,
+} from '../../src/server/latency-proxy.js';
 import { forEachServer } from '../helpers/servers.js';
 
 /** A RESP command as bytes, the way any client would send it. */
@@ -127,7 +136,7 @@ forEachServer('latency proxy', (handle) => {
     const received = receive(socket, expected.length);
     // Written in uneven slices, so request boundaries and chunk boundaries never line up.
     const stream = Buffer.concat(requests);
-    for (let at = 0, step = 1; at < stream.length; at += step, step = (step * 7 + 13) % 70_000 + 1) socket.write(stream.subarray(at, at + step));
+    for (let at = 0, step = 1; at < stream.length; at += step, step = ((step * 7 + 13) % 70_000) + 1) socket.write(stream.subarray(at, at + step));
     const got = await received;
     socket.destroy();
     assert.equal(got.length, expected.length);
@@ -142,7 +151,7 @@ forEachServer('latency proxy', (handle) => {
       const value = randomBytes(TEN_MB);
       await redis.set('emq:{proxy-test}:big', value);
       const back = await redis.getBuffer('emq:{proxy-test}:big');
-      assert.ok(back && back.equals(value));
+      assert.ok(back?.equals(value));
       await redis.unlink('emq:{proxy-test}:big');
     } finally {
       await redis.quit();
@@ -161,7 +170,7 @@ forEachServer('latency proxy', (handle) => {
     // Far more than every buffer between the server and the reader together can hold: if the proxy
     // read on regardless, the server's output buffer for this client would empty in milliseconds.
     const outputBuffer = async (): Promise<number> => {
-      const list = await admin.client('LIST') as string;
+      const list = (await admin.client('LIST')) as string;
       const line = list.split('\n').find((l) => / name=proxied-reader /.test(l));
       return Number(/ omem=(\d+)/.exec(line ?? '')?.[1] ?? -1);
     };
@@ -209,7 +218,9 @@ forEachServer('latency proxy', (handle) => {
     const received = receive(socket, Number.POSITIVE_INFINITY);
     let id: string | undefined;
     await until('the GET reaching the server', async () => {
-      const line = String(await admin.client('LIST')).split('\n').find((l) => / name=to-be-killed /.test(l));
+      const line = String(await admin.client('LIST'))
+        .split('\n')
+        .find((l) => / name=to-be-killed /.test(l));
       id = /^id=(\d+) /.exec(line ?? '')?.[1];
       return / cmd=get /.test(line ?? '');
     });
@@ -235,7 +246,11 @@ forEachServer('latency proxy', (handle) => {
   });
 
   test('every round trip takes at least the delay asked for, a fraction of a millisecond too, with and without jitter; measureRoundTrip agrees', async () => {
-    for (const [delayMs, jitterMs] of [[0.5, 0], [2, 0], [2, 3]] as const) {
+    for (const [delayMs, jitterMs] of [
+      [0.5, 0],
+      [2, 0],
+      [2, 3],
+    ] as const) {
       const proxy = await start(delayMs, jitterMs);
       const redis = await connect(parseServerUrl(`redis://${proxy.host}:${proxy.port}`));
       try {
@@ -311,7 +326,12 @@ forEachServer('latency proxy', (handle) => {
       // The timeout is a guard against a hang (a handle left open), not a performance check.
       execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }, (err, stdout, stderr) => {
         // Exit code and stderr first: the message's tail (the script) is what a log may cut.
-        if (err) reject(new Error(`the process did not exit cleanly (code ${String(err.code)}, signal ${String(err.signal)}): ${stderr || '(no stderr)'}\nstdout: ${stdout}`));
+        if (err)
+          reject(
+            new Error(
+              `the process did not exit cleanly (code ${String(err.code)}, signal ${String(err.signal)}): ${stderr || '(no stderr)'}\nstdout: ${stdout}`,
+            ),
+          );
         else resolve(stdout);
       });
     });

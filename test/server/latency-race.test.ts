@@ -24,14 +24,19 @@ test('the proxied target keeps credentials and database, and TLS checks the serv
   assert.equal(plain.url, 'redis://user:s3cret@127.0.0.1:40001/4');
   assert.equal(plain.display, 'redis://user:***@10.1.2.3:6380/4');
   assert.equal(plain.tls, undefined);
-  const secure = throughProxy({ url: 'rediss://cache.example.com:6380', display: 'rediss://cache.example.com:6380', tls: { rejectUnauthorized: true } }, { host: '127.0.0.1', port: 40002 });
+  const secure = throughProxy(
+    { url: 'rediss://cache.example.com:6380', display: 'rediss://cache.example.com:6380', tls: { rejectUnauthorized: true } },
+    { host: '127.0.0.1', port: 40002 },
+  );
   assert.equal(secure.url, 'rediss://127.0.0.1:40002');
   assert.equal(secure.tls?.serverName, 'cache.example.com');
   const options = tlsOptions(secure) as { servername?: string; checkServerIdentity?: unknown };
   assert.equal(options.servername, 'cache.example.com');
   assert.equal(typeof options.checkServerIdentity, 'function');
   // An IP address is checked against the certificate but sent as no SNI name (SNI carries none).
-  const byIp = tlsOptions(throughProxy({ url: 'rediss://[::1]:6380', display: 'rediss://[::1]:6380' }, { host: '127.0.0.1', port: 40003 })) as { servername?: string };
+  const byIp = tlsOptions(throughProxy({ url: 'rediss://[::1]:6380', display: 'rediss://[::1]:6380' }, { host: '127.0.0.1', port: 40003 })) as {
+    servername?: string;
+  };
   assert.equal(byIp.servername, undefined);
   assert.deepEqual(proxyTarget('redis://[::1]:7000'), { targetHost: '::1', targetPort: 7000 });
   assert.deepEqual(proxyTarget('redis://example.com'), { targetHost: 'example.com', targetPort: 6379 });
@@ -65,7 +70,21 @@ forEachServer('--latency', (handle) => {
   });
 
   test('atomic with 64 sweepers and --latency 5 is clean in every trial', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '64', '--latency', '5', '--trials', '3', '--expect', 'clean', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic',
+      '--sweepers',
+      '64',
+      '--latency',
+      '5',
+      '--trials',
+      '3',
+      '--expect',
+      'clean',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as ReportJson;
     assert.equal(report.latency?.requestedMs, 5);
@@ -87,12 +106,29 @@ forEachServer('--latency', (handle) => {
     const report = JSON.parse(result.stdout) as ReportJson;
     assert.equal(report.latency?.pings, 20);
     const [run] = report.runs;
-    assert.ok(run && run.processes && clean(run), JSON.stringify(run));
+    assert.ok(run?.processes && clean(run), JSON.stringify(run));
     assert.ok(run.wallMs >= 50, `wall ${run.wallMs} ms`);
   });
 
   test('workers, the observer and client-kill run through the proxy too: a killed sweeper reconnects through it', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'both', '--sweepers', '4', '--jobs', '200', '--workers', '2', '--observe', '--fault', 'client-kill', '--latency', '1', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'both',
+      '--sweepers',
+      '4',
+      '--jobs',
+      '200',
+      '--workers',
+      '2',
+      '--observe',
+      '--fault',
+      'client-kill',
+      '--latency',
+      '1',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const [atomic, loop] = (JSON.parse(result.stdout) as ReportJson).runs;
     assert.ok(atomic && clean(atomic) && atomic.doubleExecutions === 0 && atomic.windowInBoth === 0, JSON.stringify(atomic));
@@ -117,7 +153,10 @@ forEachServer('--latency', (handle) => {
       assert.equal(result.code, 0, result.stderr);
       // The header wraps at the terminal's width: its continuation lines are indented by two.
       const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
-      const header = /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; straight to the server (\d+\.\d\d) ms; seeding and audit go direct\)\n/.exec(unwrapped);
+      const header =
+        /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; straight to the server (\d+\.\d\d) ms; seeding and audit go direct\)\n/.exec(
+          unwrapped,
+        );
       assert.ok(header, result.stdout);
       assert.ok(Number(header[1]) >= 1.5);
       assert.ok(Number(header[3]) < Number(header[1]), 'straight to the server is quicker than through the proxy');
@@ -145,7 +184,10 @@ forEachServer('--latency', (handle) => {
     // Through the proxy, nowhere near loopback's tenth of a millisecond (the proxy holds back its own
     // measured cost, so on a busy machine a median can come out a few hundredths under the 1 ms).
     for (const rtt of only.measuredRttMs) assert.ok(rtt >= 0.75, `a round trip through the proxy takes about what was asked: ${rtt}`);
-    assert.deepEqual(only.modes.map((m) => m.mode), ['atomic', 'loop']);
+    assert.deepEqual(
+      only.modes.map((m) => m.mode),
+      ['atomic', 'loop'],
+    );
     for (const m of only.modes) {
       assert.equal(m.directJobsPerSec.length, 2);
       assert.equal(m.delayedJobsPerSec.length, 2);

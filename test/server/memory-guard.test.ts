@@ -61,7 +61,10 @@ for (const kind of SERVER_KINDS) {
         const before = await evicted(redis);
         const result = await within(LIMIT_MS, 'the run', runCli(['--url', server.url, ...args]));
         if (result.code === 2) {
-          assert.match(oneErrorLine(result.stderr) ?? '', /needs about [\d.]+ MB on the server at redis:\/\/127\.0\.0\.1:\d+ at its peak \([\d.]+ MB of job data at \d+ bytes a job as measured there, .*\), but only [\d.]+ MB is left below its maxmemory of 5\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \(yours\) to make room\. Refusing, nothing written/);
+          assert.match(
+            oneErrorLine(result.stderr) ?? '',
+            /needs about [\d.]+ MB on the server at redis:\/\/127\.0\.0\.1:\d+ at its peak \([\d.]+ MB of job data at \d+ bytes a job as measured there, .*\), but only [\d.]+ MB is left below its maxmemory of 5\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \(yours\) to make room\. Refusing, nothing written/,
+          );
           assert.equal(result.stdout, '');
         } else {
           assert.equal(result.code, 0, result.stderr);
@@ -91,8 +94,15 @@ for (const kind of SERVER_KINDS) {
         assert.equal(result.code, 2, result.stderr);
         assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: atomic on --jobs 9000 \(with 900 live jobs\) needs about/);
         await sleep(200);
-        assert.deepEqual(seen.filter((line) => /emq:\{race-whole-(loop|atomic)\}/.test(line)), [], 'a mode wrote before the plan was checked');
-        assert.ok(seen.some((line) => /emq:\{race-whole-atomic-m\}/.test(line)), 'the slice was measured');
+        assert.deepEqual(
+          seen.filter((line) => /emq:\{race-whole-(loop|atomic)\}/.test(line)),
+          [],
+          'a mode wrote before the plan was checked',
+        );
+        assert.ok(
+          seen.some((line) => /emq:\{race-whole-atomic-m\}/.test(line)),
+          'the slice was measured',
+        );
       } finally {
         feed.disconnect();
         monitor.disconnect();
@@ -109,7 +119,11 @@ for (const kind of SERVER_KINDS) {
       feed.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
       try {
         // The first cell (500 jobs) fits; the last (9,000) does not.
-        const result = await within(LIMIT_MS, 'the grid', runCli(['grid', '--url', server.url, '--vary', 'jobs=500,9000', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--json', '--html', html]));
+        const result = await within(
+          LIMIT_MS,
+          'the grid',
+          runCli(['grid', '--url', server.url, '--vary', 'jobs=500,9000', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--json', '--html', html]),
+        );
         assert.equal(result.code, 2, result.stderr);
         const json = JSON.parse(result.stdout) as { error: { exit: number; message: string } };
         assert.equal(json.error.exit, 2);
@@ -117,8 +131,15 @@ for (const kind of SERVER_KINDS) {
         assert.doesNotMatch(result.stderr, /cell \d+\/\d+/, 'no cell ran');
         assert.equal(existsSync(html), false, 'no page of a grid that never ran');
         await sleep(200);
-        assert.deepEqual(seen.filter((line) => /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)), [], 'a cell wrote before the grid was checked');
-        assert.ok(seen.some((line) => /emq:\{race-[0-9a-f]{8}-m\}/.test(line)), 'the slice was measured');
+        assert.deepEqual(
+          seen.filter((line) => /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)),
+          [],
+          'a cell wrote before the grid was checked',
+        );
+        assert.ok(
+          seen.some((line) => /emq:\{race-[0-9a-f]{8}-m\}/.test(line)),
+          'the slice was measured',
+        );
       } finally {
         feed.disconnect();
         monitor.disconnect();
@@ -144,7 +165,10 @@ for (const kind of SERVER_KINDS) {
         for (let round = 0; (await evicted(redis)) === before && round < 400; round++) await fillForeign(redis, 500, `late:${round}`);
         const result = await within(LIMIT_MS, 'the stopped run', cli.done);
         assert.equal(result.code, 3, result.stderr);
-        assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/);
+        assert.match(
+          oneErrorLine(result.stderr) ?? '',
+          /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/,
+        );
         assert.equal(result.stdout, '');
         const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting}*', 'COUNT', 100_000);
         assert.deepEqual(left, []);

@@ -20,19 +20,23 @@ let counter = 0;
 const queueName = (label: string): string => `modes-t${process.pid}-${label}-${counter++}`;
 
 function runOnce(session: Session, interrupts: Interrupts, mode: Mode, over: Partial<ModeRun> = {}): Promise<RunResult> {
-  return runMode(session, {
-    mode,
-    queue: queueName(mode),
-    jobs: 1000,
-    sweepers: 16,
-    batch: 100,
-    maxStalled: 3,
-    stalledBefore: 0,
-    probeDelayMs: 0,
-    keep: false,
-    live: 100,
-    ...over,
-  }, interrupts);
+  return runMode(
+    session,
+    {
+      mode,
+      queue: queueName(mode),
+      jobs: 1000,
+      sweepers: 16,
+      batch: 100,
+      maxStalled: 3,
+      stalledBefore: 0,
+      probeDelayMs: 0,
+      keep: false,
+      live: 100,
+      ...over,
+    },
+    interrupts,
+  );
 }
 
 function assertClean(run: RunResult, jobs: number): void {

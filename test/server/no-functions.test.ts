@@ -40,7 +40,10 @@ forEachServer(
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, /no Functions .*skipping the function mode/);
       const report = JSON.parse(result.stdout) as { runs: { mode: string; doubleRecoveries: number }[] };
-      assert.deepEqual(report.runs.map((run) => run.mode), ['atomic', 'loop', 'watch', 'claim']);
+      assert.deepEqual(
+        report.runs.map((run) => run.mode),
+        ['atomic', 'loop', 'watch', 'claim'],
+      );
       for (const run of report.runs) if (run.mode !== 'loop') assert.equal(run.doubleRecoveries, 0, run.mode);
       assert.deepEqual(await allKeys(admin), []);
     });

@@ -122,9 +122,15 @@ forEachServer('redaction of every --url form through every output', (handle) => 
   working.forEach((form, index) => {
     test(`${form.name}: table, progress, --json, --csv, trials, --html, a refusal as JSON, explain (text, --json, --html, --svg), grid (table, --json, --html) and clean`, async () => {
       const url = form.url();
-      const call = (words: string[], args: string[]): Promise<CliResult> => (form.env ? runInProcess([...words, ...args], { REDIS_URL: url }) : runInProcess([...words, '--url', url, ...args]));
+      const call = (words: string[], args: string[]): Promise<CliResult> =>
+        form.env ? runInProcess([...words, ...args], { REDIS_URL: url }) : runInProcess([...words, '--url', url, ...args]);
       const queue = `race-redact${index}`;
-      const files = { race: join(dir, `race${index}.html`), explain: join(dir, `explain${index}.html`), svg: join(dir, `explain${index}.svg`), grid: join(dir, `grid${index}.html`) };
+      const files = {
+        race: join(dir, `race${index}.html`),
+        explain: join(dir, `explain${index}.html`),
+        svg: join(dir, `explain${index}.svg`),
+        grid: join(dir, `grid${index}.html`),
+      };
       await admin.hset(`emq:{race-taken${index}}:job:1`, 'state', 'not ours');
       const results: [string, CliResult, number][] = [
         ['table, --keep and --html', await call([], ['--mode', 'atomic', '--jobs', '100', '--queue', queue, '--keep', '--html', files.race]), 0],
@@ -163,20 +169,35 @@ forEachServer('redaction of every --url form through every output', (handle) => 
   /** URLs that fail, each through the main command, explain, grid and clean, plain and as JSON. */
   const failing: readonly { name: string; url: () => string; code: number; line: RegExp; env?: boolean }[] = [
     { name: 'the one-slash typo redis:/:PASSWORD@', url: () => `redis:/:Zq7w0rd@${at()}`, code: 2, line: /names no host/ },
-    { name: 'a raw space in the password of a URL that does not parse', url: () => `redis://:Zq7 sp ace w0rd@127.0.0.1:notaport`, code: 2, line: /is not a URL/ },
+    {
+      name: 'a raw space in the password of a URL that does not parse',
+      url: () => `redis://:Zq7 sp ace w0rd@127.0.0.1:notaport`,
+      code: 2,
+      line: /is not a URL/,
+    },
     { name: 'a raw quote in the password of a URL that does not parse', url: () => `redis://:Zq7"q'w0rd@127.0.0.1:notaport`, code: 2, line: /is not a URL/ },
     { name: 'a fragment #password= on a URL that does not parse', url: () => `redis://127.0.0.1:notaport#password=Zq7w0rd`, code: 2, line: /is not a URL/ },
     { name: 'a bare word where the URL goes', url: () => 'Zq7w0rd', code: 2, line: /the value given \(not shown: it may be a password\) is not a URL/ },
     { name: 'a word and a colon, read as a scheme', url: () => 'Zq7:w0rd', code: 2, line: /has a scheme that is not supported/ },
     { name: 'a 100 KB URL', url: () => `redis://:Zq7w0rd@127.0.0.1:notaport/${'Zq7w0rd'.repeat(15_000)}`, code: 2, line: /is not a URL/ },
     { name: 'a tab in the password (a parser would drop it)', url: () => `redis://:Zq7\tw0rd@${at()}`, code: 2, line: /contains a tab/ },
-    { name: 'a query parameter named with the password', url: () => `redis://${at()}/?pass:Zq7w0rd`, code: 2, line: /a query parameter in .* is not supported/ },
+    {
+      name: 'a query parameter named with the password',
+      url: () => `redis://${at()}/?pass:Zq7w0rd`,
+      code: 2,
+      line: /a query parameter in .* is not supported/,
+    },
     { name: "a raw '/' and '@' in the password", url: () => `redis://:${PASSWORD}@${at()}`, code: 2, line: /is not a URL/ },
     { name: 'a backslash', url: () => `redis://:Zq7\\w0rd@${at()}`, code: 2, line: /contains a backslash/ },
     { name: "a '%' that starts no escape", url: () => `redis://:Zq7%zzw0rd@${at()}`, code: 2, line: /percent-escape/ },
     { name: 'a database that is no number', url: () => `redis://:Zq7w0rd@${at()}/?db=abc`, code: 2, line: /must be a number/ },
     { name: 'a database the server does not have', url: () => `redis://racer:${encoded}@${at()}/16`, code: 2, line: /has no database 16/ },
-    { name: 'an unsupported parameter beside ?password=', url: () => `redis://${at()}/?password=Zq7w0rd&keyPrefix=x`, code: 2, line: /query parameter "keyPrefix"/ },
+    {
+      name: 'an unsupported parameter beside ?password=',
+      url: () => `redis://${at()}/?password=Zq7w0rd&keyPrefix=x`,
+      code: 2,
+      line: /query parameter "keyPrefix"/,
+    },
     { name: 'a wrong password', url: () => `redis://racer:Zq7-wrong-w0rd@${at()}`, code: 3, line: /refused the credentials/ },
     { name: "a wrong ?password= holding an '@'", url: () => `redis://${at()}/?password=Zq7@wrong@w0rd`, code: 3, line: /refused the credentials/ },
     { name: 'the password as a lone user name', url: () => `redis://Zq7w0rd@${at()}`, code: 3, line: /requires a password|refused the credentials/ },
@@ -187,7 +208,13 @@ forEachServer('redaction of every --url form through every output', (handle) => 
     test(`${form.name}: exit ${form.code}, one line, and no password in the race, explain, grid or clean, plain or JSON`, async () => {
       const url = form.url();
       // Each command's words, then its flags: --url goes between them (or REDIS_URL carries it).
-      const commands: [string[], string[]][] = [[[], ['--jobs', '50']], [[], ['--jobs', '50', '--json']], [['explain'], ['--json']], [['grid'], ['--vary', 'sweepers=1,2', '--jobs', '50', '--json']], [['clean'], ['--all', '--yes']]];
+      const commands: [string[], string[]][] = [
+        [[], ['--jobs', '50']],
+        [[], ['--jobs', '50', '--json']],
+        [['explain'], ['--json']],
+        [['grid'], ['--vary', 'sweepers=1,2', '--jobs', '50', '--json']],
+        [['clean'], ['--all', '--yes']],
+      ];
       for (const [words, flags] of commands) {
         const args = [...words, ...flags];
         const result = await (form.env ? runInProcess(args, { REDIS_URL: url }) : runInProcess([...words, '--url', url, ...flags]));

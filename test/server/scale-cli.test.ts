@@ -55,7 +55,10 @@ const TERMINAL = { skip: which('script') ? false : 'needs script(1) from util-li
 function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, BIN, ...args].map((word) => JSON.stringify(word)).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qefc', command, '/dev/null'], {
+      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
@@ -66,10 +69,16 @@ function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promi
 test('on a terminal, a long run shows its progress on stderr: one line fitted to the width, the time left kept', TERMINAL, async () => {
   // The pseudo-terminal has no size of its own, so $COLUMNS gives it one. Long by its own pace
   // (sweeps of 10 jobs, 100 ms apart), not by work: the line needs a run of a few seconds, not load.
-  const result = await onTerminal(['--mode', 'loop', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0'], { COLUMNS: '60' });
+  const result = await onTerminal(['--mode', 'loop', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0'], {
+    COLUMNS: '60',
+  });
   assert.equal(result.code, 0, result.output);
   // Each piece between two clears is one rewrite of the line; after the last comes the report.
-  const rewrites = result.output.split(/\r\x1b\[2K/).slice(1, -1).map((piece) => piece.split(/[\r\n]/)[0] ?? '').filter((line) => line.length > 0);
+  const rewrites = result.output
+    .split(/\r\x1b\[2K/)
+    .slice(1, -1)
+    .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
+    .filter((line) => line.length > 0);
   assert.ok(rewrites.length > 0, result.output);
   for (const line of rewrites) {
     // What matters least goes first (the queue, the time taken, the rate); the count, the share and the time left stay.
@@ -77,7 +86,10 @@ test('on a terminal, a long run shows its progress on stderr: one line fitted to
     assert.ok([...line].length <= 59, `${line} (${[...line].length} columns)`);
     assert.ok(!line.endsWith('…'), `fitted by dropping pieces, not cut: ${line}`);
   }
-  assert.ok(rewrites.some((line) => / left$| left unknown$/.test(line)), 'the time left is in view');
+  assert.ok(
+    rewrites.some((line) => / left$| left unknown$/.test(line)),
+    'the time left is in view',
+  );
   assert.doesNotMatch(result.output, /trial 1\/1/, 'no trial count without --trials');
 });
 

@@ -70,7 +70,15 @@ function idsOf(slice: { first: number; last: number; high: number; low: number }
 }
 
 test('seeding slices cover every id once, at most perCall jobs per call, in ascending deadline order', () => {
-  const cases = [[1, 1, 5000], [1, 999, 5000], [1, 12_345, 5000], [1001, 100_000, 5000], [777, 54_321, 700], [1, 30_000, 7], [5, 4, 1]] as const;
+  const cases = [
+    [1, 1, 5000],
+    [1, 999, 5000],
+    [1, 12_345, 5000],
+    [1001, 100_000, 5000],
+    [777, 54_321, 700],
+    [1, 30_000, 7],
+    [5, 4, 1],
+  ] as const;
   for (const [origin, count, perCall] of cases) {
     const slices = seedSlices(origin, count, perCall);
     const seen = new Uint8Array(origin + count);
@@ -91,7 +99,13 @@ test('seeding slices cover every id once, at most perCall jobs per call, in asce
 });
 
 test('a slice is read back in the order it was seeded: residue falling, ids rising within a residue', () => {
-  const cases = [[1, 12_345, 5000], [1001, 100_000, 5000], [777, 54_321, 700], [1, 30_000, 7], [1, 600, 5000]] as const;
+  const cases = [
+    [1, 12_345, 5000],
+    [1001, 100_000, 5000],
+    [777, 54_321, 700],
+    [1, 30_000, 7],
+    [1, 600, 5000],
+  ] as const;
   for (const [origin, count, perCall] of cases) {
     for (const slice of seedSlices(origin, count, perCall)) {
       const visited: number[] = [];
@@ -100,7 +114,7 @@ test('a slice is read back in the order it was seeded: residue falling, ids risi
         visited.push(id);
       });
       assert.equal(sliceSize(slice), visited.length);
-      const expected = idsOf(slice).sort((a, b) => b % 1000 - a % 1000 || a - b);
+      const expected = idsOf(slice).sort((a, b) => (b % 1000) - (a % 1000) || a - b);
       assert.deepEqual(visited, expected, `${origin}+${count}/${perCall}: ${JSON.stringify(slice)}`);
     }
   }
@@ -117,7 +131,10 @@ test('the floor script is the shipped sweep line for line, with its three pushes
     ["if deadCount > 0 then rcall('ZADD', KEYS[3], unpack(toDead)) end", 'if deadCount > 0 then local _ = toDead end'],
   ]);
   // A shipped script whose pushes took another form would leave a floor that measures nothing.
-  assert.throws(() => withoutPushes(SWEEP_STALLED_LUA.replace("rcall('RPUSH', KEYS[2], unpack(toPending))", "rcall('RPUSH', KEYS[2], 'x')")), /expected 3 batched pushes/);
+  assert.throws(
+    () => withoutPushes(SWEEP_STALLED_LUA.replace("rcall('RPUSH', KEYS[2], unpack(toPending))", "rcall('RPUSH', KEYS[2], 'x')")),
+    /expected 3 batched pushes/,
+  );
 });
 
 forEachServer('scale', (handle) => {
@@ -140,8 +157,15 @@ forEachServer('scale', (handle) => {
     const redis = await connect(session.target);
     try {
       const result = await race({
-        connections: [redis], factory, keys, clock: await measureServerClock(admin), batch, maxStalled: 2, probeDelayMs: 0,
-        maxSweeps: defaultMaxSweeps(jobs, batch), signal: new AbortController().signal,
+        connections: [redis],
+        factory,
+        keys,
+        clock: await measureServerClock(admin),
+        batch,
+        maxStalled: 2,
+        probeDelayMs: 0,
+        maxSweeps: defaultMaxSweeps(jobs, batch),
+        signal: new AbortController().signal,
       });
       assert.equal(result.cutShort, false);
     } finally {
@@ -227,8 +251,15 @@ forEachServer('scale', (handle) => {
     try {
       // Only part of the queue is swept (a sweep budget), so every place a job can be shows up.
       const result = await race({
-        connections, factory: loopSweeper, keys, clock: await measureServerClock(admin), batch: 50, maxStalled: 2, probeDelayMs: 0,
-        maxSweeps: 6, signal: new AbortController().signal,
+        connections,
+        factory: loopSweeper,
+        keys,
+        clock: await measureServerClock(admin),
+        batch: 50,
+        maxStalled: 2,
+        probeDelayMs: 0,
+        maxSweeps: 6,
+        signal: new AbortController().signal,
       });
       records = result.records;
     } finally {
@@ -246,7 +277,10 @@ forEachServer('scale', (handle) => {
     assert.deepEqual(plainSnapshot(ours), plainSnapshot(plain));
     const counts = auditJobs(ours, movesPerJob(jobs, records));
     assert.ok(counts.duplicatePending > 0, 'the loop raced');
-    assert.ok(ours.inActive.some((v) => v === 1), 'some jobs were left in active');
+    assert.ok(
+      ours.inActive.some((v) => v === 1),
+      'some jobs were left in active',
+    );
     await unlinkQueue(admin, keys, jobs);
   });
 
@@ -257,7 +291,14 @@ forEachServer('scale', (handle) => {
     assert.equal(figures.atomicSweep.ours[0]?.clean, true);
     assert.equal(figures.atomicSweep.calibration[0]?.clean, true);
     assert.equal(figures.loop?.sweepers, 8);
-    for (const value of [figures.seeding.ratio, figures.seeding.batchedRatio, figures.atomicSweep.ratio, figures.atomicSweep.serverRatio, figures.audit.ratio, figures.serverCommandsPerSec]) {
+    for (const value of [
+      figures.seeding.ratio,
+      figures.seeding.batchedRatio,
+      figures.atomicSweep.ratio,
+      figures.atomicSweep.serverRatio,
+      figures.audit.ratio,
+      figures.serverCommandsPerSec,
+    ]) {
       assert.ok(Number.isFinite(value) && value > 0, String(value));
     }
     // The server's time in the race's scripts, read from INFO commandstats around it.
@@ -275,4 +316,3 @@ forEachServer('scale', (handle) => {
     assert.deepEqual(await allKeys(admin), []);
   });
 });
-

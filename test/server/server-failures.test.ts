@@ -30,9 +30,13 @@ for (const kind of SERVER_KINDS) {
         try {
           watcher = await connect(parseServerUrl(server.url));
           const cli = startCli(['--url', server.url, '--queue', 'race-lost', ...args]);
-          await within(LIMIT_MS, phase, (async () => {
-            while ((await watcher.exists(`emq:{race-lost}:${key}`)) === 0) await sleep(2);
-          })());
+          await within(
+            LIMIT_MS,
+            phase,
+            (async () => {
+              while ((await watcher.exists(`emq:{race-lost}:${key}`)) === 0) await sleep(2);
+            })(),
+          );
           watcher.disconnect();
           process.kill(server.pid, 'SIGKILL');
           const result = await within(LIMIT_MS, 'the run after its server died', cli.done);
@@ -74,7 +78,10 @@ for (const kind of SERVER_KINDS) {
         const result = await runCli(['--url', server.url, '--jobs', '100000']);
         assert.equal(result.code, 2, result.stderr);
         const line = oneErrorLine(result.stderr) ?? '';
-        assert.match(line, /--jobs 100000( \(with \d+ live jobs\))? needs about [\d.]+ MB .*maxmemory of 8\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys/);
+        assert.match(
+          line,
+          /--jobs 100000( \(with \d+ live jobs\))? needs about [\d.]+ MB .*maxmemory of 8\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys/,
+        );
         assert.deepEqual(await unrelatedState(redis), initial);
       });
 
@@ -91,11 +98,17 @@ for (const kind of SERVER_KINDS) {
         await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
         await redis.call('CONFIG', 'SET', 'maxmemory', '1mb');
         try {
-          const err = await redis.set('emq:{race-oom}:owner', 'x').then(() => undefined, (e: unknown) => e);
+          const err = await redis.set('emq:{race-oom}:owner', 'x').then(
+            () => undefined,
+            (e: unknown) => e,
+          );
           assert.ok(err, 'the server refused the write');
           const line = describeServerError(err, server.url);
           assert.equal(line.exitCode, 3);
-          assert.match(line.message, /^the server at redis:\/\/127\.0\.0\.1:\d+ is out of memory \(maxmemory reached\): command not allowed when used memory > 'maxmemory'/);
+          assert.match(
+            line.message,
+            /^the server at redis:\/\/127\.0\.0\.1:\d+ is out of memory \(maxmemory reached\): command not allowed when used memory > 'maxmemory'/,
+          );
         } finally {
           await redis.call('CONFIG', 'SET', 'maxmemory', '8mb');
           await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');

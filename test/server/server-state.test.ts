@@ -96,7 +96,11 @@ forEachServer('audit on server state', (handle) => {
   test('max-stalled dead-letters: the jobs go to dead with state dead', async () => {
     for (const mode of ['atomic', 'loop'] as const) {
       const queue = queueName(`dead-${mode}`);
-      const run = await runMode(session, { mode, queue, jobs: 300, sweepers: 1, batch: 50, maxStalled: 3, stalledBefore: 2, probeDelayMs: 0, keep: true }, interrupts);
+      const run = await runMode(
+        session,
+        { mode, queue, jobs: 300, sweepers: 1, batch: 50, maxStalled: 3, stalledBefore: 2, probeDelayMs: 0, keep: true },
+        interrupts,
+      );
       assert.equal(run.recoveries, 300);
       assert.equal(run.misplaced, 0);
       assert.equal(run.lostIncrements, 0);
@@ -113,10 +117,20 @@ forEachServer('audit on server state', (handle) => {
   test("a client clock that is off by hours changes nothing: every time is the server's", async () => {
     for (const skewMs of [-3 * 3600_000, 3 * 3600_000]) {
       const skewed = (): number => Date.now() + skewMs;
-      const atomic = await runMode(session, { mode: 'atomic', queue: queueName('skew-a'), jobs: 400, sweepers: 4, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false }, interrupts, skewed);
+      const atomic = await runMode(
+        session,
+        { mode: 'atomic', queue: queueName('skew-a'), jobs: 400, sweepers: 4, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false },
+        interrupts,
+        skewed,
+      );
       assert.equal(atomic.recoveries, 400);
       assert.equal(atomic.unreclaimed, 0);
-      const loop = await runMode(session, { mode: 'loop', queue: queueName('skew-l'), jobs: 200, sweepers: 1, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false }, interrupts, skewed);
+      const loop = await runMode(
+        session,
+        { mode: 'loop', queue: queueName('skew-l'), jobs: 200, sweepers: 1, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false },
+        interrupts,
+        skewed,
+      );
       assert.equal(loop.recoveries, 200, `loop with client clock skewed ${skewMs} ms`);
       assert.equal(loop.unreclaimed, 0);
     }
@@ -134,7 +148,10 @@ forEachServer('audit on server state', (handle) => {
     assert.equal(await redis.get(keys.heartbeat), 'run-1', 'the heartbeat is written with the promotion');
     assert.ok((await redis.pttl(keys.heartbeat)) > 0, 'the heartbeat expires');
 
-    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-2', 5), where), (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.usage && /already in use/.test(err.message));
+    await assert.rejects(
+      claimQueue(redis, keys, newOwnerMarker('run-2', 5), where),
+      (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.usage && /already in use/.test(err.message),
+    );
     assert.equal(await redis.get(keys.owner), claim.value, 'the loser leaves the winner its marker');
     assert.equal(await releaseClaim(redis, keys, ownerValue(newOwnerMarker('run-2', 5))), 0, 'releasing needs the exact value');
     assert.equal(await releaseClaim(redis, keys, claim.value), 1);
@@ -151,7 +168,13 @@ forEachServer('audit on server state', (handle) => {
   test('two runs started at the same moment on one queue: exactly one proceeds', async () => {
     const queue = queueName('twins');
     const runs = await Promise.allSettled(
-      [0, 1].map(() => runMode(session, { mode: 'atomic', queue, jobs: 500, sweepers: 2, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false }, interrupts)),
+      [0, 1].map(() =>
+        runMode(
+          session,
+          { mode: 'atomic', queue, jobs: 500, sweepers: 2, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false },
+          interrupts,
+        ),
+      ),
     );
     const won = runs.filter((r) => r.status === 'fulfilled');
     const lost = runs.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -166,7 +189,11 @@ forEachServer('audit on server state', (handle) => {
   test('an unrelated key survives a run untouched, and nothing of the run remains', async () => {
     await session.admin.set('user:greeting', 'hello');
     await session.admin.hset('emq:{someone-else}:job:1', 'state', 'active', 'stalled', '5');
-    await runMode(session, { mode: 'loop', queue: queueName('neighbour'), jobs: 300, sweepers: 4, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false }, interrupts);
+    await runMode(
+      session,
+      { mode: 'loop', queue: queueName('neighbour'), jobs: 300, sweepers: 4, batch: 50, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false },
+      interrupts,
+    );
     assert.deepEqual(await allKeys(session.admin), ['emq:{someone-else}:job:1', 'user:greeting']);
     assert.equal(await session.admin.get('user:greeting'), 'hello');
     assert.deepEqual(await session.admin.hgetall('emq:{someone-else}:job:1'), { state: 'active', stalled: '5' });

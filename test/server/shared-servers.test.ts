@@ -32,179 +32,209 @@ const DEBUG = ['--enable-debug-command', 'local'];
 
 const PAYMENTS_OWNER = 'emq:{race-payments}:owner';
 
-forEachServer('a shared server with somebody else\'s queue', (handle, kind) => {
-  let admin: Redis;
-  let foreign: string[];
-  let initial: Map<string, string>;
-  before(async () => {
-    admin = await connect(parseServerUrl(handle.url));
-    await fillUnrelated(admin);
-    await fillPaymentsQueue(admin);
-    foreign = await allKeys(admin);
-    initial = await valueDigests(admin, foreign);
-  });
-  after(() => admin?.disconnect());
-
-  const untouched = async (): Promise<void> => assert.deepEqual(await valueDigests(admin, foreign), initial);
-
-  /** No marker on race-payments, or only an unconfirmed one that expires. */
-  const noTrustedMarker = async (): Promise<void> => {
-    const value = await admin.get(PAYMENTS_OWNER);
-    if (value === null) return;
-    assert.equal(parseOwnerValue(value)?.phase, 'claiming', value);
-    assert.ok((await admin.pttl(PAYMENTS_OWNER)) > 0, 'an unconfirmed marker expires');
-  };
-
-  /** An admin's clean of every queue: nothing of race-payments goes but, at most, the marker. */
-  const cleanAll = async (): Promise<void> => {
-    const clean = await within(LIMIT_MS, 'clean --all', runCli(['clean', '--url', handle.url, '--all', '--yes']));
-    assert.equal(clean.code, 0, clean.stderr);
-    assert.doesNotMatch(clean.stdout, /removed queue race-payments/);
-    assert.equal(await admin.exists(PAYMENTS_OWNER), 0);
-    assert.deepEqual(await allKeys(admin), foreign);
-    await untouched();
-  };
-
-  for (const command of ['scan', 'eval', 'get', 'del']) {
-    test(`a user without ${command}: exit 3 naming it, no marker clean would trust, and clean --all leaves race-payments as it was`, async () => {
-      const user = `emq-race-no-${command}`;
-      await admin.call('ACL', 'SETUSER', user, 'reset', ...readmeAclRules(PASSWORD), `-${command}`);
-      // With the scripts cached by an earlier run, a user without EVAL would never be refused.
-      await admin.call('SCRIPT', 'FLUSH');
-      const result = await within(LIMIT_MS, 'the run', runCli(['--url', userUrl(handle.url, user, PASSWORD), '--queue', 'race-payments', '--mode', 'atomic', '--jobs', '50']));
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr);
-      assert.ok(line, `one line, no stack trace: ${result.stderr}`);
-      assert.match(line, new RegExp(`permission denied on \\S+ \\(${command.toUpperCase()}[,)]`));
-      await noTrustedMarker();
-      await cleanAll();
+forEachServer(
+  "a shared server with somebody else's queue",
+  (handle, kind) => {
+    let admin: Redis;
+    let foreign: string[];
+    let initial: Map<string, string>;
+    before(async () => {
+      admin = await connect(parseServerUrl(handle.url));
+      await fillUnrelated(admin);
+      await fillPaymentsQueue(admin);
+      foreign = await allKeys(admin);
+      initial = await valueDigests(admin, foreign);
     });
-  }
+    after(() => admin?.disconnect());
 
-  for (const how of ['the connection cut', 'the tool killed'] as const) {
-    test(`${how} between the claim and its confirmation: an expiring, unconfirmed marker at most, and clean --all removes only it`, async () => {
-      let cli: RunningCli | undefined;
-      let claimed = false;
-      // The first command after the claim's SET (the SCAN that would confirm it) never reaches the server.
-      const proxy = await startProxy(handle.server.port, (chunk) => {
-        if (!claimed) {
-          claimed = sends(chunk, 'SET') && chunk.includes(PAYMENTS_OWNER);
-          return 'pass';
-        }
-        if (how === 'the tool killed') cli?.child.kill('SIGKILL');
-        return 'cut';
+    const untouched = async (): Promise<void> => assert.deepEqual(await valueDigests(admin, foreign), initial);
+
+    /** No marker on race-payments, or only an unconfirmed one that expires. */
+    const noTrustedMarker = async (): Promise<void> => {
+      const value = await admin.get(PAYMENTS_OWNER);
+      if (value === null) return;
+      assert.equal(parseOwnerValue(value)?.phase, 'claiming', value);
+      assert.ok((await admin.pttl(PAYMENTS_OWNER)) > 0, 'an unconfirmed marker expires');
+    };
+
+    /** An admin's clean of every queue: nothing of race-payments goes but, at most, the marker. */
+    const cleanAll = async (): Promise<void> => {
+      const clean = await within(LIMIT_MS, 'clean --all', runCli(['clean', '--url', handle.url, '--all', '--yes']));
+      assert.equal(clean.code, 0, clean.stderr);
+      assert.doesNotMatch(clean.stdout, /removed queue race-payments/);
+      assert.equal(await admin.exists(PAYMENTS_OWNER), 0);
+      assert.deepEqual(await allKeys(admin), foreign);
+      await untouched();
+    };
+
+    for (const command of ['scan', 'eval', 'get', 'del']) {
+      test(`a user without ${command}: exit 3 naming it, no marker clean would trust, and clean --all leaves race-payments as it was`, async () => {
+        const user = `emq-race-no-${command}`;
+        await admin.call('ACL', 'SETUSER', user, 'reset', ...readmeAclRules(PASSWORD), `-${command}`);
+        // With the scripts cached by an earlier run, a user without EVAL would never be refused.
+        await admin.call('SCRIPT', 'FLUSH');
+        const result = await within(
+          LIMIT_MS,
+          'the run',
+          runCli(['--url', userUrl(handle.url, user, PASSWORD), '--queue', 'race-payments', '--mode', 'atomic', '--jobs', '50']),
+        );
+        assert.equal(result.code, 3, result.stderr);
+        const line = oneErrorLine(result.stderr);
+        assert.ok(line, `one line, no stack trace: ${result.stderr}`);
+        assert.match(line, new RegExp(`permission denied on \\S+ \\(${command.toUpperCase()}[,)]`));
+        await noTrustedMarker();
+        await cleanAll();
       });
-      try {
-        cli = startCli(['--url', proxy.url, '--queue', 'race-payments', '--mode', 'atomic', '--jobs', '50']);
-        const result = await within(LIMIT_MS, how, cli.done);
-        if (how === 'the tool killed') {
-          assert.equal(result.signal, 'SIGKILL');
-        } else {
-          assert.equal(result.code, 3, result.stderr);
-          assert.match(oneErrorLine(result.stderr) ?? '', /lost the connection to the server/);
+    }
+
+    for (const how of ['the connection cut', 'the tool killed'] as const) {
+      test(`${how} between the claim and its confirmation: an expiring, unconfirmed marker at most, and clean --all removes only it`, async () => {
+        let cli: RunningCli | undefined;
+        let claimed = false;
+        // The first command after the claim's SET (the SCAN that would confirm it) never reaches the server.
+        const proxy = await startProxy(handle.server.port, (chunk) => {
+          if (!claimed) {
+            claimed = sends(chunk, 'SET') && chunk.includes(PAYMENTS_OWNER);
+            return 'pass';
+          }
+          if (how === 'the tool killed') cli?.child.kill('SIGKILL');
+          return 'cut';
+        });
+        try {
+          cli = startCli(['--url', proxy.url, '--queue', 'race-payments', '--mode', 'atomic', '--jobs', '50']);
+          const result = await within(LIMIT_MS, how, cli.done);
+          if (how === 'the tool killed') {
+            assert.equal(result.signal, 'SIGKILL');
+          } else {
+            assert.equal(result.code, 3, result.stderr);
+            assert.match(oneErrorLine(result.stderr) ?? '', /lost the connection to the server/);
+          }
+        } finally {
+          await proxy.close();
         }
-      } finally {
-        await proxy.close();
-      }
-      assert.ok(claimed, 'the claim was sent');
-      assert.equal(parseOwnerValue(await admin.get(PAYMENTS_OWNER))?.phase, 'claiming', 'the claim was made, never confirmed');
-      await noTrustedMarker();
-      const clean = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
-      assert.match(clean.stdout, /removed the marker of queue race-payments \(1 key\); no other key is removed under an unconfirmed or older marker/);
-      assert.match(clean.stderr, /left 4 keys under emq:\{race-payments\}:/);
-      await cleanAll();
+        assert.ok(claimed, 'the claim was sent');
+        assert.equal(parseOwnerValue(await admin.get(PAYMENTS_OWNER))?.phase, 'claiming', 'the claim was made, never confirmed');
+        await noTrustedMarker();
+        const clean = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+        assert.match(clean.stdout, /removed the marker of queue race-payments \(1 key\); no other key is removed under an unconfirmed or older marker/);
+        assert.match(clean.stderr, /left 4 keys under emq:\{race-payments\}:/);
+        await cleanAll();
+      });
+    }
+
+    test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
+      // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
+      const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
+      await within(
+        LIMIT_MS,
+        'the run sweeping',
+        (async () => {
+          while ((await admin.llen('emq:{race-alive}:pending')) === 0) await sleep(5);
+        })(),
+      );
+      const owner = await admin.get('emq:{race-alive}:owner');
+      assert.equal(await admin.get('emq:{race-alive}:heartbeat'), parseOwnerValue(owner)?.run);
+      const one = await runCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
+      assert.equal(one.code, 2, one.stderr);
+      assert.match(
+        oneErrorLine(one.stderr) ?? '',
+        /queue race-alive is in use by a live run \(pid \d+ on .+\): its heartbeat emq:\{race-alive\}:heartbeat is fresh; nothing removed/,
+      );
+      const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+      assert.equal(all.code, 2, all.stderr);
+      assert.match(all.stderr, /race-alive is in use by a live run/);
+      assert.equal(await admin.get('emq:{race-alive}:owner'), owner);
+      assert.equal(await admin.exists('emq:{race-alive}:job:1', 'emq:{race-alive}:active'), 2, 'the live run keeps its keys');
+      // The run need not sweep to its end to show that it still owns its queue.
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the run', cli.done);
+      assert.equal(result.code, 143, result.stderr);
+      assert.deepEqual(await allKeys(admin), foreign);
+      await untouched();
     });
-  }
 
-  test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
-    // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
-    const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
-    await within(LIMIT_MS, 'the run sweeping', (async () => {
-      while ((await admin.llen('emq:{race-alive}:pending')) === 0) await sleep(5);
-    })());
-    const owner = await admin.get('emq:{race-alive}:owner');
-    assert.equal(await admin.get('emq:{race-alive}:heartbeat'), parseOwnerValue(owner)?.run);
-    const one = await runCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
-    assert.equal(one.code, 2, one.stderr);
-    assert.match(oneErrorLine(one.stderr) ?? '', /queue race-alive is in use by a live run \(pid \d+ on .+\): its heartbeat emq:\{race-alive\}:heartbeat is fresh; nothing removed/);
-    const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
-    assert.equal(all.code, 2, all.stderr);
-    assert.match(all.stderr, /race-alive is in use by a live run/);
-    assert.equal(await admin.get('emq:{race-alive}:owner'), owner);
-    assert.equal(await admin.exists('emq:{race-alive}:job:1', 'emq:{race-alive}:active'), 2, 'the live run keeps its keys');
-    // The run need not sweep to its end to show that it still owns its queue.
-    cli.child.kill('SIGTERM');
-    const result = await within(LIMIT_MS, 'the run', cli.done);
-    assert.equal(result.code, 143, result.stderr);
-    assert.deepEqual(await allKeys(admin), foreign);
-    await untouched();
-  });
+    test("a run whose claim is taken from it (another run's marker in place of its own) stops with exit 3 and deletes none of its keys", async () => {
+      const cli = startCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+      await within(
+        LIMIT_MS,
+        'the run sweeping',
+        (async () => {
+          while ((await admin.llen('emq:{race-taken}:pending')) === 0) await sleep(5);
+        })(),
+      );
+      // What the clean of an emq-race from before heartbeats, then another run, might do.
+      const theirs = parseOwnerValue(await admin.get('emq:{race-taken}:owner'));
+      assert.ok(theirs);
+      await admin.set('emq:{race-taken}:owner', JSON.stringify({ ...theirs, run: 'another-run' }));
+      const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', cli.done);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(
+        oneErrorLine(result.stderr) ?? '',
+        /queue race-taken was taken from this run while it ran: its owner marker emq:\{race-taken\}:owner now holds another run's claim; .*none of the queue's keys deleted/,
+      );
+      const left = (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-taken}:'));
+      assert.ok(left.includes('emq:{race-taken}:job:1') && left.includes('emq:{race-taken}:active'), 'the keys stay');
+      await admin.unlink(...left);
+      await untouched();
+    });
 
-  test('a run whose claim is taken from it (another run\'s marker in place of its own) stops with exit 3 and deletes none of its keys', async () => {
-    const cli = startCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
-    await within(LIMIT_MS, 'the run sweeping', (async () => {
-      while ((await admin.llen('emq:{race-taken}:pending')) === 0) await sleep(5);
-    })());
-    // What the clean of an emq-race from before heartbeats, then another run, might do.
-    const theirs = parseOwnerValue(await admin.get('emq:{race-taken}:owner'));
-    assert.ok(theirs);
-    await admin.set('emq:{race-taken}:owner', JSON.stringify({ ...theirs, run: 'another-run' }));
-    const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', cli.done);
-    assert.equal(result.code, 3, result.stderr);
-    assert.match(oneErrorLine(result.stderr) ?? '', /queue race-taken was taken from this run while it ran: its owner marker emq:\{race-taken\}:owner now holds another run's claim; .*none of the queue's keys deleted/);
-    const left = (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-taken}:'));
-    assert.ok(left.includes('emq:{race-taken}:job:1') && left.includes('emq:{race-taken}:active'), 'the keys stay');
-    await admin.unlink(...left);
-    await untouched();
-  });
-
-  test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
-    const cli = startCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
-    await within(LIMIT_MS, 'the run sweeping', (async () => {
-      while ((await admin.llen('emq:{race-unmarked}:pending')) === 0) await sleep(5);
-    })());
-    await admin.del('emq:{race-unmarked}:owner');
-    const result = await within(LIMIT_MS, 'the run', cli.done);
-    assert.equal(result.code, 3, result.stderr);
-    const line = oneErrorLine(result.stderr) ?? '';
-    assert.match(line, /the keys of queue race-unmarked vanished from the server at \S+ while the run was live \(emq:\{race-unmarked\}:owner gone\)/);
-    assert.doesNotMatch(line, /by hand/);
-    assert.deepEqual(await allKeys(admin), foreign, 'nothing of the run is left for clean to refuse');
-    await untouched();
-  });
-
-  test('a frozen server (SIGSTOP): the run and explain each end in one bounded wait, saying the server stopped answering', async () => {
-    const frozen = await startEmbeddedServer({ bin: kind.bin });
-    let stopped = false;
-    try {
-      const watcher = await connect(parseServerUrl(frozen.url));
-      const cli = startCli(['--url', frozen.url, '--queue', 'race-frozen', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '2']);
-      try {
-        await within(LIMIT_MS, 'the run sweeping', (async () => {
-          while ((await watcher.llen('emq:{race-frozen}:pending')) === 0) await sleep(2);
-        })());
-      } finally {
-        watcher.disconnect();
-      }
-      process.kill(frozen.pid, 'SIGSTOP');
-      stopped = true;
-      // One wait of ANSWER_TIMEOUT_MS, then the end: the documented bound, with room for a busy machine.
-      const bound = ANSWER_TIMEOUT_MS + 5000;
-      const silent = new RegExp(`the server at redis://127\\.0\\.0\\.1:${frozen.port} stopped answering \\(no reply within ${ANSWER_TIMEOUT_MS / 1000} s\\)`);
-      // explain, started on the frozen server, waits alongside the run.
-      const [result, explain] = await Promise.all([
-        within(bound, 'the run on a frozen server', cli.done),
-        within(bound, 'explain on a frozen server', runCli(['explain', '--url', frozen.url])),
-      ]);
+    test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
+      const cli = startCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+      await within(
+        LIMIT_MS,
+        'the run sweeping',
+        (async () => {
+          while ((await admin.llen('emq:{race-unmarked}:pending')) === 0) await sleep(5);
+        })(),
+      );
+      await admin.del('emq:{race-unmarked}:owner');
+      const result = await within(LIMIT_MS, 'the run', cli.done);
       assert.equal(result.code, 3, result.stderr);
       const line = oneErrorLine(result.stderr) ?? '';
-      assert.match(line, silent);
-      assert.match(line, /emq-race clean --queue race-frozen/);
-      assert.equal(explain.code, 3, explain.stderr);
-      assert.match(oneErrorLine(explain.stderr) ?? '', silent);
-    } finally {
-      if (stopped) process.kill(frozen.pid, 'SIGCONT');
-      await frozen.stop();
-    }
-  });
-}, DEBUG);
+      assert.match(line, /the keys of queue race-unmarked vanished from the server at \S+ while the run was live \(emq:\{race-unmarked\}:owner gone\)/);
+      assert.doesNotMatch(line, /by hand/);
+      assert.deepEqual(await allKeys(admin), foreign, 'nothing of the run is left for clean to refuse');
+      await untouched();
+    });
+
+    test('a frozen server (SIGSTOP): the run and explain each end in one bounded wait, saying the server stopped answering', async () => {
+      const frozen = await startEmbeddedServer({ bin: kind.bin });
+      let stopped = false;
+      try {
+        const watcher = await connect(parseServerUrl(frozen.url));
+        const cli = startCli(['--url', frozen.url, '--queue', 'race-frozen', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '2']);
+        try {
+          await within(
+            LIMIT_MS,
+            'the run sweeping',
+            (async () => {
+              while ((await watcher.llen('emq:{race-frozen}:pending')) === 0) await sleep(2);
+            })(),
+          );
+        } finally {
+          watcher.disconnect();
+        }
+        process.kill(frozen.pid, 'SIGSTOP');
+        stopped = true;
+        // One wait of ANSWER_TIMEOUT_MS, then the end: the documented bound, with room for a busy machine.
+        const bound = ANSWER_TIMEOUT_MS + 5000;
+        const silent = new RegExp(`the server at redis://127\\.0\\.0\\.1:${frozen.port} stopped answering \\(no reply within ${ANSWER_TIMEOUT_MS / 1000} s\\)`);
+        // explain, started on the frozen server, waits alongside the run.
+        const [result, explain] = await Promise.all([
+          within(bound, 'the run on a frozen server', cli.done),
+          within(bound, 'explain on a frozen server', runCli(['explain', '--url', frozen.url])),
+        ]);
+        assert.equal(result.code, 3, result.stderr);
+        const line = oneErrorLine(result.stderr) ?? '';
+        assert.match(line, silent);
+        assert.match(line, /emq-race clean --queue race-frozen/);
+        assert.equal(explain.code, 3, explain.stderr);
+        assert.match(oneErrorLine(explain.stderr) ?? '', silent);
+      } finally {
+        if (stopped) process.kill(frozen.pid, 'SIGCONT');
+        await frozen.stop();
+      }
+    });
+  },
+  DEBUG,
+);

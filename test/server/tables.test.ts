@@ -79,7 +79,9 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
     assert.match(table, /the server's state \([^)]*stale reads/, 'the legend names its source');
     assert.match(renderTable({ server: SERVER, runs }, { ...LAYOUT, wide: true }), /stale +│[^\n]*\n[^\n]*reads/);
 
-    const [header, first, second] = renderCsv(runs).split('\n').map((line) => line.split(','));
+    const [header, first, second] = renderCsv(runs)
+      .split('\n')
+      .map((line) => line.split(','));
     const column = (header ?? []).indexOf('"staleReads"');
     assert.ok(column > 0, 'a CSV column');
     assert.deepEqual([first?.[column], second?.[column]], ['"7"', '"0"']);
@@ -103,7 +105,8 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
 
     // Not yet in the schema: the check names each place it must be added.
     const gaps = schemaGaps(toolWords());
-    for (const gap of ['run lacks "staleReads"', 'trialSummary lacks "staleReads"', 'run.sources lacks "staleReads"']) assert.ok(gaps.includes(gap), gaps.join('\n'));
+    for (const gap of ['run lacks "staleReads"', 'trialSummary lacks "staleReads"', 'run.sources lacks "staleReads"'])
+      assert.ok(gaps.includes(gap), gaps.join('\n'));
   } finally {
     undo();
   }
@@ -114,7 +117,12 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
 async function inProcess(args: readonly string[]): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const code = await run(['node', 'emq-race', ...args], { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { NO_COLOR: '1' }, stdoutIsTty: false });
+  const code = await run(['node', 'emq-race', ...args], {
+    out: (text) => (stdout += text),
+    err: (text) => (stderr += text),
+    env: { NO_COLOR: '1' },
+    stdoutIsTty: false,
+  });
   return cliResult(code, null, stdout, stderr);
 }
 
@@ -143,7 +151,10 @@ forEachServer('a mode added to the strategy table alone', (handle) => {
       const json = await inProcess([...args, '--queue', 'tables-json', '--json']);
       assert.equal(json.code, 0, json.stderr);
       const report = JSON.parse(json.stdout) as { runs: { mode: string; recoveries: number; clean: boolean }[] };
-      assert.deepEqual(report.runs.map((r) => r.mode), modeSets().all);
+      assert.deepEqual(
+        report.runs.map((r) => r.mode),
+        modeSets().all,
+      );
       const lease = report.runs.find((r) => r.mode === 'lease');
       assert.deepEqual([lease?.recoveries, lease?.clean], [60, true], 'its race was audited like any other');
     } finally {

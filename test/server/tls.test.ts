@@ -36,13 +36,20 @@ for (const kind of SERVER_KINDS) {
       server = await startEmbeddedServer({
         bin: kind.bin,
         extraArgs: [
-          '--tls-port', String(tlsPort),
-          '--tls-cert-file', certs.serverCert,
-          '--tls-key-file', certs.serverKey,
-          '--tls-ca-cert-file', certs.ca,
-          '--tls-auth-clients', 'yes',
-          '--unixsocket', socket,
-          '--unixsocketperm', '700',
+          '--tls-port',
+          String(tlsPort),
+          '--tls-cert-file',
+          certs.serverCert,
+          '--tls-key-file',
+          certs.serverKey,
+          '--tls-ca-cert-file',
+          certs.ca,
+          '--tls-auth-clients',
+          'yes',
+          '--unixsocket',
+          socket,
+          '--unixsocketperm',
+          '700',
         ],
       });
       tlsUrl = `rediss://127.0.0.1:${tlsPort}`;
@@ -62,7 +69,10 @@ for (const kind of SERVER_KINDS) {
       assert.equal(result.code, 0, result.stderr);
       const report = JSON.parse(result.stdout) as { server: { url: string }; runs: { mode: string; recoveries: number }[] };
       assert.equal(report.server.url, `${tlsUrl}`);
-      assert.deepEqual(report.runs.map((r) => r.mode), ['atomic', 'loop']);
+      assert.deepEqual(
+        report.runs.map((r) => r.mode),
+        ['atomic', 'loop'],
+      );
       assert.deepEqual(await allKeys(plain), []);
     });
 
@@ -70,7 +80,13 @@ for (const kind of SERVER_KINDS) {
       const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--processes', '--jobs', '300', '--sweepers', '3', '--json']);
       assert.equal(result.code, 0, result.stderr);
       const report = JSON.parse(result.stdout) as { runs: { mode: string; processes: boolean; recoveries: number; doubleRecoveries: number }[] };
-      assert.deepEqual(report.runs.map((r) => [r.mode, r.processes]), [['atomic', true], ['loop', true]]);
+      assert.deepEqual(
+        report.runs.map((r) => [r.mode, r.processes]),
+        [
+          ['atomic', true],
+          ['loop', true],
+        ],
+      );
       const atomic = report.runs[0];
       assert.equal(atomic?.recoveries, 300);
       assert.equal(atomic?.doubleRecoveries, 0);
@@ -97,7 +113,10 @@ for (const kind of SERVER_KINDS) {
         const url = relay.url.replace('redis:', 'rediss:');
         const bare = await within(15_000, 'the run', runCli(['--url', url, '--tls-ca', certs.ca, '--jobs', '10']));
         assert.equal(bare.code, 3, bare.stderr);
-        assert.match(oneErrorLine(bare.stderr) ?? '', /closed the connection while connecting over TLS: if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE/);
+        assert.match(
+          oneErrorLine(bare.stderr) ?? '',
+          /closed the connection while connecting over TLS: if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE/,
+        );
         assert.doesNotMatch(bare.stderr, /^emq-race: lost the connection/m);
         const withCert = await within(15_000, 'the run', runCli(['--url', url, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '10']));
         assert.equal(withCert.code, 3, withCert.stderr);
@@ -135,7 +154,22 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('clean works over TLS', async () => {
-      const kept = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '50', '--live', '0', '--keep', '--queue', 'race-tls', '--mode', 'atomic']);
+      const kept = await runCli([
+        '--url',
+        tlsUrl,
+        '--tls-ca',
+        certs.ca,
+        ...clientCert(),
+        '--jobs',
+        '50',
+        '--live',
+        '0',
+        '--keep',
+        '--queue',
+        'race-tls',
+        '--mode',
+        'atomic',
+      ]);
       assert.equal(kept.code, 0, kept.stderr);
       const clean = await runCli(['clean', '--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--queue', 'race-tls']);
       assert.equal(clean.code, 0, clean.stderr);
@@ -145,9 +179,28 @@ for (const kind of SERVER_KINDS) {
 
     test('--latency over TLS: the proxy passes TLS through untouched, in one process and in --processes', async () => {
       for (const processes of [[], ['--processes']]) {
-        const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), ...processes, '--latency', '2', '--sweepers', '3', '--jobs', '200', '--mode', 'atomic', '--json']);
+        const result = await runCli([
+          '--url',
+          tlsUrl,
+          '--tls-ca',
+          certs.ca,
+          ...clientCert(),
+          ...processes,
+          '--latency',
+          '2',
+          '--sweepers',
+          '3',
+          '--jobs',
+          '200',
+          '--mode',
+          'atomic',
+          '--json',
+        ]);
         assert.equal(result.code, 0, result.stderr);
-        const report = JSON.parse(result.stdout) as { latency: { measuredRttMs: { median: number } }; runs: { recoveries: number; doubleRecoveries: number; callMsP50: number | null }[] };
+        const report = JSON.parse(result.stdout) as {
+          latency: { measuredRttMs: { median: number } };
+          runs: { recoveries: number; doubleRecoveries: number; callMsP50: number | null }[];
+        };
         assert.ok(report.latency.measuredRttMs.median >= 2);
         assert.equal(report.runs[0]?.recoveries, 200);
         assert.equal(report.runs[0]?.doubleRecoveries, 0);
@@ -176,7 +229,7 @@ for (const kind of SERVER_KINDS) {
     test('unix:// socket: runs clean and leaves nothing', async () => {
       const result = await runCli(['--url', socketUrl, '--jobs', '300', '--mode', 'atomic', '--expect', 'clean']);
       assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, new RegExp(`at unix://`));
+      assert.match(result.stdout, /at unix:\/\//);
       assert.deepEqual(await allKeys(plain), []);
     });
 

@@ -44,7 +44,10 @@ test('redactUrl and scrubUrlText: every password form becomes ***, user names an
   assert.equal(redactUrl('redis://:s#c?r/t@host:1'), 'redis://***');
   assert.equal(redactUrl('redis://:secret\\@host:1'), 'redis://:***@host:1');
   assert.equal(redactUrl('redis://host:1'), 'redis://host:1');
-  assert.equal(scrubUrlText("unknown command 'redis://u:secret@h:1' and rediss://h?password=x&db=1"), "unknown command 'redis://u:***@h:1' and rediss://h?password=***&db=1");
+  assert.equal(
+    scrubUrlText("unknown command 'redis://u:secret@h:1' and rediss://h?password=x&db=1"),
+    "unknown command 'redis://u:***@h:1' and rediss://h?password=***&db=1",
+  );
   // A usage pattern is no user info.
   assert.equal(scrubUrlText('expected redis://[user:password@]host:port'), 'expected redis://[user:password@]host:port');
 });
@@ -86,7 +89,10 @@ forEachServer('flags and URLs against a live server', (handle) => {
   test('rediss:// on a plain port: the unanswered handshake is named, with the hint, not "timed out"', async () => {
     const result = await runCli(['--url', handle.url.replace('redis://', 'rediss://'), '--tls-insecure', '--jobs', '10']);
     assert.equal(result.code, 3, result.stderr);
-    assert.match(oneErrorLine(result.stderr) ?? '', /took the connection but did not answer the TLS handshake within 2 s: it may not speak TLS on this port \(for a plain port use a redis:\/\/ URL\)$/);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /took the connection but did not answer the TLS handshake within 2 s: it may not speak TLS on this port \(for a plain port use a redis:\/\/ URL\)$/,
+    );
   });
 
   test('--json before explain is honoured: one JSON object on stdout', async () => {
@@ -94,7 +100,10 @@ forEachServer('flags and URLs against a live server', (handle) => {
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as { server: { url: string }; replays: { mode: string }[] };
     assert.equal(report.server.url, handle.url);
-    assert.deepEqual(report.replays.map((r) => r.mode), ['atomic']);
+    assert.deepEqual(
+      report.replays.map((r) => r.mode),
+      ['atomic'],
+    );
   });
 
   test('a ?db= in the query selects that database', async () => {

@@ -45,9 +45,13 @@ async function fill(redis: Redis, prefix: string, count: number, size = 100): Pr
 
 /** Polls until `ready` holds: how the test waits for the run to reach the moment it acts in. */
 async function until(what: string, ready: () => Promise<boolean>): Promise<void> {
-  await within(LIMIT_MS, what, (async () => {
-    while (!(await ready())) await sleep(5);
-  })());
+  await within(
+    LIMIT_MS,
+    what,
+    (async () => {
+      while (!(await ready())) await sleep(5);
+    })(),
+  );
 }
 
 const evicted = async (redis: Redis): Promise<number> => evictedKeys(await redis.info('stats'));
@@ -109,7 +113,7 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.deepEqual(await keyspaceDigest(redis), foreign);
   });
 
-  test('the policy switched to allkeys-lru and maxmemory lowered mid-run (the run began under noeviction): exit 3 naming the evictions, the run\'s keys gone', async () => {
+  test("the policy switched to allkeys-lru and maxmemory lowered mid-run (the run began under noeviction): exit 3 naming the evictions, the run's keys gone", async () => {
     const before = await evicted(redis);
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-switched']);
     await until('the run seeded', async () => (await redis.exists('emq:{race-switched}:active')) === 1);
@@ -120,12 +124,15 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.ok((await evicted(redis)) > before, 'the server evicted');
     await redis.call('CONFIG', 'SET', 'maxmemory', '0');
     assert.equal(result.code, 3, result.stderr);
-    assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/,
+    );
     assert.equal(result.stdout, '');
     assert.deepEqual(await queueKeysLeft(redis, 'race-switched'), []);
   });
 
-  test('CONFIG RESETSTAT mid-run while another client fills the server: the evictions still counted, exit 3, the run\'s keys gone', async () => {
+  test("CONFIG RESETSTAT mid-run while another client fills the server: the evictions still counted, exit 3, the run's keys gone", async () => {
     // Evictions before the run, so that a count compared with its start would hide the later ones.
     const memory = parseMemoryInfo(await redis.info('memory'));
     await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
@@ -147,19 +154,39 @@ forEachServer('keys that vanish under a run', (handle) => {
     await redis.call('CONFIG', 'SET', 'maxmemory', '0');
     assert.ok(after > 0 && after < base, `the scenario: fewer evictions since the reset (${after}) than before it (${base})`);
     assert.equal(result.code, 3, result.stderr);
-    assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru, counted across a CONFIG RESETSTAT\)/);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru, counted across a CONFIG RESETSTAT\)/,
+    );
     assert.equal(result.stdout, '');
     assert.deepEqual(await queueKeysLeft(redis, 'race-reset'), []);
   });
 
   test('FLUSHALL by another client mid-run: exit 3 naming the vanished keys, no strategy blamed, no result rows, nothing of the run left', async () => {
-    const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-flushed', '--json', '--expect', 'loop=clean']);
+    const cli = runInProcess([
+      '--url',
+      handle.url,
+      '--mode',
+      'loop',
+      '--jobs',
+      '2000',
+      '--probe-delay',
+      '20',
+      '--queue',
+      'race-flushed',
+      '--json',
+      '--expect',
+      'loop=clean',
+    ]);
     await until('the run sweeping', async () => (await redis.llen('emq:{race-flushed}:pending')) > 0);
     await redis.flushall();
     const result = await within(LIMIT_MS, 'the stopped run', cli);
     assert.equal(result.code, 3, result.stderr);
     const line = oneErrorLine(result.stderr) ?? '';
-    assert.match(line, /^emq-race: the keys of queue race-flushed vanished from the server at redis:\/\/127\.0\.0\.1:\d+ while the run was live \(emq:\{race-flushed\}:owner, .*gone\): another client removed them \(FLUSHALL, FLUSHDB or DEL\) or the server evicted them; .*no strategy's doing/);
+    assert.match(
+      line,
+      /^emq-race: the keys of queue race-flushed vanished from the server at redis:\/\/127\.0\.0\.1:\d+ while the run was live \(emq:\{race-flushed\}:owner, .*gone\): another client removed them \(FLUSHALL, FLUSHDB or DEL\) or the server evicted them; .*no strategy's doing/,
+    );
     assert.doesNotMatch(line, /lostJobs|expect|missed/);
     const json = JSON.parse(result.stdout) as { error?: { exit: number }; runs?: unknown };
     assert.equal(json.error?.exit, 3);

@@ -1,7 +1,16 @@
 /** The arithmetic of what the race costs, tested directly (no server involved). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CycleTally, doubleExecutions, extraMoves, isDeadLetterEscape, placement, reconcileGap, sampleVerdict, withCycleSums } from '../../src/audit/consequence-rules.js';
+import {
+  CycleTally,
+  doubleExecutions,
+  extraMoves,
+  isDeadLetterEscape,
+  placement,
+  reconcileGap,
+  sampleVerdict,
+  withCycleSums,
+} from '../../src/audit/consequence-rules.js';
 import { STATE_CODES } from '../../src/audit/job-state.js';
 import { auditJobs, blankSnapshot, type JobSnapshot } from '../../src/audit/rules.js';
 import { checkConsequenceOptions } from '../../src/consequences/plan.js';
@@ -122,14 +131,26 @@ describe('auditJobs with the new counts', () => {
     assert.equal(strict.extraIncrements, 1, 'without a call in doubt it stays an anomaly');
   });
   test('a job run twice by workers and finished', () => {
-    const snap = snapshot({ jobs: 1, stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, done]), runs: Float64Array.from([0, 2]), inRunning: new Uint8Array(2) });
+    const snap = snapshot({
+      jobs: 1,
+      stalled: Float64Array.from([0, 1]),
+      state: Uint8Array.from([0, done]),
+      runs: Float64Array.from([0, 2]),
+      inRunning: new Uint8Array(2),
+    });
     const counts = auditJobs(snap, Uint32Array.from([0, 2]));
     assert.equal(counts.doubleExecutions, 1);
     assert.equal(counts.lostJobs, 0);
     assert.equal(counts.misplaced, 0);
   });
   test('dead-letter escapes need max-stalled and the true stalls', () => {
-    const snap = snapshot({ jobs: 2, inPending: Uint32Array.from([0, 1, 0]), inDead: Uint8Array.from([0, 0, 1]), stalled: Float64Array.from([0, 2, 3]), state: Uint8Array.from([0, pending, dead]) });
+    const snap = snapshot({
+      jobs: 2,
+      inPending: Uint32Array.from([0, 1, 0]),
+      inDead: Uint8Array.from([0, 0, 1]),
+      stalled: Float64Array.from([0, 2, 3]),
+      state: Uint8Array.from([0, pending, dead]),
+    });
     const counts = auditJobs(snap, Uint32Array.from([0, 3, 3]), { maxStalled: 3, trueStalls: Uint32Array.from([0, 3, 3]) });
     assert.equal(counts.deadLetterEscapes, 1);
     assert.equal(counts.lostIncrements, 1);
@@ -153,7 +174,10 @@ describe('fault and consequence options', () => {
   test('--fault collects names once each, and refuses unknown ones', () => {
     assert.deepEqual(collectFault('client-kill', collectFault('sweeper-crash')), ['sweeper-crash', 'client-kill']);
     assert.deepEqual(collectFault('client-kill', ['client-kill']), ['client-kill']);
-    assert.throws(() => collectFault('meteor'), (err: unknown) => err instanceof EmqError && err.exitCode === 2 && /--fault: "meteor"/.test(err.message));
+    assert.throws(
+      () => collectFault('meteor'),
+      (err: unknown) => err instanceof EmqError && err.exitCode === 2 && /--fault: "meteor"/.test(err.message),
+    );
   });
   test('script-flush says it cannot reach the loop', () => {
     const { applied, notes } = faultsForMode(['script-flush', 'sweeper-crash'], 'loop', STRATEGIES.loop.faultsThatMiss ?? {});

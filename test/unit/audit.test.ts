@@ -2,7 +2,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STATE_CODES, excess, stateCode } from '../../src/audit/job-state.js';
-import { auditJobs, blankSnapshot, forgottenStalls, incrementGap, isClean, isMisplaced, movesPerJob, placeCount, type JobSnapshot } from '../../src/audit/rules.js';
+import {
+  auditJobs,
+  blankSnapshot,
+  forgottenStalls,
+  incrementGap,
+  isClean,
+  isMisplaced,
+  movesPerJob,
+  placeCount,
+  type JobSnapshot,
+} from '../../src/audit/rules.js';
 import { MoveLog } from '../../src/sweepers/move-log.js';
 
 interface JobFacts {
@@ -69,10 +79,13 @@ test('stateCode maps the state field', () => {
 });
 
 test('a clean run: every job moved once and counted once', () => {
-  const { snapshot, moves } = snapshotOf([
-    { moves: 1, pending: 1, stalled: 1, state: 'pending' },
-    { moves: 1, dead: true, stalled: 3, state: 'dead' },
-  ], 2);
+  const { snapshot, moves } = snapshotOf(
+    [
+      { moves: 1, pending: 1, stalled: 1, state: 'pending' },
+      { moves: 1, dead: true, stalled: 3, state: 'dead' },
+    ],
+    2,
+  );
   // job 1 started at 2 too; it reached 3 and would be dead in a real run, but the audit only counts.
   snapshot.stalled[1] = 3;
   const counts = auditJobs(snapshot, moves);

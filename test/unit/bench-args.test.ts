@@ -7,11 +7,33 @@ import type { SizeFigures } from '../../src/bench/measure.js';
 import { EmqError } from '../../src/errors.js';
 
 test('bench flags: sizes, batch, repeats, out, json', () => {
-  assert.deepEqual(parseBenchArgs([]), { sizes: [10_000, 100_000, 1_000_000], json: false, batch: 1000, repeats: undefined, out: undefined, latency: BENCH_LATENCY_MS, latencyOnly: false });
-  assert.deepEqual(parseBenchArgs(['--sizes', '10000,100000', '--json', '--batch', '500', '--repeats', '2', '--out', 'x.json', '--latency', '0.5']), {
-    sizes: [10_000, 100_000], json: true, batch: 500, repeats: 2, out: 'x.json', latency: 0.5, latencyOnly: false,
+  assert.deepEqual(parseBenchArgs([]), {
+    sizes: [10_000, 100_000, 1_000_000],
+    json: false,
+    batch: 1000,
+    repeats: undefined,
+    out: undefined,
+    latency: BENCH_LATENCY_MS,
+    latencyOnly: false,
   });
-  assert.deepEqual(parseBenchArgs(['--latency-only', '--latency', '5']), { sizes: [], json: false, batch: 1000, repeats: undefined, out: undefined, latency: 5, latencyOnly: true });
+  assert.deepEqual(parseBenchArgs(['--sizes', '10000,100000', '--json', '--batch', '500', '--repeats', '2', '--out', 'x.json', '--latency', '0.5']), {
+    sizes: [10_000, 100_000],
+    json: true,
+    batch: 500,
+    repeats: 2,
+    out: 'x.json',
+    latency: 0.5,
+    latencyOnly: false,
+  });
+  assert.deepEqual(parseBenchArgs(['--latency-only', '--latency', '5']), {
+    sizes: [],
+    json: false,
+    batch: 1000,
+    repeats: undefined,
+    out: undefined,
+    latency: 5,
+    latencyOnly: true,
+  });
   assert.equal(parseBenchArgs(['--latency', '0']).latency, 0, '0 leaves the latency part out');
   assert.throws(() => parseBenchArgs(['--latency', 'two']), EmqError);
   assert.throws(() => parseBenchArgs(['--latency-only', '--latency', '0']), /measures nothing/);
@@ -21,10 +43,21 @@ test('bench flags: sizes, batch, repeats, out, json', () => {
 });
 
 test('headline ratios come from the largest size of the first server', () => {
-  const size = (jobs: number, r: number): SizeFigures => ({
-    jobs, seeding: { ratio: r, batchedRatio: r - 1 }, atomicSweep: { ratio: r + 1, serverRatio: r + 1.5, ceilingRatio: r + 1.7 }, audit: { ratio: r + 2 },
-  }) as unknown as SizeFigures;
-  assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), { seeding: 3, seedingBatched: 2, atomicSweep: 4, atomicSweepServer: 4.5, atomicSweepCeiling: 4.7, audit: 5 });
+  const size = (jobs: number, r: number): SizeFigures =>
+    ({
+      jobs,
+      seeding: { ratio: r, batchedRatio: r - 1 },
+      atomicSweep: { ratio: r + 1, serverRatio: r + 1.5, ceilingRatio: r + 1.7 },
+      audit: { ratio: r + 2 },
+    }) as unknown as SizeFigures;
+  assert.deepEqual(headlineRatios([{ kind: 'redis', version: '7', sizes: [size(1_000_000, 3), size(10_000, 9)] }]), {
+    seeding: 3,
+    seedingBatched: 2,
+    atomicSweep: 4,
+    atomicSweepServer: 4.5,
+    atomicSweepCeiling: 4.7,
+    audit: 5,
+  });
   assert.equal(headlineRatios([]), null);
 });
 
@@ -40,7 +73,10 @@ test("latency: a mode's slow-down is its best run direct over its best through t
 
 test("latency: a case's figures come from its runs, and the loop's slow-down over the atomic sweep's", () => {
   const sample = (atomic: number, loop: number, rtt?: number, loopClean = false): RunSample => ({
-    modes: [{ mode: 'atomic', jobsPerSec: atomic, clean: true }, { mode: 'loop', jobsPerSec: loop, clean: loopClean }],
+    modes: [
+      { mode: 'atomic', jobsPerSec: atomic, clean: true },
+      { mode: 'loop', jobsPerSec: loop, clean: loopClean },
+    ],
     ...(rtt !== undefined ? { rttMedianMs: rtt } : {}),
   });
   const figures = latencyCase(['--mode', 'both'], [sample(200_000, 1000), sample(180_000, 1100)], [sample(80_000, 160, 2.1, true), sample(100_000, 140, 2.3)]);
@@ -54,7 +90,11 @@ test("latency: a case's figures come from its runs, and the loop's slow-down ove
     ],
     loopOverAtomic: 3.44,
   });
-  const atomicOnly = latencyCase(['--mode', 'atomic'], [{ modes: [{ mode: 'atomic', jobsPerSec: 400_000, clean: true }] }], [{ modes: [{ mode: 'atomic', jobsPerSec: 380_000, clean: true }], rttMedianMs: 2 }]);
+  const atomicOnly = latencyCase(
+    ['--mode', 'atomic'],
+    [{ modes: [{ mode: 'atomic', jobsPerSec: 400_000, clean: true }] }],
+    [{ modes: [{ mode: 'atomic', jobsPerSec: 380_000, clean: true }], rttMedianMs: 2 }],
+  );
   assert.equal(atomicOnly.loopOverAtomic, null);
   assert.equal(atomicOnly.modes[0]?.slowDown, 1.05);
   // The headline is the first server's first case; without a loop there is none.
@@ -64,11 +104,20 @@ test("latency: a case's figures come from its runs, and the loop's slow-down ove
   assert.equal(latencyHeadline([{ kind: 'redis', version: '7', sizes: [] }]), null);
 });
 
-test('latency: what the benchmark reads of a run\'s JSON', () => {
+test("latency: what the benchmark reads of a run's JSON", () => {
   const report = {
-    runs: [{ mode: 'atomic', jobsPerSec: 5, clean: true }, { mode: 'loop', jobsPerSec: 1, clean: false }],
+    runs: [
+      { mode: 'atomic', jobsPerSec: 5, clean: true },
+      { mode: 'loop', jobsPerSec: 1, clean: false },
+    ],
     latency: { measuredRttMs: { median: 2.2, p99: 3 } },
   } as unknown as Parameters<typeof runSample>[0];
-  assert.deepEqual(runSample(report), { modes: [{ mode: 'atomic', jobsPerSec: 5, clean: true }, { mode: 'loop', jobsPerSec: 1, clean: false }], rttMedianMs: 2.2 });
+  assert.deepEqual(runSample(report), {
+    modes: [
+      { mode: 'atomic', jobsPerSec: 5, clean: true },
+      { mode: 'loop', jobsPerSec: 1, clean: false },
+    ],
+    rttMedianMs: 2.2,
+  });
   assert.deepEqual(runSample({ runs: [] }), { modes: [] });
 });

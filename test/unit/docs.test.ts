@@ -14,7 +14,10 @@ const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
 const MAX_README_LINES = 300;
 
-const docPages = (): string[] => readdirSync(DOCS).filter((name) => name.endsWith('.md')).map((name) => join(DOCS, name));
+const docPages = (): string[] =>
+  readdirSync(DOCS)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(DOCS, name));
 
 /** The lines of a Markdown file that are prose: fenced and indented code blocks left out. */
 function proseLines(text: string): string[] {

@@ -70,7 +70,10 @@ test('repeated --expect merges when the terms agree and is refused when they do 
 test('a mode named in --expect must be among the modes run', () => {
   checkExpectedModes(parseExpectation('clean'), ['atomic']);
   checkExpectedModes(parseExpectation('atomic=clean,loop=race'), ['atomic', 'loop', 'watch']);
-  usage(() => checkExpectedModes(parseExpectation('loop=race'), ['atomic']), /^--expect loop=race: loop is not among the modes run \(--mode atomic\); add it to --mode or leave it out of --expect$/);
+  usage(
+    () => checkExpectedModes(parseExpectation('loop=race'), ['atomic']),
+    /^--expect loop=race: loop is not among the modes run \(--mode atomic\); add it to --mode or leave it out of --expect$/,
+  );
   usage(() => checkExpectedModes(parseExpectation('watch=clean,claim=clean'), ['atomic']), /^--expect watch=clean: watch, claim are not among the modes run/);
   usage(() => checkExpectedModes(parseExpectation('race'), ['atomic']), /^--expect race: needs a loop run/);
 });
@@ -81,19 +84,30 @@ test('the verdict: per mode and overall, from every run of each mode', () => {
   const pass = judge(parseExpectation('atomic=clean,loop=race'), [atomic, loop]);
   assert.equal(pass.pass, true);
   assert.equal(pass.expect, 'atomic=clean,loop=race');
-  assert.deepEqual(pass.modes.map((m) => [m.mode, m.expected, m.pass, m.runs, m.misses.length]), [['atomic', 'clean', true, 1, 0], ['loop', 'race', true, 1, 0]]);
+  assert.deepEqual(
+    pass.modes.map((m) => [m.mode, m.expected, m.pass, m.runs, m.misses.length]),
+    [
+      ['atomic', 'clean', true, 1, 0],
+      ['loop', 'race', true, 1, 0],
+    ],
+  );
   assert.equal(describeMisses(pass), undefined);
   // A pass has its line too: what each judged mode was expected to do.
   assert.equal(verdictLine(pass), 'expectation met: atomic=clean, loop=race');
 
   const fail = judge(parseExpectation('clean'), [atomic, loop]);
   assert.equal(fail.pass, false);
-  assert.deepEqual(fail.modes.find((m) => m.mode === 'loop')?.misses, [{ queue: 'q-loop', trial: 1, anomalies: 16, figures: { doubleRecoveries: 7, duplicatePending: 7, lostIncrements: 2 } }]);
+  assert.deepEqual(fail.modes.find((m) => m.mode === 'loop')?.misses, [
+    { queue: 'q-loop', trial: 1, anomalies: 16, figures: { doubleRecoveries: 7, duplicatePending: 7, lostIncrements: 2 } },
+  ]);
   assert.equal(describeMisses(fail), '--expect clean missed: loop expected clean, but showed doubleRecoveries 7, duplicatePending 7, lostIncrements 2');
   assert.equal(verdictLine(fail), describeMisses(fail), 'a miss prints what missed');
 
   // A mode the per-mode form does not name is not judged.
-  assert.deepEqual(judge(parseExpectation('atomic=clean'), [atomic, loop]).modes.map((m) => m.mode), ['atomic']);
+  assert.deepEqual(
+    judge(parseExpectation('atomic=clean'), [atomic, loop]).modes.map((m) => m.mode),
+    ['atomic'],
+  );
 });
 
 test('race with a dirty script is reported for what it is: the script missed, with its figures', () => {
@@ -101,7 +115,13 @@ test('race with a dirty script is reported for what it is: the script missed, wi
   const script = runResult({ mode: 'script', duplicatePending: 480, doubleRecoveries: 480, misreported: 2 });
   const verdict = judge(parseExpectation('race'), [loop, script]);
   assert.equal(verdict.pass, false);
-  assert.deepEqual(verdict.modes.map((m) => [m.mode, m.expected, m.pass]), [['loop', 'race', true], ['script', 'clean', false]]);
+  assert.deepEqual(
+    verdict.modes.map((m) => [m.mode, m.expected, m.pass]),
+    [
+      ['loop', 'race', true],
+      ['script', 'clean', false],
+    ],
+  );
   assert.equal(describeMisses(verdict), '--expect race missed: script expected clean, but showed doubleRecoveries 480, duplicatePending 480, misreported 2');
 });
 
@@ -115,7 +135,13 @@ test('over trials and queues every run counts; the line says how many missed and
     runResult({ mode: 'atomic', trial: 3 }),
   ];
   const verdict = judge(parseExpectation('atomic=clean,loop=race'), runs);
-  assert.deepEqual(verdict.modes.map((m) => [m.mode, m.runs, m.misses.map((miss) => miss.trial)]), [['loop', 3, [2, 3]], ['atomic', 3, [1, 2]]]);
+  assert.deepEqual(
+    verdict.modes.map((m) => [m.mode, m.runs, m.misses.map((miss) => miss.trial)]),
+    [
+      ['loop', 3, [2, 3]],
+      ['atomic', 3, [1, 2]],
+    ],
+  );
   assert.equal(
     describeMisses(verdict),
     '--expect atomic=clean,loop=race missed: loop expected a race, but 2 of 3 runs showed no anomaly (every anomaly figure 0); atomic expected clean, but 2 of 3 runs showed lostJobs 3, unreclaimed 1 (summed over those runs)',
@@ -124,7 +150,13 @@ test('over trials and queues every run counts; the line says how many missed and
 
 test('a named mode that did not run (a server without Functions) misses', () => {
   const verdict = judge(parseExpectation('atomic=clean,function=clean'), [runResult({ mode: 'atomic' })]);
-  assert.deepEqual(verdict.modes.map((m) => [m.mode, m.pass, m.runs]), [['atomic', true, 1], ['function', false, 0]]);
+  assert.deepEqual(
+    verdict.modes.map((m) => [m.mode, m.pass, m.runs]),
+    [
+      ['atomic', true, 1],
+      ['function', false, 0],
+    ],
+  );
   assert.equal(describeMisses(verdict), '--expect atomic=clean,function=clean missed: function expected clean, but did not run');
 });
 

@@ -38,7 +38,8 @@ function sent(order: readonly number[], ...sweeps: SweeperCommand[][]): SweeperC
   });
 }
 
-const names = (commands: readonly SweeperCommand[], order: readonly number[]) => order.map((i) => `s${commands[i]?.sweeper} ${commands[i]?.command[0]} ${String(commands[i]?.reply)}`);
+const names = (commands: readonly SweeperCommand[], order: readonly number[]) =>
+  order.map((i) => `s${commands[i]?.sweeper} ${commands[i]?.command[0]} ${String(commands[i]?.reply)}`);
 
 test("the page's race, proven: the ZREM answering 1 first, the probes that found the job before it, both reads before both writes", () => {
   // Sent in an order that is not the server's: sweeper 2's commands logged first.
@@ -62,7 +63,7 @@ test("the page's race, proven: the ZREM answering 1 first, the probes that found
   assert.ok(proof.evidence.some((e) => /RPUSH answered 3 then 5/.test(e)));
 });
 
-test('a read that saw the other sweep\'s write comes after it', () => {
+test("a read that saw the other sweep's write comes after it", () => {
   const commands = sent([1, 2, 1, 2, 1, 2, 1, 1, 2, 2], sweep(1, '7', { removed: 1, length: 3, read: 0 }), sweep(2, '7', { removed: 0, length: 4, read: 1 }));
   const proof = proveOrder(commands, '7', context);
   assert.equal(proof.proven, true, proof.evidence.join('; '));
@@ -79,7 +80,11 @@ test('what the replies cannot prove is said, not guessed', () => {
   ];
   const unproven = proveOrder(three, '7', context);
   assert.equal(unproven.proven, false);
-  assert.deepEqual(unproven.order, three.map((_, i) => i), 'shown in the order sent');
+  assert.deepEqual(
+    unproven.order,
+    three.map((_, i) => i),
+    'shown in the order sent',
+  );
   assert.match(unproven.evidence[0] ?? '', /do not order HGET .* and HSET|do not order HSET .* and HGET/);
 
   const noReply = sweep(1, '7', { removed: 1, length: 3, read: 0 }).map((c, i) => (i === 4 ? { ...c, reply: undefined } : c));
@@ -99,14 +104,14 @@ test('where pending shrank, the pushes keep no order of their own: each adds one
   assert.ok(clocked.evidence.includes('RPUSH answered 4 then 9 (pending only grew)'), 'where pending only grew, the lengths order the pushes');
 });
 
-test('the example: a proven job pushed twice, the page\'s lost increment first; none without a double push', () => {
+test("the example: a proven job pushed twice, the page's lost increment first; none without a double push", () => {
   const jobs = new Map<string, SweeperCommand[]>([
     ['1', sweep(1, '1', { removed: 1, length: 1, read: 0 })],
     ['2', sent([1, 2, 1, 2, 1, 2, 1, 1, 2, 2], sweep(1, '2', { removed: 1, length: 2, read: 0 }), sweep(2, '2', { removed: 0, length: 3, read: 1 }))],
     ['3', [...sweep(1, '3', { removed: 1, length: 4, read: 0 }), ...sweep(2, '3', { removed: 0, length: 5, read: 0 })]],
   ]);
   const example = pickExample(jobs, context);
-  assert.equal(example?.job, '3', 'two sweeps wrote back the same count: the source page\'s story');
+  assert.equal(example?.job, '3', "two sweeps wrote back the same count: the source page's story");
   assert.equal(example?.proven, true);
   assert.equal(pickExample(new Map([['1', sweep(1, '1', { removed: 1, length: 1, read: 0 })]]), context), null);
 });
@@ -129,13 +134,17 @@ test('sources: a figure not measured has none; faults and cycles widen two of th
 test('the legend groups the shown columns by source, says what — means, and fits 80 columns', () => {
   const counts = auditJobs(blankSnapshot(1, 0), new Uint32Array(2));
   const runs = [{ sources: figureSources(counts, 1) }];
-  const lines = sourceLegend([
-    { head: 'recoveries', figure: 'recoveries' },
-    { head: 'double\nrecoveries', figure: 'doubleRecoveries' },
-    { head: 'duplicate\npending', figure: 'duplicatePending' },
-    { head: 'lost\nincrements', figure: 'lostIncrements' },
-    { head: 'double\nexecutions', figure: 'doubleExecutions' },
-  ], runs, true);
+  const lines = sourceLegend(
+    [
+      { head: 'recoveries', figure: 'recoveries' },
+      { head: 'double\nrecoveries', figure: 'doubleRecoveries' },
+      { head: 'duplicate\npending', figure: 'duplicatePending' },
+      { head: 'lost\nincrements', figure: 'lostIncrements' },
+      { head: 'double\nexecutions', figure: 'doubleExecutions' },
+    ],
+    runs,
+    true,
+  );
   const text = lines.map((line) => line.trim()).join(' ');
   assert.match(text, /the server's state \(duplicate pending\)/);
   assert.match(text, /the sweepers' own records \(recoveries, double recoveries\)/);
@@ -159,10 +168,17 @@ const example = {
 test('the example prints one line per command within 80 columns, keys without the queue prefix', () => {
   const lines = exampleLines({ mode: 'loop', queue: 'q', example });
   for (const line of lines) assert.ok(line.length <= 80, `${line.length}: ${line}`);
-  assert.ok(lines.some((line) => /^ {2}s1 {2}ZSCORE active 42 +← "1796047262968"$/.test(line)), lines.join('\n'));
+  assert.ok(
+    lines.some((line) => /^ {2}s1 {2}ZSCORE active 42 +← "1796047262968"$/.test(line)),
+    lines.join('\n'),
+  );
   assert.ok(lines.some((line) => /^ {2}s2 {2}HSET job:42 stalled 1 state pending +← \(integer\) 0$/.test(line)));
   assert.match(lines[0] ?? '', /^Example: job 42 of the loop run/);
-  const unproven = exampleLines({ mode: 'loop', queue: 'q', example: { ...example, proven: false, evidence: ['the replies do not order HGET (s1) and HSET (s2)'] } });
+  const unproven = exampleLines({
+    mode: 'loop',
+    queue: 'q',
+    example: { ...example, proven: false, evidence: ['the replies do not order HGET (s1) and HSET (s2)'] },
+  });
   assert.match(unproven.map((line) => line.trim()).join(' '), /in the order they were sent .*The replies do not prove the server's order/);
 });
 
@@ -192,7 +208,10 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
   assert.doesNotMatch(line, /forgot/);
   assert.doesNotMatch(line, /final state shows/);
   const zset = readout({ ...run, pending: 'zset', duplicatePending: 0 } as RunResult);
-  assert.match(zset, /The server's final state shows none of the 80 extra recoveries as duplicate entries \(a sorted set holds a job once\): they are known from the sweepers' own records alone\./);
+  assert.match(
+    zset,
+    /The server's final state shows none of the 80 extra recoveries as duplicate entries \(a sorted set holds a job once\): they are known from the sweepers' own records alone\./,
+  );
   const cycles = readout({ ...run, forgottenStalls: 12, forgottenStallCount: 15, consequences: { ...run.consequences, cycles: 3 } } as RunResult);
   assert.match(cycles, /forgot 15 stalls of 12 jobs/);
   assert.doesNotMatch(cycles, /two sweeps read the same count/, 'forgotten stalls named, the lost increments stand plain');

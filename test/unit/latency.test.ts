@@ -33,12 +33,18 @@ test('latency logs grow past their first capacity and summarize across sweepers'
 test('LATENCY HISTOGRAM replies are summed over commands and subtracted bucket by bucket', () => {
   const before = parseLatencyHistogram(['evalsha', ['calls', 3, 'histogram_usec', [8, 1, 16, 3]]]);
   const after = parseLatencyHistogram([
-    'evalsha', ['calls', 103, 'histogram_usec', [8, 1, 16, 50, 1056, 102, 4227, 103]],
-    'eval', ['calls', 1, 'histogram_usec', [16, 1]],
+    'evalsha',
+    ['calls', 103, 'histogram_usec', [8, 1, 16, 50, 1056, 102, 4227, 103]],
+    'eval',
+    ['calls', 1, 'histogram_usec', [16, 1]],
   ]);
   // evalsha gained 47 calls at 16 µs, 52 at 1056 and 1 at 4227; eval, new, 1 at 16.
   const delta = histogramDelta(before, after);
-  assert.deepEqual(delta, [[16, 48], [1056, 52], [4227, 1]]);
+  assert.deepEqual(delta, [
+    [16, 48],
+    [1056, 52],
+    [4227, 1],
+  ]);
   assert.equal(histogramPercentileMs(delta, 50), 1.056);
   assert.equal(histogramPercentileMs(delta, 99), 1.056);
   assert.equal(histogramPercentileMs(delta, 100), 4.227);
@@ -50,7 +56,10 @@ test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them',
   assert.equal(jobsForMode('loop', 1_000_000, LIMITS.loopJobs.default), 100_000);
   assert.equal(jobsForMode('loop', 5000, LIMITS.loopJobs.default), 5000);
   assert.equal(jobsForMode('atomic', 1_000_000, 100), 1_000_000);
-  const runs = [{ mode: 'atomic', jobs: 1000 }, { mode: 'loop', jobs: 300 }] as unknown as RunResult[];
+  const runs = [
+    { mode: 'atomic', jobs: 1000 },
+    { mode: 'loop', jobs: 300 },
+  ] as unknown as RunResult[];
   assert.equal(loopJobsNote(runs, 1000), 'loop ran on 300 of the 1000 jobs (--loop-jobs: a round trip per command is slow by nature)\n');
   assert.equal(loopJobsNote(runs.slice(0, 1), 1000), '');
 });
@@ -79,7 +88,15 @@ test('a CI log gets a plain progress line at most every 5 s, none in the first 5
   };
   const plain = progressBoard((text) => written.push(text), { terminal: false, width: () => 80, now: () => clock });
   const stop = plain.watch(redis, 'active', 'loop', 'q-1', 1000, 0);
-  for (const [at, left] of [[1000, 900], [3000, 700], [5000, 500], [6000, 400], [9000, 100], [10_000, 50]] as const) await tick(at, left);
+  for (const [at, left] of [
+    [1000, 900],
+    [3000, 700],
+    [5000, 500],
+    [6000, 400],
+    [9000, 100],
+    [10_000, 50],
+  ] as const)
+    await tick(at, left);
   stop();
   // Wrapped to the 80 columns of the log, the rest indented.
   assert.deepEqual(written, [

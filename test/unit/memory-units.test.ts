@@ -27,11 +27,25 @@ const COSTS: DataCosts = { hash: 136, active: 94, pending: 94, dead: 94, listEnt
 const PER_JOB = COSTS.hash + KEYSPACE_SLOT_BYTES + 94 + SET_TABLE_BYTES;
 
 function run(overrides: Partial<ModeRun> = {}): ModeRun {
-  return { mode: 'atomic', queue: 'race-units', jobs: 6000, live: 600, sweepers: 2, batch: 100, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, keep: false, pending: 'list', ...overrides };
+  return {
+    mode: 'atomic',
+    queue: 'race-units',
+    jobs: 6000,
+    live: 600,
+    sweepers: 2,
+    batch: 100,
+    maxStalled: 3,
+    stalledBefore: 0,
+    probeDelayMs: 0,
+    keep: false,
+    pending: 'list',
+    ...overrides,
+  };
 }
 
 test('parseMemoryInfo reads used_memory, maxmemory, the policy and what the server does not evict for', () => {
-  const info = '# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:8388608\r\nmaxmemory_human:8.00M\r\nmaxmemory_policy:allkeys-lru\r\nmem_not_counted_for_evict:4096\r\n';
+  const info =
+    '# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:8388608\r\nmaxmemory_human:8.00M\r\nmaxmemory_policy:allkeys-lru\r\nmem_not_counted_for_evict:4096\r\n';
   const memory = parseMemoryInfo(info);
   assert.deepEqual(memory, { usedMemory: MB, maxMemory: 8 * MB, policy: 'allkeys-lru', notCountedForEvict: 4096 });
   assert.equal(roomLeft(memory), 7 * MB + 4096);
@@ -52,7 +66,10 @@ test('queueFootprint: a loop on a list may push each job once per other sweeper 
 
 test('connectionsOf: sweepers, workers, observer, re-leaser, chaos, and the queue admin', () => {
   assert.equal(connectionsOf(run()), 3);
-  assert.equal(connectionsOf(run({ sweepers: 8, consequences: { faults: ['client-kill'], workers: 4, cycles: 3, observe: true, notes: [] } })), 8 + 4 + 1 + 1 + 1 + 1);
+  assert.equal(
+    connectionsOf(run({ sweepers: 8, consequences: { faults: ['client-kill'], workers: 4, cycles: 3, observe: true, notes: [] } })),
+    8 + 4 + 1 + 1 + 1 + 1,
+  );
 });
 
 test('peakFootprint: the dearest moment counts, with connections, new commands, the script cache and the margin', () => {
@@ -67,30 +84,66 @@ test('peakFootprint: the dearest moment counts, with connections, new commands, 
 
 test('footprintProblem: no limit, a fit, and each kind of policy when it does not fit, in one line with the numbers', () => {
   const four = peakFootprint([[run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })]], COSTS, 0, memoryTraits);
-  const at = (usedMemory: number, maxMemory: number, policy: string): string | undefined => footprintProblem({ usedMemory, maxMemory, policy, notCountedForEvict: 0 }, four, COSTS, 'redis://h:1');
+  const at = (usedMemory: number, maxMemory: number, policy: string): string | undefined =>
+    footprintProblem({ usedMemory, maxMemory, policy, notCountedForEvict: 0 }, four, COSTS, 'redis://h:1');
   assert.equal(at(MB, 0, 'noeviction'), undefined);
   assert.equal(at(MB, 64 * MB, 'allkeys-lru'), undefined);
   const refused = at(2 * MB, 5 * MB, 'allkeys-lru') ?? '';
-  assert.match(refused, /^4 queues side by side \(atomic\), each --jobs 6000 \(with 600 live jobs\), needs about [\d.]+ MB on the server at redis:\/\/h:1 at its peak \([\d.]+ MB of job data at 270 bytes a job as measured there, 12 connections, 0 commands new to the server, and a 10% margin\), but only 3\.0 MB is left below its maxmemory of 5\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \(yours\) to make room\. Refusing, nothing written: lower --jobs or --queues, or use a server with more room$/);
+  assert.match(
+    refused,
+    /^4 queues side by side \(atomic\), each --jobs 6000 \(with 600 live jobs\), needs about [\d.]+ MB on the server at redis:\/\/h:1 at its peak \([\d.]+ MB of job data at 270 bytes a job as measured there, 12 connections, 0 commands new to the server, and a 10% margin\), but only 3\.0 MB is left below its maxmemory of 5\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \(yours\) to make room\. Refusing, nothing written: lower --jobs or --queues, or use a server with more room$/,
+  );
   assert.doesNotMatch(refused, /\n/);
   assert.match(at(2 * MB, 5 * MB, 'volatile-ttl') ?? '', /evict keys that have a TTL/);
   assert.match(at(2 * MB, 5 * MB, 'noeviction') ?? '', /fail halfway with OOM/);
   // Already over the limit: no negative room in the message.
   assert.match(at(9 * MB, 8 * MB, 'noeviction') ?? '', /only 0\.0 MB is left/);
   // One of each is said in the singular.
-  const single = footprintProblem({ usedMemory: 2 * MB, maxMemory: 5 * MB, policy: 'noeviction', notCountedForEvict: 0 }, { ...four, connections: 1, newCommands: 1 }, COSTS, 'redis://h:1') ?? '';
+  const single =
+    footprintProblem(
+      { usedMemory: 2 * MB, maxMemory: 5 * MB, policy: 'noeviction', notCountedForEvict: 0 },
+      { ...four, connections: 1, newCommands: 1 },
+      COSTS,
+      'redis://h:1',
+    ) ?? '';
   assert.match(single, /, 1 connection, 1 command new to the server,/);
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {
   const base = commandsOf([run()], memoryTraits);
   assert.ok(base.has('evalsha') && base.has('memory|usage') && !base.has('watch'));
-  const more = commandsOf([run({ mode: 'watch', serverStats: 'required', consequences: { faults: ['client-kill', 'script-flush'], workers: 2, cycles: 2, observe: true, notes: [] } })], memoryTraits);
-  for (const command of ['watch', 'multi', 'exec', 'unwatch', 'lmove', 'zpopmin', 'zcount', 'lindex', 'lpos', 'latency|histogram', 'client|kill', 'script|flush']) assert.ok(more.has(command), command);
+  const more = commandsOf(
+    [
+      run({
+        mode: 'watch',
+        serverStats: 'required',
+        consequences: { faults: ['client-kill', 'script-flush'], workers: 2, cycles: 2, observe: true, notes: [] },
+      }),
+    ],
+    memoryTraits,
+  );
+  for (const command of [
+    'watch',
+    'multi',
+    'exec',
+    'unwatch',
+    'lmove',
+    'zpopmin',
+    'zcount',
+    'lindex',
+    'lpos',
+    'latency|histogram',
+    'client|kill',
+    'script|flush',
+  ])
+    assert.ok(more.has(command), command);
 });
 
 test('trackedCommands and evictedKeys read INFO latencystats and INFO stats', () => {
-  assert.deepEqual(trackedCommands('# Latencystats\r\nlatency_percentiles_usec_set:p50=1.003,p99=2.007\r\nlatency_percentiles_usec_script|load:p50=5.001\r\n'), new Set(['set', 'script|load']));
+  assert.deepEqual(
+    trackedCommands('# Latencystats\r\nlatency_percentiles_usec_set:p50=1.003,p99=2.007\r\nlatency_percentiles_usec_script|load:p50=5.001\r\n'),
+    new Set(['set', 'script|load']),
+  );
   assert.equal(trackedCommands('# Latencystats\r\n'), undefined);
   assert.equal(evictedKeys('# Stats\r\nexpired_keys:3\r\nevicted_keys:42\r\n'), 42);
   const error = evictionError('redis://h:1', 'allkeys-lru', 42);

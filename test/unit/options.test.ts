@@ -21,8 +21,10 @@ function usage(fn: () => unknown, pattern: RegExp): void {
 test('integer flags accept whole numbers within limits only', () => {
   assert.equal(parseIntFlag('--jobs', LIMITS.jobs, '1000'), 1000);
   assert.equal(parseIntFlag('--jobs', LIMITS.jobs, ' 7 '), 7);
-  for (const bad of ['abc', '1.5', '', '1e3', '0x10']) usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is not a whole number; expected 1 to 10000000$/);
-  for (const bad of ['0', '-3', '10000001', '99999999999999999999']) usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is out of range; expected 1 to 10000000$/);
+  for (const bad of ['abc', '1.5', '', '1e3', '0x10'])
+    usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is not a whole number; expected 1 to 10000000$/);
+  for (const bad of ['0', '-3', '10000001', '99999999999999999999'])
+    usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is out of range; expected 1 to 10000000$/);
 });
 
 test('modes: single, both, comma lists; unknown ones are refused', () => {
@@ -39,7 +41,19 @@ test('queue names', () => {
 });
 
 test('cross-flag checks', () => {
-  const base: RaceOptions = { modes: ['atomic', 'loop'], jobs: 10, sweepers: 2, batch: 10, maxStalled: 3, stalledBefore: 0, probeDelayMs: 0, queue: undefined, keep: false, json: false, expect: undefined };
+  const base: RaceOptions = {
+    modes: ['atomic', 'loop'],
+    jobs: 10,
+    sweepers: 2,
+    batch: 10,
+    maxStalled: 3,
+    stalledBefore: 0,
+    probeDelayMs: 0,
+    queue: undefined,
+    keep: false,
+    json: false,
+    expect: undefined,
+  };
   checkRaceOptions(base);
   checkRaceOptions({ ...base, stalledBefore: 2 });
   usage(() => checkRaceOptions({ ...base, stalledBefore: 3 }), /^--stalled-before: 3 must be below --max-stalled/);
@@ -65,7 +79,10 @@ test('URLs: schemes, redaction', () => {
   usage(() => parseServerUrl('nonsense'), /^--url: the value given \(not shown: it may be a password\) is not a URL/);
   // An address without its scheme gets the URL it most likely meant, never with its password.
   usage(() => parseServerUrl('localhost:6379'), /^--url: "localhost:6379" has no scheme; did you mean redis:\/\/localhost:6379\?$/);
-  usage(() => parseServerUrl('app:s3cret@db.example:6380/2'), /^--url: "app:\*\*\*@db\.example:6380\/2" has no scheme; did you mean redis:\/\/app:\*\*\*@db\.example:6380\/2\?$/);
+  usage(
+    () => parseServerUrl('app:s3cret@db.example:6380/2'),
+    /^--url: "app:\*\*\*@db\.example:6380\/2" has no scheme; did you mean redis:\/\/app:\*\*\*@db\.example:6380\/2\?$/,
+  );
   usage(() => parseServerUrl('redis://h:1/abc'), /^--url: the database/);
 });
 

@@ -60,14 +60,14 @@ test('seeding: shown batch by batch once it has taken a second, with its own tim
   assert.equal(written.at(-1), '\r\x1b[2K');
 });
 
-test('seeding in a CI log: a plain line at the log\'s pace, wrapped, with the queue', () => {
+test("seeding in a CI log: a plain line at the log's pace, wrapped, with the queue", () => {
   let clock = 0;
   const written: string[] = [];
   const board = progressBoard((text) => written.push(text), { terminal: false, width: () => 80, now: () => clock });
   const seeding = board.seeding('loop', 'race-0123abcd', 100_000);
   clock = 3000;
   seeding.seeded(30_000);
-  assert.deepEqual(written, [], 'none in the command\'s first five seconds');
+  assert.deepEqual(written, [], "none in the command's first five seconds");
   clock = 6000;
   seeding.seeded(30_000);
   assert.deepEqual(written, ['progress: loop: seeding 60,000/100,000 jobs (60%), 6s elapsed, about 4s left\n  (queue race-0123abcd)\n']);

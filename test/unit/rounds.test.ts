@@ -21,7 +21,10 @@ test('no rounds add up to nothing', () => {
 
 test('rounds add their counts and times, and keep every latency log', () => {
   const totals = [round(1), round(2), round(3)].reduce(addRound, NO_ROUNDS);
-  assert.deepEqual({ ...totals, latencies: totals.latencies.length }, { wallMs: 60, commands: 600, sweeps: 6, cutShort: false, noscriptFallbacks: 3, retries: 12, strayIds: 0, latencies: 3 });
+  assert.deepEqual(
+    { ...totals, latencies: totals.latencies.length },
+    { wallMs: 60, commands: 600, sweeps: 6, cutShort: false, noscriptFallbacks: 3, retries: 12, strayIds: 0, latencies: 3 },
+  );
 });
 
 test('one round cut short makes the run cut short', () => {

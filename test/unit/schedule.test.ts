@@ -47,8 +47,14 @@ test('the default schedule interleaves both sweeps step by step', () => {
 
 test('the serial schedule runs A to the end before B starts', () => {
   const entries = parseSchedule(SERIAL_SCHEDULE);
-  assert.deepEqual(entries.slice(0, 5).map((e) => e.sweep), ['A', 'A', 'A', 'A', 'A']);
-  assert.deepEqual(entries.slice(5).map((e) => e.sweep), ['B', 'B', 'B', 'B', 'B']);
+  assert.deepEqual(
+    entries.slice(0, 5).map((e) => e.sweep),
+    ['A', 'A', 'A', 'A', 'A'],
+  );
+  assert.deepEqual(
+    entries.slice(5).map((e) => e.sweep),
+    ['B', 'B', 'B', 'B', 'B'],
+  );
 });
 
 test('spaces around items and lower-case sweep names are accepted', () => {
@@ -65,7 +71,11 @@ test('bad schedules are one usage error that says what is wrong', () => {
   assert.match(scheduleError('A:detect,A:detect'), /A:detect appears twice/);
   assert.match(scheduleError('A:detect,A:probe,A:move,A:read,A:write'), /B:detect is missing/);
   assert.match(scheduleError('A:detect,A:probe,A:move,A:read,B:detect,B:probe,B:move,B:read,B:write'), /A:write is missing/);
-  assert.match(scheduleError('A:detect,A:probe,A:read,A:move,A:write,B:detect,B:probe,B:move,B:read,B:write'), /A:read comes before A:move/, "the old read-first order is not the page's");
+  assert.match(
+    scheduleError('A:detect,A:probe,A:read,A:move,A:write,B:detect,B:probe,B:move,B:read,B:write'),
+    /A:read comes before A:move/,
+    "the old read-first order is not the page's",
+  );
   assert.match(scheduleError('A:detect,A:probe,A:move,A:read,A:dead-letter,A:write'), /A:dead-letter comes before A:write/);
 });
 
@@ -95,8 +105,14 @@ test('counter readout: expected is the increments made, reached what the field g
 
 test('the call that moved the job is put first, whichever sweep sent it', () => {
   const step = (sweep: 'A' | 'B', reply: string[]): WireStep => ({ sweep, step: 'sweep', commands: [['EVALSHA']], replies: [reply] });
-  assert.deepEqual(orderAsRun([step('A', []), step('B', ['1'])], '1').map((s) => s.sweep), ['B', 'A']);
-  assert.deepEqual(orderAsRun([step('A', ['1']), step('B', [])], '1').map((s) => s.sweep), ['A', 'B']);
+  assert.deepEqual(
+    orderAsRun([step('A', []), step('B', ['1'])], '1').map((s) => s.sweep),
+    ['B', 'A'],
+  );
+  assert.deepEqual(
+    orderAsRun([step('A', ['1']), step('B', [])], '1').map((s) => s.sweep),
+    ['A', 'B'],
+  );
 });
 
 test('replies print the way redis-cli prints them; long lines wrap at spaces', () => {

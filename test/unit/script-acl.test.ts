@@ -22,7 +22,9 @@ describe('script ACL refusals', () => {
   });
 
   test("Valkey's error names the command itself", () => {
-    const refusal = scriptAclRefusal(`ERR ACL failure in script: User u has no permissions to run the 'lpos' command script: ${'ab'.repeat(20)}, on @user_script:32.`);
+    const refusal = scriptAclRefusal(
+      `ERR ACL failure in script: User u has no permissions to run the 'lpos' command script: ${'ab'.repeat(20)}, on @user_script:32.`,
+    );
     assert.deepEqual(refusal, { command: 'LPOS', script: 'ab'.repeat(20), line: 32 });
   });
 
@@ -36,12 +38,16 @@ describe('script ACL refusals', () => {
   });
 
   test("a script that is not the tool's: still permission denied, with the script and line", () => {
-    const message = "ERR The user executing the script can't run this command or subcommand script: 0123456789abcdef0123456789abcdef01234567, on @user_script:3.";
+    const message =
+      "ERR The user executing the script can't run this command or subcommand script: 0123456789abcdef0123456789abcdef01234567, on @user_script:3.";
     assert.deepEqual(scriptAclRefusal(message), { script: '0123456789abcdef0123456789abcdef01234567', line: 3 });
-    assert.match(describeServerError(new Error(message), 'here').message, /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/);
+    assert.match(
+      describeServerError(new Error(message), 'here').message,
+      /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/,
+    );
   });
 
-  test("a line of the function library is read from the library the server compiled, and named in the file it came from", () => {
+  test('a line of the function library is read from the library the server compiled, and named in the file it came from', () => {
     const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
     const line = lineOf(library, "rcall('HINCRBY'");
     const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;

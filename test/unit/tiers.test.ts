@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 const TEST = fileURLToPath(new URL('../../../test/', import.meta.url));
 const TIERS = ['unit', 'server', 'cli'];
 // The helpers that start a server, a session or the command line.
-const SERVER_HELPERS = /from '\.\.\/helpers\/(servers|unrelated-data|session|acl|cli|cli-process|run-mode|proxy|browser)\.js'|embedded-server\.js'|node:child_process'/;
+const SERVER_HELPERS =
+  /from '\.\.\/helpers\/(servers|unrelated-data|session|acl|cli|cli-process|run-mode|proxy|browser)\.js'|embedded-server\.js'|node:child_process'/;
 
 function testFiles(): string[] {
   return readdirSync(TEST, { recursive: true, encoding: 'utf8' })
@@ -26,7 +27,11 @@ test('every test file is in a tier folder: test/unit, test/server or test/cli', 
   assert.ok(files.length > 0, `no test files found under ${relative(process.cwd(), TEST)}`);
   const outside = files.filter((file) => !TIERS.some((tier) => file.startsWith(`${tier}/`) && !file.slice(tier.length + 1).includes('/')));
   assert.deepEqual(outside, [], 'move these into test/unit, test/server or test/cli (npm test runs only those)');
-  for (const tier of TIERS) assert.ok(files.some((file) => file.startsWith(`${tier}/`)), `the ${tier} tier has tests`);
+  for (const tier of TIERS)
+    assert.ok(
+      files.some((file) => file.startsWith(`${tier}/`)),
+      `the ${tier} tier has tests`,
+    );
 });
 
 test('a unit test imports nothing that starts a server, a session or a process', () => {

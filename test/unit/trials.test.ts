@@ -41,7 +41,10 @@ test('summarizeTrials: per mode in first-run order, rate from dirty trials, spre
     trial('atomic', 200),
     trial('loop', 20, { doubleRecoveries: 8, duplicatePending: 8, stolenLeases: 1 }),
   ]);
-  assert.deepEqual(summaries.map((s) => s.mode), ['atomic', 'loop']);
+  assert.deepEqual(
+    summaries.map((s) => s.mode),
+    ['atomic', 'loop'],
+  );
   const [atomic, loop] = summaries;
   assert.equal(atomic?.trials, 3);
   assert.equal(atomic?.reproduced, 0);
@@ -71,9 +74,18 @@ test('recordDisagrees: returned yet still in active, or gone from active yet not
 });
 
 test('pauseMs: the interval plus a jitter below --jitter', () => {
-  assert.equal(pauseMs({ intervalMs: 0, jitterMs: 0 }, () => 0.99), 0);
-  assert.equal(pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0), 10);
-  assert.equal(pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0.999), 14);
+  assert.equal(
+    pauseMs({ intervalMs: 0, jitterMs: 0 }, () => 0.99),
+    0,
+  );
+  assert.equal(
+    pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0),
+    10,
+  );
+  assert.equal(
+    pauseMs({ intervalMs: 10, jitterMs: 5 }, () => 0.999),
+    14,
+  );
 });
 
 test("returnedIds: a script's return value as job ids", () => {

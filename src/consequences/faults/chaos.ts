@@ -38,23 +38,27 @@ export async function startChaos(target: ServerTarget, faults: readonly FaultNam
       stopped = true;
     });
 
-  const flushing = guarded((async () => {
-    while (flush && !stopped && scriptFlushes < MAX_BLOWS) {
-      await redis.script('FLUSH');
-      scriptFlushes++;
-      await sleep(FLUSH_EVERY_MS);
-    }
-  })());
-  const killing = guarded((async () => {
-    // The first blow lands as the race starts, so that even a short run is hit.
-    while (kill && !stopped && clientKills < MAX_BLOWS) {
-      const ids = plan.liveClientIds();
-      const id = ids[victim++ % Math.max(ids.length, 1)];
-      // CLIENT KILL ID answers how many it closed: 0 when that connection is already gone.
-      if (id !== undefined) clientKills += Number(await redis.client('KILL', 'ID', String(id)));
-      await sleep(KILL_EVERY_MS);
-    }
-  })());
+  const flushing = guarded(
+    (async () => {
+      while (flush && !stopped && scriptFlushes < MAX_BLOWS) {
+        await redis.script('FLUSH');
+        scriptFlushes++;
+        await sleep(FLUSH_EVERY_MS);
+      }
+    })(),
+  );
+  const killing = guarded(
+    (async () => {
+      // The first blow lands as the race starts, so that even a short run is hit.
+      while (kill && !stopped && clientKills < MAX_BLOWS) {
+        const ids = plan.liveClientIds();
+        const id = ids[victim++ % Math.max(ids.length, 1)];
+        // CLIENT KILL ID answers how many it closed: 0 when that connection is already gone.
+        if (id !== undefined) clientKills += Number(await redis.client('KILL', 'ID', String(id)));
+        await sleep(KILL_EVERY_MS);
+      }
+    })(),
+  );
 
   return {
     async stop() {

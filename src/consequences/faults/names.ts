@@ -18,7 +18,11 @@ export function collectFault(raw: string, previous: readonly FaultName[] = []): 
  * The faults that apply to `mode`, and a note for each that does not. `misses` is the mode's own
  * list of faults that cannot reach it, with why (its entry in sweepers/strategies.ts).
  */
-export function faultsForMode(faults: readonly FaultName[], mode: string, misses: Partial<Readonly<Record<FaultName, string>>>): { applied: FaultName[]; notes: string[] } {
+export function faultsForMode(
+  faults: readonly FaultName[],
+  mode: string,
+  misses: Partial<Readonly<Record<FaultName, string>>>,
+): { applied: FaultName[]; notes: string[] } {
   const applied: FaultName[] = [];
   const notes: string[] = [];
   for (const fault of faults) {

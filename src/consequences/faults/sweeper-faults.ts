@@ -26,7 +26,7 @@ export interface SweeperFaults {
   afterSend(): void;
 }
 
-export class SweeperCrashed extends Error {
+class SweeperCrashed extends Error {
   constructor(index: number) {
     super(`sweeper ${index + 1} crashed (fault injected)`);
     this.name = 'SweeperCrashed';
@@ -37,7 +37,7 @@ export class SweeperCrashed extends Error {
 const LOST_CONNECTION = /Connection is closed|max retries per request|Stream isn't writeable|ECONNRESET|EPIPE/i;
 const NOT_SENT = /Stream isn't writeable/i;
 
-export function isConnectionLoss(err: unknown): boolean {
+function isConnectionLoss(err: unknown): boolean {
   return err instanceof SweeperCrashed || LOST_CONNECTION.test(String((err as { message?: unknown })?.message ?? err));
 }
 
@@ -54,7 +54,10 @@ export class FaultPlan {
   private lostReplies = 0;
   private reconnects = 0;
 
-  constructor(readonly faults: readonly FaultName[], private readonly where: string) {
+  constructor(
+    readonly faults: readonly FaultName[],
+    private readonly where: string,
+  ) {
     this.crashArmed = faults.includes('sweeper-crash');
     this.reconnecting = faults.includes('client-kill');
   }

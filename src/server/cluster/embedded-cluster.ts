@@ -25,11 +25,14 @@ export interface EmbeddedCluster extends EmbeddedServer {
 }
 
 function portIsFree(port: number): Promise<boolean> {
-  return probePort(port).then(() => true, () => false);
+  return probePort(port).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A random port in MIN_PORT..MAX_PORT whose bus port is free too, not in `taken`. */
-export async function clusterPort(taken: ReadonlySet<number>): Promise<number> {
+async function clusterPort(taken: ReadonlySet<number>): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = MIN_PORT + Math.floor(Math.random() * (MAX_PORT - MIN_PORT + 1));
     if (taken.has(port) || taken.has(port + BUS_OFFSET)) continue;
@@ -39,7 +42,7 @@ export async function clusterPort(taken: ReadonlySet<number>): Promise<number> {
 }
 
 /** valkey-cli beside valkey-server where installed; redis-cli otherwise (it speaks to both). */
-export function clusterCli(serverBin: string): string {
+function clusterCli(serverBin: string): string {
   const preferred = basename(serverBin).includes('valkey') ? ['valkey-cli', 'redis-cli'] : ['redis-cli', 'valkey-cli'];
   for (const name of preferred) {
     const found = which(name);
