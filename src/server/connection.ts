@@ -404,10 +404,13 @@ let warningsQuieted = false;
 
 /** Where the client's notes go, in the tool's words; the command line points it at its stderr. */
 let clientNote: (line: string) => void = () => {};
+/** Whether this command has said the note about an unneeded password (once per command, not per process). */
+let saidNoPasswordNeeded = false;
 
-/** Sends the client library's notes (once each, reworded) to `note`. */
+/** Sends the client library's notes (once each per command, reworded) to `note`. */
 export function onClientNote(note: (line: string) => void): void {
   clientNote = note;
+  saidNoPasswordNeeded = false;
 }
 
 /**
@@ -418,13 +421,12 @@ function quietClientWarnings(): void {
   if (warningsQuieted) return;
   warningsQuieted = true;
   const warn = console.warn.bind(console);
-  let said = false;
   console.warn = (...args: unknown[]): void => {
     // Without +info the ready check is skipped with a warning; the tool's own INFO then fails with one line.
     if (/^Skipping the ready check because INFO command fails/.test(String(args[0]))) return;
     if (/does not require a password, but a password was supplied/.test(String(args[0]))) {
-      if (!said) clientNote("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
-      said = true;
+      if (!saidNoPasswordNeeded) clientNote("emq-race: note: the server's default user needs no password; the one in the URL is not used\n");
+      saidNoPasswordNeeded = true;
       return;
     }
     warn(...args);
