@@ -282,10 +282,10 @@ export function cellDoneLines(
   width: number,
 ): string[] {
   const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
-  return [
-    ...wrap(`${cellHeading(axes, total, cell.index, cell.at)} done in ${formatDuration(cell.wallMs)}; ${timing}`, width),
-    ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    '),
-  ];
+  const done = `${cellHeading(axes, total, cell.index, cell.at)} done in ${formatDuration(cell.wallMs)};`;
+  // The time so far and the time left stay whole: on a line of their own when the cell's line has no room for them.
+  const first = [...`${done} ${timing}`].length <= width ? [`${done} ${timing}`] : [...wrap(done, width), ...wrap(`  ${timing}`, width, '    ')];
+  return [...first, ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    ')];
 }
 
 /**
@@ -309,7 +309,9 @@ function gridProgress(
   };
   const draw = (): void => {
     if (!current) return;
-    io.err(`\r\x1b[K${trimToWidth(`${cellHeading(axes, total, current.index, current.at)}, ${timing()}`, errorWidth(io) - 1)}`);
+    // The cell's name gives way before the time left does.
+    const clock = `, ${timing()}`;
+    io.err(`\r\x1b[K${trimToWidth(cellHeading(axes, total, current.index, current.at), Math.max(20, errorWidth(io) - 1 - [...clock].length))}${clock}`);
   };
   return {
     start(index, at) {
