@@ -2,9 +2,10 @@
  * Every sample of output in README.md and docs/ not marked slow has the shape of a live run of
  * the current code: the same rows, columns and sentences, numbers aside (test/helpers/docs-samples.ts
  * says what a shape is). Each distinct command line runs once per server kind, in-process on an
- * embedded server of that kind, a few at a time, at 80 columns in a temporary folder holding the
- * files the samples name (the CLI writes `race.html` there). A changed output fails here until
- * `npm run samples` makes the samples again.
+ * embedded server of that kind, four at a time (a loop's race waits on round trips more than on
+ * the cores), at 80 columns in a temporary folder holding the files the samples name (the CLI
+ * writes `race.html` there). A changed output fails here until `npm run samples` makes the
+ * samples again.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { tempDir } from '../helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Runs at once: each has its own embedded server; more would only share the same cores.
-const AT_ONCE = 3;
+const AT_ONCE = 4;
 // The rows the table shows only when they are not zero: a live run may have them where the sample has not.
 const OPTIONAL_ROWS = FIGURES.filter((f) => f.shownWhen?.includes('not-zero')).map((f) => f.heading.replace('\n', ' '));
 
@@ -82,26 +83,29 @@ test('the docs have samples cheap enough to run here', () => {
   assert.ok(samples.length > 0);
 });
 
+type LiveRun = Promise<{ code: number; output: string }>;
+const kinds = SERVER_KINDS.filter((kind) => which(kind.bin) !== undefined);
+// One run per distinct command line and server kind, all in one queue, started when the first test asks.
+const distinct = [...new Map(samples.map((s) => [s.args.join(' '), s.args] as const)).values()];
+let runs: Map<string, LiveRun> | undefined;
+function liveRun(bin: string, args: readonly string[]): LiveRun {
+  if (!runs) {
+    const keys = kinds.flatMap((kind) => distinct.map((a) => ({ bin: kind.bin, args: a })));
+    const started = limited(
+      AT_ONCE,
+      keys.map((key) => () => liveOutput([...key.args, '--server-bin', key.bin])),
+    );
+    runs = new Map(keys.map((key, i) => [`${key.bin} ${key.args.join(' ')}`, started[i] as LiveRun]));
+  }
+  return runs.get(`${bin} ${args.join(' ')}`) as LiveRun;
+}
+
 for (const kind of SERVER_KINDS) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed (run scripts/install-servers.sh)` : false;
   describe(`the docs' samples have the shape of a live run [${kind.kind}]`, { skip }, () => {
-    // One run per distinct command line, started together when the first test asks.
-    const distinct = [...new Map(samples.map((s) => [s.args.join(' '), s.args] as const)).values()];
-    let runs: Map<string, Promise<{ code: number; output: string }>> | undefined;
-    const liveRun = (args: readonly string[]) => {
-      if (!runs) {
-        const started = limited(
-          AT_ONCE,
-          distinct.map((a) => () => liveOutput([...a, '--server-bin', kind.bin])),
-        );
-        runs = new Map(distinct.map((a, i) => [a.join(' '), started[i] as Promise<{ code: number; output: string }>]));
-      }
-      return runs.get(args.join(' ')) as Promise<{ code: number; output: string }>;
-    };
-
     for (const sample of samples as readonly Sample[]) {
       test(`${sample.file}:${sample.line + 1} emq-race ${sample.args.join(' ')}`, async () => {
-        const { code, output } = await liveRun(sample.args);
+        const { code, output } = await liveRun(kind.bin, sample.args);
         const live = sampleBlock(sample, output, code).slice(1);
         const differences = shapeDifferences(outputShape(sample.block.slice(1).join('\n')), outputShape(live.join('\n')), OPTIONAL_ROWS);
         assert.deepEqual(
