@@ -99,6 +99,12 @@ test('a row shown only when not zero may be absent; any other row may not', () =
   assert.notDeepEqual(shapeDifferences(outputShape('jobs  1  2\nlost jobs  0  0'), outputShape('jobs  1  2'), OPTIONAL_ROWS), []);
 });
 
+test('two sweeps sent at one moment may run in either order', () => {
+  const aFirst = 'the server ran A then B (from the replies)\n1  sweep      │\n   ← 1) "1"  │\n2             │ sweep\n              │ ← (empty array)';
+  const bFirst = 'the server ran B then A (from the replies)\n1             │ sweep\n              │ ← 1) "1"\n2  sweep      │\n   ← (empty array)  │';
+  assert.deepEqual(shapeDifferences(outputShape(aFirst), outputShape(bFirst)), []);
+});
+
 test('the same lines in another order differ', () => {
   assert.notDeepEqual(shapeDifferences(outputShape('jobs  1\nlost jobs  0'), outputShape('lost jobs  0\njobs  1')), []);
 });
