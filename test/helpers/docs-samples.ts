@@ -1,0 +1,212 @@
+/**
+ * The samples of output in README.md and docs/: where they are, how one is rewritten from a live
+ * run, and the shape two outputs are compared by. A sample sits under a marker
+ *
+ *     <!-- sample: ARGS -->            stdout and stderr as a terminal shows them
+ *     <!-- sample: ARGS | slow -->     left out by the test (too dear for the suite); the script still makes it
+ *     <!-- sample: ARGS | exit -->     followed by `$ echo $?` and the exit code
+ *
+ * followed by an indented block whose first line is `$ emq-race ARGS`. `scripts/samples.mjs`
+ * rewrites the blocks; test/server/docs-samples.test.ts checks their shape against live runs.
+ * Pure, but for `writeSampleFiles`.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FORGETS_ZREM, IGNORES_DEADLINE } from './scripts.js';
+
+export interface Sample {
+  /** The file, as given to `findSamples`. */
+  readonly file: string;
+  /** The marker's line, 0-based. */
+  readonly line: number;
+  readonly args: readonly string[];
+  readonly slow: boolean;
+  readonly exit: boolean;
+  /** The block's lines, its indentation taken off, blank lines inside it kept. */
+  readonly block: readonly string[];
+  /** The lines the block spans after the marker. */
+  readonly blockLength: number;
+}
+
+const MARKER = /^<!-- sample: (.*?)(?: \| ([a-z, ]+))? -->$/;
+const OPTIONS = new Set(['slow', 'exit']);
+const INDENT = '    ';
+
+/** Every sample in one Markdown text; a marker with no block under it, or an unknown option, throws. */
+export function findSamples(file: string, text: string): Sample[] {
+  const lines = text.split('\n');
+  const samples: Sample[] = [];
+  lines.forEach((line, index) => {
+    const marker = MARKER.exec(line);
+    if (!marker) return;
+    const options = (marker[2] ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    const unknown = options.filter((o) => !OPTIONS.has(o));
+    if (unknown.length > 0) throw new Error(`${file}:${index + 1}: unknown sample option ${unknown.join(', ')} (known: ${[...OPTIONS].join(', ')})`);
+    // The block: indented or blank lines, up to the first that is neither; blank lines at its end are not its own.
+    let end = index + 1;
+    while (end < lines.length && (lines[end]?.startsWith(INDENT) || lines[end]?.trim() === '')) end++;
+    while (end > index + 1 && lines[end - 1]?.trim() === '') end--;
+    const block = lines.slice(index + 1, end).map((l) => l.slice(INDENT.length));
+    const args = (marker[1] ?? '').trim().split(/\s+/);
+    if (block[0] !== `$ emq-race ${args.join(' ')}`)
+      throw new Error(`${file}:${index + 1}: the block under the marker must start with "$ emq-race ${args.join(' ')}"`);
+    samples.push({ file, line: index, args, slow: options.includes('slow'), exit: options.includes('exit'), block, blockLength: end - index - 1 });
+  });
+  return samples;
+}
+
+/** A sample's block as the docs show it: the command, what it printed, and with `exit` its exit code. */
+export function sampleBlock(sample: Pick<Sample, 'args' | 'exit'>, output: string, code: number | null): string[] {
+  const lines = [`$ emq-race ${sample.args.join(' ')}`, ...output.replace(/\n+$/, '').split('\n')];
+  if (sample.exit) lines.push('$ echo $?', String(code));
+  return lines;
+}
+
+/** The text with each sample's block replaced by the one `blocks` holds for it (by marker line). */
+export function replaceSamples(text: string, samples: readonly Sample[], blocks: ReadonlyMap<number, readonly string[]>): string {
+  const lines = text.split('\n');
+  // From the last sample up, so that the earlier ones' line numbers still hold.
+  for (const sample of [...samples].sort((a, b) => b.line - a.line)) {
+    const block = blocks.get(sample.line);
+    if (!block) continue;
+    lines.splice(sample.line + 1, sample.blockLength, ...block.map((l) => (l === '' ? '' : `${INDENT}${l}`)));
+  }
+  return lines.join('\n');
+}
+
+// A progress line and its continuation lines: a run longer than 5 s prints them without a terminal, a slow machine on any run.
+const PROGRESS_LINE = /^progress: .*\n(?: {2}.*\n)*/gm;
+
+/** What a run printed, as a sample shows it: progress lines left out. */
+export function withoutProgress(output: string): string {
+  return output.replace(PROGRESS_LINE, '');
+}
+
+// Figures with their units and separators: 1,000 · 12.5 · 250ms · 85% · 48.0k/s · 1.12–1.18 · 3×.
+const NUMBER = /\d[\d,]*(?:\.\d+)?(?:(?:ms|s|%|KB|MB|GB|B|k|M|×)(?![A-Za-z]))?/g;
+// The same sentence with one count or another: "1 job" and "3 jobs", "was" and "were", "twice" and "3 times".
+const WORDS: readonly [RegExp, string][] = [
+  [/\btwice\b/g, 'N times'],
+  [/\bwere\b/g, 'was'],
+  [/\bare\b/g, 'is'],
+  [/\b([a-z]{3,}?)(?:ies|s)\b/g, '$1'],
+];
+
+/** One line as its shape: data-dependent names and every number replaced, runs of spaces and of rules collapsed. */
+export function lineShape(line: string): string {
+  let shape = line
+    .replace(/\b(?:redis|valkey) \d+\.\d+\.\d+/g, 'SERVER')
+    .replace(/\brace-[0-9a-f]{8}\b/g, 'race-Q')
+    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g, 'HOST')
+    .replace(/\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/g, 'HEX')
+    .replace(/\bpid \d+/g, 'pid N')
+    .replace(NUMBER, 'N')
+    .replace(/N(?:[–-]N)+/g, 'N')
+    .replace(/[─━]+/g, '─')
+    // Two sweeps sent at one moment run in either order: which column a step stands in is the server's choice.
+    .replace(/\b([AB]) then ([AB])\b/g, 'A then B')
+    .replace(/[│┃]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  for (const [pattern, replacement] of WORDS) shape = shape.replace(pattern, replacement);
+  return shape;
+}
+
+/**
+ * An output as the list of its shapes. Lines wrapped to the width are joined to the line they
+ * continue (a number's width moves the wrap), so a paragraph is one entry; a sentence made of
+ * clauses (`mode (…): clause, clause, clause.`) is split into them. The example job's lines
+ * (which commands, in which order, is the race's own) are left out: its heading stands for it.
+ */
+export function outputShape(output: string): string[] {
+  const joined: string[] = [];
+  let inExample = false;
+  for (const raw of output.replace(/\n+$/, '').split('\n')) {
+    if (raw.startsWith('Example: ')) {
+      inExample = true;
+      joined.push(raw.replace(/, every command .*/, ''));
+      continue;
+    }
+    if (inExample) {
+      if (raw.trim() === '') inExample = false;
+      continue;
+    }
+    const last = joined.length - 1;
+    // A continuation: two spaces then text, under a line that is prose (not a table's row).
+    if (/^ {2}\S/.test(raw) && last >= 0 && !/[│┃|]/.test(raw) && joined[last] !== '' && !/^\s*$/.test(joined[last] ?? ''))
+      joined[last] = `${joined[last]} ${raw.trim()}`;
+    else joined.push(raw);
+  }
+  return joined.flatMap((line) => clauses(lineShape(line)));
+}
+
+// A readout sentence: a label (a mode, a queue) then its clauses.
+function clauses(shape: string): string[] {
+  const head = /^(.{1,120}?\): )(.*)$/.exec(shape);
+  if (!head || !/, /.test(head[2] ?? '')) return [shape];
+  const [label, body] = [head[1] ?? '', head[2] ?? ''];
+  // Commas inside parentheses belong to their clause.
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of body) {
+    if (char === '(') depth++;
+    if (char === ')') depth--;
+    if (depth === 0 && (char === ',' || char === '.')) {
+      if (current.trim()) parts.push(current.trim());
+      current = '';
+      continue;
+    }
+    current += char;
+  }
+  if (current.trim()) parts.push(current.trim());
+  return parts.map((part) => `${label}${part}`);
+}
+
+/**
+ * Where two shapes differ, as lines for a failure message; none when they match. An entry present
+ * on one side only is allowed when the race decides whether it shows: a clause or line with a
+ * count in it outside parentheses ("misplaced N jobs" shows only when some were), unless it is a table's row, or a row
+ * whose label is in `optionalRows` (a figure the table shows only when it is not zero).
+ */
+export function shapeDifferences(sample: readonly string[], live: readonly string[], optionalRows: readonly string[] = []): string[] {
+  const countsIn = (entries: readonly string[]) => {
+    const counts = new Map<string, number>();
+    for (const e of entries) counts.set(e, (counts.get(e) ?? 0) + 1);
+    return counts;
+  };
+  const [inSample, inLive] = [countsIn(sample), countsIn(live)];
+  const optionalShapes = optionalRows.map((label) => lineShape(label));
+  const mayBeAbsent = (entry: string) => {
+    if (optionalShapes.some((label) => entry.startsWith(`${label} N`))) return true;
+    if (isTableRow(entry)) return false;
+    // A count in parentheses is a detail of a sentence that always shows ("(N recoveries, N anomalies)").
+    let outside = entry;
+    while (/\([^()]*\)/.test(outside)) outside = outside.replace(/\([^()]*\)/g, '');
+    return /\bN\b/.test(outside);
+  };
+  const differences: string[] = [];
+  for (const [entry, count] of inSample) if ((inLive.get(entry) ?? 0) !== count && !mayBeAbsent(entry)) differences.push(`sample only: ${entry}`);
+  for (const [entry, count] of inLive) if ((inSample.get(entry) ?? 0) !== count && !mayBeAbsent(entry)) differences.push(`live only:   ${entry}`);
+  // The fixed lines in the same order.
+  const fixed = (entries: readonly string[]) => [...new Set(entries.filter((e) => !mayBeAbsent(e)))];
+  const [fixedSample, fixedLive] = [fixed(sample), fixed(live)];
+  if (differences.length === 0 && fixedSample.join('\n') !== fixedLive.join('\n')) differences.push('the same lines, in another order');
+  return differences;
+}
+
+// A row of a table: a label, then numbers in columns.
+function isTableRow(entry: string): boolean {
+  return /^[a-z][a-z /-]*? (?:N|—|-)(?: |$)/.test(entry) && !/[:(.,]/.test(entry);
+}
+
+/** The files the samples name, written into `dir`: sweep scripts that are wrong on purpose. */
+export function writeSampleFiles(dir: string): void {
+  // Does not compile: an assignment with nothing to assign.
+  writeFileSync(join(dir, 'broken.lua'), 'local moved =\nreturn moved\n');
+  writeFileSync(join(dir, 'forgets-removal.lua'), FORGETS_ZREM);
+  writeFileSync(join(dir, 'ignores-deadline.lua'), IGNORES_DEADLINE);
+}

@@ -1,0 +1,166 @@
+/**
+ * The samples' markers, blocks and shapes (test/helpers/docs-samples.ts), tested directly: two
+ * runs that differ only in their numbers, their wrapping and the clauses the race decides have
+ * one shape; a renamed row, column or fixed sentence does not.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { findSamples, lineShape, outputShape, replaceSamples, sampleBlock, shapeDifferences, withoutProgress } from '../helpers/docs-samples.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+const RUN_A = `server: redis 7.0.15 (embedded, now stopped)
+                   atomic    loop
+─────────────────────────────────
+jobs                1,000   1,000
+recoveries          1,000   2,886
+double recoveries       0   1,886
+unacked moves           0       4
+other anomalies         0      10
+jobs/s             47,350     256
+other anomalies: loop 10 misplaced (each its own column with --wide)
+atomic (8 sweepers, 1,000 jobs): every expired lease was reclaimed exactly once
+  and every stall was counted (1,000 recoveries, 0 anomalies).
+loop (8 sweepers, 1,000 jobs): recovered 841 jobs more than once (1,886 extra
+  recoveries, by the sweepers' own records), left 1,874 duplicate entries in
+  pending (jobs that would run up to 8 times), misplaced 10 jobs.
+atomic is clean because the server runs a script whole.
+
+Example: job 899 of the loop run, every command its sweepers sent for it, in the
+  order the server ran them (keys under emq:{race-abb30014-loop}:):
+  s2  ZSCORE active 899                     ← "1796163527349"
+  s5  ZREM active 899                       ← (integer) 1
+Proven from the replies alone: ZREM answered 1.
+`;
+
+// The same run with other numbers: wrapped elsewhere, no misplaced jobs, no unacked moves, another example.
+const RUN_B = `server: valkey 8.0.1 (embedded, now stopped)
+                   atomic      loop
+───────────────────────────────────
+jobs                1,000     1,000
+recoveries          1,000    12,886
+double recoveries       0    11,886
+other anomalies         0         0
+jobs/s            147,350        56
+atomic (8 sweepers, 1,000 jobs): every expired lease was reclaimed exactly once
+  and every stall was counted (1,000 recoveries, 0 anomalies).
+loop (8 sweepers, 1,000 jobs): recovered 1 job more than once (11,886 extra recoveries,
+  by the sweepers' own records), left 1 duplicate entry in pending (jobs that
+  would run twice).
+atomic is clean because the server runs a script whole.
+
+Example: job 12 of the loop run, every command its sweepers sent for it, in the order they were sent (keys under emq:{race-00c0ffee-loop}:):
+  s1  ZSCORE active 12                     ← "1796163527349"
+  s1  ZREM active 12                       ← (integer) 1
+  s2  ZREM active 12                       ← (integer) 0
+The replies do not prove the server's order (none): these lines are the order of sending.
+`;
+
+const OPTIONAL_ROWS = ['unacked moves'];
+
+test('numbers, units, hosts, queue names and plurals take no part in a line’s shape', () => {
+  assert.equal(lineShape('jobs/s             47,350     256'), lineShape('jobs/s 1 12.5'));
+  assert.equal(lineShape('1 ms → 1.12–1.18 ms; 48.0k/s, 85%'), lineShape('10 ms → 3.1–4 ms; 111k/s, 100%'));
+  assert.equal(lineShape('server: redis 7.0.15 at redis://127.0.0.1:40747'), lineShape('server: valkey 8.0.1 at redis://127.0.0.1:1'));
+  assert.equal(lineShape('queue race-44e569a7-loop-0-2'), lineShape('queue race-0badcafe-loop-1-3'));
+  assert.equal(lineShape('1 stall increment was lost, would run twice'), lineShape('3 stall increments were lost, would run 4 times'));
+  assert.equal(lineShape('→ EVALSHA bdcd172b… 3'), lineShape('→ EVALSHA 0f1e2d3c… 3'));
+  assert.notEqual(lineShape('double recoveries 0 1'), lineShape('double recovery count 0 1'));
+});
+
+test('two runs that differ in numbers, wrapping, counted clauses and the example have one shape', () => {
+  assert.deepEqual(shapeDifferences(outputShape(RUN_A), outputShape(RUN_B), OPTIONAL_ROWS), []);
+  assert.deepEqual(shapeDifferences(outputShape(RUN_B), outputShape(RUN_A), OPTIONAL_ROWS), []);
+});
+
+test('a renamed row, a column more, a changed fixed sentence or a missing line differ', () => {
+  const cases: [string, string][] = [
+    ['double recoveries', 'double recovery count'],
+    ['atomic    loop', 'atomic    loop    watch'],
+    ['is clean because the server runs a script whole', 'is clean because a script runs whole'],
+    ['jobs/s             47,350     256\n', ''],
+    ['every stall was counted', 'every stall counted'],
+  ];
+  for (const [from, to] of cases) {
+    assert.ok(RUN_A.includes(from), from);
+    const differences = shapeDifferences(outputShape(RUN_A.replace(from, to)), outputShape(RUN_B), OPTIONAL_ROWS);
+    assert.notDeepEqual(differences, [], `${JSON.stringify(from)} → ${JSON.stringify(to)} went unseen`);
+  }
+});
+
+test('a row shown only when not zero may be absent; any other row may not', () => {
+  const withRow = outputShape('jobs  1  2\nunacked moves  0  4\nlost jobs  0  0');
+  const withoutRow = outputShape('jobs  1  2\nlost jobs  0  0');
+  assert.deepEqual(shapeDifferences(withRow, withoutRow, OPTIONAL_ROWS), []);
+  assert.notDeepEqual(shapeDifferences(withRow, withoutRow, []), []);
+  assert.notDeepEqual(shapeDifferences(outputShape('jobs  1  2\nlost jobs  0  0'), outputShape('jobs  1  2'), OPTIONAL_ROWS), []);
+});
+
+test('two sweeps sent at one moment may run in either order', () => {
+  const aFirst = 'the server ran A then B (from the replies)\n1  sweep      │\n   ← 1) "1"  │\n2             │ sweep\n              │ ← (empty array)';
+  const bFirst = 'the server ran B then A (from the replies)\n1             │ sweep\n              │ ← 1) "1"\n2  sweep      │\n   ← (empty array)  │';
+  assert.deepEqual(shapeDifferences(outputShape(aFirst), outputShape(bFirst)), []);
+});
+
+test('the same lines in another order differ', () => {
+  assert.notDeepEqual(shapeDifferences(outputShape('jobs  1\nlost jobs  0'), outputShape('lost jobs  0\njobs  1')), []);
+});
+
+test('a marker’s block is found to its last indented line, and replaced whole', () => {
+  const text = [
+    'Intro.',
+    '<!-- sample: --sweepers 8 | slow, exit -->',
+    '    $ emq-race --sweepers 8',
+    '    first',
+    '',
+    '    after a blank',
+    '',
+    'Prose again.',
+  ].join('\n');
+  const [sample, ...more] = findSamples('x.md', text);
+  assert.equal(more.length, 0);
+  assert.ok(sample);
+  assert.deepEqual(sample.args, ['--sweepers', '8']);
+  assert.equal(sample.slow, true);
+  assert.equal(sample.exit, true);
+  assert.deepEqual(sample.block, ['$ emq-race --sweepers 8', 'first', '', 'after a blank']);
+  const block = sampleBlock(sample, 'out\n\nmore\n', 2);
+  assert.deepEqual(block, ['$ emq-race --sweepers 8', 'out', '', 'more', '$ echo $?', '2']);
+  assert.equal(
+    replaceSamples(text, [sample], new Map([[sample.line, block]])),
+    [
+      'Intro.',
+      '<!-- sample: --sweepers 8 | slow, exit -->',
+      '    $ emq-race --sweepers 8',
+      '    out',
+      '',
+      '    more',
+      '    $ echo $?',
+      '    2',
+      '',
+      'Prose again.',
+    ].join('\n'),
+  );
+});
+
+test('a marker whose block names other arguments, or an unknown option, is refused', () => {
+  assert.throws(() => findSamples('x.md', '<!-- sample: --sweepers 8 -->\n    $ emq-race --sweepers 4\n'), /must start with "\$ emq-race --sweepers 8"/);
+  assert.throws(() => findSamples('x.md', '<!-- sample: --sweepers 8 | quick -->\n    $ emq-race --sweepers 8\n'), /unknown sample option quick/);
+});
+
+test('progress lines are not part of a sample', () => {
+  assert.equal(withoutProgress('a\nprogress: seeding 10%\n  more of it\nb\n'), 'a\nb\n');
+});
+
+test('every marker in README.md and docs/ has its block', () => {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name))].filter((f) => f.endsWith('.md'));
+  const samples = files.flatMap((file) => findSamples(file, readFileSync(join(ROOT, file), 'utf8')));
+  assert.ok(samples.length > 0, 'the docs have samples');
+  assert.ok(
+    samples.some((s) => !s.slow),
+    'some samples are cheap enough for the test',
+  );
+});
