@@ -23,10 +23,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly Node
 
 /**
  * `say` takes each line the signals cause (the command line binds it to stderr); `leave` ends the
- * process with the first signal's exit code on the third (the command line's own exit, which
- * spares a closed terminal; process.exit where none is given).
+ * process with the first signal's exit code and message on the third (the command line's own exit,
+ * which prints the JSON error object under --json and spares a closed terminal; process.exit where
+ * none is given).
  */
-export function watchInterrupts(say: (line: string) => void, leave: (code: number) => void = (code) => process.exit(code)): Interrupts {
+export function watchInterrupts(say: (line: string) => void, leave: (code: number, message: string) => void = (code) => process.exit(code)): Interrupts {
   const controller = new AbortController();
   const owed = new Set<{ readonly line: string }>();
   let count = 0;
@@ -42,7 +43,7 @@ export function watchInterrupts(say: (line: string) => void, leave: (code: numbe
       say(`emq-race: ${signal} received a third time, leaving now without finishing the clean-up\n`);
       for (const { line } of owed) say(`emq-race: ${line}\n`);
       say(`emq-race: ${first.message}\n`);
-      leave(first.exitCode);
+      leave(first.exitCode, first.message);
     }
   };
   for (const signal of SIGNALS) process.on(signal, onSignal);

@@ -444,6 +444,11 @@ export interface Io {
   readonly stdinIsTty?: boolean;
   /** Asks a yes/no question on the terminal; absent where nobody can answer. */
   readonly confirm?: (question: string) => Promise<boolean>;
+  /**
+   * Ends the process at once with `code` (a third signal), once the command line has said its last
+   * words: under --json, the error object `message` makes; absent, the process simply exits.
+   */
+  readonly leave?: (code: number, message: string) => void;
 }
 
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */

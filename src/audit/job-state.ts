@@ -25,6 +25,17 @@ export function stateCode(state: string | null | undefined): StateCode {
   }
 }
 
+/**
+ * The ids (as the job hashes name them) of the jobs whose `state` the audit found missing: a hash
+ * gone, or left without the field every run writes into it. At most `limit`, the lowest first. Pure.
+ */
+export function missingJobIds(state: ArrayLike<number>, limit: number): string[] {
+  const ids: string[] = [];
+  // Index 0 is no job: ids start at 1.
+  for (let id = 1; id < state.length && ids.length < limit; id++) if (state[id] === STATE_CODES.missing) ids.push(String(id));
+  return ids;
+}
+
 /** How many times beyond the first: a job moved 3 times has 2 extra moves. */
 export function excess(count: number): number {
   return count > 1 ? count - 1 : 0;

@@ -28,6 +28,8 @@ export interface SnapshotShape {
   readonly live?: number;
   /** Read the running list and each job's `runs` field (only runs with workers write them). */
   readonly workers?: boolean;
+  /** The run's id: a job hash that does not carry it reads as missing (see audit-jobs.lua). */
+  readonly runId?: string;
 }
 
 export async function readSnapshot(
@@ -83,7 +85,7 @@ export async function readSnapshot(
   await inCalls(
     seedSlices(1, total, PER_CALL),
     signal,
-    ({ first, last, high, low }) => callAuditJobs(redis, keys.active, keys.prefix, first, last, high, low),
+    ({ first, last, high, low }) => callAuditJobs(redis, keys.active, keys.prefix, first, last, high, low, shape.runId),
     (reply, slice) => {
       if (reply.length !== sliceSize(slice)) throw serverError(`the audit script answered ${reply.length} jobs for a slice of ${sliceSize(slice)}`);
       forEachSliceId(slice, (id, index) => read(id, reply[index] as number | string));

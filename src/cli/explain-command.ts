@@ -10,6 +10,7 @@ import { watchInterrupts } from '../interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, parseQueueName } from './options.js';
 import { keptServerLines } from '../server/kept-server.js';
+import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import type { ServerChoice, Session } from '../server/session.js';
 import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
 import { serverHeadline } from '../server/connection.js';
@@ -23,7 +24,7 @@ import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;
 
-interface ExplainFlags {
+interface ExplainFlags extends TlsFlags {
   mode: Mode[];
   schedule: ScheduleEntry[];
   counter?: CounterForm;
@@ -99,6 +100,8 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
     .addOption(new Option('--html <file>', 'also write the replay as one self-contained HTML page').argParser(outputFileFlag('--html')))
     .addOption(new Option('--svg <file>', 'also write the sequence diagram alone, as one SVG file').argParser(outputFileFlag('--svg')));
+  // A rediss:// server is replayed on like it is raced on.
+  addTlsOptions(explain);
   explain.action(async (flags: ExplainFlags) => {
     const given = (name: string) => explain.getOptionValueSource(name) === 'cli';
     if (flags.counter !== undefined && (given('mode') || given('schedule'))) {
@@ -128,10 +131,11 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const choice: ServerChoice = {
     ...(flags.url !== undefined ? { url: flags.url } : {}),
     ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
+    tls: flags,
   };
   chooseTarget(choice, io.env);
 
-  const interrupts = watchInterrupts(io.err);
+  const interrupts = watchInterrupts(io.err, io.leave);
   const session = await openSession(choice, io.env).catch((err: unknown) => {
     interrupts.dispose();
     throw err;

@@ -198,7 +198,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     if (cell.options.latency && target) proxyTarget(target.url);
   }
 
-  const interrupts = watchInterrupts(io.err);
+  const interrupts = watchInterrupts(io.err, io.leave);
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
   const session = await opened.catch((err: unknown) => {
     interrupts.dispose();

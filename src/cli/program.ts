@@ -85,6 +85,11 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       io.out(text);
     },
     err: keepLinesApart(io.err),
+    // A third signal leaves at once, past the catch below: under --json its error object is still printed.
+    leave: (code, message) => {
+      failed(code, scrubUrlText(message));
+      (io.leave ?? ((left: number) => process.exit(left)))(code, message);
+    },
   };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
@@ -166,7 +171,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
   if (options.latency && target) proxyTarget(target.url);
 
-  const interrupts = watchInterrupts(io.err);
+  const interrupts = watchInterrupts(io.err, io.leave);
   const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
   const session = await opened.catch((err: unknown) => {
     interrupts.dispose();

@@ -2,9 +2,11 @@
  * Explain writes to the user's server like a race does, so it is guarded like one: before its
  * first write the memory guard (queue/memory-guard.ts) checks that every replay's queue fits below
  * `maxmemory` (exit 2, nothing written, when it does not), and while it writes the eviction watch
- * (server/eviction-watch.ts) stops it at the first eviction (exit 3).
+ * (server/eviction-watch.ts) stops it at the first eviction (exit 3). The embedded server's keeper
+ * dying stops it too, as it stops a race: the tool has stopped the server itself, and the replays
+ * end with the keeper's line (exit 3) rather than a lost connection.
  */
-import type { Interrupts } from '../interrupt.js';
+import { withStop, type Interrupts } from '../interrupt.js';
 import { checkRunMemory } from '../queue/memory-guard.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
 import type { Session } from '../server/session.js';
@@ -28,6 +30,23 @@ function replayRun(replay: ReplayQueue, maxStalled: number, stalledBefore: numbe
  * the eviction watch; `work` takes the interrupts an eviction also aborts.
  */
 export async function guardedReplays<T>(
+  session: Session,
+  queues: readonly ReplayQueue[],
+  job: { readonly maxStalled: number; readonly stalledBefore: number },
+  interrupts: Interrupts,
+  work: (interrupts: Interrupts) => Promise<T>,
+): Promise<T> {
+  const keeper = session.embedded ? withStop(interrupts, session.embedded.lost) : undefined;
+  try {
+    return await guarded(session, queues, job, keeper ?? interrupts, work);
+  } finally {
+    keeper?.release();
+    // A keeper that died after the last replay's reply still ends explain with its line.
+    session.embedded?.lost.throwIfAborted();
+  }
+}
+
+async function guarded<T>(
   session: Session,
   queues: readonly ReplayQueue[],
   job: { readonly maxStalled: number; readonly stalledBefore: number },

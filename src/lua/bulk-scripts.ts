@@ -39,8 +39,9 @@ export async function callAuditJobs(
   last: number,
   high: number,
   low: number,
+  runId?: string,
 ): Promise<(number | string)[]> {
-  return (await AUDIT_JOBS.call(redis, [active], [prefix, first, last, high, low])) as (number | string)[];
+  return (await AUDIT_JOBS.call(redis, [active], [prefix, first, last, high, low, ...(runId !== undefined ? [runId] : [])])) as (number | string)[];
 }
 
 /** One integer per member of a slice of a list or sorted set (see audit-members.lua). */

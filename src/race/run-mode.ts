@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
+import { missingJobIds } from '../audit/job-state.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
@@ -69,6 +70,9 @@ export async function runMode(
   return onClaimedQueue(claim, interrupts, (claimed) => raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line)));
 }
 
+/** Missing job hashes named to the vanished-keys check at most: a few prove the point, all would cost a pipeline per job. */
+const MISSING_CHECKED = 1000;
+
 /** Prepare (seed, load, connect), race, judge and the result, on a queue the run owns; `signal` stops it. */
 async function raceOnQueue(
   session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
@@ -107,7 +111,7 @@ async function raceOnQueue(
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
     // and the first and last job's hash (every job keeps its hash all run long).
     await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
-    const counts = await judge(admin, keys, run, settled, raced, signal);
+    const counts = await judge(admin, keys, run, settled, raced, signal, claimed);
     return resultOf(run, settled, raced, counts, sweepFunction);
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
@@ -221,12 +225,28 @@ async function raceQueue(
 }
 
 /** The server's state read back, then the pure audit of it against what the sweepers recorded. */
-async function judge(admin: Redis, keys: QueueKeys, run: ModeRun, settled: Settled, raced: Raced, signal: AbortSignal): Promise<AuditCounts> {
+async function judge(
+  admin: Redis,
+  keys: QueueKeys,
+  run: ModeRun,
+  settled: Settled,
+  raced: Raced,
+  signal: AbortSignal,
+  claimed: Pick<ClaimedRun, 'runId' | 'confirmKeys'>,
+): Promise<AuditCounts> {
+  // No built-in strategy deletes a job hash, so one without the run id the seed wrote into it (gone,
+  // or gone and re-created by a sweep's write) is another client's doing, a DEL in the middle of
+  // the queue: confirmed, it ends the run as vanished keys, never as lost jobs blamed on the
+  // strategy. A user's --script may delete hashes itself: there a missing hash is a finding about
+  // the script, read as the audit always read it.
+  const ownHashes = STRATEGIES[run.mode].needs !== 'script-file';
   const snapshot = await readSnapshot(admin, keys, run.jobs, run.stalledBefore, signal, {
     pending: settled.pending,
     live: settled.live,
     workers: settled.consequences.workers > 0,
+    ...(ownHashes ? { runId: claimed.runId } : {}),
   });
+  if (ownHashes) await claimed.confirmKeys(missingJobIds(snapshot.state, MISSING_CHECKED));
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     callsInDoubt: raced.callsInDoubt,
     maxStalled: run.maxStalled,

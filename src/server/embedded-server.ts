@@ -255,4 +255,7 @@ async function stopKeeper(keeper: ChildProcess, serverPid: number | string | und
     keeper.kill('SIGKILL');
     await exited;
   }
+  // A keeper killed from outside while it was being asked to stop leaves its server running, and
+  // the server's output pipes would keep the tool alive for ever: the tool stops it itself.
+  if (isAlive(Number(serverPid))) killPid(serverPid);
 }

@@ -1,6 +1,6 @@
 /**
  * The helper processes a run relies on, each killed (SIGKILL) from outside at each phase where it
- * lives: the embedded server's keeper while seeding, sweeping and auditing, and a sweeper child of
+ * lives: the embedded server's keeper while seeding, sweeping and auditing and during `explain`, and a sweeper child of
  * `--processes` while it prepares and while it sweeps. The tool must notice, end within the
  * documented bound (HELPER_DEATH_BOUND_MS, docs/shared-servers.md "Every way a run can end") with
  * one line and exit 3, and leave no process of the run (server, keeper, children) and, on a
@@ -99,6 +99,31 @@ for (const kind of SERVER_KINDS) {
         assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
       });
     }
+
+    test("the embedded server's keeper killed during explain: exit 3 saying so, the server stopped by the tool, nothing left", async () => {
+      const cli = startCli(['explain', '--server-bin', kind.bin, '--queue', 'race-explain-keeper']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const keeper = await helperOf(cli, 'server-keeper.js');
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
+      try {
+        // The replay's marker: explain has claimed its first queue and is replaying on it. Its
+        // writes are then held (a replay takes a moment only), so the keeper dies mid-replay.
+        await until('the replay', async () => (await own.dbsize()) > 0);
+        await own.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+        assert.ok((await own.dbsize()) > 0, 'explain is still at work on its queue');
+      } finally {
+        own.disconnect();
+      }
+      await killAndCheck(
+        cli,
+        keeper,
+        /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/,
+      );
+      const result = await cli.done;
+      assert.equal(result.stdout, '', 'no replay is printed');
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+      assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
+    });
 
     /** A --processes race on the test's server, with a sweeper child killed once `ready` holds. */
     const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {

@@ -2,7 +2,8 @@
  * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
  * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
  * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
- * leaves at once and says how to finish the clean-up; the embedded server is stopped however many
+ * leaves at once and says how to finish the clean-up (under --json, with the error object on
+ * stdout all the same); the embedded server is stopped however many
  * came; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
  */
 import assert from 'node:assert/strict';
@@ -108,8 +109,8 @@ for (const kind of SERVER_KINDS) {
      * Starts a seeding run and holds its writes (CLIENT PAUSE WRITE from the test's own connection),
      * so that every signal sent next finds the run still at work, before or during its clean-up.
      */
-    const heldMidSeed = async (queue: string): Promise<ReturnType<typeof startCli>> => {
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue]);
+    const heldMidSeed = async (queue: string, more: readonly string[] = []): Promise<ReturnType<typeof startCli>> => {
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue, ...more]);
       await until('seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
       await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
       return cli;
@@ -173,6 +174,32 @@ for (const kind of SERVER_KINDS) {
       );
       const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
       assert.equal(clean.code, 0, clean.stderr);
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('a third signal under --json: stdout is still the one error object', async () => {
+      const queue = 'race-thrice-json';
+      const cli = await heldMidSeed(queue, ['--json']);
+      let result: Awaited<typeof cli.done>;
+      try {
+        cli.child.kill('SIGTERM');
+        await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGTERM received, cleaning up/));
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
+        cli.child.kill('SIGHUP');
+        result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
+      } finally {
+        await redis.call('CLIENT', 'UNPAUSE');
+      }
+      assert.equal(result.code, 143, result.stderr);
+      assert.match(result.stderr, /SIGHUP received a third time, leaving now/);
+      const json = JSON.parse(result.stdout) as { error?: { exit: number; message: string } };
+      assertMatchesSchema(json, '--json left by a third signal');
+      assert.deepEqual(json.error, { exit: 143, message: 'interrupted by SIGTERM' });
+      // What the third signal left is the test's to remove: its own server, the run's keys by name.
+      const left = (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`));
+      assert.ok(left.length > 0, 'a third signal leaves the keys it did not finish deleting');
+      await redis.del(...left);
       assert.deepEqual(await unrelatedState(redis), initial);
     });
 

@@ -1,6 +1,6 @@
 /**
  * rediss:// against real servers started with TLS on a loopback port (throwaway certificates from
- * openssl), with and without client-certificate auth, through the latency proxy, and unix://
+ * openssl), with and without client-certificate auth, for the race, `explain` and `clean`, through the latency proxy, and unix://
  * against the same servers' socket.
  */
 import assert from 'node:assert/strict';
@@ -174,6 +174,25 @@ for (const kind of SERVER_KINDS) {
       const clean = await runCli(['clean', '--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--queue', 'race-tls']);
       assert.equal(clean.code, 0, clean.stderr);
       assert.match(clean.stdout, /removed queue race-tls: 52 keys/);
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
+    test('explain over TLS: the same flags as the race; without the CA refused, with a plain URL a usage error', async () => {
+      const replayed = await runCli(['explain', '--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--json']);
+      assert.equal(replayed.code, 0, replayed.stderr);
+      const report = JSON.parse(replayed.stdout) as { server: { url: string }; replays: { mode: string }[] };
+      assert.equal(report.server.url, tlsUrl);
+      assert.deepEqual(
+        report.replays.map((r) => r.mode),
+        ['loop', 'atomic'],
+      );
+      assert.deepEqual(await allKeys(plain), []);
+      const refused = await runCli(['explain', '--url', tlsUrl, ...clientCert()]);
+      assert.equal(refused.code, 3, refused.stderr);
+      assert.match(oneErrorLine(refused.stderr) ?? '', /not signed by a trusted CA.*--tls-ca/);
+      const misplaced = await runCli(['explain', '--url', server.url, '--tls-ca', certs.ca]);
+      assert.equal(misplaced.code, 2, misplaced.stderr);
+      assert.match(oneErrorLine(misplaced.stderr) ?? '', /--tls-ca: only applies to a rediss:\/\/ --url/);
       assert.deepEqual(await allKeys(plain), []);
     });
 

@@ -1,7 +1,7 @@
 /**
  * What the server does behind a run's back: an operator who switches the policy to allkeys-lru
  * and lowers maxmemory mid-run, a CONFIG RESETSTAT while another client fills the server, a
- * FLUSHALL by another client. Each stops the run with exit 3 and a line saying what was seen,
+ * FLUSHALL by another client, or its DEL of one job hash in the middle of the queue. Each stops the run with exit 3 and a line saying what was seen,
  * never a result that blames a strategy, and the run's keys are gone afterwards. `explain` writes
  * too, so on a server with no room it is refused (exit 2) before it writes, with no eviction.
  * The CLI runs in this process (the `Io` seam); the test acts on the server once the run's keys
@@ -192,6 +192,38 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.equal(json.error?.exit, 3);
     assert.equal(json.runs, undefined, 'no result rows');
     assert.deepEqual(await allKeys(redis), [], 'keys the in-flight sweeps wrote after the flush are removed too');
+  });
+
+  test('another client deletes one job hash in the middle of the queue mid-run: exit 3 naming it, no strategy blamed, nothing of the run left', async () => {
+    const foreign = await keyspaceDigest(redis);
+    const cli = runInProcess([
+      '--url',
+      handle.url,
+      '--mode',
+      'loop',
+      '--jobs',
+      '2000',
+      '--probe-delay',
+      '20',
+      '--queue',
+      'race-holed',
+      '--json',
+      '--expect',
+      'loop=clean',
+    ]);
+    await until('the run sweeping', async () => (await redis.llen('emq:{race-holed}:pending')) > 0);
+    // Neither the first job nor the last, which the run checks by name: one in the middle.
+    assert.equal(await redis.del('emq:{race-holed}:job:1000'), 1);
+    const result = await within(LIMIT_MS, 'the stopped run', cli);
+    assert.equal(result.code, 3, result.stderr);
+    const line = oneErrorLine(result.stderr) ?? '';
+    assert.match(line, /^emq-race: the keys of queue race-holed vanished .*\(emq:\{race-holed\}:job:1000 gone\): .*no strategy's doing/);
+    assert.doesNotMatch(line, /lostJobs|expect|missed/);
+    const json = JSON.parse(result.stdout) as { error?: { exit: number }; runs?: unknown };
+    assert.equal(json.error?.exit, 3);
+    assert.equal(json.runs, undefined, 'no result rows');
+    assert.deepEqual(await queueKeysLeft(redis, 'race-holed'), []);
+    assert.deepEqual(await keyspaceDigest(redis), foreign);
   });
 
   test('another client deletes the owner marker mid-run: exit 3 naming it, no "by hand" blame, nothing left for clean', async () => {

@@ -1,7 +1,7 @@
 /** The audit's arithmetic, on hand-made snapshots: each count is checked exactly. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { STATE_CODES, excess, stateCode } from '../../src/audit/job-state.js';
+import { STATE_CODES, excess, missingJobIds, stateCode } from '../../src/audit/job-state.js';
 import {
   auditJobs,
   blankSnapshot,
@@ -220,4 +220,12 @@ test('MoveLog grows and remembers destinations', () => {
   assert.deepEqual(entries[0], { id: 1, destination: 'pending' });
   assert.deepEqual(entries[4999], { id: 5000, destination: 'dead' });
   assert.throws(() => log.add(0, 'pending'));
+});
+
+test('missingJobIds: the jobs read without a state, lowest first, at most the limit, index 0 no job', () => {
+  const { missing, active, pending, dead, done } = STATE_CODES;
+  const state = Uint8Array.from([missing, active, missing, pending, dead, missing, done, missing]);
+  assert.deepEqual(missingJobIds(state, 10), ['2', '5', '7']);
+  assert.deepEqual(missingJobIds(state, 2), ['2', '5']);
+  assert.deepEqual(missingJobIds(Uint8Array.from([missing, active, pending]), 10), []);
 });

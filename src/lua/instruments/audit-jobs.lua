@@ -11,6 +11,8 @@
     ARGV[5] lowest residue to read (0-999; default 0): the call reads the ids first..last whose
             residue (id % 1000) lies in high..low, the same slices seeding used (seedSlices() in
             src/seed.ts; the caller keeps a call to a few thousand ids)
+    ARGV[6] optional: the run's id. Given, a hash whose `run` field is not it (the hash deleted by
+            another client, then re-created by a sweep's write) reads as missing (state code 0)
 
   Output:
     one element per job, in the order seeding created them: residue high down to low, ids rising
@@ -46,16 +48,17 @@ local first = tonumber(ARGV[2])
 local last = tonumber(ARGV[3])
 local high = tonumber(ARGV[4] or 999)
 local low = tonumber(ARGV[5] or 0)
+local runId = ARGV[6]
 local out, n = {}, 0
 for residue = high, low, -1 do
   local id = first + (residue - first % 1000) % 1000
   while id <= last do
     -- The id as %d text: a Lua number joined to a string is formatted as a float ('%.14g'), many
     -- times slower.
-    local fields = rcall('HMGET', jobPrefix .. fmt('%d', id), 'stalled', 'state')
+    local fields = rcall('HMGET', jobPrefix .. fmt('%d', id), 'stalled', 'state', 'run')
     local raw, state = fields[1], fields[2]
     local code = 0
-    if state then code = codes[state] or 4 end
+    if state and not (runId and fields[3] ~= runId) then code = codes[state] or 4 end
     local stalled = raw and plainInteger(raw)
     n = n + 1
     if stalled then
