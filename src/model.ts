@@ -268,8 +268,8 @@ const SHIPPED_FIGURES = [
   { field: 'doubleExecutions', heading: 'double\nexecutions', anomaly: true, source: 'server', headline: true, shownWhen: ['workers'], section: 'flag' },
   { field: 'deadLetterEscapes', heading: 'dead-letter\nescapes', anomaly: true, source: 'server', headline: true, shownWhen: ['cycles'], section: 'flag' },
   { field: 'deadLetteredEarly', heading: 'dead-lettered\nearly', anomaly: true, source: 'server', headline: true, section: 'race' },
-  { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
-  { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'observer', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'observer', headline: true, shownWhen: ['observe'], section: 'flag' },
   { field: 'samples', heading: 'samples', anomaly: false, headline: false, shownWhen: ['observe'], section: 'flag' },
   { field: 'stolenLeases', heading: 'stolen\nleases', anomaly: true, source: 'server+sweepers', headline: false, shownWhen: ['measured'], section: 'mode' },
   {
@@ -310,11 +310,13 @@ export function registerFigure(figure: Figure): () => void {
 }
 
 /**
- * Where a figure comes from: the server's state read after the race (or, for the observer, during
- * it), the sweepers' own records of what they moved, both set against each other, or the server set
- * against the re-leaser's record of the stalls it caused (--cycles).
+ * Where a figure comes from: the server's state read after the race (what anyone can check on the
+ * kept keys with --keep), the sweepers' own records of what they moved, both set against each
+ * other, the server set against the re-leaser's record of the stalls it caused (--cycles), or the
+ * observer's samples of the server taken during the race (--observe), which the final state no
+ * longer shows.
  */
-export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser';
+export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser' | 'observer';
 
 /** The figures whose source a run states: every anomaly, the recoveries, and the forgotten stalls' total. */
 export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount' | 'overcountedStallCount';
