@@ -44,5 +44,5 @@ export const SOURCE_WORDS: { readonly [source in FigureSource]: string } = {
   sweepers: "the sweepers' own records",
   'server+sweepers': "the server's state against the sweepers' records",
   'server+releaser': "the server's state against the re-leaser's record",
-  observer: "the observer's samples of the server during the run",
+  observer: 'what the observer saw on the server during the run',
 };
