@@ -165,6 +165,11 @@ export interface AuditCounts {
   readonly recoveries: number;
   readonly doubleRecoveries: number;
   readonly duplicatePending: number;
+  /**
+   * Duplicate entries the server's final state shows in pending. Equal to duplicatePending but
+   * under --cycles, where duplicatePending also counts those the re-leaser took back out.
+   */
+  readonly duplicatePendingAtEnd: number;
   /** The most entries one job had in pending (at the end, or when a re-lease took them): it would run that many times. */
   readonly mostPendingEntries: number;
   /**
@@ -188,6 +193,16 @@ export interface AuditCounts {
   readonly doubleExecutions: number | null;
   /** Jobs whose true stall count reached max-stalled but that are not in dead. */
   readonly deadLetterEscapes: number;
+  /**
+   * Jobs whose counter ended above the stalls they really had (stalled-before, plus the seeded
+   * stall, plus one per re-lease with --cycles): one stall counted twice, the direction of the
+   * corruption that lost increments alone do not show.
+   */
+  readonly overcountedStalls: number;
+  /** Those jobs' counts beyond their real stalls, all together. */
+  readonly overcountedStallCount: number;
+  /** Jobs in dead whose real stalls stayed below max-stalled: healthy jobs dead-lettered early. */
+  readonly deadLetteredEarly: number;
   /** Observer samples that found a job in no place / in two places at once; null without the observer. */
   readonly windowInNeither: number | null;
   readonly windowInBoth: number | null;
@@ -244,6 +259,7 @@ const SHIPPED_FIGURES = [
   { field: 'lostIncrements', heading: 'lost\nincrements', anomaly: true, source: 'server+sweepers', headline: true, trialsAlways: true, section: 'race' },
   { field: 'extraIncrements', heading: 'extra\nincrements', anomaly: true, source: 'server+sweepers', headline: false, trialsAlways: true, section: 'race' },
   { field: 'forgottenStalls', heading: 'forgotten\nstalls', anomaly: true, source: 'server+releaser', headline: true, shownWhen: ['cycles'], section: 'race' },
+  { field: 'overcountedStalls', heading: 'over-counted\nstalls', anomaly: true, source: 'server', headline: true, section: 'race' },
   { field: 'lostJobs', heading: 'lost\njobs', anomaly: true, source: 'server', headline: true, trialsAlways: true, section: 'race' },
   { field: 'misplaced', heading: 'misplaced', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
   { field: 'unreclaimed', heading: 'unreclaimed', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
@@ -251,8 +267,9 @@ const SHIPPED_FIGURES = [
   { field: 'noscriptFallbacks', heading: 'noscript\nfallbacks', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
   { field: 'doubleExecutions', heading: 'double\nexecutions', anomaly: true, source: 'server', headline: true, shownWhen: ['workers'], section: 'flag' },
   { field: 'deadLetterEscapes', heading: 'dead-letter\nescapes', anomaly: true, source: 'server', headline: true, shownWhen: ['cycles'], section: 'flag' },
-  { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
-  { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'server', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'deadLetteredEarly', heading: 'dead-lettered\nearly', anomaly: true, source: 'server', headline: true, section: 'race' },
+  { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'observer', headline: true, shownWhen: ['observe'], section: 'flag' },
+  { field: 'windowInBoth', heading: 'window in\nboth', anomaly: true, source: 'observer', headline: true, shownWhen: ['observe'], section: 'flag' },
   { field: 'samples', heading: 'samples', anomaly: false, headline: false, shownWhen: ['observe'], section: 'flag' },
   { field: 'stolenLeases', heading: 'stolen\nleases', anomaly: true, source: 'server+sweepers', headline: false, shownWhen: ['measured'], section: 'mode' },
   {
@@ -293,14 +310,16 @@ export function registerFigure(figure: Figure): () => void {
 }
 
 /**
- * Where a figure comes from: the server's state read after the race (or, for the observer, during
- * it), the sweepers' own records of what they moved, both set against each other, or the server set
- * against the re-leaser's record of the stalls it caused (--cycles).
+ * Where a figure comes from: the server's state read after the race (what anyone can check on the
+ * kept keys with --keep), the sweepers' own records of what they moved, both set against each
+ * other, the server set against the re-leaser's record of the stalls it caused (--cycles), or the
+ * observer's samples of the server taken during the race (--observe), which the final state no
+ * longer shows.
  */
-export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser';
+export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser' | 'observer';
 
 /** The figures whose source a run states: every anomaly, the recoveries, and the forgotten stalls' total. */
-export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount';
+export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount' | 'overcountedStallCount';
 
 /** Each figure's source; null where the run did not measure it. */
 export type FigureSources = { readonly [name in SourcedFigure]: FigureSource | null };

@@ -55,6 +55,27 @@ export function isDeadLetterEscape(trueStalls: number, stalledBefore: number, ma
   return stalls > maxStalled || (stalls === maxStalled && inDead === 0);
 }
 
+/**
+ * Stalls a job's counter shows beyond the stalls it really had: the counter (the value it started
+ * with when the hash has none) less stalled-before and the stalls of the run. Positive only where
+ * two sweeps each added their own increment for one stall: in the page's order the second sweep
+ * reads the value the first one wrote and writes it back plus one.
+ */
+export function overcount(trueStalls: number, stalled: number, stalledBefore: number): number {
+  const counter = Number.isNaN(stalled) ? stalledBefore : stalled;
+  const real = stalledBefore + trueStalls;
+  return counter > real ? counter - real : 0;
+}
+
+/**
+ * A job was dead-lettered early when it stands in dead although the stalls it really had
+ * (stalled-before plus the stalls of the run) stay below max-stalled: a healthy job that would
+ * never run again, the mirror image of a dead-letter escape. Its counter ran ahead of its stalls.
+ */
+export function isDeadLetteredEarly(trueStalls: number, stalledBefore: number, maxStalled: number, inDead: number): boolean {
+  return inDead > 0 && stalledBefore + trueStalls < maxStalled;
+}
+
 export interface SampleFlags {
   readonly inActive: number;
   readonly inPending: number;
@@ -147,6 +168,7 @@ export function withCycleSums(counts: AuditCounts, tally: CycleTally, windows?: 
     ...counts,
     doubleRecoveries: tally.doubleRecoveries,
     duplicatePending: tally.earlierDuplicatePending + counts.duplicatePending,
+    duplicatePendingAtEnd: counts.duplicatePending,
     mostPendingEntries: Math.max(counts.mostPendingEntries, tally.mostEntriesTaken),
     jobsRecoveredMoreThanOnce: tally.jobsRecoveredMoreThanOnce,
     windowInNeither: windows ? windows.windowInNeither : null,

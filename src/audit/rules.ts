@@ -3,7 +3,7 @@
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
 import { ANOMALIES, type Anomaly, type AuditCounts } from '../model.js';
-import { doubleExecutions, isDeadLetterEscape, placement, reconcileGap } from './consequence-rules.js';
+import { doubleExecutions, isDeadLetterEscape, isDeadLetteredEarly, overcount, placement, reconcileGap } from './consequence-rules.js';
 import { STATE_CODES, excess } from './job-state.js';
 
 /** Per-job facts read from the server, indexed by job id (1..jobs; index 0 is unused). */
@@ -133,6 +133,9 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   let jobsRecoveredMoreThanOnce = 0;
   let doubleExecutionCount = 0;
   let deadLetterEscapes = 0;
+  let overcountedStalls = 0;
+  let overcountedStallCount = 0;
+  let deadLetteredEarly = 0;
   let unacknowledgedMoves = 0;
 
   for (let id = 1; id <= snapshot.jobs; id++) {
@@ -173,8 +176,17 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     if (place === 'lost') lostJobs++;
     else if (place === 'misplaced') misplaced++;
     doubleExecutionCount += doubleExecutions(runs);
-    if (context.maxStalled !== undefined && isDeadLetterEscape(context.trueStalls?.[id] ?? 1, snapshot.stalledBefore, context.maxStalled, inDead))
-      deadLetterEscapes++;
+    // Without --cycles each job stalled once: the expired lease it was seeded with.
+    const stalls = context.trueStalls?.[id] ?? 1;
+    const over = overcount(stalls, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+    if (over > 0) {
+      overcountedStalls++;
+      overcountedStallCount += over;
+    }
+    if (context.maxStalled !== undefined) {
+      if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
+      if (isDeadLetteredEarly(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetteredEarly++;
+    }
     if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
   }
 
@@ -194,6 +206,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     recoveries,
     doubleRecoveries,
     duplicatePending,
+    duplicatePendingAtEnd: duplicatePending,
     mostPendingEntries,
     lostIncrements,
     extraIncrements,
@@ -205,6 +218,9 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     // Only workers write `runs`; without them nothing was executed, so nothing was measured.
     doubleExecutions: snapshot.runs ? doubleExecutionCount : null,
     deadLetterEscapes,
+    overcountedStalls,
+    overcountedStallCount,
+    deadLetteredEarly,
     windowInNeither: null,
     windowInBoth: null,
     unacknowledgedMoves,

@@ -10,23 +10,31 @@ import { ANOMALIES, FIGURES, type AuditCounts, type FigureSource, type FigureSou
 /** Each figure's source when it is measured: FIGURES says, and the forgotten stalls' total is theirs. */
 function sourceOf(name: SourcedFigure): FigureSource | undefined {
   if (name === 'forgottenStallCount') return sourceOf('forgottenStalls');
+  if (name === 'overcountedStallCount') return sourceOf('overcountedStalls');
   return FIGURES.find((figure) => figure.field === name)?.source;
 }
 
 /**
  * The sources of one run's figures: null for a figure not measured. Moves the server shows but no
  * sweeper heard back (faults) are counted as recoveries from the server; with --cycles the true
- * stall counts behind the dead-letter escapes come from the re-leaser's record.
+ * stall counts behind the counter's figures (escapes, over-counts, early dead-letters) and the
+ * duplicates taken out of pending during the run come from the re-leaser's record.
  */
 export function figureSources(counts: AuditCounts, cycles: number): FigureSources {
   const sources = Object.fromEntries(
-    [...ANOMALIES, 'recoveries', 'forgottenStallCount'].map((name) => {
+    [...ANOMALIES, 'recoveries', 'forgottenStallCount', 'overcountedStallCount'].map((name) => {
       const figure = name as SourcedFigure;
       return [figure, counts[figure] === null ? null : (sourceOf(figure) ?? null)];
     }),
   ) as Record<SourcedFigure, FigureSource | null>;
   if (counts.unacknowledgedMoves > 0) sources.recoveries = 'server+sweepers';
-  if (cycles > 1) sources.deadLetterEscapes = 'server+releaser';
+  if (cycles > 1) {
+    // The real stalls behind these come from the re-leaser's record of the stalls it caused.
+    for (const figure of ['deadLetterEscapes', 'overcountedStalls', 'overcountedStallCount', 'deadLetteredEarly'] as const) sources[figure] = 'server+releaser';
+    // The re-leaser took jobs out of pending during the run: the duplicates it found there are its
+    // record, not the server's final state, and they are counted in with the ones still there.
+    sources.duplicatePending = 'server+releaser';
+  }
   return sources;
 }
 
@@ -36,4 +44,5 @@ export const SOURCE_WORDS: { readonly [source in FigureSource]: string } = {
   sweepers: "the sweepers' own records",
   'server+sweepers': "the server's state against the sweepers' records",
   'server+releaser': "the server's state against the re-leaser's record",
+  observer: 'what the observer saw on the server during the run',
 };

@@ -130,7 +130,9 @@ export function renderCounter(race: CounterRace, width: number): string {
   const { expected, reached, lost, extra } = race.readout;
   const made = race.counter === 'in-script' ? 'HINCRBY' : 'write';
   const rows: [string, string, 'server' | 'client', string][] = [
-    ['stalled', `${race.before} → ${race.after}`, 'server', 'before and after the steps'],
+    // The value before the steps is the one the replay seeded, not a read: only the one after is the server's.
+    ['before', String(race.before), 'client', 'the value the field was seeded with'],
+    ['after', String(race.after), 'server', 'the field read back after the steps'],
     ['expected', `+${expected}`, 'client', `one per ${made} the steps made`],
     ['reached', `+${reached}`, 'client', 'what the field gained'],
     ['lost', String(lost), 'client', 'expected increments the field does not show'],

@@ -312,7 +312,8 @@ function counterDiagramInput(race: CounterJson): DiagramInput {
     jobId: race.jobId,
     steps: race.steps,
     readout: [
-      { field: 'stalled', label: 'stalled', value: `${race.before} → ${race.after}`, meaning: 'server · before and after the steps' },
+      { field: 'before', label: 'before', value: String(race.before), meaning: 'client · the value the field was seeded with' },
+      { field: 'after', label: 'after', value: String(race.after), meaning: 'server · the field read back after the steps' },
       { field: 'expected', label: 'expected', value: `+${expected}`, meaning: `client · one per ${made} the steps made` },
       { field: 'reached', label: 'reached', value: `+${reached}`, meaning: 'client · what the field gained' },
       { field: 'lost', label: 'lost', value: String(lost), meaning: 'client · expected increments the field does not show' },

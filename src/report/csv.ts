@@ -27,6 +27,8 @@ const HEAD = [
 /** After the anomalies: a figure's detail, and the figures other than anomalies in the order they have here. */
 const AFTER_ANOMALIES = [
   'forgottenStallCount',
+  'overcountedStallCount',
+  'jobsRecoveredMoreThanOnce',
   'mostPendingEntries',
   'retries',
   'unacknowledgedMoves',

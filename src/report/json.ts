@@ -78,16 +78,28 @@ export interface RunJson extends ConsequenceJson {
   readonly stalledBefore: number;
   /** True exactly when every anomaly figure is 0. */
   readonly clean: boolean;
-  /** The sum of the anomaly figures (ANOMALIES), so a script need not know their names. */
+  /**
+   * The sum of the anomaly figures (ANOMALIES), so a script need not know their names: 0 exactly
+   * when the run is clean. The figures overlap (one job recovered twice is a double recovery, a
+   * duplicate entry and an over-counted stall), so above 0 it is a sum of overlapping counts, not
+   * a number of jobs or of events.
+   */
   readonly anomalies: number;
   readonly recoveries: number;
   readonly doubleRecoveries: number;
+  /** Jobs moved more often than they stalled: the readout's "recovered N jobs more than once". */
+  readonly jobsRecoveredMoreThanOnce: number;
   readonly duplicatePending: number;
   readonly lostIncrements: number;
   readonly extraIncrements: number;
+  /** Jobs whose counter ended above the stalls they really had, and those extra counts together. */
+  readonly overcountedStalls: number;
+  readonly overcountedStallCount: number;
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
+  /** Jobs in dead whose real stalls stayed below max-stalled. */
+  readonly deadLetteredEarly: number;
   readonly wallMs: number;
   readonly jobsPerSec: number;
   readonly roundTrips: number;
@@ -171,12 +183,16 @@ export function runJson(run: RunResult): RunJson {
     anomalies: anomalyTotal(run),
     recoveries: run.recoveries,
     doubleRecoveries: run.doubleRecoveries,
+    jobsRecoveredMoreThanOnce: run.jobsRecoveredMoreThanOnce,
     duplicatePending: run.duplicatePending,
     lostIncrements: run.lostIncrements,
     extraIncrements: run.extraIncrements,
+    overcountedStalls: run.overcountedStalls,
+    overcountedStallCount: run.overcountedStallCount,
     lostJobs: run.lostJobs,
     misplaced: run.misplaced,
     unreclaimed: run.unreclaimed,
+    deadLetteredEarly: run.deadLetteredEarly,
     wallMs: run.wallMs,
     jobsPerSec: run.jobsPerSec,
     roundTrips: run.roundTrips,

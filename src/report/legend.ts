@@ -7,7 +7,7 @@ import { SOURCE_WORDS } from '../audit/sources.js';
 import { wrap } from '../text.js';
 import type { FigureSource, FigureSources, SourcedFigure } from '../model.js';
 
-const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser'];
+const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser', 'observer'];
 
 const LEGEND_WIDTH = 80;
 

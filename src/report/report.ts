@@ -143,6 +143,8 @@ interface Laid {
   readonly after: readonly string[];
   /** The figures the table shows as columns or rows, for the legend of their sources. */
   readonly columns: readonly Column[];
+  /** The figures the table sums into "other anomalies", whose sources the legend names too. */
+  readonly summed: readonly Column[];
   readonly rows: readonly RunResult[];
 }
 
@@ -179,6 +181,7 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
     ),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
     columns,
+    summed: folded().filter((column) => !column.applies || runs.some(column.applies)),
     rows: runs,
   };
 }
@@ -198,7 +201,7 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
   for (const run of rows) {
     table.push(columns.map((column) => (column.head === 'mode' ? String(column.value(run)) : cell(column.value(run), anomalyCount(column, run)))));
   }
-  return { before: [], table: table.toString(), after: [], columns, rows };
+  return { before: [], table: table.toString(), after: [], columns, summed: [], rows };
 }
 
 export function renderTable(report: RaceReport, layout: TableLayout): string {
@@ -207,7 +210,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);
   // The legend names the source of every figure the table shows, and what — means.
-  const shown = laid.columns.flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
+  const shown = [...laid.columns, ...laid.summed].flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
   const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
   const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);
   const example = report.runs.find((run) => run.example !== null);
@@ -269,14 +272,26 @@ export function readout(run: RunResult): string {
       `recovered ${plural(run.jobsRecoveredMoreThanOnce, 'job')} more than once (${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')}, by the sweepers' own records)`,
     );
   }
-  if (run.duplicatePending > 0)
+  if (run.duplicatePending > run.duplicatePendingAtEnd) {
+    // The re-leaser took some out during the run: "left" would be false of the final state.
+    const atEnd = run.duplicatePendingAtEnd === 0 ? 'none of them left at the end' : `${groupThousands(run.duplicatePendingAtEnd)} of them left at the end`;
+    parts.push(
+      `put ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times; the re-leaser took ${groupThousands(run.duplicatePending - run.duplicatePendingAtEnd)} back out during the run, ${atEnd})`,
+    );
+  } else if (run.duplicatePending > 0)
     parts.push(
       `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`,
     );
   if (run.lostIncrements > 0) {
-    const meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
+    let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
+    // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
+    if (run.overcountedStalls > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
     parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
   }
+  if (run.overcountedStalls > 0)
+    parts.push(
+      `yet counted stalls twice on ${plural(run.overcountedStalls, 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount, 'count')} too many in all)`,
+    );
   if (forgotten)
     parts.push(
       `forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`,
@@ -287,6 +302,11 @@ export function readout(run: RunResult): string {
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (run.deadLetterEscapes > 0)
     parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
+  if (run.deadLetteredEarly > 0) {
+    // Without --cycles every job really stalled once more than it was seeded with.
+    const after = run.consequences.cycles > 1 ? `fewer than ${plural(run.maxStalled, 'stall')}` : plural(run.stalledBefore + 1, 'stall');
+    parts.push(`sent ${plural(run.deadLetteredEarly, 'healthy job')} to dead after ${after} (dead-lettered early: the counter ran ahead of the stalls)`);
+  }
   if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);
   if (count('windowInBoth') > 0) parts.push(`was seen with a job in two places at once ${plural(count('windowInBoth'), 'time')}`);
   if (run.unreclaimed > 0)
@@ -306,7 +326,9 @@ export function readout(run: RunResult): string {
  * records alone.
  */
 function unseenByServer(run: RunResult): string {
-  if (run.doubleRecoveries === 0 || run.duplicatePending >= run.doubleRecoveries) return '';
+  // What the server's final state shows: under --cycles duplicatePending also counts the entries the re-leaser took out.
+  const atEnd = run.duplicatePendingAtEnd;
+  if (run.doubleRecoveries === 0 || atEnd >= run.doubleRecoveries) return '';
   const why: string[] = [];
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push('workers took entries from pending');
@@ -319,7 +341,12 @@ function unseenByServer(run: RunResult): string {
         : 'moves of jobs at max-stalled went to dead, not pending',
     );
   }
-  const shown = run.duplicatePending === 0 ? 'none' : `only ${groupThousands(run.duplicatePending)}`;
-  const rest = run.duplicatePending === 0 ? 'they are' : 'the rest are';
-  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} known from the sweepers' own records alone.`;
+  const shown = atEnd === 0 ? 'none' : `only ${groupThousands(atEnd)}`;
+  const rest = atEnd === 0 ? 'they are' : 'the rest are';
+  const taken = run.duplicatePending - atEnd;
+  const known =
+    taken > 0
+      ? `known from the sweepers' own records (the re-leaser found ${groupThousands(taken)} as duplicate entries when it took them out)`
+      : "known from the sweepers' own records alone";
+  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} ${known}.`;
 }

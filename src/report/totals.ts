@@ -9,7 +9,16 @@
 import { FIGURES, jobsPerSec, type RunResult } from '../model.js';
 
 /** Counts of the run beside its figures (FIGURES, every one of which is summed too). */
-const SUMMED = ['jobs', 'sweepers', 'jobsRecoveredMoreThanOnce', 'roundTrips', 'sweeps', 'live'] as const satisfies readonly (keyof RunResult)[];
+const SUMMED = [
+  'jobs',
+  'sweepers',
+  'jobsRecoveredMoreThanOnce',
+  'overcountedStallCount',
+  'duplicatePendingAtEnd',
+  'roundTrips',
+  'sweeps',
+  'live',
+] as const satisfies readonly (keyof RunResult)[];
 
 /** Counts present only with some flags (--workers): summed where present. */
 const SUMMED_IF_PRESENT = ['executions'] as const satisfies readonly (keyof RunResult)[];

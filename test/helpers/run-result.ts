@@ -21,6 +21,9 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     unreclaimed: 0,
     doubleExecutions: 0,
     deadLetterEscapes: 0,
+    overcountedStalls: 0,
+    overcountedStallCount: 0,
+    deadLetteredEarly: 0,
     windowInNeither: 0,
     windowInBoth: 0,
     unacknowledgedMoves: 0,
@@ -51,6 +54,7 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     forgottenStalls: null,
     forgottenStallCount: null,
     ...over,
+    duplicatePendingAtEnd: over.duplicatePendingAtEnd ?? over.duplicatePending ?? 0,
   };
   return { ...run, sources: over.sources ?? figureSources(run, run.consequences.cycles), example: over.example ?? null };
 }

@@ -135,9 +135,12 @@ forEachServer('evidence', (handle) => {
       const sources = run.sources as Record<string, string | null>;
       assert.deepEqual(
         Object.keys(sources).sort(),
-        [...ANOMALIES, 'recoveries', 'forgottenStallCount'].sort(),
+        [...ANOMALIES, 'recoveries', 'forgottenStallCount', 'overcountedStallCount'].sort(),
         `${String(run.mode)}: a source for every anomaly`,
       );
+      // Without --cycles a job's real stalls are stalled-before plus one, so both counter directions read the server alone.
+      assert.equal(sources.overcountedStalls, 'server');
+      assert.equal(sources.deadLetteredEarly, 'server');
       assert.equal(sources.duplicatePending, 'server');
       assert.equal(sources.doubleRecoveries, 'sweepers');
       assert.equal(sources.lostIncrements, 'server+sweepers');

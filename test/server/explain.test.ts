@@ -278,6 +278,14 @@ forEachServer('explain', (handle) => {
     assert.deepEqual(report.readout, { expected: 2, reached: 1, lost: 1, extra: 0 });
   });
 
+  test("the CLI, --counter client: the seeded value is labelled as the tool's, the value after as read from the server", async () => {
+    const result = await runCli(['explain', '--counter', 'client', '--url', handle.url]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^ {2}before +0 +client +the value the field was seeded with$/m);
+    assert.match(result.stdout, /^ {2}after +1 +server +the field read back after the steps$/m);
+    assert.doesNotMatch(result.stdout, /→ 1 +server/, 'no row labels the seeded value as read');
+  });
+
   test('the CLI timeline names both sweeps and the readout', async () => {
     const result = await runCli(['explain', '--mode', 'loop', '--url', handle.url]);
     assert.equal(result.code, 0, result.stderr);

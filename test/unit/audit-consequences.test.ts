@@ -6,6 +6,8 @@ import {
   doubleExecutions,
   extraMoves,
   isDeadLetterEscape,
+  isDeadLetteredEarly,
+  overcount,
   placement,
   reconcileGap,
   sampleVerdict,
@@ -155,6 +157,35 @@ describe('auditJobs with the new counts', () => {
     assert.equal(counts.deadLetterEscapes, 1);
     assert.equal(counts.lostIncrements, 1);
   });
+  test('over-counted stalls and early dead-letters: a counter above the real stalls, in both places a job can end', () => {
+    // Job 1 stalled once and was counted twice (the second sweep read the first one's 1 and wrote 2): over-counted, still pending.
+    // Job 2 stalled once and was counted three times: over-counted and, at max-stalled 3, dead-lettered early.
+    // Job 3 stalled three times and is in dead: counted right, dead-lettered in time.
+    // Job 4 stalled once, two moves, both sweeps wrote back 1: the page's lost increment, but its counter is right.
+    const snap = snapshot({
+      jobs: 4,
+      inPending: Uint32Array.from([0, 1, 0, 0, 2]),
+      inDead: Uint8Array.from([0, 0, 1, 1, 0]),
+      stalled: Float64Array.from([0, 2, 3, 3, 1]),
+      state: Uint8Array.from([0, pending, dead, dead, pending]),
+    });
+    const counts = auditJobs(snap, Uint32Array.from([0, 2, 3, 3, 2]), { maxStalled: 3, trueStalls: Uint32Array.from([0, 1, 1, 3, 1]) });
+    assert.equal(counts.overcountedStalls, 2);
+    assert.equal(counts.overcountedStallCount, 3);
+    assert.equal(counts.deadLetteredEarly, 1);
+    assert.equal(counts.deadLetterEscapes, 0);
+    assert.equal(counts.lostIncrements, 1, 'job 4: two moves, one rise');
+    // Without --cycles every job stalled once: the same rule with one stall each.
+    const once = auditJobs(snap, Uint32Array.from([0, 2, 3, 3, 2]), { maxStalled: 3 });
+    assert.equal(once.overcountedStalls, 3, 'job 3 now stalled once and shows 3');
+    assert.equal(once.deadLetteredEarly, 2);
+    assert.equal(overcount(1, 2, 0), 1);
+    assert.equal(overcount(2, 5, 3), 0, 'stalled-before counts as real stalls');
+    assert.equal(overcount(1, Number.NaN, 0), 0, 'no hash: the counter never rose');
+    assert.equal(isDeadLetteredEarly(1, 1, 3, 1), true);
+    assert.equal(isDeadLetteredEarly(2, 1, 3, 1), false, 'stalled-before 1 plus 2 stalls reach max-stalled 3');
+    assert.equal(isDeadLetteredEarly(1, 0, 3, 0), false, 'not in dead');
+  });
   test('withCycleSums takes moves and pending entries per stall from the tally', () => {
     const tally = new CycleTally(1);
     tally.addMoves(Uint32Array.from([0, 2]));
@@ -164,6 +195,7 @@ describe('auditJobs with the new counts', () => {
     const counts = withCycleSums(auditJobs(snap, tally.totalMoves), tally, { samples: 9, windowInNeither: 2, windowInBoth: 1 });
     assert.equal(counts.doubleRecoveries, 1);
     assert.equal(counts.duplicatePending, 1);
+    assert.equal(counts.duplicatePendingAtEnd, 0, 'the one duplicate was taken out by the re-leaser: none at the end');
     assert.equal(counts.lostIncrements, 1);
     assert.equal(counts.windowInNeither, 2);
     assert.equal(counts.windowInBoth, 1);

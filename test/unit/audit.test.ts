@@ -93,9 +93,14 @@ test('a clean run: every job moved once and counted once', () => {
     recoveries: 2,
     doubleRecoveries: 0,
     duplicatePending: 0,
+    duplicatePendingAtEnd: 0,
     mostPendingEntries: 1,
     lostIncrements: 0,
     extraIncrements: 0,
+    // Each counter ends at stalled-before plus its one stall: neither above nor (without max-stalled) dead early.
+    overcountedStalls: 0,
+    overcountedStallCount: 0,
+    deadLetteredEarly: 0,
     // Without re-leases (no trueStalls) the true stall count is not known: not measured.
     forgottenStalls: null,
     forgottenStallCount: null,
@@ -119,7 +124,8 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
   const { snapshot, moves } = snapshotOf([
     // moved 3 times, 3 entries in pending, counter rose by 1: 2 extra recoveries, 2 duplicates, 2 lost
     { moves: 3, pending: 3, stalled: 1, state: 'pending' },
-    // moved twice, once in pending (a set-like push), counter rose by 2: 1 extra recovery, nothing lost
+    // moved twice, once in pending (a set-like push), counter rose by 2: 1 extra recovery, nothing lost,
+    // but one stall counted twice: an over-counted stall
     { moves: 2, pending: 1, stalled: 2, state: 'pending' },
     // never moved but its counter rose: 1 extra increment, and it is unreclaimed in active
     { moves: 0, active: true, expired: true, stalled: 1, state: 'active' },
@@ -137,9 +143,14 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     recoveries: 8,
     doubleRecoveries: 3,
     duplicatePending: 2,
+    duplicatePendingAtEnd: 2,
     mostPendingEntries: 3,
     lostIncrements: 2,
     extraIncrements: 1,
+    overcountedStalls: 1,
+    overcountedStallCount: 1,
+    // No max-stalled given: dead-letters are not judged.
+    deadLetteredEarly: 0,
     forgottenStalls: null,
     forgottenStallCount: null,
     lostJobs: 1,

@@ -198,6 +198,7 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
     doubleRecoveries: 80,
     jobsRecoveredMoreThanOnce: 60,
     duplicatePending: 80,
+    duplicatePendingAtEnd: 80,
     mostPendingEntries: 4,
     lostIncrements: 80,
   } as unknown as RunResult;
@@ -207,7 +208,7 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
   assert.match(line, /lost 80 stall-counter increments \(recoveries the counter does not show: two sweeps read the same count and wrote back the same value\)/);
   assert.doesNotMatch(line, /forgot/);
   assert.doesNotMatch(line, /final state shows/);
-  const zset = readout({ ...run, pending: 'zset', duplicatePending: 0 } as RunResult);
+  const zset = readout({ ...run, pending: 'zset', duplicatePending: 0, duplicatePendingAtEnd: 0 } as RunResult);
   assert.match(
     zset,
     /The server's final state shows none of the 80 extra recoveries as duplicate entries \(a sorted set holds a job once\): they are known from the sweepers' own records alone\./,
@@ -215,4 +216,66 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
   const cycles = readout({ ...run, forgottenStalls: 12, forgottenStallCount: 15, consequences: { ...run.consequences, cycles: 3 } } as RunResult);
   assert.match(cycles, /forgot 15 stalls of 12 jobs/);
   assert.doesNotMatch(cycles, /two sweeps read the same count/, 'forgotten stalls named, the lost increments stand plain');
+});
+
+test('the readout under --cycles says nothing of the final state that the final state does not show', () => {
+  const base = auditJobs(blankSnapshot(1, 0), new Uint32Array(2));
+  const run = {
+    ...base,
+    mode: 'loop',
+    sweepers: 8,
+    jobs: 100,
+    maxStalled: 3,
+    pending: 'list',
+    cutShort: false,
+    maxSweeps: 10,
+    consequences: { faults: [], workers: 0, cycles: 3, observe: false, notes: [] },
+    recoveries: 400,
+    doubleRecoveries: 100,
+    jobsRecoveredMoreThanOnce: 90,
+    // 70 duplicates the re-leaser found and took out, 5 still in pending at the end.
+    duplicatePending: 75,
+    duplicatePendingAtEnd: 5,
+    mostPendingEntries: 4,
+  } as unknown as RunResult;
+  const line = readout(run);
+  assert.doesNotMatch(line, /left 75 duplicate/, 'the final state does not hold 75');
+  assert.match(
+    line,
+    /put 75 duplicate entries in pending \(jobs that would run up to 4 times; the re-leaser took 70 back out during the run, 5 of them left at the end\)/,
+  );
+  assert.match(line, /The server's final state shows only 5 of the 100 extra recoveries as duplicate entries \(re-leases took jobs back out of pending\)/);
+  assert.match(line, /the re-leaser found 70 as duplicate entries when it took them out/);
+  const none = readout({ ...run, duplicatePendingAtEnd: 0 } as RunResult);
+  assert.match(none, /none of them left at the end/);
+  assert.match(none, /shows none of the 100 extra recoveries/);
+});
+
+test('the readout names both directions of the counter: increments lost, stalls counted twice, healthy jobs dead-lettered', () => {
+  const base = auditJobs(blankSnapshot(1, 0), new Uint32Array(2));
+  const run = {
+    ...base,
+    mode: 'loop',
+    sweepers: 8,
+    jobs: 100,
+    maxStalled: 3,
+    stalledBefore: 1,
+    pending: 'list',
+    cutShort: false,
+    maxSweeps: 10,
+    consequences: { faults: [], workers: 0, cycles: 1, observe: false, notes: [] },
+    recoveries: 180,
+    doubleRecoveries: 80,
+    jobsRecoveredMoreThanOnce: 60,
+    lostIncrements: 50,
+    overcountedStalls: 20,
+    overcountedStallCount: 30,
+    deadLetteredEarly: 7,
+  } as unknown as RunResult;
+  const line = readout(run);
+  assert.match(line, /lost 50 stall-counter increments \(by the page's measure: recoveries the counter does not show\)/);
+  assert.match(line, /yet counted stalls twice on 20 jobs \(counters above the stalls the jobs really had, 30 counts too many in all\)/);
+  assert.match(line, /sent 7 healthy jobs to dead after 2 stalls \(dead-lettered early/, 'stalled-before 1 plus the seeded stall');
+  const cycles = readout({ ...run, consequences: { ...run.consequences, cycles: 4 } } as RunResult);
+  assert.match(cycles, /sent 7 healthy jobs to dead after fewer than 3 stalls/);
 });

@@ -1,0 +1,248 @@
+/**
+ * Both ways a counter goes wrong, and every figure labelled "server" true of the server's final
+ * state. Each run keeps its keys (--keep); the test then counts from them with plain commands
+ * (LRANGE or ZRANGE pending, ZRANGE active and dead, LRANGE running, HMGET per job), sets every
+ * figure the run labels "server" against that count, and removes the keys with `clean`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { queueKeys } from '../../src/queue/keys.js';
+import { runCli } from '../helpers/cli.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { queueName } from '../helpers/run-mode.js';
+import { forEachServer } from '../helpers/servers.js';
+
+interface KeptRun {
+  readonly jobs: number;
+  readonly maxStalled: number;
+  readonly stalledBefore: number;
+  readonly cycles: number;
+  readonly clean: boolean;
+  readonly anomalies: number;
+  readonly sources: Readonly<Record<string, string | null>>;
+  readonly [figure: string]: unknown;
+}
+
+/** The figures a run may label "server", as counted from the kept keys. */
+type Counted = {
+  duplicatePending: number;
+  overcountedStalls: number;
+  overcountedStallCount: number;
+  deadLetteredEarly: number;
+  deadLetterEscapes: number;
+  lostJobs: number;
+  misplaced: number;
+  unreclaimed: number;
+  doubleExecutions: number;
+};
+
+/** Entries of each id in a list or sorted set, read whole. */
+async function entries(redis: Redis, key: string): Promise<Map<string, number>> {
+  const type = await redis.type(key);
+  const ids = type === 'list' ? await redis.lrange(key, 0, -1) : type === 'zset' ? await redis.zrange(key, 0, -1) : [];
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * What the kept keys show, counted here without the tool's audit: each figure the tool may label
+ * "server", by its documented definition. A job's real stalls are stalled-before, the stall it was
+ * seeded with, and one per re-lease (the `releases` field the re-leaser writes in its hash).
+ */
+async function countFromKeys(redis: Redis, queue: string, run: KeptRun): Promise<Counted> {
+  const keys = queueKeys(queue);
+  const pending = await entries(redis, keys.pending);
+  const dead = await entries(redis, keys.dead);
+  const running = await entries(redis, keys.running);
+  const [seconds, micros] = (await redis.time()) as [string | number, string | number];
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const activeFlat = await redis.zrange(keys.active, 0, -1, 'WITHSCORES');
+  const active = new Map<string, number>();
+  for (let i = 0; i < activeFlat.length; i += 2) active.set(activeFlat[i] as string, Number(activeFlat[i + 1]));
+  const counts: Counted = {
+    duplicatePending: 0,
+    overcountedStalls: 0,
+    overcountedStallCount: 0,
+    deadLetteredEarly: 0,
+    deadLetterEscapes: 0,
+    lostJobs: 0,
+    misplaced: 0,
+    unreclaimed: 0,
+    doubleExecutions: 0,
+  };
+  for (let id = 1; id <= run.jobs; id++) {
+    const name = String(id);
+    const [stalledText, state, runsText, releases] = (await redis.hmget(keys.job(id), 'stalled', 'state', 'runs', 'releases')) as (string | null)[];
+    const inPending = pending.get(name) ?? 0;
+    const inDead = dead.has(name);
+    const inActive = active.has(name);
+    const inRunning = running.has(name);
+    const runs = Number(runsText ?? 0);
+    const real = run.stalledBefore + 1 + Number(releases ?? 0);
+    const counter = stalledText === null ? run.stalledBefore : Number(stalledText);
+    if (inPending > 1) counts.duplicatePending += inPending - 1;
+    if (counter > real) {
+      counts.overcountedStalls++;
+      counts.overcountedStallCount += counter - real;
+    }
+    if (inDead && real < run.maxStalled) counts.deadLetteredEarly++;
+    if (real > run.maxStalled || (real === run.maxStalled && !inDead)) counts.deadLetterEscapes++;
+    if (runs > 1) counts.doubleExecutions += runs - 1;
+    if (inActive && (active.get(name) ?? Number.POSITIVE_INFINITY) <= now) counts.unreclaimed++;
+    // Where it stands: a worker's finished job (run, out of running) counts as one place, state done.
+    const finished = runs > 0 && !inRunning;
+    const places = [inActive, inPending > 0, inDead, inRunning, finished].filter(Boolean).length;
+    if (places === 0) counts.lostJobs++;
+    else if (places > 1) counts.misplaced++;
+    else {
+      const expected = inActive ? 'active' : inDead ? 'dead' : finished ? 'done' : 'pending';
+      if (state !== expected) counts.misplaced++;
+    }
+  }
+  return counts;
+}
+
+/** Runs the CLI with --keep --json on a queue of the test's own, hands back the one run. */
+async function keptRun(url: string, queue: string, args: readonly string[]): Promise<KeptRun> {
+  const result = await runCli(['--url', url, '--queue', queue, '--keep', '--json', '--live', '0', ...args]);
+  assert.equal(result.code, 0, result.stderr);
+  const runs = (JSON.parse(result.stdout) as { runs: KeptRun[] }).runs;
+  assert.equal(runs.length, 1);
+  return runs[0] as KeptRun;
+}
+
+/** Every figure the run labels "server" equals the count made here from the kept keys. */
+function assertServerFiguresTrue(run: KeptRun, counted: Readonly<Record<string, number>>, what: string): string[] {
+  const checked: string[] = [];
+  for (const [figure, source] of Object.entries(run.sources)) {
+    if (source !== 'server') continue;
+    assert.ok(figure in counted, `${what}: ${figure} is labelled "server" but this test cannot count it from the kept keys`);
+    assert.equal(run[figure], counted[figure], `${what}: ${figure} labelled "server" against the kept keys`);
+    checked.push(figure);
+  }
+  return checked;
+}
+
+async function clean(url: string, queue: string, redis: Redis): Promise<void> {
+  const result = await runCli(['clean', '--url', url, '--queue', queue]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(await redis.keys(`emq:{${queue}}:*`), [], 'clean removed every kept key');
+}
+
+forEachServer('counters: both directions, and every "server" figure true of the final state', (handle) => {
+  let redis: Redis;
+  before(async () => {
+    redis = await connect(parseServerUrl(handle.url));
+  });
+  after(() => redis?.disconnect());
+
+  for (const pending of ['list', 'zset'] as const) {
+    test(`the loop, 8 sweepers × 5,000 jobs, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
+      const queue = queueName(`counters-${pending}`);
+      const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '5000', '--pending', pending]);
+      try {
+        const counted = await countFromKeys(redis, queue, run);
+        // The page's order (remove, push, read, write) leaves counters too high where two sweeps both recovered a job.
+        assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
+        assert.ok(counted.deadLetteredEarly > 0, `early dead-letters in the kept keys: ${counted.deadLetteredEarly}`);
+        assert.equal(run.overcountedStalls, counted.overcountedStalls);
+        assert.equal(run.overcountedStallCount, counted.overcountedStallCount);
+        assert.equal(run.deadLetteredEarly, counted.deadLetteredEarly);
+        const checked = assertServerFiguresTrue(run, counted, `loop ${pending}`);
+        for (const figure of ['overcountedStalls', 'deadLetteredEarly', 'duplicatePending', 'lostJobs', 'misplaced'])
+          assert.ok(checked.includes(figure), figure);
+        assert.ok(Number(run.jobsRecoveredMoreThanOnce) > 0);
+        // The JSON's total is the sum of the anomaly figures, overlapping as they are.
+        assert.ok(run.anomalies >= Number(run.overcountedStalls) + Number(run.deadLetteredEarly));
+      } finally {
+        await clean(handle.url, queue, redis);
+      }
+    });
+  }
+
+  test('the atomic script, 8 sweepers × 5,000 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
+    const queue = queueName('counters-atomic');
+    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '5000']);
+    try {
+      const counted = await countFromKeys(redis, queue, run);
+      assert.equal(run.overcountedStalls, 0);
+      assert.equal(run.deadLetteredEarly, 0);
+      assert.equal(counted.overcountedStalls, 0);
+      assert.equal(counted.deadLetteredEarly, 0);
+      assertServerFiguresTrue(run, counted, 'atomic');
+      assert.equal(run.clean, true);
+      assert.equal(run.anomalies, 0);
+    } finally {
+      await clean(handle.url, queue, redis);
+    }
+  });
+
+  const consequences: readonly { name: string; args: readonly string[] }[] = [
+    { name: '--cycles 4', args: ['--cycles', '4'] },
+    { name: '--workers 4', args: ['--workers', '4', '--max-stalled', '10'] },
+    { name: '--observe', args: ['--observe'] },
+    { name: '--fault sweeper-crash', args: ['--fault', 'sweeper-crash'] },
+  ];
+  for (const { name, args } of consequences) {
+    test(`the loop with ${name}: every figure labelled "server" equals the kept keys' count, and the readout says nothing false of them`, async () => {
+      const queue = queueName('counters-consequence');
+      const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '1000', ...args]);
+      try {
+        const counted = await countFromKeys(redis, queue, run);
+        const checked = assertServerFiguresTrue(run, counted, `loop ${name}`);
+        assert.ok(checked.length >= 3, `checked ${checked.join(', ')}`);
+        if (run.cycles > 1) {
+          // The re-leaser took entries out of pending during the run: not the server's final state.
+          assert.equal(run.sources.duplicatePending, 'server+releaser');
+          assert.equal(run.sources.overcountedStalls, 'server+releaser');
+          assert.equal(run.sources.deadLetteredEarly, 'server+releaser');
+        }
+        if (args.includes('--observe')) assert.equal(run.sources.windowInNeither, 'observer');
+      } finally {
+        await clean(handle.url, queue, redis);
+      }
+      // The readout's words about the final state, checked against the kept keys of the run that printed them.
+      const textQueue = queueName('counters-readout');
+      const text = await runCli([
+        '--url',
+        handle.url,
+        '--queue',
+        textQueue,
+        '--keep',
+        '--live',
+        '0',
+        '--mode',
+        'loop',
+        '--sweepers',
+        '8',
+        '--jobs',
+        '1000',
+        ...args,
+      ]);
+      try {
+        assert.equal(text.code, 0, text.stderr);
+        const said = text.stdout.replace(/\n {2}/g, ' ');
+        const kept = await countFromKeys(redis, textQueue, { ...run, jobs: 1000 });
+        const number = (found: string | undefined): number => (found === undefined ? 0 : Number(found.replace(/,/g, '')));
+        const shows = /The server's final state shows (none|only ([\d,]+)) of the/.exec(said);
+        if (shows) assert.equal(number(shows[2]), kept.duplicatePending, `"${shows[0]}" against the kept pending`);
+        const left = /left ([\d,]+) duplicate entr/.exec(said);
+        if (left) assert.equal(number(left[1]), kept.duplicatePending, `"${left[0]}" against the kept pending`);
+        const atEnd = /(none|([\d,]+)) of them left at the end/.exec(said);
+        if (atEnd) assert.equal(number(atEnd[2]), kept.duplicatePending, `"${atEnd[0]}" against the kept pending`);
+        if (run.cycles > 1) assert.equal(left, null, 'under --cycles "left" is not said of entries the re-leaser took out');
+        else assert.equal(atEnd, null);
+        assert.ok(shows || left || atEnd || kept.duplicatePending === 0, said);
+      } finally {
+        await clean(handle.url, textQueue, redis);
+      }
+    });
+  }
+
+  test('nothing of a run is left on the server afterwards', async () => {
+    assert.deepEqual(await allKeys(redis), []);
+  });
+});
