@@ -7,20 +7,17 @@
  */
 import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { checkConsequenceOptions } from '../consequences/plan.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import type { GridCellJson, GridJson, GridModeCellJson } from '../grid/json.js';
 import { cellCount, cellLabel, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
 import { formatDuration } from '../race/progress.js';
 import { formatRate, renderGridTables } from '../grid/table.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { readUserScript } from '../sweepers/user-script.js';
 import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
@@ -153,7 +150,9 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   // The race, the server and the page load when a grid runs, not for the program's --help.
   const { checkGridCells, raceReport } = await import('./race-report.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { checkConsequenceOptions } = await import('../consequences/plan.js');
+  const { readUserScript } = await import('../sweepers/user-script.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
   const { writeGridPage } = await import('../html/report-files.js');
   const { runGrid } = await import('../grid/run-grid.js');
@@ -198,68 +197,64 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     if (cell.options.latency && target) proxyTarget(target.url);
   }
 
-  const interrupts = watchInterrupts(io.err);
-  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
-  const session = await opened.catch((err: unknown) => {
-    interrupts.dispose();
-    throw err;
-  });
-  const started = performance.now();
-  const progress = gridProgress(io, axes, cells.length, started);
-  let stoppedBy: unknown;
-  try {
-    // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
-    await checkGridCells(session, cellOptions, userScript, interrupts.signal);
-    const outcome = await runGrid({
-      cells,
-      modes: first.options.modes,
-      now: () => performance.now(),
-      onStart: progress.start,
-      onDone: progress.done,
-      raceCell: async (_at, index) => {
-        const cell = cellOptions[index];
-        if (!cell) throw new Error(`no cell ${index}`);
-        const { report } = await raceReport(session, cell.options, cell.flags, userScript, interrupts, io, { progress: false });
-        return { runs: report.runs, totals: report.totals, latency: report.latency };
-      },
-    });
-    progress.stop();
-    stoppedBy = outcome.stoppedBy;
-    const stopped =
-      stoppedBy instanceof EmqError
-        ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }
-        : stoppedBy !== undefined
-          ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' }
-          : undefined;
-    const report: GridJson = gridJson({
-      complete: stoppedBy === undefined,
-      server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
-      axes,
-      modes: first.options.modes.filter((mode) => outcome.cells.length === 0 || outcome.cells.some((cell) => cell.modes.some((m) => m.mode === mode))),
-      trials: first.options.trials ?? 1,
-      plannedCells: cells.length,
-      cells: outcome.cells,
-      elapsedMs: Math.round(performance.now() - started),
-      ...(stopped ? { stopped } : {}),
-    });
-    const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
-    const writePage = (): void => {
-      if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
-    };
-    // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
-    if (flags.json) writePage();
-    if (flags.json) io.out(`${JSON.stringify(report)}\n`);
-    else {
-      const width = outputWidth(io);
-      const embedded = session.embedded ? 'stopped' : undefined;
-      io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
+  const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
+  // A grid keeps nothing (no --keep): its session closes, and its embedded server stops, however it ends.
+  const stoppedBy = await withSession(open, io.err, false, async (session, interrupts) => {
+    const started = performance.now();
+    const progress = gridProgress(io, axes, cells.length, started);
+    try {
+      // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
+      await checkGridCells(session, cellOptions, userScript, interrupts.signal);
+      const outcome = await runGrid({
+        cells,
+        modes: first.options.modes,
+        now: () => performance.now(),
+        onStart: progress.start,
+        onDone: progress.done,
+        raceCell: async (_at, index) => {
+          const cell = cellOptions[index];
+          if (!cell) throw new Error(`no cell ${index}`);
+          const { report } = await raceReport(session, cell.options, cell.flags, userScript, interrupts, io, { progress: false });
+          return { runs: report.runs, totals: report.totals, latency: report.latency };
+        },
+      });
+      progress.stop();
+      const stoppedBy = outcome.stoppedBy;
+      const stopped =
+        stoppedBy instanceof EmqError
+          ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }
+          : stoppedBy !== undefined
+            ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' }
+            : undefined;
+      const report: GridJson = gridJson({
+        complete: stoppedBy === undefined,
+        server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
+        axes,
+        modes: first.options.modes.filter((mode) => outcome.cells.length === 0 || outcome.cells.some((cell) => cell.modes.some((m) => m.mode === mode))),
+        trials: first.options.trials ?? 1,
+        plannedCells: cells.length,
+        cells: outcome.cells,
+        elapsedMs: Math.round(performance.now() - started),
+        ...(stopped ? { stopped } : {}),
+      });
+      const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
+      const writePage = (): void => {
+        if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
+      };
+      // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
+      if (flags.json) writePage();
+      if (flags.json) io.out(`${JSON.stringify(report)}\n`);
+      else {
+        const width = outputWidth(io);
+        const embedded = session.embedded ? 'stopped' : undefined;
+        io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
+      }
+      if (!flags.json) writePage();
+      return stoppedBy;
+    } finally {
+      progress.stop();
     }
-    if (!flags.json) writePage();
-  } finally {
-    progress.stop();
-    await closeSession(session, false);
-    interrupts.dispose();
-  }
+  });
   if (stoppedBy !== undefined) throw stoppedBy;
   return ExitCode.ok;
 }
