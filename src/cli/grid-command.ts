@@ -8,17 +8,15 @@
 import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { EmqError, ExitCode, usageError } from '../errors.js';
-import type { GridCellJson, GridJson, GridModeCellJson } from '../grid/json.js';
-import { cellCount, cellLabel, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
-import { formatDuration } from '../race/progress.js';
-import { formatRate, renderGridTables } from '../grid/table.js';
+import type { GridJson } from '../grid/json.js';
+import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
+import { outputWidth, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
 /**
@@ -156,6 +154,8 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   const { proxyTarget } = await import('../server/latency-proxy.js');
   const { writeGridPage } = await import('../html/report-files.js');
   const { runGrid } = await import('../grid/run-grid.js');
+  const { gridProgress } = await import('../grid/progress.js');
+  const { renderGridTables } = await import('../grid/table.js');
   const { gridJson } = await import('../grid/json.js');
   const { shellQuote } = await import('../html/command-line.js');
   const varied = parseAxes(flags.vary ?? [], options, given);
@@ -257,73 +257,4 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   });
   if (stoppedBy !== undefined) throw stoppedBy;
   return ExitCode.ok;
-}
-
-/** "emq-race grid: cell 3/6 (sweepers=2 latency=1)": how both progress forms name a cell. */
-function cellHeading(axes: readonly GridAxis[], total: number, index: number, at: CellAt): string {
-  return `emq-race grid: cell ${index + 1}/${total} (${cellLabel(axes, at)})`;
-}
-
-/**
- * A CI log's lines for a finished cell, each wrapped to `width`: which cell and how long it took
- * with the grid's time so far and left, then its rate per mode on a line of its own, indented, so
- * that a grid of several modes and long axis names still reads within 80 columns. Pure.
- */
-export function cellDoneLines(
-  axes: readonly GridAxis[],
-  total: number,
-  cell: Pick<GridCellJson, 'index' | 'at' | 'wallMs'> & { readonly modes: readonly Pick<GridModeCellJson, 'mode' | 'doubleRecoveriesPer1000'>[] },
-  timing: string,
-  width: number,
-): string[] {
-  const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
-  return [
-    ...wrap(`${cellHeading(axes, total, cell.index, cell.at)} done in ${formatDuration(cell.wallMs)}; ${timing}`, width),
-    ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    '),
-  ];
-}
-
-/**
- * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
- * clock moves during a long cell); elsewhere two lines as each cell ends, for a CI log (cellDoneLines).
- */
-function gridProgress(
-  io: Io,
-  axes: readonly GridAxis[],
-  total: number,
-  started: number,
-): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
-  const terminal = Boolean(io.stderrIsTty);
-  let finished = 0;
-  let current: { index: number; at: CellAt } | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const timing = (): string => {
-    const elapsed = performance.now() - started;
-    const left = timeLeftMs(elapsed, finished, total);
-    return `${formatDuration(elapsed)} in${left !== undefined ? `, about ${formatDuration(left)} left` : ''}`;
-  };
-  const draw = (): void => {
-    if (!current) return;
-    io.err(`\r\x1b[K${trimToWidth(`${cellHeading(axes, total, current.index, current.at)}, ${timing()}`, errorWidth(io) - 1)}`);
-  };
-  return {
-    start(index, at) {
-      current = { index, at };
-      if (!terminal) return;
-      draw();
-      timer ??= setInterval(draw, 1000);
-      timer.unref();
-    },
-    done(cell) {
-      finished++;
-      if (terminal) return;
-      io.err(`${cellDoneLines(axes, total, cell, timing(), errorWidth(io)).join('\n')}\n`);
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      if (terminal && current) io.err('\r\x1b[K');
-      current = undefined;
-    },
-  };
 }
