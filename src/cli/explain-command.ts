@@ -6,20 +6,18 @@ import { Option, type Command } from 'commander';
 import { ExitCode, usageError } from '../errors.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ExplainReportJson } from '../html/report-data.js';
-import { watchInterrupts } from '../interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, parseQueueName } from './options.js';
-import { keptServerLines } from '../server/kept-server.js';
+import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
-import type { ServerChoice, Session } from '../server/session.js';
-import { COUNTER_FORMS, counterJson, raceCounter, type CounterForm, type CounterRace } from '../explain/counter-race.js';
+import { COUNTER_FORMS, type CounterForm } from '../explain/counter-forms.js';
+import type { CounterRace } from '../explain/counter-race.js';
 import { serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
-import { REPLAYED_MODES, replayJson, type Replay } from '../explain/replay.js';
+import type { Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
-import { jsonHeader } from '../report/json.js';
 import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
-import { modeSets, modes as allModes } from '../sweepers/strategies.js';
+import { modeSets, modes as allModes, replayedModes, replayOf } from '../sweepers/strategies.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
 const BATCH = LIMITS.batch.default;
@@ -39,15 +37,21 @@ interface ExplainFlags extends TlsFlags {
   svg?: string;
 }
 
-/** `loop`, `atomic`, `both`, or a comma list of the first two. */
+/** The modes explain replays, as its help and its errors name them: `loop, atomic, or both`. */
+function replayedWords(): string {
+  return `${replayedModes().join(', ')}, or both`;
+}
+
+/** A mode explain replays, `both` (every one of them, from the strategy table), or a comma list of them. */
 export function parseExplainModes(raw: string): Mode[] {
-  if (raw === 'both') return [...REPLAYED_MODES];
+  const replayed = replayedModes();
+  if (raw === 'both') return replayed;
   const modes: Mode[] = [];
-  // "both" stands for the two replays inside a list too (`both,loop`).
-  for (const part of raw.split(',').flatMap((p) => (p.trim() === 'both' ? [...REPLAYED_MODES] : [p.trim()]))) {
-    if (!(REPLAYED_MODES as readonly string[]).includes(part)) {
+  // "both" stands for every replay inside a list too (`both,loop`).
+  for (const part of raw.split(',').flatMap((p) => (p.trim() === 'both' ? replayed : [p.trim()]))) {
+    if (!(replayed as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
-      throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays loop, atomic, or both`);
+      throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays ${replayedWords()}`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
@@ -72,9 +76,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .description(
       'Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.',
     )
-    .addOption(
-      new Option('--mode <mode>', 'loop, atomic, or both (each on a queue of its own)').default([...REPLAYED_MODES], 'both').argParser(parseExplainModes),
-    )
+    .addOption(new Option('--mode <mode>', `${replayedWords()} (each on a queue of its own)`).default(replayedModes(), 'both').argParser(parseExplainModes))
     .addOption(
       new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items")
         .default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step')
@@ -107,7 +109,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     if (flags.counter !== undefined && (given('mode') || given('schedule'))) {
       throw usageError('--counter: runs only the counter race; leave out --mode and --schedule');
     }
-    if (given('schedule') && !flags.mode.includes('loop')) {
+    if (given('schedule') && !flags.mode.some((mode) => replayOf(mode) === 'loop')) {
       throw usageError("--schedule: orders the loop's steps, but --mode runs no loop");
     }
     exit.code = await explainMain(flags, io);
@@ -116,7 +118,11 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
 
 async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   // The replays, the server and the page load when explain runs, not for the program's --help.
-  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { jsonHeader } = await import('../report/json-header.js');
+  const { replayJson } = await import('../explain/replay.js');
+  const { counterJson, raceCounter } = await import('../explain/counter-race.js');
+  const { keptServerLines } = await import('../server/kept-server.js');
   const { onStage } = await import('../explain/stage.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { replayAtomic } = await import('../explain/atomic-replay.js');
@@ -135,72 +141,66 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   };
   chooseTarget(choice, io.env);
 
-  const interrupts = watchInterrupts(io.err, io.leave);
-  const session = await openSession(choice, io.env).catch((err: unknown) => {
-    interrupts.dispose();
-    throw err;
-  });
-  let interrupted = false;
   const queues: string[] = [];
-  try {
-    const base = flags.queue ?? randomQueueName();
-    const server = { ...session.info, url: session.target.display };
-    const width = outputWidth(io);
-    // The transcript is read once the run is over: by then the tool's own server is gone (unless kept).
-    const headline = wrapLines(serverHeadline(server, session.embedded ? (flags.keep ? 'kept' : 'stopped') : undefined), width);
-    let report: ExplainReportJson;
-    const stage = (queue: string) => {
-      queues.push(queue);
-      return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep, warn: (line: string) => io.err(`emq-race: ${line}\n`) };
-    };
+  return withSession(
+    () => openSession(choice, io.env),
+    io,
+    flags.keep,
+    async (session, interrupts) => {
+      const base = flags.queue ?? randomQueueName();
+      const server = { ...session.info, url: session.target.display };
+      const width = outputWidth(io);
+      // The transcript is read once the run is over: by then the tool's own server is gone (unless kept).
+      const headline = wrapLines(serverHeadline(server, session.embedded ? (flags.keep ? 'kept' : 'stopped') : undefined), width);
+      let report: ExplainReportJson;
+      const stage = (queue: string) => {
+        queues.push(queue);
+        return { queue, stalledBefore: flags.stalledBefore, keep: flags.keep, warn: (line: string) => io.err(`emq-race: ${line}\n`) };
+      };
 
-    if (flags.counter !== undefined) {
-      const form = flags.counter;
-      const race: CounterRace = await guardedReplays(session, [{ mode: 'atomic', queue: base }], flags, interrupts, (guarded) =>
-        onStage(session, stage(base), guarded, (s) => raceCounter(s, base, form)),
-      );
-      interrupts.signal.throwIfAborted();
-      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
-      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${headline}\n\n${renderCounter(race, width)}\n`);
-      report = json as ExplainReportJson;
-    } else {
-      const replays: Replay[] = [];
-      const queued = flags.mode.map((mode) => ({ mode, queue: flags.mode.length > 1 ? `${base}-${mode}` : base }));
-      await guardedReplays(session, queued, flags, interrupts, async (guarded) => {
-        for (const { mode, queue } of queued) {
-          const plan = { queue, batch: BATCH, maxStalled: flags.maxStalled };
-          replays.push(
-            await onStage(session, stage(queue), guarded, (s) =>
-              mode === 'loop' ? replayLoop(s, { ...plan, schedule: flags.schedule }) : replayAtomic(s, plan),
-            ),
-          );
-        }
-      });
-      // A signal after the last replay's cleanup still ends the command without its report.
-      interrupts.signal.throwIfAborted();
-      const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
-      if (flags.json) io.out(`${JSON.stringify(json)}\n`);
-      else io.out(`${[headline, ...replays.map((replay) => renderReplay(replay, width))].join('\n\n')}\n`);
-      report = json as ExplainReportJson;
-    }
-    const url = chooseTarget(choice, io.env)?.url;
-    writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
-    if (flags.keep) describeKept(session, queues, io, flags.json);
-    return ExitCode.ok;
-  } catch (err) {
-    interrupted = interrupts.signal.aborted;
-    throw err;
-  } finally {
-    await closeSession(session, flags.keep && !interrupted);
-    interrupts.dispose();
-  }
+      if (flags.counter !== undefined) {
+        const form = flags.counter;
+        const race: CounterRace = await guardedReplays(session, [{ mode: 'atomic', queue: base }], flags, interrupts, (guarded) =>
+          onStage(session, stage(base), guarded, (s) => raceCounter(s, base, form)),
+        );
+        interrupts.signal.throwIfAborted();
+        const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, ...counterJson(race) };
+        if (flags.json) io.out(`${JSON.stringify(json)}\n`);
+        else io.out(`${headline}\n\n${renderCounter(race, width)}\n`);
+        report = json as ExplainReportJson;
+      } else {
+        const replays: Replay[] = [];
+        const queued = flags.mode.map((mode) => ({ mode, queue: flags.mode.length > 1 ? `${base}-${mode}` : base }));
+        await guardedReplays(session, queued, flags, interrupts, async (guarded) => {
+          for (const { mode, queue } of queued) {
+            const plan = { queue, batch: BATCH, maxStalled: flags.maxStalled };
+            replays.push(
+              await onStage(session, stage(queue), guarded, (s) =>
+                replayOf(mode) === 'loop' ? replayLoop(s, { ...plan, schedule: flags.schedule }) : replayAtomic(s, plan),
+              ),
+            );
+          }
+        });
+        // A signal after the last replay's cleanup still ends the command without its report.
+        interrupts.signal.throwIfAborted();
+        const json = { ...jsonHeader(), server: { kind: server.kind, version: server.version, url: server.url }, replays: replays.map(replayJson) };
+        if (flags.json) io.out(`${JSON.stringify(json)}\n`);
+        else io.out(`${[headline, ...replays.map((replay) => renderReplay(replay, width))].join('\n\n')}\n`);
+        report = json as ExplainReportJson;
+      }
+      const url = chooseTarget(choice, io.env)?.url;
+      writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
+      if (flags.keep) describeKept(queues, session.embedded ? keptServerLines(session.embedded) : [], io, flags.json);
+      return ExitCode.ok;
+    },
+  );
 }
 
-function describeKept(session: Session, queues: readonly string[], io: Io, json: boolean): void {
+/** What `--keep` left: each queue's keys, and the embedded server's lines (`serverLines`) when there was one. */
+function describeKept(queues: readonly string[], serverLines: readonly string[], io: Io, json: boolean): void {
   // In --json mode stdout carries the JSON alone, so this goes to stderr; under the transcript it
   // wraps like the transcript.
   const say = json ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const queue of queues) say(`kept: queue ${queue} (keys emq:{${queue}}:*)\n`);
-  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
+  for (const line of serverLines) say(line);
 }

@@ -7,21 +7,16 @@
  */
 import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { checkConsequenceOptions } from '../consequences/plan.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
-import type { GridCellJson, GridJson, GridModeCellJson } from '../grid/json.js';
-import { cellCount, cellLabel, gridCells, MAX_CELLS_WITHOUT_YES, timeLeftMs, type CellAt, type GridAxis } from '../grid/plan.js';
-import { formatDuration } from '../race/progress.js';
-import { formatRate, renderGridTables } from '../grid/table.js';
+import type { GridJson } from '../grid/json.js';
+import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { readUserScript } from '../sweepers/user-script.js';
-import { errorWidth, outputWidth, trimToWidth, wrap, wrapLines } from '../text.js';
+import { outputWidth, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
 /**
@@ -153,10 +148,14 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   // The race, the server and the page load when a grid runs, not for the program's --help.
   const { checkGridCells, raceReport } = await import('./race-report.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { checkConsequenceOptions } = await import('../consequences/plan.js');
+  const { readUserScript } = await import('../sweepers/user-script.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
   const { writeGridPage } = await import('../html/report-files.js');
   const { runGrid } = await import('../grid/run-grid.js');
+  const { gridProgress } = await import('../grid/progress.js');
+  const { renderGridTables } = await import('../grid/table.js');
   const { gridJson } = await import('../grid/json.js');
   const { shellQuote } = await import('../html/command-line.js');
   const varied = parseAxes(flags.vary ?? [], options, given);
@@ -198,139 +197,64 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     if (cell.options.latency && target) proxyTarget(target.url);
   }
 
-  const interrupts = watchInterrupts(io.err, io.leave);
-  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
-  const session = await opened.catch((err: unknown) => {
-    interrupts.dispose();
-    throw err;
-  });
-  const started = performance.now();
-  const progress = gridProgress(io, axes, cells.length, started);
-  let stoppedBy: unknown;
-  try {
-    // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
-    await checkGridCells(session, cellOptions, userScript, interrupts.signal);
-    const outcome = await runGrid({
-      cells,
-      modes: first.options.modes,
-      now: () => performance.now(),
-      onStart: progress.start,
-      onDone: progress.done,
-      raceCell: async (_at, index) => {
-        const cell = cellOptions[index];
-        if (!cell) throw new Error(`no cell ${index}`);
-        const { report } = await raceReport(session, cell.options, cell.flags, userScript, interrupts, io, { progress: false });
-        return { runs: report.runs, totals: report.totals, latency: report.latency };
-      },
-    });
-    progress.stop();
-    stoppedBy = outcome.stoppedBy;
-    const stopped =
-      stoppedBy instanceof EmqError
-        ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }
-        : stoppedBy !== undefined
-          ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' }
-          : undefined;
-    const report: GridJson = gridJson({
-      complete: stoppedBy === undefined,
-      server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
-      axes,
-      modes: first.options.modes.filter((mode) => outcome.cells.length === 0 || outcome.cells.some((cell) => cell.modes.some((m) => m.mode === mode))),
-      trials: first.options.trials ?? 1,
-      plannedCells: cells.length,
-      cells: outcome.cells,
-      elapsedMs: Math.round(performance.now() - started),
-      ...(stopped ? { stopped } : {}),
-    });
-    const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
-    const writePage = (): void => {
-      if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
-    };
-    // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
-    if (flags.json) writePage();
-    if (flags.json) io.out(`${JSON.stringify(report)}\n`);
-    else {
-      const width = outputWidth(io);
-      const embedded = session.embedded ? 'stopped' : undefined;
-      io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
+  const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
+  // A grid keeps nothing (no --keep): its session closes, and its embedded server stops, however it ends.
+  const stoppedBy = await withSession(open, io, false, async (session, interrupts) => {
+    const started = performance.now();
+    const progress = gridProgress(io, axes, cells.length, started);
+    try {
+      // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
+      await checkGridCells(session, cellOptions, userScript, interrupts.signal);
+      const outcome = await runGrid({
+        cells,
+        modes: first.options.modes,
+        now: () => performance.now(),
+        onStart: progress.start,
+        onDone: progress.done,
+        raceCell: async (_at, index) => {
+          const cell = cellOptions[index];
+          if (!cell) throw new Error(`no cell ${index}`);
+          const { report } = await raceReport(session, cell.options, cell.flags, userScript, interrupts, io, { progress: false });
+          return { runs: report.runs, totals: report.totals, latency: report.latency };
+        },
+      });
+      progress.stop();
+      const stoppedBy = outcome.stoppedBy;
+      const stopped =
+        stoppedBy instanceof EmqError
+          ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }
+          : stoppedBy !== undefined
+            ? { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' }
+            : undefined;
+      const report: GridJson = gridJson({
+        complete: stoppedBy === undefined,
+        server: { kind: session.info.kind, version: session.info.version, url: session.target.display },
+        axes,
+        modes: first.options.modes.filter((mode) => outcome.cells.length === 0 || outcome.cells.some((cell) => cell.modes.some((m) => m.mode === mode))),
+        trials: first.options.trials ?? 1,
+        plannedCells: cells.length,
+        cells: outcome.cells,
+        elapsedMs: Math.round(performance.now() - started),
+        ...(stopped ? { stopped } : {}),
+      });
+      const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
+      const writePage = (): void => {
+        if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
+      };
+      // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
+      if (flags.json) writePage();
+      if (flags.json) io.out(`${JSON.stringify(report)}\n`);
+      else {
+        const width = outputWidth(io);
+        const embedded = session.embedded ? 'stopped' : undefined;
+        io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
+      }
+      if (!flags.json) writePage();
+      return stoppedBy;
+    } finally {
+      progress.stop();
     }
-    if (!flags.json) writePage();
-  } finally {
-    progress.stop();
-    await closeSession(session, false);
-    interrupts.dispose();
-  }
+  });
   if (stoppedBy !== undefined) throw stoppedBy;
   return ExitCode.ok;
-}
-
-/** "emq-race grid: cell 3/6 (sweepers=2 latency=1)": how both progress forms name a cell. */
-function cellHeading(axes: readonly GridAxis[], total: number, index: number, at: CellAt): string {
-  return `emq-race grid: cell ${index + 1}/${total} (${cellLabel(axes, at)})`;
-}
-
-/**
- * A CI log's lines for a finished cell, each wrapped to `width`: which cell and how long it took
- * with the grid's time so far and left, then its rate per mode on a line of its own, indented, so
- * that a grid of several modes and long axis names still reads within 80 columns. Pure.
- */
-export function cellDoneLines(
-  axes: readonly GridAxis[],
-  total: number,
-  cell: Pick<GridCellJson, 'index' | 'at' | 'wallMs'> & { readonly modes: readonly Pick<GridModeCellJson, 'mode' | 'doubleRecoveriesPer1000'>[] },
-  timing: string,
-  width: number,
-): string[] {
-  const figures = cell.modes.map((m) => `${m.mode} ${formatRate(m.doubleRecoveriesPer1000)}`).join(', ');
-  const done = `${cellHeading(axes, total, cell.index, cell.at)} done in ${formatDuration(cell.wallMs)};`;
-  // The time so far and the time left stay whole: on a line of their own when the cell's line has no room for them.
-  const first = [...`${done} ${timing}`].length <= width ? [`${done} ${timing}`] : [...wrap(done, width), ...wrap(`  ${timing}`, width, '    ')];
-  return [...first, ...wrap(`  double recoveries per 1,000 jobs: ${figures}`, width, '    ')];
-}
-
-/**
- * The grid's progress on stderr: on a terminal one line rewritten in place (every second, so the
- * clock moves during a long cell); elsewhere two lines as each cell ends, for a CI log (cellDoneLines).
- */
-function gridProgress(
-  io: Io,
-  axes: readonly GridAxis[],
-  total: number,
-  started: number,
-): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
-  const terminal = Boolean(io.stderrIsTty);
-  let finished = 0;
-  let current: { index: number; at: CellAt } | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const timing = (): string => {
-    const elapsed = performance.now() - started;
-    const left = timeLeftMs(elapsed, finished, total);
-    return `${formatDuration(elapsed)} in${left !== undefined ? `, about ${formatDuration(left)} left` : ''}`;
-  };
-  const draw = (): void => {
-    if (!current) return;
-    // The cell's name gives way before the time left does.
-    const clock = `, ${timing()}`;
-    io.err(`\r\x1b[K${trimToWidth(cellHeading(axes, total, current.index, current.at), Math.max(20, errorWidth(io) - 1 - [...clock].length))}${clock}`);
-  };
-  return {
-    start(index, at) {
-      current = { index, at };
-      if (!terminal) return;
-      draw();
-      timer ??= setInterval(draw, 1000);
-      timer.unref();
-    },
-    done(cell) {
-      finished++;
-      if (terminal) return;
-      io.err(`${cellDoneLines(axes, total, cell, timing(), errorWidth(io)).join('\n')}\n`);
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      if (terminal && current) io.err('\r\x1b[K');
-      current = undefined;
-    },
-  };
 }

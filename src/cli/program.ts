@@ -3,23 +3,19 @@
  * exit code. The work itself lives in the modules it calls.
  */
 import { Command, CommanderError } from 'commander';
-import { checkConsequenceOptions } from '../consequences/plan.js';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode } from '../errors.js';
 import { onClientNote, scrubUrlText } from '../server/connection.js';
 import { addExplainCommand } from './explain-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
-import { watchInterrupts } from '../interrupt.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { keepLinesApart } from '../race/progress.js';
-import { errorJson } from '../report/json.js';
-import { formatExpectation, verdictLine } from '../report/verdict.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { readUserScript } from '../sweepers/user-script.js';
 import { addTlsOptions } from '../server/tls.js';
 import { addGridCommand } from './grid-command.js';
+import { errorJson } from '../report/json-header.js';
 import { VERSION, type Io } from '../model.js';
 
 export { raceOptionsFrom, type MainFlags } from './race-flags.js';
@@ -154,9 +150,12 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const { raceReport } = await import('./race-report.js');
   const { writeRacePage } = await import('../html/report-files.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTarget, closeSession, openSession } = await import('../server/session.js');
+  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
   const { describeKept, printReport } = await import('./race-output.js');
+  const { formatExpectation, verdictLine } = await import('../report/verdict.js');
+  const { checkConsequenceOptions } = await import('../consequences/plan.js');
+  const { readUserScript } = await import('../sweepers/user-script.js');
   const options = raceOptionsFrom(flags);
   // Read before any server starts: a missing file is a usage error with nothing begun.
   const userScript =
@@ -171,14 +170,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
   if (options.latency && target) proxyTarget(target.url);
 
-  const interrupts = watchInterrupts(io.err, io.leave);
-  const opened = flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env);
-  const session = await opened.catch((err: unknown) => {
-    interrupts.dispose();
-    throw err;
-  });
-  let interrupted = false;
-  try {
+  const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
+  return withSession(open, io, options.keep, async (session, interrupts) => {
     const { report, runs } = await raceReport(session, options, flags, userScript, interrupts, io);
     const machineOutput = options.json || Boolean(options.csv);
     const writePage = (): void => {
@@ -201,11 +194,5 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
     return report.verdict && !report.verdict.pass ? ExitCode.expectationFailed : ExitCode.ok;
-  } catch (err) {
-    interrupted = interrupts.signal.aborted;
-    throw err;
-  } finally {
-    await closeSession(session, options.keep && !interrupted);
-    interrupts.dispose();
-  }
+  });
 }

@@ -5,13 +5,11 @@
  * — read, read, write, write — and the second write puts back the value the first one wrote.
  */
 import { loadScript, luaSource } from '../lua/registry.js';
+import type { CounterForm } from './counter-forms.js';
 import type { Stage } from './stage.js';
 import { recordingExec, type Recorder, type WireStep } from './wire.js';
 
 const INCREMENT_FIELD_LUA = luaSource('increment-field');
-
-export const COUNTER_FORMS = ['in-script', 'client'] as const;
-export type CounterForm = (typeof COUNTER_FORMS)[number];
 
 /** The counter's readout: `expected` and everything after it are computed by this tool. */
 export interface CounterReadout {

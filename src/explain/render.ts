@@ -11,6 +11,7 @@ import { wrap, wrapLines } from '../text.js';
 import type { Replay } from './replay.js';
 import { replyNames, type WireStep } from './wire.js';
 import { DEAD_LETTER_STEP } from '../sweepers/loop-steps.js';
+import { replayOf } from '../sweepers/strategies.js';
 
 /** The widest a sweep's column gets, however wide the terminal: wider reads worse. */
 const COLUMN = 46;
@@ -105,7 +106,7 @@ export function renderReplay(replay: Replay, width: number): string {
   const prefix = `emq:{${replay.queue}}:`;
   const header = [
     `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
-    replay.mode === 'loop'
+    replayOf(replay.mode) === 'loop'
       ? `schedule: ${replay.schedule.join(',')}`
       : `both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`,
     '',

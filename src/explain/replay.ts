@@ -1,14 +1,11 @@
 /** What one replay of a sweeping strategy produced: its timeline and its readout. */
 import { READOUT_SOURCES, type Readout } from './readout.js';
 import type { WireStep } from './wire.js';
-
-export type ReplayMode = 'loop' | 'atomic';
-
-/** The modes explain has a replay for, in the order it replays them without --mode. */
-export const REPLAYED_MODES = ['loop', 'atomic'] as const satisfies readonly ReplayMode[];
+import type { Mode } from '../model.js';
 
 export interface Replay {
-  readonly mode: ReplayMode;
+  /** The mode replayed; which replay it was is its `replay` trait in the strategy table. */
+  readonly mode: Mode;
   readonly queue: string;
   readonly maxStalled: number;
   readonly stalledBefore: number;

@@ -3,10 +3,13 @@
  * is touched, and the file is written whole or not at all: into a temporary file beside it, then
  * renamed over the target, so an interrupted or failed write leaves nothing half-written.
  */
-import { randomBytes } from 'node:crypto';
 import { accessSync, constants, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EmqError, ExitCode, usageError } from '../errors.js';
+import { createRequire } from 'node:module';
+
+/** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 /** A commander parser: the path, once its folder exists and is writable and it is no folder itself. */
 export const outputFileFlag =
@@ -42,7 +45,7 @@ export const outputFileFlag =
 
 export function writeWhole(path: string, content: string): void {
   const target = resolve(path);
-  const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = join(dirname(target), `.${basename(target)}.${nodeCrypto().randomBytes(4).toString('hex')}.tmp`);
   try {
     writeFileSync(temporary, content, { encoding: 'utf8', flag: 'wx' });
     renameSync(temporary, target);

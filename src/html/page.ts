@@ -26,6 +26,7 @@ import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
 import { latencyWords } from '../report/report.js';
+import { replayOf } from '../sweepers/strategies.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -282,7 +283,9 @@ function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInpu
   return {
     title: `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
     subtitle:
-      replay.mode === 'loop' ? `schedule: ${replay.schedule.join(',')}` : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
+      replayOf(replay.mode) === 'loop'
+        ? `schedule: ${replay.schedule.join(',')}`
+        : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
     server: `${server.kind} ${server.version}`,
     prefix,
     jobId: replay.jobId,

@@ -3,10 +3,9 @@
  * settings that differ from the defaults, so the line reads as what was asked for.
  */
 import { commandLine, type CommandValue } from './command-line.js';
-import { REPLAYED_MODES } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE } from '../explain/schedule.js';
 import { LIMITS } from '../model.js';
-import { modeSets } from '../sweepers/strategies.js';
+import { modeSets, replayedModes, replayOf } from '../sweepers/strategies.js';
 
 /** `value`, or undefined where it is the default (and so left out of the line). */
 function unlessDefault(value: number | undefined, fallback: number): number | undefined {
@@ -124,8 +123,8 @@ export function explainCommandLine(flags: ExplainFlagsSeen, url: string | undefi
   return commandLine(
     ['explain'],
     [
-      ['--mode', counter ? undefined : unlessList(flags.mode, REPLAYED_MODES)],
-      ['--schedule', counter || !flags.mode.includes('loop') ? undefined : unlessList(flags.schedule, DEFAULT_SCHEDULE.split(','))],
+      ['--mode', counter ? undefined : unlessList(flags.mode, replayedModes())],
+      ['--schedule', counter || !flags.mode.some((mode) => replayOf(mode) === 'loop') ? undefined : unlessList(flags.schedule, DEFAULT_SCHEDULE.split(','))],
       ['--counter', flags.counter],
       ['--max-stalled', unlessDefault(flags.maxStalled, LIMITS.maxStalled.default)],
       ['--stalled-before', unlessDefault(flags.stalledBefore, LIMITS.stalledBefore.default)],

@@ -5,7 +5,10 @@
  * the moment the EVALSHA left, for the crash fault.
  */
 import type { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+/** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 function isNoScript(err: unknown): boolean {
   return /^NOSCRIPT/.test(String((err as { message?: unknown })?.message ?? ''));
@@ -16,7 +19,7 @@ export class CachedScript {
   private fallbackCount = 0;
 
   constructor(readonly lua: string) {
-    this.sha = createHash('sha1').update(lua).digest('hex');
+    this.sha = nodeCrypto().createHash('sha1').update(lua).digest('hex');
   }
 
   /** EVAL fallbacks after a NOSCRIPT answer, over every call made through this object. */

@@ -6,9 +6,12 @@
  * function library built from two of them), so the user learns what to grant; a library line is
  * given as the line of the file it came from.
  */
-import { createHash } from 'node:crypto';
 import { functionLibrarySource, librarySourceLine } from './function-source.js';
 import { shippedScripts } from './registry.js';
+import { createRequire } from 'node:module';
+
+/** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 export interface ScriptAclRefusal {
   /** The refused command, upper-case, when the server or the script's source says which. */
@@ -34,7 +37,7 @@ function ownScript(id: string, kind: string): { source: string; locate: (line: n
     return id.startsWith('emq_race_sweep_') ? { source: functionLibrarySource('library', id), locate: librarySourceLine } : undefined;
   }
   for (const { file, source } of shippedScripts()) {
-    if (createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { source, locate: (line) => ({ file, line }) };
+    if (nodeCrypto().createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { source, locate: (line) => ({ file, line }) };
   }
   return undefined;
 }

@@ -2,8 +2,11 @@
  * The queue's key layout, in one place. Every key carries the queue name as a hash tag, so a
  * queue's keys share one cluster slot and a script may touch all of them.
  */
-import { randomBytes } from 'node:crypto';
 import { keySlot } from '../server/cluster/slot.js';
+import { createRequire } from 'node:module';
+
+/** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 /** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
 // Up to 128 so that a --queue name (at most 100) still fits with a suffix such as "-atomic".
@@ -71,5 +74,5 @@ export function queueSlot(queue: string): number {
 
 /** The default queue name: `race-` and 8 random hex characters. */
 export function randomQueueName(): string {
-  return `race-${randomBytes(4).toString('hex')}`;
+  return `race-${nodeCrypto().randomBytes(4).toString('hex')}`;
 }

@@ -6,36 +6,13 @@
 import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
-import { FIGURES, VERSION, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import { FIGURES, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
+import { jsonHeader, type JsonHeader } from './json-header.js';
 import type { RunMiss, Verdict } from './verdict.js';
 
-/**
- * The `schema` number every JSON object carries: raised when a field is renamed or removed or
- * changes its type or meaning, never for an added field. docs/json.md and
- * schema/emq-race.schema.json describe the shape it numbers.
- */
-export const JSON_SCHEMA = 1;
-
-/** What every JSON object the tool prints starts with: which version of the tool, and which shape. */
-export interface JsonHeader {
-  readonly version: string;
-  readonly schema: number;
-}
-
-export function jsonHeader(): JsonHeader {
-  return { version: VERSION, schema: JSON_SCHEMA };
-}
-
-/** What --json prints instead of a report when the command fails. */
-export interface ErrorJson extends JsonHeader {
-  readonly error: { readonly exit: number; readonly message: string };
-}
-
-export function errorJson(exit: number, message: string): ErrorJson {
-  return { ...jsonHeader(), error: { exit, message } };
-}
+export { JSON_SCHEMA, jsonHeader, type JsonHeader } from './json-header.js';
 
 /** What a report is made of: the server, every run, and the summaries some flags add. */
 export interface RaceReport {

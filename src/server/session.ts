@@ -6,6 +6,8 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { usageError } from '../errors.js';
+import type { Io } from '../model.js';
+import { watchInterrupts, type Interrupts } from '../interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
@@ -75,4 +77,35 @@ export async function closeSession(session: Session, keepServer: boolean): Promi
   if (!session.embedded) return;
   if (keepServer) session.embedded.detach();
   else await session.embedded.stop();
+}
+
+/**
+ * The bracket every command that races or replays runs in: signals watched before the session
+ * opens (so a Ctrl-C while an embedded server starts still cleans up), `body` run on the session,
+ * then the session closed on every way out and the signal handlers removed. A server asked to be
+ * kept (`keep`) is kept only when the body was not stopped by a signal: an interrupted run leaves
+ * nothing behind. A session that fails to open removes the handlers before its error goes on.
+ */
+export async function withSession<T>(
+  open: () => Promise<Session>,
+  io: Pick<Io, 'err' | 'leave'>,
+  keep: boolean,
+  body: (session: Session, interrupts: Interrupts) => Promise<T>,
+): Promise<T> {
+  // The signals' lines go to stderr; a third signal leaves through the command line's own exit.
+  const interrupts = watchInterrupts(io.err, io.leave);
+  const session = await open().catch((err: unknown) => {
+    interrupts.dispose();
+    throw err;
+  });
+  let interrupted = false;
+  try {
+    return await body(session, interrupts);
+  } catch (err) {
+    interrupted = interrupts.signal.aborted;
+    throw err;
+  } finally {
+    await closeSession(session, keep && !interrupted);
+    interrupts.dispose();
+  }
 }

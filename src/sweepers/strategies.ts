@@ -48,7 +48,17 @@ export interface Strategy {
   readonly pushesTwice: boolean;
   /** Server commands it sends beyond every run's, each of which may cost the server a latency histogram. */
   readonly commands?: readonly string[];
+  /**
+   * Which of `explain`'s step-by-step replays tells this mode's story: `loop` (its commands one at
+   * a time under a schedule) or `atomic` (one call from each sweep, sent at the same moment). A
+   * mode without one is refused by `explain --mode`.
+   */
+  readonly replay?: ReplayKind;
 }
+
+/** `explain`'s replays, in the order it runs them: the race first, then the step that closes it. */
+const REPLAY_KINDS = ['loop', 'atomic'] as const;
+export type ReplayKind = (typeof REPLAY_KINDS)[number];
 
 export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
   atomic: {
@@ -60,6 +70,7 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     deadLettersAfterPush: false,
     roundTrips: false,
     pushesTwice: false,
+    replay: 'atomic',
   },
   loop: {
     summary: 'the same recovery as separate round trips from the application',
@@ -70,6 +81,7 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     deadLettersAfterPush: true,
     roundTrips: true,
     pushesTwice: true,
+    replay: 'loop',
     faultsThatMiss: { 'script-flush': 'the loop sends no script, so an emptied script cache cannot touch it' },
   },
   watch: {
@@ -157,4 +169,14 @@ export function memoryTraits(mode: Mode): MemoryTraits {
 /** The modes that need `need`, in table order. */
 export function modesNeeding(need: NonNullable<Strategy['needs']>): Mode[] {
   return modes().filter((mode) => STRATEGIES[mode].needs === need);
+}
+
+/** The modes `explain` replays (`--mode both`, its default), the loop's replay before the atomic one's. */
+export function replayedModes(): Mode[] {
+  return REPLAY_KINDS.flatMap((kind) => modes().filter((mode) => STRATEGIES[mode].replay === kind));
+}
+
+/** Which replay explains `mode` (a mode's name as the JSON gives it), if any. */
+export function replayOf(mode: string): ReplayKind | undefined {
+  return (STRATEGIES as Readonly<Record<string, Strategy>>)[mode]?.replay;
 }

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { replayAtomic } from '../../src/explain/atomic-replay.js';
-import { raceCounter, type CounterForm, type CounterRace } from '../../src/explain/counter-race.js';
+import type { CounterForm } from '../../src/explain/counter-forms.js';
+import { raceCounter, type CounterRace } from '../../src/explain/counter-race.js';
 import { replayLoop } from '../../src/explain/loop-replay.js';
 import type { Replay } from '../../src/explain/replay.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, parseSchedule } from '../../src/explain/schedule.js';

@@ -24,7 +24,7 @@ import { forEachServer } from '../helpers/servers.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { checkGridPage } from '../helpers/grid-page.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { cellDoneLines } from '../../src/cli/grid-command.js';
+import { cellDoneLines } from '../../src/grid/progress.js';
 
 describe('grid: pure parts', () => {
   test('cells are the product of the axes, the first axis slowest', () => {
