@@ -3,8 +3,15 @@
  * name, `?password=` in the query, a password with '/', '@' and '%', a database), each through
  * every output the tool has (the table, --json, --csv, the trials table, the progress line on a
  * terminal, --keep's lines, --html, explain's text, --json, --html and --svg, clean), and every
- * kind of bad or unreachable URL through its error line, as a user runs it: a spawned process,
- * so a warning Node or ioredis prints would be caught too. The server asks for the password.
+ * kind of bad or unreachable URL through its error line. The server asks for the password.
+ *
+ * A warning Node or ioredis prints goes around the `Io` seam, so a spawned process, as a user runs
+ * it, is kept wherever such a warning could come from: every output of one URL form (the race, the
+ * terminal's progress, explain and clean, each opening its own connections), the backslash Node
+ * warns about, and each failure met on a connection (refused credentials for the main command and
+ * for clean, an unreachable server, a TLS handshake). The other forms take the same outputs, and
+ * the failures refused before any connection is made, in-process through the `Io` seam, with this
+ * process's own stderr and warnings watched while they run.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,7 +22,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { BIN, cliResult, spawnCli, type CliResult } from '../helpers/cli.js';
+import { BIN, cliResult, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/in-process.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
@@ -47,6 +55,43 @@ function runOnTerminal(args: readonly string[]): Promise<CliResult> {
 
 const kind = SERVER_KINDS.find((k) => which(k.bin) !== undefined);
 
+/**
+ * `body` run in this process, with whatever reaches this process's stderr, and any warning Node
+ * emits, while it runs (and a tick after, when warnings are printed) returned beside it.
+ */
+async function watchingStrays<T>(body: () => Promise<T>): Promise<{ result: T; strays: string }> {
+  let strays = '';
+  const write = process.stderr.write;
+  const onWarning = (warning: Error): void => void (strays += `${warning.name}: ${warning.message}\n`);
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    strays += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
+  }) as typeof process.stderr.write;
+  process.on('warning', onWarning);
+  try {
+    const result = await body();
+    await new Promise((resolve) => setImmediate(resolve));
+    return { result, strays };
+  } finally {
+    process.stderr.write = write;
+    process.off('warning', onWarning);
+  }
+}
+
+/** The command line in-process, as `runCli` runs it, with its strays added to its stderr so every check sees them. */
+async function runWatched(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const { result, strays } = await watchingStrays(() => runCli(args, env));
+  return { ...result, stderr: result.stderr + strays };
+}
+
+/** The progress on a terminal, in-process: stderr says it is one; stdout and stderr together, as `script` gives them. */
+async function runWatchedOnTerminal(args: readonly string[]): Promise<CliResult> {
+  const { result, strays } = await watchingStrays(() =>
+    runInProcess(args, { env: { REDIS_URL: '', NO_COLOR: '1' }, stderrIsTty: true, stderrColumns: 80, stdinIsTty: false }),
+  );
+  return cliResult(result.code, null, result.stdout + result.rawStderr + strays, '');
+}
+
 describe('secrecy: no output shows a password', { skip: kind ? false : 'neither redis-server nor valkey-server is installed' }, () => {
   let server: EmbeddedServer;
   let admin: Redis;
@@ -66,8 +111,9 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const forms: readonly { name: string; url: () => string; env?: boolean }[] = [
-    { name: 'user:password@', url: () => `redis://racer:${encoded}@127.0.0.1:${port}` },
+  // `spawned`: the one form run as a user runs it, through every output (see the top of the file).
+  const forms: readonly { name: string; url: () => string; env?: boolean; spawned?: boolean }[] = [
+    { name: 'user:password@', url: () => `redis://racer:${encoded}@127.0.0.1:${port}`, spawned: true },
     { name: ':password@ (the default user)', url: () => `redis://:${encoded}@127.0.0.1:${port}` },
     { name: '?password= in the query', url: () => `redis://127.0.0.1:${port}/?password=${encoded}` },
     { name: '?username=&password= without a slash, from REDIS_URL', url: () => `redis://127.0.0.1:${port}?username=racer&password=${encoded}`, env: true },
@@ -75,11 +121,14 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
   ];
 
   forms.forEach((form, index) => {
-    test(`${form.name}: table, --keep, --html, --json, --csv, trials, progress, explain (text, --json, --html, --svg) and clean`, async () => {
+    const how = form.spawned ? 'spawned' : 'in-process';
+    test(`${form.name} (${how}): table, --keep, --html, --json, --csv, trials, progress, explain (text, --json, --html, --svg) and clean`, async () => {
       const url = form.url();
+      const runner = form.spawned ? spawnCli : runWatched;
       // The URL as --url after the (sub)command's name, or as REDIS_URL.
       const call = (words: string[], args: string[]): Promise<CliResult> =>
-        form.env ? spawnCli([...words, ...args], { REDIS_URL: url }) : spawnCli([...words, '--url', url, ...args]);
+        form.env ? runner([...words, ...args], { REDIS_URL: url }) : runner([...words, '--url', url, ...args]);
+      const onTerminal = form.spawned ? runOnTerminal : runWatchedOnTerminal;
       const queue = `race-secret${index}`;
       const html = join(dir, `race${index}.html`);
       const explainHtml = join(dir, `explain${index}.html`);
@@ -93,7 +142,7 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
         ['explain --json, --html, --svg', await call(['explain'], ['--json', '--html', explainHtml, '--svg', svg])],
         ['clean', await call(['clean'], ['--all', '--yes'])],
       ];
-      if (!form.env) results.push(['progress on a terminal', await runOnTerminal(['--url', url, '--mode', 'atomic', '--jobs', '100', '--trials', '2'])]);
+      if (!form.env) results.push(['progress on a terminal', await onTerminal(['--url', url, '--mode', 'atomic', '--jobs', '100', '--trials', '2'])]);
       for (const [what, result] of results) {
         assert.equal(result.code, 0, `${what}: ${result.stderr}${result.stdout}`);
         assertNoSecret(what, result.stdout, result.stderr);
@@ -109,13 +158,15 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     });
   });
 
-  const failures: readonly { name: string; args: () => string[]; env?: () => NodeJS.ProcessEnv; code: number; line: RegExp }[] = [
+  // `spawned`: a failure where Node or ioredis could print a warning of its own (see the top of the file).
+  const failures: readonly { name: string; args: () => string[]; env?: () => NodeJS.ProcessEnv; code: number; line: RegExp; spawned?: boolean }[] = [
     { name: "a raw '/' and '@' in the password", args: () => ['--url', `redis://:${PASSWORD}@127.0.0.1:${port}`], code: 2, line: /is not a URL/ },
     {
       name: 'a backslash (Node would warn with the URL in it)',
       args: () => ['--url', `redis://:Zq7\\w0rd@127.0.0.1:${port}`],
       code: 2,
       line: /contains a backslash/,
+      spawned: true,
     },
     { name: "a '%' that starts no escape", args: () => ['--url', `redis://:Zq7%zzw0rd@127.0.0.1:${port}`], code: 2, line: /percent-escape/ },
     { name: 'a port that is no number', args: () => ['--url', `redis://:Zq7w0rd@127.0.0.1:notaport`], code: 2, line: /is not a URL/ },
@@ -132,21 +183,41 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
       line: /query parameter "keyPrefix"/,
     },
     { name: 'the URL where a command goes', args: () => [`redis://:Zq7w0rd@127.0.0.1:${port}`], code: 2, line: /unknown command/ },
-    { name: 'a wrong password', args: () => ['--url', `redis://racer:Zq7-wrong-w0rd@127.0.0.1:${port}`], code: 3, line: /refused the credentials/ },
+    {
+      name: 'a wrong password',
+      args: () => ['--url', `redis://racer:Zq7-wrong-w0rd@127.0.0.1:${port}`],
+      code: 3,
+      line: /refused the credentials/,
+      spawned: true,
+    },
     { name: 'a wrong ?password=', args: () => ['--url', `redis://127.0.0.1:${port}/?password=Zq7-wrong-w0rd`], code: 3, line: /refused the credentials/ },
-    { name: 'an unreachable port, from REDIS_URL', args: () => [], env: () => ({ REDIS_URL: 'redis://:Zq7w0rd@127.0.0.1:1' }), code: 3, line: /cannot reach/ },
-    { name: 'rediss:// on a plain port', args: () => ['--url', `rediss://:Zq7w0rd@127.0.0.1:${port}`, '--tls-insecure'], code: 3, line: /TLS handshake/ },
+    {
+      name: 'an unreachable port, from REDIS_URL',
+      args: () => [],
+      env: () => ({ REDIS_URL: 'redis://:Zq7w0rd@127.0.0.1:1' }),
+      code: 3,
+      line: /cannot reach/,
+      spawned: true,
+    },
+    {
+      name: 'rediss:// on a plain port',
+      args: () => ['--url', `rediss://:Zq7w0rd@127.0.0.1:${port}`, '--tls-insecure'],
+      code: 3,
+      line: /TLS handshake/,
+      spawned: true,
+    },
     { name: 'explain with a bad URL', args: () => ['explain', '--url', `redis://:Zq7/w0rd@127.0.0.1:${port}`], code: 2, line: /is not a URL/ },
     {
       name: 'clean with a wrong password',
       args: () => ['clean', '--url', `redis://:Zq7-wrong-w0rd@127.0.0.1:${port}`, '--all', '--yes'],
       code: 3,
       line: /refused the credentials/,
+      spawned: true,
     },
   ];
   for (const failure of failures) {
-    test(`${failure.name}: one line, exit ${failure.code}, no password`, async () => {
-      const result = await spawnCli(failure.args(), failure.env?.() ?? {});
+    test(`${failure.name} (${failure.spawned ? 'spawned' : 'in-process'}): one line, exit ${failure.code}, no password`, async () => {
+      const result = await (failure.spawned ? spawnCli : runWatched)(failure.args(), failure.env?.() ?? {});
       assert.equal(result.code, failure.code, result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', failure.line, result.stderr);
       assertNoSecret(failure.name, result.stdout, result.stderr);

@@ -46,7 +46,7 @@ forEachServer('cli modes', (handle) => {
   });
 
   test('--mode all --json: one run per mode, each on its own queue, all but loop clean', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '400', '--sweepers', '4', '--json']);
+    const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '100', '--sweepers', '4', '--json']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
     assert.deepEqual(
@@ -55,7 +55,7 @@ forEachServer('cli modes', (handle) => {
     );
     assert.equal(new Set(report.runs.map((r) => r.queue)).size, 5);
     for (const run of report.runs) {
-      assert.equal(run.live, 40, 'live defaults to 10% of --jobs');
+      assert.equal(run.live, 10, 'live defaults to 10% of --jobs');
       assert.equal(run.stolenLeases, 0);
       assert.equal(run.trial, 1);
       assert.ok(run.roundTrips > 0);
@@ -67,7 +67,7 @@ forEachServer('cli modes', (handle) => {
   });
 
   test('--mode loop,claim runs just those', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'loop,claim', '--jobs', '200', '--json']);
+    const result = await runCli(['--url', handle.url, '--mode', 'loop,claim', '--jobs', '60', '--json']);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(
       (JSON.parse(result.stdout) as JsonReport).runs.map((r) => r.mode),
@@ -100,7 +100,7 @@ forEachServer('cli modes', (handle) => {
 
   test('--script with --mode atomic runs both, and the built-in script as a user script is clean', async () => {
     const path = scriptFile('same.lua', BUILT_IN_SCRIPT);
-    const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--script', path, '--jobs', '300', '--sweepers', '8', '--json', '--expect', 'clean']);
+    const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--script', path, '--jobs', '120', '--sweepers', '8', '--json', '--expect', 'clean']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
     assert.deepEqual(
@@ -111,7 +111,7 @@ forEachServer('cli modes', (handle) => {
   });
 
   test('--trials: every trial in runs, one summary per mode, --expect race over every loop trial', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '3', '--sweepers', '4', '--jobs', '300', '--json', '--expect', 'race']);
+    const result = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '3', '--sweepers', '4', '--jobs', '200', '--json', '--expect', 'race']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
     assert.deepEqual(
@@ -133,7 +133,7 @@ forEachServer('cli modes', (handle) => {
       .map((r) => r.doubleRecoveries)
       .sort((a, b) => a - b);
     assert.deepEqual(loop?.doubleRecoveries, { min: loopDoubles[0], median: loopDoubles[1], max: loopDoubles[2] });
-    const expectClean = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--sweepers', '4', '--jobs', '300', '--expect', 'clean']);
+    const expectClean = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--sweepers', '4', '--jobs', '200', '--expect', 'clean']);
     assert.equal(expectClean.code, 1);
     assert.match(expectClean.stdout, /min \/ median \/ max per trial/);
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
@@ -152,7 +152,7 @@ forEachServer('cli modes', (handle) => {
       '--sweepers',
       '4',
       '--jobs',
-      '300',
+      '200',
       '--queue',
       'tq',
       '--json',
@@ -177,10 +177,10 @@ forEachServer('cli modes', (handle) => {
     assert.deepEqual(
       report.totals.map((t) => [t.mode, t.trial, t.jobs]),
       [
-        ['atomic', 1, 600],
-        ['loop', 1, 600],
-        ['atomic', 2, 600],
-        ['loop', 2, 600],
+        ['atomic', 1, 400],
+        ['loop', 1, 400],
+        ['atomic', 2, 400],
+        ['loop', 2, 400],
       ],
     );
     for (const total of report.totals) {
@@ -210,7 +210,7 @@ forEachServer('cli modes', (handle) => {
   });
 
   test("--csv: the JSON's field names as a quoted header row, then one quoted row per run with its queue and node", async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'watch,claim', '--jobs', '200', '--queue', 'csvq', '--csv']);
+    const result = await runCli(['--url', handle.url, '--mode', 'watch,claim', '--jobs', '60', '--queue', 'csvq', '--csv']);
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 3);
@@ -221,8 +221,8 @@ forEachServer('cli modes', (handle) => {
     assert.deepEqual(
       rows.map((row) => [row.trial, row.mode, row.queue, row.node, row.jobs, row.recoveries, row.clean, row.anomalies]),
       [
-        ['1', 'watch', 'csvq-watch', node, '200', '200', 'true', '0'],
-        ['1', 'claim', 'csvq-claim', node, '200', '200', 'true', '0'],
+        ['1', 'watch', 'csvq-watch', node, '60', '60', 'true', '0'],
+        ['1', 'claim', 'csvq-claim', node, '60', '60', 'true', '0'],
       ],
     );
     // A figure not measured (no workers, no observer) is an empty field, not a zero.

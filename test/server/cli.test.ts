@@ -137,12 +137,12 @@ forEachServer('cli', (handle) => {
   });
 
   test('--expect: clean holds for atomic, race holds for loop; the opposite fails with exit 1 naming the figures', async () => {
-    const clean = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
+    const clean = await runCli(['--url', handle.url, '--mode', 'atomic', '--sweepers', '8', '--jobs', '200', '--expect', 'clean']);
     assert.equal(clean.code, 0, clean.stderr);
     assert.equal(clean.stderr, 'emq-race: expectation met: atomic=clean\n');
-    const racy = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'race']);
+    const racy = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '300', '--expect', 'race']);
     assert.equal(racy.code, 0, racy.stderr);
-    const notClean = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--expect', 'clean']);
+    const notClean = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '8', '--jobs', '300', '--expect', 'clean']);
     assert.equal(notClean.code, 1);
     assert.match(notClean.stderr, /^emq-race: --expect clean missed: loop expected clean, but showed (\w+ [1-9]\d*)(, \w+ [1-9]\d*)*\n$/);
     const noRace = await runCli(['--url', handle.url, '--mode', 'loop', '--sweepers', '1', '--jobs', '200', '--expect', 'race']);
@@ -151,7 +151,7 @@ forEachServer('cli', (handle) => {
   });
 
   test('--expect per mode: the one-command CI check passes; a script that leaves duplicates fails naming its figures', async () => {
-    const check = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--expect', 'atomic=clean,loop=race']);
+    const check = await runCli(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--jobs', '300', '--expect', 'atomic=clean,loop=race']);
     assert.equal(check.code, 0, check.stderr);
     // A pass says so on stderr, in one line: a CI log shows what held, not the table alone.
     assert.equal(check.stderr, 'emq-race: expectation met: atomic=clean, loop=race\n');
@@ -165,6 +165,8 @@ forEachServer('cli', (handle) => {
       script,
       '--sweepers',
       '8',
+      '--jobs',
+      '300',
       '--expect',
       'atomic=clean,loop=race',
       '--expect',

@@ -24,8 +24,8 @@ forEachServer('consequences', (handle) => {
   });
 
   test('workers on atomic: every job executed once and finished', async () => {
-    const run = await runWith(session, interrupts, 'atomic', { jobs: 2000, consequences: { workers: 4 } });
-    assert.equal(run.executions, 2000);
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 300, consequences: { workers: 4 } });
+    assert.equal(run.executions, 300);
     assertNoAnomaly(run);
     assert.equal(run.windowInNeither, null, 'no observer: not measured');
   });
@@ -34,9 +34,9 @@ forEachServer('consequences', (handle) => {
     // max-stalled above the 4 sweepers: no job's counter can reach it, so none is dead-lettered
     // before a worker took it; every job then runs at least once, and each run beyond its first is
     // a double execution.
-    const run = await runWith(session, interrupts, 'loop', { jobs: 1000, maxStalled: 10, consequences: { workers: 4 } });
+    const run = await runWith(session, interrupts, 'loop', { jobs: 400, maxStalled: 10, consequences: { workers: 4 } });
     assert.ok((run.doubleExecutions ?? 0) > 0, `doubleExecutions ${run.doubleExecutions}`);
-    assert.equal(run.executions, 1000 + (run.doubleExecutions ?? 0));
+    assert.equal(run.executions, 400 + (run.doubleExecutions ?? 0));
     // Workers drain pending: nothing is left to run.
     assert.equal(run.duplicatePending, 0);
   });
@@ -44,44 +44,44 @@ forEachServer('consequences', (handle) => {
   test('cycles 5, max-stalled 3 on atomic: no escape, every job dead with stalled 3', async () => {
     const queue = queueName('cycles-atomic');
     const keys = queueKeys(queue);
-    const run = await runWith(session, interrupts, 'atomic', { queue, jobs: 500, keep: true, consequences: { cycles: 5 } });
+    const run = await runWith(session, interrupts, 'atomic', { queue, jobs: 100, keep: true, consequences: { cycles: 5 } });
     try {
       assert.equal(run.deadLetterEscapes, 0);
       assertNoAnomaly(run);
       assert.equal(run.forgottenStalls, 0, 'with re-leases the true stall count is known: measured, and none forgotten');
-      assert.equal(run.recoveries, 1500);
-      assert.equal(await session.admin.zcard(keys.dead), 500);
+      assert.equal(run.recoveries, 300);
+      assert.equal(await session.admin.zcard(keys.dead), 100);
       assert.equal(await session.admin.llen(keys.pending), 0);
-      for (const id of [1, 250, 500]) {
+      for (const id of [1, 50, 100]) {
         assert.deepEqual(await session.admin.hmget(keys.job(id), 'stalled', 'state'), ['3', 'dead']);
       }
     } finally {
-      await deleteRunKeys(session.admin, keys, 500);
+      await deleteRunKeys(session.admin, keys, 100);
     }
   });
 
   test('cycles 5, max-stalled 3 on the loop: poison jobs escape the dead letter', async () => {
-    const run = await runWith(session, interrupts, 'loop', { jobs: 500, consequences: { cycles: 5 } });
+    const run = await runWith(session, interrupts, 'loop', { jobs: 300, consequences: { cycles: 5 } });
     assert.ok(run.deadLetterEscapes > 0, `deadLetterEscapes ${run.deadLetterEscapes}`);
     assert.ok(run.lostIncrements > 0);
     assert.equal(run.unreclaimed, 0);
   });
 
   test('observer on atomic: never a job in no place or in two', async () => {
-    const run = await runWith(session, interrupts, 'atomic', { jobs: 3000, batch: 10, consequences: { observe: true } });
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 800, batch: 10, consequences: { observe: true } });
     assert.ok((run.samples ?? 0) > 0, 'no sample taken');
     assert.equal(run.windowInNeither, 0);
     assert.equal(run.windowInBoth, 0);
   });
 
   test('observer on the loop: catches jobs between ZREM and the push', async () => {
-    const run = await runWith(session, interrupts, 'loop', { jobs: 2000, consequences: { observe: true } });
+    const run = await runWith(session, interrupts, 'loop', { jobs: 800, consequences: { observe: true } });
     assert.ok((run.samples ?? 0) > 0);
     assert.ok((run.windowInNeither ?? 0) > 0, `windowInNeither ${run.windowInNeither} of ${run.samples} samples`);
   });
 
   test('observer with workers on atomic: a job taken by a worker is still somewhere', async () => {
-    const run = await runWith(session, interrupts, 'atomic', { jobs: 2000, batch: 10, consequences: { observe: true, workers: 2 } });
+    const run = await runWith(session, interrupts, 'atomic', { jobs: 600, batch: 10, consequences: { observe: true, workers: 2 } });
     assert.equal(run.windowInNeither, 0);
     assert.equal(run.windowInBoth, 0);
     assert.equal(run.doubleExecutions, 0);
@@ -94,18 +94,18 @@ forEachServer('consequences', (handle) => {
   });
 
   test('the table and the JSON gain the new columns where they apply', async () => {
-    const table = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--workers', '2', '--observe']);
+    const table = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '60', '--workers', '2', '--observe']);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^double executions +0$/m);
     assert.match(table.stdout, /^window in neither +0$/m);
     assert.match(table.stdout, /^window in both +0$/m);
     assert.doesNotMatch(table.stdout, /escapes|samples/);
     // --wide adds what the fitted table leaves out, such as the observer's sample count.
-    const wide = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--workers', '2', '--observe', '--wide']);
+    const wide = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '60', '--workers', '2', '--observe', '--wide']);
     assert.equal(wide.code, 0, wide.stderr);
     assert.match(wide.stdout, /samples/);
     assert.match(wide.stdout, /│ atomic │/);
-    const json = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--cycles', '2', '--json']);
+    const json = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '60', '--cycles', '2', '--json']);
     assert.equal(json.code, 0, json.stderr);
     const run = (JSON.parse(json.stdout) as { runs: Record<string, unknown>[] }).runs[0] ?? {};
     assert.equal(run.cycles, 2);

@@ -128,7 +128,7 @@ forEachServer('evidence', (handle) => {
   });
 
   test('JSON: every run says where each figure comes from; what it did not measure is null', async () => {
-    const result = await runCli(['--url', handle.url, '--mode', 'both', '--sweepers', '4', '--jobs', '300', '--live', '0', '--json']);
+    const result = await runCli(['--url', handle.url, '--mode', 'both', '--sweepers', '4', '--jobs', '100', '--live', '0', '--json']);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as { runs: Record<string, unknown>[] };
     for (const run of report.runs) {
@@ -236,7 +236,7 @@ forEachServer('evidence', (handle) => {
   });
 
   test('trials and CSV: a count not measured is null in the summary and an empty field in CSV', async () => {
-    const trials = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--jobs', '200', '--live', '0', '--json']);
+    const trials = await runCli(['--url', handle.url, '--mode', 'both', '--trials', '2', '--jobs', '100', '--live', '0', '--json']);
     assert.equal(trials.code, 0, trials.stderr);
     const summaries = (JSON.parse(trials.stdout) as { trials: Record<string, unknown>[] }).trials;
     for (const summary of summaries) {
@@ -244,7 +244,7 @@ forEachServer('evidence', (handle) => {
         assert.equal(summary[field], null, `${String(summary.mode)} ${field}`);
       assert.deepEqual(Object.keys(summary.duplicatePending as object).sort(), ['max', 'median', 'min']);
     }
-    const csv = await runCli(['--url', handle.url, '--mode', 'loop', '--workers', '0', '--jobs', '100', '--csv']);
+    const csv = await runCli(['--url', handle.url, '--mode', 'loop', '--workers', '0', '--jobs', '50', '--csv']);
     assert.equal(csv.code, 0, csv.stderr);
     const [header = '', row = ''] = csv.stdout.trim().split('\n');
     const cells = (line: string) => line.slice(1, -1).split('","');
@@ -279,7 +279,7 @@ forEachServer('evidence', (handle) => {
     } finally {
       await deleteRunKeys(session.admin, keys, jobs);
     }
-    const atomic = await runWith(session, interrupts, 'atomic', { jobs: 300, live: 0, consequences: { cycles: 4 } });
+    const atomic = await runWith(session, interrupts, 'atomic', { jobs: 100, live: 0, consequences: { cycles: 4 } });
     assert.equal(atomic.forgottenStalls, 0);
     assert.equal(atomic.forgottenStallCount, 0);
   });
