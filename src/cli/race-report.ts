@@ -2,7 +2,7 @@
  * One race on an open session, every mode and trial of it, made into a report: what the main
  * command prints, and what `emq-race grid` runs once per cell.
  */
-import { usageError } from '../errors.js';
+import { InterruptedError, usageError } from '../errors.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
@@ -147,6 +147,11 @@ export async function raceReport(
         await proxy?.close();
       }
     });
+  } catch (err) {
+    // A keeper that died took the server with it (the tool stopped it): whatever the run tripped on
+    // afterwards, a lost connection most likely, the keeper's death is the cause to report.
+    if (!(err instanceof InterruptedError) && session.embedded?.lost.aborted) throw session.embedded.lost.reason;
+    throw err;
   } finally {
     helped.release();
     for (const off of unwatch) off();
