@@ -89,6 +89,12 @@ forEachServer('audit on server state', (handle) => {
       misreported: null,
       forgottenStalls: null,
       forgottenStallCount: null,
+      // Every counter at or below its job's one real stall; without max-stalled nothing is early in dead.
+      overcountedStalls: 0,
+      overcountedStallCount: 0,
+      deadLetteredEarly: 0,
+      // No re-leaser took entries back out: the final state shows every duplicate.
+      duplicatePendingAtEnd: 2,
     });
     await redis.del(keys.active, keys.pending, keys.dead, ...[1, 2, 3, 4, 5, 6, 7].map((id) => keys.job(id)));
   });
