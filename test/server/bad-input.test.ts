@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { run } from '../../src/cli/program.js';
-import { cliResult, spawnCli, type CliResult } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 import { JSON_SCHEMA } from '../../src/report/json.js';
@@ -112,19 +111,6 @@ const CASES: readonly BadInput[] = [
   noUrl(['clean', '--all'], 'clean', '--url'),
 ];
 
-/** The CLI's entry point in this process (what bin/emq-race.js calls), for speed; a few cases also spawn it. */
-async function runInProcess(args: readonly string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(['node', 'emq-race', ...args], {
-    out: (text) => (stdout += text),
-    err: (text) => (stderr += text),
-    env: { NO_COLOR: '1' },
-    stdoutIsTty: false,
-  });
-  return cliResult(code, null, stdout, stderr);
-}
-
 /** Cases also run as a spawned process, end to end through bin/emq-race.js. */
 const SPAWNED = new Set(['--jobs abc', '--url http://127.0.0.1:6379', '--server-bin /bin/true', '--job 5', 'cleen']);
 
@@ -146,7 +132,7 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
         input.noUrl || (input.args[0] === 'clean' && input.args.includes('--all') && !input.args.includes('--queue'))
           ? input.args
           : [...input.args, '--url', server.url];
-      const result = SPAWNED.has(input.args.join(' ')) ? await spawnCli(args) : await runInProcess(args);
+      const result = SPAWNED.has(input.args.join(' ')) ? await spawnCli(args) : await runCli(args);
       assert.equal(result.code, 2, `exit code; stderr: ${result.stderr}`);
       const line = oneErrorLine(result.stderr);
       // Under --json stdout carries the same error as one object; otherwise nothing.
@@ -161,7 +147,7 @@ describe('bad input', { skip: kind ? false : 'no redis-server or valkey-server i
   }
 
   test('--help states the limits of the core flags', async () => {
-    const result = await runInProcess(['--help']);
+    const result = await runCli(['--help']);
     assert.equal(result.code, 0);
     const help = result.stdout.replace(/\s+/g, ' ');
     for (const limit of [LIMITS.jobs, LIMITS.sweepers, LIMITS.batch, LIMITS.maxStalled, LIMITS.probeDelay]) {

@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { run } from '../../src/cli/program.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { LIMITS } from '../../src/model.js';
-import { cliResult, type CliResult } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, within } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { sends, startProxy } from '../helpers/proxy.js';
@@ -18,18 +17,6 @@ import { forEachServer } from '../helpers/servers.js';
 
 /** A guard against a hang, not a timing. */
 const LIMIT_MS = 60_000;
-
-async function runInProcess(args: readonly string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(['node', 'emq-race', ...args], {
-    out: (text) => (stdout += text),
-    err: (text) => (stderr += text),
-    env: { NO_COLOR: '1' },
-    stdoutIsTty: false,
-  });
-  return cliResult(code, null, stdout, stderr);
-}
 
 /** The line a lost server gets anywhere in the tool. */
 const LOST = /^emq-race: (lost the connection to the server at|cannot reach the server at|the server at .* closed the connection)/;
@@ -50,7 +37,7 @@ forEachServer('--latency that cannot work', (handle) => {
       ['grid', '--url', handle.url, '--vary', 'latency=0,10000', '--mode', 'atomic'],
     ];
     for (const args of cases) {
-      const result = await runInProcess(args);
+      const result = await runCli(args);
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
       const line = oneErrorLine(result.stderr);
       assert.ok(line, `${args.join(' ')}: one line, got ${result.stderr}`);
@@ -72,7 +59,7 @@ forEachServer('--latency that cannot work', (handle) => {
       const result = await within(
         LIMIT_MS,
         'the race that lost its server',
-        runInProcess(['--url', relay.url, '--latency', '2', '--mode', 'atomic', '--jobs', '50', '--queue', 'race-lost-latency']),
+        runCli(['--url', relay.url, '--latency', '2', '--mode', 'atomic', '--jobs', '50', '--queue', 'race-lost-latency']),
       );
       assert.ok(lost, 'the relay saw the measurement begin');
       assert.equal(result.code, 3, result.stderr);
@@ -98,7 +85,7 @@ forEachServer('--latency that cannot work', (handle) => {
       const grid = await within(
         LIMIT_MS,
         'the grid that lost its server',
-        runInProcess(['grid', '--url', gridRelay.url, '--latency', '2', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '50', '--json']),
+        runCli(['grid', '--url', gridRelay.url, '--latency', '2', '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '50', '--json']),
       );
       assert.ok(lost, 'the relay saw the second measurement begin');
       assert.equal(grid.code, 3, grid.stderr);

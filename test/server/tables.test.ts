@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { parseModes } from '../../src/cli/options.js';
-import { run } from '../../src/cli/program.js';
 import { racePage } from '../../src/html/page.js';
 import { FIGURES, NO_CONSEQUENCES, registerFigure, type RunResult } from '../../src/model.js';
 import { renderCsv } from '../../src/report/csv.js';
@@ -22,7 +21,7 @@ import { renderTable } from '../../src/report/report.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { STRATEGIES, modeSets, modes, registerStrategy } from '../../src/sweepers/strategies.js';
-import { cliResult, type CliResult } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema, schemaGaps, type SchemaWords } from '../helpers/json-schema.js';
 import { runResult } from '../helpers/run-result.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -113,19 +112,6 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
   assert.deepEqual(schemaGaps(toolWords()), [], 'taken out again');
 });
 
-/** The CLI in this process, through the Io seam. */
-async function inProcess(args: readonly string[]): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(['node', 'emq-race', ...args], {
-    out: (text) => (stdout += text),
-    err: (text) => (stderr += text),
-    env: { NO_COLOR: '1' },
-    stdoutIsTty: false,
-  });
-  return cliResult(code, null, stdout, stderr);
-}
-
 forEachServer('a mode added to the strategy table alone', (handle) => {
   test('runs in --mode all, is named by the schema check, and has its column in the table and the page', async () => {
     // A throw-away mode: the shipped atomic sweep under another name, in `all` but not in `both`.
@@ -139,7 +125,7 @@ forEachServer('a mode added to the strategy table alone', (handle) => {
 
       const args = ['--url', handle.url, '--mode', 'all', '--jobs', '60', '--loop-jobs', '60', '--sweepers', '2'];
       const page = join(dir, 'race.html');
-      const shown = await inProcess([...args, '--queue', 'tables-text', '--html', page]);
+      const shown = await runCli([...args, '--queue', 'tables-text', '--html', page]);
       assert.equal(shown.code, 0, shown.stderr);
       const heads = shown.stdout.split('\n').find((line) => /^ +atomic /.test(line)) ?? '';
       assert.deepEqual(heads.trim().split(/ +/), modeSets().all, shown.stdout);
@@ -148,7 +134,7 @@ forEachServer('a mode added to the strategy table alone', (handle) => {
       assert.match(html, /data-field="mode">lease<\/th>/);
       assert.match(html, /<g class="bar-row" data-mode="lease" data-anomaly="doubleRecoveries" data-value="0">/);
 
-      const json = await inProcess([...args, '--queue', 'tables-json', '--json']);
+      const json = await runCli([...args, '--queue', 'tables-json', '--json']);
       assert.equal(json.code, 0, json.stderr);
       const report = JSON.parse(json.stdout) as { runs: { mode: string; recoveries: number; clean: boolean }[] };
       assert.deepEqual(
