@@ -93,3 +93,24 @@ export function withStop(interrupts: Interrupts, stop: AbortSignal): Interrupts 
     },
   };
 }
+
+/**
+ * `work` stopped, as a Ctrl-C would, when a helper it relies on dies (`lost` aborts: the embedded
+ * server's keeper, the latency proxy's thread). The helper's death is then the error the command
+ * ends with, whatever the stopped work tripped on after it (a lost connection, most likely); a
+ * signal keeps its own exit code. Without a helper (`lost` undefined) it is `work` alone.
+ */
+export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: Interrupts, work: (interrupts: Interrupts) => Promise<T>): Promise<T> {
+  if (!lost) return work(interrupts);
+  const watched = withStop(interrupts, lost);
+  try {
+    const result = await work(watched);
+    // A helper that died after the last reply still ends the command with its line.
+    lost.throwIfAborted();
+    return result;
+  } catch (err) {
+    throw !(err instanceof InterruptedError) && lost.aborted ? lost.reason : err;
+  } finally {
+    watched.release();
+  }
+}

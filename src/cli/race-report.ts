@@ -2,9 +2,9 @@
  * One race on an open session, every mode and trial of it, made into a report: what the main
  * command prints, and what `emq-race grid` runs once per cell.
  */
-import { InterruptedError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
-import { withStop, type Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
 import type { MainFlags } from './race-flags.js';
 import type { RaceReport } from '../report/json.js';
@@ -107,56 +107,36 @@ export async function raceReport(
   // does the death of a helper the run relies on: the embedded server's keeper (the tool has then
   // stopped the server itself) or the latency proxy's thread.
   const watched = topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target];
-  const helperLost = new AbortController();
-  const stop = (reason: unknown): void => void (helperLost.signal.aborted || helperLost.abort(reason));
-  // Taken off once the run is over: a grid races many runs on one session's keeper.
-  const unwatch: (() => void)[] = [];
-  const onHelperLost = (lost: AbortSignal): void => {
-    const abort = (): void => stop(lost.reason);
-    if (lost.aborted) abort();
-    lost.addEventListener('abort', abort, { once: true });
-    unwatch.push(() => lost.removeEventListener('abort', abort));
-  };
-  if (session.embedded) onHelperLost(session.embedded.lost);
-  const helped = withStop(interrupts, helperLost.signal);
   // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
   let proxy: RaceProxy | undefined;
-  let planned: RunResult[];
-  try {
-    planned = await underEvictionWatch(watched, helped, async (runInterrupts) => {
+  const planned = await underHelper(session.embedded?.lost, interrupts, (kept) =>
+    underEvictionWatch(watched, kept, async (watching) => {
+      proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
       try {
-        proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
-        if (proxy) onHelperLost(proxy.lost);
         const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
-        return await runPlan(raced, options, modes, userScript, runInterrupts, {
-          adjust,
-          ...(progress
-            ? {
-                progress: (trial: number, of: number, mode: Mode) =>
-                  io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`),
-              }
-            : {}),
-          // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
-          ...(perQueue
-            ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) }
-            : {}),
-          // Every step is checked against maxmemory before the first one writes.
-          beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
-        });
+        const lost = proxy?.lost;
+        return await underHelper(lost, watching, (runInterrupts) =>
+          runPlan(raced, options, modes, userScript, runInterrupts, {
+            adjust,
+            ...(progress
+              ? {
+                  progress: (trial: number, of: number, mode: Mode) =>
+                    io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`),
+                }
+              : {}),
+            // A trial of several queues runs them all side by side; the next trial starts on fresh ones.
+            ...(perQueue
+              ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) }
+              : {}),
+            // Every step is checked against maxmemory before the first one writes.
+            beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+          }),
+        );
       } finally {
         await proxy?.close();
       }
-    });
-  } catch (err) {
-    // A keeper that died took the server with it (the tool stopped it): whatever the run tripped on
-    // afterwards, a lost connection most likely, the keeper's death is the cause to report.
-    if (!(err instanceof InterruptedError) && session.embedded?.lost.aborted) throw session.embedded.lost.reason;
-    throw err;
-  } finally {
-    helped.release();
-    for (const off of unwatch) off();
-  }
-  session.embedded?.lost.throwIfAborted();
+    }),
+  );
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
   const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();

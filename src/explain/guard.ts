@@ -6,7 +6,7 @@
  * dying stops it too, as it stops a race: the tool has stopped the server itself, and the replays
  * end with the keeper's line (exit 3) rather than a lost connection.
  */
-import { withStop, type Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../interrupt.js';
 import { checkRunMemory } from '../queue/memory-guard.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
 import type { Session } from '../server/session.js';
@@ -36,14 +36,7 @@ export async function guardedReplays<T>(
   interrupts: Interrupts,
   work: (interrupts: Interrupts) => Promise<T>,
 ): Promise<T> {
-  const keeper = session.embedded ? withStop(interrupts, session.embedded.lost) : undefined;
-  try {
-    return await guarded(session, queues, job, keeper ?? interrupts, work);
-  } finally {
-    keeper?.release();
-    // A keeper that died after the last replay's reply still ends explain with its line.
-    session.embedded?.lost.throwIfAborted();
-  }
+  return underHelper(session.embedded?.lost, interrupts, (kept) => guarded(session, queues, job, kept, work));
 }
 
 async function guarded<T>(
