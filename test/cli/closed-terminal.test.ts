@@ -11,12 +11,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
-import { within } from '../helpers/cli-process.js';
+import { within, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
@@ -79,20 +78,10 @@ for (const kind of SERVER_KINDS) {
       initial = state;
     });
 
-    /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
-    const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
-      within(
-        LIMIT_MS,
-        what,
-        (async () => {
-          while (!(await ready())) await sleep(2);
-        })(),
-      );
-
     const closeWhen = async (queue: string, args: readonly string[], what: string, ready: () => Promise<boolean>): Promise<void> => {
       const cli = onTerminal(['--url', server.url, '--queue', queue, ...args]);
       await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
-      await until(what, ready);
+      await until(LIMIT_MS, what, ready);
       const ended = await within(LIMIT_MS, 'the run after its terminal closed', cli.close());
       assert.equal(ended.signal, null, `ended by signal ${ended.signal} (6 is Node's abort)`);
       assert.equal(ended.exit, 129);

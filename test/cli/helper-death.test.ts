@@ -10,10 +10,9 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { oneErrorLine, startCli, within, type RunningCli } from '../helpers/cli-process.js';
+import { oneErrorLine, startCli, within, type RunningCli, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
@@ -23,20 +22,10 @@ import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers
 const HELPER_DEATH_BOUND_MS = 20_000;
 const LIMIT_MS = 15_000;
 
-/** Resolves once `ready` holds, asking every few ms (a guard against a hang, not a timing). */
-const until = (what: string, ready: () => Promise<boolean> | boolean): Promise<void> =>
-  within(
-    LIMIT_MS,
-    what,
-    (async () => {
-      while (!(await ready())) await sleep(2);
-    })(),
-  );
-
 /** The first process below the CLI whose command line names `file`. */
 async function helperOf(cli: RunningCli, file: string): Promise<number> {
   let found: number | undefined;
-  await until(`a ${file} process`, () => (found = descendants(cli.child.pid ?? 0).find((pid) => commandLine(pid).includes(file))) !== undefined);
+  await until(LIMIT_MS, `a ${file} process`, () => (found = descendants(cli.child.pid ?? 0).find((pid) => commandLine(pid).includes(file))) !== undefined);
   return found ?? 0;
 }
 
@@ -51,7 +40,7 @@ async function killAndCheck(cli: RunningCli, helper: number, says: RegExp): Prom
   assert.equal(result.code, 3, result.stderr);
   assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
   // The tool has ended; its helpers were to go with it (a guard, not a timing).
-  await until('every process of the run to end', () => ofRun.every((pid) => !alive(pid)));
+  await until(LIMIT_MS, 'every process of the run to end', () => ofRun.every((pid) => !alive(pid)));
 }
 
 for (const kind of SERVER_KINDS) {
@@ -86,7 +75,7 @@ for (const kind of SERVER_KINDS) {
         const keeper = await helperOf(cli, 'server-keeper.js');
         const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
         try {
-          await until(phase, () => ready(own));
+          await until(LIMIT_MS, phase, () => ready(own));
         } finally {
           own.disconnect();
         }
@@ -108,7 +97,7 @@ for (const kind of SERVER_KINDS) {
       try {
         // The replay's marker: explain has claimed its first queue and is replaying on it. Its
         // writes are then held (a replay takes a moment only), so the keeper dies mid-replay.
-        await until('the replay', async () => (await own.dbsize()) > 0);
+        await until(LIMIT_MS, 'the replay', async () => (await own.dbsize()) > 0);
         await own.call('CLIENT', 'PAUSE', '60000', 'WRITE');
         assert.ok((await own.dbsize()) > 0, 'explain is still at work on its queue');
       } finally {
@@ -129,7 +118,7 @@ for (const kind of SERVER_KINDS) {
     const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {
       const cli = startCli(['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', queue]);
       const child = await helperOf(cli, 'sweeper-process.js');
-      await until('the phase', ready);
+      await until(LIMIT_MS, 'the phase', ready);
       await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);
       assert.deepEqual(
         (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)),

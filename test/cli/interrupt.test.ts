@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, connectOnceUp, embeddedChild } from '../helpers/processes.js';
@@ -35,23 +35,13 @@ for (const kind of SERVER_KINDS) {
       initial = state;
     });
 
-    /** Resolves once `ready` holds, asking the server every few ms (a guard, not a timing). */
-    const until = (what: string, ready: () => Promise<boolean>): Promise<void> =>
-      within(
-        LIMIT_MS,
-        what,
-        (async () => {
-          while (!(await ready())) await sleep(2);
-        })(),
-      );
-
     /**
      * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
      * show: its exit code, one line naming the signal, nothing on stdout, the keyspace as it was.
      */
     const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: keyof typeof EXIT_CODES): Promise<void> => {
       const cli = startCli(['--url', server.url, ...args]);
-      await until(what, ready);
+      await until(LIMIT_MS, what, ready);
       cli.child.kill(signal);
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
       assert.equal(result.code, EXIT_CODES[signal], result.stderr);
@@ -111,7 +101,7 @@ for (const kind of SERVER_KINDS) {
      */
     const heldMidSeed = async (queue: string, more: readonly string[] = []): Promise<ReturnType<typeof startCli>> => {
       const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue, ...more]);
-      await until('seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
+      await until(LIMIT_MS, 'seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
       await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
       return cli;
     };
@@ -237,7 +227,7 @@ for (const kind of SERVER_KINDS) {
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
       const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {
-        await until('sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
+        await until(LIMIT_MS, 'sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
       } finally {
         own.disconnect();
       }
@@ -260,8 +250,8 @@ for (const kind of SERVER_KINDS) {
       const result = await within(LIMIT_MS, 'the killed run', cli.done);
       assert.equal(result.signal, 'SIGKILL');
       // The keeper notices the closed pipe and stops the server: a guard against a hang, not a timing.
-      await until('the server to go', async () => !alive(child.pid));
-      await until('its folder to go', async () => !existsSync(child.dir));
+      await until(LIMIT_MS, 'the server to go', async () => !alive(child.pid));
+      await until(LIMIT_MS, 'its folder to go', async () => !existsSync(child.dir));
     });
 
     test('nothing of the runs is left', async () => {

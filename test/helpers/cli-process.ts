@@ -1,5 +1,6 @@
 /** The built CLI as a running process, for tests that signal it or kill its server mid-run. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, cliEnv, cliResult, type CliResult } from './cli.js';
 
 export interface RunningCli {
@@ -61,4 +62,15 @@ export function oneErrorLine(stderr: string): string | undefined {
   if (errors.length !== 1) return undefined;
   if (lines.some((line) => /^\s+at |Unhandled|unexpected error/.test(line))) return undefined;
   return errors[0];
+}
+
+/** Resolves once `ready` holds, asked every few ms; rejects after `ms` (a guard against a hang, not a timing). */
+export function until(ms: number, what: string, ready: () => Promise<boolean> | boolean): Promise<void> {
+  return within(
+    ms,
+    what,
+    (async () => {
+      while (!(await ready())) await sleep(2);
+    })(),
+  );
 }

@@ -9,14 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { run } from '../../src/cli/program.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { advanceCount, evictedKeys, startCount, statsReading } from '../../src/server/eviction-watch.js';
 import { parseMemoryInfo, roomLeft } from '../../src/server/memory-check.js';
 import { cliResult, type CliResult } from '../helpers/cli.js';
-import { oneErrorLine, within } from '../helpers/cli-process.js';
+import { oneErrorLine, within, until } from '../helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 import { fillUnrelated } from '../helpers/unrelated-data.js';
@@ -41,17 +40,6 @@ async function fill(redis: Redis, prefix: string, count: number, size = 100): Pr
     for (let i = at; i < Math.min(count, at + 500); i++) pipeline.set(`${prefix}:${i}`, 'v'.repeat(size));
     await pipeline.exec();
   }
-}
-
-/** Polls until `ready` holds: how the test waits for the run to reach the moment it acts in. */
-async function until(what: string, ready: () => Promise<boolean>): Promise<void> {
-  await within(
-    LIMIT_MS,
-    what,
-    (async () => {
-      while (!(await ready())) await sleep(5);
-    })(),
-  );
 }
 
 const evicted = async (redis: Redis): Promise<number> => evictedKeys(await redis.info('stats'));
@@ -116,7 +104,7 @@ forEachServer('keys that vanish under a run', (handle) => {
   test("the policy switched to allkeys-lru and maxmemory lowered mid-run (the run began under noeviction): exit 3 naming the evictions, the run's keys gone", async () => {
     const before = await evicted(redis);
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-switched']);
-    await until('the run seeded', async () => (await redis.exists('emq:{race-switched}:active')) === 1);
+    await until(LIMIT_MS, 'the run seeded', async () => (await redis.exists('emq:{race-switched}:active')) === 1);
     const memory = parseMemoryInfo(await redis.info('memory'));
     await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
     await redis.call('CONFIG', 'SET', 'maxmemory', String(memory.usedMemory - memory.notCountedForEvict - 256 * 1024));
@@ -146,7 +134,7 @@ forEachServer('keys that vanish under a run', (handle) => {
     await redis.call('CONFIG', 'SET', 'maxmemory', String(room.usedMemory - room.notCountedForEvict + 6 * 1024 * 1024));
 
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-reset']);
-    await until('the run seeded', async () => (await redis.exists('emq:{race-reset}:active')) === 1);
+    await until(LIMIT_MS, 'the run seeded', async () => (await redis.exists('emq:{race-reset}:active')) === 1);
     await redis.call('CONFIG', 'RESETSTAT');
     for (let round = 0; (await evicted(redis)) === 0; round++) await fill(redis, `late:${round}`, 200, 1000);
     const result = await within(LIMIT_MS, 'the stopped run', cli);
@@ -178,7 +166,7 @@ forEachServer('keys that vanish under a run', (handle) => {
       '--expect',
       'loop=clean',
     ]);
-    await until('the run sweeping', async () => (await redis.llen('emq:{race-flushed}:pending')) > 0);
+    await until(LIMIT_MS, 'the run sweeping', async () => (await redis.llen('emq:{race-flushed}:pending')) > 0);
     await redis.flushall();
     const result = await within(LIMIT_MS, 'the stopped run', cli);
     assert.equal(result.code, 3, result.stderr);
@@ -211,7 +199,7 @@ forEachServer('keys that vanish under a run', (handle) => {
       '--expect',
       'loop=clean',
     ]);
-    await until('the run sweeping', async () => (await redis.llen('emq:{race-holed}:pending')) > 0);
+    await until(LIMIT_MS, 'the run sweeping', async () => (await redis.llen('emq:{race-holed}:pending')) > 0);
     // Neither the first job nor the last, which the run checks by name: one in the middle.
     assert.equal(await redis.del('emq:{race-holed}:job:1000'), 1);
     const result = await within(LIMIT_MS, 'the stopped run', cli);
@@ -229,7 +217,7 @@ forEachServer('keys that vanish under a run', (handle) => {
   test('another client deletes the owner marker mid-run: exit 3 naming it, no "by hand" blame, nothing left for clean', async () => {
     const foreign = await keyspaceDigest(redis);
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-unmarked']);
-    await until('the run sweeping', async () => (await redis.llen('emq:{race-unmarked}:pending')) > 0);
+    await until(LIMIT_MS, 'the run sweeping', async () => (await redis.llen('emq:{race-unmarked}:pending')) > 0);
     await redis.del('emq:{race-unmarked}:owner');
     const result = await within(LIMIT_MS, 'the stopped run', cli);
     assert.equal(result.code, 3, result.stderr);
