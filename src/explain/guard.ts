@@ -27,7 +27,8 @@ function replayRun(replay: ReplayQueue, maxStalled: number, stalledBefore: numbe
 
 /**
  * Runs `work` (the replays, one after another, on `queues`) once the memory guard let it, under
- * the eviction watch; `work` takes the interrupts an eviction also aborts.
+ * the eviction watch and the keeper's watch; `work` takes the interrupts an eviction or the
+ * keeper's death also aborts.
  */
 export async function guardedReplays<T>(
   session: Session,
@@ -36,27 +37,19 @@ export async function guardedReplays<T>(
   interrupts: Interrupts,
   work: (interrupts: Interrupts) => Promise<T>,
 ): Promise<T> {
-  return underHelper(session.embedded?.lost, interrupts, (kept) => guarded(session, queues, job, kept, work));
-}
-
-async function guarded<T>(
-  session: Session,
-  queues: readonly ReplayQueue[],
-  job: { readonly maxStalled: number; readonly stalledBefore: number },
-  interrupts: Interrupts,
-  work: (interrupts: Interrupts) => Promise<T>,
-): Promise<T> {
-  const runs = queues.map((replay) => replayRun(replay, job.maxStalled, job.stalledBefore));
-  const longest = runs.map((run) => run.queue).reduce((a, b) => (b.length > a.length ? b : a), '');
-  await checkRunMemory(
-    // One replay after another: each queue is a moment of its own.
-    [{ where: session.target.display, redis: session.admin, moments: runs.map((run) => [run]), probeQueue: `${longest.slice(0, 120)}-m` }],
-    memoryTraits,
-    interrupts.signal,
-    {
-      subject: `explain (${runs.length === 1 ? 'one queue' : `${runs.length} queues, one after another`}, one job each)`,
-      remedy: 'use a server with more room',
-    },
-  );
-  return underEvictionWatch([session.target], interrupts, work);
+  return underHelper(session.embedded?.lost, interrupts, async (kept) => {
+    const runs = queues.map((replay) => replayRun(replay, job.maxStalled, job.stalledBefore));
+    const longest = runs.map((run) => run.queue).reduce((a, b) => (b.length > a.length ? b : a), '');
+    await checkRunMemory(
+      // One replay after another: each queue is a moment of its own.
+      [{ where: session.target.display, redis: session.admin, moments: runs.map((run) => [run]), probeQueue: `${longest.slice(0, 120)}-m` }],
+      memoryTraits,
+      kept.signal,
+      {
+        subject: `explain (${runs.length === 1 ? 'one queue' : `${runs.length} queues, one after another`}, one job each)`,
+        remedy: 'use a server with more room',
+      },
+    );
+    return underEvictionWatch([session.target], kept, work);
+  });
 }
