@@ -25,9 +25,25 @@ interface FlagsSeen {
   readonly queue?: string | undefined;
   readonly url?: string | undefined;
   readonly serverBin?: string | undefined;
+  readonly tlsCa?: string | undefined;
+  readonly tlsCert?: string | undefined;
+  readonly tlsKey?: string | undefined;
+  readonly tlsInsecure?: boolean | undefined;
   readonly keep: boolean;
   readonly json: boolean;
   readonly html?: string | undefined;
+}
+
+/** How both commands reach their server: the URL (redacted on the way out), the TLS files, the binary. */
+function serverWords(flags: FlagsSeen, url: string | undefined): [string, CommandValue][] {
+  return [
+    ['--url', url],
+    ['--tls-ca', flags.tlsCa],
+    ['--tls-cert', flags.tlsCert],
+    ['--tls-key', flags.tlsKey],
+    ['--tls-insecure', flags.tlsInsecure],
+    ['--server-bin', flags.serverBin],
+  ];
 }
 
 export interface RaceFlagsSeen extends FlagsSeen {
@@ -57,10 +73,6 @@ export interface RaceFlagsSeen extends FlagsSeen {
   readonly csv?: boolean | undefined;
   readonly latency?: number | undefined;
   readonly latencyJitter?: number | undefined;
-  readonly tlsCa?: string | undefined;
-  readonly tlsCert?: string | undefined;
-  readonly tlsKey?: string | undefined;
-  readonly tlsInsecure?: boolean | undefined;
 }
 
 export interface ExplainFlagsSeen extends FlagsSeen {
@@ -87,12 +99,7 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
       ['--queues', unlessDefault(flags.queues, LIMITS.queues.default)],
       ['--cluster', flags.cluster],
       ['--embedded-cluster', flags.embeddedCluster],
-      ['--url', url],
-      ['--tls-ca', flags.tlsCa],
-      ['--tls-cert', flags.tlsCert],
-      ['--tls-key', flags.tlsKey],
-      ['--tls-insecure', flags.tlsInsecure],
-      ['--server-bin', flags.serverBin],
+      ...serverWords(flags, url),
       ['--server-stats', flags.serverStats],
       ['--keep', flags.keep],
       ['--json', flags.json],
@@ -129,8 +136,7 @@ export function explainCommandLine(flags: ExplainFlagsSeen, url: string | undefi
       ['--max-stalled', unlessDefault(flags.maxStalled, LIMITS.maxStalled.default)],
       ['--stalled-before', unlessDefault(flags.stalledBefore, LIMITS.stalledBefore.default)],
       ['--queue', flags.queue],
-      ['--url', url],
-      ['--server-bin', flags.serverBin],
+      ...serverWords(flags, url),
       ['--keep', flags.keep],
       ['--json', flags.json],
       ['--html', flags.html],
