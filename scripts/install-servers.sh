@@ -32,7 +32,7 @@ if [ $want_valkey = 1 ] && ! have valkey-server; then need_valkey=1; fi
 if [ $need_redis = 0 ] && [ $need_valkey = 0 ]; then
   installed=""
   for bin in redis-server valkey-server; do if have $bin; then installed="$installed $bin"; fi; done
-  echo "install-servers: nothing to install (${installed# } already installed)"
+  echo "install-servers: already installed:${installed}"
   exit 0
 fi
 
