@@ -141,26 +141,37 @@ forEachServer('counters: both directions, and every "server" figure true of the 
 
   for (const pending of ['list', 'zset'] as const) {
     test(`the loop, 8 sweepers × 5,000 jobs, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
-      const queue = queueName(`counters-${pending}`);
-      const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '5000', '--pending', pending]);
-      try {
-        const counted = await countFromKeys(redis, queue, run);
-        // The page's order (remove, push, read, write) leaves counters too high where two sweeps both recovered a job.
-        assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
-        assert.ok(counted.deadLetteredEarly > 0, `early dead-letters in the kept keys: ${counted.deadLetteredEarly}`);
-        assert.equal(run.overcountedStalls, counted.overcountedStalls);
-        assert.equal(run.overcountedStallCount, counted.overcountedStallCount);
-        assert.equal(run.deadLetteredEarly, counted.deadLetteredEarly);
-        const checked = assertServerFiguresTrue(run, counted, `loop ${pending}`);
-        for (const figure of ['overcountedStalls', 'deadLetteredEarly', 'duplicatePending', 'lostJobs', 'misplaced'])
-          assert.ok(checked.includes(figure), figure);
-        assert.ok(Number(run.jobsRecoveredMoreThanOnce) > 0);
-        // The JSON's total is the sum of the anomaly figures, overlapping as they are.
-        assert.ok(run.anomalies >= Number(run.overcountedStalls) + Number(run.deadLetteredEarly));
-      } finally {
-        await clean(handle.url, queue, redis);
+      // The page's order (remove, push, read, write) leaves counters too high where two sweeps both
+      // recovered a job, and a job at its last stall then goes to dead early. How many is up to the
+      // race: on a busy machine one run can catch no early dead-letter, so a run that shows none is
+      // checked like every other and one more is raced (at most three in all).
+      for (let attempt = 1; ; attempt++) {
+        const done = await loopRun(pending, attempt === 3);
+        if (done) break;
       }
     });
+  }
+
+  /** One kept loop run checked against the kept keys; false when it caught no early dead-letter and another may be raced. */
+  async function loopRun(pending: 'list' | 'zset', last: boolean): Promise<boolean> {
+    const queue = queueName(`counters-${pending}`);
+    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '5000', '--pending', pending]);
+    try {
+      const counted = await countFromKeys(redis, queue, run);
+      assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
+      if (last) assert.ok(counted.deadLetteredEarly > 0, `early dead-letters in the kept keys, three runs: ${counted.deadLetteredEarly}`);
+      assert.equal(run.overcountedStalls, counted.overcountedStalls);
+      assert.equal(run.overcountedStallCount, counted.overcountedStallCount);
+      assert.equal(run.deadLetteredEarly, counted.deadLetteredEarly);
+      const checked = assertServerFiguresTrue(run, counted, `loop ${pending}`);
+      for (const figure of ['overcountedStalls', 'deadLetteredEarly', 'duplicatePending', 'lostJobs', 'misplaced']) assert.ok(checked.includes(figure), figure);
+      assert.ok(Number(run.jobsRecoveredMoreThanOnce) > 0);
+      // The JSON's total is the sum of the anomaly figures, overlapping as they are.
+      assert.ok(run.anomalies >= Number(run.overcountedStalls) + Number(run.deadLetteredEarly));
+      return counted.deadLetteredEarly > 0;
+    } finally {
+      await clean(handle.url, queue, redis);
+    }
   }
 
   test('the atomic script, 8 sweepers × 5,000 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
