@@ -300,7 +300,9 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     callMsP50: latency?.callMsP50 ?? null,
     callMsP99: latency?.callMsP99 ?? null,
     callMsMax: latency?.callMsMax ?? null,
-    serverCallMsP99: raced.serverCallMsP99,
+    // The server's histogram counts every script call, the run's own heartbeat among them: a mode
+    // whose sweepers call no script (the loop) has no script latency of its own to report.
+    serverCallMsP99: latency ? raced.serverCallMsP99 : null,
     sources: figureSources(counts, settled.consequences.cycles),
     example,
   };

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** false when Chromium is there; otherwise the reason the browser tests skip. */
 export const browserSkip: string | false = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (run scripts/install-browser.sh as root)`;

@@ -30,7 +30,7 @@ export interface Drawn {
 }
 
 /** Every mark the charts drew for a cell: its chart, mode, cell, value, place and tooltip. */
-export function drawnMarks(page: Page): Promise<Drawn[]> {
+function drawnMarks(page: Page): Promise<Drawn[]> {
   return page.evaluate(() =>
     [...document.querySelectorAll('svg[data-chart] [data-cell]')].map((node) => ({
       chart: node.closest('svg')?.getAttribute('data-chart') ?? '',

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 
-export const SCHEMA_FILE = new URL('../../../schema/emq-race.schema.json', import.meta.url);
+const SCHEMA_FILE = new URL('../../../schema/emq-race.schema.json', import.meta.url);
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Every object schema that lists its properties, with no others allowed. */
-export function closed(schema: Json): Json {
+function closed(schema: Json): Json {
   if (Array.isArray(schema)) return schema.map(closed);
   if (schema === null || typeof schema !== 'object') return schema;
   const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, closed(value)]));

@@ -292,7 +292,7 @@ forEachServer('grid on a real server', (handle) => {
         '--trials',
         '2',
         '--jobs',
-        '300',
+        '200',
         '--json',
         '--html',
         html,

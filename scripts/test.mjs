@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * Runs the compiled test files of the tiers named (`unit`, `server`, `cli`; all three when none is
+ * named) with Node's test runner, the longest files first.
+ *
+ * Node starts the files in the order given, a few at a time, so a long file started last would run
+ * alone at the end while the other slots sit idle. LONGEST lists the files that took longest on a
+ * 2-core machine (most of their time is spent waiting on a server, a signal or a heartbeat, so they
+ * overlap well with the rest); a file not in it just starts after them, in name order.
+ *
+ * `--concurrency N` sets how many files run at once (default 3: the long files mostly wait).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const LONGEST = [
+  'cli/interrupt',
+  'server/grid',
+  'server/vanished-keys',
+  'server/latency-race',
+  'server/counters',
+  'server/modes',
+  'server/grid-html',
+  'server/redaction-table',
+  'server/html',
+  'server/shared-servers',
+  'cli/helper-death',
+  'cli/terminal-output',
+  'server/acl-features',
+];
+
+const args = process.argv.slice(2);
+let concurrency = 3;
+const tiers = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--concurrency') concurrency = Number(args[++i]);
+  else tiers.push(args[i]);
+}
+if (!(concurrency >= 1)) throw new Error('--concurrency: a number of 1 or more');
+for (const tier of tiers) if (!['unit', 'server', 'cli'].includes(tier)) throw new Error(`unknown test tier: ${tier} (unit, server or cli)`);
+
+const files = (tiers.length > 0 ? tiers : ['unit', 'server', 'cli']).flatMap((tier) =>
+  readdirSync(join('dist', 'test', tier))
+    .filter((name) => name.endsWith('.test.js'))
+    .sort()
+    .map((name) => `${tier}/${name.slice(0, -'.test.js'.length)}`),
+);
+const rank = (file) => {
+  const at = LONGEST.indexOf(file);
+  return at === -1 ? LONGEST.length : at;
+};
+const ordered = files.map((file, at) => ({ file, at })).sort((a, b) => rank(a.file) - rank(b.file) || a.at - b.at);
+
+const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...ordered.map(({ file }) => join('dist', 'test', `${file}.test.js`))], {
+  stdio: 'inherit',
+});
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
