@@ -14,7 +14,7 @@ import type { BullmqKeys } from './keys.js';
 import type { Bullmq, BullmqQueue, BullmqWorker } from './module.js';
 
 /** The seeding worker's lockDuration and stalledInterval (ms): how long the race waits for the locks to lapse. */
-const SEED_LOCK_MS = 500;
+const SEED_LOCK_MS = 250;
 /** Jobs per addBulk call, and getNextJob calls in flight at once. */
 const ADD_CHUNK = 1000;
 const TAKE_CHUNK = 100;
