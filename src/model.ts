@@ -41,9 +41,25 @@ export const LIMITS = {
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
 
-export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script'] as const;
+export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script', 'bullmq', 'bullmq-naive', 'bullmq-guarded'] as const;
 
 export type Mode = (typeof MODES)[number];
+
+/**
+ * The queue libraries a race can take its recovery from (--lib): the user's own installed copy,
+ * never one of ours. Each is a folder of src/libraries/ and an entry in its table.
+ */
+export const LIBRARY_NAMES = ['bullmq'] as const;
+
+export type LibraryName = (typeof LIBRARY_NAMES)[number];
+
+/** A library as found in the user's project: its package's version and the file `require` gives. */
+export interface FoundLibrary {
+  readonly name: LibraryName;
+  readonly version: string;
+  /** The package's main file, resolved from the project's folder as its own `require` would. */
+  readonly entry: string;
+}
 
 /** Where recovered jobs go: a list (RPUSH, duplicates visible) or a sorted set (ZADD, as EchoMQ does). */
 export const PENDING_KINDS = ['list', 'zset'] as const;
@@ -103,6 +119,8 @@ export interface RaceOptions {
   readonly trials?: number;
   /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
   readonly latency?: LatencyAsked | undefined;
+  /** --lib and --lib-from: the library whose modes run, and the folder its package is resolved from. */
+  readonly library?: { readonly name: LibraryName; readonly from: string } | undefined;
 }
 
 /** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
@@ -398,6 +416,8 @@ export interface ModeRun {
    * server), one line each; the command line binds it to stderr. Unset, such lines go nowhere.
    */
   readonly warn?: (line: string) => void;
+  /** A library mode's package, as found in the user's project (--lib). */
+  readonly library?: FoundLibrary;
 }
 
 export interface RunResult extends AuditCounts {
@@ -445,6 +465,8 @@ export interface RunResult extends AuditCounts {
   readonly sources: FigureSources;
   /** A loop run's doubly recovered job, command by command; null for other runs, or none in the sample. */
   readonly example: InterleavingExample | null;
+  /** A library mode's run: the library and the version of it that ran. */
+  readonly library?: { readonly name: LibraryName; readonly version: string };
 }
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

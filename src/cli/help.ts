@@ -18,6 +18,7 @@ const TLS_FLAGS = ['--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure'];
 /** The main command's flags by purpose, in the order the groups print. */
 const GROUPS: Groups = [
   ['Race:', ['--mode', '--sweepers', '--jobs', '--batch', '--max-stalled', '--stalled-before', '--queue', '--script', '--trials']],
+  ['Your queue library:', ['--lib', '--lib-from']],
   ['Server and connection:', ['--url', '--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure', '--server-bin', '--keep']],
   ['Output and CI:', ['--json', '--csv', '--wide', '--html', '--expect', '--version', '--help']],
   ['What the race costs:', ['--workers', '--cycles', '--observe', '--fault', '--allow-server-wide']],
@@ -65,6 +66,7 @@ With --json a failure still prints one object on stdout:
 const EXAMPLES: readonly (readonly [string, string])[] = [
   ['emq-race', 'the race on a private server: the atomic script vs the loop'],
   ['emq-race --mode all --sweepers 8', 'every strategy, eight sweepers each'],
+  ['emq-race --lib bullmq --sweepers 8', "your installed BullMQ's own stalled recovery beside two ports of it to round trips (docs/libraries.md)"],
   ['emq-race --script my-sweep.lua --expect clean', 'check your own sweep script: exit 1 if it ever races'],
   ["emq-race --url 'redis://:PASSWORD@staging:6379' --mode atomic", 'your own server (the tool writes only emq:{race-…}: keys and removes them)'],
   ['emq-race --mode atomic --sweepers 8 --expect clean --json > race.json', 'a CI check: the figures as JSON, exit 1 on any anomaly'],

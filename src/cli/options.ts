@@ -5,8 +5,9 @@
 import { usageError } from '../errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
+import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { checkExpectedModes } from './expect.js';
-import { type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
+import { type LibraryName, type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
 export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {
@@ -91,6 +92,62 @@ export function modesWithScript(modes: readonly Mode[], script: string | undefin
   return [...modes, ...scripted.filter((mode) => !modes.includes(mode))];
 }
 
+/**
+ * --lib alone runs the library's modes; with --mode, they join the modes given, unless --mode
+ * already names some of them (then only those run).
+ */
+export function modesWithLibrary(modes: readonly Mode[], lib: LibraryName | undefined, modeGiven: boolean): Mode[] {
+  if (lib === undefined) return [...modes];
+  const own = LIBRARIES[lib].modes.map((m) => m.mode);
+  if (!modeGiven) return own;
+  if (modes.some((mode) => own.includes(mode))) return [...modes];
+  return [...modes, ...own];
+}
+
+/**
+ * The library the run needs and where it is found: --lib, or the library of a mode --mode names;
+ * --lib-from needs one of them. Two libraries at once are refused.
+ */
+export function libraryAsked(flags: {
+  mode: readonly Mode[];
+  lib?: LibraryName | undefined;
+  libFrom?: string | undefined;
+  modeGiven: boolean;
+}): { name: LibraryName; from: string } | undefined {
+  const modes = modesWithLibrary(flags.mode, flags.lib, flags.modeGiven);
+  const named = [...new Set(modes.map(libraryOf).filter((name): name is LibraryName => name !== undefined))];
+  if (named.length > 1) throw usageError(`--mode: the modes of ${named.join(' and ')} run one library at a time; pick one`);
+  const name = named[0];
+  if (name === undefined) {
+    if (flags.libFrom !== undefined) throw usageError('--lib-from: needs --lib NAME (or --mode with a library mode), the library to find there');
+    return undefined;
+  }
+  return { name, from: flags.libFrom ?? '.' };
+}
+
+/** Flags a library's modes do not take, with what each would have needed. */
+function checkLibraryOptions(options: RaceOptions): void {
+  const library = options.library;
+  if (!library) return;
+  const c = options.consequences;
+  const refused = [
+    c && c.faults.length > 0 ? '--fault' : undefined,
+    c && c.workers > 0 ? '--workers' : undefined,
+    c && c.cycles > 1 ? '--cycles' : undefined,
+    c?.observe ? '--observe' : undefined,
+    options.processes ? '--processes' : undefined,
+    options.pending === 'zset' ? '--pending zset' : undefined,
+    options.stalledBefore > 0 ? '--stalled-before' : undefined,
+    options.live !== undefined ? '--live' : undefined,
+  ].filter((flag): flag is string => flag !== undefined);
+  const first = refused[0];
+  if (first !== undefined) {
+    throw usageError(
+      `${first}: not with the ${library.name} modes, which race the library's own recovery on the stalled jobs its own code made; leave ${refused.length > 1 ? `${refused.join(', ')} out` : 'it out'}, or run the library's modes apart`,
+    );
+  }
+}
+
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
     throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);
@@ -126,4 +183,5 @@ export function checkRaceOptions(options: RaceOptions): void {
     throw usageError('--csv and --json: pick one output format');
   }
   if (options.expect) checkExpectedModes(options.expect, options.modes);
+  checkLibraryOptions(options);
 }

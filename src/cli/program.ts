@@ -157,6 +157,12 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const { checkConsequenceOptions } = await import('../consequences/plan.js');
   const { readUserScript } = await import('../sweepers/user-script.js');
   const options = raceOptionsFrom(flags);
+  // The user's library, found before any server starts: not installed is a usage error with the line that installs it.
+  if (options.library) {
+    const { findLibrary, versionWarning } = await import('../libraries/resolve.js');
+    const warning = versionWarning(findLibrary(options.library.name, options.library.from));
+    if (warning) io.err(`emq-race: ${warning}\n`);
+  }
   // Read before any server starts: a missing file is a usage error with nothing begun.
   const userScript =
     options.script !== undefined && modesNeeding('script-file').some((mode) => options.modes.includes(mode)) ? readUserScript(options.script) : undefined;

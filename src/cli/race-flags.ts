@@ -6,11 +6,25 @@ import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { usageError } from '../errors.js';
-import { checkRaceOptions, intFlag, LATENCY_CEILING, latencyAsked, modesWithScript, msFlag, parseModes, parsePendingKind, parseQueueName } from './options.js';
+import {
+  checkRaceOptions,
+  libraryAsked,
+  modesWithLibrary,
+  intFlag,
+  LATENCY_CEILING,
+  latencyAsked,
+  modesWithScript,
+  msFlag,
+  parseModes,
+  parsePendingKind,
+  parseQueueName,
+} from './options.js';
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
 import { LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
 import { modeSets } from '../sweepers/strategies.js';
+import { parseLibraryName } from '../libraries/resolve.js';
+import type { LibraryName } from '../model.js';
 
 export interface MainFlags extends TlsFlags {
   mode: Mode[];
@@ -51,6 +65,8 @@ export interface MainFlags extends TlsFlags {
   modeGiven: boolean;
   html?: string;
   wide: boolean;
+  lib?: LibraryName;
+  libFrom?: string;
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -107,6 +123,11 @@ export function raceFlagOptions(): Option[] {
       .default(LIMITS.cycles.default)
       .argParser(intFlag('--cycles', LIMITS.cycles)),
     new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false),
+    new Option(
+      '--lib <name>',
+      "race your installed queue library's own stalled recovery and two ports of it (bullmq): its modes, unless --mode names some",
+    ).argParser(parseLibraryName),
+    new Option('--lib-from <dir>', 'the project whose installed library --lib races (default: the current folder)'),
     new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'),
     new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind),
     new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(
@@ -145,7 +166,7 @@ export function raceFlagOptions(): Option[] {
 /** The flags as the run's options: pure, so every combination is checked before anything starts. */
 export function raceOptionsFrom(flags: MainFlags): RaceOptions {
   const options: RaceOptions = {
-    modes: modesWithScript(flags.mode, flags.script, flags.modeGiven),
+    modes: modesWithLibrary(modesWithScript(flags.mode, flags.script, flags.modeGiven), flags.lib, flags.modeGiven),
     jobs: flags.jobs,
     sweepers: flags.sweepers,
     batch: flags.batch,
@@ -167,6 +188,7 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     csv: flags.csv,
     trials: flags.trials,
     latency: latencyAsked(flags),
+    library: libraryAsked(flags),
   };
   checkRaceOptions(options);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');

@@ -20,12 +20,17 @@ import { totalsPerMode } from '../report/totals.js';
 import type { Session } from '../server/session.js';
 import { summarizeTrials } from '../audit/trials.js';
 import { loadUserScript } from '../sweepers/user-script.js';
+import { STRATEGIES } from '../sweepers/strategies.js';
+import { findLibrary } from '../libraries/resolve.js';
 import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../model.js';
 
 /** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
 function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {
+  // The user's library, found where --lib-from says (main has already refused a missing one).
+  const library = options.library ? findLibrary(options.library.name, options.library.from) : undefined;
   return (mode) => ({
+    ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
     jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
     // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
     serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
@@ -39,6 +44,11 @@ function spreadsQueues(topology: Topology | undefined, flags: MainFlags): boolea
 
 /** A cluster sends its clients on to every node, past a proxy that stands for one server: --latency is a usage error there. */
 function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
+  if (topology && options.library) {
+    throw usageError(
+      `--lib ${options.library.name}: the server at ${session.target.display} is a cluster node; a library run connects the library's clients to one server, and on a cluster the tool spreads its queues over every primary`,
+    );
+  }
   if (topology && options.latency) {
     throw usageError(
       `--latency: the server at ${session.target.display} is a cluster node; the latency proxy stands for one server, and a cluster sends its clients on to every node`,

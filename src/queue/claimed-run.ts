@@ -36,6 +36,8 @@ export interface ClaimPlan {
   /** Every job the run will seed (expired and live): the marker records it for `clean`. */
   readonly jobs: number;
   readonly keep: boolean;
+  /** A library run's library: its keys are the namespace `emq:{Q}:LIBRARY:` (see libraryPrefix in keys.ts). */
+  readonly library?: string;
 }
 
 export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
@@ -44,7 +46,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   interrupts.signal.throwIfAborted();
   let claim: Claim;
   try {
-    claim = await claimQueue(admin, keys, newOwnerMarker(runId, plan.jobs), where, interrupts.signal);
+    claim = await claimQueue(admin, keys, newOwnerMarker(runId, plan.jobs, plan.library), where, interrupts.signal);
   } catch (err) {
     throw stopCause(interrupts.signal) ?? describeServerError(err, where);
   }
@@ -82,7 +84,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
         // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
         const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => undefined) : true;
         if (ours) {
-          const error = await cleanUpRun(admin, keys, plan.jobs, failure, where);
+          const error = await cleanUpRun(admin, keys, plan.jobs, failure, where, plan.library);
           // A run that went well but could not remove its keys (no +unlink) ends with that error.
           // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
           if (error) throw error;

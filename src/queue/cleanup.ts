@@ -1,10 +1,12 @@
 /**
  * Deletes exactly the keys a run created, by name, with UNLINK. Never by pattern and never a
- * FLUSH: whatever else lives on the server is not the tool's to touch.
+ * FLUSH: whatever else lives on the server is not the tool's to touch. The one exception is a
+ * library run's namespace, `emq:{Q}:LIBRARY:`, whose keys the library names itself: inside a
+ * queue the run claimed empty, they are found there by SCAN (see libraryPrefix in keys.ts).
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
-import { createdKeys, type QueueKeys } from './keys.js';
+import { createdKeys, libraryPattern, type QueueKeys } from './keys.js';
 
 const CHUNK = 1000;
 
@@ -13,8 +15,8 @@ const CHUNK = 1000;
  * so a queue cut short (a lost server, a third signal) still carries the marker that
  * `emq-race clean` needs to finish the job.
  */
-export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number): Promise<number> {
-  let deleted = 0;
+export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, library?: string): Promise<number> {
+  let deleted = library ? await unlinkLibraryKeys(redis, keys, library) : 0;
   let names: string[] = [];
   for (const key of createdKeys(keys, jobCount)) {
     names.push(key);
@@ -27,6 +29,18 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
   return deleted;
 }
 
+/** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */
+export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: string): Promise<number> {
+  let deleted = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', libraryPattern(keys, library), 'COUNT', CHUNK);
+    cursor = next;
+    if (batch.length > 0) deleted += await redis.unlink(...batch);
+  } while (cursor !== '0');
+  return deleted;
+}
+
 /**
  * The end of a run that owned its queue: deletes its keys, however many signals came (only a
  * third leaves without them, and that leaves the process too), unless the server has stopped
@@ -35,14 +49,21 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
  * but could not delete its keys (an ACL without UNLINK, a lost connection) resolves to the error
  * it must end with.
  */
-export async function cleanUpRun(admin: Redis, keys: QueueKeys, jobCount: number, failure: EmqError | undefined, where: string): Promise<EmqError | undefined> {
+export async function cleanUpRun(
+  admin: Redis,
+  keys: QueueKeys,
+  jobCount: number,
+  failure: EmqError | undefined,
+  where: string,
+  library?: string,
+): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
   const hint = leftBehindHint(keys.queue);
   let cause: unknown = new Error('Connection is closed.');
   if (admin.status === 'ready' && !stoppedAnswering(where)) {
     try {
-      await deleteRunKeys(admin, keys, jobCount);
+      await deleteRunKeys(admin, keys, jobCount, library);
       return undefined;
     } catch (err) {
       cause = err;

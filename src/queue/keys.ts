@@ -50,6 +50,20 @@ export function queuePattern(keys: QueueKeys): string {
   return `${keys.prefix.replace(/[\\*?[\]{}]/g, (c) => `\\${c}`)}*`;
 }
 
+/**
+ * Where a queue library's keys live in the queue (src/libraries/): `emq:{Q}:NAME:`, under the
+ * queue's hash tag, so that the claim, the heartbeat and `clean` cover them. The library names
+ * them itself, from one version to the next, so they are found there by SCAN, not listed by name.
+ */
+export function libraryPrefix(keys: QueueKeys, library: string): string {
+  return `${keys.prefix}${library}:`;
+}
+
+/** A SCAN MATCH pattern for every key a library wrote in the queue. */
+export function libraryPattern(keys: QueueKeys, library: string): string {
+  return `${libraryPrefix(keys, library).replace(/[\\*?[\]{}]/g, (c) => `\\${c}`)}*`;
+}
+
 /** The keys a run creates besides its job hashes and its owner marker. */
 export function structureKeys(keys: QueueKeys): string[] {
   return [keys.active, keys.pending, keys.dead, keys.running, keys.heartbeat];

@@ -12,6 +12,7 @@ import { usageError } from '../errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
 import { QUEUE_NAME, jobKeys, queueKeys, structureKeys, type QueueKeys } from './keys.js';
 import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
+import { unlinkLibraryKeys } from './cleanup.js';
 import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../text.js';
 
@@ -116,6 +117,8 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<Clean
     // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
     // go only if they carry its id; the marker last, and only if it is still the one read.
     deleted += await redis.unlink(...structureKeys(keys));
+    // A library run's keys are the library's namespace in the queue, named by the library.
+    if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library);
     let chunk: string[] = [];
     for (const key of jobKeys(keys, owned.marker.jobs)) {
       chunk.push(key);

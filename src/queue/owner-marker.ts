@@ -36,11 +36,16 @@ export interface OwnerMarker {
   readonly host: string;
   readonly pid: number;
   readonly phase: OwnerPhase;
+  /**
+   * A library run's library (src/libraries/): its keys are everything under `emq:{Q}:LIBRARY:`,
+   * named by the library, so `clean` finds them by SCAN there rather than by name.
+   */
+  readonly library?: string;
 }
 
 /** A run's marker as first written: `claiming`. */
-export function newOwnerMarker(run: string, jobs: number): OwnerMarker {
-  return { tool: OWNER_TOOL, run, jobs, started: Date.now(), host: hostname(), pid: process.pid, phase: 'claiming' };
+export function newOwnerMarker(run: string, jobs: number, library?: string): OwnerMarker {
+  return { tool: OWNER_TOOL, run, jobs, started: Date.now(), host: hostname(), pid: process.pid, phase: 'claiming', ...(library ? { library } : {}) };
 }
 
 export function ownerValue(marker: OwnerMarker): string {
@@ -67,5 +72,7 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
     host: typeof m.host === 'string' ? m.host : '',
     pid: typeof m.pid === 'number' ? m.pid : 0,
     phase: m.phase === 'claiming' || m.phase === 'owned' ? m.phase : 'legacy',
+    // Only a plain word: it becomes part of a SCAN pattern.
+    ...(typeof m.library === 'string' && /^[a-z0-9-]{1,40}$/.test(m.library) ? { library: m.library } : {}),
   };
 }

@@ -24,7 +24,8 @@ import { measureServerClock, serverTimeMs, type ServerClock } from '../server/cl
 import type { Session } from '../server/session.js';
 import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
-import { STRATEGIES } from '../sweepers/strategies.js';
+import { STRATEGIES, loadSweeper } from '../sweepers/strategies.js';
+import { LIBRARIES } from '../libraries/table.js';
 import {
   BACK_TO_BACK,
   NO_CONSEQUENCES,
@@ -61,6 +62,9 @@ export async function runMode(
   interrupts: Interrupts,
   clientNow?: () => number,
 ): Promise<RunResult> {
+  const library = STRATEGIES[run.mode].library;
+  // A library's mode is the library's to run, seed to audit (src/libraries/).
+  if (library) return (await LIBRARIES[library].load())(session, run, interrupts);
   const { admin, target } = session;
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
@@ -184,7 +188,7 @@ async function raceQueue(
     target,
     admin,
     connections,
-    factory: await STRATEGIES[run.mode].load(),
+    factory: await loadSweeper(run.mode),
     keys,
     clock,
     jobs: run.jobs,

@@ -10,7 +10,7 @@ import { EmqError, ExitCode, describeServerError } from '../errors.js';
 import { queueKeys } from '../queue/keys.js';
 import { measureServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
-import { STRATEGIES } from '../sweepers/strategies.js';
+import { loadSweeper } from '../sweepers/strategies.js';
 import type { Sweeper } from '../sweepers/sweeper.js';
 import { DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './process-protocol.js';
 
@@ -50,7 +50,7 @@ async function prepare(message: WorkerSetup): Promise<void> {
   // The channel uses advanced serialization, so the TLS Buffers arrive as Buffers.
   redis = await connect({ url: message.url, display: message.display, ...(message.tls ? { tls: message.tls } : {}) });
   const clock = await measureServerClock(redis);
-  const build = await STRATEGIES[message.mode].load();
+  const build = await loadSweeper(message.mode);
   sweeper = build({
     redis,
     keys: queueKeys(message.queue),

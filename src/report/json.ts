@@ -106,6 +106,8 @@ export interface RunJson extends ConsequenceJson {
   readonly sources: FigureSources;
   /** A loop run's job recovered more than once, command by command in the server's order; null otherwise. */
   readonly example: InterleavingExample | null;
+  /** A library mode's run (--lib): the library and the version of it found in the user's project. */
+  readonly library?: { readonly name: string; readonly version: string };
 }
 
 /** One mode's verdict; the mode is its key in VerdictJson.modes. */
@@ -194,6 +196,7 @@ export function runJson(run: RunResult): RunJson {
     node: run.node ?? null,
     sources: run.sources,
     example: run.example,
+    ...(run.library ? { library: run.library } : {}),
   };
   return { ...json, ...figuresNotNamed(run, json) };
 }

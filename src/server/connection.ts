@@ -433,6 +433,23 @@ function quietClientWarnings(): void {
   };
 }
 
+/**
+ * The options a queue library's own connections take (src/libraries/): the race's server and
+ * credentials, read from the URL as the tool's own connections read it (the URL itself is never
+ * handed over), and its TLS settings. The library's client retries a command as it always does.
+ */
+export function libraryClientOptions(target: ServerTarget): RedisOptions {
+  const tls = tlsOptions(target);
+  return {
+    ...serverAddress(target.url),
+    connectTimeout: 5000,
+    // What BullMQ asks of a worker's connections: a command waits for a reconnect rather than failing.
+    maxRetriesPerRequest: null,
+    disableClientInfo: true,
+    ...(tls ? { tls } : {}),
+  };
+}
+
 function clientOptions(target: ServerTarget, address: ServerAddress, options: ConnectOptions): RedisOptions {
   const base: RedisOptions = {
     ...address,

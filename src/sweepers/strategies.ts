@@ -11,15 +11,18 @@
  * A new strategy is a file in this folder, an entry here, its name in MODES (model.ts) and in the
  * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
-import type { FaultName, Mode } from '../model.js';
+import { libraryModes } from '../libraries/table.js';
+import type { FaultName, LibraryName, Mode } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
 import type { SweeperFactory } from './sweeper.js';
 
 export interface Strategy {
   /** One line for --help and the docs. */
   readonly summary: string;
-  /** Its sweeper factory, loaded on first use. */
-  readonly load: () => Promise<SweeperFactory>;
+  /** Its sweeper factory, loaded on first use; none for a library's mode, whose library runs it whole. */
+  readonly load?: () => Promise<SweeperFactory>;
+  /** The queue library whose recovery the mode races (src/libraries/): its run is the library's own, seed to audit. */
+  readonly library?: LibraryName;
   /** In `--mode both`, the default: the shipped atomic sweep and the loop it is set against. */
   readonly inBoth: boolean;
   /** In `--mode all`: every mode that needs nothing the user must bring (a script file). */
@@ -60,7 +63,8 @@ export interface Strategy {
 const REPLAY_KINDS = ['loop', 'atomic'] as const;
 export type ReplayKind = (typeof REPLAY_KINDS)[number];
 
-export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
+/** The tool's own strategies; the compiler refuses one whose name is not in MODES. */
+const BUILT_IN: Readonly<Partial<Record<Mode, Strategy>>> = {
   atomic: {
     summary: 'the shipped Lua sweep: detect, move and count in one EVALSHA',
     load: async () => (await import('./atomic.js')).atomicSweeper,
@@ -136,6 +140,40 @@ export const STRATEGIES: Readonly<Record<Mode, Strategy>> = {
     ownColumn: 'misreported',
   },
 };
+
+export const STRATEGIES = {
+  ...BUILT_IN,
+  // The libraries' modes (src/libraries/table.ts): none is in both or all, since each needs the
+  // user's installed library (--lib).
+  ...(Object.fromEntries(
+    libraryModes().map(({ mode, summary, racesByDesign, roundTrips, library }) => [
+      mode,
+      {
+        summary,
+        library,
+        inBoth: false,
+        inAll: false,
+        racesByDesign,
+        deadLettersAfterPush: false,
+        roundTrips,
+        // A naive port pushes a job once per caller: the check allows for the worst.
+        pushesTwice: true,
+        faultsThatMiss: {
+          'sweeper-crash': 'a library mode runs without the fault hooks',
+          'script-flush': 'a library mode runs without the fault hooks',
+          'client-kill': 'a library mode runs without the fault hooks',
+        },
+      } satisfies Strategy,
+    ]),
+  ) as Record<string, Strategy>),
+} as Readonly<Record<Mode, Strategy>>;
+
+/** A mode's sweeper factory; a library's mode has none (its library runs it, see race/run-mode.ts). */
+export async function loadSweeper(mode: Mode): Promise<SweeperFactory> {
+  const load = STRATEGIES[mode].load;
+  if (!load) throw new Error(`mode ${mode} is run by its library, not by a sweeper`);
+  return load();
+}
 
 /**
  * For tests only: adds a mode the test defines (its name need not be in MODES) to STRATEGIES, to

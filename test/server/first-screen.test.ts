@@ -71,6 +71,7 @@ describe('help', () => {
       [
         'Grid:',
         'Race:',
+        'Your queue library:',
         'Server and connection:',
         'Output and CI:',
         'What the race costs:',

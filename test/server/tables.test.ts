@@ -30,7 +30,7 @@ const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 const LAYOUT = { color: false, width: 200, wide: false };
 
-/** A run with every field the JSON can carry: workers, re-leases, the observer and a fault. */
+/** A run with every field the JSON can carry: workers, re-leases, the observer, a fault and a library. */
 function fullRun(over: Partial<RunResult> = {}): RunResult {
   return runResult({
     consequences: { ...NO_CONSEQUENCES, faults: ['sweeper-crash'], workers: 2, cycles: 2, observe: true, notes: ['a note'] },
@@ -39,6 +39,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
     forgottenStalls: 0,
     forgottenStallCount: 0,
     node: '127.0.0.1:1',
+    library: { name: 'bullmq', version: '6.7.0' },
     ...over,
   });
 }

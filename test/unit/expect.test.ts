@@ -28,7 +28,7 @@ test('clean and race keep their meaning; race also asks every other mode to be c
   assert.equal(asks(parseExpectation('clean')), 'atomic=clean,loop=clean,watch=clean,claim=clean,function=clean,script=clean');
   assert.equal(asks(parseExpectation('race')), 'atomic=clean,loop=race,watch=clean,claim=clean,function=clean,script=clean');
   assert.deepEqual(Object.keys(parseExpectation('clean').modes), [], 'clean names no mode');
-  assert.deepEqual(Object.keys(parseExpectation('race').modes), ['loop'], 'race names the loop, which must run');
+  assert.deepEqual(Object.keys(parseExpectation('race').modes), ['loop'], "race names the loop, which must run, and no library's port");
 });
 
 test('per-mode terms judge the modes they name and no other', () => {

@@ -1,0 +1,135 @@
+/**
+ * The audit of a BullMQ run, pure: BullMQ's keys as read back (a BullmqSnapshot) set against what
+ * the callers recorded they moved. Each job of the race stalled once (its lock lapsed once), so:
+ *
+ *   duplicate pending   entries of `wait` beyond one per job (server);
+ *   lost increments     moves a caller recorded that the job's `stc` does not show (server+callers);
+ *   extra increments    `stc` rises no caller recorded (server+callers);
+ *   over-counted stalls jobs whose `stc` ended above the one stall they had (server);
+ *   lost jobs           jobs in none of BullMQ's lists and sets (server);
+ *   misplaced           jobs in two or more of them, or twice in `active` (server);
+ *   unreclaimed         jobs left in `active` with their lock gone (server);
+ *   dead-lettered early jobs in `failed`, or marked to fail (`defa`), though their one stall is
+ *                       below --max-stalled (server).
+ */
+import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
+import { excess } from '../../audit/job-state.js';
+import { incrementGap } from '../../audit/rules.js';
+import type { AuditCounts } from '../../model.js';
+
+/** Per-job facts read from BullMQ's keys, indexed by job id (1..jobs; index 0 unused). */
+export interface BullmqSnapshot {
+  readonly jobs: number;
+  /** Entries of the id in `wait`, `active` and `paused` (lists). */
+  readonly inWait: Uint32Array;
+  readonly inActive: Uint32Array;
+  readonly inPaused: Uint32Array;
+  /** 1 where the sorted set holds the id. */
+  readonly inFailed: Uint8Array;
+  readonly inCompleted: Uint8Array;
+  readonly inDelayed: Uint8Array;
+  readonly inPrioritized: Uint8Array;
+  /** The hash's `stc` (stall counter); NaN where it has none. */
+  readonly stc: Float64Array;
+  /** 1 where the hash has `defa`: marked to fail when a worker next takes it. */
+  readonly failMarked: Uint8Array;
+  /** 1 where the job's lock key exists. */
+  readonly locked: Uint8Array;
+}
+
+/** A snapshot of `jobs` jobs with nothing read yet. */
+export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
+  const n = jobs + 1;
+  return {
+    jobs,
+    inWait: new Uint32Array(n),
+    inActive: new Uint32Array(n),
+    inPaused: new Uint32Array(n),
+    inFailed: new Uint8Array(n),
+    inCompleted: new Uint8Array(n),
+    inDelayed: new Uint8Array(n),
+    inPrioritized: new Uint8Array(n),
+    stc: new Float64Array(n).fill(Number.NaN),
+    failMarked: new Uint8Array(n),
+    locked: new Uint8Array(n),
+  };
+}
+
+/** In how many of BullMQ's lists and sets a job stands (a list holding it twice counts once: that is a duplicate). */
+export function bullmqPlaces(s: BullmqSnapshot, id: number): number {
+  const lists = [s.inWait, s.inActive, s.inPaused, s.inFailed, s.inCompleted, s.inDelayed, s.inPrioritized];
+  return lists.reduce((sum, list) => sum + ((list[id] ?? 0) > 0 ? 1 : 0), 0);
+}
+
+/** Whether a job is failed, or marked to fail, by BullMQ. */
+export function isFailing(s: BullmqSnapshot, id: number): boolean {
+  return (s.inFailed[id] ?? 0) > 0 || (s.failMarked[id] ?? 0) > 0;
+}
+
+/** The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled` is --max-stalled. */
+export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number): AuditCounts {
+  let recoveries = 0;
+  let doubleRecoveries = 0;
+  let jobsRecoveredMoreThanOnce = 0;
+  let duplicatePending = 0;
+  let mostPendingEntries = 0;
+  let lostIncrements = 0;
+  let extraIncrements = 0;
+  let overcountedStalls = 0;
+  let overcountedStallCount = 0;
+  let lostJobs = 0;
+  let misplaced = 0;
+  let unreclaimed = 0;
+  let deadLetteredEarly = 0;
+  let deadLetterEscapes = 0;
+  for (let id = 1; id <= s.jobs; id++) {
+    const moved = moves[id] ?? 0;
+    const inWait = s.inWait[id] ?? 0;
+    const stc = s.stc[id] ?? Number.NaN;
+    recoveries += moved;
+    doubleRecoveries += excess(moved);
+    if (moved > 1) jobsRecoveredMoreThanOnce++;
+    duplicatePending += excess(inWait);
+    if (inWait > mostPendingEntries) mostPendingEntries = inWait;
+    const gap = incrementGap(moved, stc, 0);
+    if (gap > 0) lostIncrements += gap;
+    else extraIncrements -= gap;
+    const over = overcount(1, stc, 0);
+    if (over > 0) {
+      overcountedStalls++;
+      overcountedStallCount += over;
+    }
+    const places = bullmqPlaces(s, id);
+    if (places === 0) lostJobs++;
+    else if (places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
+    if ((s.inActive[id] ?? 0) > 0 && (s.locked[id] ?? 0) === 0) unreclaimed++;
+    const failing = isFailing(s, id) ? 1 : 0;
+    if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
+    if (isDeadLetterEscape(1, 0, maxStalled, failing)) deadLetterEscapes++;
+  }
+  return {
+    recoveries,
+    doubleRecoveries,
+    duplicatePending,
+    duplicatePendingAtEnd: duplicatePending,
+    mostPendingEntries,
+    lostIncrements,
+    extraIncrements,
+    forgottenStalls: null,
+    forgottenStallCount: null,
+    lostJobs,
+    misplaced,
+    unreclaimed,
+    doubleExecutions: null,
+    deadLetterEscapes,
+    overcountedStalls,
+    overcountedStallCount,
+    deadLetteredEarly,
+    windowInNeither: null,
+    windowInBoth: null,
+    unacknowledgedMoves: 0,
+    stolenLeases: null,
+    misreported: null,
+    jobsRecoveredMoreThanOnce,
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The part of BullMQ the tool uses, as types, and the user's installed copy loaded from the file
+ * their project's `require('bullmq')` gives. Nothing of BullMQ is bundled with the tool: it is an
+ * optional peer dependency.
+ */
+import { pathToFileURL } from 'node:url';
+import { usageError } from '../../errors.js';
+import type { FoundLibrary } from '../../model.js';
+
+export interface BullmqJob {
+  readonly id?: string | undefined;
+}
+
+/** What a BullMQ client (a Queue or a Worker) has in common here. */
+interface BullmqClient {
+  waitUntilReady(): Promise<unknown>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+export interface BullmqQueue extends BullmqClient {
+  addBulk(jobs: readonly { name: string; data: unknown }[]): Promise<readonly BullmqJob[]>;
+  close(): Promise<void>;
+}
+
+export interface BullmqWorker extends BullmqClient {
+  /** Takes the next job into `active` under `token`, its lock set for the worker's lockDuration. */
+  getNextJob(token: string, options?: { block?: boolean }): Promise<BullmqJob | undefined>;
+  /**
+   * BullMQ's own stalled-job check, one call of it: the method the worker's stalled-check timer
+   * (`startStalledCheckTimer`) calls every `stalledInterval`. It runs the moveStalledJobsToWait
+   * script through the worker's backend and emits `stalled` for each job it moved. Private in
+   * BullMQ's typings; the tool calls it unmodified, as the timer does.
+   */
+  moveStalledJobsToWait(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'stalled', listener: (jobId: string) => void): unknown;
+  close(force?: boolean): Promise<void>;
+}
+
+export interface BullmqOptions {
+  readonly connection: object;
+  readonly prefix: string;
+}
+
+export interface WorkerOptions extends BullmqOptions {
+  readonly autorun: false;
+  readonly lockDuration: number;
+  readonly stalledInterval: number;
+  readonly maxStalledCount: number;
+}
+
+export interface Bullmq {
+  readonly Queue: new (name: string, options: BullmqOptions) => BullmqQueue;
+  readonly Worker: new (name: string, processor: null, options: WorkerOptions) => BullmqWorker;
+}
+
+/** The user's BullMQ, loaded; a usage error when it lacks what the tool calls. */
+export async function loadBullmq(found: FoundLibrary): Promise<Bullmq> {
+  const loaded = (await import(pathToFileURL(found.entry).href)) as Partial<Bullmq> & { default?: Partial<Bullmq> };
+  const bullmq = loaded.Worker ? loaded : (loaded.default ?? {});
+  const { Queue, Worker } = bullmq;
+  if (typeof Queue !== 'function' || typeof Worker !== 'function' || typeof Worker.prototype.moveStalledJobsToWait !== 'function') {
+    throw usageError(
+      `--lib bullmq: the bullmq ${found.version} at ${found.entry} has no Queue, Worker or Worker#moveStalledJobsToWait: emq-race cannot call its stalled-job recovery`,
+    );
+  }
+  return { Queue, Worker };
+}

@@ -1,0 +1,65 @@
+/**
+ * BullMQ's keys read back after the race, through the tool's own admin connection: its lists and
+ * sets in slices, and each job's hash (`stc`, `defa`) and lock by name, in pipelines. What anyone
+ * can check with LRANGE, ZRANGE and HGET on the keys a `--keep` run leaves.
+ */
+import type { Redis } from 'ioredis';
+import { blankBullmqSnapshot, type BullmqSnapshot } from './audit.js';
+import type { BullmqKeys } from './keys.js';
+
+const SLICE = 10_000;
+const PIPELINE = 1000;
+
+/** Counts each job id 1..jobs in `ids` into `into`; ids of no job of the run are left out. */
+function countIds(ids: readonly string[], into: Uint32Array | Uint8Array, jobs: number): void {
+  for (const raw of ids) {
+    const id = Number(raw);
+    if (Number.isInteger(id) && id >= 1 && id <= jobs) into[id] = (into[id] ?? 0) + 1;
+  }
+}
+
+async function readList(redis: Redis, key: string, into: Uint32Array, jobs: number, signal: AbortSignal): Promise<void> {
+  const length = await redis.llen(key);
+  for (let from = 0; from < length; from += SLICE) {
+    signal.throwIfAborted();
+    countIds(await redis.lrange(key, from, from + SLICE - 1), into, jobs);
+  }
+}
+
+async function readSortedSet(redis: Redis, key: string, into: Uint8Array, jobs: number, signal: AbortSignal): Promise<void> {
+  const size = await redis.zcard(key);
+  for (let from = 0; from < size; from += SLICE) {
+    signal.throwIfAborted();
+    countIds(await redis.zrange(key, from, from + SLICE - 1), into, jobs);
+  }
+}
+
+export async function readBullmqSnapshot(redis: Redis, keys: BullmqKeys, jobs: number, signal: AbortSignal): Promise<BullmqSnapshot> {
+  const s = blankBullmqSnapshot(jobs);
+  await readList(redis, keys.wait, s.inWait, jobs, signal);
+  await readList(redis, keys.active, s.inActive, jobs, signal);
+  await readList(redis, keys.paused, s.inPaused, jobs, signal);
+  await readSortedSet(redis, keys.failed, s.inFailed, jobs, signal);
+  await readSortedSet(redis, keys.completed, s.inCompleted, jobs, signal);
+  await readSortedSet(redis, keys.delayed, s.inDelayed, jobs, signal);
+  await readSortedSet(redis, keys.prioritized, s.inPrioritized, jobs, signal);
+  for (let first = 1; first <= jobs; first += PIPELINE) {
+    signal.throwIfAborted();
+    const last = Math.min(jobs, first + PIPELINE - 1);
+    const pipeline = redis.pipeline();
+    for (let id = first; id <= last; id++) pipeline.hmget(keys.job(id), 'stc', 'defa').exists(keys.lock(id));
+    const replies = (await pipeline.exec()) ?? [];
+    for (let id = first; id <= last; id++) {
+      const at = (id - first) * 2;
+      const [hashError, hash] = replies[at] ?? [];
+      const [lockError, lock] = replies[at + 1] ?? [];
+      if (hashError) throw hashError;
+      if (lockError) throw lockError;
+      const [stc, defa] = (hash as [string | null, string | null] | undefined) ?? [null, null];
+      if (stc !== null) s.stc[id] = Number(stc);
+      if (defa !== null) s.failMarked[id] = 1;
+      s.locked[id] = Number(lock) > 0 ? 1 : 0;
+    }
+  }
+  return s;
+}

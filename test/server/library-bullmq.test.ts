@@ -1,0 +1,208 @@
+/**
+ * --lib bullmq against real servers: BullMQ's own stalled recovery stays clean in every trial, the
+ * round-trip port deaf to LREM's reply races and the one acting on it does not; the figures equal
+ * a count made here from the keys a --keep run leaves; `clean` removes such a run; another
+ * application's BullMQ keys on the same server stay byte for byte what they were; and the library
+ * missing, or unknown, is a usage error. Sizes are small: the round-trip ports run on 500 jobs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { runCli } from '../helpers/cli.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
+import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
+import { forEachServer } from '../helpers/servers.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+/** The project's folder, whose node_modules holds the bullmq the tests race. */
+const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
+
+interface JsonRun {
+  mode: string;
+  trial: number;
+  jobs: number;
+  clean: boolean;
+  recoveries: number;
+  duplicatePending: number;
+  lostIncrements: number;
+  extraIncrements: number;
+  overcountedStalls: number;
+  overcountedStallCount: number;
+  lostJobs: number;
+  misplaced: number;
+  library?: { name: string; version: string };
+  [name: string]: unknown;
+}
+
+/** Another application's BullMQ queue on the same server: the tool must not touch a byte of it. */
+async function foreignBullmq(url: string): Promise<void> {
+  const { port, hostname } = new URL(url);
+  const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
+  const queue = new Queue('payments', { connection, prefix: 'bull' });
+  await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'charge', data: { i } })));
+  await queue.close();
+  const worker = new Worker('payments', null, { connection, prefix: 'bull', autorun: false, lockDuration: 600_000 });
+  for (let i = 0; i < 5; i++) await worker.getNextJob(`foreign-${i}`, { block: false });
+  // Closed at once: the five jobs stay active under locks that outlive the test.
+  await worker.close(true);
+}
+
+forEachServer('--lib bullmq', (handle) => {
+  let admin: Redis;
+  let foreign: Map<string, string>;
+  const foreignNow = async (): Promise<Map<string, string>> => new Map([...(await keyspaceDigest(admin))].filter(([key]) => key.startsWith('bull:')));
+  const ourKeys = async (): Promise<string[]> => (await allKeys(admin)).filter((key) => key.startsWith('emq:'));
+
+  before(async () => {
+    admin = new Redis(handle.url);
+    await foreignBullmq(handle.url);
+    foreign = await foreignNow();
+    assert.ok(foreign.size > 20, 'the foreign queue is there');
+  });
+  after(async () => {
+    await admin.quit();
+  });
+
+  test('--lib bullmq --sweepers 8, two trials: bullmq and bullmq-guarded clean, bullmq-naive races; each run names the library and its version', async () => {
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--lib',
+      'bullmq',
+      '--lib-from',
+      PROJECT,
+      '--sweepers',
+      '8',
+      '--jobs',
+      '2000',
+      '--loop-jobs',
+      '200',
+      '--trials',
+      '2',
+      '--expect',
+      'bullmq=clean,bullmq-guarded=clean',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(result.stderr, /warning/, 'the pinned version is within the tested range');
+    const report = JSON.parse(result.stdout) as { runs: JsonRun[] };
+    assertMatchesSchema(report);
+    assert.deepEqual(
+      report.runs.map((r) => `${r.mode}/${r.trial}`),
+      ['bullmq/1', 'bullmq-naive/1', 'bullmq-guarded/1', 'bullmq/2', 'bullmq-naive/2', 'bullmq-guarded/2'],
+    );
+    for (const run of report.runs) {
+      assert.deepEqual(run.library, { name: 'bullmq', version: '6.7.0' });
+      assert.equal(run.lostJobs, 0, `${run.mode}: no job lost`);
+      assert.equal(run.misplaced, 0, `${run.mode}: no job in two lists`);
+      if (run.mode === 'bullmq-naive') {
+        assert.equal(run.jobs, 200, 'the round-trip port runs on --loop-jobs');
+        // Each naive run is clean or shows both: a second push is a duplicate and a second HINCRBY.
+        assert.equal(run.duplicatePending > 0, run.overcountedStalls > 0, JSON.stringify(run));
+        assert.equal(run.lostIncrements, 0, 'HINCRBY is atomic: no increment is lost, the counter runs ahead');
+      } else {
+        assert.equal(run.clean, true, `${run.mode} trial ${run.trial}: ${JSON.stringify(run)}`);
+        assert.equal(run.recoveries, run.jobs, 'every stalled job recovered once');
+      }
+    }
+    // Whether a naive run races depends on how the callers' round trips interleave: two or more
+    // must read `stalled` before the first one deletes it. Most runs do; one more is raced per
+    // trial that did not, three at most.
+    let raced = report.runs.filter((r) => r.mode === 'bullmq-naive' && r.duplicatePending > 0).length;
+    for (let more = 0; raced === 0 && more < 3; more++) {
+      const again = await runCli(['--url', handle.url, '--mode', 'bullmq-naive', '--lib-from', PROJECT, '--sweepers', '8', '--jobs', '200', '--json']);
+      assert.equal(again.code, 0, again.stderr);
+      const [run] = (JSON.parse(again.stdout) as { runs: JsonRun[] }).runs;
+      if ((run?.duplicatePending ?? 0) > 0) raced++;
+    }
+    assert.ok(raced > 0, 'the naive port raced');
+    assert.deepEqual(await ourKeys(), [], 'every run removed its keys');
+    assert.deepEqual(await foreignNow(), foreign, "the other application's BullMQ keys are untouched");
+  });
+
+  test("--keep: the naive run's figures equal a count made from its kept keys, and clean --all removes the run", async () => {
+    // A kept run that raced (three tries at most): its keys are then what the count is made from.
+    let run: JsonRun | undefined;
+    let queue = '';
+    for (let attempt = 1; attempt <= 3 && !(run && run.duplicatePending > 0); attempt++) {
+      if (run) assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
+      queue = `kept-${attempt}-${Math.random().toString(16).slice(2, 8)}`;
+      const result = await runCli([
+        '--url',
+        handle.url,
+        '--mode',
+        'bullmq-naive',
+        '--lib-from',
+        PROJECT,
+        '--sweepers',
+        '8',
+        '--jobs',
+        '200',
+        '--queue',
+        queue,
+        '--keep',
+        '--json',
+      ]);
+      assert.equal(result.code, 0, result.stderr);
+      run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
+    }
+    assert.ok(run);
+    const base = `emq:{${queue}}:bullmq:`;
+    const wait = await admin.lrange(`${base}wait`, 0, -1);
+    const entries = new Map<string, number>();
+    for (const id of wait) entries.set(id, (entries.get(id) ?? 0) + 1);
+    let duplicates = 0;
+    for (const count of entries.values()) duplicates += count - 1;
+    let counted = 0;
+    let overJobs = 0;
+    let overCount = 0;
+    for (let id = 1; id <= run.jobs; id++) {
+      const stc = Number((await admin.hget(`${base}${id}`, 'stc')) ?? 0);
+      counted += stc;
+      if (stc > 1) {
+        overJobs++;
+        overCount += stc - 1;
+      }
+    }
+    assert.ok(duplicates > 0, 'the naive port raced');
+    assert.equal(run.duplicatePending, duplicates);
+    assert.equal(run.overcountedStalls, overJobs);
+    assert.equal(run.overcountedStallCount, overCount);
+    // Each recovery the callers recorded is one RPUSH onto wait; stc against them is the counter's gap.
+    assert.equal(run.recoveries, wait.length);
+    assert.equal(run.lostIncrements, Math.max(0, wait.length - counted));
+    assert.equal(run.extraIncrements, Math.max(0, counted - wait.length));
+    assert.ok(
+      (await ourKeys()).some((key) => key.startsWith(base)),
+      'the keys were kept',
+    );
+
+    const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    assert.deepEqual(await ourKeys(), [], "clean removed every key of the kept run, BullMQ's namespace included");
+    assert.deepEqual(await foreignNow(), foreign, "the other application's BullMQ keys are untouched");
+  });
+
+  test('--lib-from a folder without bullmq: exit 2, the line says how to install it, nothing written', async () => {
+    const empty = tempDir('emq-race-nolib-');
+    const result = await runCli(['--url', handle.url, '--lib', 'bullmq', '--lib-from', empty]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /bullmq is not installed in .*: install it there with npm install bullmq/);
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.deepEqual(await ourKeys(), []);
+  });
+
+  test('an unknown library: exit 2, naming the ones emq-race knows', async () => {
+    const result = await runCli(['--url', handle.url, '--lib', 'kue']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /"kue" is not a library emq-race knows; expected one of bullmq/);
+  });
+
+  test('a flag a library run cannot honour is refused before anything starts', async () => {
+    const result = await runCli(['--url', handle.url, '--lib', 'bullmq', '--workers', '2']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--workers: not with the bullmq modes/);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * The BullMQ library's pure parts: the audit of BullMQ's keys on hand-made snapshots (each count
+ * checked exactly), the tested version range, --max-stalled as BullMQ's maxStalledCount, and how
+ * --lib and --mode pick the modes and the library.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { auditBullmq, blankBullmqSnapshot, bullmqPlaces, isFailing, type BullmqSnapshot } from '../../src/libraries/bullmq/audit.js';
+import { bullmqKeys } from '../../src/libraries/bullmq/keys.js';
+import { maxStalledCount } from '../../src/libraries/bullmq/run.js';
+import { inTestedRange, parseLibraryName, versionWarning } from '../../src/libraries/resolve.js';
+import { libraryOf } from '../../src/libraries/table.js';
+import { libraryAsked, modesWithLibrary } from '../../src/cli/options.js';
+import { EmqError } from '../../src/errors.js';
+
+interface Facts {
+  wait?: number;
+  active?: number;
+  failed?: boolean;
+  completed?: boolean;
+  stc?: number;
+  defa?: boolean;
+  locked?: boolean;
+  moves?: number;
+}
+
+/** A snapshot of jobs 1..n as `facts` describe them, and the callers' moves. */
+function snapshotOf(facts: readonly Facts[]): { snapshot: BullmqSnapshot; moves: Uint32Array } {
+  const s = blankBullmqSnapshot(facts.length);
+  const moves = new Uint32Array(facts.length + 1);
+  facts.forEach((f, i) => {
+    const id = i + 1;
+    s.inWait[id] = f.wait ?? 0;
+    s.inActive[id] = f.active ?? 0;
+    s.inFailed[id] = f.failed ? 1 : 0;
+    s.inCompleted[id] = f.completed ? 1 : 0;
+    if (f.stc !== undefined) s.stc[id] = f.stc;
+    s.failMarked[id] = f.defa ? 1 : 0;
+    s.locked[id] = f.locked ? 1 : 0;
+    moves[id] = f.moves ?? 0;
+  });
+  return { snapshot: s, moves };
+}
+
+test('a clean BullMQ recovery: each job once in wait, stc 1, one move each: every anomaly 0', () => {
+  const { snapshot, moves } = snapshotOf([
+    { wait: 1, stc: 1, moves: 1 },
+    { wait: 1, stc: 1, moves: 1 },
+  ]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.recoveries, 2);
+  for (const name of [
+    'doubleRecoveries',
+    'duplicatePending',
+    'lostIncrements',
+    'extraIncrements',
+    'overcountedStalls',
+    'lostJobs',
+    'misplaced',
+    'unreclaimed',
+  ] as const)
+    assert.equal(counts[name], 0, name);
+  assert.equal(counts.deadLetteredEarly, 0);
+  assert.equal(counts.forgottenStalls, null, 'not measured');
+  assert.equal(counts.stolenLeases, null, 'not measured');
+});
+
+test('the naive port: a job pushed by three callers is two duplicates, two double recoveries and an over-count of two', () => {
+  const { snapshot, moves } = snapshotOf([
+    { wait: 3, stc: 3, moves: 3, defa: true },
+    { wait: 1, stc: 1, moves: 1 },
+  ]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.recoveries, 4);
+  assert.equal(counts.doubleRecoveries, 2);
+  assert.equal(counts.jobsRecoveredMoreThanOnce, 1);
+  assert.equal(counts.duplicatePending, 2);
+  assert.equal(counts.mostPendingEntries, 3);
+  assert.equal(counts.overcountedStalls, 1);
+  assert.equal(counts.overcountedStallCount, 2);
+  assert.equal(counts.lostIncrements, 0, 'HINCRBY is atomic: every move counted');
+  assert.equal(counts.deadLetteredEarly, 1, 'marked to fail (defa) after one real stall');
+});
+
+test('stc against the callers: a move the counter lacks is a lost increment, a rise no caller made an extra one', () => {
+  const { snapshot, moves } = snapshotOf([
+    { wait: 1, stc: 1, moves: 2 },
+    { wait: 1, stc: 2, moves: 1 },
+    { wait: 1, moves: 1 },
+  ]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.lostIncrements, 2);
+  assert.equal(counts.extraIncrements, 1);
+});
+
+test('jobs in no list are lost, in two misplaced; an unlocked job still in active unreclaimed; a failed one at one stall dead-lettered early', () => {
+  const { snapshot, moves } = snapshotOf([
+    {},
+    { wait: 1, completed: true, stc: 1, moves: 1 },
+    { active: 1 },
+    { active: 1, locked: true },
+    { failed: true, stc: 1, moves: 1 },
+  ]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.lostJobs, 1);
+  assert.equal(counts.misplaced, 1);
+  assert.equal(counts.unreclaimed, 1, 'the locked job is a live one');
+  assert.equal(counts.deadLetteredEarly, 1);
+  assert.equal(bullmqPlaces(snapshot, 2), 2);
+  assert.equal(isFailing(snapshot, 5), true);
+  assert.equal(isFailing(snapshot, 2), false);
+});
+
+test('--max-stalled 1: one stall is the limit, so a failing job is no early dead-letter and a waiting one escaped', () => {
+  const { snapshot, moves } = snapshotOf([
+    { wait: 1, stc: 1, moves: 1, defa: true },
+    { wait: 1, stc: 1, moves: 1 },
+  ]);
+  const counts = auditBullmq(snapshot, moves, 1);
+  assert.equal(counts.deadLetteredEarly, 0);
+  assert.equal(counts.deadLetterEscapes, 1);
+});
+
+test('--max-stalled N is BullMQ maxStalledCount N − 1: both fail a job at the N-th stall', () => {
+  assert.equal(maxStalledCount(3), 2);
+  assert.equal(maxStalledCount(1), 0);
+});
+
+test("BullMQ's keys live under the queue's hash tag, in the library's namespace", () => {
+  const keys = bullmqKeys('race-1');
+  assert.equal(keys.prefix, 'emq:{race-1}');
+  assert.equal(keys.wait, 'emq:{race-1}:bullmq:wait');
+  assert.equal(keys.stalledCheck, 'emq:{race-1}:bullmq:stalled-check');
+  assert.equal(keys.job(7), 'emq:{race-1}:bullmq:7');
+  assert.equal(keys.lock('7'), 'emq:{race-1}:bullmq:7:lock');
+});
+
+test('the tested range: from 6.7.0 below 7.0.0, pre-releases outside', () => {
+  const range = { from: '6.7.0', below: '7.0.0' };
+  assert.equal(inTestedRange('6.7.0', range), true);
+  assert.equal(inTestedRange('6.12.3', range), true);
+  assert.equal(inTestedRange('6.6.9', range), false);
+  assert.equal(inTestedRange('7.0.0', range), false);
+  assert.equal(inTestedRange('6.8.0-beta.1', range), false);
+  assert.equal(inTestedRange('not a version', range), false);
+  assert.equal(versionWarning({ name: 'bullmq', version: '6.7.0', entry: 'x' }), undefined);
+  assert.match(
+    versionWarning({ name: 'bullmq', version: '5.1.0', entry: 'x' }) ?? '',
+    /bullmq 5\.1\.0 is outside the versions emq-race was tested with \(>=6\.7\.0 <7\.0\.0\)/,
+  );
+});
+
+test('--lib: a known name, or a usage error listing the known ones', () => {
+  assert.equal(parseLibraryName('bullmq'), 'bullmq');
+  assert.throws(
+    () => parseLibraryName('kue'),
+    (err: unknown) => err instanceof EmqError && err.exitCode === 2 && /"kue" is not a library emq-race knows; expected one of bullmq/.test(err.message),
+  );
+});
+
+test('--lib alone runs its three modes; with --mode naming some of them only those; --mode with a library mode names its library', () => {
+  assert.deepEqual(modesWithLibrary(['atomic', 'loop'], 'bullmq', false), ['bullmq', 'bullmq-naive', 'bullmq-guarded']);
+  assert.deepEqual(modesWithLibrary(['bullmq-naive'], 'bullmq', true), ['bullmq-naive']);
+  assert.deepEqual(modesWithLibrary(['atomic'], 'bullmq', true), ['atomic', 'bullmq', 'bullmq-naive', 'bullmq-guarded']);
+  assert.deepEqual(libraryAsked({ mode: ['bullmq-guarded'], modeGiven: true }), { name: 'bullmq', from: '.' });
+  assert.deepEqual(libraryAsked({ mode: ['atomic'], lib: 'bullmq', libFrom: '/p', modeGiven: false }), { name: 'bullmq', from: '/p' });
+  assert.equal(libraryAsked({ mode: ['atomic'], modeGiven: true }), undefined);
+  assert.throws(() => libraryAsked({ mode: ['atomic'], libFrom: '/p', modeGiven: true }), /--lib-from: needs --lib/);
+  assert.equal(libraryOf('bullmq-naive'), 'bullmq');
+  assert.equal(libraryOf('loop'), undefined);
+});
