@@ -65,6 +65,7 @@ test("--help: grouped options, every mode described, examples and exit codes; he
   const headings = help.stdout.split('\n').filter((line) => /^[A-Z][^:]*:$/.test(line));
   assert.deepEqual(headings, [
     'Race:',
+    'Your queue library:',
     'Server and connection:',
     'Output and CI:',
     'What the race costs:',
