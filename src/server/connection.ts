@@ -417,10 +417,10 @@ interface CommandTimeout {
 
 /**
  * The client's socket timeout (ANSWER_TIMEOUT_MS) and its command timeout, as ioredis arms them,
- * except that a timer that fires late because this process stood still (Ctrl-Z, SIGSTOP, a
- * laptop asleep: see frozen.ts) waits again instead of counting the server as stopped. A resumed
- * process runs its due timers before it reads its sockets, so without this the replies the server
- * sent meanwhile would still be unread when the wait gave up on it.
+ * except that a wait through which this process stood still (Ctrl-Z, SIGSTOP: see frozen.ts)
+ * starts again instead of counting the server as stopped. A resumed process runs its due timers
+ * before it reads its sockets, so without this the replies the server sent meanwhile would still
+ * be unread when the wait gave up on it.
  */
 function judgeWaitsAwake(redis: Redis): void {
   const client = redis as unknown as ClientTimeouts;
