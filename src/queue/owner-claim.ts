@@ -11,11 +11,14 @@
  * A refused or failed claim deletes only its own marker (by value); when even that fails (a
  * connection lost, an ACL without EVAL, GET or DEL) the marker stays `claiming` and expires.
  * A run that owns its queue then keeps a heartbeat key alive (HEARTBEAT_TTL_MS, refreshed every
- * HEARTBEAT_EVERY_MS), so `clean` from any host refuses a queue whose run is still going.
+ * HEARTBEAT_EVERY_MS), so `clean` from any host refuses a queue whose run is still going. A run
+ * whose process stands still for longer than that (Ctrl-Z, SIGSTOP, a laptop asleep) may lose its
+ * queue to `clean` from another host meanwhile: resumed, it finds so, and says that it was paused.
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, EmqError, serverError, usageError } from '../errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
+import { FROZEN_MS } from '../server/frozen.js';
 import { queuePattern, type QueueKeys } from './keys.js';
 import { ownerValue, type OwnerMarker } from './owner-marker.js';
 
@@ -106,8 +109,10 @@ export interface Heartbeat {
   readonly claimLost: boolean;
   /**
    * True once a check found the marker, the heartbeat or a job hash the run relies on gone from
-   * the server (a FLUSHALL, a FLUSHDB or a DEL by another client, or an eviction). What is left
-   * is still the run's to delete, once it holds the marker again (see reclaimVanished).
+   * the server (a FLUSHALL, a FLUSHDB or a DEL by another client, or an eviction; or `clean` from
+   * another host, once the run's process stood still for longer than its heartbeat lives). What is
+   * left is still the run's to delete, once it holds the marker again (see reclaimVanished). A
+   * heartbeat that merely expired, the marker still this run's, is written again instead.
    */
   readonly vanished: boolean;
   /**
@@ -120,12 +125,37 @@ export interface Heartbeat {
   stop(): Promise<void>;
 }
 
+const namedKeys = (gone: readonly string[]): string => (gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', '));
+
 /** Why a run whose keys vanished stopped, naming what it found gone. */
 function vanishedError(keys: QueueKeys, where: string, gone: readonly string[]): EmqError {
-  const named = gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', ');
   return serverError(
-    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${named} gone): ` +
+    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${namedKeys(gone)} gone): ` +
       "another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy's doing",
+  );
+}
+
+/** How long the run's own process stood still: what explains the keys the heartbeat found gone after it. */
+interface Pause {
+  /** How long the process stood still since the claim was last found whole. */
+  readonly stoodMs: number;
+  /** How long before the check that found the keys gone the heartbeat was last written. */
+  readonly sinceBeatMs: number;
+}
+
+const seconds = (ms: number): string => `${Math.max(1, Math.round(ms / 1000))} s`;
+
+/**
+ * Why a run stopped whose keys vanished while its own process stood still longer than its
+ * heartbeat lives: then `clean` from another host may take the queue by design, and the line says
+ * so, and which `clean` that is.
+ */
+function pausedError(keys: QueueKeys, where: string, gone: readonly string[], pause: Pause): EmqError {
+  return serverError(
+    `this run was paused for ${seconds(pause.stoodMs)} (its process stopped: Ctrl-Z, SIGSTOP or the machine asleep), so its heartbeat ${keys.heartbeat}, ` +
+      `last written ${seconds(pause.sinceBeatMs)} before, expired meanwhile (it lives ${HEARTBEAT_TTL_MS / 1000} s), and queue ${keys.queue} was removed from the server at ${where} (${namedKeys(gone)} gone): ` +
+      `most likely by emq-race clean --queue ${keys.queue} from another host, which takes a queue whose heartbeat has expired (or by a FLUSHALL, FLUSHDB or DEL); ` +
+      "the run stops here, deletes what is left of its keys by name (what it wrote after it resumed included) and reports no figures, since what the server lost is no strategy's doing",
   );
 }
 
@@ -138,20 +168,42 @@ function takenError(keys: QueueKeys): EmqError {
 /**
  * Refreshes the claim's heartbeat every HEARTBEAT_EVERY_MS until stopped (claimQueue wrote the
  * first), and checks every PRESENCE_EVERY_MS that the marker and the heartbeat are still there.
+ * A tick that comes FROZEN_MS or more late finds that the process stood still (Ctrl-Z, SIGSTOP, a
+ * laptop asleep): nothing is concluded from the wait itself, the tick checks (or beats) at once,
+ * and when it finds the queue gone the line says that the run was paused, and for how long.
+ * `clock` is the wall clock (a test moves it to stand for a pause).
  */
-export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartbeat {
+export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: () => number = Date.now): Heartbeat {
   const { keys, value } = claim;
   const runId = claim.marker.run;
   const lost = new AbortController();
   let claimLost = false;
   let vanished = false;
   let inFlight: Promise<void> | undefined;
+  // When the heartbeat was last written (asked for); how long the process stood still since a
+  // check last found the claim whole, and when a tick last found that it had.
+  let written = clock();
+  let stoodMs = 0;
+  let stoodSeen = Number.NEGATIVE_INFINITY;
   const stopWith = (err: EmqError): EmqError => {
     if (!lost.signal.aborted) lost.abort(err);
     return lost.signal.reason as EmqError;
   };
+  /** Writes the heartbeat while the marker holds this run's claim; false (nothing written) otherwise. */
+  const write = async (): Promise<boolean> => {
+    const asked = clock();
+    const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, {
+      from: value,
+      to: value,
+      markerTtlMs: 0,
+      heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: runId },
+    });
+    if (ours) written = asked;
+    return ours;
+  };
   const check = async (jobs: readonly string[] = []): Promise<EmqError | undefined> => {
     if (lost.signal.aborted) return lost.signal.reason as EmqError;
+    const asked = clock();
     const pipeline = redis.pipeline().get(keys.owner).get(keys.heartbeat);
     for (const id of jobs) pipeline.hget(keys.job(id), 'run');
     const replies = (await pipeline.exec()) ?? [];
@@ -164,25 +216,29 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartb
       claimLost = true;
       return stopWith(takenError(keys));
     }
+    // A heartbeat not written for as long as it lives expired (the process stood still, or the
+    // connection waited behind a long call): while the marker holds this run's claim, it is written
+    // again rather than mourned. Gone any sooner, someone removed it.
+    const lapsed = asked - written >= HEARTBEAT_TTL_MS;
+    const rewritten = heartbeat === null && owner === value && lapsed && (await write());
     const gone = [
       ...(owner === null ? [keys.owner] : []),
-      ...(heartbeat === null ? [keys.heartbeat] : []),
+      ...(heartbeat === null && !rewritten ? [keys.heartbeat] : []),
       ...jobs.filter((_, i) => hashes[i] !== runId).map((id) => keys.job(id)),
     ];
-    if (gone.length === 0) return undefined;
+    if (gone.length === 0) {
+      // Only a check asked after the pause was seen clears it: one asked before the process stood
+      // still, and answered after, says nothing of what happened meanwhile.
+      if (asked >= stoodSeen) stoodMs = 0;
+      return undefined;
+    }
     vanished = true;
-    return stopWith(vanishedError(keys, where, gone));
+    return stopWith(stoodMs > 0 && lapsed ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: asked - written }) : vanishedError(keys, where, gone));
   };
   const beat = async (): Promise<void> => {
     try {
-      const ours = await callKeepClaim(redis, keys.owner, keys.heartbeat, {
-        from: value,
-        to: value,
-        markerTtlMs: 0,
-        heartbeat: { ttlMs: HEARTBEAT_TTL_MS, value: runId },
-      });
       // Not ours: the check says whether the marker is gone or another run's.
-      if (!ours) await check();
+      if (!(await write())) await check();
     } catch (err) {
       stopWith(describeServerError(err, where));
     }
@@ -191,16 +247,22 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string): Heartb
     // A check that fails (a lost server) is the run's own error, found by its next command.
     await check().catch(() => undefined);
   };
-  let last = 0;
+  let last = clock();
+  let ticked = last;
   const timer = setInterval(() => {
+    const now = clock();
+    // A tick far later than due: the process stood still for about that long.
+    if (now - ticked - PRESENCE_EVERY_MS >= FROZEN_MS) {
+      stoodMs += now - ticked;
+      stoodSeen = now;
+    }
+    ticked = now;
     // One at a time: behind a long script on the same connection, checks wait rather than pile up.
     if (lost.signal.aborted || inFlight) return;
-    const now = Date.now();
     const due = now - last >= HEARTBEAT_EVERY_MS;
     if (due) last = now;
     inFlight = (due ? beat() : look()).finally(() => (inFlight = undefined));
   }, PRESENCE_EVERY_MS);
-  last = Date.now();
   // The timer must not keep a finished process alive.
   timer.unref();
   return {

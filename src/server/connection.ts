@@ -6,6 +6,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
 import { describeServerError, type EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
+import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
 
 // node:net and node:tls are required where a TLS connection through the latency proxy needs them:
@@ -264,6 +265,7 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   // usage error) starts without it.
   const { Redis } = await import('ioredis');
   const redis = new Redis(clientOptions(target, address, options));
+  judgeWaitsAwake(redis);
   // ioredis reports socket errors as events as well as rejections; keep them off the console, but
   // remember the first: a refused AUTH arrives as an event, then connect() only says "closed".
   // connect() may also never settle after a refused AUTH, so the first error or the end decides.
@@ -395,6 +397,65 @@ function trackOpen(redis: Redis, where: string): void {
 function serverStoppedAnswering(where: string): void {
   noteStoppedAnswering(where, ANSWER_TIMEOUT_MS);
   for (const redis of openConnections.get(where) ?? []) redis.disconnect();
+}
+
+/** The parts of an ioredis client (5.9, pinned) whose two timeouts judgeWaitsAwake replaces. */
+interface ClientTimeouts {
+  readonly stream: NodeJS.EventEmitter & { destroy(err: Error): void };
+  readonly commandQueue: { readonly length: number };
+  socketTimeoutTimer: NodeJS.Timeout | undefined;
+  setSocketTimeout(): void;
+  sendCommand(command: CommandTimeout, stream?: unknown): unknown;
+}
+
+interface CommandTimeout {
+  _commandTimeoutTimer?: NodeJS.Timeout;
+  readonly isResolved: boolean;
+  reject(err: Error): void;
+  setTimeout(ms: number): void;
+}
+
+/**
+ * The client's socket timeout (ANSWER_TIMEOUT_MS) and its command timeout, as ioredis arms them,
+ * except that a wait through which this process stood still (Ctrl-Z, SIGSTOP: see frozen.ts)
+ * starts again instead of counting the server as stopped. A resumed process runs its due timers
+ * before it reads its sockets, so without this the replies the server sent meanwhile would still
+ * be unread when the wait gave up on it.
+ */
+function judgeWaitsAwake(redis: Redis): void {
+  const client = redis as unknown as ClientTimeouts;
+  client.setSocketTimeout = () => {
+    awakeTimeout(
+      ANSWER_TIMEOUT_MS,
+      () => {
+        client.socketTimeoutTimer = undefined;
+        client.stream.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${ANSWER_TIMEOUT_MS}ms.`));
+      },
+      (timer) => (client.socketTimeoutTimer = timer),
+    );
+    // After the client's own "data" handler, as in ioredis, so that its command queue is up to date.
+    client.stream.once('data', () => {
+      clearTimeout(client.socketTimeoutTimer);
+      client.socketTimeoutTimer = undefined;
+      if (client.commandQueue.length > 0) client.setSocketTimeout();
+    });
+  };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream) => {
+    command.setTimeout = commandTimeout;
+    return send(command, stream);
+  };
+}
+
+function commandTimeout(this: CommandTimeout, ms: number): void {
+  if (this._commandTimeoutTimer) return;
+  awakeTimeout(
+    ms,
+    () => {
+      if (!this.isResolved) this.reject(new Error('Command timed out'));
+    },
+    (timer) => (this._commandTimeoutTimer = timer),
+  );
 }
 
 /** Reconnection attempts before a reconnecting connection gives up (5 ms apart, growing to 100 ms). */

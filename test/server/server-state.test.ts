@@ -1,12 +1,13 @@
 /**
  * The audit reading real server state: queues built by hand on a real server, with known
  * duplicates, lost and extra increments, lost, misplaced and unreclaimed jobs, counted exactly.
- * Also the dead-letter branch, the server's clock, and the claim that guards the user's keys.
+ * Also the dead-letter branch, the server's clock, the claim that guards the user's keys, and
+ * the heartbeat after the run's own process stood still.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditJobs, movesPerJob } from '../../src/audit/rules.js';
-import { claimQueue, releaseClaim } from '../../src/queue/owner-claim.js';
+import { claimQueue, HEARTBEAT_TTL_MS, keepHeartbeat, releaseClaim } from '../../src/queue/owner-claim.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
 import { EmqError, ExitCode } from '../../src/errors.js';
 import type { Interrupts } from '../../src/interrupt.js';
@@ -16,6 +17,7 @@ import { runMode } from '../../src/race/run-mode.js';
 import { serverTimeMs } from '../../src/server/clock.js';
 import type { Session } from '../../src/server/session.js';
 import { readSnapshot } from '../../src/audit/snapshot.js';
+import { until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
@@ -169,6 +171,65 @@ forEachServer('audit on server state', (handle) => {
     assert.equal(await redis.exists(keys.owner), 0, 'a refused run removes its own marker');
     assert.equal(await redis.get(keys.job(1)), 'the user keeps this');
     await redis.del(keys.job(1));
+  });
+
+  test("the heartbeat after the process stood still: one that lapsed is written again while the marker is the run's; one removed sooner stops the run", async () => {
+    const redis = session.admin;
+    const where = session.target.display;
+    // The wall clock the heartbeat reads, moved on to stand for the time the process stood still.
+    let ahead = 0;
+    const clock = (): number => Date.now() + ahead;
+    const keys = queueKeys(queueName('lapsed'));
+    const claim = await claimQueue(redis, keys, newOwnerMarker('run-lapsed', 5), where);
+    const heartbeat = keepHeartbeat(redis, claim, where, clock);
+    try {
+      // Sent on the heartbeat's own connection, so ahead of any check of its: what the expiry does.
+      const expired = redis.unlink(keys.heartbeat);
+      ahead += HEARTBEAT_TTL_MS;
+      await expired;
+      assert.equal(await heartbeat.check(), undefined, "the queue is still the run's: it goes on");
+      assert.equal(await redis.get(keys.heartbeat), 'run-lapsed', 'the heartbeat is written again');
+      assert.ok((await redis.pttl(keys.heartbeat)) > 0);
+      assert.equal(heartbeat.lost.aborted, false);
+
+      // Gone sooner than it could expire: someone removed it.
+      await redis.unlink(keys.heartbeat);
+      assert.match((await heartbeat.check())?.message ?? '', /vanished from the server .*\(emq:\{state-[^}]*\}:heartbeat gone\)/);
+      assert.equal(heartbeat.vanished, true);
+    } finally {
+      await heartbeat.stop();
+      await redis.unlink(keys.owner, keys.heartbeat);
+    }
+  });
+
+  test('the marker and heartbeat gone while the process stood still past the heartbeat: the line says the run was paused and names clean; no heartbeat written', async () => {
+    const redis = session.admin;
+    const where = session.target.display;
+    let ahead = 0;
+    const clock = (): number => Date.now() + ahead;
+    const keys = queueKeys(queueName('paused'));
+    const claim = await claimQueue(redis, keys, newOwnerMarker('run-paused', 5), where);
+    const heartbeat = keepHeartbeat(redis, claim, where, clock);
+    try {
+      // What clean from another host does once the heartbeat expired, while the process stood still.
+      const cleaned = redis.unlink(keys.owner, keys.heartbeat);
+      ahead += HEARTBEAT_TTL_MS + 1000;
+      await cleaned;
+      await until(10_000, 'the heartbeat finds the queue gone', () => heartbeat.lost.aborted);
+      const reason = heartbeat.lost.reason as EmqError;
+      assert.equal(reason.exitCode, ExitCode.server);
+      assert.match(
+        reason.message,
+        new RegExp(
+          `^this run was paused for 1[67] s \\(its process stopped: Ctrl-Z, SIGSTOP or the machine asleep\\), so its heartbeat .* expired meanwhile \\(it lives 15 s\\), and queue ${keys.queue} was removed .*: most likely by emq-race clean --queue ${keys.queue} from another host`,
+        ),
+      );
+      assert.equal(heartbeat.vanished, true);
+      assert.equal(heartbeat.claimLost, false);
+      assert.equal(await redis.exists(keys.owner, keys.heartbeat), 0, 'no heartbeat written for a marker that is gone');
+    } finally {
+      await heartbeat.stop();
+    }
   });
 
   test('two runs started at the same moment on one queue: exactly one proceeds', async () => {

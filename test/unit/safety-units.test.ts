@@ -1,6 +1,11 @@
-/** The pure pieces behind the safety checks: owner markers, TLS flag rules, error lines (memory arithmetic: memory-units.test.ts). */
+/**
+ * The pure pieces behind the safety checks: owner markers, TLS flag rules, error lines, a wait
+ * that tells a frozen process from a silent server (memory arithmetic: memory-units.test.ts).
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
 import { describeServerError, ExitCode } from '../../src/errors.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
@@ -39,4 +44,56 @@ test('describeServerError: NOPERM names the refused command; TLS failures say wh
   const untrusted = Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
   assert.match(describeServerError(untrusted, 'rediss://h:1').message, /not signed by a trusted CA .*--tls-ca/);
   assert.match(describeServerError(new Error('Command aborted due to connection close'), 'x').message, /^lost the connection/);
+});
+
+/** Stands the whole process still for `ms`, as SIGSTOP does: no timer runs and nothing is read meanwhile. */
+const standStill = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** Resolves once `done` holds; rejects after `ms` (a guard against a hang, not a timing). */
+async function eventually(ms: number, what: string, done: () => boolean): Promise<void> {
+  for (const start = Date.now(); !done(); await sleep(5)) if (Date.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`);
+}
+
+test('an awake wait: it fires once its time has passed with the process awake, and not on time the process stood still', async () => {
+  let fired = 0;
+  let timer: NodeJS.Timeout | undefined;
+  awakeTimeout(
+    30,
+    () => fired++,
+    (t) => (timer = t),
+    100,
+  );
+  await eventually(5000, 'a wait with the process awake', () => fired === 1);
+
+  // The process stands still for longer than the whole wait: the step that comes due late starts
+  // the wait again instead of firing.
+  fired = 0;
+  let steps = 0;
+  awakeTimeout(
+    30,
+    () => fired++,
+    (t) => {
+      steps++;
+      timer = t;
+    },
+    100,
+  );
+  standStill(300);
+  // A 1 ms timer armed now runs after the overdue step (due sooner), so this looks right after it.
+  await sleep(1);
+  assert.equal(fired, 0, 'a wait the process slept through has not fired');
+  assert.equal(steps, 2, 'the wait was armed again');
+  await eventually(5000, 'the wait armed again', () => fired === 1);
+
+  // The timer handed to `hold` is the one to clear, whichever step is running.
+  fired = 0;
+  awakeTimeout(
+    30,
+    () => fired++,
+    (t) => (timer = t),
+    100,
+  );
+  clearTimeout(timer);
+  await sleep(60);
+  assert.equal(fired, 0, 'a cleared wait never fires');
 });
