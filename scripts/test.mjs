@@ -20,6 +20,8 @@ const LONGEST = [
   'server/vanished-keys',
   'server/latency-race',
   'server/counters',
+  'server/library-bullmq',
+  'cli/paused-run',
   'server/modes',
   'server/grid-html',
   'server/redaction-table',
