@@ -67,7 +67,9 @@ export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer 
     // An open connection would keep the process alive after the error is printed (a user without +info).
     admin?.disconnect();
     await embedded?.stop();
-    throw err;
+    // A keeper killed while the session opened: the server was stopped under the connection, and
+    // the keeper's death, not the lost connection it caused, is what the user should read.
+    throw embedded?.lost.aborted ? embedded.lost.reason : err;
   }
 }
 

@@ -10,8 +10,11 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { describeServerError } from '../../src/errors.js';
+import { sessionFor } from '../../src/server/session.js';
+import { once } from 'node:events';
+import { alive, commandLine, descendants } from '../helpers/processes.js';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
@@ -61,6 +64,27 @@ for (const kind of SERVER_KINDS) {
       } finally {
         await replica.stop();
         await primary.stop();
+      }
+    });
+
+    test("the embedded server's keeper killed as the session opens: its death is the error, not the connection it cost", async () => {
+      const server = await startEmbeddedServer({ bin: kind.bin });
+      try {
+        const keeper = descendants(process.pid).find((pid) => commandLine(pid).includes('server-keeper.js') && descendants(pid).includes(server.pid));
+        assert.ok(keeper, 'the keeper of the server just started');
+        process.kill(keeper, 'SIGKILL');
+        await within(LIMIT_MS, 'the keeper noticed gone', once(server.lost, 'abort'));
+        await assert.rejects(sessionFor(parseServerUrl(server.url), server), (err: Error) => {
+          assert.match(
+            err.message,
+            /^the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/,
+          );
+          return true;
+        });
+        // Killed by the tool (SIGKILL): gone once the kernel has reaped it.
+        await until(LIMIT_MS, 'the server to end', () => !alive(server.pid));
+      } finally {
+        await server.stop();
       }
     });
 
