@@ -11,12 +11,11 @@
  *   bullmq-guarded  the same port, acting on LREM's reply.
  */
 import type { Redis } from 'ioredis';
-import { performance } from 'node:perf_hooks';
-import { figureSources } from '../../audit/sources.js';
 import { onClaimedQueue, type ClaimedRun } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
-import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../../model.js';
+import type { AuditCounts, ModeRun } from '../../model.js';
+import { libraryResult, raceCallers, type Caller } from '../race.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBullmq } from './audit.js';
 import { BULLMQ, bullmqKeys, type BullmqKeys } from './keys.js';
@@ -29,13 +28,6 @@ import { BullmqClients, seedStalledJobs } from './seed.js';
 const RACE_INTERVAL_MS = 30_000;
 /** Checks one caller may make: a bound, so a broken recovery cannot spin. */
 const MAX_CHECKS = 100;
-
-/** One caller: a check resolves to the job ids it moved, in order. */
-interface Caller {
-  check(): Promise<string[]>;
-  /** Server calls it has sent: one per check for BullMQ's script, one per command for a port. */
-  readonly commands: number;
-}
 
 /** BullMQ's maxStalledCount for --max-stalled N: BullMQ fails a job whose count goes above it, the tool at N. */
 export function maxStalledCount(maxStalled: number): number {
@@ -75,13 +67,13 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
           callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', claimed.signal));
         }
       }
-      const raced = await raceCallers(callers, run.jobs, claimed.signal);
+      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS);
       clients.check();
       // BullMQ's timers (lock renewal, stalled checks) stop before the server is read back.
       await clients.closeAll();
       await claimed.confirmKeys();
       const counts = await judge(session.admin, bull, run, raced.moves, claimed);
-      return resultOf(run, raced, counts);
+      return libraryResult(run, raced, counts, MAX_CHECKS);
     } finally {
       await clients.closeAll();
       for (const redis of connections) redis.disconnect();
@@ -136,95 +128,7 @@ function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boole
   };
 }
 
-interface Raced {
-  readonly wallMs: number;
-  /** Moves per job id, from the callers' own records. */
-  readonly moves: Uint32Array;
-  readonly commands: number;
-  readonly checks: number;
-  readonly cutShort: boolean;
-}
-
-/** Every caller released at once from one barrier, each checking until a check moves nothing; one failing stops the rest. */
-async function raceCallers(callers: readonly Caller[], jobs: number, signal: AbortSignal): Promise<Raced> {
-  const stop = new AbortController();
-  const stopped = AbortSignal.any([signal, stop.signal]);
-  const moves = new Uint32Array(jobs + 1);
-  let checks = 0;
-  let cutShort = false;
-  let release!: () => void;
-  const barrier = new Promise<void>((resolve) => (release = resolve));
-  const runs = callers.map(async (caller) => {
-    await barrier;
-    try {
-      for (let made = 0; ; made++) {
-        if (made === MAX_CHECKS) {
-          cutShort = true;
-          return;
-        }
-        stopped.throwIfAborted();
-        const moved = await caller.check();
-        checks++;
-        for (const id of moved) {
-          const n = Number(id);
-          if (Number.isInteger(n) && n >= 1 && n <= jobs) moves[n] = (moves[n] ?? 0) + 1;
-        }
-        if (moved.length === 0) return;
-      }
-    } catch (err) {
-      stop.abort();
-      throw err;
-    }
-  });
-  const started = performance.now();
-  release();
-  const settled = await Promise.allSettled(runs);
-  const wallMs = performance.now() - started;
-  // The first failure is the cause; the others are callers it stopped.
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw signal.aborted ? signal.reason : failed.reason;
-  return { wallMs, moves, commands: callers.reduce((sum, c) => sum + c.commands, 0), checks, cutShort };
-}
-
 async function judge(admin: Redis, keys: BullmqKeys, run: ModeRun, moves: Uint32Array, claimed: Pick<ClaimedRun, 'signal'>): Promise<AuditCounts> {
   const snapshot = await readBullmqSnapshot(admin, keys, run.jobs, claimed.signal);
   return auditBullmq(snapshot, moves, run.maxStalled);
-}
-
-/** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
-function resultOf(run: ModeRun, raced: Raced, counts: AuditCounts): RunResult {
-  const found = run.library;
-  return {
-    mode: run.mode,
-    queue: run.queue,
-    sweepers: run.sweepers,
-    jobs: run.jobs,
-    batch: run.batch,
-    maxStalled: run.maxStalled,
-    stalledBefore: 0,
-    ...counts,
-    wallMs: Math.round(raced.wallMs * 10) / 10,
-    jobsPerSec: jobsPerSec(run.jobs, raced.wallMs),
-    roundTrips: raced.commands,
-    sweeps: raced.checks,
-    cutShort: raced.cutShort,
-    consequences: NO_CONSEQUENCES,
-    noscriptFallbacks: 0,
-    samples: undefined,
-    faultCounts: undefined,
-    executions: undefined,
-    trial: run.trial ?? 1,
-    pending: 'list',
-    live: 0,
-    maxSweeps: MAX_CHECKS,
-    processes: false,
-    retries: 0,
-    callMsP50: null,
-    callMsP99: null,
-    callMsMax: null,
-    serverCallMsP99: null,
-    sources: figureSources(counts, 1),
-    example: null,
-    ...(found ? { library: { name: found.name, version: found.version } } : {}),
-  };
 }
