@@ -41,7 +41,20 @@ export const LIMITS = {
   embeddedCluster: { min: 3, max: 9, default: 3 },
 } as const satisfies Record<string, IntLimit>;
 
-export const MODES = ['atomic', 'loop', 'watch', 'claim', 'function', 'script', 'bullmq', 'bullmq-naive', 'bullmq-guarded'] as const;
+export const MODES = [
+  'atomic',
+  'loop',
+  'watch',
+  'claim',
+  'function',
+  'script',
+  'bullmq',
+  'bullmq-naive',
+  'bullmq-guarded',
+  'node-resque',
+  'node-resque-naive',
+  'node-resque-guarded',
+] as const;
 
 export type Mode = (typeof MODES)[number];
 
@@ -49,7 +62,7 @@ export type Mode = (typeof MODES)[number];
  * The queue libraries a race can take its recovery from (--lib): the user's own installed copy,
  * never one of ours. Each is a folder of src/libraries/ and an entry in its table.
  */
-export const LIBRARY_NAMES = ['bullmq'] as const;
+export const LIBRARY_NAMES = ['bullmq', 'node-resque'] as const;
 
 export type LibraryName = (typeof LIBRARY_NAMES)[number];
 

@@ -52,6 +52,31 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     ],
     load: async () => (await import('./bullmq/run.js')).runBullmqMode,
   },
+  'node-resque': {
+    packageName: 'node-resque',
+    tested: { from: '9.7.0', below: '10.0.0' },
+    modes: [
+      {
+        mode: 'node-resque',
+        summary: "node-resque's own recovery of dead workers, unmodified: its Queue#cleanOldWorkers",
+        racesByDesign: true,
+        roundTrips: true,
+      },
+      {
+        mode: 'node-resque-naive',
+        summary: "node-resque's cleanOldWorkers ported to round trips in its own order",
+        racesByDesign: true,
+        roundTrips: true,
+      },
+      {
+        mode: 'node-resque-guarded',
+        summary: "the same port, where only the caller whose SREM removed the worker's entry fails its job",
+        racesByDesign: false,
+        roundTrips: true,
+      },
+    ],
+    load: async () => (await import('./node-resque/run.js')).runNodeResqueMode,
+  },
 };
 
 /** The library a mode belongs to, if any. */
