@@ -10,7 +10,7 @@ import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunRe
 /** One caller: a check resolves to the job ids it moved, in order. */
 export interface Caller {
   check(): Promise<string[]>;
-  /** Server calls it has sent: one per check for a library's script, one per command for a port. */
+  /** Calls it has made: one per call of the library's own recovery (a script, or node-resque's cleanOldWorkers and its many commands), one per command or MULTI for a port. */
   readonly commands: number;
 }
 
