@@ -1,12 +1,13 @@
 /**
  * The node-resque library's pure parts: the audit of node-resque's keys on hand-made snapshots
- * (each count checked exactly), its keys in the run's namespace, and the job id read from a
- * payload.
+ * (each count checked exactly), its keys in the run's namespace, the job id read from a payload,
+ * and the round-trip port against a small in-memory server: naive pushes twice, guarded once.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditResque, blankResqueSnapshot, type ResqueSnapshot } from '../../src/libraries/node-resque/audit.js';
 import { jobIdOf, resqueKeys } from '../../src/libraries/node-resque/keys.js';
+import { portedCleanOldWorkers, type Exec, type Transaction } from '../../src/libraries/node-resque/port.js';
 import { libraryOf } from '../../src/libraries/table.js';
 
 interface Facts {
@@ -105,4 +106,85 @@ test("a payload's job id is its first argument, within the run's jobs", () => {
 
 test('the node-resque modes belong to node-resque', () => {
   for (const mode of ['node-resque', 'node-resque-naive', 'node-resque-guarded']) assert.equal(libraryOf(mode), 'node-resque');
+});
+
+/** A tiny in-memory server for the port: strings, sets and lists, each command answered a tick later. */
+function memoryServer(): { exec: Exec; multi: Transaction; lists: Map<string, string[]>; strings: Map<string, string>; sets: Map<string, Set<string>> } {
+  const strings = new Map<string, string>();
+  const sets = new Map<string, Set<string>>();
+  const lists = new Map<string, string[]>();
+  const apply = (command: string, args: readonly (string | number)[]): unknown => {
+    const [key = '', ...rest] = args.map(String);
+    switch (command) {
+      case 'SMEMBERS':
+        return [...(sets.get(key) ?? [])];
+      case 'GET':
+        return strings.get(key) ?? null;
+      case 'SREM':
+        return sets.get(key)?.delete(rest[0] ?? '') ? 1 : 0;
+      case 'DEL':
+        return Number(strings.delete(key));
+      case 'INCR': {
+        const next = Number(strings.get(key) ?? 0) + 1;
+        strings.set(key, String(next));
+        return next;
+      }
+      case 'RPUSH': {
+        const list = lists.get(key) ?? [];
+        list.push(...rest);
+        lists.set(key, list);
+        return list.length;
+      }
+      default:
+        throw new Error(`no ${command} here`);
+    }
+  };
+  const exec: Exec = async (command, ...args) => {
+    await Promise.resolve();
+    return apply(command, args);
+  };
+  const multi: Transaction = async (commands) => {
+    await Promise.resolve();
+    return commands.map(([command, ...args]) => apply(command, args));
+  };
+  return { exec, multi, lists, strings, sets };
+}
+
+/** One dead worker holding job 1, as node-resque leaves it. */
+function deadWorker(server: ReturnType<typeof memoryServer>, keys: ReturnType<typeof resqueKeys>): void {
+  server.sets.set(keys.workers, new Set(['dead-1:emq-race']));
+  const payload = { class: 'emq-race', queue: 'emq-race', args: [1] };
+  server.strings.set(
+    keys.workingOn('dead-1'),
+    JSON.stringify({ run_at: new Date(Date.now() - 5000).toString(), queue: 'emq-race', worker: 'dead-1', payload }),
+  );
+}
+
+test('the port, two callers interleaved command by command: the naive one pushes the job twice, the guarded one once', async () => {
+  const keys = resqueKeys('q1');
+  for (const guarded of [false, true]) {
+    const server = memoryServer();
+    deadWorker(server, keys);
+    const [a, b] = await Promise.all([0, 1].map(() => portedCleanOldWorkers(server.exec, server.multi, keys, 0, guarded)));
+    const entries = server.lists.get(keys.failed) ?? [];
+    const pushed = (a?.length ?? 0) + (b?.length ?? 0);
+    assert.equal(entries.length, guarded ? 1 : 2, `guarded ${guarded}`);
+    assert.equal(pushed, entries.length, 'each push the callers report is one entry in failed');
+    assert.deepEqual(
+      JSON.parse(entries[0] ?? '{}').backtrace.slice(1),
+      ['queue#forceCleanWorker', 'node-resque'],
+      "node-resque's own failure, which retryStuckJobs retries",
+    );
+    assert.equal(server.strings.get(keys.statFailed), guarded ? '1' : '2');
+    assert.deepEqual([...(server.sets.get(keys.workers) ?? [])], []);
+  }
+});
+
+test('the port leaves a worker younger than the age alone', async () => {
+  const keys = resqueKeys('q1');
+  const server = memoryServer();
+  deadWorker(server, keys);
+  assert.deepEqual(await portedCleanOldWorkers(server.exec, server.multi, keys, 60_000, false), []);
+  assert.equal(server.lists.get(keys.failed), undefined);
+  assert.equal(server.sets.get(keys.workers)?.size, 1);
 });
