@@ -4,12 +4,12 @@
  * itself lives in explore/.
  */
 import { Option, type Command } from 'commander';
-import { ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../errors.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag } from './options.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
-import { serverHeadline } from '../server/connection.js';
+import { scrubUrlText, serverHeadline } from '../server/connection.js';
 import { outputWidth, wrapLines } from '../text.js';
 import { type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
@@ -123,7 +123,10 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
       const complete = failure === undefined && done.every((e) => e.complete);
       const server = { kind: session.info.kind, version: session.info.version, url: session.target.display };
       if (flags.json) {
-        io.out(`${JSON.stringify({ ...jsonHeader(), complete, server, maxStalled: flags.maxStalled, stalledBefore: flags.stalledBefore, modes: done.map(explorationJson) })}\n`);
+        const stopped =
+          failure === undefined ? undefined : failure instanceof EmqError ? { exit: failure.exitCode, message: scrubUrlText(failure.message) } : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
+        const json = { ...jsonHeader(), kind: 'explore', complete, server, maxStalled: flags.maxStalled, stalledBefore: flags.stalledBefore, modes: done.map(explorationJson) };
+        io.out(`${JSON.stringify(stopped ? { ...json, stopped } : json)}\n`);
       } else {
         const width = outputWidth(io);
         const headline = wrapLines(serverHeadline(server, session.embedded ? 'stopped' : undefined), width);
