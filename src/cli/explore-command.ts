@@ -35,7 +35,9 @@ export function parseExploreModes(raw: string): Mode[] {
   for (const part of raw.split(',').flatMap((p) => (p.trim() === 'all' ? explorable() : [p.trim()]))) {
     if (!(explorable() as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
-      throw usageError(`--mode: ${JSON.stringify(part)} is ${known ? 'a mode explore cannot run' : 'not a mode'}; explore runs ${explorable().join(', ')}, or all`);
+      throw usageError(
+        `--mode: ${JSON.stringify(part)} is ${known ? 'a mode explore cannot run' : 'not a mode'}; explore runs ${explorable().join(', ')}, or all`,
+      );
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
@@ -101,21 +103,27 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
       const done: Exploration[] = [];
       let failure: unknown;
       try {
-        await guardedReplays(session, queued.map((q) => ({ mode: q.mode, queue: `${q.queue}-0` })), flags, interrupts, async (guarded) => {
-          for (const { mode, queue } of queued) {
-            const exploration = await exploreMode(session, guarded, {
-              mode,
-              queue,
-              batch: LIMITS.batch.default,
-              maxStalled: flags.maxStalled,
-              stalledBefore: flags.stalledBefore,
-              defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
-            });
-            done.push(exploration);
-            if (!exploration.complete) break;
-          }
-          guarded.signal.throwIfAborted();
-        });
+        await guardedReplays(
+          session,
+          queued.map((q) => ({ mode: q.mode, queue: `${q.queue}-0` })),
+          flags,
+          interrupts,
+          async (guarded) => {
+            for (const { mode, queue } of queued) {
+              const exploration = await exploreMode(session, guarded, {
+                mode,
+                queue,
+                batch: LIMITS.batch.default,
+                maxStalled: flags.maxStalled,
+                stalledBefore: flags.stalledBefore,
+                defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
+              });
+              done.push(exploration);
+              if (!exploration.complete) break;
+            }
+            guarded.signal.throwIfAborted();
+          },
+        );
       } catch (err) {
         if (done.length === 0) throw err;
         failure = stopCause(interrupts.signal) ?? err;
@@ -124,8 +132,20 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
       const server = { kind: session.info.kind, version: session.info.version, url: session.target.display };
       if (flags.json) {
         const stopped =
-          failure === undefined ? undefined : failure instanceof EmqError ? { exit: failure.exitCode, message: scrubUrlText(failure.message) } : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
-        const json = { ...jsonHeader(), kind: 'explore', complete, server, maxStalled: flags.maxStalled, stalledBefore: flags.stalledBefore, modes: done.map(explorationJson) };
+          failure === undefined
+            ? undefined
+            : failure instanceof EmqError
+              ? { exit: failure.exitCode, message: scrubUrlText(failure.message) }
+              : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
+        const json = {
+          ...jsonHeader(),
+          kind: 'explore',
+          complete,
+          server,
+          maxStalled: flags.maxStalled,
+          stalledBefore: flags.stalledBefore,
+          modes: done.map(explorationJson),
+        };
         io.out(`${JSON.stringify(stopped ? { ...json, stopped } : json)}\n`);
       } else {
         const width = outputWidth(io);

@@ -102,8 +102,14 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
   explore: [
     ['emq-race explore', "every mode: each order of two sweeps' round trips on one job run on a fresh queue, its outcome judged by the audit (about 15 s)"],
     ['emq-race explore --mode loop --json', 'the loop alone, as JSON: schedules, executions, schedules per outcome and a witness for each'],
-    ['emq-race explain --mode loop --schedule A:detect,A:probe,B:detect,…', 'replay a witness explore printed, step by step (the line is printed whole to be copied)'],
-    ['emq-race explore --mode loop,claim --stalled-before 2', 'a job one stall short of --max-stalled: the dead letter in every order (the loop: some 20,000 executions, minutes)'],
+    [
+      'emq-race explain --mode loop --schedule A:detect,A:probe,B:detect,…',
+      'replay a witness explore printed, step by step (the line is printed whole to be copied)',
+    ],
+    [
+      'emq-race explore --mode loop,claim --stalled-before 2',
+      'a job one stall short of --max-stalled: the dead letter in every order (the loop: some 20,000 executions, minutes)',
+    ],
   ],
   clean: [
     ['emq-race clean --url redis://staging:6379 --queue race-1f2e3d4c', 'remove one kept or crashed queue (the name the run printed)'],

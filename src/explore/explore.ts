@@ -74,7 +74,12 @@ function betterWitness(a: Witness, b: Witness): boolean {
 }
 
 /** Sums the executions into the exploration's counts and picks each class's witness. Pure. */
-export function summarize(mode: Mode, runs: readonly Omit<Execution, 'schedules' | 'switches'>[], plan: Pick<ExplorePlan, 'maxStalled' | 'stalledBefore' | 'defaults'>, complete: boolean): Exploration {
+export function summarize(
+  mode: Mode,
+  runs: readonly Omit<Execution, 'schedules' | 'switches'>[],
+  plan: Pick<ExplorePlan, 'maxStalled' | 'stalledBefore' | 'defaults'>,
+  complete: boolean,
+): Exploration {
   const turns = turnsPerSweep(runs.map((run) => run.trace));
   const executions = runs.map((run) => ({ ...run, schedules: schedulesOf(run.trace, turns), switches: switchesOf(run.trace) }));
   const outcomes: Record<string, number> = {};
@@ -115,7 +120,11 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       async (prefix) => {
         const queue = `${plan.queue}-${fresh++}`;
         const run = await onStage(session, { queue, stalledBefore: plan.stalledBefore, keep: false }, interrupts, (stage) => runTurned(stage, turned, prefix));
-        const model = modelRun(plan.mode, job, run.trace.map((t) => t.sweep));
+        const model = modelRun(
+          plan.mode,
+          job,
+          run.trace.map((t) => t.sweep),
+        );
         const result = {
           facts: run.facts,
           moves: run.moves,
@@ -127,7 +136,12 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       },
       () => interrupts.signal.aborted,
     );
-    return summarize(plan.mode, runs.map((run) => ({ trace: run.trace, ...run.result })), plan, complete);
+    return summarize(
+      plan.mode,
+      runs.map((run) => ({ trace: run.trace, ...run.result })),
+      plan,
+      complete,
+    );
   } finally {
     if (library) await deleteSweepFunction(admin, library);
   }

@@ -1,6 +1,7 @@
 /** What explore prints: a table per mode, fitted to the width, and the JSON contract. Pure. */
 import { wrapLines } from '../text.js';
 import type { Exploration } from './explore.js';
+import { CLEAN } from './outcome.js';
 
 function percent(part: number, whole: number): string {
   if (whole === 0) return '-';
@@ -21,18 +22,20 @@ export function renderExploration(exploration: Exploration, width: number): stri
     String(witnesses.find((w) => w.outcome === outcome)?.switches ?? '-'),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: readonly string[]) => `  ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')}`.trimEnd();
+  const line = (cells: readonly string[]) =>
+    `  ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')}`.trimEnd();
   const lines = [...wrapLines(head, width).trimEnd().split('\n'), line(header), ...rows.map(line)];
-  const replayable = witnesses.filter((w) => w.command !== null);
-  if (replayable.length > 0) {
-    lines.push(...wrapLines('fewest switches to each outcome, replayed step by step:', width).trimEnd().split('\n'));
-    for (const witness of replayable) lines.push(`  ${witness.outcome} (${witness.switches}): ${witness.command}`);
+  // The orders that break it, the shortest of each kind, as lines to replay (--json has every class's).
+  const breaking = witnesses.filter((w) => w.outcome !== CLEAN && w.command !== null);
+  if (breaking.length > 0) {
+    lines.push(...wrapLines('fewest switches to each anomaly, to replay step by step:', width).trimEnd().split('\n'));
+    for (const witness of breaking) lines.push(`  ${witness.outcome} (${witness.switches}): ${witness.command}`);
   }
   return lines.join('\n');
 }
 
 export const EXPLORE_LEGEND =
-  'A schedule gives each sweep its round trips in one order; executions are the distinct runs (schedules that differ only after a sweep stopped are one). switches: the fewest changes of sweep in a schedule with that outcome. Every outcome is read back from the server and judged by the audit.';
+  'Each outcome read back from the server and judged by the audit. executions: distinct runs (schedules that differ only after a sweep stopped are one); switches: the fewest changes of sweep to reach the outcome.';
 
 /** One mode's JSON: the counts, the classes and each class's witness. */
 export function explorationJson(exploration: Exploration): object {

@@ -59,7 +59,12 @@ export function loopSchedule(trace: readonly TraceTurn[]): string | undefined {
 }
 
 /** The explain line that replays this execution, or null when explain cannot replay it. */
-export function explainLine(mode: Mode, trace: readonly TraceTurn[], job: { stalledBefore: number; maxStalled: number }, defaults: { stalledBefore: number; maxStalled: number }): string | null {
+export function explainLine(
+  mode: Mode,
+  trace: readonly TraceTurn[],
+  job: { stalledBefore: number; maxStalled: number },
+  defaults: { stalledBefore: number; maxStalled: number },
+): string | null {
   const kind = replayOf(mode);
   const flags = [
     ...(job.maxStalled !== defaults.maxStalled ? [`--max-stalled ${job.maxStalled}`] : []),

@@ -89,8 +89,14 @@ forEachServer('explore', (handle) => {
       assert.ok(loop);
       assert.ok(loop.executions < loop.schedules, 'schedules that differ only after a sweep stopped are one execution');
       const fewest = (word: string) => Math.min(...loop.witnesses.filter((w) => w.outcome.toLowerCase().includes(word)).map((w) => w.switches));
-      assert.ok(Object.keys(loop.outcomes).some((o) => o.startsWith('duplicate')), 'the loop has duplicate schedules');
-      assert.ok(Object.keys(loop.outcomes).some((o) => o.includes('LostIncrement')), 'the loop has lost-increment schedules');
+      assert.ok(
+        Object.keys(loop.outcomes).some((o) => o.startsWith('duplicate')),
+        'the loop has duplicate schedules',
+      );
+      assert.ok(
+        Object.keys(loop.outcomes).some((o) => o.includes('LostIncrement')),
+        'the loop has lost-increment schedules',
+      );
       assert.ok(fewest('duplicate') <= 2, 'a duplicate in two switches');
       assert.ok(fewest('lostincrement') <= 3, 'a lost increment in three');
       for (const witness of loop.witnesses) assert.match(witness.command ?? '', /^emq-race explain --mode loop --schedule /);
@@ -106,7 +112,11 @@ forEachServer('explore', (handle) => {
       const exploration = await explore(mode);
       assert.ok(exploration.complete);
       for (const execution of exploration.executions) {
-        const model = modelRun(mode, JOB, execution.trace.map((t) => t.sweep));
+        const model = modelRun(
+          mode,
+          JOB,
+          execution.trace.map((t) => t.sweep),
+        );
         const order = execution.trace.map((t) => `${t.sweep}:${t.label}`).join();
         assert.equal(model.trace.map((t) => `${t.sweep}:${t.label}`).join(), order, `${mode}: the commands the model sends`);
         assert.deepEqual(model.facts, execution.facts, `${mode} ${order}: the job as the model predicts it`);
@@ -135,7 +145,8 @@ forEachServer('explore', (handle) => {
       // And the printed line itself, as a user runs it.
       const result = await runCli([...args, '--url', handle.url, '--json']);
       assert.equal(result.code, 0, result.stderr);
-      const readout = (JSON.parse(result.stdout) as { replays: { readout: { pendingEntries: number; lostIncrements: number; recoverCount: number } }[] }).replays[0]?.readout;
+      const readout = (JSON.parse(result.stdout) as { replays: { readout: { pendingEntries: number; lostIncrements: number; recoverCount: number } }[] })
+        .replays[0]?.readout;
       assert.ok(readout);
       assert.equal(readout.recoverCount > 1, witness.outcome.startsWith('duplicate'), line);
       assert.equal(readout.lostIncrements > 0, witness.outcome.includes('LostIncrement'), line);
@@ -149,7 +160,7 @@ forEachServer('explore', (handle) => {
     for (const mode of ['loop', 'function']) assert.match(result.stdout, new RegExp(`^${mode}: \\d+ schedules`, 'm'));
     assert.match(result.stdout, /^ {2}duplicateAndLostIncrement +\d+ +\d+% +\d+ +3$/m);
     const witnesses = result.stdout.split('\n').filter((line) => line.includes('emq-race explain'));
-    assert.equal(witnesses.length, 3);
+    assert.equal(witnesses.length, 2, 'the duplicate and the lost increment: clean is no anomaly');
     assert.deepEqual(
       result.stdout.split('\n').filter((line) => line.length > 80 && !witnesses.includes(line)),
       [],

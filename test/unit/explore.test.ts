@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { parseExploreModes } from '../../src/cli/explore-command.js';
 import { parseSchedule } from '../../src/explain/schedule.js';
 import { Conductor, type TraceTurn } from '../../src/explore/conductor.js';
 import { summarize } from '../../src/explore/explore.js';
@@ -25,7 +26,12 @@ async function exploreModel(mode: Mode, job: ModelOptions = DEFAULT_JOB) {
     return { trace: run.trace, result: { facts: run.facts, moves: run.moves, outcome, predicted: outcome, sameTurns: true } };
   });
   assert.ok(complete);
-  return summarize(mode, runs.map((run) => ({ trace: run.trace, ...run.result })), { ...job, defaults: DEFAULTS }, complete);
+  return summarize(
+    mode,
+    runs.map((run) => ({ trace: run.trace, ...run.result })),
+    { ...job, defaults: DEFAULTS },
+    complete,
+  );
 }
 
 test('the loop: duplicates in two switches, lost increments in three, clean serially', async () => {
@@ -58,12 +64,26 @@ test('watch: a sweep whose EXEC was refused tries again, finds the job gone and 
   const run = modelRun('watch', DEFAULT_JOB, ['A', 'B', 'A', 'B', 'A', 'B', 'A', 'A', 'B']);
   assert.deepEqual(
     run.trace.map((t) => `${t.sweep}:${t.label}`),
-    ['A:zrangebyscore', 'B:zrangebyscore', 'A:watch', 'B:watch', 'A:zscore', 'B:zscore', 'A:hget', 'A:exec', 'B:hget', 'B:exec', 'B:watch', 'B:zscore', 'B:unwatch'],
+    [
+      'A:zrangebyscore',
+      'B:zrangebyscore',
+      'A:watch',
+      'B:watch',
+      'A:zscore',
+      'B:zscore',
+      'A:hget',
+      'A:exec',
+      'B:hget',
+      'B:exec',
+      'B:watch',
+      'B:zscore',
+      'B:unwatch',
+    ],
   );
   assert.equal(run.moves, 1);
 });
 
-test('the schedules of every execution add up to every order of the sweeps\' turns, with the dead letter too', async () => {
+test("the schedules of every execution add up to every order of the sweeps' turns, with the dead letter too", async () => {
   for (const mode of ['loop', 'claim', 'watch'] as const) {
     const explored = await exploreModel(mode, { stalledBefore: 2, maxStalled: 3 });
     const turns = turnsPerSweep(explored.executions.map((e) => e.trace));
@@ -72,7 +92,7 @@ test('the schedules of every execution add up to every order of the sweeps\' tur
   }
 });
 
-test('schedules of one execution: the stopped sweep\'s turns pass anywhere among the other\'s', () => {
+test("schedules of one execution: the stopped sweep's turns pass anywhere among the other's", () => {
   const turn = (sweep: 'A' | 'B', label: string): TraceTurn => ({ sweep, label, runnable: ['A', 'B'] });
   // B found nothing on its first turn; A then ran its six alone: B's five idle turns go anywhere among them.
   const trace = [turn('B', 'zrangebyscore'), ...['zrangebyscore', 'zscore', 'zrem', 'rpush', 'hget', 'hset'].map((l) => turn('A', l))];
@@ -80,7 +100,7 @@ test('schedules of one execution: the stopped sweep\'s turns pass anywhere among
   assert.equal(switchesOf(trace), 1);
 });
 
-test('outcome classes come from the audit\'s anomalies, in its order', () => {
+test("outcome classes come from the audit's anomalies, in its order", () => {
   const facts = { pendingEntries: 2, inActive: false, activeExpired: false, inDead: false, stalled: 1, state: 'pending' };
   assert.equal(outcomeClass(auditJob(facts, 2, 0, 3)), 'duplicateAndLostIncrement');
   assert.equal(outcomeClass(auditJob({ ...facts, stalled: 2 }, 2, 0, 3)), 'duplicateAndOverCount');
@@ -98,15 +118,13 @@ test("a loop execution becomes explain's schedule, unless the other sweep splits
       const [sweep, label] = item.split(':') as ['A' | 'B', string];
       return { sweep, label, runnable: ['A', 'B'] };
     });
-  const witness = loopSchedule(
-    turns('A:zrangebyscore,A:zscore,B:zrangebyscore,B:zscore,B:zrem,B:rpush,B:hget,B:hset,A:zrem,A:rpush,A:hget,A:hset'),
-  );
+  const witness = loopSchedule(turns('A:zrangebyscore,A:zscore,B:zrangebyscore,B:zscore,B:zrem,B:rpush,B:hget,B:hset,A:zrem,A:rpush,A:hget,A:hset'));
   assert.equal(witness, 'A:detect,A:probe,B:detect,B:probe,B:move,B:read,B:write,A:move,A:read,A:write');
   assert.doesNotThrow(() => parseSchedule(witness ?? ''));
   // B stopped at its detect: its other steps are named right after it and send nothing.
   const serial = loopSchedule(turns('A:zrangebyscore,A:zscore,A:zrem,A:rpush,A:hget,A:hset,B:zrangebyscore'));
   assert.equal(serial, 'A:detect,A:probe,A:move,A:read,A:write,B:detect,B:probe,B:move,B:read,B:write');
-  assert.equal(loopSchedule(turns('A:zrangebyscore,A:zscore,A:zrem,B:zrangebyscore,A:rpush')), undefined, 'B inside A\'s move');
+  assert.equal(loopSchedule(turns('A:zrangebyscore,A:zscore,A:zrem,B:zrangebyscore,A:rpush')), undefined, "B inside A's move");
 });
 
 test('the conductor lets one sweep through at a time: the prefix first, then the first waiting', async () => {
@@ -127,4 +145,11 @@ test('the conductor lets one sweep through at a time: the prefix first, then the
     conductor.trace.map((t) => t.runnable.length),
     [2, 2, 2, 1],
   );
+});
+
+test('--mode: the modes explore holds a model of, all of them, or a usage error naming what it runs', () => {
+  assert.deepEqual(parseExploreModes('loop,claim,loop'), ['loop', 'claim']);
+  assert.deepEqual(parseExploreModes('all'), ['atomic', 'loop', 'watch', 'claim', 'function']);
+  assert.throws(() => parseExploreModes('script'), /"script" is a mode explore cannot run; explore runs atomic, loop, watch, claim, function, or all/);
+  assert.throws(() => parseExploreModes('zrem-claim'), /"zrem-claim" is not a mode/);
 });
