@@ -13,8 +13,8 @@ import { onStage } from '../../src/explain/stage.js';
 import { exploreMode, type Exploration } from '../../src/explore/explore.js';
 import { modelRun } from '../../src/explore/model.js';
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
-import { binomial } from '../../src/explore/search.js';
-import { readFacts } from '../../src/explore/turned-run.js';
+import { binomial, search } from '../../src/explore/search.js';
+import { readFacts, runTurned } from '../../src/explore/turned-run.js';
 import type { Interrupts } from '../../src/interrupt.js';
 import type { Mode } from '../../src/model.js';
 import type { Session } from '../../src/server/session.js';
@@ -151,6 +151,47 @@ forEachServer('explore', (handle) => {
       assert.equal(readout.recoverCount > 1, witness.outcome.startsWith('duplicate'), line);
       assert.equal(readout.lostIncrements > 0, witness.outcome.includes('LostIncrement'), line);
     }
+  });
+
+  test('with the dead letter in the race (--stalled-before 2): claim and watch whole, the loop on a sample of its orders, each as the model predicts', async () => {
+    const deadJob = { stalledBefore: 2, maxStalled: 3 };
+    for (const mode of ['claim', 'watch'] as const) {
+      const exploration = await exploreMode(session, interrupts, {
+        mode,
+        queue: `explore-d${process.pid}-${counter++}`,
+        batch: 100,
+        ...deadJob,
+        defaults: JOB,
+      });
+      assert.deepEqual(exploration.outcomes, { clean: exploration.schedules }, mode);
+      for (const execution of exploration.executions) {
+        const model = modelRun(
+          mode,
+          deadJob,
+          execution.trace.map((t) => t.sweep),
+        );
+        assert.deepEqual(model.facts, execution.facts, mode);
+      }
+    }
+    // The loop's nine turns a sweep make some twenty thousand executions: the model lists them (it
+    // is pure and quick), and every 400th runs on the server, from the first to the last.
+    const { runs } = await search(async (prefix) => ({ trace: modelRun('loop', deadJob, prefix).trace, result: null }));
+    const picked = runs.filter((_, i) => i % 400 === 0 || i === runs.length - 1);
+    const seen = new Set<string>();
+    for (const { trace } of picked) {
+      const choices = trace.map((t) => t.sweep);
+      const model = modelRun('loop', deadJob, choices);
+      const queue = `explore-d${process.pid}-${counter++}`;
+      const run = await onStage(session, { queue, stalledBefore: deadJob.stalledBefore, keep: false }, interrupts, (stage) =>
+        runTurned(stage, { mode: 'loop', batch: 100, maxStalled: deadJob.maxStalled }, choices),
+      );
+      const order = run.trace.map((t) => `${t.sweep}:${t.label}`).join();
+      assert.equal(order, model.trace.map((t) => `${t.sweep}:${t.label}`).join());
+      assert.deepEqual(run.facts, model.facts, order);
+      assert.equal(run.moves, model.moves, order);
+      seen.add(outcomeClass(auditJob(run.facts, run.moves, deadJob.stalledBefore, deadJob.maxStalled)));
+    }
+    assert.ok(seen.has('clean') && [...seen].some((o) => o.includes('LostIncrement')), [...seen].join());
   });
 
   test('the table: a row per outcome within 80 columns, each witness line whole', async () => {
