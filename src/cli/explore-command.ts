@@ -95,8 +95,9 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
     io,
     false,
     async (session, interrupts) => {
-      // By default every mode explore can run that this server can: the function mode needs Functions.
-      const functions = await serverHasFunctions(session.admin);
+      // By default every mode explore can run that this server can: the function mode needs
+      // Functions, and an ACL user refused FUNCTION is left without it too.
+      const functions = flags.mode === undefined && (await serverHasFunctions(session.admin).catch(() => false));
       const modes = flags.mode ?? explorable().filter((mode) => mode !== 'function' || functions);
       const base = randomQueueName();
       const queued = modes.map((mode) => ({ mode, queue: `${base}-${mode}` }));
