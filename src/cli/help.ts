@@ -100,7 +100,10 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
     ["emq-race explain --url 'redis://:PASSWORD@staging:6379' --json", 'on your own server (keys under emq:{race-…}: only, removed after), as JSON'],
   ],
   explore: [
-    ['emq-race explore', "every mode: each order of two sweeps' round trips on one job run on a fresh queue, its outcome judged by the audit (some ten seconds)"],
+    [
+      'emq-race explore',
+      "every mode: each order of two sweeps' round trips on one job run on a fresh queue, its outcome judged by the audit (some ten seconds)",
+    ],
     ['emq-race explore --mode loop --json', 'the loop alone, as JSON: schedules, executions, schedules per outcome and a witness for each'],
     [
       'emq-race explain --mode loop --schedule A:detect,A:probe,B:detect,…',
