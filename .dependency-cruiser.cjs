@@ -2,18 +2,19 @@
  * The layers of src/ (see docs/architecture.md), checked on every `npm test`: no import circles,
  * and every import points down. From the bottom:
  *   model.ts, errors.ts, interrupt.ts, text.ts, closed-terminal.ts, lua/  →  server/  →  queue/  →  audit/  →  consequences/
- *   →  libraries/  →  sweepers/  →  race/  →  explain/, report/  →  grid/  →  html/  →  cli/, bench/ (the entry points)
+ *   →  libraries/  →  sweepers/  →  race/  →  explain/, report/  →  explore/  →  grid/  →  html/  →  cli/, bench/ (the entry points)
  */
 const ABOVE = {
-  server: ['libraries', 'queue', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  queue: ['libraries', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  audit: ['libraries', 'consequences', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  consequences: ['libraries', 'sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  libraries: ['sweepers', 'race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  sweepers: ['race', 'explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  race: ['explain', 'report', 'grid', 'html', 'cli', 'bench'],
-  explain: ['report', 'grid', 'html', 'cli', 'bench'],
-  report: ['explain', 'grid', 'html', 'cli', 'bench'],
+  server: ['libraries', 'queue', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  queue: ['libraries', 'audit', 'consequences', 'sweepers', 'race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  audit: ['libraries', 'consequences', 'sweepers', 'race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  consequences: ['libraries', 'sweepers', 'race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  libraries: ['sweepers', 'race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  sweepers: ['race', 'explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  race: ['explain', 'report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  explain: ['report', 'explore', 'grid', 'html', 'cli', 'bench'],
+  report: ['explain', 'explore', 'grid', 'html', 'cli', 'bench'],
+  explore: ['grid', 'html', 'cli', 'bench'],
   grid: ['html', 'cli', 'bench'],
   html: ['cli', 'bench'],
 };

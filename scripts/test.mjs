@@ -16,6 +16,7 @@ import { join } from 'node:path';
 
 const LONGEST = [
   'cli/interrupt',
+  'server/explore',
   'server/grid',
   'server/vanished-keys',
   'server/latency-race',

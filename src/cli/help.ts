@@ -37,6 +37,11 @@ const SUBCOMMAND_GROUPS: Readonly<Record<string, Groups>> = {
     ['Server and connection:', ['--url', ...TLS_FLAGS, '--server-bin', '--keep']],
     ['Output:', ['--json', '--html', '--svg', '--help']],
   ],
+  explore: [
+    ['Explore:', ['--mode', '--max-stalled', '--stalled-before']],
+    ['Server and connection:', ['--url', ...TLS_FLAGS, '--server-bin']],
+    ['Output:', ['--json', '--help']],
+  ],
   clean: [
     ['What to remove:', ['--queue', '--all', '--yes']],
     ['Server and connection:', ['--url', ...TLS_FLAGS]],
@@ -71,9 +76,10 @@ const EXAMPLES: readonly (readonly [string, string])[] = [
   ["emq-race --url 'redis://:PASSWORD@staging:6379' --mode atomic", 'your own server (the tool writes only emq:{race-…}: keys and removes them)'],
   ['emq-race --mode atomic --sweepers 8 --expect clean --json > race.json', 'a CI check: the figures as JSON, exit 1 on any anomaly'],
   ['emq-race explain', 'one job, two sweeps: every command and reply, step by step'],
+  ['emq-race explore', 'every order of two sweeps on one job, per mode: how many orders break it, and the fewest switches that do'],
   ['emq-race --html race.html', 'also write the report as one self-contained web page'],
   ['emq-race grid --html grid.html', 'sweepers against latency, each cell a full race: a table per mode and a page of charts (about a minute)'],
-  ['emq-race help explain', "explain's own flags (and help grid, the grid's; help clean, clean's)"],
+  ['emq-race help explain', "explain's own flags (and help explore, explore's; help grid, the grid's; help clean, clean's)"],
 ];
 
 /** Each subcommand's intended uses, a command and what it is for, as the main command's. */
@@ -94,6 +100,21 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
     ['emq-race explain --counter client', 'only the counter race: read, then write back plus one, from two clients'],
     ['emq-race explain --html replay.html', 'also write the replays as sequence diagrams on one web page'],
     ["emq-race explain --url 'redis://:PASSWORD@staging:6379' --json", 'on your own server (keys under emq:{race-…}: only, removed after), as JSON'],
+  ],
+  explore: [
+    [
+      'emq-race explore',
+      "every mode: each order of two sweeps' round trips on one job run on a fresh queue, its outcome judged by the audit (some ten seconds)",
+    ],
+    ['emq-race explore --mode loop --json', 'the loop alone, as JSON: schedules, executions, schedules per outcome and a witness for each'],
+    [
+      'emq-race explain --mode loop --schedule A:detect,A:probe,B:detect,…',
+      'replay a witness explore printed, step by step (the line is printed whole to be copied)',
+    ],
+    [
+      'emq-race explore --mode loop,claim --stalled-before 2',
+      'a job one stall short of --max-stalled: the dead letter in every order (the loop: some 20,000 executions, minutes)',
+    ],
   ],
   clean: [
     ['emq-race clean --url redis://staging:6379 --queue race-1f2e3d4c', 'remove one kept or crashed queue (the name the run printed)'],

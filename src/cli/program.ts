@@ -7,6 +7,7 @@ import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode } from '../errors.js';
 import { onClientNote, scrubUrlText } from '../server/connection.js';
 import { addExplainCommand } from './explain-command.js';
+import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
@@ -89,6 +90,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   };
   const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
   addExplainCommand(program, tracked, exit);
+  addExploreCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
   teachHelp(program, tracked);
   const failed = (code: number, message: string): number => {

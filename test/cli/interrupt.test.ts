@@ -259,6 +259,25 @@ for (const kind of SERVER_KINDS) {
       await until(LIMIT_MS, 'its folder to go', async () => !existsSync(child.dir));
     });
 
+    test('explore, SIGINT: what was explored so far, marked incomplete; every queue deleted; exit 130', async () => {
+      const cli = startCli(['explore', '--url', server.url, '--mode', 'loop', '--json']);
+      // Each execution has a queue of its own, NAME-loop-N: the exploration is under way once one shows.
+      await until(LIMIT_MS, 'an execution', async () => (await allKeys(redis)).some((key) => /^emq:\{race-[0-9a-f]+-loop-\d+\}:/.test(key)));
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted exploration', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
+      const json = JSON.parse(result.stdout) as { complete: boolean; modes: { mode: string; complete: boolean }[]; stopped?: { exit: number } };
+      assertMatchesSchema(json, 'explore --json, interrupted');
+      assert.equal(json.complete, false);
+      assert.deepEqual(
+        json.modes.map((m) => [m.mode, m.complete]),
+        [['loop', false]],
+      );
+      assert.equal(json.stopped?.exit, 130);
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
     test('nothing of the runs is left', async () => {
       assert.deepEqual(await unrelatedState(redis), initial);
       assert.ok((await allKeys(redis)).every((key) => !key.startsWith('emq:{race-') || key.startsWith('emq:{race-0000beef}')));

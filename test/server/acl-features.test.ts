@@ -63,6 +63,8 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
     ['explain', '--counter', 'client'],
     ['explain', '--counter', 'in-script'],
   ],
+  // Every order of two sweeps: the loop's commands are explain's, claim's and atomic's the race's.
+  'explore --mode loop,claim,atomic': [['explore', '--mode', 'loop,claim,atomic']],
   '--mode claim': [['--mode', 'claim', ...SMALL]],
   // Four sweepers so that one finds a job another took, and sends its UNWATCH.
   '--mode watch': [['--mode', 'watch', '--jobs', '300', '--sweepers', '4']],
@@ -92,7 +94,7 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
 };
 
 const withUrl = (args: readonly string[], url: string): string[] =>
-  args[0] === 'explain' ? ['explain', '--url', url, ...args.slice(1)] : ['--url', url, ...args];
+  args[0] === 'explain' || args[0] === 'explore' ? [args[0], '--url', url, ...args.slice(1)] : ['--url', url, ...args];
 
 const userUrl = (url: string, user: string): string => url.replace('redis://', `redis://${user}:${PASSWORD}@`);
 const userName = (feature: string): string => `emq-race-${feature.replace(/[^a-z]+/g, '-').replace(/^-|-$/g, '')}`;

@@ -52,7 +52,7 @@ describe('help', () => {
     assert.equal(result.stdout, '');
     assert.equal(
       result.stderr,
-      'emq-race: help: "nosuch" is not a command; the commands are clean, explain, grid (emq-race --help for the race\'s own flags)\n',
+      'emq-race: help: "nosuch" is not a command; the commands are clean, explain, explore, grid (emq-race --help for the race\'s own flags)\n',
     );
     const json = await runInProcess(['--json', 'help', 'nosuch']);
     assert.equal(json.code, 2);
@@ -82,6 +82,7 @@ describe('help', () => {
       ],
     ],
     ['explain', ['Replay:', 'Server and connection:', 'Output:', 'Examples:']],
+    ['explore', ['Explore:', 'Server and connection:', 'Output:', 'Examples:']],
     ['clean', ['What to remove:', 'Server and connection:', 'Help:', 'Examples:']],
   ];
   for (const [command, groups] of cases) {

@@ -120,7 +120,7 @@ forEachServer('redaction of every --url form through every output', (handle) => 
   ];
 
   working.forEach((form, index) => {
-    test(`${form.name}: table, progress, --json, --csv, trials, --html, a refusal as JSON, explain (text, --json, --html, --svg), grid (table, --json, --html) and clean`, async () => {
+    test(`${form.name}: table, progress, --json, --csv, trials, --html, a refusal as JSON, explain (text, --json, --html, --svg), explore --json, grid (table, --json, --html) and clean`, async () => {
       const url = form.url();
       const call = (words: string[], args: string[]): Promise<CliResult> =>
         form.env ? runInProcess([...words, ...args], { REDIS_URL: url }) : runInProcess([...words, '--url', url, ...args]);
@@ -142,6 +142,7 @@ forEachServer('redaction of every --url form through every output', (handle) => 
         ['a refused claim as a JSON error object', await call([], ['--mode', 'atomic', '--jobs', '50', '--queue', `race-taken${index}`, '--json']), 2],
         ['explain text', await call(['explain'], ['--mode', 'atomic']), 0],
         ['explain --json, --html, --svg', await call(['explain'], ['--json', '--html', files.explain, '--svg', files.svg]), 0],
+        ['explore --json', await call(['explore'], ['--mode', 'atomic', '--json']), 0],
         ['grid table and --html', await call(['grid'], ['--mode', 'atomic', '--jobs', '50', '--vary', 'sweepers=1,2', '--html', files.grid]), 0],
         ['grid --json', await call(['grid'], ['--mode', 'atomic', '--jobs', '50', '--vary', 'sweepers=1,2', '--json']), 0],
         ['clean --all', await call(['clean'], ['--all', '--yes']), 0],
@@ -205,13 +206,14 @@ forEachServer('redaction of every --url form through every output', (handle) => 
   ];
 
   for (const form of failing) {
-    test(`${form.name}: exit ${form.code}, one line, and no password in the race, explain, grid or clean, plain or JSON`, async () => {
+    test(`${form.name}: exit ${form.code}, one line, and no password in the race, explain, explore, grid or clean, plain or JSON`, async () => {
       const url = form.url();
       // Each command's words, then its flags: --url goes between them (or REDIS_URL carries it).
       const commands: [string[], string[]][] = [
         [[], ['--jobs', '50']],
         [[], ['--jobs', '50', '--json']],
         [['explain'], ['--json']],
+        [['explore'], ['--json']],
         [['grid'], ['--vary', 'sweepers=1,2', '--jobs', '50', '--json']],
         [['clean'], ['--all', '--yes']],
       ];

@@ -196,6 +196,18 @@ for (const kind of SERVER_KINDS) {
       assert.deepEqual(await allKeys(plain), []);
     });
 
+    test('explore over TLS: the same flags as explain', async () => {
+      const explored = await runCli(['explore', '--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--mode', 'atomic', '--json']);
+      assert.equal(explored.code, 0, explored.stderr);
+      const report = JSON.parse(explored.stdout) as { server: { url: string }; modes: { mode: string; outcomes: Record<string, number> }[] };
+      assert.equal(report.server.url, tlsUrl);
+      assert.deepEqual(
+        report.modes.map((m) => [m.mode, m.outcomes]),
+        [['atomic', { clean: 2 }]],
+      );
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
     test('--latency over TLS: the proxy passes TLS through untouched, in one process and in --processes', async () => {
       for (const processes of [[], ['--processes']]) {
         const result = await runCli([

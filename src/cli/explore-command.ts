@@ -1,0 +1,162 @@
+/**
+ * `emq-race explore`: every interleaving of two sweeps' round trips on one job, for each mode, run
+ * on the server and judged by the audit; the flags, the session and the output. The exploration
+ * itself lives in explore/.
+ */
+import { Option, type Command } from 'commander';
+import { EmqError, ExitCode, usageError } from '../errors.js';
+import { randomQueueName } from '../queue/keys.js';
+import { intFlag } from './options.js';
+import type { ServerChoice } from '../server/session.js';
+import { addTlsOptions, type TlsFlags } from '../server/tls.js';
+import { scrubUrlText, serverHeadline } from '../server/connection.js';
+import { outputWidth, wrapLines } from '../text.js';
+import { type Io, LIMITS, type Mode } from '../model.js';
+import { modeSets, modes as allModes } from '../sweepers/strategies.js';
+import { modelledModes } from '../explore/model.js';
+
+interface ExploreFlags extends TlsFlags {
+  mode?: Mode[];
+  maxStalled: number;
+  stalledBefore: number;
+  url?: string;
+  serverBin?: string;
+  json: boolean;
+}
+
+/** The modes explore can run: those it holds a model of, in the strategy table's order. */
+function explorable(): Mode[] {
+  return modelledModes(allModes());
+}
+
+/** A comma list of modes explore can run (`all` for every one). */
+export function parseExploreModes(raw: string): Mode[] {
+  const modes: Mode[] = [];
+  for (const part of raw.split(',').flatMap((p) => (p.trim() === 'all' ? explorable() : [p.trim()]))) {
+    if (!(explorable() as readonly string[]).includes(part)) {
+      const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
+      throw usageError(
+        `--mode: ${JSON.stringify(part)} is ${known ? 'a mode explore cannot run' : 'not a mode'}; explore runs ${explorable().join(', ')}, or all`,
+      );
+    }
+    if (!modes.includes(part as Mode)) modes.push(part as Mode);
+  }
+  return modes;
+}
+
+export function addExploreCommand(program: Command, io: Io, exit: { code: number }): void {
+  program.enablePositionalOptions();
+  const explore = program
+    .command('explore')
+    .description(
+      "Run every order of two sweeps' round trips on one job, one fresh queue per order, and judge each outcome from the server: how many orders break each mode, and the fewest switches that do.",
+    )
+    .addOption(new Option('--mode <modes>', `a comma list of ${explorable().join(', ')} (default: all)`).argParser(parseExploreModes))
+    .addOption(
+      new Option('--max-stalled <n>', 'stall count at which the job goes to dead')
+        .default(LIMITS.maxStalled.default)
+        .argParser(intFlag('--max-stalled', LIMITS.maxStalled)),
+    )
+    .addOption(
+      new Option('--stalled-before <n>', 'stall count the job starts with (below --max-stalled)')
+        .default(LIMITS.stalledBefore.default)
+        .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
+    )
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false));
+  addTlsOptions(explore);
+  explore.action(async (flags: ExploreFlags) => {
+    exit.code = await exploreMain(flags, io);
+  });
+}
+
+async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
+  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { jsonHeader } = await import('../report/json-header.js');
+  const { guardedReplays } = await import('../explain/guard.js');
+  const { exploreMode } = await import('../explore/explore.js');
+  const { EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
+  const { serverHasFunctions } = await import('../sweepers/function-library.js');
+  const { stopCause } = await import('../interrupt.js');
+  if (flags.stalledBefore >= flags.maxStalled) {
+    throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled})`);
+  }
+  const choice: ServerChoice = {
+    ...(flags.url !== undefined ? { url: flags.url } : {}),
+    ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
+    tls: flags,
+  };
+  chooseTarget(choice, io.env);
+  type Exploration = Awaited<ReturnType<typeof exploreMode>>;
+
+  return withSession(
+    () => openSession(choice, io.env),
+    io,
+    false,
+    async (session, interrupts) => {
+      // By default every mode explore can run that this server can: the function mode needs
+      // Functions, and an ACL user refused FUNCTION is left without it too.
+      const functions = flags.mode === undefined && (await serverHasFunctions(session.admin).catch(() => false));
+      const modes = flags.mode ?? explorable().filter((mode) => mode !== 'function' || functions);
+      const base = randomQueueName();
+      const queued = modes.map((mode) => ({ mode, queue: `${base}-${mode}` }));
+      const done: Exploration[] = [];
+      let failure: unknown;
+      try {
+        await guardedReplays(
+          session,
+          queued.map((q) => ({ mode: q.mode, queue: `${q.queue}-0` })),
+          flags,
+          interrupts,
+          async (guarded) => {
+            for (const { mode, queue } of queued) {
+              const exploration = await exploreMode(session, guarded, {
+                mode,
+                queue,
+                batch: LIMITS.batch.default,
+                maxStalled: flags.maxStalled,
+                stalledBefore: flags.stalledBefore,
+                defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
+              });
+              done.push(exploration);
+              if (!exploration.complete) break;
+            }
+            guarded.signal.throwIfAborted();
+          },
+        );
+      } catch (err) {
+        if (done.length === 0) throw err;
+        failure = stopCause(interrupts.signal) ?? err;
+      }
+      const complete = failure === undefined && done.every((e) => e.complete);
+      const server = { kind: session.info.kind, version: session.info.version, url: session.target.display };
+      if (flags.json) {
+        const stopped =
+          failure === undefined
+            ? undefined
+            : failure instanceof EmqError
+              ? { exit: failure.exitCode, message: scrubUrlText(failure.message) }
+              : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
+        const json = {
+          ...jsonHeader(),
+          kind: 'explore',
+          complete,
+          server,
+          maxStalled: flags.maxStalled,
+          stalledBefore: flags.stalledBefore,
+          modes: done.map(explorationJson),
+        };
+        io.out(`${JSON.stringify(stopped ? { ...json, stopped } : json)}\n`);
+      } else {
+        const width = outputWidth(io);
+        const headline = wrapLines(serverHeadline(server, session.embedded ? 'stopped' : undefined), width);
+        const legend = wrapLines(EXPLORE_LEGEND, width);
+        const tables = done.map((exploration) => renderExploration(exploration, width));
+        io.out(`${[headline, ...tables, legend.trimEnd(), ...(complete ? [] : ['incomplete: stopped before every order was run'])].join('\n\n')}\n`);
+      }
+      if (failure !== undefined) throw failure;
+      return ExitCode.ok;
+    },
+  );
+}

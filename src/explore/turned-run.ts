@@ -1,0 +1,113 @@
+/**
+ * One execution on the server: two sweeps of a mode, each running the strategy's own sweeper (the
+ * code the race runs) on its own connection, with every round trip it sends held until the
+ * conductor gives it the turn. The connection each sweeper gets sends `call`, `evalsha`, `eval` and
+ * a MULTI's `exec` through the conductor, so a turn is one round trip whatever the strategy; a
+ * MULTI/EXEC is one turn, as it is one round trip. Then the job is read back from the server.
+ */
+import type { Redis } from 'ioredis';
+import { SWEEP_NAMES, type SweepName } from '../explain/schedule.js';
+import type { Stage } from '../explain/stage.js';
+import type { Mode } from '../model.js';
+import type { QueueKeys } from '../queue/keys.js';
+import type { ServerClock } from '../server/clock.js';
+import { STRATEGIES } from '../sweepers/strategies.js';
+import { Conductor, type TraceTurn } from './conductor.js';
+import type { JobFacts } from './outcome.js';
+
+export interface TurnedRun {
+  readonly trace: TraceTurn[];
+  readonly facts: JobFacts;
+  /** Moves of the job the two sweepers recorded, by their own account. */
+  readonly moves: number;
+}
+
+/** `redis`, with each round trip it sends first waiting for `sweep`'s turn. */
+function turnedConnection(redis: Redis, conductor: Conductor, sweep: SweepName): Redis {
+  const gated = async <T>(label: string, send: () => Promise<T>): Promise<T> => {
+    await conductor.turn(sweep, label);
+    try {
+      return await send();
+    } finally {
+      conductor.done();
+    }
+  };
+  return new Proxy(redis, {
+    get(target, property) {
+      if (property === 'call') return (command: string, ...args: (string | number)[]) => gated(command.toLowerCase(), () => target.call(command, ...args));
+      if (property === 'evalsha' || property === 'eval') {
+        return (...args: (string | number)[]) => gated(property, () => (target[property] as (...a: (string | number)[]) => Promise<unknown>)(...args));
+      }
+      if (property === 'multi') {
+        return () => {
+          // Queued in the client, sent whole by exec: MULTI, the commands and EXEC in one round trip.
+          const transaction = target.multi();
+          const exec = transaction.exec.bind(transaction);
+          transaction.exec = (() => gated('exec', () => exec())) as typeof transaction.exec;
+          return transaction;
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The job as the server holds it now. */
+export async function readFacts(admin: Redis, keys: QueueKeys, jobId: string, clock: ServerClock): Promise<JobFacts> {
+  // The queue is the run's own: pending holds two entries at most.
+  const pending = await admin.lrange(keys.pending, 0, -1);
+  const activeScore = await admin.zscore(keys.active, jobId);
+  const deadScore = await admin.zscore(keys.dead, jobId);
+  const [stalled, state] = await admin.hmget(keys.job(jobId), 'stalled', 'state');
+  return {
+    pendingEntries: pending.filter((id) => id === jobId).length,
+    inActive: activeScore !== null,
+    activeExpired: activeScore !== null && Number(activeScore) <= clock.now(),
+    inDead: deadScore !== null,
+    stalled: stalled === null || stalled === undefined ? null : Number(stalled),
+    state: state ?? null,
+  };
+}
+
+export interface TurnedPlan {
+  readonly mode: Mode;
+  readonly batch: number;
+  readonly maxStalled: number;
+  /** The function mode's FCALL name, loaded for the exploration. */
+  readonly functionName?: string;
+}
+
+/** Sweeps A and B of the plan's mode on the stage's job, `prefix` deciding the first turns. */
+export async function runTurned(stage: Stage, plan: TurnedPlan, prefix: readonly SweepName[]): Promise<TurnedRun> {
+  const factory = await STRATEGIES[plan.mode].load();
+  const conductor = new Conductor(SWEEP_NAMES, prefix);
+  const moves = new Uint32Array(2);
+  const sweep = async (name: SweepName, index: number): Promise<void> => {
+    try {
+      const sweeper = factory({
+        redis: turnedConnection(stage.connections[index === 0 ? 0 : 1], conductor, name),
+        keys: stage.keys,
+        clock: stage.clock,
+        batch: plan.batch,
+        maxStalled: plan.maxStalled,
+        probeDelayMs: 0,
+        signal: stage.signal,
+        pending: 'list',
+        ...(plan.functionName !== undefined ? { functionName: plan.functionName } : {}),
+      });
+      // One sweep each, as explain's: a sweep that finds nothing stops there.
+      await sweeper.sweep();
+      sweeper.record.countInto(moves);
+      conductor.stop(name);
+    } catch (err) {
+      conductor.fail(err);
+      throw err;
+    }
+  };
+  const settled = await Promise.allSettled(SWEEP_NAMES.map((name, index) => sweep(name, index)));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const facts = await readFacts(stage.admin, stage.keys, stage.jobId, stage.clock);
+  return { trace: conductor.trace, facts, moves: moves[1] ?? 0 };
+}
