@@ -11,7 +11,7 @@ import type { Stage } from '../explain/stage.js';
 import type { Mode } from '../model.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { ServerClock } from '../server/clock.js';
-import { STRATEGIES } from '../sweepers/strategies.js';
+import { loadSweeper } from '../sweepers/strategies.js';
 import { Conductor, type TraceTurn } from './conductor.js';
 import type { JobFacts } from './outcome.js';
 
@@ -80,7 +80,7 @@ export interface TurnedPlan {
 
 /** Sweeps A and B of the plan's mode on the stage's job, `prefix` deciding the first turns. */
 export async function runTurned(stage: Stage, plan: TurnedPlan, prefix: readonly SweepName[]): Promise<TurnedRun> {
-  const factory = await STRATEGIES[plan.mode].load();
+  const factory = await loadSweeper(plan.mode);
   const conductor = new Conductor(SWEEP_NAMES, prefix);
   const moves = new Uint32Array(2);
   const sweep = async (name: SweepName, index: number): Promise<void> => {
