@@ -5,6 +5,7 @@
  * say which of the two files that line came from.
  */
 import { SWEEP_STALLED_LUA, luaSource } from './registry.js';
+import { knowFunctionLibrary } from './script-acl.js';
 
 const TEMPLATE_FILE = 'sweep-stalled-function.lua';
 const TEMPLATE = luaSource('sweep-stalled-function');
@@ -25,3 +26,5 @@ export function librarySourceLine(line: number): { readonly file: string; readon
   if (line < marker + bodyLines) return { file: 'sweep-stalled.lua', line: line - marker + 1 };
   return { file: TEMPLATE_FILE, line: line - bodyLines + 1 };
 }
+
+knowFunctionLibrary(functionLibrarySource, librarySourceLine);

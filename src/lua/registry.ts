@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { CachedScript } from './cached-script.js';
+import { knowShippedScripts } from './script-acl.js';
 
 const FILES = {
   /** The atomic sweep: the subject under test. */
@@ -59,6 +60,8 @@ export function luaScript(name: ScriptName): CachedScript {
 export function shippedScripts(): { readonly file: string; readonly source: string }[] {
   return (Object.keys(FILES) as ScriptName[]).map((name) => ({ file: FILES[name].replace(/^.*\//, ''), source: luaSource(name) }));
 }
+
+knowShippedScripts(shippedScripts);
 
 export const SWEEP_STALLED_LUA = luaSource('sweep-stalled');
 

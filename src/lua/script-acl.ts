@@ -6,8 +6,6 @@
  * function library built from two of them), so the user learns what to grant; a library line is
  * given as the line of the file it came from.
  */
-import { functionLibrarySource, librarySourceLine } from './function-source.js';
-import { shippedScripts } from './registry.js';
 import { createRequire } from 'node:module';
 
 /** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
@@ -27,6 +25,22 @@ const REFUSAL =
 /** A source line's place in the tool's files. */
 type Place = { readonly file: string; readonly line: number };
 
+// The tool's own script texts, made known by the modules that hold them as they load (registry.ts,
+// function-source.ts) rather than imported here: errors.ts reads refusals through this module, and
+// `--help` loads errors.ts, but no script can have been refused before one of those two was loaded.
+let shippedScripts: () => readonly { readonly file: string; readonly source: string }[] = () => [];
+let functionLibrary: { readonly source: (library: string, name: string) => string; readonly locate: (line: number) => Place } | undefined;
+
+/** registry.ts: every shipped `.lua` file, by name and text. */
+export function knowShippedScripts(list: () => readonly { readonly file: string; readonly source: string }[]): void {
+  shippedScripts = list;
+}
+
+/** function-source.ts: the function library's text, and where each of its lines came from. */
+export function knowFunctionLibrary(source: (library: string, name: string) => string, locate: (line: number) => Place): void {
+  functionLibrary = { source, locate };
+}
+
 /**
  * The tool's own scripts by SHA1 of their text; the function library by its name prefix. `locate`
  * turns a line of `source`, the text the server compiled, into the file and line it is written on.
@@ -34,7 +48,7 @@ type Place = { readonly file: string; readonly line: number };
 function ownScript(id: string, kind: string): { source: string; locate: (line: number) => Place } | undefined {
   if (kind === 'function') {
     // The template with the sweep script as its body: the server counts lines of that whole text.
-    return id.startsWith('emq_race_sweep_') ? { source: functionLibrarySource('library', id), locate: librarySourceLine } : undefined;
+    return functionLibrary && id.startsWith('emq_race_sweep_') ? { source: functionLibrary.source('library', id), locate: functionLibrary.locate } : undefined;
   }
   for (const { file, source } of shippedScripts()) {
     if (nodeCrypto().createHash('sha1').update(source).digest('hex') === id.toLowerCase()) return { source, locate: (line) => ({ file, line }) };
