@@ -286,6 +286,8 @@ export function readout(run: RunResult): string {
     let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
     // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
     if (run.overcountedStalls > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
+    // A failover drill's losses are the old primary's writes the promoted replica never received.
+    if (run.failover && !STRATEGIES[run.mode].roundTrips) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
     parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
   }
   if (run.overcountedStalls > 0)
