@@ -269,4 +269,5 @@ function checkFailoverFlags(flags: MainFlags): void {
   if (flags.queues > 1) throw usageError('--fault failover drills one queue at a time: leave out --queues');
   if (flags.latency !== undefined) throw usageError('--fault failover cannot go with --latency: drop one or the other');
   if (flags.lib !== undefined) throw usageError("--fault failover races the tool's own modes: leave out --lib");
+  if (flags.keep) throw usageError('--fault failover stops its primary and replica at the end of each run: --keep would keep nothing; leave it out');
 }
