@@ -11,6 +11,7 @@ import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { onClaimedQueue, type ClaimedRun } from '../queue/claimed-run.js';
+import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FailoverDrill } from './failover-drill.js';
@@ -142,7 +143,14 @@ async function raceOnQueue(
     }
     // Seeding went through admin, direct; the race's own connections take raceTarget.
     const failover = settled.consequences.failover;
-    const drill = failover && pair ? new FailoverDrill(failover, pair, run.jobs + settled.live, signal) : undefined;
+    // The run's heartbeat refreshes written after the cut died with the old primary: the one the
+    // new primary holds is lengthened as it is promoted, so the run's own bookkeeping does not
+    // read the failover as its keys vanishing.
+    const steps = pair && {
+      cut: (s: AbortSignal) => pair.cut(s),
+      failover: (s: AbortSignal) => pair.failover(s, async (primary) => void (await primary.pexpire(keys.heartbeat, HEARTBEAT_TTL_MS))),
+    };
+    const drill = failover && steps ? new FailoverDrill(failover, steps, run.jobs + settled.live, signal) : undefined;
     const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow, drill);
     signal.throwIfAborted();
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,

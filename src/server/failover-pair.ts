@@ -22,8 +22,11 @@ export interface FailoverPair {
   readonly lost: AbortSignal;
   /** Waits until the replica holds all the primary wrote, then cuts the replication link. */
   cut(signal: AbortSignal): Promise<void>;
-  /** Kills the primary (SIGKILL), promotes the replica, and carries every run connection over to it. */
-  failover(signal: AbortSignal): Promise<void>;
+  /**
+   * Kills the primary (SIGKILL), promotes the replica, and carries every run connection over to it;
+   * `promoted` runs on the new primary before any of them reaches it.
+   */
+  failover(signal: AbortSignal, promoted?: (primary: Redis) => Promise<void>): Promise<void>;
   /** Stops both servers and both proxies: every way out. */
   stop(): Promise<void>;
 }
@@ -77,7 +80,7 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
         );
         link.partition();
       },
-      async failover(signal) {
+      async failover(signal, promoted) {
         front.hold();
         await until(
           async () => front.quiet(),
@@ -88,6 +91,7 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
         process.kill(primary.pid, 'SIGKILL');
         await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
         await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+        await promoted?.(replicaAdmin);
         await front.switchTo(replica.port);
       },
       stop: stopAll,
