@@ -68,6 +68,7 @@ const CASES: readonly BadInput[] = [
   noUrl(['--fault', 'failover', '--fault', 'client-kill'], '--fault failover', 'alone'),
   noUrl(['--fault', 'failover', '--queues', '2'], '--fault failover', '--queues'),
   noUrl(['--fault', 'failover', '--keep'], '--fault failover', '--keep'),
+  noUrl(['grid', '--fault', 'failover'], '--fault failover', 'grid'),
   ...intFlagCases('--failover-after', LIMITS.failoverAfter),
   bad(['--pending', 'heap'], '--pending'),
   bad(['--workers', '2', '--cycles', '3'], '--workers', '--cycles'),
