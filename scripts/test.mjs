@@ -20,6 +20,7 @@ const LONGEST = [
   'server/grid',
   'server/vanished-keys',
   'server/latency-race',
+  'server/failover',
   'server/counters',
   'server/library-bullmq',
   'cli/paused-run',

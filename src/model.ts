@@ -31,6 +31,10 @@ export const LIMITS = {
   interval: { min: 0, max: 60_000, default: 0 },
   jitter: { min: 0, max: 60_000, default: 0 },
   trials: { min: 1, max: 10_000, default: 1 },
+  failoverAfter: { min: 1, max: 1_000_000, default: 5 },
+  failoverCalls: { min: 0, max: 10_000, default: 2 },
+  waitReplicas: { min: 1, max: 1, default: 1 },
+  waitTimeout: { min: 1, max: 60_000, default: 500 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
   // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed. At
   // most a second each: delay and jitter together stay far below the 10 s a connection waits for
@@ -147,7 +151,7 @@ export function defaultLive(jobs: number): number {
   return Math.floor(jobs / 10);
 }
 
-export const FAULTS = ['sweeper-crash', 'script-flush', 'client-kill'] as const;
+export const FAULTS = ['sweeper-crash', 'script-flush', 'client-kill', 'failover'] as const;
 
 export type FaultName = (typeof FAULTS)[number];
 
@@ -157,9 +161,45 @@ export interface ConsequenceOptions {
   readonly cycles: number;
   readonly observe: boolean;
   readonly allowServerWide: boolean;
+  /** --fault failover's schedule (--failover-after, --failover-calls, --wait-replicas). */
+  readonly failover?: FailoverSettings;
 }
 
-/** What a run adds to the plain race; the defaults are the plain race. */
+/** The failover drill's schedule: see docs/failover.md. */
+export interface FailoverSettings {
+  /** The link to the replica is cut after this many acknowledged sweep calls. */
+  readonly after: number;
+  /** Sweep calls let through between the cut and the failover. */
+  readonly calls: number;
+  /** --wait-replicas N:TIMEOUT_MS: a WAIT after each sweep call that moved jobs. */
+  readonly waitReplicas?: { readonly replicas: number; readonly timeoutMs: number };
+}
+
+/** What a failover run found, each figure with where it comes from (docs/failover.md). */
+export interface FailoverFigures {
+  readonly after: number;
+  /** Moves the sweepers had acknowledged (confirmed by WAIT, with --wait-replicas) that the new primary does not hold: server+sweepers. */
+  readonly ackedMovesLost: number;
+  /** The drill's own count: jobs moved by the calls acknowledged after the cut; null for modes whose sweep is many round trips. */
+  readonly predictedLoss: number | null;
+  /** Jobs the sweepers moved before the failover and again after it: sweepers. */
+  readonly jobsRecoveredTwice: number;
+  /** Moves, confirmed or not, that the new primary's stalled counters do not show: server+sweepers. */
+  readonly counterIncrementsLost: number;
+  /** Sweep calls answered between the cut and the failover. */
+  readonly callsAfterCut: number;
+  /** Jobs moved by calls whose WAIT timed out short of its replicas. */
+  readonly unconfirmedMoves: number;
+  readonly waitTimeouts: number;
+  readonly waitReplicas: { readonly replicas: number; readonly timeoutMs: number } | null;
+  readonly promotedBy: 'tool';
+  readonly sources: {
+    readonly ackedMovesLost: 'server+sweepers';
+    readonly predictedLoss: 'sweepers';
+    readonly jobsRecoveredTwice: 'sweepers';
+    readonly counterIncrementsLost: 'server+sweepers';
+  };
+}
 export interface Consequences {
   /** Faults that apply to this run's mode. */
   readonly faults: readonly FaultName[];
@@ -168,6 +208,8 @@ export interface Consequences {
   readonly observe: boolean;
   /** One line for each requested fault that cannot reach this mode. */
   readonly notes: readonly string[];
+  /** With --fault failover: the drill's schedule. */
+  readonly failover?: FailoverSettings;
 }
 
 export const NO_CONSEQUENCES: Consequences = { faults: [], workers: 0, cycles: 1, observe: false, notes: [] };
@@ -457,6 +499,8 @@ export interface RunResult extends AuditCounts {
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   /** Jobs the workers took, a job taken twice counted twice; undefined without --workers. */
   readonly executions: number | undefined;
+  /** What the failover drill found; absent without --fault failover. */
+  readonly failover?: FailoverFigures;
   readonly trial: number;
   readonly pending: PendingKind;
   readonly live: number;

@@ -67,6 +67,9 @@ export interface MainFlags extends TlsFlags {
   wide: boolean;
   lib?: LibraryName;
   libFrom?: string;
+  failoverAfter?: number;
+  failoverCalls?: number;
+  waitReplicas?: { replicas: number; timeoutMs: number };
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -114,7 +117,24 @@ export function raceFlagOptions(): Option[] {
     new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'),
     new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false),
     new Option('--json', 'print one JSON object on stdout and nothing else').default(false),
-    new Option('--fault <name>', 'inject a fault: sweeper-crash, script-flush or client-kill (repeat for several)').default([], 'none').argParser(collectFault),
+    new Option(
+      '--fault <name>',
+      'inject a fault: sweeper-crash, script-flush, client-kill (repeat for several), or failover (alone: a replica promoted after the primary is killed, see --failover-after)',
+    )
+      .default([], 'none')
+      .argParser(collectFault),
+    new Option(
+      '--failover-after <k>',
+      `with --fault failover: cut the replica's link after the k-th acknowledged sweep call (${range(LIMITS.failoverAfter)}; default ${LIMITS.failoverAfter.default})`,
+    ).argParser(intFlag('--failover-after', LIMITS.failoverAfter)),
+    new Option(
+      '--failover-calls <m>',
+      `with --fault failover: sweep calls let through after the cut, before the primary is killed (${range(LIMITS.failoverCalls)}; default ${LIMITS.failoverCalls.default})`,
+    ).argParser(intFlag('--failover-calls', LIMITS.failoverCalls)),
+    new Option(
+      '--wait-replicas <n[:ms]>',
+      `with --fault failover: WAIT n ms after each sweep call that moved jobs; only moves WAIT confirmed count as acknowledged (n: ${range(LIMITS.waitReplicas)}; ms: ${range(LIMITS.waitTimeout)}, default ${LIMITS.waitTimeout.default})`,
+    ).argParser(parseWaitReplicas),
     new Option('--allow-server-wide', "let --fault script-flush run on a --url server (it empties every application's script cache)").default(false),
     new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`)
       .default(LIMITS.workers.default)
@@ -177,7 +197,14 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     keep: flags.keep,
     json: flags.json,
     expect: flags.expect,
-    consequences: { faults: flags.fault, workers: flags.workers, cycles: flags.cycles, observe: flags.observe, allowServerWide: flags.allowServerWide },
+    consequences: {
+      faults: flags.fault,
+      workers: flags.workers,
+      cycles: flags.cycles,
+      observe: flags.observe,
+      allowServerWide: flags.allowServerWide,
+      ...failoverAsked(flags),
+    },
     script: flags.script,
     pending: flags.pending,
     maxSweeps: flags.maxSweeps,
@@ -191,6 +218,56 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     library: libraryAsked(flags),
   };
   checkRaceOptions(options);
+  checkFailoverFlags(flags);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
   return options;
+}
+
+/** `N` or `N:TIMEOUT_MS`, as --wait-replicas takes it. */
+function parseWaitReplicas(raw: string): { replicas: number; timeoutMs: number } {
+  const match = /^\s*(\d+)(?::(\d+))?\s*$/.exec(raw);
+  const replicas = Number(match?.[1]);
+  const timeoutMs = match?.[2] === undefined ? LIMITS.waitTimeout.default : Number(match[2]);
+  const within = (n: number, limit: { min: number; max: number }): boolean => Number.isSafeInteger(n) && n >= limit.min && n <= limit.max;
+  if (!match || !within(replicas, LIMITS.waitReplicas) || !within(timeoutMs, LIMITS.waitTimeout)) {
+    throw usageError(
+      `--wait-replicas: ${JSON.stringify(raw)} is not N[:TIMEOUT_MS] with N ${range(LIMITS.waitReplicas)} (the drill has one replica) and TIMEOUT_MS ${range(LIMITS.waitTimeout)}`,
+    );
+  }
+  return { replicas, timeoutMs };
+}
+
+function failoverAsked(flags: MainFlags): { failover?: NonNullable<RaceOptions['consequences']>['failover'] } {
+  if (!flags.fault.includes('failover')) return {};
+  return {
+    failover: {
+      after: flags.failoverAfter ?? LIMITS.failoverAfter.default,
+      calls: flags.failoverCalls ?? LIMITS.failoverCalls.default,
+      ...(flags.waitReplicas ? { waitReplicas: flags.waitReplicas } : {}),
+    },
+  };
+}
+
+/** The failover drill's flags need the drill, and the drill its own pair of servers, one queue and the tool's own sweepers. */
+function checkFailoverFlags(flags: MainFlags): void {
+  const drill = flags.fault.includes('failover');
+  if (!drill) {
+    const stray =
+      flags.failoverAfter !== undefined
+        ? '--failover-after'
+        : flags.failoverCalls !== undefined
+          ? '--failover-calls'
+          : flags.waitReplicas
+            ? '--wait-replicas'
+            : undefined;
+    if (stray) throw usageError(`${stray}: only with --fault failover (it schedules the failover drill)`);
+    return;
+  }
+  if (flags.url !== undefined) throw usageError('--fault failover starts its own primary and replica: it runs on the embedded server only; leave out --url');
+  if (flags.cluster || flags.embeddedCluster !== undefined)
+    throw usageError('--fault failover does not run on a cluster: leave out --cluster and --embedded-cluster');
+  if (flags.queues > 1) throw usageError('--fault failover drills one queue at a time: leave out --queues');
+  if (flags.latency !== undefined) throw usageError('--fault failover cannot go with --latency: drop one or the other');
+  if (flags.lib !== undefined) throw usageError("--fault failover races the tool's own modes: leave out --lib");
+  if (flags.keep) throw usageError('--fault failover stops its primary and replica at the end of each run: --keep would keep nothing; leave it out');
 }

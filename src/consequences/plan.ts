@@ -17,6 +17,7 @@ export function checkConsequenceOptions(options: ConsequenceOptions, embedded: b
   if (options.workers > 0 && options.cycles > 1) {
     throw usageError(`--workers cannot go with --cycles ${options.cycles}: workers finish jobs, while cycles lease them again; use one or the other`);
   }
+  if (options.faults.includes('failover')) checkFailover(options, embedded);
   if (options.faults.includes('script-flush') && !embedded && !options.allowServerWide) {
     throw usageError(
       '--fault script-flush empties the script cache of every application on that server: it runs only on the embedded server, or with --allow-server-wide',
@@ -30,10 +31,26 @@ export function checkConsequenceOptions(options: ConsequenceOptions, embedded: b
  */
 export function consequencesFor(options: ConsequenceOptions, mode: Mode, misses: Partial<Readonly<Record<FaultName, string>>>): Consequences {
   const { applied, notes } = faultsForMode(options.faults, mode, misses);
-  return { faults: applied, workers: options.workers, cycles: options.cycles, observe: options.observe, notes };
+  return {
+    faults: applied,
+    workers: options.workers,
+    cycles: options.cycles,
+    observe: options.observe,
+    notes,
+    ...(options.failover && applied.includes('failover') ? { failover: options.failover } : {}),
+  };
 }
 
 /** Whether any consequence flag was given: sweepers in child processes take none of them. */
 function hasConsequences(options: ConsequenceOptions): boolean {
   return options.faults.length > 0 || options.workers > 0 || options.cycles > 1 || options.observe;
+}
+
+/** --fault failover starts a primary and a replica of its own, and drills them alone. */
+function checkFailover(options: ConsequenceOptions, embedded: boolean): void {
+  if (!embedded) throw usageError('--fault failover starts its own primary and replica: it runs on the embedded server only; leave out --url and REDIS_URL');
+  if (options.faults.length > 1) throw usageError('--fault failover goes alone: drop the other --fault');
+  if (options.workers > 0 || options.cycles > 1 || options.observe) {
+    throw usageError('--fault failover cannot go with --workers, --cycles or --observe: drop one or the other');
+  }
 }

@@ -57,7 +57,7 @@ export function luaScript(name: ScriptName): CachedScript {
 }
 
 /** Every shipped script with the name of its file (without folders): what an ACL refusal is matched against. */
-export function shippedScripts(): { readonly file: string; readonly source: string }[] {
+function shippedScripts(): { readonly file: string; readonly source: string }[] {
   return (Object.keys(FILES) as ScriptName[]).map((name) => ({ file: FILES[name].replace(/^.*\//, ''), source: luaSource(name) }));
 }
 

@@ -12,6 +12,7 @@ import type { ServerTarget } from '../server/connection.js';
 import { expiredLeases, startReleaser, type Releaser } from '../consequences/cycles.js';
 import { startChaos } from '../consequences/faults/chaos.js';
 import { FaultPlan } from '../consequences/faults/sweeper-faults.js';
+import type { FailoverDrill } from './failover-drill.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { startObserver, type Observer } from '../consequences/observer.js';
 import { race, type RaceResult, type RaceSetup } from './race.js';
@@ -39,6 +40,8 @@ export interface RoundsSetup {
   readonly tracked?: number;
   readonly cadence?: Cadence;
   readonly extras?: RaceSetup['extras'];
+  /** --fault failover: the drill's gate around every sweep call. */
+  readonly drill?: FailoverDrill;
   /** Runs one race some other way (sweepers in child processes); faults do not reach those. */
   readonly runOnce?: () => Promise<RaceResult>;
 }
@@ -96,7 +99,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
           ? await setup.runOnce()
           : await race({
               connections: setup.connections,
-              factory: setup.factory,
+              factory: setup.drill ? setup.drill.wrap(setup.factory) : setup.factory,
               keys,
               clock: setup.clock,
               batch: setup.batch,

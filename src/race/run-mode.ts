@@ -6,11 +6,15 @@ import type { Redis } from 'ioredis';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobIds } from '../audit/job-state.js';
+import { failoverLosses } from '../audit/failover-rules.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../sweepers/call-latency.js';
 import { onClaimedQueue, type ClaimedRun } from '../queue/claimed-run.js';
+import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
+import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
+import { FailoverDrill } from './failover-drill.js';
 import type { Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
@@ -33,6 +37,7 @@ import {
   type AuditCounts,
   type Cadence,
   type Consequences,
+  type FailoverFigures,
   type ModeRun,
   type PendingKind,
   type RunResult,
@@ -48,7 +53,10 @@ interface Settled {
 }
 
 /** What the race hands the judge and the result. */
-type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
+type Raced = RoundsResult & { readonly serverCallMsP99: number | null; readonly drill?: FailoverDrill };
+
+/** The session a mode's run needs: the embedded server's binary too, for --fault failover's pair. */
+type RunSession = Pick<Session, 'admin' | 'target' | 'raceTarget'> & { readonly embedded?: Pick<NonNullable<Session['embedded']>, 'bin'> | undefined };
 
 /**
  * A mode's run on `session`'s server: it needs only the admin connection and the target, and the
@@ -56,22 +64,45 @@ type Raced = RoundsResult & { readonly serverCallMsP99: number | null };
  * prepare (seed, load, connect), race, judge (read the server back, then the pure audit), and the
  * result; the clean-up runs on every path once the claim is won.
  */
-export async function runMode(
-  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
-  run: ModeRun,
-  interrupts: Interrupts,
-  clientNow?: () => number,
-): Promise<RunResult> {
+export async function runMode(session: RunSession, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const library = STRATEGIES[run.mode].library;
   // A library's mode is the library's to run, seed to audit (src/libraries/).
   if (library) return (await LIBRARIES[library].load())(session, run, interrupts);
-  const { admin, target } = session;
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
+  if (settled.consequences.failover) return onFailoverPair(session.embedded?.bin, run, settled, interrupts, clientNow);
+  return claimAndRace(session, run, settled, interrupts, clientNow);
+}
+
+/**
+ * --fault failover: the run on a primary and replica of its own, started for it and stopped on
+ * every way out; its connections, the admin's among them, go through the pair's front proxy.
+ */
+async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+  const pair = await startFailoverPair(bin);
+  let admin: Redis | undefined;
+  try {
+    admin = await connect(pair.target);
+    return await claimAndRace({ admin, target: pair.target }, run, settled, interrupts, clientNow, pair);
+  } finally {
+    admin?.disconnect();
+    await pair.stop();
+  }
+}
+
+async function claimAndRace(
+  session: Pick<Session, 'admin' | 'target' | 'raceTarget'>,
+  run: ModeRun,
+  settled: Settled,
+  interrupts: Interrupts,
+  clientNow: (() => number) | undefined,
+  pair?: FailoverPair,
+): Promise<RunResult> {
+  const { admin, target } = session;
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
   const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
-  return onClaimedQueue(claim, interrupts, (claimed) => raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line)));
+  return onClaimedQueue(claim, interrupts, (claimed) => raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line), pair));
 }
 
 /** Missing job hashes named to the vanished-keys check at most: a few prove the point, all would cost a pipeline per job. */
@@ -86,6 +117,7 @@ async function raceOnQueue(
   claimed: ClaimedRun,
   clientNow: (() => number) | undefined,
   owe: Interrupts['owe'],
+  pair: FailoverPair | undefined,
 ): Promise<RunResult> {
   const { admin } = session;
   const { runId, signal } = claimed;
@@ -110,13 +142,22 @@ async function raceOnQueue(
       }
     }
     // Seeding went through admin, direct; the race's own connections take raceTarget.
-    const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow);
+    const failover = settled.consequences.failover;
+    // The run's heartbeat refreshes written after the cut died with the old primary: the one the
+    // new primary holds is lengthened as it is promoted, so the run's own bookkeeping does not
+    // read the failover as its keys vanishing.
+    const steps = pair && {
+      cut: (s: AbortSignal) => pair.cut(s),
+      failover: (s: AbortSignal) => pair.failover(s, async (primary) => void (await primary.pexpire(keys.heartbeat, HEARTBEAT_TTL_MS))),
+    };
+    const drill = failover && steps ? new FailoverDrill(failover, steps, run.jobs + settled.live, signal) : undefined;
+    const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow, drill);
     signal.throwIfAborted();
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
     // and the first and last job's hash (every job keeps its hash all run long).
     await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
-    const counts = await judge(admin, keys, run, settled, raced, signal, claimed);
-    return resultOf(run, settled, raced, counts, sweepFunction);
+    const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed);
+    return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}) };
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes on every way out but a third signal.
@@ -168,6 +209,7 @@ async function raceQueue(
   sweepFunction: SweepFunction | undefined,
   signal: AbortSignal,
   clientNow: (() => number) | undefined,
+  drill: FailoverDrill | undefined,
 ): Promise<Raced> {
   const { admin, target } = session;
   const { consequences, pending, live, maxSweeps, cadence } = settled;
@@ -201,6 +243,7 @@ async function raceQueue(
     consequences,
     cadence,
     extras,
+    ...(drill ? { drill } : {}),
     // In --processes mode each sweeper is a child process with its own connection.
     ...(run.processes
       ? {
@@ -225,7 +268,7 @@ async function raceQueue(
         }
       : {}),
   }).finally(() => stopProgress?.());
-  return { ...result, serverCallMsP99: histogramBefore ? await serverP99(admin, histogramBefore) : null };
+  return { ...result, serverCallMsP99: histogramBefore ? await serverP99(admin, histogramBefore) : null, ...(drill ? { drill } : {}) };
 }
 
 /** The server's state read back, then the pure audit of it against what the sweepers recorded. */
@@ -237,7 +280,7 @@ async function judge(
   raced: Raced,
   signal: AbortSignal,
   claimed: Pick<ClaimedRun, 'runId' | 'confirmKeys'>,
-): Promise<AuditCounts> {
+): Promise<[AuditCounts, FailoverFigures | undefined]> {
   // No built-in strategy deletes a job hash, so one without the run id the seed wrote into it (gone,
   // or gone and re-created by a sweep's write) is another client's doing, a DEL in the middle of
   // the queue: confirmed, it ends the run as vanished keys, never as lost jobs blamed on the
@@ -259,7 +302,28 @@ async function judge(
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
-  return withCycleSums(audited, raced.tally, raced.windows);
+  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot) : undefined];
+}
+
+/** The drill's own counts beside the new primary's counters set against the sweepers' records. */
+function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameters<typeof failoverLosses>[0]): FailoverFigures {
+  const counts = drill.counts;
+  const losses = failoverLosses(snapshot, drill.tally);
+  const wait = drill.settings.waitReplicas;
+  return {
+    after: drill.settings.after,
+    ackedMovesLost: losses.ackedMovesLost,
+    // A one-call sweep moves what it returns, all or nothing: its loss is known before the audit.
+    predictedLoss: STRATEGIES[run.mode].roundTrips ? null : counts.predictedLoss,
+    jobsRecoveredTwice: losses.jobsRecoveredTwice,
+    counterIncrementsLost: losses.counterIncrementsLost,
+    callsAfterCut: counts.callsAfterCut,
+    unconfirmedMoves: counts.unconfirmedMoves,
+    waitTimeouts: counts.waitTimeouts,
+    waitReplicas: wait ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : null,
+    promotedBy: 'tool',
+    sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
+  };
 }
 
 /** The run's result: its spec, the audit's counts and the race's own figures. Pure. */

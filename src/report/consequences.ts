@@ -3,7 +3,7 @@
  * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
  * table columns sit with the others in report.ts.
  */
-import type { FaultName, RunResult } from '../model.js';
+import type { FailoverFigures, FaultName, RunResult } from '../model.js';
 import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
@@ -84,8 +84,18 @@ export function consequenceLines(run: RunResult): string[] {
       run.unacknowledgedMoves > 0
         ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
         : '';
+    if (run.failover) parts.push(failoverLine(run.failover));
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
   return lines;
+}
+
+/** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */
+function failoverLine(f: FailoverFigures): string {
+  const predicted = f.predictedLoss === null ? '' : ` (predicted ${f.predictedLoss})`;
+  const wait = f.waitReplicas
+    ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)`
+    : '';
+  return `the replica's link was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

@@ -6,7 +6,16 @@
 import { anomalyTotal, isClean } from '../audit/rules.js';
 import type { TrialSummary } from '../audit/trials.js';
 import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
-import { FIGURES, type FigureSources, type InterleavingExample, type Mode, type Outcome, type PendingKind, type RunResult } from '../model.js';
+import {
+  FIGURES,
+  type FailoverFigures,
+  type FigureSources,
+  type InterleavingExample,
+  type Mode,
+  type Outcome,
+  type PendingKind,
+  type RunResult,
+} from '../model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import { jsonHeader, type JsonHeader } from './json-header.js';
@@ -108,6 +117,8 @@ export interface RunJson extends ConsequenceJson {
   readonly example: InterleavingExample | null;
   /** A library mode's run (--lib): the library and the version of it found in the user's project. */
   readonly library?: { readonly name: string; readonly version: string };
+  /** With --fault failover: what the drill found (docs/failover.md). */
+  readonly failover?: FailoverFigures;
 }
 
 /** One mode's verdict; the mode is its key in VerdictJson.modes. */
@@ -197,6 +208,7 @@ export function runJson(run: RunResult): RunJson {
     sources: run.sources,
     example: run.example,
     ...(run.library ? { library: run.library } : {}),
+    ...(run.failover ? { failover: run.failover } : {}),
   };
   return { ...json, ...figuresNotNamed(run, json) };
 }

@@ -286,6 +286,8 @@ export function readout(run: RunResult): string {
     let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
     // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
     if (run.overcountedStalls > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
+    // A failover drill's losses are the old primary's writes the promoted replica never received.
+    if (run.failover && !STRATEGIES[run.mode].roundTrips) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
     parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
   }
   if (run.overcountedStalls > 0)
@@ -333,7 +335,10 @@ function unseenByServer(run: RunResult): string {
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push('workers took entries from pending');
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
-  if (run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+  // A failover drill: the first push of a job recovered twice died with the old primary.
+  if (run.failover) why.push('the promoted replica never received the first recovery of a job recovered again after the failover');
+  if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) why.push('dead-lettered jobs were taken back out of pending');
+  else if (!run.failover && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(
       STRATEGIES[run.mode].deadLettersAfterPush

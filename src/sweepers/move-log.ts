@@ -39,6 +39,11 @@ export class MoveLog {
     }
   }
 
+  /** The id of the i-th move (0-based). */
+  idAt(i: number): number {
+    return this.ids[i] ?? 0;
+  }
+
   /** Adds one to counts[id] for every move in the log; ids beyond the array are not seeded jobs. */
   countInto(counts: Uint32Array): void {
     for (let i = 0; i < this.size; i++) {

@@ -30,7 +30,7 @@ const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 const LAYOUT = { color: false, width: 200, wide: false };
 
-/** A run with every field the JSON can carry: workers, re-leases, the observer, a fault and a library. */
+/** A run with every field the JSON can carry: workers, re-leases, the observer, a fault, a library and a failover drill. */
 function fullRun(over: Partial<RunResult> = {}): RunResult {
   return runResult({
     consequences: { ...NO_CONSEQUENCES, faults: ['sweeper-crash'], workers: 2, cycles: 2, observe: true, notes: ['a note'] },
@@ -40,6 +40,19 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
     forgottenStallCount: 0,
     node: '127.0.0.1:1',
     library: { name: 'bullmq', version: '6.7.0' },
+    failover: {
+      after: 5,
+      ackedMovesLost: 20,
+      predictedLoss: 20,
+      jobsRecoveredTwice: 20,
+      counterIncrementsLost: 20,
+      callsAfterCut: 2,
+      unconfirmedMoves: 0,
+      waitTimeouts: 0,
+      waitReplicas: { replicas: 1, timeoutMs: 500 },
+      promotedBy: 'tool',
+      sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
+    },
     ...over,
   });
 }

@@ -1,0 +1,43 @@
+/**
+ * The failover drill's audit: the new primary's stalled counters (read back by the snapshot) set
+ * against the moves the sweepers recorded before the failover and after it. Pure.
+ */
+import type { JobSnapshot } from './rules.js';
+
+export interface FailoverMoves {
+  /** Moves each job had before the failover, and of those the ones WAIT did not confirm. */
+  readonly before: Uint32Array;
+  readonly unconfirmed: Uint32Array;
+  /** Moves each job had after the failover, on the new primary. */
+  readonly after: Uint32Array;
+}
+
+export interface FailoverLosses {
+  readonly ackedMovesLost: number;
+  readonly jobsRecoveredTwice: number;
+  readonly counterIncrementsLost: number;
+}
+
+/**
+ * Every move of a job raises its `stalled` counter by one, on the server that ran it. The moves
+ * after the failover ran on the new primary; what its counter shows beyond them survived from the
+ * old one. The moves before the failover that it does not show are lost; those among them WAIT
+ * did not confirm were never acknowledged, the rest were.
+ */
+export function failoverLosses(snapshot: Pick<JobSnapshot, 'jobs' | 'stalled' | 'stalledBefore'>, moves: FailoverMoves): FailoverLosses {
+  let ackedMovesLost = 0;
+  let jobsRecoveredTwice = 0;
+  let counterIncrementsLost = 0;
+  for (let id = 1; id <= snapshot.jobs; id++) {
+    const stalled = snapshot.stalled[id] ?? Number.NaN;
+    const gained = Number.isNaN(stalled) ? 0 : Math.max(0, stalled - snapshot.stalledBefore);
+    const before = moves.before[id] ?? 0;
+    const after = moves.after[id] ?? 0;
+    const survived = Math.max(0, gained - after);
+    const lost = Math.max(0, before - survived);
+    ackedMovesLost += Math.max(0, lost - (moves.unconfirmed[id] ?? 0));
+    counterIncrementsLost += Math.max(0, before + after - gained);
+    if (before > 0 && after > 0) jobsRecoveredTwice++;
+  }
+  return { ackedMovesLost, jobsRecoveredTwice, counterIncrementsLost };
+}

@@ -1,0 +1,229 @@
+/**
+ * The failover drill's schedule, kept in the race itself. Every sweep call passes a gate: until
+ * the K-th acknowledged call the sweepers run freely; then the gate lets no new call start, and
+ * once none is in flight the replication link is cut. Exactly M calls are then let through
+ * (each acknowledged by the primary and never replicated), after which, with none in flight, the
+ * primary is killed and the replica promoted. The gate then opens for good and the race goes on
+ * on the new primary until the sweeps find nothing. A sweep that finds nothing before the
+ * failover waits for it and sweeps again: the jobs the failover brings back must be found.
+ *
+ * With --wait-replicas each call that moved jobs is followed by WAIT on the sweeper's own
+ * connection; a call whose WAIT came back short of its replicas is unconfirmed, not acknowledged.
+ */
+import type { Sweeper, SweeperFactory } from '../sweepers/sweeper.js';
+import type { FailoverSettings } from '../model.js';
+
+export interface FailoverSteps {
+  cut(signal: AbortSignal): Promise<void>;
+  failover(signal: AbortSignal): Promise<void>;
+}
+
+type Phase = 'before' | 'draining' | 'cut' | 'after';
+type Ticket = 'before' | 'window' | 'after';
+
+/** The drill's own record of every move: before the failover (and of those, unconfirmed), and after. */
+export interface FailoverTally {
+  readonly before: Uint32Array;
+  readonly unconfirmed: Uint32Array;
+  readonly after: Uint32Array;
+}
+
+export class FailoverDrill {
+  private phase: Phase = 'before';
+  private acked = 0;
+  private inFlight = 0;
+  private permits: number;
+  private live = 0;
+  private waitingForFailover = 0;
+  private stepping = false;
+  private failure: unknown;
+  private wake: () => void = () => {};
+  private changed: Promise<void>;
+  private predicted = 0;
+  private windowCalls = 0;
+  private unconfirmedMoves = 0;
+  private waitTimeouts = 0;
+  readonly tally: FailoverTally;
+
+  constructor(
+    readonly settings: FailoverSettings,
+    private readonly steps: FailoverSteps,
+    tracked: number,
+    private readonly signal: AbortSignal,
+  ) {
+    this.permits = settings.calls;
+    this.changed = this.nextChange();
+    // A stopped run wakes every sweeper at the gate, which then throws the abort.
+    signal.addEventListener('abort', () => this.notify(), { once: true });
+    this.tally = { before: new Uint32Array(tracked + 1), unconfirmed: new Uint32Array(tracked + 1), after: new Uint32Array(tracked + 1) };
+  }
+
+  /** The drill's counts: calls after the cut, their moves (the predicted loss), WAIT's verdicts. */
+  get counts(): { happened: boolean; callsAfterCut: number; predictedLoss: number; unconfirmedMoves: number; waitTimeouts: number } {
+    return {
+      happened: this.phase === 'after',
+      callsAfterCut: this.windowCalls,
+      predictedLoss: this.predicted,
+      unconfirmedMoves: this.unconfirmedMoves,
+      waitTimeouts: this.waitTimeouts,
+    };
+  }
+
+  /** The race's sweepers, each passing the gate around every sweep call. */
+  wrap(factory: SweeperFactory): SweeperFactory {
+    return (context) => {
+      const inner = factory(context);
+      this.live++;
+      let waits = 0;
+      const wait = this.settings.waitReplicas;
+      const sweeper: Sweeper = {
+        get record() {
+          return inner.record;
+        },
+        get commands() {
+          return inner.commands + waits;
+        },
+        get noscriptFallbacks() {
+          return inner.noscriptFallbacks;
+        },
+        get retries() {
+          return inner.retries;
+        },
+        get strayIds() {
+          return inner.strayIds;
+        },
+        get latency() {
+          return inner.latency;
+        },
+        sweep: async () => {
+          for (;;) {
+            const ticket = await this.enter();
+            const start = inner.record.length;
+            let moved = 0;
+            let confirmed = true;
+            try {
+              moved = await inner.sweep();
+              if (wait && moved > 0) {
+                waits++;
+                confirmed = Number(await context.redis.call('WAIT', wait.replicas, wait.timeoutMs)) >= wait.replicas;
+              }
+            } finally {
+              this.leave(ticket, inner.record, start, confirmed);
+            }
+            if (moved > 0 || ticket === 'after') return moved;
+            await this.untilFailover();
+          }
+        },
+      };
+      return sweeper;
+    };
+  }
+
+  private async enter(): Promise<Ticket> {
+    for (;;) {
+      this.check();
+      if (this.phase === 'before') {
+        this.inFlight++;
+        return 'before';
+      }
+      if (this.phase === 'cut' && !this.stepping && this.permits > 0) {
+        this.permits--;
+        this.inFlight++;
+        return 'window';
+      }
+      if (this.phase === 'after') {
+        this.inFlight++;
+        return 'after';
+      }
+      await this.changed;
+    }
+  }
+
+  private leave(ticket: Ticket, record: Sweeper['record'], start: number, confirmed: boolean): void {
+    this.inFlight--;
+    const moved = record.length - start;
+    const into = ticket === 'after' ? this.tally.after : this.tally.before;
+    for (let i = start; i < record.length; i++) {
+      const id = record.idAt(i);
+      if (id < into.length) {
+        into[id] = (into[id] ?? 0) + 1;
+        if (!confirmed && ticket !== 'after') this.tally.unconfirmed[id] = (this.tally.unconfirmed[id] ?? 0) + 1;
+      }
+    }
+    if (!confirmed) {
+      this.waitTimeouts++;
+      this.unconfirmedMoves += moved;
+    }
+    if (ticket === 'before') {
+      this.acked++;
+      if (this.acked >= this.settings.after && this.phase === 'before') this.phase = 'draining';
+    }
+    if (ticket === 'window') {
+      this.windowCalls++;
+      if (confirmed) this.predicted += moved;
+    }
+    this.step();
+  }
+
+  private async untilFailover(): Promise<void> {
+    this.waitingForFailover++;
+    try {
+      this.step();
+      while (this.phase !== 'after') {
+        this.check();
+        await this.changed;
+      }
+    } finally {
+      this.waitingForFailover--;
+    }
+  }
+
+  /** Takes the next step of the schedule when it is due: nothing in flight, and its calls made. */
+  private step(): void {
+    if (this.stepping || this.failure !== undefined || this.inFlight > 0) return;
+    const idle = this.waitingForFailover === this.live;
+    let next: (() => Promise<void>) | undefined;
+    if (this.phase === 'draining' || (this.phase === 'before' && idle)) {
+      next = async () => {
+        await this.steps.cut(this.signal);
+        this.phase = 'cut';
+      };
+    } else if (this.phase === 'cut' && (this.permits === 0 || idle)) {
+      next = async () => {
+        await this.steps.failover(this.signal);
+        this.phase = 'after';
+      };
+    }
+    if (!next) return;
+    this.stepping = true;
+    next().then(
+      () => {
+        this.stepping = false;
+        this.notify();
+        this.step();
+      },
+      (err: unknown) => {
+        this.stepping = false;
+        this.failure = err;
+        this.notify();
+      },
+    );
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.signal.throwIfAborted();
+  }
+
+  private nextChange(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.changed = this.nextChange();
+    wake();
+  }
+}

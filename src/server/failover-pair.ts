@@ -1,0 +1,131 @@
+/**
+ * The servers of one `--fault failover` run: an embedded primary, an embedded replica of it (each
+ * under its own keeper, so neither outlives the tool however it ends), the replica's replication
+ * link through a proxy the tool can cut, and the run's own connections through another proxy that
+ * carries them over to the replica once it is promoted. The drill's steps, in order: `cut` (once
+ * the replica holds every byte the primary has written), then `failover` (the primary killed with
+ * SIGKILL, the replica promoted with REPLICAOF NO ONE, every connection carried over).
+ */
+import type { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { serverError } from '../errors.js';
+import { connect, parseServerUrl, type ServerTarget } from './connection.js';
+import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { startSwitchProxy, type SwitchProxy } from './switch-proxy.js';
+
+export interface FailoverPair {
+  /** Where the run's connections go: the proxy in front of whichever server is the primary. */
+  readonly target: ServerTarget;
+  readonly primaryPid: number;
+  readonly replicaPid: number;
+  /** Aborted when either server's keeper was killed from outside (embedded-server.ts). */
+  readonly lost: AbortSignal;
+  /** Waits until the replica holds all the primary wrote, then cuts the replication link. */
+  cut(signal: AbortSignal): Promise<void>;
+  /**
+   * Kills the primary (SIGKILL), promotes the replica, and carries every run connection over to it;
+   * `promoted` runs on the new primary before any of them reaches it.
+   */
+  failover(signal: AbortSignal, promoted?: (primary: Redis) => Promise<void>): Promise<void>;
+  /** Stops both servers and both proxies: every way out. */
+  stop(): Promise<void>;
+}
+
+/** How long the replica may take to sync, and the proxy to see every reply home. */
+const SETTLE_MS = 10_000;
+
+export async function startFailoverPair(bin: string | undefined): Promise<FailoverPair> {
+  const started: { stop(): Promise<void> }[] = [];
+  const direct: Redis[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const redis of direct) redis.disconnect();
+    for (const item of started.reverse()) await item.stop().catch(() => undefined);
+  };
+  try {
+    // A diskless sync starts at once rather than after the 5 s it waits by default for more replicas.
+    const primary = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] });
+    started.push(primary);
+    const link = await startSwitchProxy(primary.port);
+    started.push(link);
+    const replica: EmbeddedServer = await startEmbeddedServer({
+      ...(bin !== undefined ? { bin } : {}),
+      extraArgs: ['--replicaof', '127.0.0.1', String(link.port)],
+    });
+    started.push(replica);
+    const front: SwitchProxy = await startSwitchProxy(primary.port);
+    started.push(front);
+    const primaryTarget = parseServerUrl(primary.url);
+    const replicaTarget = parseServerUrl(replica.url);
+    const primaryAdmin = await connect(primaryTarget);
+    direct.push(primaryAdmin);
+    const replicaAdmin = await connect(replicaTarget);
+    direct.push(replicaAdmin);
+    await until(
+      async () => /master_link_status:up/.test(await replicaAdmin.info('replication')),
+      AbortSignal.timeout(SETTLE_MS),
+      'the replica did not finish its first sync',
+    );
+    const url = `redis://127.0.0.1:${front.port}`;
+    return {
+      target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
+      primaryPid: primary.pid,
+      replicaPid: replica.pid,
+      lost: AbortSignal.any([primary.lost, replica.lost]),
+      async cut(signal) {
+        const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
+        await until(
+          async () => replicaOffset(await replicaAdmin.info('replication')) >= primaryOffset(await primaryAdmin.info('replication')),
+          wait,
+          'the replica did not catch up with the primary before the cut',
+        );
+        link.partition();
+      },
+      async failover(signal, promoted) {
+        front.hold();
+        await until(
+          async () => front.quiet(),
+          AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+          'a command of the run went unanswered before the failover',
+        );
+        primaryAdmin.disconnect();
+        process.kill(primary.pid, 'SIGKILL');
+        await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
+        await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+        await promoted?.(replicaAdmin);
+        await front.switchTo(replica.port);
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function primaryOffset(info: string): number {
+  return Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
+function replicaOffset(info: string): number {
+  return Number(/^(?:slave|replica)_repl_offset:(\d+)/m.exec(info)?.[1] ?? -1);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => Promise<boolean>, signal: AbortSignal, failure: string): Promise<void> {
+  for (;;) {
+    if (await check()) return;
+    if (signal.aborted) {
+      if (signal.reason instanceof Error && signal.reason.name === 'TimeoutError') throw serverError(`--fault failover: ${failure}`);
+      throw signal.reason;
+    }
+    await sleep(5);
+  }
+}

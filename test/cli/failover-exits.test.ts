@@ -1,0 +1,61 @@
+/**
+ * --fault failover's own primary and replica on every way out of the process: Ctrl-C (SIGINT) once
+ * the pair runs, and the tool killed outright (SIGKILL). Either way no server or keeper
+ * of the run is left, nor a data folder.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
+import { alive, commandLine, descendants } from '../helpers/processes.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+
+const LIMIT_MS = 30_000;
+
+/** A drill slow enough to be caught mid-run: every sweep call waits for its replica. */
+const SLOW_DRILL = ['--mode', 'atomic', '--fault', 'failover', '--failover-after', '3', '--wait-replicas', '1:1000', '--jobs', '2000', '--batch', '10'];
+
+/** Once the session's server and the pair's two run (three keepers, three servers): every process and folder of the run. */
+async function runningPair(cli: RunningCli): Promise<{ pids: number[]; dirs: string[] }> {
+  let pids: number[] = [];
+  await until(LIMIT_MS, 'the pair to start', () => {
+    pids = descendants(cli.child.pid ?? 0);
+    return pids.filter((pid) => /^\S*(redis|valkey)-server /.test(commandLine(pid))).length >= 3;
+  });
+  const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+  assert.ok(dirs.length >= 3, `keepers: ${pids.map(commandLine).join('; ')}`);
+  return { pids, dirs };
+}
+
+async function assertNothingLeft(run: { pids: number[]; dirs: string[] }): Promise<void> {
+  await until(LIMIT_MS, 'every process of the run to end', () => run.pids.every((pid) => !alive(pid)));
+  for (const dir of run.dirs) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
+}
+
+for (const kind of SERVER_KINDS) {
+  describe(`failover drill's servers on the way out [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
+    test('SIGINT once the pair runs: exit 130, no server, keeper or folder left', async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
+      const run = await runningPair(cli).catch((err: unknown) => {
+        cli.child.kill('SIGKILL');
+        throw err;
+      });
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      await assertNothingLeft(run);
+    });
+
+    test('the tool killed (SIGKILL) once the pair runs: its keepers stop both servers and remove their folders', async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
+      const run = await runningPair(cli).catch((err: unknown) => {
+        cli.child.kill('SIGKILL');
+        throw err;
+      });
+      cli.child.kill('SIGKILL');
+      await within(LIMIT_MS, 'the killed run', cli.done);
+      await assertNothingLeft(run);
+    });
+  });
+}

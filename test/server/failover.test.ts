@@ -1,0 +1,156 @@
+/**
+ * --fault failover on Redis and Valkey: the run's own primary and replica, the replica's link cut
+ * after the K-th acknowledged sweep call, the primary killed M calls later, the replica promoted.
+ * The atomic sweep loses exactly what the calls after the cut moved; with --wait-replicas nothing
+ * acknowledged is lost. After each run no server of the pair is left, nor its data folder.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { runCli } from '../helpers/cli.js';
+import { alive, commandLine } from '../helpers/processes.js';
+import { SERVER_KINDS } from '../helpers/servers.js';
+
+interface Spawned {
+  readonly pid: number;
+  readonly line: string;
+}
+
+/** A process's children, read from /proc: cheap enough to look every few ms on a busy machine. */
+function children(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The CLI run in-process, with every keeper (this process's children) and server (theirs) noted while it runs. */
+async function runWatched(args: readonly string[]): Promise<{ json: Record<string, unknown>; code: number; spawned: Spawned[] }> {
+  const seen = new Map<number, string>();
+  const look = (): void => {
+    for (const pid of children(process.pid).flatMap((keeper) => [keeper, ...children(keeper)])) {
+      const line = commandLine(pid);
+      if (/server-keeper|redis-server|valkey-server/.test(line)) seen.set(pid, line);
+    }
+  };
+  const timer = setInterval(look, 20);
+  try {
+    const result = await runCli(args);
+    assert.equal(result.code, 0, result.stderr);
+    return { json: JSON.parse(result.stdout) as Record<string, unknown>, code: result.code ?? -1, spawned: [...seen].map(([pid, line]) => ({ pid, line })) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Nothing of the run is left: no keeper, no server, no data folder named on a keeper's command line. */
+function assertNothingLeft(spawned: readonly Spawned[]): void {
+  // The session's server and, per trial, the pair's two: each with its keeper.
+  assert.ok(spawned.filter((p) => /server-keeper/.test(p.line)).length >= 3, `keepers seen: ${spawned.map((p) => p.line).join('; ')}`);
+  for (const { pid, line } of spawned) {
+    assert.ok(!alive(pid) || commandLine(pid) !== line, `left running: ${pid} ${line}`);
+    const dir = /server-keeper\.js (\S+)/.exec(line)?.[1];
+    if (dir) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
+  }
+}
+
+interface FailoverJson {
+  readonly after: number;
+  readonly ackedMovesLost: number;
+  readonly predictedLoss: number | null;
+  readonly jobsRecoveredTwice: number;
+  readonly counterIncrementsLost: number;
+  readonly callsAfterCut: number;
+  readonly unconfirmedMoves: number;
+  readonly waitTimeouts: number;
+  readonly promotedBy: string;
+}
+
+type RunJson = { mode: string; batch: number; lostIncrements: number; doubleRecoveries: number; recoveries: number; lostJobs: number; failover: FailoverJson };
+
+const runsOf = (json: Record<string, unknown>): RunJson[] => json.runs as RunJson[];
+
+const SMALL = ['--jobs', '200', '--batch', '10', '--sweepers', '2', '--live', '0', '--json'];
+
+for (const kind of SERVER_KINDS) {
+  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
+  describe(`failover [${kind.kind}]`, { skip }, () => {
+    test('atomic: the acknowledged moves lost are the ones predicted, a multiple of the batch, and the audit counts them too', async () => {
+      const { json, spawned } = await runWatched([
+        '--server-bin',
+        kind.bin,
+        '--mode',
+        'atomic',
+        '--fault',
+        'failover',
+        '--failover-after',
+        '5',
+        '--trials',
+        '2',
+        ...SMALL,
+      ]);
+      const runs = runsOf(json);
+      assert.equal(runs.length, 2);
+      for (const run of runs) {
+        const f = run.failover;
+        assert.equal(f.after, 5);
+        assert.equal(f.promotedBy, 'tool');
+        assert.equal(f.callsAfterCut, 2);
+        assert.ok(f.predictedLoss !== null && f.predictedLoss > 0, `predicted ${f.predictedLoss}`);
+        assert.equal(f.ackedMovesLost, f.predictedLoss);
+        assert.equal(f.ackedMovesLost % run.batch, 0);
+        // The independent count: the run's ordinary audit on the new primary, the stall counters
+        // against the sweepers' records, knows nothing of the drill.
+        assert.equal(run.lostIncrements, f.ackedMovesLost);
+        assert.equal(run.doubleRecoveries, f.jobsRecoveredTwice);
+        assert.equal(f.counterIncrementsLost, f.ackedMovesLost);
+        assert.equal(run.lostJobs, 0);
+        assert.equal(f.unconfirmedMoves, 0);
+      }
+      assertNothingLeft(spawned);
+    });
+
+    test('atomic with --wait-replicas 1:500: no acknowledged move lost; the cut calls are unconfirmed', async () => {
+      const { json, spawned } = await runWatched([
+        '--server-bin',
+        kind.bin,
+        '--mode',
+        'atomic',
+        '--fault',
+        'failover',
+        '--failover-after',
+        '5',
+        '--wait-replicas',
+        '1:500',
+        ...SMALL,
+      ]);
+      const [run] = runsOf(json);
+      assert.ok(run);
+      assert.equal(run.failover.ackedMovesLost, 0);
+      assert.equal(run.failover.predictedLoss, 0);
+      assert.ok(run.failover.waitTimeouts >= 2, `waitTimeouts ${run.failover.waitTimeouts}`);
+      // What the cut calls moved is lost all the same, but was never counted as acknowledged.
+      assert.ok(run.failover.counterIncrementsLost > 0);
+      assert.ok(run.failover.unconfirmedMoves >= run.failover.counterIncrementsLost);
+      assertNothingLeft(spawned);
+    });
+
+    test('the loop under the same schedule runs and is audited', async () => {
+      const { json, spawned } = await runWatched(['--server-bin', kind.bin, '--mode', 'loop', '--fault', 'failover', '--failover-after', '5', ...SMALL]);
+      const [run] = runsOf(json);
+      assert.ok(run);
+      assert.equal(run.failover.predictedLoss, null);
+      assert.equal(run.failover.callsAfterCut, 2);
+      assert.equal(run.lostJobs, 0);
+      assertNothingLeft(spawned);
+    });
+  });
+}
