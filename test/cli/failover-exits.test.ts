@@ -19,9 +19,14 @@ const SLOW_DRILL = ['--mode', 'atomic', '--fault', 'failover', '--failover-after
 /** Once the session's server and the pair's two run (three keepers, three servers): every process and folder of the run. */
 async function runningPair(cli: RunningCli): Promise<{ pids: number[]; dirs: string[] }> {
   let pids: number[] = [];
+  // Counted by their keepers and by servers that listen (`--port`): the pair's start also runs a
+  // short-lived `redis-server --version`, which is no server of the run.
   await until(LIMIT_MS, 'the pair to start', () => {
     pids = descendants(cli.child.pid ?? 0);
-    return pids.filter((pid) => /^\S*(redis|valkey)-server /.test(commandLine(pid))).length >= 3;
+    const lines = pids.map(commandLine);
+    const keepers = lines.filter((line) => /server-keeper\.js /.test(line)).length;
+    const servers = lines.filter((line) => /^\S*(redis|valkey)-server /.test(line) && !/ --version\b/.test(line)).length;
+    return keepers >= 3 && servers >= 3;
   });
   const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
   assert.ok(dirs.length >= 3, `keepers: ${pids.map(commandLine).join('; ')}`);
