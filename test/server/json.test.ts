@@ -202,7 +202,7 @@ forEachServer('json', (handle) => {
       for (const field of ['workers', 'executions', 'samples', 'windowInNeither', 'faults', 'crashes']) assert.ok(field in run, `${run.mode}: ${field}`);
   });
 
-  test('every mode of the strategy table, raced by name (a library's modes on their own), matches the schema', async () => {
+  test('every mode of the strategy table, raced by name, each library apart, matches the schema', async () => {
     const script = scriptFile('sweep-stalled.lua', BUILT_IN_SCRIPT);
     // Every mode by name: `--mode all` leaves out the library modes, which need the library
     // installed (here a devDependency) and run one library at a time.
