@@ -118,23 +118,81 @@ export interface AuditOptions {
   readonly strayIds?: number;
 }
 
+/** The figures every audit counts alike, job by job: the main one here and each library's. */
+type TalliedFigures = Pick<
+  AuditCounts,
+  | 'recoveries'
+  | 'doubleRecoveries'
+  | 'jobsRecoveredMoreThanOnce'
+  | 'duplicatePending'
+  | 'mostPendingEntries'
+  | 'lostIncrements'
+  | 'extraIncrements'
+  | 'overcountedStalls'
+  | 'overcountedStallCount'
+>;
+
+/**
+ * Counts, a job at a time, what every audit reads the same way: the moves the sweepers recorded
+ * against the entries the job has in the list they push onto, and, where the layout keeps a stall
+ * counter, that counter against the moves and against the stalls the job really had. auditJobs and
+ * the libraries' audits (src/libraries/) add to it; `figures` is their share of AuditCounts.
+ */
+export class JobTally {
+  private readonly counts: { -readonly [K in keyof TalliedFigures]: TalliedFigures[K] } = {
+    recoveries: 0,
+    doubleRecoveries: 0,
+    jobsRecoveredMoreThanOnce: 0,
+    duplicatePending: 0,
+    mostPendingEntries: 0,
+    lostIncrements: 0,
+    extraIncrements: 0,
+    overcountedStalls: 0,
+    overcountedStallCount: 0,
+  };
+
+  /** A job the sweepers recorded moving `moved` times, and which stands `entries` times in the list they push onto. */
+  moves(moved: number, entries: number): void {
+    const c = this.counts;
+    c.recoveries += moved;
+    c.doubleRecoveries += excess(moved);
+    if (moved > 1) c.jobsRecoveredMoreThanOnce++;
+    c.duplicatePending += excess(entries);
+    if (entries > c.mostPendingEntries) c.mostPendingEntries = entries;
+  }
+
+  /** Moves the server shows that no sweeper recorded (calls in doubt, see reconcileGap): recoveries all the same. */
+  unrecordedMoves(moved: number): void {
+    this.counts.recoveries += moved;
+  }
+
+  /** The counter's gap from incrementGap: positive, increments lost; negative, increments from nowhere. */
+  counterGap(gap: number): void {
+    if (gap > 0) this.counts.lostIncrements += gap;
+    else this.counts.extraIncrements -= gap;
+  }
+
+  /** Stalls the counter shows beyond the job's real ones, from overcount. */
+  overcount(over: number): void {
+    if (over <= 0) return;
+    this.counts.overcountedStalls++;
+    this.counts.overcountedStallCount += over;
+  }
+
+  get figures(): TalliedFigures {
+    return { ...this.counts };
+  }
+}
+
 export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: AuditContext & AuditOptions = {}): AuditCounts {
-  let recoveries = 0;
-  let doubleRecoveries = 0;
-  let duplicatePending = 0;
-  let mostPendingEntries = 0;
-  let lostIncrements = 0;
-  let extraIncrements = 0;
+  const tally = new JobTally();
   let forgottenJobs = 0;
   let forgottenCount = 0;
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
-  let jobsRecoveredMoreThanOnce = 0;
   let doubleExecutionCount = 0;
   let deadLetterEscapes = 0;
-  let overcountedStalls = 0;
-  let overcountedStallCount = 0;
   let deadLetteredEarly = 0;
   let unacknowledgedMoves = 0;
 
@@ -144,18 +202,11 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     const inActive = snapshot.inActive[id] ?? 0;
     const inDead = snapshot.inDead[id] ?? 0;
 
-    recoveries += moved;
-    doubleRecoveries += excess(moved);
-    if (moved > 1) jobsRecoveredMoreThanOnce++;
-    duplicatePending += excess(inPending);
-    if (inPending > mostPendingEntries) mostPendingEntries = inPending;
-
+    tally.moves(moved, inPending);
     const reconciled = reconcileGap(incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore), inActive, context.callsInDoubt ?? false);
-    const gap = reconciled.gap;
     unacknowledgedMoves += reconciled.unacknowledged;
-    recoveries += reconciled.unacknowledged;
-    if (gap > 0) lostIncrements += gap;
-    else extraIncrements -= gap;
+    tally.unrecordedMoves(reconciled.unacknowledged);
+    tally.counterGap(reconciled.gap);
     if (context.trueStalls) {
       const forgotten = forgottenStalls(context.trueStalls[id] ?? 1, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
       if (forgotten > 0) {
@@ -178,11 +229,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     doubleExecutionCount += doubleExecutions(runs);
     // Without --cycles each job stalled once: the expired lease it was seeded with.
     const stalls = context.trueStalls?.[id] ?? 1;
-    const over = overcount(stalls, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
-    if (over > 0) {
-      overcountedStalls++;
-      overcountedStallCount += over;
-    }
+    tally.overcount(overcount(stalls, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore));
     if (context.maxStalled !== undefined) {
       if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
       if (isDeadLetteredEarly(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetteredEarly++;
@@ -202,14 +249,10 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
   }
 
+  const figures = tally.figures;
   return {
-    recoveries,
-    doubleRecoveries,
-    duplicatePending,
-    duplicatePendingAtEnd: duplicatePending,
-    mostPendingEntries,
-    lostIncrements,
-    extraIncrements,
+    ...figures,
+    duplicatePendingAtEnd: figures.duplicatePending,
     forgottenStalls: context.trueStalls ? forgottenJobs : null,
     forgottenStallCount: context.trueStalls ? forgottenCount : null,
     lostJobs,
@@ -218,15 +261,12 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     // Only workers write `runs`; without them nothing was executed, so nothing was measured.
     doubleExecutions: snapshot.runs ? doubleExecutionCount : null,
     deadLetterEscapes,
-    overcountedStalls,
-    overcountedStallCount,
     deadLetteredEarly,
     windowInNeither: null,
     windowInBoth: null,
     unacknowledgedMoves,
     stolenLeases: (snapshot.live ?? 0) > 0 ? stolenLeases : null,
     misreported,
-    jobsRecoveredMoreThanOnce,
   };
 }
 

@@ -13,9 +13,9 @@
  *                       below --max-stalled (server).
  */
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
-import { excess } from '../../audit/job-state.js';
-import { incrementGap } from '../../audit/rules.js';
+import { incrementGap, JobTally } from '../../audit/rules.js';
 import type { AuditCounts } from '../../model.js';
+import { libraryCounts } from '../counts.js';
 
 /** Per-job facts read from BullMQ's keys, indexed by job id (1..jobs; index 0 unused). */
 export interface BullmqSnapshot {
@@ -68,37 +68,18 @@ export function isFailing(s: BullmqSnapshot, id: number): boolean {
 
 /** The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled` is --max-stalled. */
 export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number): AuditCounts {
-  let recoveries = 0;
-  let doubleRecoveries = 0;
-  let jobsRecoveredMoreThanOnce = 0;
-  let duplicatePending = 0;
-  let mostPendingEntries = 0;
-  let lostIncrements = 0;
-  let extraIncrements = 0;
-  let overcountedStalls = 0;
-  let overcountedStallCount = 0;
+  const tally = new JobTally();
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
   let deadLetteredEarly = 0;
   let deadLetterEscapes = 0;
   for (let id = 1; id <= s.jobs; id++) {
-    const moved = moves[id] ?? 0;
-    const inWait = s.inWait[id] ?? 0;
     const stc = s.stc[id] ?? Number.NaN;
-    recoveries += moved;
-    doubleRecoveries += excess(moved);
-    if (moved > 1) jobsRecoveredMoreThanOnce++;
-    duplicatePending += excess(inWait);
-    if (inWait > mostPendingEntries) mostPendingEntries = inWait;
-    const gap = incrementGap(moved, stc, 0);
-    if (gap > 0) lostIncrements += gap;
-    else extraIncrements -= gap;
-    const over = overcount(1, stc, 0);
-    if (over > 0) {
-      overcountedStalls++;
-      overcountedStallCount += over;
-    }
+    const moved = moves[id] ?? 0;
+    tally.moves(moved, s.inWait[id] ?? 0);
+    tally.counterGap(incrementGap(moved, stc, 0));
+    tally.overcount(overcount(1, stc, 0));
     const places = bullmqPlaces(s, id);
     if (places === 0) lostJobs++;
     else if (places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
@@ -107,29 +88,5 @@ export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: n
     if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
     if (isDeadLetterEscape(1, 0, maxStalled, failing)) deadLetterEscapes++;
   }
-  return {
-    recoveries,
-    doubleRecoveries,
-    duplicatePending,
-    duplicatePendingAtEnd: duplicatePending,
-    mostPendingEntries,
-    lostIncrements,
-    extraIncrements,
-    forgottenStalls: null,
-    forgottenStallCount: null,
-    lostJobs,
-    misplaced,
-    unreclaimed,
-    doubleExecutions: null,
-    deadLetterEscapes,
-    overcountedStalls,
-    overcountedStallCount,
-    deadLetteredEarly,
-    windowInNeither: null,
-    windowInBoth: null,
-    unacknowledgedMoves: 0,
-    stolenLeases: null,
-    misreported: null,
-    jobsRecoveredMoreThanOnce,
-  };
+  return libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
 }

@@ -14,8 +14,9 @@
  * node-resque keeps no per-job stall count and fails a dead worker's job by design: over-counted
  * stalls and dead-lettering are 0, figures with no meaning here null.
  */
-import { excess } from '../../audit/job-state.js';
+import { JobTally } from '../../audit/rules.js';
 import type { AuditCounts } from '../../model.js';
+import { libraryCounts } from '../counts.js';
 
 /** Per-job facts read from node-resque's keys, indexed by job id (1..jobs; index 0 unused). */
 export interface ResqueSnapshot {
@@ -37,51 +38,28 @@ export function blankResqueSnapshot(jobs: number): ResqueSnapshot {
 
 /** The run's figures: `moves[id]` is how often the callers recorded pushing job `id` onto `failed`. */
 export function auditResque(s: ResqueSnapshot, moves: Uint32Array): AuditCounts {
-  let recoveries = 0;
-  let doubleRecoveries = 0;
-  let jobsRecoveredMoreThanOnce = 0;
-  let duplicatePending = 0;
-  let mostPendingEntries = 0;
+  const tally = new JobTally();
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
   for (let id = 1; id <= s.jobs; id++) {
-    const moved = moves[id] ?? 0;
     const failed = s.inFailed[id] ?? 0;
     const held = s.held[id] ?? 0;
-    recoveries += moved;
-    doubleRecoveries += excess(moved);
-    if (moved > 1) jobsRecoveredMoreThanOnce++;
-    duplicatePending += excess(failed);
-    if (failed > mostPendingEntries) mostPendingEntries = failed;
+    tally.moves(moves[id] ?? 0, failed);
     const places = [failed, s.inQueue[id] ?? 0, held].filter((n) => n > 0).length;
     if (places === 0) lostJobs++;
     else if (places > 1 || held > 1 || (s.inQueue[id] ?? 0) > 1) misplaced++;
     if (held > 0) unreclaimed++;
   }
-  return {
-    recoveries,
-    doubleRecoveries,
-    duplicatePending,
-    duplicatePendingAtEnd: duplicatePending,
-    mostPendingEntries,
-    lostIncrements: Math.max(0, recoveries - s.statFailed),
-    extraIncrements: Math.max(0, s.statFailed - recoveries),
-    forgottenStalls: null,
-    forgottenStallCount: null,
+  // node-resque keeps one counter for the whole queue (`stat:failed`), not one per job.
+  const { recoveries } = tally.figures;
+  return libraryCounts(tally, {
     lostJobs,
     misplaced,
     unreclaimed,
-    doubleExecutions: null,
     deadLetterEscapes: 0,
-    overcountedStalls: 0,
-    overcountedStallCount: 0,
     deadLetteredEarly: 0,
-    windowInNeither: null,
-    windowInBoth: null,
-    unacknowledgedMoves: 0,
-    stolenLeases: null,
-    misreported: null,
-    jobsRecoveredMoreThanOnce,
-  };
+    lostIncrements: Math.max(0, recoveries - s.statFailed),
+    extraIncrements: Math.max(0, s.statFailed - recoveries),
+  });
 }
