@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import type { FailoverFigures } from '../../src/model.js';
 import { which } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
 import { alive, commandLine } from '../helpers/processes.js';
@@ -62,19 +63,15 @@ function assertNothingLeft(spawned: readonly Spawned[]): void {
   }
 }
 
-interface FailoverJson {
-  readonly after: number;
-  readonly ackedMovesLost: number;
-  readonly predictedLoss: number | null;
-  readonly jobsRecoveredTwice: number;
-  readonly counterIncrementsLost: number;
-  readonly callsAfterCut: number;
-  readonly unconfirmedMoves: number;
-  readonly waitTimeouts: number;
-  readonly promotedBy: string;
-}
-
-type RunJson = { mode: string; batch: number; lostIncrements: number; doubleRecoveries: number; recoveries: number; lostJobs: number; failover: FailoverJson };
+type RunJson = {
+  mode: string;
+  batch: number;
+  lostIncrements: number;
+  doubleRecoveries: number;
+  recoveries: number;
+  lostJobs: number;
+  failover: FailoverFigures;
+};
 
 const runsOf = (json: Record<string, unknown>): RunJson[] => json.runs as RunJson[];
 
@@ -83,20 +80,9 @@ const SMALL = ['--jobs', '200', '--batch', '10', '--sweepers', '2', '--live', '0
 for (const kind of SERVER_KINDS) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
   describe(`failover [${kind.kind}]`, { skip }, () => {
+    const atomicDrill = ['--server-bin', kind.bin, '--mode', 'atomic', '--fault', 'failover', '--failover-after', '5'];
     test('atomic: the acknowledged moves lost are the ones predicted, a multiple of the batch, and the audit counts them too', async () => {
-      const { json, spawned } = await runWatched([
-        '--server-bin',
-        kind.bin,
-        '--mode',
-        'atomic',
-        '--fault',
-        'failover',
-        '--failover-after',
-        '5',
-        '--trials',
-        '2',
-        ...SMALL,
-      ]);
+      const { json, spawned } = await runWatched([...atomicDrill, '--trials', '2', ...SMALL]);
       const runs = runsOf(json);
       assert.equal(runs.length, 2);
       for (const run of runs) {
@@ -119,19 +105,7 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('atomic with --wait-replicas 1:500: no acknowledged move lost; the cut calls are unconfirmed', async () => {
-      const { json, spawned } = await runWatched([
-        '--server-bin',
-        kind.bin,
-        '--mode',
-        'atomic',
-        '--fault',
-        'failover',
-        '--failover-after',
-        '5',
-        '--wait-replicas',
-        '1:500',
-        ...SMALL,
-      ]);
+      const { json, spawned } = await runWatched([...atomicDrill, '--wait-replicas', '1:500', ...SMALL]);
       const [run] = runsOf(json);
       assert.ok(run);
       assert.equal(run.failover.ackedMovesLost, 0);

@@ -6,13 +6,12 @@
  * missing, or unknown, is a usage error. Sizes are small: the round-trip ports run on 500 jobs.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
+import { useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -50,20 +49,7 @@ async function foreignBullmq(url: string): Promise<void> {
 }
 
 forEachServer('--lib bullmq', (handle) => {
-  let admin: Redis;
-  let foreign: Map<string, string>;
-  const foreignNow = async (): Promise<Map<string, string>> => new Map([...(await keyspaceDigest(admin))].filter(([key]) => key.startsWith('bull:')));
-  const ourKeys = async (): Promise<string[]> => (await allKeys(admin)).filter((key) => key.startsWith('emq:'));
-
-  before(async () => {
-    admin = new Redis(handle.url);
-    await foreignBullmq(handle.url);
-    foreign = await foreignNow();
-    assert.ok(foreign.size > 20, 'the foreign queue is there');
-  });
-  after(async () => {
-    await admin.quit();
-  });
+  const foreign = useForeignQueue(handle, 'bull:', foreignBullmq, 20);
 
   test('--lib bullmq --sweepers 8, two trials: bullmq and bullmq-guarded clean, bullmq-naive races; each run names the library and its version', async () => {
     const result = await runCli([
@@ -118,8 +104,8 @@ forEachServer('--lib bullmq', (handle) => {
       if ((run?.duplicatePending ?? 0) > 0) raced++;
     }
     assert.ok(raced > 0, 'the naive port raced');
-    assert.deepEqual(await ourKeys(), [], 'every run removed its keys');
-    assert.deepEqual(await foreignNow(), foreign, "the other application's BullMQ keys are untouched");
+    assert.deepEqual(await foreign.ourKeys(), [], 'every run removed its keys');
+    await foreign.assertUntouched("the other application's BullMQ keys are untouched");
   });
 
   test("--keep: the naive run's figures equal a count made from its kept keys, and clean --all removes the run", async () => {
@@ -150,7 +136,7 @@ forEachServer('--lib bullmq', (handle) => {
     }
     assert.ok(run);
     const base = `emq:{${queue}}:bullmq:`;
-    const wait = await admin.lrange(`${base}wait`, 0, -1);
+    const wait = await foreign.admin.lrange(`${base}wait`, 0, -1);
     const entries = new Map<string, number>();
     for (const id of wait) entries.set(id, (entries.get(id) ?? 0) + 1);
     let duplicates = 0;
@@ -159,7 +145,7 @@ forEachServer('--lib bullmq', (handle) => {
     let overJobs = 0;
     let overCount = 0;
     for (let id = 1; id <= run.jobs; id++) {
-      const stc = Number((await admin.hget(`${base}${id}`, 'stc')) ?? 0);
+      const stc = Number((await foreign.admin.hget(`${base}${id}`, 'stc')) ?? 0);
       counted += stc;
       if (stc > 1) {
         overJobs++;
@@ -175,14 +161,14 @@ forEachServer('--lib bullmq', (handle) => {
     assert.equal(run.lostIncrements, Math.max(0, wait.length - counted));
     assert.equal(run.extraIncrements, Math.max(0, counted - wait.length));
     assert.ok(
-      (await ourKeys()).some((key) => key.startsWith(base)),
+      (await foreign.ourKeys()).some((key) => key.startsWith(base)),
       'the keys were kept',
     );
 
     const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(cleaned.code, 0, cleaned.stderr);
-    assert.deepEqual(await ourKeys(), [], "clean removed every key of the kept run, BullMQ's namespace included");
-    assert.deepEqual(await foreignNow(), foreign, "the other application's BullMQ keys are untouched");
+    assert.deepEqual(await foreign.ourKeys(), [], "clean removed every key of the kept run, BullMQ's namespace included");
+    await foreign.assertUntouched("the other application's BullMQ keys are untouched");
   });
 
   test('--lib-from a folder without bullmq: exit 2, the line says how to install it, nothing written', async () => {
@@ -191,7 +177,7 @@ forEachServer('--lib bullmq', (handle) => {
     assert.equal(result.code, 2);
     assert.match(result.stderr, /bullmq is not installed in .*: install it there with npm install bullmq/);
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.deepEqual(await ourKeys(), []);
+    assert.deepEqual(await foreign.ourKeys(), []);
   });
 
   test('an unknown library: exit 2, naming the ones emq-race knows', async () => {

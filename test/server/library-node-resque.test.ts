@@ -8,13 +8,13 @@
  * 40 dead workers (cleanOldWorkers reads the whole `workers` set once per worker it cleans).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'node-resque';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
+import { useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -72,20 +72,7 @@ async function failedEntries(admin: Redis, key: string): Promise<Map<number, num
 }
 
 forEachServer('--lib node-resque', (handle) => {
-  let admin: Redis;
-  let foreign: Map<string, string>;
-  const foreignNow = async (): Promise<Map<string, string>> => new Map([...(await keyspaceDigest(admin))].filter(([key]) => key.startsWith('resque:')));
-  const ourKeys = async (): Promise<string[]> => (await allKeys(admin)).filter((key) => key.startsWith('emq:'));
-
-  before(async () => {
-    admin = new Redis(handle.url);
-    await foreignResque(handle.url);
-    foreign = await foreignNow();
-    assert.ok(foreign.size > 5, 'the foreign queue is there');
-  });
-  after(async () => {
-    await admin.quit();
-  });
+  const foreign = useForeignQueue(handle, 'resque:', foreignResque, 5);
 
   test('--lib node-resque --sweepers 8: node-resque and the naive port push jobs onto failed twice, the guarded port is clean', async () => {
     const result = await runCli([
@@ -137,8 +124,8 @@ forEachServer('--lib node-resque', (handle) => {
       }
     }
     assert.deepEqual([...raced].sort(), ['node-resque', 'node-resque-naive'], 'node-resque and its naive port raced');
-    assert.deepEqual(await ourKeys(), [], 'every run removed its keys');
-    assert.deepEqual(await foreignNow(), foreign, "the other application's node-resque keys are untouched");
+    assert.deepEqual(await foreign.ourKeys(), [], 'every run removed its keys');
+    await foreign.assertUntouched("the other application's node-resque keys are untouched");
   });
 
   test("--keep: node-resque's own run's figures equal a count made from its kept keys, and clean --all removes the run", async () => {
@@ -169,14 +156,14 @@ forEachServer('--lib node-resque', (handle) => {
     }
     assert.ok(run);
     const base = `emq:{${queue}}:node-resque:`;
-    const entries = await failedEntries(admin, `${base}failed`);
+    const entries = await failedEntries(foreign.admin, `${base}failed`);
     let duplicates = 0;
     let most = 0;
     for (const count of entries.values()) {
       duplicates += count - 1;
       most = Math.max(most, count);
     }
-    const counter = Number(await admin.get(`${base}stat:failed`));
+    const counter = Number(await foreign.admin.get(`${base}stat:failed`));
     assert.ok(duplicates > 0, "node-resque's own cleanOldWorkers raced");
     assert.equal(entries.size, run.jobs, 'every job is in failed');
     assert.equal(run.duplicatePending, duplicates);
@@ -184,12 +171,12 @@ forEachServer('--lib node-resque', (handle) => {
     assert.equal(run.recoveries, run.jobs + duplicates, 'each recovery the callers recorded is one entry in failed');
     assert.equal(run.extraIncrements, Math.max(0, counter - run.recoveries));
     assert.equal(run.lostIncrements, Math.max(0, run.recoveries - counter));
-    assert.deepEqual(await admin.smembers(`${base}workers`), [], 'every dead worker unregistered');
+    assert.deepEqual(await foreign.admin.smembers(`${base}workers`), [], 'every dead worker unregistered');
 
     const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(cleaned.code, 0, cleaned.stderr);
-    assert.deepEqual(await ourKeys(), [], "clean removed every key of the kept run, node-resque's namespace included");
-    assert.deepEqual(await foreignNow(), foreign, "the other application's node-resque keys are untouched");
+    assert.deepEqual(await foreign.ourKeys(), [], "clean removed every key of the kept run, node-resque's namespace included");
+    await foreign.assertUntouched("the other application's node-resque keys are untouched");
   });
 
   test('--lib-from a folder without node-resque: exit 2, the line says how to install it, nothing written', async () => {
@@ -198,6 +185,6 @@ forEachServer('--lib node-resque', (handle) => {
     assert.equal(result.code, 2);
     assert.match(result.stderr, /node-resque is not installed in .*: install it there with npm install node-resque/);
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.deepEqual(await ourKeys(), []);
+    assert.deepEqual(await foreign.ourKeys(), []);
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * A server that also holds another application's queue of the library a test races: made by
+ * `seed` before the suite, its keys (those starting with `prefix`) digested, so that each test can
+ * find them byte-identical after its runs and `clean`. Also the run's own keys (`emq:…`).
+ */
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
+import { Redis } from 'ioredis';
+import { allKeys, keyspaceDigest } from './keyspace.js';
+import type { ServerHandle } from './servers.js';
+
+export interface ForeignQueue {
+  /** A connection of the test's own, once the suite's `before` ran. */
+  readonly admin: Redis;
+  /** The foreign keys as they were before any run: `what` says what should have left them so. */
+  assertUntouched(what: string): Promise<void>;
+  /** The keys of emq-race's own runs still on the server. */
+  ourKeys(): Promise<string[]>;
+}
+
+export function useForeignQueue(handle: ServerHandle, prefix: string, seed: (url: string) => Promise<void>, atLeast: number): ForeignQueue {
+  let admin: Redis | undefined;
+  let foreign: Map<string, string>;
+  const connection = (): Redis => {
+    if (!admin) throw new Error('the suite has not started');
+    return admin;
+  };
+  const foreignNow = async (): Promise<Map<string, string>> => new Map([...(await keyspaceDigest(connection()))].filter(([key]) => key.startsWith(prefix)));
+  before(async () => {
+    admin = new Redis(handle.url);
+    await seed(handle.url);
+    foreign = await foreignNow();
+    assert.ok(foreign.size > atLeast, 'the foreign queue is there');
+  });
+  after(async () => {
+    await admin?.quit();
+  });
+  return {
+    get admin() {
+      return connection();
+    },
+    async assertUntouched(what) {
+      assert.deepEqual(await foreignNow(), foreign, what);
+    },
+    ourKeys: async () => (await allKeys(connection())).filter((key) => key.startsWith('emq:')),
+  };
+}
