@@ -70,6 +70,9 @@ export function stoppedAnswering(where: string): boolean {
   return silentServers.has(where);
 }
 
+/** Dragonfly's refusal, by default, of a key a script names without declaring it in KEYS. */
+const UNDECLARED_KEY = /script tried accessing undeclared key/i;
+
 const LOST_CONNECTION = /Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i;
 
 /**
@@ -116,6 +119,13 @@ export function describeServerError(err: unknown, where: string): EmqError {
     const command = inScript.command ?? 'a command';
     return serverError(
       `permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; see "Least privilege" in the README for the ACL the tool needs`,
+    );
+  }
+  if (UNDECLARED_KEY.test(message)) {
+    // The job's hash is named from its id inside the script, as every sweep script must (see the
+    // contract in docs/architecture.md), so no KEYS list can declare it beforehand.
+    return serverError(
+      `the server at ${where} refuses keys a script does not declare in KEYS, and the tool's scripts reach each job's hash by its id: start the server with --default_lua_flags=allow-undeclared-keys (Dragonfly)`,
     );
   }
   if (/^READONLY/.test(message)) {

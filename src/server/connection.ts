@@ -550,8 +550,11 @@ export function tlsOptions(target: ServerTarget): RedisOptions['tls'] {
   };
 }
 
+/** The servers the tool names apart: each speaks the Redis protocol and most report a redis_version too. */
+export type ServerKind = 'redis' | 'valkey' | 'redict' | 'dragonfly' | 'keydb' | 'garnet';
+
 export interface ServerInfo {
-  readonly kind: 'redis' | 'valkey';
+  readonly kind: ServerKind;
   readonly version: string;
 }
 
@@ -569,23 +572,50 @@ export function serverHeadline(server: ServerInfo & { readonly url: string }, em
   return `server: ${what} at ${server.url}`;
 }
 
-/** Valkey also reports a redis_version (7.2.4 on Valkey 8): its own fields win where present. */
+/**
+ * The fields a server other than Redis sets in INFO to name itself, in the order they are trusted.
+ * Each of these also reports a redis_version, the Redis it is compatible with, which is not its
+ * own version: Valkey 8 says 7.2.4, Redict 7.3.6 says 7.2.4, Dragonfly says 7.4.0 (its own
+ * version is df-v1.x), Garnet the protocol level it speaks. KeyDB keeps Redis's field names and
+ * its redis_version is its own; it shows itself by a section of its own (`# KeyDB`, with
+ * `mvcc_depth`) or by the name of its executable.
+ */
+const OWN_VERSION_FIELDS: readonly (readonly [ServerKind, string])[] = [
+  ['valkey', 'valkey_version'],
+  ['redict', 'redict_version'],
+  ['dragonfly', 'dragonfly_version'],
+  ['garnet', 'garnet_version'],
+  ['keydb', 'keydb_version'],
+];
+
+const KINDS: ReadonlySet<string> = new Set<ServerKind>(['redis', 'valkey', 'redict', 'dragonfly', 'keydb', 'garnet']);
+
+/** The server's kind and its own version, from INFO's text (the server section at least). Pure. */
 export function parseServerInfo(info: string): ServerInfo {
   const fields = new Map<string, string>();
   for (const line of info.split(/\r?\n/)) {
     const at = line.indexOf(':');
     if (at > 0) fields.set(line.slice(0, at), line.slice(at + 1).trim());
   }
-  const name = fields.get('server_name');
-  if (name === 'valkey' || fields.has('valkey_version')) {
-    return { kind: 'valkey', version: fields.get('valkey_version') ?? fields.get('redis_version') ?? 'unknown' };
-  }
-  return { kind: 'redis', version: fields.get('redis_version') ?? 'unknown' };
+  const named = fields.get('server_name')?.toLowerCase();
+  const own = OWN_VERSION_FIELDS.find(([, field]) => fields.has(field));
+  const keydb = fields.has('mvcc_depth') || /keydb/i.test(fields.get('executable')?.split('/').pop() ?? '');
+  const kind: ServerKind = named !== undefined && KINDS.has(named) ? (named as ServerKind) : own ? own[0] : keydb ? 'keydb' : 'redis';
+  const ownField = OWN_VERSION_FIELDS.find(([k]) => k === kind)?.[1];
+  const version = (ownField ? fields.get(ownField) : undefined) ?? fields.get('redis_version') ?? 'unknown';
+  // Dragonfly spells its version as its release tag (df-v1.25.1): the number alone, like the others'.
+  return { kind, version: kind === 'dragonfly' ? version.replace(/^df-/, '').replace(/^v(?=\d)/, '') : version };
 }
 
 export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
   try {
-    return parseServerInfo(await redis.info('server'));
+    const server = await redis.info('server');
+    const info = parseServerInfo(server);
+    if (info.kind !== 'redis') return info;
+    // KeyDB names itself only outside the server section, in a section Redis does not have (and
+    // answers empty): asked only of a server that looks like Redis, and never fatal.
+    const keydb = await redis.info('keydb').catch(() => '');
+    return keydb.trim() === '' ? info : parseServerInfo(`${server}\r\n${keydb}`);
   } catch (err) {
     throw describeServerError(err, target.display);
   }
