@@ -97,7 +97,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     )
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
-    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
+    .addOption(new Option('--server-bin <path>', 'redis-server, valkey-server or redict-server binary for the embedded server'))
     .addOption(new Option('--keep', "leave the replay's keys (and an embedded server) in place").default(false))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
     .addOption(new Option('--html <file>', 'also write the replay as one self-contained HTML page').argParser(outputFileFlag('--html')))

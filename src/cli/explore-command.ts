@@ -63,7 +63,7 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
         .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
     )
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
-    .addOption(new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server'))
+    .addOption(new Option('--server-bin <path>', 'redis-server, valkey-server or redict-server binary for the embedded server'))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false));
   addTlsOptions(explore);
   explore.action(async (flags: ExploreFlags) => {

@@ -114,7 +114,10 @@ export function raceFlagOptions(): Option[] {
     ).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)),
     new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName),
     new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'),
-    new Option('--server-bin <path>', 'redis-server or valkey-server binary for the embedded server (default: redis-server, then valkey-server, from PATH)'),
+    new Option(
+      '--server-bin <path>',
+      'redis-server, valkey-server or redict-server binary for the embedded server (default: redis-server, then valkey-server, then redict-server, from PATH)',
+    ),
     new Option('--keep', "leave the run's keys (and an embedded server) in place").default(false),
     new Option('--json', 'print one JSON object on stdout and nothing else').default(false),
     new Option(

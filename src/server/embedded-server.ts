@@ -1,5 +1,5 @@
 /**
- * The embedded default: a private redis-server (or valkey-server) on a free loopback port, with
+ * The embedded default: a private redis-server (or valkey-server, or redict-server) on a free loopback port, with
  * no persistence. It runs under a keeper (server-keeper.ts) that stops it and removes its folder
  * when the tool's end of a pipe closes, so it cannot outlive the tool even when the tool is
  * killed outright; keeper and server are in a process group of their own, so that the terminal's
@@ -17,6 +17,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ServerGoneError, serverError, usageError } from '../errors.js';
 
 export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
+
+/**
+ * Redict (a fork of Redis 7.2) takes the same arguments and runs the race alike: it may be named by
+ * --server-bin, and is the default's last resort, after the two above.
+ */
+const LAST_RESORT = 'redict-server';
 
 export interface EmbeddedServer {
   readonly url: string;
@@ -51,7 +57,7 @@ export function which(name: string, path = process.env.PATH ?? ''): string | und
   return undefined;
 }
 
-/** --server-bin if given (checked to be a Redis or Valkey server), else redis-server, else valkey-server. */
+/** --server-bin if given (checked to be a Redis, Valkey or Redict server), else redis-server, else valkey-server, else redict-server. */
 export function findServerBinary(explicit?: string): string {
   if (explicit !== undefined) {
     const resolved = explicit.includes('/') ? explicit : which(explicit);
@@ -65,17 +71,17 @@ export function findServerBinary(explicit?: string): string {
     } catch {
       throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);
     }
-    if (!/^(Redis|Valkey) server v=/m.test(version)) {
-      throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not a redis-server or valkey-server binary`);
+    if (!/^(Redis|Valkey|Redict) server v=/m.test(version)) {
+      throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not a redis-server, valkey-server or redict-server binary`);
     }
     return resolved;
   }
-  for (const name of SERVER_BINARIES) {
+  for (const name of [...SERVER_BINARIES, LAST_RESORT]) {
     const found = which(name);
     if (found) return found;
   }
   throw serverError(
-    'no redis-server or valkey-server found on PATH: install one (Debian: apt-get install redis-server, or run scripts/install-servers.sh) or pass --url redis://host:port',
+    'no redis-server, valkey-server or redict-server found on PATH: install one (Debian: apt-get install redis-server, or run scripts/install-servers.sh) or pass --url redis://host:port',
   );
 }
 

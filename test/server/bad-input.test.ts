@@ -108,7 +108,7 @@ const CASES: readonly BadInput[] = [
   bad(['--queue', 'q'.repeat(101)], '--queue'),
   noUrl(['--server-bin', '/nonexistent/redis-server'], '--server-bin'),
   noUrl(['--server-bin', 'no-such-server-binary'], '--server-bin'),
-  noUrl(['--server-bin', '/bin/true'], '--server-bin', 'not a redis-server or valkey-server'),
+  noUrl(['--server-bin', '/bin/true'], '--server-bin', 'not a redis-server, valkey-server or redict-server'),
   noUrl(['--server-bin', '/tmp'], '--server-bin'),
   bad(['--server-bin', 'redis-server'], '--server-bin', '--url'),
   bad(['--job', '5'], '--job', 'Did you mean --jobs?'),

@@ -41,14 +41,15 @@ async function clusterPort(taken: ReadonlySet<number>): Promise<number> {
   throw serverError('could not find free loopback ports for the embedded cluster');
 }
 
-/** valkey-cli beside valkey-server where installed; redis-cli otherwise (it speaks to both). */
+/** valkey-cli beside valkey-server (redict-cli beside redict-server) where installed; redis-cli otherwise (it speaks to all). */
 function clusterCli(serverBin: string): string {
-  const preferred = basename(serverBin).includes('valkey') ? ['valkey-cli', 'redis-cli'] : ['redis-cli', 'valkey-cli'];
+  const own = ['valkey', 'redict'].find((fork) => basename(serverBin).includes(fork));
+  const preferred = own ? [`${own}-cli`, 'redis-cli'] : ['redis-cli', 'valkey-cli', 'redict-cli'];
   for (const name of preferred) {
     const found = which(name);
     if (found) return found;
   }
-  throw serverError('--embedded-cluster needs redis-cli or valkey-cli on PATH to join the nodes');
+  throw serverError(`--embedded-cluster needs ${preferred.join(' or ')} on PATH to join the nodes`);
 }
 
 async function waitForClusterOk(nodes: readonly EmbeddedServer[]): Promise<void> {
