@@ -119,7 +119,8 @@ export function lineShape(line: string): string {
  * An output as the list of its shapes. Lines wrapped to the width are joined to the line they
  * continue (a number's width moves the wrap), so a paragraph is one entry; a sentence made of
  * clauses (`mode (…): clause, clause, clause.`) is split into them. The example job's lines
- * (which commands, in which order, is the race's own) are left out: its heading stands for it.
+ * (which commands, in which order, is the race's own) are left out: its heading stands for it,
+ * and may be on one side only, as whether a logged job was recovered twice is the race's own too.
  */
 export function outputShape(output: string): string[] {
   const joined: string[] = [];
@@ -127,6 +128,8 @@ export function outputShape(output: string): string[] {
   for (const raw of output.replace(/\n+$/, '').split('\n')) {
     if (raw.startsWith('Example: ')) {
       inExample = true;
+      // The blank line above the heading goes with it: whether a run has an example is the race's own.
+      if (joined[joined.length - 1] === '') joined.pop();
       joined.push(raw.replace(/, every command .*/, ''));
       continue;
     }
@@ -198,9 +201,10 @@ export function shapeDifferences(sample: readonly string[], live: readonly strin
   return differences;
 }
 
-// A row of a table: a label, then numbers in columns.
+// A row of a table: a label, then numbers in columns (a trials table's "N/N (N)" among them).
 function isTableRow(entry: string): boolean {
-  return /^[a-z][a-z /-]*? (?:N|—|-)(?: |$)/.test(entry) && !/[:(.,]/.test(entry);
+  const cells = entry.replace(/ \(N\)/g, '');
+  return /^[a-z][a-z /-]*? (?:N(?:\/N)?|—|-)(?: |$)/.test(cells) && !/[:(.,]/.test(cells);
 }
 
 /** The files the samples name, written into `dir`: sweep scripts that are wrong on purpose. */

@@ -99,6 +99,21 @@ test('a row shown only when not zero may be absent; any other row may not', () =
   assert.notDeepEqual(shapeDifferences(outputShape('jobs  1  2\nlost jobs  0  0'), outputShape('jobs  1  2'), OPTIONAL_ROWS), []);
 });
 
+test('a run with an example and one without have one shape; the rest of the output still counts', () => {
+  const cut = RUN_A.slice(0, RUN_A.indexOf('\nExample: '));
+  assert.ok(cut.length < RUN_A.length, 'RUN_A has an example');
+  assert.deepEqual(shapeDifferences(outputShape(cut), outputShape(RUN_A), OPTIONAL_ROWS), []);
+  assert.deepEqual(shapeDifferences(outputShape(RUN_A), outputShape(cut), OPTIONAL_ROWS), []);
+  assert.notDeepEqual(shapeDifferences(outputShape(cut.replace('double recoveries', 'double recovery count')), outputShape(RUN_A), OPTIONAL_ROWS), []);
+});
+
+test('a trials table’s rows are rows: renamed or missing, they differ', () => {
+  const trials = 'trials                    3            3\nreproduced         0/3 (0%)   3/3 (100%)\nlost jobs  0 / 0 / 0  0 / 0 / 0';
+  assert.deepEqual(shapeDifferences(outputShape(trials), outputShape(trials.replace('3/3 (100%)', '2/3 (67%)'))), []);
+  assert.notDeepEqual(shapeDifferences(outputShape(trials), outputShape(trials.replace('reproduced', 'reproduce'))), []);
+  assert.notDeepEqual(shapeDifferences(outputShape(trials), outputShape(trials.replace(/\nreproduced.*\n/, '\n'))), []);
+});
+
 test('two sweeps sent at one moment may run in either order', () => {
   const aFirst = 'the server ran A then B (from the replies)\n1  sweep      │\n   ← 1) "1"  │\n2             │ sweep\n              │ ← (empty array)';
   const bFirst = 'the server ran B then A (from the replies)\n1             │ sweep\n              │ ← 1) "1"\n2  sweep      │\n   ← (empty array)  │';
