@@ -58,6 +58,9 @@ export const MODES = [
   'node-resque',
   'node-resque-naive',
   'node-resque-guarded',
+  'bee-queue',
+  'bee-queue-naive',
+  'bee-queue-guarded',
 ] as const;
 
 export type Mode = (typeof MODES)[number];
@@ -66,7 +69,7 @@ export type Mode = (typeof MODES)[number];
  * The queue libraries a race can take its recovery from (--lib): the user's own installed copy,
  * never one of ours. Each is a folder of src/libraries/ and an entry in its table.
  */
-export const LIBRARY_NAMES = ['bullmq', 'node-resque'] as const;
+export const LIBRARY_NAMES = ['bullmq', 'node-resque', 'bee-queue'] as const;
 
 export type LibraryName = (typeof LIBRARY_NAMES)[number];
 
