@@ -14,11 +14,15 @@ import { serverError } from '../../errors.js';
 import type { BeeKeys } from './keys.js';
 import type { BeeQueue, BeeQueueClass, BeeSettings } from './module.js';
 
-/** The seeding worker's stallInterval (ms): its heartbeat every half of it, the gate its first check sets this long. */
-const SEED_INTERVAL_MS = 1000;
+/**
+ * The seeding worker's stallInterval (ms): its heartbeat (an SREM per job) every half of it, and
+ * the gate its first check sets this long. Long enough that thousands of heartbeats do not slow
+ * the taking, short enough that the gate has lapsed, or soon will, once every job is taken.
+ */
+const SEED_INTERVAL_MS = 3000;
 /** Jobs per saveAll pipeline. */
 const SAVE_CHUNK = 1000;
-/** How long the worker may take to take every job, and a gate to lapse, before the run gives up (ms). */
+/** How long the seeding may go without progress (a job taken, a gate lapsed) before the run gives up (ms). */
 const WAIT_LIMIT_MS = 30_000;
 /** How long a queue's close may wait before its connections are ended at once (ms). */
 const CLOSE_WAIT_MS = 2000;
@@ -101,17 +105,20 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   const worker = clients.add(new Queue(keys.name, { ...settings, stallInterval: SEED_INTERVAL_MS, isWorker: true }));
   await worker.ready();
   worker.process(jobs, () => new Promise<never>(() => {}));
-  await waitFor(
-    signal,
-    'its worker to take every job into active',
-    async () => (await admin.llen(keys.active)) === jobs && (await admin.llen(keys.waiting)) === 0,
-  );
+  // Bee-Queue's worker takes one job per round trip, slower on a busy machine: the wait gives up only when it stops taking.
+  let taken = -1;
+  await waitFor(signal, 'its worker to take another job into active', async () => {
+    const active = await admin.llen(keys.active);
+    const progressed = active !== taken;
+    taken = active;
+    return { done: active === jobs && (await admin.llen(keys.waiting)) === 0, progressed };
+  });
   clients.check();
   // The worker goes without finishing anything: its heartbeats stop.
   await clients.close(worker);
   // The first half of Bee-Queue's detection, by Bee-Queue: every active job marked into `stalling`
   // by a check let in once the worker's own gate (its first check) has lapsed.
-  await waitFor(signal, "the worker's stalled-check gate to lapse", async () => (await admin.exists(keys.stallBlock)) === 0);
+  await waitFor(signal, "the worker's stalled-check gate to lapse", async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
   const marker = clients.add(new Queue(keys.name, { ...settings, stallInterval: plan.raceInterval, isWorker: false }));
   await marker.ready();
   await marker.checkStalledJobs();
@@ -120,15 +127,18 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   await clients.close(marker);
   const marked = await admin.scard(keys.stalling);
   if (marked !== jobs) throw serverError(`seeding Bee-Queue: its stalled check marked ${marked} of the ${jobs} active jobs`);
-  await waitFor(signal, "the marking check's gate to lapse", async () => (await admin.exists(keys.stallBlock)) === 0);
+  await waitFor(signal, "the marking check's gate to lapse", async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
 }
 
-/** Polls `done` until it holds; a server error naming `what` after WAIT_LIMIT_MS. */
-async function waitFor(signal: AbortSignal, what: string, done: () => Promise<boolean>): Promise<void> {
-  const started = Date.now();
-  while (!(await done())) {
+/** Polls `poll` until it is done; a server error naming `what` after WAIT_LIMIT_MS without progress. */
+async function waitFor(signal: AbortSignal, what: string, poll: () => Promise<{ readonly done: boolean; readonly progressed?: boolean }>): Promise<void> {
+  let since = Date.now();
+  for (;;) {
+    const { done, progressed } = await poll();
+    if (done) return;
     signal.throwIfAborted();
-    if (Date.now() - started > WAIT_LIMIT_MS) throw serverError(`seeding Bee-Queue: waited ${WAIT_LIMIT_MS / 1000} s for ${what}`);
+    if (progressed) since = Date.now();
+    else if (Date.now() - since > WAIT_LIMIT_MS) throw serverError(`seeding Bee-Queue: waited ${WAIT_LIMIT_MS / 1000} s for ${what}`);
     await sleep(10, undefined, { signal });
   }
 }
