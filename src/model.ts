@@ -58,6 +58,9 @@ export const MODES = [
   'node-resque',
   'node-resque-naive',
   'node-resque-guarded',
+  'bee-queue',
+  'bee-queue-naive',
+  'bee-queue-guarded',
 ] as const;
 
 export type Mode = (typeof MODES)[number];
@@ -66,7 +69,7 @@ export type Mode = (typeof MODES)[number];
  * The queue libraries a race can take its recovery from (--lib): the user's own installed copy,
  * never one of ours. Each is a folder of src/libraries/ and an entry in its table.
  */
-export const LIBRARY_NAMES = ['bullmq', 'node-resque'] as const;
+export const LIBRARY_NAMES = ['bullmq', 'node-resque', 'bee-queue'] as const;
 
 export type LibraryName = (typeof LIBRARY_NAMES)[number];
 
@@ -249,8 +252,9 @@ export interface AuditCounts {
    * The source page's "lost increment": recoveries the counter does not show, Σ max(0, moves(j) −
    * counter rise(j)). Two sweeps read 0, both write 1: one increment lost.
    */
-  readonly lostIncrements: number;
-  readonly extraIncrements: number;
+  readonly lostIncrements: number | null;
+  /** Counter rises no sweeper recorded; null, with lostIncrements, where the queue keeps no counter to set the moves against. */
+  readonly extraIncrements: number | null;
   /**
    * Jobs whose counter ended below the number of times they truly stalled (stalled-before, plus the
    * seeded stall, plus one per re-lease); null where the run does not know the true count (without
@@ -264,18 +268,18 @@ export interface AuditCounts {
   readonly unreclaimed: number;
   /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1); null without workers. */
   readonly doubleExecutions: number | null;
-  /** Jobs whose true stall count reached max-stalled but that are not in dead. */
-  readonly deadLetterEscapes: number;
+  /** Jobs whose true stall count reached max-stalled but that are not in dead; null where the queue dead-letters nothing by its stalls. */
+  readonly deadLetterEscapes: number | null;
   /**
    * Jobs whose counter ended above the stalls they really had (stalled-before, plus the seeded
    * stall, plus one per re-lease with --cycles): one stall counted twice, the direction of the
-   * corruption that lost increments alone do not show.
+   * corruption that lost increments alone do not show. Null where the queue keeps no stall count per job.
    */
-  readonly overcountedStalls: number;
-  /** Those jobs' counts beyond their real stalls, all together. */
-  readonly overcountedStallCount: number;
-  /** Jobs in dead whose real stalls stayed below max-stalled: healthy jobs dead-lettered early. */
-  readonly deadLetteredEarly: number;
+  readonly overcountedStalls: number | null;
+  /** Those jobs' counts beyond their real stalls, all together; null with overcountedStalls. */
+  readonly overcountedStallCount: number | null;
+  /** Jobs in dead whose real stalls stayed below max-stalled: healthy jobs dead-lettered early; null with deadLetterEscapes. */
+  readonly deadLetteredEarly: number | null;
   /** Observer samples that found a job in no place / in two places at once; null without the observer. */
   readonly windowInNeither: number | null;
   readonly windowInBoth: number | null;

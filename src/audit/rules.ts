@@ -118,8 +118,8 @@ export interface AuditOptions {
   readonly strayIds?: number;
 }
 
-/** The figures every audit counts alike, job by job: the main one here and each library's. */
-type TalliedFigures = Pick<
+/** The figures every audit counts alike, job by job: the main one here and each library's (numbers: a tally measures what it is given). */
+type TalliedFigures = NonNullablePick<
   AuditCounts,
   | 'recoveries'
   | 'doubleRecoveries'
@@ -131,6 +131,8 @@ type TalliedFigures = Pick<
   | 'overcountedStalls'
   | 'overcountedStallCount'
 >;
+
+type NonNullablePick<T, K extends keyof T> = { readonly [P in K]: NonNullable<T[P]> };
 
 /**
  * Counts, a job at a time, what every audit reads the same way: the moves the sweepers recorded

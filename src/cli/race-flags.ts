@@ -21,7 +21,7 @@ import {
 } from './options.js';
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
-import { LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
+import { LIBRARY_NAMES, LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
 import { modeSets } from '../sweepers/strategies.js';
 import { parseLibraryName } from '../libraries/resolve.js';
 import type { LibraryName } from '../model.js';
@@ -148,7 +148,7 @@ export function raceFlagOptions(): Option[] {
     new Option('--observe', 'sample where jobs stand during the race, counting jobs seen in no place or in two').default(false),
     new Option(
       '--lib <name>',
-      "race your installed queue library's own stalled recovery and two ports of it (bullmq, node-resque): its modes, unless --mode names some",
+      `race your installed queue library's own stalled recovery and two ports of it (${LIBRARY_NAMES.join(', ')}): its modes, unless --mode names some`,
     ).argParser(parseLibraryName),
     new Option('--lib-from <dir>', 'the project whose installed library --lib races (default: the current folder)'),
     new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'),

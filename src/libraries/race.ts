@@ -12,6 +12,8 @@ export interface Caller {
   check(): Promise<string[]>;
   /** Calls it has made: one per call of the library's own recovery (a script, or node-resque's cleanOldWorkers and its many commands), one per command or MULTI for a port. */
   readonly commands: number;
+  /** The caller stopped at a bound of its own (a library whose caller retries within one check). */
+  readonly cutShort?: boolean;
 }
 
 export interface Raced {
@@ -61,7 +63,7 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   // The first failure is the cause; the others are callers it stopped.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw signal.aborted ? signal.reason : failed.reason;
-  return { wallMs, moves, commands: callers.reduce((sum, c) => sum + c.commands, 0), checks, cutShort };
+  return { wallMs, moves, commands: callers.reduce((sum, c) => sum + c.commands, 0), checks, cutShort: cutShort || callers.some((c) => c.cutShort) };
 }
 
 /** The run's result: its spec, the audit's counts and the race's own figures. Pure. */

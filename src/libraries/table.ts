@@ -77,6 +77,26 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     ],
     load: async () => (await import('./node-resque/run.js')).runNodeResqueMode,
   },
+  'bee-queue': {
+    packageName: 'bee-queue',
+    tested: { from: '2.0.0', below: '3.0.0' },
+    modes: [
+      { mode: 'bee-queue', summary: "Bee-Queue's own stalled-job check, unmodified: its Queue#checkStalledJobs", racesByDesign: false, roundTrips: false },
+      {
+        mode: 'bee-queue-naive',
+        summary: "Bee-Queue's check ported to round trips in its own order, deaf to LREM's reply",
+        racesByDesign: true,
+        roundTrips: true,
+      },
+      {
+        mode: 'bee-queue-guarded',
+        summary: 'the same port, where only the caller whose LREM removed the job puts it back in waiting',
+        racesByDesign: false,
+        roundTrips: true,
+      },
+    ],
+    load: async () => (await import('./bee-queue/run.js')).runBeeQueueMode,
+  },
 };
 
 /** The library a mode belongs to, if any. */

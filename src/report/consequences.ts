@@ -8,7 +8,7 @@ import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
-export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || r.deadLetterEscapes > 0;
+export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || (r.deadLetterEscapes ?? 0) > 0;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
 /**
@@ -19,7 +19,8 @@ export const observed = (r: RunResult): boolean => r.samples !== undefined;
 export interface ConsequenceJson {
   readonly cycles: number;
   readonly unacknowledgedMoves: number;
-  readonly deadLetterEscapes: number;
+  /** Null where the queue dead-letters nothing by its stalls (a library with no stall count). */
+  readonly deadLetterEscapes: number | null;
   readonly noscriptFallbacks: number;
   /** With --fault: */
   readonly faults?: readonly FaultName[];

@@ -76,16 +76,16 @@ export interface RunJson extends ConsequenceJson {
   /** Jobs moved more often than they stalled: the readout's "recovered N jobs more than once". */
   readonly jobsRecoveredMoreThanOnce: number;
   readonly duplicatePending: number;
-  readonly lostIncrements: number;
-  readonly extraIncrements: number;
+  readonly lostIncrements: number | null;
+  readonly extraIncrements: number | null;
   /** Jobs whose counter ended above the stalls they really had, and those extra counts together. */
-  readonly overcountedStalls: number;
-  readonly overcountedStallCount: number;
+  readonly overcountedStalls: number | null;
+  readonly overcountedStallCount: number | null;
   readonly lostJobs: number;
   readonly misplaced: number;
   readonly unreclaimed: number;
   /** Jobs in dead whose real stalls stayed below max-stalled. */
-  readonly deadLetteredEarly: number;
+  readonly deadLetteredEarly: number | null;
   readonly wallMs: number;
   readonly jobsPerSec: number;
   readonly roundTrips: number;

@@ -263,7 +263,11 @@ export function readout(run: RunResult): string {
   const count = (name: (typeof ANOMALIES)[number]): number => run[name] ?? 0;
   const head = `${run.mode} (${plural(run.sweepers, 'sweeper')}, ${plural(run.jobs, 'job')}):`;
   if (ANOMALIES.every((name) => count(name) === 0)) {
-    return `${head} every expired lease was reclaimed exactly once and every stall was counted (${plural(run.recoveries, 'recovery', 'recoveries')}, 0 anomalies).`;
+    const recoveries = plural(run.recoveries, 'recovery', 'recoveries');
+    // A queue that keeps no counter (some libraries) has no stall counted to vouch for.
+    if (run.lostIncrements === null)
+      return `${head} every expired lease was reclaimed exactly once (${recoveries}, 0 anomalies); it keeps no stall counter to check.`;
+    return `${head} every expired lease was reclaimed exactly once and every stall was counted (${recoveries}, 0 anomalies).`;
   }
   const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
@@ -282,32 +286,32 @@ export function readout(run: RunResult): string {
     parts.push(
       `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`,
     );
-  if (run.lostIncrements > 0) {
+  if (count('lostIncrements') > 0) {
     let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
     // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
-    if (run.overcountedStalls > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
+    if (count('overcountedStalls') > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
     // A failover drill's losses are the old primary's writes the promoted replica never received.
     if (run.failover && !STRATEGIES[run.mode].roundTrips) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
-    parts.push(`lost ${plural(run.lostIncrements, 'stall-counter increment')}${meaning}`);
+    parts.push(`lost ${plural(count('lostIncrements'), 'stall-counter increment')}${meaning}`);
   }
-  if (run.overcountedStalls > 0)
+  if (count('overcountedStalls') > 0)
     parts.push(
-      `yet counted stalls twice on ${plural(run.overcountedStalls, 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount, 'count')} too many in all)`,
+      `yet counted stalls twice on ${plural(count('overcountedStalls'), 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount ?? 0, 'count')} too many in all)`,
     );
   if (forgotten)
     parts.push(
       `forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`,
     );
-  if (run.extraIncrements > 0) parts.push(`counted ${plural(run.extraIncrements, 'stall')} that no sweep recorded`);
+  if (count('extraIncrements') > 0) parts.push(`counted ${plural(count('extraIncrements'), 'stall')} that no sweep recorded`);
   if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (in no set at all)`);
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
-  if (run.deadLetterEscapes > 0)
-    parts.push(`let ${plural(run.deadLetterEscapes, 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
-  if (run.deadLetteredEarly > 0) {
+  if (count('deadLetterEscapes') > 0)
+    parts.push(`let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
+  if (count('deadLetteredEarly') > 0) {
     // Without --cycles every job really stalled once more than it was seeded with.
     const after = run.consequences.cycles > 1 ? `fewer than ${plural(run.maxStalled, 'stall')}` : plural(run.stalledBefore + 1, 'stall');
-    parts.push(`sent ${plural(run.deadLetteredEarly, 'healthy job')} to dead after ${after} (dead-lettered early: the counter ran ahead of the stalls)`);
+    parts.push(`sent ${plural(count('deadLetteredEarly'), 'healthy job')} to dead after ${after} (dead-lettered early: the counter ran ahead of the stalls)`);
   }
   if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);
   if (count('windowInBoth') > 0) parts.push(`was seen with a job in two places at once ${plural(count('windowInBoth'), 'time')}`);

@@ -13,7 +13,6 @@ const SUMMED = [
   'jobs',
   'sweepers',
   'jobsRecoveredMoreThanOnce',
-  'overcountedStallCount',
   'duplicatePendingAtEnd',
   'roundTrips',
   'sweeps',
@@ -24,7 +23,7 @@ const SUMMED = [
 const SUMMED_IF_PRESENT = ['executions'] as const satisfies readonly (keyof RunResult)[];
 
 /** Counts some runs do not measure (null): summed over the queues that did. */
-const SUMMED_IF_MEASURED = ['forgottenStallCount'] as const satisfies readonly (keyof RunResult)[];
+const SUMMED_IF_MEASURED = ['forgottenStallCount', 'overcountedStallCount'] as const satisfies readonly (keyof RunResult)[];
 
 const WORST = ['callMsP50', 'callMsP99', 'callMsMax', 'serverCallMsP99'] as const satisfies readonly (keyof RunResult)[];
 

@@ -62,8 +62,8 @@ forEachServer('consequences', (handle) => {
 
   test('cycles 5, max-stalled 3 on the loop: poison jobs escape the dead letter', async () => {
     const run = await runWith(session, interrupts, 'loop', { jobs: 300, consequences: { cycles: 5 } });
-    assert.ok(run.deadLetterEscapes > 0, `deadLetterEscapes ${run.deadLetterEscapes}`);
-    assert.ok(run.lostIncrements > 0);
+    assert.ok((run.deadLetterEscapes ?? 0) > 0, `deadLetterEscapes ${run.deadLetterEscapes}`);
+    assert.ok((run.lostIncrements ?? 0) > 0);
     assert.equal(run.unreclaimed, 0);
   });
 

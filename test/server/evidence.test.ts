@@ -115,7 +115,7 @@ forEachServer('evidence', (handle) => {
     for (let i = 0; i < 20; i++) {
       const run = await runWith(session, interrupts, 'loop', { jobs: 200, sweepers: 8, batch: 50, live: 0 });
       assert.ok(
-        run.doubleRecoveries > 0 && run.lostIncrements > 0,
+        run.doubleRecoveries > 0 && (run.lostIncrements ?? 0) > 0,
         `run ${i + 1}: ${run.doubleRecoveries} double recoveries, ${run.lostIncrements} lost increments`,
       );
     }

@@ -12,11 +12,13 @@
  *   unreclaimed         jobs still held by a worker still registered in `workers` (server).
  *
  * node-resque keeps no per-job stall count and fails a dead worker's job by design: over-counted
- * stalls and dead-lettering are 0, figures with no meaning here null.
+ * stalls and the dead-letter figures are not measured (null), like the figures with no meaning here.
+ * Its one counter, `stat:failed`, counts failures for the whole queue: the increments are measured
+ * against the pushes all together, not job by job.
  */
 import { JobTally } from '../../audit/rules.js';
 import type { AuditCounts } from '../../model.js';
-import { libraryCounts } from '../counts.js';
+import { NO_STALL_COUNT, libraryCounts } from '../counts.js';
 
 /** Per-job facts read from node-resque's keys, indexed by job id (1..jobs; index 0 unused). */
 export interface ResqueSnapshot {
@@ -57,8 +59,7 @@ export function auditResque(s: ResqueSnapshot, moves: Uint32Array): AuditCounts 
     lostJobs,
     misplaced,
     unreclaimed,
-    deadLetterEscapes: 0,
-    deadLetteredEarly: 0,
+    ...NO_STALL_COUNT,
     lostIncrements: Math.max(0, recoveries - s.statFailed),
     extraIncrements: Math.max(0, s.statFailed - recoveries),
   });

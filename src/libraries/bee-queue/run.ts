@@ -1,0 +1,210 @@
+/**
+ * One Bee-Queue mode end to end on a queue of its own: claim (the library's namespace in the
+ * queue, see keys.ts), seed real stalled work through Bee-Queue (seed.ts), race N callers from one
+ * barrier, each on its own connection, close every Bee-Queue client, read Bee-Queue's keys back
+ * (snapshot.ts) and audit them (audit.ts). The claim's clean-up removes the namespace on every way
+ * out.
+ *
+ *   bee-queue          each caller a Bee-Queue Queue of the user's installed package, calling its
+ *                      own Queue#checkStalledJobs (the checkStalledJobs script);
+ *   bee-queue-naive    each caller the round-trip port of that script, deaf to LREM's reply (port.ts);
+ *   bee-queue-guarded  the same port, acting on LREM's reply.
+ *
+ * Bee-Queue's gate (`stallBlock`, SET NX) lets one check in per stallInterval and turns the others
+ * away with nothing, so a caller here is what a worker's timer is: it checks again every half
+ * interval (Bee-Queue's advice for checkStalledJobs' interval) while some seeded job is still to
+ * be moved by any caller, and stops at a check that moves nothing once none is.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { onClaimedQueue } from '../../queue/claimed-run.js';
+import { queueKeys } from '../../queue/keys.js';
+import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
+import { libraryResult, raceCallers, type Caller } from '../race.js';
+import type { LibraryRunner } from '../runner.js';
+import { auditBee } from './audit.js';
+import { BEE_QUEUE, beeKeys, type BeeKeys } from './keys.js';
+import { loadBeeQueue, type BeeQueueClass, type BeeRedisOptions, type BeeSettings } from './module.js';
+import { portedCheckStalledJobs, type Exec } from './port.js';
+import { readBeeSnapshot } from './snapshot.js';
+import { BeeClients, seedStalledJobs } from './seed.js';
+
+/**
+ * The callers' stallInterval (ms), the gate's lifetime: far below Bee-Queue's default 5 s, so that
+ * the gate lapses while a port's check is still in its round trips (hundreds of them for a few
+ * hundred jobs), as the default one does when a check outlasts 5 s. The same for all three modes.
+ */
+export const RACE_INTERVAL_MS = 20;
+/** A caller turned away by the gate checks again after this long: half the interval. */
+const RETRY_MS = RACE_INTERVAL_MS / 2;
+/** Calls one caller may make: a bound, so a recovery that never moves some job cannot spin. */
+const MAX_CALLS = 3000;
+
+export const runBeeQueueMode: LibraryRunner = async (session, run, interrupts) => {
+  const found = run.library;
+  if (!found) throw new Error(`mode ${run.mode} ran without its library`);
+  const Queue = await loadBeeQueue(found);
+  const keys = queueKeys(run.queue);
+  const claim = { admin: session.admin, where: session.target.display, keys, jobs: run.jobs, keep: run.keep, library: BEE_QUEUE };
+  return onClaimedQueue(claim, interrupts, async (claimed) => {
+    const clients = new BeeClients();
+    const connections: Redis[] = [];
+    try {
+      const bee = beeKeys(run.queue);
+      await seedStalledJobs(session.admin, {
+        Queue,
+        settings: beeSettings(session.target, bee),
+        raceInterval: RACE_INTERVAL_MS,
+        keys: bee,
+        jobs: run.jobs,
+        runId: claimed.runId,
+        clients,
+        signal: claimed.signal,
+      });
+      const raceTarget = session.raceTarget ?? session.target;
+      const recovered = new Recovered(run.jobs);
+      const callers: Caller[] = [];
+      for (let i = 0; i < run.sweepers; i++) {
+        claimed.signal.throwIfAborted();
+        if (run.mode === 'bee-queue') callers.push(await queueCaller(Queue, raceTarget, bee, clients, recovered, claimed.signal));
+        else {
+          const redis = await connect(raceTarget);
+          connections.push(redis);
+          callers.push(portCaller(redis, bee, run.mode === 'bee-queue-guarded', recovered, claimed.signal));
+        }
+      }
+      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CALLS);
+      clients.check();
+      // Bee-Queue's connections close before the server is read back.
+      await clients.closeAll();
+      await claimed.confirmKeys();
+      const snapshot = await readBeeSnapshot(session.admin, bee, run.jobs, claimed.signal);
+      return libraryResult(run, raced, auditBee(snapshot, raced.moves), MAX_CALLS);
+    } finally {
+      await clients.closeAll();
+      for (const redis of connections) redis.disconnect();
+    }
+  });
+};
+
+/**
+ * Bee-Queue's settings for the race's server: the options of the `redis` client it makes for each
+ * connection, from the same address, credentials and TLS as the tool's own; no reconnection (a
+ * dropped connection fails its commands), no events, no delayed jobs.
+ */
+function beeSettings(target: ServerTarget, keys: BeeKeys): Omit<BeeSettings, 'stallInterval' | 'isWorker'> {
+  const { host, port, path, username, password, db, tls } = libraryClientOptions(target);
+  const redis: BeeRedisOptions = {
+    ...(path ? { path } : { host, port }),
+    ...(username ? { user: username } : {}),
+    ...(password ? { password } : {}),
+    ...(db !== undefined ? { db } : {}),
+    ...(tls ? { tls } : {}),
+    connect_timeout: 5000,
+    retry_strategy: () => new Error('the connection to the server was lost'),
+  };
+  return { prefix: keys.prefix, redis, getEvents: false, sendEvents: false, activateDelayedJobs: false };
+}
+
+/** The callers' shared record of which seeded jobs any of them has moved. */
+class Recovered {
+  private readonly seen: Uint8Array;
+  private left: number;
+
+  constructor(jobs: number) {
+    this.seen = new Uint8Array(jobs + 1);
+    this.left = jobs;
+  }
+
+  add(ids: readonly string[]): void {
+    for (const raw of ids) {
+      const id = Number(raw);
+      if (Number.isInteger(id) && id >= 1 && id < this.seen.length && this.seen[id] === 0) {
+        this.seen[id] = 1;
+        this.left--;
+      }
+    }
+  }
+
+  get all(): boolean {
+    return this.left === 0;
+  }
+}
+
+/**
+ * A caller's check, as a worker's timer makes it: a call turned away (or moving nothing) while
+ * some job is still to be moved is made again half an interval later; the check returns what the
+ * first call that moved something moved, or nothing once every job has been moved by someone.
+ */
+function timerCaller(call: () => Promise<readonly string[]>, recovered: Recovered, signal: AbortSignal, count: () => number): Caller {
+  let calls = 0;
+  let cutShort = false;
+  return {
+    async check() {
+      for (;;) {
+        if (calls === MAX_CALLS) {
+          cutShort = true;
+          return [];
+        }
+        calls++;
+        const moved = await call();
+        if (moved.length > 0) {
+          recovered.add(moved);
+          return [...moved];
+        }
+        if (recovered.all) return [];
+        await sleep(RETRY_MS, undefined, { signal });
+      }
+    },
+    get commands() {
+      return count();
+    },
+    get cutShort() {
+      return cutShort;
+    },
+  };
+}
+
+/** A Bee-Queue Queue of the user's package, on a connection of its own, its stalled check called as its timer calls it. */
+async function queueCaller(
+  Queue: BeeQueueClass,
+  target: ServerTarget,
+  keys: BeeKeys,
+  clients: BeeClients,
+  recovered: Recovered,
+  signal: AbortSignal,
+): Promise<Caller> {
+  const queue = clients.add(new Queue(keys.name, { ...beeSettings(target, keys), stallInterval: RACE_INTERVAL_MS, isWorker: false }));
+  const moved: string[] = [];
+  queue.on('stalled', (jobId: string) => moved.push(jobId));
+  await queue.ready();
+  let calls = 0;
+  return timerCaller(
+    async () => {
+      const before = moved.length;
+      calls++;
+      await queue.checkStalledJobs();
+      clients.check();
+      return moved.slice(before);
+    },
+    recovered,
+    signal,
+    () => calls,
+  );
+}
+
+/** The round-trip port on one connection of the tool's, every command a round trip, stopped by `signal` between two. */
+function portCaller(redis: Redis, keys: BeeKeys, guarded: boolean, recovered: Recovered, signal: AbortSignal): Caller {
+  let commands = 0;
+  const exec: Exec = (command, ...args) => {
+    signal.throwIfAborted();
+    commands++;
+    return redis.call(command, ...args);
+  };
+  return timerCaller(
+    async () => (await portedCheckStalledJobs(exec, keys, RACE_INTERVAL_MS, guarded)).moved,
+    recovered,
+    signal,
+    () => commands,
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * A queue that keeps no counter: its counter figures are null, not 0, and every output says so —
+ * `—` in the table, the trials table and the page, an empty CSV field, null in the JSON (which
+ * the schema takes), null in the totals and the trials' spreads — while a run that measured them
+ * beside it keeps its numbers. The run is clean on what it measured, and its readout does not
+ * vouch for a counter it does not have.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { summarizeTrials } from '../../src/audit/trials.js';
+import { racePage } from '../../src/html/page.js';
+import { NO_COUNTER, NO_STALL_COUNT } from '../../src/libraries/counts.js';
+import type { RunResult } from '../../src/model.js';
+import { renderCsv } from '../../src/report/csv.js';
+import { reportJson, runJson } from '../../src/report/json.js';
+import { readout, renderTable } from '../../src/report/report.js';
+import { totalsPerMode } from '../../src/report/totals.js';
+import { renderTrialsTable } from '../../src/report/trials-table.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
+import { runResult } from '../helpers/run-result.js';
+
+const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
+const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
+const LAYOUT = { color: false, width: 200, wide: false };
+const COUNTER_FIGURES = Object.keys(NO_COUNTER) as (keyof typeof NO_COUNTER)[];
+
+/** A run of a queue with no counter, as a library's audit reports it. */
+function unmeasured(over: Partial<RunResult> = {}): RunResult {
+  return runResult({ ...NO_COUNTER, ...over });
+}
+
+test('the counter figures a library does not keep are null in the JSON, the schema takes them, and the run is clean on the rest', () => {
+  const json = runJson(unmeasured()) as unknown as Record<string, unknown>;
+  for (const field of COUNTER_FIGURES) assert.equal(json[field], null, field);
+  assert.equal(json.overcountedStallCount, null);
+  assert.equal(json.clean, true);
+  assert.equal(json.anomalies, 0);
+  const sources = json.sources as Record<string, unknown>;
+  for (const field of ['lostIncrements', 'extraIncrements', 'overcountedStalls', 'deadLetteredEarly', 'deadLetterEscapes', 'overcountedStallCount'])
+    assert.equal(sources[field], null, `${field} has no source`);
+  const runs = [unmeasured(), unmeasured({ trial: 2, duplicatePending: 3, doubleRecoveries: 3 })];
+  assertMatchesSchema(reportJson({ server: SERVER, runs, totals: totalsPerMode(runs), trials: summarizeTrials(runs) }), 'a run with no counter');
+});
+
+test('the table shows — for each, beside a run that measured them, and says what — means', () => {
+  const runs = [unmeasured(), runResult({ mode: 'loop', lostIncrements: 4, overcountedStalls: 2, overcountedStallCount: 2, deadLetteredEarly: 1 })];
+  const table = renderTable({ server: SERVER, runs }, LAYOUT);
+  assert.match(table, /^lost increments +— +4$/m, table);
+  assert.match(table, /^over-counted stalls +— +2$/m, table);
+  assert.match(table, /^dead-lettered early +— +1$/m, table);
+  assert.match(table, /— : not measured in this run\./);
+  const wide = renderTable({ server: SERVER, runs }, { ...LAYOUT, wide: true });
+  assert.match(wide, /│ +— +│/, wide);
+});
+
+test('the CSV leaves them empty, never 0', () => {
+  const [header, row] = renderCsv([unmeasured()])
+    .split('\n')
+    .map((line) => line.split(','));
+  for (const field of COUNTER_FIGURES) {
+    const column = (header ?? []).indexOf(`"${field}"`);
+    assert.ok(column > 0, `${field} has a column`);
+    assert.equal(row?.[column], '""', field);
+  }
+});
+
+test('totals: none measured stays null, some measured is their sum', () => {
+  const [none] = totalsPerMode([unmeasured(), unmeasured({ queue: 'race-test-2' })]);
+  for (const field of [...COUNTER_FIGURES, 'overcountedStallCount'] as const) assert.equal(none?.[field], null, field);
+  const [some] = totalsPerMode([
+    runResult({ ...NO_STALL_COUNT, lostIncrements: 2 }),
+    runResult({ ...NO_STALL_COUNT, lostIncrements: 3, queue: 'race-test-2' }),
+  ]);
+  assert.equal(some?.lostIncrements, 5);
+  assert.equal(some?.overcountedStalls, null);
+  assert.equal(some?.overcountedStallCount, null);
+});
+
+test('trials: a figure no trial measured is null and — in the trials table', () => {
+  const trials = summarizeTrials([unmeasured({ trial: 1 }), unmeasured({ trial: 2 })]);
+  const [summary] = trials as unknown as Record<string, unknown>[];
+  for (const field of ['lostIncrements', 'extraIncrements', 'overcountedStalls', 'deadLetteredEarly', 'deadLetterEscapes'])
+    assert.equal(summary?.[field], null, field);
+  const table = renderTrialsTable(trials, LAYOUT);
+  assert.match(table, /^lost increments +—$/m, table);
+});
+
+test('the page shows a dash in their cells beside a run that measured them, and leaves out a row no run measured', () => {
+  const runs = [unmeasured(), runResult({ mode: 'loop', lostIncrements: 4, overcountedStalls: 2, overcountedStallCount: 2, deadLetteredEarly: 1 })];
+  const page = racePage(JSON.parse(JSON.stringify(reportJson({ server: SERVER, runs }))), PAGE);
+  for (const field of ['lostIncrements', 'overcountedStalls', 'deadLetteredEarly']) {
+    assert.match(page, new RegExp(`<td class="num anomaly na" data-run="0" data-field="${field}">—</td>`), field);
+    assert.match(page, new RegExp(`<td class="num anomaly bad" data-run="1" data-field="${field}">`), field);
+  }
+  const alone = racePage(JSON.parse(JSON.stringify(reportJson({ server: SERVER, runs: [unmeasured()] }))), PAGE);
+  assert.doesNotMatch(alone, /<th scope="row">lost increments<\/th>/);
+});
+
+test('the readout of a clean run with no counter does not say every stall was counted', () => {
+  const line = readout(unmeasured());
+  assert.doesNotMatch(line, /every stall was counted/);
+  assert.match(line, /reclaimed exactly once .*no stall counter/);
+  assert.match(readout(runResult()), /every stall was counted/, 'a run that measured the counter still says so');
+});
