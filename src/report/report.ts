@@ -217,7 +217,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
   // The table is laid out to fit; the sentences around it wrap at the same width.
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
   return [
-    ...fit([serverHeadline(report.server, report.embedded), ...cluster, ...latency, ...laid.before]),
+    ...fit([serverHeadline(report.server, report.embedded), ...seedLine(report), ...cluster, ...latency, ...laid.before]),
     laid.table,
     ...fit(laid.after),
     ...legend,
@@ -354,4 +354,10 @@ function unseenByServer(run: RunResult): string {
       ? `known from the sweepers' own records (the re-leaser found ${groupThousands(taken)} as duplicate entries when it took them out)`
       : "known from the sweepers' own records alone";
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} ${known}.`;
+}
+
+/** Under --seed, the line that says the run is one order of many, and how to have it again. */
+function seedLine(report: RaceReport): string[] {
+  if (report.seed === undefined) return [];
+  return [`seed: ${report.seed} (one command at a time, turns drawn from the seed: the same flags replay this run)`];
 }
