@@ -432,6 +432,8 @@ export interface ShrunkWitness {
   readonly anomaly: Anomaly;
   /** The class the audit gives the witness's one job. */
   readonly outcome: string;
+  /** The seeded run it started from. */
+  readonly from: Omit<ShrinkStep, 'found'>;
   /** Every run made, in order: fewer jobs, then fewer sweepers, then one job and two sweeps. */
   readonly steps: readonly ShrinkStep[];
   /** Changes of sweep in the witness; null when no one-job run kept the anomaly. */

@@ -83,15 +83,17 @@ export class SeededScheduler {
   private lowest = 0;
   private failure: { err: unknown } | undefined;
 
+  /** `meanGap`: turns between change points on average; a run of a few turns each needs fewer. */
   constructor(
     private readonly sweepers: number,
     seed: number,
     private readonly keepTrace = false,
+    private readonly meanGap = MEAN_CHANGE_GAP,
   ) {
     this.random = seededRandom(seed);
     this.priorities = drawPriorities(sweepers, this.random);
     this.sweeps = new Array<number>(sweepers).fill(0);
-    this.nextChange = changeGap(this.random);
+    this.nextChange = changeGap(this.random, meanGap);
   }
 
   /** Turns given so far. */
@@ -138,7 +140,7 @@ export class SeededScheduler {
     if (this.waiting.size === 0 || this.waiting.size + this.stopped.size < this.sweepers) return;
     if (this.turns === this.nextChange) {
       if (this.last !== undefined) this.priorities[this.last] = --this.lowest;
-      this.nextChange = this.turns + changeGap(this.random);
+      this.nextChange = this.turns + changeGap(this.random, this.meanGap);
     }
     const chosen = highestWaiting(
       this.priorities,

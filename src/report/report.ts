@@ -2,6 +2,7 @@
  * Two reporters of one report: a table with a plain-words readout for people, and one JSON object
  * for machines (nothing else on stdout). Both only format what the run measured.
  */
+import { shrinkLines } from './shrink.js';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import { serverHeadline } from '../server/connection.js';
@@ -224,6 +225,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...fit(readouts),
     ...fit(whyAtomicClean(report.runs)),
     ...(example ? ['', ...exampleLines(example, layout.width)] : []),
+    ...(report.shrink ? ['', ...shrinkLines(report.shrink, (line) => wrapLines(line, layout.width))] : []),
   ].join('\n');
 }
 

@@ -2,12 +2,18 @@
  * `--seed` on real servers: the seeded race gives the same counts and the same caught interleaving
  * for the same seed and flags, carries its seed in the JSON, lets every built-in mode run under it
  * (the atomic forms still clean), and refuses the flags it cannot order before anything is written.
+ * `--shrink` ends at a witness of at most three switches that explain replays to the same anomaly,
+ * and the test `--export-test` writes fails for the loop and passes once its first line names the
+ * atomic sweep; an existing file is never overwritten.
  */
 import assert from 'node:assert/strict';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { ANOMALIES, FIGURES } from '../../src/model.js';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli, runProcess } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -25,6 +31,18 @@ interface SeededRun {
 interface SeededJson {
   seed?: number;
   runs: SeededRun[];
+  shrink?: {
+    mode: string;
+    anomaly: string;
+    outcome: string;
+    steps: { jobs: number; sweepers: number; seed: number; found: boolean }[];
+    switches: number | null;
+    command: string | null;
+  };
+}
+
+interface ReplayJson {
+  replays: { mode: string; readout: { recoverCount: number; pendingEntries: number; lostIncrements: number; extraIncrements: number } }[];
 }
 
 /** What a seeded run must give again: every figure, the round trips and sweeps, and the example's commands. */
@@ -133,5 +151,51 @@ forEachServer('--seed', (handle) => {
     } finally {
       admin.disconnect();
     }
+  });
+
+  test('--shrink ends at a witness of at most 3 switches that explain replays; --export-test writes it as a test that fails for the loop only', async () => {
+    const dir = tempDir('emq-race-seed-');
+    const file = join(dir, 'witness.test.mjs');
+    const json = await seeded(7, ['--shrink', '--export-test', file]);
+    const shrink = json.shrink;
+    assert.ok(shrink, 'the JSON carries the shrink');
+    assert.equal(shrink.mode, 'loop');
+    assert.ok(Number((json.runs[0] as SeededRun)[shrink.anomaly]) > 0, `the kept figure, ${shrink.anomaly}, was in the seeded run`);
+    assert.ok(
+      shrink.steps.some((step) => step.jobs === 1 && step.sweepers === 2 && step.found),
+      'one job and two sweeps kept it',
+    );
+    assert.ok(shrink.switches !== null && shrink.switches <= 3, `switches: ${shrink.switches}`);
+    assert.ok(shrink.command?.startsWith('emq-race explain --mode loop --schedule '), String(shrink.command));
+
+    // The witness, replayed by explain, shows the anomaly the shrinking kept.
+    const replay = await runCli([...(shrink.command as string).split(' ').slice(1), '--url', handle.url, '--json']);
+    assert.equal(replay.code, 0, replay.stderr);
+    const [replayed] = (JSON.parse(replay.stdout) as ReplayJson).replays;
+    assert.ok(replayed);
+    if (shrink.anomaly === 'lostIncrements') assert.ok(replayed.readout.lostIncrements > 0, JSON.stringify(replayed.readout));
+    else assert.ok(replayed.readout.recoverCount > 1, JSON.stringify(replayed.readout));
+
+    // The exported test, with emq-race on PATH as npm test puts a project's bins there.
+    symlinkSync(BIN, join(dir, 'emq-race'));
+    // NODE_TEST_CONTEXT would make the child report to this test runner rather than as a user's run does.
+    const { NODE_TEST_CONTEXT: _context, ...inherited } = process.env;
+    const env = { ...inherited, PATH: `${dir}:${process.env.PATH ?? ''}`, REDIS_URL: handle.url };
+    const text = readFileSync(file, 'utf8');
+    assert.match(text.split('\n')[0] ?? '', /^const MODE = 'loop';/);
+    const racing = await runProcess(process.execPath, ['--test', file], { env, cwd: dir });
+    assert.notEqual(racing.code, 0, 'the loop fails its own witness');
+    assert.match(racing.stdout, /# fail 1/);
+    writeFileSync(file, text.replace(/^const MODE = 'loop';/, "const MODE = 'atomic';"));
+    const fixed = await runProcess(process.execPath, ['--test', file], { env, cwd: dir });
+    assert.equal(fixed.code, 0, fixed.stdout);
+    assert.match(fixed.stdout, /# pass 1/);
+
+    // Asked again, the file is left as it is: one line, exit 2, before any run.
+    const again = await runCli(['--url', handle.url, '--mode', 'loop', '--seed', '7', '--jobs', '20', '--export-test', file]);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /^emq-race: --export-test: .*witness\.test\.mjs exists already; nothing was overwritten/);
+    assert.equal(again.stdout, '');
+    assert.equal(readFileSync(file, 'utf8'), text.replace(/^const MODE = 'loop';/, "const MODE = 'atomic';"));
   });
 });
