@@ -43,6 +43,7 @@ export const LIMITS = {
   latencyJitter: { min: 0, max: 1000, default: 0 },
   queues: { min: 1, max: 64, default: 1 },
   embeddedCluster: { min: 3, max: 9, default: 3 },
+  seed: { min: 0, max: 4_294_967_295, default: 0 },
 } as const satisfies Record<string, IntLimit>;
 
 export const MODES = [
@@ -141,6 +142,8 @@ export interface RaceOptions {
   readonly latency?: LatencyAsked | undefined;
   /** --lib and --lib-from: the library whose modes run, and the folder its package is resolved from. */
   readonly library?: { readonly name: LibraryName; readonly from: string } | undefined;
+  /** --seed: one command in flight at a time, the turns chosen by a generator seeded with it. */
+  readonly seed?: number | undefined;
 }
 
 /** Round-trip time the latency proxy adds to the race's connections, in ms: delay, plus 0 to jitter at random. */
@@ -418,6 +421,33 @@ export interface SweeperCommand {
  * far as the replies prove it. `proven` is false when they do not: the commands are then in the
  * order they were sent, and that order is not evidence.
  */
+/** One seeded run the shrinking made, and whether the anomaly it keeps came up in it. */
+export interface ShrinkStep {
+  readonly jobs: number;
+  readonly sweepers: number;
+  readonly seed: number;
+  readonly found: boolean;
+}
+
+/** --shrink: a seeded run's anomaly, brought down to one job, two sweeps and the fewest switches. */
+export interface ShrunkWitness {
+  readonly mode: Mode;
+  /** The audit's figure the shrinking kept above zero at every step. */
+  readonly anomaly: Anomaly;
+  /** The class the audit gives the witness's one job. */
+  readonly outcome: string;
+  /** The seeded run it started from. */
+  readonly from: Omit<ShrinkStep, 'found'>;
+  /** Every run made, in order: fewer jobs, then fewer sweepers, then one job and two sweeps. */
+  readonly steps: readonly ShrinkStep[];
+  /** Changes of sweep in the witness; null when no one-job run kept the anomaly. */
+  readonly switches: number | null;
+  /** The witness's round trips, as SWEEP:command; null when none was found. */
+  readonly schedule: string | null;
+  /** The explain line that replays it; null when none was found or explain cannot replay it. */
+  readonly command: string | null;
+}
+
 export interface InterleavingExample {
   readonly job: string;
   readonly commands: readonly SweeperCommand[];
@@ -477,6 +507,8 @@ export interface ModeRun {
   readonly warn?: (line: string) => void;
   /** A library mode's package, as found in the user's project (--lib). */
   readonly library?: FoundLibrary;
+  /** --seed: the race's turns chosen by a scheduler seeded with it. */
+  readonly seed?: number;
 }
 
 export interface RunResult extends AuditCounts {

@@ -21,9 +21,10 @@ import type { Io } from '../model.js';
 
 /**
  * Race flags a grid does not take: every cell keeps nothing and names its own fresh queues, the
- * grid has its own table, JSON and page, and a verdict over a grid is not a single run's verdict.
+ * grid has its own table, JSON and page, and a verdict over a grid is not a single run's verdict;
+ * a seeded run, its shrinking and its exported test are a single run's.
  */
-const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html']);
+const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html', '--seed', '--shrink', '--export-test']);
 
 /** Race flags an axis may vary: the numeric ones (a run's count, size, pause or latency). */
 const VARIABLE_FLAGS = [

@@ -22,6 +22,7 @@ const GROUPS: Groups = [
   ['Server and connection:', ['--url', '--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure', '--server-bin', '--keep']],
   ['Output and CI:', ['--json', '--csv', '--wide', '--html', '--expect', '--version', '--help']],
   ['What the race costs:', ['--workers', '--cycles', '--observe', '--fault', '--failover-after', '--failover-calls', '--wait-replicas', '--allow-server-wide']],
+  ['Replay and shrink:', ['--seed', '--shrink', '--export-test']],
   ['Realism:', ['--pending', '--live', '--probe-delay', '--interval', '--jitter', '--latency', '--latency-jitter', '--max-sweeps']],
   ['Scale:', ['--loop-jobs', '--queues', '--processes', '--server-stats', '--cluster', '--embedded-cluster']],
 ];
@@ -77,6 +78,7 @@ const EXAMPLES: readonly (readonly [string, string])[] = [
   ['emq-race --mode atomic --sweepers 8 --expect clean --json > race.json', 'a CI check: the figures as JSON, exit 1 on any anomaly'],
   ['emq-race explain', 'one job, two sweeps: every command and reply, step by step'],
   ['emq-race explore', 'every order of two sweeps on one job, per mode: how many orders break it, and the fewest switches that do'],
+  ['emq-race --mode loop --seed 7 --shrink', 'the same race every time; its anomaly shrunk to an explain line (docs/seed.md)'],
   ['emq-race --html race.html', 'also write the report as one self-contained web page'],
   ['emq-race grid --html grid.html', 'sweepers against latency, each cell a full race: a table per mode and a page of charts (about a minute)'],
   ['emq-race help explain', "explain's own flags (and help explore, explore's; help grid, the grid's; help clean, clean's)"],

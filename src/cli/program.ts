@@ -180,7 +180,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
 
   const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
   return withSession(open, io, options.keep, async (session, interrupts) => {
-    const { report, runs } = await raceReport(session, options, flags, userScript, interrupts, io);
+    const raced = await raceReport(session, options, flags, userScript, interrupts, io);
+    const { runs } = raced;
+    // --shrink and --export-test start from the seeded runs just made, on the same server.
+    const shrinking = flags.shrink === true || flags.exportTest !== undefined;
+    const shrink = shrinking ? await import('./shrink-output.js') : undefined;
+    const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io) : raced.report;
+    if (shrink && flags.exportTest !== undefined) shrink.writeExportedTest(flags.exportTest, report.shrink);
     const machineOutput = options.json || Boolean(options.csv);
     const writePage = (): void => {
       if (flags.html !== undefined)

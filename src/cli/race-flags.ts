@@ -2,6 +2,7 @@
  * The race's flags: their types and their definitions, in the order help lists them. The main
  * command takes them all; `emq-race grid` takes most of them, and varies the numeric ones.
  */
+import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
@@ -22,7 +23,7 @@ import {
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
 import { LIBRARY_NAMES, LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
-import { modeSets } from '../sweepers/strategies.js';
+import { STRATEGIES, modeSets, replayOf } from '../sweepers/strategies.js';
 import { parseLibraryName } from '../libraries/resolve.js';
 import type { LibraryName } from '../model.js';
 
@@ -70,6 +71,9 @@ export interface MainFlags extends TlsFlags {
   failoverAfter?: number;
   failoverCalls?: number;
   waitReplicas?: { replicas: number; timeoutMs: number };
+  seed?: number;
+  shrink?: boolean;
+  exportTest?: string;
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -180,6 +184,14 @@ export function raceFlagOptions(): Option[] {
     ),
     new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')),
     new Option(
+      '--seed <n>',
+      `one command in flight at a time, the next sweeper chosen by a generator seeded with n: the same run again (${range(LIMITS.seed)})`,
+    ).argParser(intFlag('--seed', LIMITS.seed)),
+    new Option('--shrink', "with --seed: shrink the loop's anomaly to the fewest jobs, sweepers and switches, and print it as an explain line"),
+    new Option('--export-test <file>', 'with --seed: shrink, then write the witness as a node:test file that fails while the strategy races').argParser(
+      newFileFlag('--export-test'),
+    ),
+    new Option(
       '--expect <what>',
       'exit 1 unless the runs come out so: clean (every run clean), race (the loop races, every other mode is clean), or per mode, e.g. atomic=clean,loop=race (repeatable; terms merge)',
     ).argParser(parseExpectation),
@@ -219,9 +231,11 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     trials: flags.trials,
     latency: latencyAsked(flags),
     library: libraryAsked(flags),
+    ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
   };
   checkRaceOptions(options);
   checkFailoverFlags(flags);
+  checkSeedFlags(flags, options.modes);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
   return options;
 }
@@ -273,4 +287,37 @@ function checkFailoverFlags(flags: MainFlags): void {
   if (flags.latency !== undefined) throw usageError('--fault failover cannot go with --latency: drop one or the other');
   if (flags.lib !== undefined) throw usageError("--fault failover races the tool's own modes: leave out --lib");
   if (flags.keep) throw usageError('--fault failover stops its primary and replica at the end of each run: --keep would keep nothing; leave it out');
+}
+
+/**
+ * --seed orders every command of the race's own sweepers; what runs beside them on timers or in
+ * other processes, or through a library's own clients, it cannot order, and the run would not be
+ * the same run again. --shrink and --export-test start from a seeded run, and replay the loop.
+ */
+function checkSeedFlags(flags: MainFlags, modes: readonly Mode[]): void {
+  const shrinking = flags.shrink ? '--shrink' : flags.exportTest !== undefined ? '--export-test' : undefined;
+  if (flags.seed === undefined) {
+    if (shrinking) throw usageError(`${shrinking}: only with --seed (it shrinks what the seeded run found)`);
+    return;
+  }
+  const timers = flags.fault.length > 0 ? '--fault' : flags.workers > 0 ? '--workers' : flags.cycles > 1 ? '--cycles' : flags.observe ? '--observe' : undefined;
+  if (timers) throw usageError(`--seed cannot go with ${timers}: it runs beside the sweepers on its own clock, which no seed orders`);
+  if (flags.processes) throw usageError('--seed orders the sweepers of this process, one command at a time: leave out --processes');
+  if (flags.trials !== undefined) throw usageError('--seed makes every trial the same run: leave out --trials (or run several seeds)');
+  if (flags.queues > 1 || flags.embeddedCluster !== undefined) throw usageError('--seed orders one queue per mode: leave out --queues and --embedded-cluster');
+  const library = modes.find((mode) => STRATEGIES[mode].library !== undefined);
+  if (library) throw usageError(`--seed orders the tool's own sweepers; ${library} runs the library's own clients: leave out --lib`);
+  if (shrinking && !modes.some((mode) => replayOf(mode) === 'loop')) {
+    throw usageError(`${shrinking}: the witness is replayed step by step by explain, which only the loop has: add --mode loop`);
+  }
+}
+
+/** A file to write that must not exist yet: a test file the user may have edited is never overwritten. */
+function newFileFlag(flag: string): (raw: string) => string {
+  const writable = outputFileFlag(flag);
+  return (raw) => {
+    const path = writable(raw);
+    if (existsSync(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
+    return path;
+  };
 }

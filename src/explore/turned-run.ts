@@ -11,6 +11,7 @@ import type { Stage } from '../explain/stage.js';
 import type { Mode } from '../model.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { ServerClock } from '../server/clock.js';
+import { gatedConnection } from '../race/gated-connection.js';
 import { loadSweeper } from '../sweepers/strategies.js';
 import { Conductor, type TraceTurn } from './conductor.js';
 import type { JobFacts } from './outcome.js';
@@ -20,37 +21,6 @@ export interface TurnedRun {
   readonly facts: JobFacts;
   /** Moves of the job the two sweepers recorded, by their own account. */
   readonly moves: number;
-}
-
-/** `redis`, with each round trip it sends first waiting for `sweep`'s turn. */
-function turnedConnection(redis: Redis, conductor: Conductor, sweep: SweepName): Redis {
-  const gated = async <T>(label: string, send: () => Promise<T>): Promise<T> => {
-    await conductor.turn(sweep, label);
-    try {
-      return await send();
-    } finally {
-      conductor.done();
-    }
-  };
-  return new Proxy(redis, {
-    get(target, property) {
-      if (property === 'call') return (command: string, ...args: (string | number)[]) => gated(command.toLowerCase(), () => target.call(command, ...args));
-      if (property === 'evalsha' || property === 'eval') {
-        return (...args: (string | number)[]) => gated(property, () => (target[property] as (...a: (string | number)[]) => Promise<unknown>)(...args));
-      }
-      if (property === 'multi') {
-        return () => {
-          // Queued in the client, sent whole by exec: MULTI, the commands and EXEC in one round trip.
-          const transaction = target.multi();
-          const exec = transaction.exec.bind(transaction);
-          transaction.exec = (() => gated('exec', () => exec())) as typeof transaction.exec;
-          return transaction;
-        };
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 /** The job as the server holds it now. */
@@ -86,7 +56,7 @@ export async function runTurned(stage: Stage, plan: TurnedPlan, prefix: readonly
   const sweep = async (name: SweepName, index: number): Promise<void> => {
     try {
       const sweeper = factory({
-        redis: turnedConnection(stage.connections[index === 0 ? 0 : 1], conductor, name),
+        redis: gatedConnection(stage.connections[index === 0 ? 0 : 1], { turn: (label) => conductor.turn(name, label), done: () => conductor.done() }),
         keys: stage.keys,
         clock: stage.clock,
         batch: plan.batch,

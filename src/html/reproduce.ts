@@ -73,6 +73,8 @@ export interface RaceFlagsSeen extends FlagsSeen {
   readonly csv?: boolean | undefined;
   readonly latency?: number | undefined;
   readonly latencyJitter?: number | undefined;
+  /** --seed: the rerun is then the same run. */
+  readonly seed?: number | undefined;
 }
 
 export interface ExplainFlagsSeen extends FlagsSeen {
@@ -115,6 +117,7 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
       ['--latency', flags.latency],
       ['--latency-jitter', flags.latencyJitter],
       ['--trials', flags.trials],
+      ['--seed', flags.seed],
       ...(flags.fault ?? []).map((fault): [string, string] => ['--fault', fault]),
       ['--allow-server-wide', flags.allowServerWide],
       ['--workers', unlessDefault(flags.workers, LIMITS.workers.default)],

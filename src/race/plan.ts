@@ -73,6 +73,7 @@ function modeRunFor(options: RaceOptions, mode: Mode, queue: string, trial: numb
     processes: options.processes ?? false,
     ...(userScript !== undefined ? { userScript } : {}),
     trial,
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.consequences ? { consequences: consequencesFor(options.consequences, mode, STRATEGIES[mode].faultsThatMiss ?? {}) } : {}),
   };
 }

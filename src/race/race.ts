@@ -11,7 +11,9 @@ import type { CommandSample } from '../sweepers/command-sample.js';
 import type { MoveLog } from '../sweepers/move-log.js';
 import type { ServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
-import type { SweeperContext, SweeperFactory } from '../sweepers/sweeper.js';
+import { gatedConnection } from './gated-connection.js';
+import type { SeededScheduler } from './seeded-scheduler.js';
+import type { Sweeper, SweeperContext, SweeperFactory } from '../sweepers/sweeper.js';
 import { BACK_TO_BACK, type Cadence } from '../model.js';
 
 export interface RaceSetup {
@@ -33,6 +35,8 @@ export interface RaceSetup {
   readonly extras?: Pick<SweeperContext, 'pending' | 'userScript' | 'functionName'>;
   /** Per-job command logs of a few jobs, shared by the sweepers (the loop keeps them). */
   readonly sample?: CommandSample | undefined;
+  /** --seed: one command in flight at a time, the next sweeper chosen by the seeded scheduler. */
+  readonly scheduler?: SeededScheduler | undefined;
 }
 
 export interface RaceResult {
@@ -62,9 +66,13 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
   // One failing sweeper (a lost server) stops the others rather than leaving them mid-race.
   const stop = new AbortController();
   const signal = AbortSignal.any([setup.signal, stop.signal]);
+  const { scheduler } = setup;
+  // A stopped run must not leave sweepers waiting for turns that will never come.
+  if (scheduler) signal.addEventListener('abort', () => scheduler.fail(signal.reason), { once: true });
   const sweepers = setup.connections.map((redis, index) =>
     setup.factory({
-      redis,
+      // Without a seed the sweepers hold the connections themselves: nothing is added per command.
+      redis: scheduler ? gatedConnection(redis, { turn: (label) => scheduler.turn(index, label), done: () => scheduler.done() }) : redis,
       keys: setup.keys,
       clock: setup.clock,
       batch: setup.batch,
@@ -90,10 +98,19 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
       const connection = setup.connections[index];
       const faults = setup.faults;
       const recover = faults && connection ? (err: unknown) => faults.recover(index, connection, err, signal) : undefined;
-      const outcome = await sweepUntilDone(sweeper, setup.maxSweeps, setup.cadence ?? BACK_TO_BACK, signal, Math.random, recover);
+      const outcome = await sweepUntilDone(
+        scheduler ? numberedSweeps(sweeper, scheduler, index) : sweeper,
+        setup.maxSweeps,
+        setup.cadence ?? BACK_TO_BACK,
+        signal,
+        Math.random,
+        recover,
+      );
       sweeps += outcome.sweeps;
       if (outcome.cutShort) cutShort = true;
+      scheduler?.stop(index);
     } catch (err) {
+      scheduler?.fail(err);
       if (!failedOnce) {
         failedOnce = true;
         firstError = err;
@@ -119,4 +136,16 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
     retries: sweepers.reduce((sum, s) => sum + (s.retries ?? 0), 0),
     strayIds: sweepers.reduce((sum, s) => sum + (s.strayIds ?? 0), 0),
   };
+}
+
+/** The sweeper, telling the scheduler where each of its sweeps begins. */
+function numberedSweeps(sweeper: Sweeper, scheduler: SeededScheduler, index: number): Sweeper {
+  return Object.create(sweeper, {
+    sweep: {
+      value: () => {
+        scheduler.beginSweep(index);
+        return sweeper.sweep();
+      },
+    },
+  }) as Sweeper;
 }

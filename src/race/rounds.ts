@@ -16,6 +16,7 @@ import type { FailoverDrill } from './failover-drill.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { startObserver, type Observer } from '../consequences/observer.js';
 import { race, type RaceResult, type RaceSetup } from './race.js';
+import { SeededScheduler } from './seeded-scheduler.js';
 import type { ServerClock } from '../server/clock.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { startWorkers, type WorkerPool } from '../consequences/workers.js';
@@ -44,6 +45,8 @@ export interface RoundsSetup {
   readonly drill?: FailoverDrill;
   /** Runs one race some other way (sweepers in child processes); faults do not reach those. */
   readonly runOnce?: () => Promise<RaceResult>;
+  /** --seed: the race's turns chosen by a scheduler seeded with it (race/seeded-scheduler.ts). */
+  readonly seed?: number | undefined;
 }
 
 export interface RoundsResult {
@@ -109,6 +112,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
               signal,
               faults: plan,
               sample,
+              ...(setup.seed !== undefined ? { scheduler: new SeededScheduler(setup.connections.length, setup.seed) } : {}),
               ...(setup.cadence ? { cadence: setup.cadence } : {}),
               ...(setup.extras ? { extras: setup.extras } : {}),
             });

@@ -244,6 +244,7 @@ async function raceQueue(
     cadence,
     extras,
     ...(drill ? { drill } : {}),
+    ...(run.seed !== undefined ? { seed: run.seed } : {}),
     // In --processes mode each sweeper is a child process with its own connection.
     ...(run.processes
       ? {

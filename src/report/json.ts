@@ -15,6 +15,7 @@ import {
   type Outcome,
   type PendingKind,
   type RunResult,
+  type ShrunkWitness,
 } from '../model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
@@ -42,6 +43,10 @@ export interface RaceReport {
   readonly latency?: LatencyReport;
   /** Set when the server was the tool's own: stopped at the end of the run, or kept by --keep. */
   readonly embedded?: EmbeddedFate;
+  /** --seed: the seed the race's turns were chosen with. */
+  readonly seed?: number;
+  /** --shrink: the seeded run's anomaly, shrunk to a witness explain replays. */
+  readonly shrink?: ShrunkWitness;
 }
 
 export interface ServerJson {
@@ -146,6 +151,8 @@ export interface ReportJson extends JsonHeader {
   readonly trials?: readonly TrialSummary[];
   /** With --expect. */
   readonly verdict?: VerdictJson;
+  readonly seed?: number;
+  readonly shrink?: ShrunkWitness;
 }
 
 export function reportJson(report: RaceReport): ReportJson {
@@ -157,6 +164,8 @@ export function reportJson(report: RaceReport): ReportJson {
     ...(report.totals ? { totals: report.totals.map(runJson) } : {}),
     ...(report.trials ? { trials: report.trials } : {}),
     ...(report.verdict ? { verdict: verdictJson(report.verdict) } : {}),
+    ...(report.seed !== undefined ? { seed: report.seed } : {}),
+    ...(report.shrink ? { shrink: report.shrink } : {}),
   };
 }
 

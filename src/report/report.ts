@@ -2,6 +2,7 @@
  * Two reporters of one report: a table with a plain-words readout for people, and one JSON object
  * for machines (nothing else on stdout). Both only format what the run measured.
  */
+import { shrinkLines } from './shrink.js';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import { serverHeadline } from '../server/connection.js';
@@ -217,13 +218,14 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
   // The table is laid out to fit; the sentences around it wrap at the same width.
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
   return [
-    ...fit([serverHeadline(report.server, report.embedded), ...cluster, ...latency, ...laid.before]),
+    ...fit([serverHeadline(report.server, report.embedded), ...seedLine(report), ...cluster, ...latency, ...laid.before]),
     laid.table,
     ...fit(laid.after),
     ...legend,
     ...fit(readouts),
     ...fit(whyAtomicClean(report.runs)),
     ...(example ? ['', ...exampleLines(example, layout.width)] : []),
+    ...(report.shrink ? ['', ...shrinkLines(report.shrink, (line) => wrapLines(line, layout.width))] : []),
   ].join('\n');
 }
 
@@ -358,4 +360,10 @@ function unseenByServer(run: RunResult): string {
       ? `known from the sweepers' own records (the re-leaser found ${groupThousands(taken)} as duplicate entries when it took them out)`
       : "known from the sweepers' own records alone";
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} ${known}.`;
+}
+
+/** Under --seed, the line that says the run is one order of many, and how to have it again. */
+function seedLine(report: RaceReport): string[] {
+  if (report.seed === undefined) return [];
+  return [`seed: ${report.seed} (one command at a time, turns drawn from the seed: the same flags replay this run)`];
 }

@@ -1,0 +1,68 @@
+/**
+ * `--shrink` and `--export-test` on the command line: the first seeded run of a loop-replayed mode
+ * that found an anomaly shrunk (explore/shrink.ts) on the same session, its witness added to the
+ * report, and the witness written as a test file that must not exist yet.
+ */
+import { writeFileSync } from 'node:fs';
+import { EmqError, ExitCode, usageError } from '../errors.js';
+import { exportedTest } from '../explore/export-test.js';
+import { shrinkRun } from '../explore/shrink.js';
+import type { Interrupts } from '../interrupt.js';
+import { VERSION, type Io, type ModeRun, type RaceOptions, type RunResult, type ShrunkWitness } from '../model.js';
+import { isClean } from '../audit/rules.js';
+import type { RaceReport } from '../report/json.js';
+import type { Session } from '../server/session.js';
+import { replayOf } from '../sweepers/strategies.js';
+
+/** The report with the shrunk witness of its first raced loop run; the report as it was when no such run raced. */
+export async function withShrink(
+  session: Session,
+  interrupts: Interrupts,
+  report: RaceReport,
+  options: RaceOptions,
+  userScript: string | undefined,
+  io: Io,
+): Promise<RaceReport> {
+  const seed = options.seed as number;
+  const found = report.runs.find((run) => replayOf(run.mode) === 'loop' && !isClean(run));
+  if (!found) {
+    io.err(`emq-race: --shrink: no loop run found an anomaly under seed ${seed}: nothing to shrink (try another seed)\n`);
+    return report;
+  }
+  const shrink = await shrinkRun(session, interrupts, { run: shrinkBase(options, found, userScript), seed, queue: `${found.queue}-s` }, found);
+  return shrink ? { ...report, shrink } : report;
+}
+
+/** The seeded run found, as the runs the shrinking makes from it start. */
+function shrinkBase(options: RaceOptions, found: RunResult, userScript: string | undefined): ModeRun {
+  return {
+    mode: found.mode,
+    queue: found.queue,
+    jobs: found.jobs,
+    sweepers: found.sweepers,
+    batch: options.batch,
+    maxStalled: options.maxStalled,
+    stalledBefore: options.stalledBefore,
+    probeDelayMs: options.probeDelayMs,
+    keep: false,
+    pending: options.pending ?? 'list',
+    cadence: { intervalMs: options.intervalMs ?? 0, jitterMs: options.jitterMs ?? 0 },
+    ...(options.maxSweeps !== undefined ? { maxSweeps: options.maxSweeps } : {}),
+    ...(userScript !== undefined ? { userScript } : {}),
+  };
+}
+
+/** Writes the witness as a node:test file at `path`, which must not exist; without a witness explain replays, nothing. */
+export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined): void {
+  if (!shrink?.command) {
+    throw new EmqError(`--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`, ExitCode.expectationFailed);
+  }
+  const made = `emq-race ${VERSION}: --mode ${shrink.mode} --seed ${shrink.from.seed} --jobs ${shrink.from.jobs} --sweepers ${shrink.from.sweepers} --shrink, then --export-test`;
+  try {
+    writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EEXIST') throw usageError(`--export-test: ${path} exists already; nothing was overwritten`);
+    throw usageError(`--export-test: cannot write ${path}: ${(err as Error).message}`);
+  }
+}

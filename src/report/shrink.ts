@@ -1,0 +1,37 @@
+/**
+ * What `--shrink` found, in a few lines under the report: the path from the seeded run to one job
+ * and two sweeps, and the witness as the explain line that replays it. Pure.
+ */
+import type { ShrunkWitness } from '../model.js';
+
+const WORDS: Readonly<Record<string, string>> = {
+  lostIncrements: 'a lost increment',
+  duplicatePending: 'a duplicate in pending',
+  doubleRecoveries: 'a double recovery',
+};
+
+/** The lines; `fit` wraps a sentence to the width (the explain line is left whole, to be copied). */
+export function shrinkLines(witness: ShrunkWitness, fit: (line: string) => string): string[] {
+  const { from, steps } = witness;
+  const kept = steps.filter((step) => step.found);
+  const fewerJobs = kept.filter((step) => step.sweepers === from.sweepers && step.jobs < from.jobs).map((step) => step.jobs);
+  const fewerSweepers = kept.filter((step) => step.sweepers < from.sweepers && step.jobs > 1).map((step) => step.sweepers);
+  const oneJob = steps.filter((step) => step.jobs === 1 && step.sweepers === 2);
+  const found = oneJob.find((step) => step.found);
+  const path = [
+    `jobs ${[from.jobs, ...fewerJobs].join(' → ')}`,
+    `sweepers ${[from.sweepers, ...fewerSweepers].join(' → ')}`,
+    found
+      ? `then one job and two sweeps: seed ${found.seed} (${oneJob.length} seed${oneJob.length === 1 ? '' : 's'} tried)`
+      : `no seed of ${oneJob.length} tried showed it on one job and two sweeps`,
+  ].join(', ');
+  const head = `Shrunk from seed ${from.seed}, keeping ${WORDS[witness.anomaly] ?? witness.anomaly} at every step (${steps.length} seeded runs, each on a fresh queue): ${path}.`;
+  if (witness.switches === null) return [fit(head)];
+  const replay =
+    witness.command ?? `explain cannot replay it step by step (a step of one sweep is split by the other's commands); its round trips: ${witness.schedule}`;
+  return [
+    fit(head),
+    fit(`The witness, ${witness.outcome} in ${witness.switches} switch${witness.switches === 1 ? '' : 'es'}, to replay step by step:`),
+    `  ${replay}`,
+  ];
+}

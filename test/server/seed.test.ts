@@ -1,0 +1,201 @@
+/**
+ * `--seed` on real servers: the seeded race gives the same counts and the same caught interleaving
+ * for the same seed and flags, carries its seed in the JSON, lets every built-in mode run under it
+ * (the atomic forms still clean), and refuses the flags it cannot order before anything is written.
+ * `--shrink` ends at a witness of at most three switches that explain replays to the same anomaly,
+ * and the test `--export-test` writes fails for the loop and passes once its first line names the
+ * atomic sweep; an existing file is never overwritten.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Redis } from 'ioredis';
+import { ANOMALIES, FIGURES } from '../../src/model.js';
+import { BIN, runCli, runProcess } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
+import { allKeys } from '../helpers/keyspace.js';
+import { forEachServer } from '../helpers/servers.js';
+
+interface SeededRun {
+  mode: string;
+  queue: string;
+  clean: boolean;
+  roundTrips: number;
+  sweeps: number;
+  example: { job: string; commands: { sweeper: number; command: string[]; reply: unknown }[]; evidence: string[] } | null;
+  [field: string]: unknown;
+}
+
+interface SeededJson {
+  seed?: number;
+  runs: SeededRun[];
+  shrink?: {
+    mode: string;
+    anomaly: string;
+    outcome: string;
+    steps: { jobs: number; sweepers: number; seed: number; found: boolean }[];
+    switches: number | null;
+    command: string | null;
+  };
+}
+
+interface ReplayJson {
+  replays: { mode: string; readout: { recoverCount: number; pendingEntries: number; lostIncrements: number; extraIncrements: number } }[];
+}
+
+/** What a seeded run must give again: every figure, the round trips and sweeps, and the example's commands. */
+function replayable(run: SeededRun): unknown {
+  const figures = Object.fromEntries(FIGURES.map((figure) => [figure.field, run[figure.field]]));
+  // A lease deadline is the server's clock at seeding: the one reply that differs between two runs.
+  const example = run.example && {
+    job: run.example.job,
+    commands: run.example.commands.map((c) => ({
+      sweeper: c.sweeper,
+      command: c.command.map((word) => word.replace(run.queue, 'Q')),
+      reply: c.command[0] === 'ZSCORE' && c.reply !== null ? 'score' : c.reply,
+    })),
+    evidence: run.example.evidence,
+  };
+  return { figures, roundTrips: run.roundTrips, sweeps: run.sweeps, example };
+}
+
+forEachServer('--seed', (handle) => {
+  const seeded = async (seed: number, extra: readonly string[] = []): Promise<SeededJson> => {
+    const args = ['--url', handle.url, '--mode', 'loop', '--seed', String(seed), '--jobs', '200', '--sweepers', '4', '--json', ...extra];
+    const result = await runCli(args);
+    assert.equal(result.code, 0, result.stderr);
+    const json = JSON.parse(result.stdout) as SeededJson;
+    assertMatchesSchema(json);
+    return json;
+  };
+
+  test('the same seed twice: the same counts and the same example; other seeds give other runs', async () => {
+    const first = await seeded(7);
+    const again = await seeded(7);
+    assert.equal(first.seed, 7);
+    const [run] = first.runs;
+    assert.ok(run);
+    assert.ok(
+      ANOMALIES.some((name) => Number(run[name]) > 0),
+      'the seeded loop raced',
+    );
+    assert.ok(run.example, 'a raced job is shown');
+    assert.deepEqual(replayable(again.runs[0] as SeededRun), replayable(run));
+    // Which seed differs is not the point; that the seed decides the run is.
+    const others = [await seeded(8), await seeded(9)].map((json) => JSON.stringify(replayable(json.runs[0] as SeededRun)));
+    assert.ok(
+      others.some((other) => other !== JSON.stringify(replayable(run))),
+      'seeds 8 and 9 ran exactly as seed 7',
+    );
+  });
+
+  test('every built-in mode runs seeded; only the loop races', async () => {
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic,loop,watch,claim,function',
+      '--seed',
+      '3',
+      '--jobs',
+      '80',
+      '--sweepers',
+      '3',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const json = JSON.parse(result.stdout) as SeededJson;
+    assertMatchesSchema(json);
+    assert.deepEqual(
+      json.runs.map((run) => [run.mode, run.clean]),
+      [
+        ['atomic', true],
+        ['loop', false],
+        ['watch', true],
+        ['claim', true],
+        ['function', true],
+      ],
+    );
+    const text = await runCli(['--url', handle.url, '--mode', 'atomic', '--seed', '3', '--jobs', '20']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^seed: 3 \(/m);
+  });
+
+  test('flags a seed cannot order: one line, exit 2, nothing written', async () => {
+    const refused: [string[], RegExp][] = [
+      [['--seed', '1', '--processes'], /^emq-race: --seed .*--processes\n$/],
+      [['--seed', '1', '--workers', '2'], /^emq-race: --seed cannot go with --workers/],
+      [['--seed', '1', '--cycles', '2'], /^emq-race: --seed cannot go with --cycles/],
+      [['--seed', '1', '--observe'], /^emq-race: --seed cannot go with --observe/],
+      [['--seed', '1', '--fault', 'sweeper-crash'], /^emq-race: --seed cannot go with --fault/],
+      [['--seed', '1', '--trials', '3'], /^emq-race: --seed makes every trial the same run/],
+      [['--seed', '1', '--queues', '2'], /^emq-race: --seed orders one queue per mode/],
+      [['--seed', '1', '--lib', 'bullmq'], /^emq-race: --seed orders the tool's own sweepers/],
+      [['--seed', '4294967296'], /^emq-race: --seed: 4294967296 is out of range/],
+      [['--seed', 'seven'], /^emq-race: --seed: "seven" is not a whole number/],
+      [['--shrink'], /^emq-race: --shrink: only with --seed/],
+      [['--seed', '1', '--shrink', '--mode', 'atomic'], /^emq-race: --shrink: .*add --mode loop\n$/],
+    ];
+    const admin = new Redis(handle.url);
+    try {
+      for (const [args, line] of refused) {
+        const result = await runCli(['--url', handle.url, '--queue', 'seed-refused', ...args]);
+        assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stderr, line);
+        assert.equal(result.stderr.split('\n').length, 2, result.stderr);
+        assert.equal(result.stdout, '');
+      }
+      assert.deepEqual(await allKeys(admin), []);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  test('--shrink ends at a witness of at most 3 switches that explain replays; --export-test writes it as a test that fails for the loop only', async () => {
+    const dir = tempDir('emq-race-seed-');
+    const file = join(dir, 'witness.test.mjs');
+    const json = await seeded(7, ['--shrink', '--export-test', file]);
+    const shrink = json.shrink;
+    assert.ok(shrink, 'the JSON carries the shrink');
+    assert.equal(shrink.mode, 'loop');
+    assert.ok(Number((json.runs[0] as SeededRun)[shrink.anomaly]) > 0, `the kept figure, ${shrink.anomaly}, was in the seeded run`);
+    assert.ok(
+      shrink.steps.some((step) => step.jobs === 1 && step.sweepers === 2 && step.found),
+      'one job and two sweeps kept it',
+    );
+    assert.ok(shrink.switches !== null && shrink.switches <= 3, `switches: ${shrink.switches}`);
+    assert.ok(shrink.command?.startsWith('emq-race explain --mode loop --schedule '), String(shrink.command));
+
+    // The witness, replayed by explain, shows the anomaly the shrinking kept.
+    const replay = await runCli([...(shrink.command as string).split(' ').slice(1), '--url', handle.url, '--json']);
+    assert.equal(replay.code, 0, replay.stderr);
+    const [replayed] = (JSON.parse(replay.stdout) as ReplayJson).replays;
+    assert.ok(replayed);
+    if (shrink.anomaly === 'lostIncrements') assert.ok(replayed.readout.lostIncrements > 0, JSON.stringify(replayed.readout));
+    else assert.ok(replayed.readout.recoverCount > 1, JSON.stringify(replayed.readout));
+
+    // The exported test, with emq-race on PATH as npm test puts a project's bins there.
+    symlinkSync(BIN, join(dir, 'emq-race'));
+    // NODE_TEST_CONTEXT would make the child report to this test runner rather than as a user's run does.
+    const { NODE_TEST_CONTEXT: _context, ...inherited } = process.env;
+    const env = { ...inherited, PATH: `${dir}:${process.env.PATH ?? ''}`, REDIS_URL: handle.url };
+    const text = readFileSync(file, 'utf8');
+    assert.match(text.split('\n')[0] ?? '', /^const MODE = 'loop';/);
+    const racing = await runProcess(process.execPath, ['--test', file], { env, cwd: dir });
+    assert.notEqual(racing.code, 0, 'the loop fails its own witness');
+    assert.match(racing.stdout, /# fail 1/);
+    writeFileSync(file, text.replace(/^const MODE = 'loop';/, "const MODE = 'atomic';"));
+    const fixed = await runProcess(process.execPath, ['--test', file], { env, cwd: dir });
+    assert.equal(fixed.code, 0, fixed.stdout);
+    assert.match(fixed.stdout, /# pass 1/);
+
+    // Asked again, the file is left as it is: one line, exit 2, before any run.
+    const again = await runCli(['--url', handle.url, '--mode', 'loop', '--seed', '7', '--jobs', '20', '--export-test', file]);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /^emq-race: --export-test: .*witness\.test\.mjs exists already; nothing was overwritten/);
+    assert.equal(again.stdout, '');
+    assert.equal(readFileSync(file, 'utf8'), text.replace(/^const MODE = 'loop';/, "const MODE = 'atomic';"));
+  });
+});
