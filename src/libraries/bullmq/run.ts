@@ -16,6 +16,7 @@ import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
 import type { AuditCounts, ModeRun } from '../../model.js';
 import { libraryResult, raceCallers, type Caller } from '../race.js';
+import { PhaseBarrier } from '../phase-barrier.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBullmq } from './audit.js';
 import { BULLMQ, bullmqKeys, type BullmqKeys } from './keys.js';
@@ -58,13 +59,14 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       });
       const raceTarget = session.raceTarget ?? session.target;
       const callers: Caller[] = [];
+      const meeting = new PhaseBarrier(run.sweepers);
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
         if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
-          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', claimed.signal));
+          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', meeting, claimed.signal));
         }
       }
       const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS);
@@ -111,8 +113,12 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
   };
 }
 
-/** The round-trip port on one connection of the tool's, every command a round trip, stopped by `signal` between two. */
-function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, signal: AbortSignal): Caller {
+/**
+ * The round-trip port on one connection of the tool's, every command a round trip, stopped by
+ * `signal` between two. A caller past the gate meets the others at `meeting` before it reads
+ * `stalled`; one the gate turned away, or that failed, leaves it.
+ */
+function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, meeting: PhaseBarrier, signal: AbortSignal): Caller {
   let commands = 0;
   const exec: Exec = (command, ...args) => {
     signal.throwIfAborted();
@@ -121,7 +127,18 @@ function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boole
   };
   const args = { maxStalledCount: maxStalledCount(run.maxStalled), maxCheckTime: RACE_INTERVAL_MS };
   return {
-    check: () => portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded),
+    async check() {
+      let arrived = false;
+      const beforeRead = async (): Promise<void> => {
+        arrived = true;
+        await meeting.arrive();
+      };
+      try {
+        return await portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded, beforeRead);
+      } finally {
+        if (!arrived) meeting.leave();
+      }
+    },
     get commands() {
       return commands;
     },
