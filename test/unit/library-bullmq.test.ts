@@ -21,6 +21,7 @@ interface Facts {
   stc?: number;
   defa?: boolean;
   locked?: boolean;
+  removed?: boolean;
   moves?: number;
 }
 
@@ -37,6 +38,7 @@ function snapshotOf(facts: readonly Facts[]): { snapshot: BullmqSnapshot; moves:
     if (f.stc !== undefined) s.stc[id] = f.stc;
     s.failMarked[id] = f.defa ? 1 : 0;
     s.locked[id] = f.locked ? 1 : 0;
+    s.removed[id] = f.removed ? 1 : 0;
     moves[id] = f.moves ?? 0;
   });
   return { snapshot: s, moves };
@@ -168,4 +170,14 @@ test('--lib alone runs its three modes; with --mode naming some of them only tho
   assert.throws(() => libraryAsked({ mode: ['atomic'], libFrom: '/p', modeGiven: true }), /--lib-from: needs --lib/);
   assert.equal(libraryOf('bullmq-naive'), 'bullmq');
   assert.equal(libraryOf('loop'), undefined);
+});
+
+test('a job the application removed: in no list it is not lost; put back in wait (a hash of stc alone) it is misplaced', () => {
+  const { snapshot, moves } = snapshotOf([{ wait: 1, stc: 1, moves: 1 }, { removed: true }, { wait: 1, stc: 1, removed: true, moves: 1 }, {}]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.recoveries, 2);
+  assert.equal(counts.misplaced, 1, 'job 3, removed, stands in wait again');
+  assert.equal(counts.lostJobs, 1, 'job 4 alone: its hash is there and it stands nowhere');
+  assert.equal(counts.duplicatePending, 0);
+  assert.equal(counts.lostIncrements, 0);
 });

@@ -6,8 +6,10 @@
  *   lost increments     moves a caller recorded that the job's `stc` does not show (server+callers);
  *   extra increments    `stc` rises no caller recorded (server+callers);
  *   over-counted stalls jobs whose `stc` ended above the one stall they had (server);
- *   lost jobs           jobs in none of BullMQ's lists and sets (server);
- *   misplaced           jobs in two or more of them, or twice in `active` (server);
+ *   lost jobs           jobs in none of BullMQ's lists and sets, their hash still there (server);
+ *   misplaced           jobs in two or more of them, or twice in `active`, or a job the application
+ *                       removed (its hash gone, or remade holding no `timestamp`) standing in one
+ *                       again (server);
  *   unreclaimed         jobs left in `active` with their lock gone (server);
  *   dead-lettered early jobs in `failed`, or marked to fail (`defa`), though their one stall is
  *                       below --max-stalled (server).
@@ -35,6 +37,11 @@ export interface BullmqSnapshot {
   readonly failMarked: Uint8Array;
   /** 1 where the job's lock key exists. */
   readonly locked: Uint8Array;
+  /**
+   * 1 where the job's hash lacks the `timestamp` BullMQ writes when it adds a job: the job was
+   * removed (Job#remove deletes the hash), or the hash is one a stray HINCRBY made again after.
+   */
+  readonly removed: Uint8Array;
 }
 
 /** A snapshot of `jobs` jobs with nothing read yet. */
@@ -52,6 +59,7 @@ export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
     stc: new Float64Array(n).fill(Number.NaN),
     failMarked: new Uint8Array(n),
     locked: new Uint8Array(n),
+    removed: new Uint8Array(n),
   };
 }
 
@@ -81,8 +89,10 @@ export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: n
     tally.counterGap(incrementGap(moved, stc, 0));
     tally.overcount(overcount(1, stc, 0));
     const places = bullmqPlaces(s, id);
-    if (places === 0) lostJobs++;
-    else if (places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
+    const removed = (s.removed[id] ?? 0) > 0;
+    // A removed job stands nowhere by right; put back in a list, it is a job where none should be.
+    if (places === 0) lostJobs += removed ? 0 : 1;
+    else if (removed || places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
     if ((s.inActive[id] ?? 0) > 0 && (s.locked[id] ?? 0) === 0) unreclaimed++;
     const failing = isFailing(s, id) ? 1 : 0;
     if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
