@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Queue, Worker } from 'bullmq';
 import { runCli } from '../helpers/cli.js';
+import { foreignBullmq } from '../helpers/foreign-bullmq.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -33,19 +33,6 @@ interface JsonRun {
   misplaced: number;
   library?: { name: string; version: string };
   [name: string]: unknown;
-}
-
-/** Another application's BullMQ queue on the same server: the tool must not touch a byte of it. */
-async function foreignBullmq(url: string): Promise<void> {
-  const { port, hostname } = new URL(url);
-  const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
-  const queue = new Queue('payments', { connection, prefix: 'bull' });
-  await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'charge', data: { i } })));
-  await queue.close();
-  const worker = new Worker('payments', null, { connection, prefix: 'bull', autorun: false, lockDuration: 600_000 });
-  for (let i = 0; i < 5; i++) await worker.getNextJob(`foreign-${i}`, { block: false });
-  // Closed at once: the five jobs stay active under locks that outlive the test.
-  await worker.close(true);
 }
 
 forEachServer('--lib bullmq', (handle) => {
