@@ -144,6 +144,73 @@ forEachServer('--lib bullmq', (handle) => {
     await foreign.assertUntouched("the other application's BullMQ keys are untouched");
   });
 
+  test('--fault lapsed-lock: N jobs whose live worker lets its locks lapse are recovered by BullMQ, run again by a second worker, and the N late completions refused; the figures equal the kept keys', async () => {
+    const queue = `lapsed-${Math.random().toString(16).slice(2, 8)}`;
+    const jobs = 20;
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--lib',
+      'bullmq',
+      '--lib-from',
+      PROJECT,
+      '--mode',
+      'bullmq',
+      '--fault',
+      'lapsed-lock',
+      '--sweepers',
+      '8',
+      '--jobs',
+      String(jobs),
+      '--queue',
+      queue,
+      '--keep',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as { runs: JsonRun[] };
+    assertMatchesSchema(report);
+    const [run] = report.runs;
+    assert.ok(run);
+    const lapsed = run.lapsedLock as Record<string, unknown>;
+    assert.equal(lapsed.lapsedJobs, jobs);
+    assert.equal(lapsed.recovered, jobs, "BullMQ's check moved each lapsed job back to wait once");
+    assert.equal(lapsed.executedTwice, jobs);
+    assert.equal(lapsed.lateCompletionsRefused, jobs);
+    assert.equal(lapsed.lateCompletionsAccepted, 0);
+    assert.match(String(lapsed.refusal), /^Missing lock for job \d+\. moveToFinished/);
+    assert.equal(run.doubleExecutions, jobs);
+    assert.equal(run.clean, false, 'a job run twice is an anomaly');
+    // An independent count from the kept keys: each job started twice (ats), completed once, counted stalled once.
+    const base = `emq:{${queue}}:bullmq:`;
+    let startedTwice = 0;
+    for (let id = 1; id <= jobs; id++) {
+      const [ats, stc] = await foreign.admin.hmget(`${base}${id}`, 'ats', 'stc');
+      if (Number(ats) >= 2) startedTwice++;
+      assert.equal(stc, '1', `job ${id}: one stall counted`);
+    }
+    assert.equal(startedTwice, lapsed.executedTwice);
+    assert.equal(await foreign.admin.zcard(`${base}completed`), jobs, 'each job completed, by the second worker');
+    assert.equal(await foreign.admin.llen(`${base}active`), 0);
+    assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
+    assert.deepEqual(await foreign.ourKeys(), []);
+    await foreign.assertUntouched("the other application's BullMQ keys are untouched");
+  });
+
+  test('--fault lapsed-lock where no worker holds a lock: exit 2, one line, nothing written', async () => {
+    for (const args of [
+      ['--mode', 'atomic'],
+      ['--lib', 'node-resque', '--lib-from', PROJECT],
+      ['--lib', 'bullmq', '--lib-from', PROJECT, '--mode', 'bullmq,loop'],
+    ]) {
+      const result = await runCli(['--url', handle.url, ...args, '--fault', 'lapsed-lock']);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /^emq-race: --fault lapsed-lock: /);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    }
+    assert.deepEqual(await foreign.ourKeys(), []);
+  });
+
   test('--lib-from a folder without bullmq: exit 2, the line says how to install it, nothing written', async () => {
     const empty = tempDir('emq-race-nolib-');
     const result = await runCli(['--url', handle.url, '--lib', 'bullmq', '--lib-from', empty]);

@@ -12,7 +12,9 @@
  *                       again (server);
  *   unreclaimed         jobs left in `active` with their lock gone (server);
  *   dead-lettered early jobs in `failed`, or marked to fail (`defa`), though their one stall is
- *                       below --max-stalled (server).
+ *                       below --max-stalled (server);
+ *   double executions   with live workers only: takes into active beyond one per job, BullMQ's
+ *                       own `ats` count (server).
  */
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
 import { incrementGap, JobTally } from '../../audit/rules.js';
@@ -42,6 +44,8 @@ export interface BullmqSnapshot {
    * removed (Job#remove deletes the hash), or the hash is one a stray HINCRBY made again after.
    */
   readonly removed: Uint8Array;
+  /** The hash's `ats`: how often BullMQ took the job into active (attempts started); 0 where none. */
+  readonly started: Uint32Array;
 }
 
 /** A snapshot of `jobs` jobs with nothing read yet. */
@@ -60,6 +64,7 @@ export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
     failMarked: new Uint8Array(n),
     locked: new Uint8Array(n),
     removed: new Uint8Array(n),
+    started: new Uint32Array(n),
   };
 }
 
@@ -74,15 +79,21 @@ export function isFailing(s: BullmqSnapshot, id: number): boolean {
   return (s.inFailed[id] ?? 0) > 0 || (s.failMarked[id] ?? 0) > 0;
 }
 
-/** The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled` is --max-stalled. */
-export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number): AuditCounts {
+/**
+ * The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled`
+ * is --max-stalled. With `workersRan` (live workers took the jobs: --fault lapsed-lock), the
+ * double executions are counted from `ats`; without, they are null (no worker ran a job).
+ */
+export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number, workersRan = false): AuditCounts {
   const tally = new JobTally();
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
   let deadLetteredEarly = 0;
   let deadLetterEscapes = 0;
+  let doubleExecutions = 0;
   for (let id = 1; id <= s.jobs; id++) {
+    doubleExecutions += Math.max(0, (s.started[id] ?? 0) - 1);
     const stc = s.stc[id] ?? Number.NaN;
     const moved = moves[id] ?? 0;
     tally.moves(moved, s.inWait[id] ?? 0);
@@ -98,5 +109,6 @@ export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: n
     if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
     if (isDeadLetterEscape(1, 0, maxStalled, failing)) deadLetterEscapes++;
   }
-  return libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
+  const counts = libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
+  return workersRan ? { ...counts, doubleExecutions } : counts;
 }
