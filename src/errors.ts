@@ -81,9 +81,10 @@ const LOST_CONNECTION = /Connection is closed|Command aborted due to connection 
  */
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
-  const e = err as { code?: string; message?: string; command?: { name?: string } };
+  const e = err as { code?: unknown; message?: string; command?: { name?: string } };
   const message = String(e?.message ?? err);
-  const code = e?.code ?? '';
+  // A queue library's errors may carry a number as their code (BullMQ's script replies): only a socket's string code is one.
+  const code = typeof e?.code === 'string' ? e.code : '';
   const tls = describeTlsError(code, message);
   if (tls) return serverError(`cannot reach the server at ${where}: ${tls}`);
   if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) {

@@ -157,7 +157,7 @@ export function defaultLive(jobs: number): number {
   return Math.floor(jobs / 10);
 }
 
-export const FAULTS = ['sweeper-crash', 'script-flush', 'client-kill', 'failover'] as const;
+export const FAULTS = ['sweeper-crash', 'script-flush', 'client-kill', 'failover', 'lapsed-lock'] as const;
 
 export type FaultName = (typeof FAULTS)[number];
 
@@ -206,6 +206,35 @@ export interface FailoverFigures {
     readonly counterIncrementsLost: 'server+sweepers';
   };
 }
+/**
+ * What a --fault lapsed-lock run found (a library whose workers hold locks, docs/libraries.md):
+ * live workers whose locks lapsed while they still ran their jobs, the library's check that handed
+ * the jobs on, a second worker that ran them again, and the first worker's late completions.
+ */
+export interface LapsedLockFigures {
+  /** Jobs the first worker was still running when their locks lapsed (its lock renewal stopped). */
+  readonly lapsedJobs: number;
+  /** Jobs the check moved back to wait, by the callers' records: sweepers. */
+  readonly recovered: number;
+  /** Jobs taken into active more than once (BullMQ's `ats`, attempts started): server. */
+  readonly executedTwice: number;
+  /** The first worker's completions the library refused once it finished: workers. */
+  readonly lateCompletionsRefused: number;
+  /** Its completions the library accepted all the same (a job completed twice): workers. */
+  readonly lateCompletionsAccepted: number;
+  /** Jobs a completion of the second worker was refused for: two takes of one job from two entries in wait: workers. */
+  readonly secondRunsRefused: number;
+  /** The library's words for the first refusal, as the worker reported it; null with none. */
+  readonly refusal: string | null;
+  readonly sources: {
+    readonly recovered: 'sweepers';
+    readonly executedTwice: 'server';
+    readonly lateCompletionsRefused: 'workers';
+    readonly lateCompletionsAccepted: 'workers';
+    readonly secondRunsRefused: 'workers';
+  };
+}
+
 export interface Consequences {
   /** Faults that apply to this run's mode. */
   readonly faults: readonly FaultName[];
@@ -345,7 +374,15 @@ const SHIPPED_FIGURES = [
   { field: 'unreclaimed', heading: 'unreclaimed', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
   { field: 'unacknowledgedMoves', heading: 'unacked\nmoves', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
   { field: 'noscriptFallbacks', heading: 'noscript\nfallbacks', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
-  { field: 'doubleExecutions', heading: 'double\nexecutions', anomaly: true, source: 'server', headline: true, shownWhen: ['workers'], section: 'flag' },
+  {
+    field: 'doubleExecutions',
+    heading: 'double\nexecutions',
+    anomaly: true,
+    source: 'server',
+    headline: true,
+    shownWhen: ['workers', 'measured'],
+    section: 'flag',
+  },
   { field: 'deadLetterEscapes', heading: 'dead-letter\nescapes', anomaly: true, source: 'server', headline: true, shownWhen: ['cycles'], section: 'flag' },
   { field: 'deadLetteredEarly', heading: 'dead-lettered\nearly', anomaly: true, source: 'server', headline: true, section: 'race' },
   { field: 'windowInNeither', heading: 'window in\nneither', anomaly: true, source: 'observer', headline: true, shownWhen: ['observe'], section: 'flag' },
@@ -537,6 +574,8 @@ export interface RunResult extends AuditCounts {
   readonly executions: number | undefined;
   /** What the failover drill found; absent without --fault failover. */
   readonly failover?: FailoverFigures;
+  /** What the lapsed locks did; absent without --fault lapsed-lock. */
+  readonly lapsedLock?: LapsedLockFigures;
   readonly trial: number;
   readonly pending: PendingKind;
   readonly live: number;

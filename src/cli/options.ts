@@ -125,13 +125,34 @@ export function libraryAsked(flags: {
   return { name, from: flags.libFrom ?? '.' };
 }
 
+/**
+ * --fault lapsed-lock needs a library whose workers hold locks, and every mode of the run its own:
+ * the tool's own modes have no workers' locks, node-resque's workers none per job.
+ */
+function checkLapsedLock(options: RaceOptions): void {
+  if (!options.consequences?.faults.includes('lapsed-lock')) return;
+  const library = options.library;
+  if (!library) {
+    throw usageError(
+      "--fault lapsed-lock: only with a queue library whose workers hold locks (--lib bullmq): the tool's own modes have no workers whose locks could lapse",
+    );
+  }
+  if (!LIBRARIES[library.name].faults?.includes('lapsed-lock')) {
+    throw usageError(`--fault lapsed-lock: ${library.name}'s workers hold no lock per job that could lapse; it runs with --lib bullmq`);
+  }
+  const other = options.modes.find((mode) => libraryOf(mode) !== library.name);
+  if (other !== undefined) throw usageError(`--fault lapsed-lock: ${other} is not a ${library.name} mode; run the ${library.name} modes alone with it`);
+}
+
 /** Flags a library's modes do not take, with what each would have needed. */
 function checkLibraryOptions(options: RaceOptions): void {
+  checkLapsedLock(options);
   const library = options.library;
   if (!library) return;
   const c = options.consequences;
+  const takes = LIBRARIES[library.name].faults ?? [];
   const refused = [
-    c && c.faults.length > 0 ? '--fault' : undefined,
+    c?.faults.some((fault) => !takes.includes(fault)) ? '--fault' : undefined,
     c && c.workers > 0 ? '--workers' : undefined,
     c && c.cycles > 1 ? '--cycles' : undefined,
     c?.observe ? '--observe' : undefined,

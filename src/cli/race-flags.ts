@@ -126,7 +126,7 @@ export function raceFlagOptions(): Option[] {
     new Option('--json', 'print one JSON object on stdout and nothing else').default(false),
     new Option(
       '--fault <name>',
-      'inject a fault: sweeper-crash, script-flush, client-kill (repeat for several), or failover (alone: a replica promoted after the primary is killed, see --failover-after)',
+      'inject a fault: sweeper-crash, script-flush, client-kill (repeat for several), failover (alone: a replica promoted after the primary is killed, see --failover-after), or lapsed-lock (--lib bullmq: live workers whose locks lapse mid-job)',
     )
       .default([], 'none')
       .argParser(collectFault),

@@ -66,8 +66,14 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   return { wallMs, moves, commands: callers.reduce((sum, c) => sum + c.commands, 0), checks, cutShort: cutShort || callers.some((c) => c.cutShort) };
 }
 
-/** The run's result: its spec, the audit's counts and the race's own figures. Pure. */
-export function libraryResult(run: ModeRun, raced: Raced, counts: AuditCounts, maxChecks: number): RunResult {
+/** The run's result: its spec, the audit's counts, the race's own figures and what a fault added (`fault`). Pure. */
+export function libraryResult(
+  run: ModeRun,
+  raced: Raced,
+  counts: AuditCounts,
+  maxChecks: number,
+  fault?: Pick<RunResult, 'consequences' | 'faultCounts' | 'lapsedLock'>,
+): RunResult {
   const found = run.library;
   return {
     mode: run.mode,
@@ -101,5 +107,6 @@ export function libraryResult(run: ModeRun, raced: Raced, counts: AuditCounts, m
     sources: figureSources(counts, 1),
     example: null,
     ...(found ? { library: { name: found.name, version: found.version } } : {}),
+    ...fault,
   };
 }

@@ -7,7 +7,7 @@
  * entry here, and its modes' names in MODES (model.ts) and the schema's mode enum
  * (docs/architecture.md, "How to add a library").
  */
-import type { LibraryName, Mode } from '../model.js';
+import type { FaultName, LibraryName, Mode } from '../model.js';
 import type { LibraryRunner } from './runner.js';
 
 /** One mode a library brings: what the strategy table needs to know of it. */
@@ -27,6 +27,8 @@ export interface Library {
   /** The versions the tool was tested with: from `from` up to, not including, `below`. */
   readonly tested: { readonly from: string; readonly below: string };
   readonly modes: readonly LibraryMode[];
+  /** The faults its modes take (`--fault`); none unless named. `lapsed-lock` needs workers that hold locks. */
+  readonly faults?: readonly FaultName[];
   /** Its runner, loaded when a run needs it. */
   readonly load: () => Promise<LibraryRunner>;
 }
@@ -50,6 +52,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         roundTrips: true,
       },
     ],
+    faults: ['lapsed-lock'],
     load: async () => (await import('./bullmq/run.js')).runBullmqMode,
   },
   'node-resque': {

@@ -3,7 +3,7 @@
  * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
  * table columns sit with the others in report.ts.
  */
-import type { FailoverFigures, FaultName, RunResult } from '../model.js';
+import type { FailoverFigures, FaultName, LapsedLockFigures, RunResult } from '../model.js';
 import { plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
@@ -86,10 +86,23 @@ export function consequenceLines(run: RunResult): string[] {
         ? `; ${run.unacknowledgedMoves === 1 ? '1 move ran without its reply' : `${plural(run.unacknowledgedMoves, 'move')} ran without their reply`} reaching the sweeper (reconciled from the server, not anomalies)`
         : '';
     if (run.failover) parts.push(failoverLine(run.failover));
+    if (run.lapsedLock) parts.push(lapsedLockLine(run.lapsedLock));
     lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
   return lines;
+}
+
+/** --fault lapsed-lock in plain words: the jobs, what the check did, the second runs and the refused completions. */
+function lapsedLockLine(f: LapsedLockFigures): string {
+  const accepted = f.lateCompletionsAccepted > 0 ? `, yet accepted ${plural(f.lateCompletionsAccepted, 'late completion')} (a job completed twice)` : '';
+  const refusal = f.refusal === null ? '' : ` ("${f.refusal}")`;
+  const moves = f.recovered === f.lapsedJobs ? `moved ${plural(f.recovered, 'job')} back to wait` : `made ${plural(f.recovered, 'move')} of them back to wait`;
+  const again =
+    f.secondRunsRefused > 0
+      ? `, and refused the second worker's completion of ${plural(f.secondRunsRefused, 'job')} it had taken twice (another take held the lock)`
+      : '';
+  return `${plural(f.lapsedJobs, 'job')} whose locks lapsed while their worker still ran them: the check ${moves}, a second worker ran them, ${f.executedTwice} executed more than once, and the library refused ${plural(f.lateCompletionsRefused, 'late completion')} of the first worker${refusal}${accepted}${again}`;
 }
 
 /** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */

@@ -9,6 +9,7 @@ import type { EmbeddedFate, ServerInfo } from '../server/connection.js';
 import {
   FIGURES,
   type FailoverFigures,
+  type LapsedLockFigures,
   type FigureSources,
   type InterleavingExample,
   type Mode,
@@ -124,6 +125,8 @@ export interface RunJson extends ConsequenceJson {
   readonly library?: { readonly name: string; readonly version: string };
   /** With --fault failover: what the drill found (docs/failover.md). */
   readonly failover?: FailoverFigures;
+  /** With --fault lapsed-lock: what the lapsed locks did (docs/libraries.md). */
+  readonly lapsedLock?: LapsedLockFigures;
 }
 
 /** One mode's verdict; the mode is its key in VerdictJson.modes. */
@@ -218,6 +221,7 @@ export function runJson(run: RunResult): RunJson {
     example: run.example,
     ...(run.library ? { library: run.library } : {}),
     ...(run.failover ? { failover: run.failover } : {}),
+    ...(run.lapsedLock ? { lapsedLock: run.lapsedLock } : {}),
   };
   return { ...json, ...figuresNotNamed(run, json) };
 }

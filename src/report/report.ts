@@ -340,11 +340,12 @@ function unseenByServer(run: RunResult): string {
   const why: string[] = [];
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push('workers took entries from pending');
+  else if (run.lapsedLock) why.push('the second worker took the entries from wait and ran them');
   if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
   // A failover drill: the first push of a job recovered twice died with the old primary.
   if (run.failover) why.push('the promoted replica never received the first recovery of a job recovered again after the failover');
   if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) why.push('dead-lettered jobs were taken back out of pending');
-  else if (!run.failover && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+  else if (!run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(
       STRATEGIES[run.mode].deadLettersAfterPush

@@ -30,7 +30,7 @@ const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 const LAYOUT = { color: false, width: 200, wide: false };
 
-/** A run with every field the JSON can carry: workers, re-leases, the observer, a fault, a library and a failover drill. */
+/** A run with every field the JSON can carry: workers, re-leases, the observer, a fault, a library, a failover drill and lapsed locks. */
 function fullRun(over: Partial<RunResult> = {}): RunResult {
   return runResult({
     consequences: { ...NO_CONSEQUENCES, faults: ['sweeper-crash'], workers: 2, cycles: 2, observe: true, notes: ['a note'] },
@@ -52,6 +52,22 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
       waitReplicas: { replicas: 1, timeoutMs: 500 },
       promotedBy: 'tool',
       sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
+    },
+    lapsedLock: {
+      lapsedJobs: 20,
+      recovered: 20,
+      executedTwice: 20,
+      lateCompletionsRefused: 20,
+      lateCompletionsAccepted: 0,
+      secondRunsRefused: 0,
+      refusal: 'Missing lock for job 1. moveToFinished',
+      sources: {
+        recovered: 'sweepers',
+        executedTwice: 'server',
+        lateCompletionsRefused: 'workers',
+        lateCompletionsAccepted: 'workers',
+        secondRunsRefused: 'workers',
+      },
     },
     ...over,
   });

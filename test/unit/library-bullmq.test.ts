@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditBullmq, blankBullmqSnapshot, bullmqPlaces, isFailing, type BullmqSnapshot } from '../../src/libraries/bullmq/audit.js';
 import { bullmqKeys } from '../../src/libraries/bullmq/keys.js';
+import { lapsedLockFigures, refusedJobId } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { maxStalledCount } from '../../src/libraries/bullmq/run.js';
 import { inTestedRange, parseLibraryName, versionWarning } from '../../src/libraries/resolve.js';
 import { libraryOf } from '../../src/libraries/table.js';
@@ -21,6 +22,7 @@ interface Facts {
   stc?: number;
   defa?: boolean;
   locked?: boolean;
+  removed?: boolean;
   moves?: number;
 }
 
@@ -37,6 +39,7 @@ function snapshotOf(facts: readonly Facts[]): { snapshot: BullmqSnapshot; moves:
     if (f.stc !== undefined) s.stc[id] = f.stc;
     s.failMarked[id] = f.defa ? 1 : 0;
     s.locked[id] = f.locked ? 1 : 0;
+    s.removed[id] = f.removed ? 1 : 0;
     moves[id] = f.moves ?? 0;
   });
   return { snapshot: s, moves };
@@ -168,4 +171,56 @@ test('--lib alone runs its three modes; with --mode naming some of them only tho
   assert.throws(() => libraryAsked({ mode: ['atomic'], libFrom: '/p', modeGiven: true }), /--lib-from: needs --lib/);
   assert.equal(libraryOf('bullmq-naive'), 'bullmq');
   assert.equal(libraryOf('loop'), undefined);
+});
+
+test('a job the application removed: in no list it is not lost; put back in wait (a hash of stc alone) it is misplaced', () => {
+  const { snapshot, moves } = snapshotOf([{ wait: 1, stc: 1, moves: 1 }, { removed: true }, { wait: 1, stc: 1, removed: true, moves: 1 }, {}]);
+  const counts = auditBullmq(snapshot, moves, 3);
+  assert.equal(counts.recoveries, 2);
+  assert.equal(counts.misplaced, 1, 'job 3, removed, stands in wait again');
+  assert.equal(counts.lostJobs, 1, 'job 4 alone: its hash is there and it stands nowhere');
+  assert.equal(counts.duplicatePending, 0);
+  assert.equal(counts.lostIncrements, 0);
+});
+
+test("lapsed-lock: BullMQ's refusals of a completion whose lock is gone name the job; other errors do not count", () => {
+  assert.equal(refusedJobId('Missing lock for job 17. moveToFinished'), '17');
+  assert.equal(refusedJobId('Lock mismatch for job 3. Cmd moveToFinished from active'), '3');
+  assert.equal(refusedJobId('Connection is closed.'), undefined);
+  assert.equal(refusedJobId('Missing key for job 4. moveToFinished'), undefined);
+});
+
+test("lapsed-lock: the figures count jobs started twice or more from ats, and the workers' refusals by job", () => {
+  const started = new Uint32Array([0, 2, 1, 3, 0]);
+  const figures = lapsedLockFigures(4, 5, started, {
+    refused: new Set(['1', '2', '3']),
+    accepted: new Set(['4']),
+    refusedAgain: new Set(['3']),
+    refusal: () => 'Missing lock for job 1. moveToFinished',
+  });
+  assert.deepEqual(
+    { ...figures, sources: undefined },
+    {
+      lapsedJobs: 4,
+      recovered: 5,
+      executedTwice: 2,
+      lateCompletionsRefused: 3,
+      lateCompletionsAccepted: 1,
+      secondRunsRefused: 1,
+      refusal: 'Missing lock for job 1. moveToFinished',
+      sources: undefined,
+    },
+  );
+});
+
+test('double executions: null without live workers, takes into active beyond one per job (ats) with them', () => {
+  const { snapshot, moves } = snapshotOf([
+    { completed: true, stc: 1, moves: 1 },
+    { completed: true, stc: 1, moves: 1 },
+    { wait: 1, stc: 1, moves: 1 },
+  ]);
+  snapshot.started[1] = 2;
+  snapshot.started[2] = 3;
+  assert.equal(auditBullmq(snapshot, moves, 3).doubleExecutions, null);
+  assert.equal(auditBullmq(snapshot, moves, 3, true).doubleExecutions, 3);
 });

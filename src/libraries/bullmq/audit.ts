@@ -6,11 +6,15 @@
  *   lost increments     moves a caller recorded that the job's `stc` does not show (server+callers);
  *   extra increments    `stc` rises no caller recorded (server+callers);
  *   over-counted stalls jobs whose `stc` ended above the one stall they had (server);
- *   lost jobs           jobs in none of BullMQ's lists and sets (server);
- *   misplaced           jobs in two or more of them, or twice in `active` (server);
+ *   lost jobs           jobs in none of BullMQ's lists and sets, their hash still there (server);
+ *   misplaced           jobs in two or more of them, or twice in `active`, or a job the application
+ *                       removed (its hash gone, or remade holding no `timestamp`) standing in one
+ *                       again (server);
  *   unreclaimed         jobs left in `active` with their lock gone (server);
  *   dead-lettered early jobs in `failed`, or marked to fail (`defa`), though their one stall is
- *                       below --max-stalled (server).
+ *                       below --max-stalled (server);
+ *   double executions   with live workers only: takes into active beyond one per job, BullMQ's
+ *                       own `ats` count (server).
  */
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
 import { incrementGap, JobTally } from '../../audit/rules.js';
@@ -35,6 +39,13 @@ export interface BullmqSnapshot {
   readonly failMarked: Uint8Array;
   /** 1 where the job's lock key exists. */
   readonly locked: Uint8Array;
+  /**
+   * 1 where the job's hash lacks the `timestamp` BullMQ writes when it adds a job: the job was
+   * removed (Job#remove deletes the hash), or the hash is one a stray HINCRBY made again after.
+   */
+  readonly removed: Uint8Array;
+  /** The hash's `ats`: how often BullMQ took the job into active (attempts started); 0 where none. */
+  readonly started: Uint32Array;
 }
 
 /** A snapshot of `jobs` jobs with nothing read yet. */
@@ -52,6 +63,8 @@ export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
     stc: new Float64Array(n).fill(Number.NaN),
     failMarked: new Uint8Array(n),
     locked: new Uint8Array(n),
+    removed: new Uint8Array(n),
+    started: new Uint32Array(n),
   };
 }
 
@@ -66,27 +79,36 @@ export function isFailing(s: BullmqSnapshot, id: number): boolean {
   return (s.inFailed[id] ?? 0) > 0 || (s.failMarked[id] ?? 0) > 0;
 }
 
-/** The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled` is --max-stalled. */
-export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number): AuditCounts {
+/**
+ * The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled`
+ * is --max-stalled. With `workersRan` (live workers took the jobs: --fault lapsed-lock), the
+ * double executions are counted from `ats`; without, they are null (no worker ran a job).
+ */
+export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number, workersRan = false): AuditCounts {
   const tally = new JobTally();
   let lostJobs = 0;
   let misplaced = 0;
   let unreclaimed = 0;
   let deadLetteredEarly = 0;
   let deadLetterEscapes = 0;
+  let doubleExecutions = 0;
   for (let id = 1; id <= s.jobs; id++) {
+    doubleExecutions += Math.max(0, (s.started[id] ?? 0) - 1);
     const stc = s.stc[id] ?? Number.NaN;
     const moved = moves[id] ?? 0;
     tally.moves(moved, s.inWait[id] ?? 0);
     tally.counterGap(incrementGap(moved, stc, 0));
     tally.overcount(overcount(1, stc, 0));
     const places = bullmqPlaces(s, id);
-    if (places === 0) lostJobs++;
-    else if (places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
+    const removed = (s.removed[id] ?? 0) > 0;
+    // A removed job stands nowhere by right; put back in a list, it is a job where none should be.
+    if (places === 0) lostJobs += removed ? 0 : 1;
+    else if (removed || places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
     if ((s.inActive[id] ?? 0) > 0 && (s.locked[id] ?? 0) === 0) unreclaimed++;
     const failing = isFailing(s, id) ? 1 : 0;
     if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
     if (isDeadLetterEscape(1, 0, maxStalled, failing)) deadLetterEscapes++;
   }
-  return libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
+  const counts = libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
+  return workersRan ? { ...counts, doubleExecutions } : counts;
 }

@@ -34,6 +34,7 @@ export interface BullmqWorker extends BullmqClient {
   moveStalledJobsToWait(): Promise<void>;
   on(event: 'error', listener: (err: Error) => void): unknown;
   on(event: 'stalled', listener: (jobId: string) => void): unknown;
+  on(event: 'completed', listener: (job: BullmqJob) => void): unknown;
   close(force?: boolean): Promise<void>;
 }
 
@@ -49,9 +50,26 @@ export interface WorkerOptions extends BullmqOptions {
   readonly maxStalledCount: number;
 }
 
+/** A worker that runs jobs: BullMQ's own loop takes them and calls the processor (--fault lapsed-lock). */
+export interface LiveWorkerOptions extends BullmqOptions {
+  readonly concurrency: number;
+  readonly lockDuration: number;
+  readonly stalledInterval: number;
+  readonly maxStalledCount: number;
+  /** BullMQ's own switch: the worker never renews its locks, as when its event loop is blocked. */
+  readonly skipLockRenewal: boolean;
+  /** BullMQ's own switch: the worker runs no stalled check of its own. */
+  readonly skipStalledCheck: boolean;
+}
+
+export type Processor = (job: BullmqJob) => Promise<unknown>;
+
 export interface Bullmq {
   readonly Queue: new (name: string, options: BullmqOptions) => BullmqQueue;
-  readonly Worker: new (name: string, processor: null, options: WorkerOptions) => BullmqWorker;
+  readonly Worker: {
+    new (name: string, processor: null, options: WorkerOptions): BullmqWorker;
+    new (name: string, processor: Processor, options: LiveWorkerOptions): BullmqWorker;
+  };
 }
 
 /** The user's BullMQ, loaded; a usage error when it lacks what the tool calls. */

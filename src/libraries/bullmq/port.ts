@@ -33,11 +33,16 @@ const FAILED_REASON = 'job stalled more than allowable limit';
 /** The script's SADD batch. */
 const MARK_BATCH = 7000;
 
-/** One check, as round trips: resolves to the ids this caller pushed onto `wait`, in order. */
-export async function portedStalledCheck(exec: Exec, keys: BullmqKeys, args: PortArgs, guarded: boolean): Promise<string[]> {
+/**
+ * One check, as round trips: resolves to the ids this caller pushed onto `wait`, in order.
+ * `beforeRead`, when given, is awaited once the caller has passed the gate, just before it reads
+ * `stalled`: where the race's callers meet again (PhaseBarrier); it sends nothing.
+ */
+export async function portedStalledCheck(exec: Exec, keys: BullmqKeys, args: PortArgs, guarded: boolean, beforeRead?: () => Promise<void>): Promise<string[]> {
   if (Number(await exec('EXISTS', keys.stalledCheck)) === 1) return [];
   await exec('SET', keys.stalledCheck, args.now, 'PX', args.maxCheckTime);
   await trimEvents(exec, keys);
+  await beforeRead?.();
   const stalling = (await exec('SMEMBERS', keys.stalled)) as string[];
   const moved: string[] = [];
   if (stalling.length > 0) {

@@ -9,16 +9,22 @@
  *                   stalled check (Worker#moveStalledJobsToWait, the moveStalledJobsToWait script);
  *   bullmq-naive    each caller the round-trip port of that script, deaf to LREM's reply (port.ts);
  *   bullmq-guarded  the same port, acting on LREM's reply.
+ *
+ * With --fault lapsed-lock the stalled jobs are a live worker's whose locks lapse while it runs
+ * them, and after the race a second worker runs them again and the first one's late completions
+ * are let go (lapsed-lock.ts).
  */
 import type { Redis } from 'ioredis';
-import { onClaimedQueue, type ClaimedRun } from '../../queue/claimed-run.js';
+import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
-import type { AuditCounts, ModeRun } from '../../model.js';
+import { NO_CONSEQUENCES, type ModeRun } from '../../model.js';
 import { libraryResult, raceCallers, type Caller } from '../race.js';
+import { PhaseBarrier } from '../phase-barrier.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBullmq } from './audit.js';
 import { BULLMQ, bullmqKeys, type BullmqKeys } from './keys.js';
+import { finishLate, holdLapsingJobs, lapsedLockFigures, runAgain } from './lapsed-lock.js';
 import { loadBullmq, type Bullmq } from './module.js';
 import { portedStalledCheck, type Exec } from './port.js';
 import { readBullmqSnapshot } from './snapshot.js';
@@ -45,35 +51,49 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
     const connections: Redis[] = [];
     try {
       const bull = bullmqKeys(run.queue);
-      const seedConnection = libraryClientOptions(session.target);
-      await seedStalledJobs(session.admin, {
+      const plan = {
         bullmq,
-        connection: seedConnection,
+        connection: libraryClientOptions(session.target),
         keys: bull,
         jobs: run.jobs,
         runId: claimed.runId,
         maxStalledCount: maxStalledCount(run.maxStalled),
         clients,
         signal: claimed.signal,
-      });
+      };
+      // --fault lapsed-lock: the stalled jobs are a live worker's, whose locks lapse while it runs them.
+      const lapsing = run.consequences?.faults.includes('lapsed-lock') ? await holdLapsingJobs(session.admin, plan) : undefined;
+      if (!lapsing) await seedStalledJobs(session.admin, plan);
       const raceTarget = session.raceTarget ?? session.target;
       const callers: Caller[] = [];
+      const meeting = new PhaseBarrier(run.sweepers);
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
         if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
-          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', claimed.signal));
+          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', meeting, claimed.signal));
         }
       }
       const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS);
+      if (lapsing) {
+        await runAgain(session.admin, plan, lapsing);
+        await finishLate(lapsing, run.jobs, plan);
+      }
       clients.check();
       // BullMQ's timers (lock renewal, stalled checks) stop before the server is read back.
       await clients.closeAll();
       await claimed.confirmKeys();
-      const counts = await judge(session.admin, bull, run, raced.moves, claimed);
-      return libraryResult(run, raced, counts, MAX_CHECKS);
+      const snapshot = await readBullmqSnapshot(session.admin, bull, run.jobs, claimed.signal);
+      const counts = auditBullmq(snapshot, raced.moves, run.maxStalled, lapsing !== undefined);
+      if (!lapsing) return libraryResult(run, raced, counts, MAX_CHECKS);
+      const recovered = raced.moves.reduce((sum, moves) => sum + moves, 0);
+      return libraryResult(run, raced, counts, MAX_CHECKS, {
+        consequences: run.consequences ?? NO_CONSEQUENCES,
+        faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 0, clientKills: 0 },
+        lapsedLock: lapsedLockFigures(run.jobs, recovered, snapshot.started, lapsing),
+      });
     } finally {
       await clients.closeAll();
       for (const redis of connections) redis.disconnect();
@@ -111,8 +131,12 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
   };
 }
 
-/** The round-trip port on one connection of the tool's, every command a round trip, stopped by `signal` between two. */
-function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, signal: AbortSignal): Caller {
+/**
+ * The round-trip port on one connection of the tool's, every command a round trip, stopped by
+ * `signal` between two. A caller past the gate meets the others at `meeting` before it reads
+ * `stalled`; one the gate turned away, or that failed, leaves it.
+ */
+function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, meeting: PhaseBarrier, signal: AbortSignal): Caller {
   let commands = 0;
   const exec: Exec = (command, ...args) => {
     signal.throwIfAborted();
@@ -121,14 +145,20 @@ function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boole
   };
   const args = { maxStalledCount: maxStalledCount(run.maxStalled), maxCheckTime: RACE_INTERVAL_MS };
   return {
-    check: () => portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded),
+    async check() {
+      let arrived = false;
+      const beforeRead = async (): Promise<void> => {
+        arrived = true;
+        await meeting.arrive();
+      };
+      try {
+        return await portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded, beforeRead);
+      } finally {
+        if (!arrived) meeting.leave();
+      }
+    },
     get commands() {
       return commands;
     },
   };
-}
-
-async function judge(admin: Redis, keys: BullmqKeys, run: ModeRun, moves: Uint32Array, claimed: Pick<ClaimedRun, 'signal'>): Promise<AuditCounts> {
-  const snapshot = await readBullmqSnapshot(admin, keys, run.jobs, claimed.signal);
-  return auditBullmq(snapshot, moves, run.maxStalled);
 }

@@ -26,10 +26,14 @@ export class BullmqClients {
   private readonly clients: (BullmqQueue | BullmqWorker)[] = [];
   private firstError: Error | undefined;
 
-  /** Keeps `client` to close, and its errors (BullMQ emits them as events) to report. */
-  add<T extends BullmqQueue | BullmqWorker>(client: T): T {
+  /**
+   * Keeps `client` to close, and its errors (BullMQ emits them as events) to report; `expected`
+   * takes the errors that are the run's to count rather than its failure (a late completion refused).
+   */
+  add<T extends BullmqQueue | BullmqWorker>(client: T, expected?: (err: Error) => boolean): T {
     this.clients.push(client);
     client.on('error', (err: Error) => {
+      if (expected?.(err)) return;
       this.firstError ??= err;
     });
     return client;
@@ -44,6 +48,12 @@ export class BullmqClients {
   async close(client: BullmqQueue | BullmqWorker): Promise<void> {
     this.clients.splice(this.clients.indexOf(client), 1);
     await closeClient(client);
+  }
+
+  /** Closes a worker the way BullMQ drains one: it takes no more jobs and waits for those it runs to finish. */
+  async drain(worker: BullmqWorker): Promise<void> {
+    this.clients.splice(this.clients.indexOf(worker), 1);
+    await worker.close();
   }
 
   /** Closes every client still open; never throws. */
@@ -74,14 +84,7 @@ export interface SeedPlan {
 export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<void> {
   const { bullmq, connection, keys, jobs, runId, clients, signal } = plan;
   const options = { connection, prefix: keys.prefix };
-  const queue = clients.add(new bullmq.Queue(keys.name, options));
-  for (let added = 0; added < jobs; added += ADD_CHUNK) {
-    signal.throwIfAborted();
-    const count = Math.min(ADD_CHUNK, jobs - added);
-    await queue.addBulk(Array.from({ length: count }, () => ({ name: 'emq-race', data: { run: runId } })));
-    clients.check();
-  }
-  await clients.close(queue);
+  await addJobs(plan);
   const worker = clients.add(
     new bullmq.Worker(keys.name, null, {
       ...options,
@@ -110,8 +113,41 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   await waitForLapse(admin, keys, jobs, signal);
 }
 
+/** Adds `jobs` jobs through BullMQ's Queue.addBulk, in chunks; they get the ids 1..jobs of the fresh queue. */
+export async function addJobs(plan: Omit<SeedPlan, 'maxStalledCount'>): Promise<void> {
+  const { bullmq, connection, keys, jobs, runId, clients, signal } = plan;
+  const queue = clients.add(new bullmq.Queue(keys.name, { connection, prefix: keys.prefix }));
+  for (let added = 0; added < jobs; added += ADD_CHUNK) {
+    signal.throwIfAborted();
+    const count = Math.min(ADD_CHUNK, jobs - added);
+    await queue.addBulk(Array.from({ length: count }, () => ({ name: 'emq-race', data: { run: runId } })));
+    clients.check();
+  }
+  await clients.close(queue);
+}
+
+/** BullMQ's first phase, by a worker of BullMQ's: every job in active marked into `stalled`; the worker then closed. */
+export async function markActiveJobs(admin: Redis, plan: SeedPlan): Promise<void> {
+  const { bullmq, connection, keys, jobs, clients } = plan;
+  const checker = clients.add(
+    new bullmq.Worker(keys.name, null, {
+      connection,
+      prefix: keys.prefix,
+      autorun: false,
+      lockDuration: SEED_LOCK_MS,
+      stalledInterval: SEED_LOCK_MS,
+      maxStalledCount: plan.maxStalledCount,
+    }),
+  );
+  await checker.moveStalledJobsToWait();
+  clients.check();
+  const marked = await admin.scard(keys.stalled);
+  if (marked !== jobs) throw serverError(`seeding BullMQ: its stalled check marked ${marked} of the ${jobs} active jobs`);
+  await clients.close(checker);
+}
+
 /** Waits until no job's lock and no gate of the stalled check are left on the server. */
-async function waitForLapse(admin: Redis, keys: BullmqKeys, jobs: number, signal: AbortSignal): Promise<void> {
+export async function waitForLapse(admin: Redis, keys: BullmqKeys, jobs: number, signal: AbortSignal): Promise<void> {
   const started = Date.now();
   for (;;) {
     signal.throwIfAborted();
