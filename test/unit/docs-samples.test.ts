@@ -226,3 +226,18 @@ test('every marker in README.md and docs/ has its block', () => {
     'some samples are cheap enough for the test',
   );
 });
+
+test('every block of the tool’s output in README.md and docs/ is a sample or a labelled excerpt', () => {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name))].filter((f) => f.endsWith('.md'));
+  const bare: string[] = [];
+  for (const file of files) {
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    lines.forEach((line, index) => {
+      // A block's first line: a command shown with its prompt, after a blank line or a marker.
+      if (!/^ {4,}\$ emq-race /.test(line) || ((lines[index - 1] ?? '').trim() !== '' && !(lines[index - 1] ?? '').includes('<!--'))) return;
+      const above = (lines[index - 1] ?? '').trim();
+      if (!/^<!-- (?:sample|excerpt): /.test(above)) bare.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  assert.deepEqual(bare, [], 'output quoted by hand: put it under a sample marker (npm run samples makes it) or label it an excerpt');
+});
