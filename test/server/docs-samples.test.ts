@@ -76,11 +76,13 @@ async function liveOutput(args: readonly string[]): Promise<LiveOutput> {
   return { code, output: withoutProgress(output), stdout, stderr: withoutProgress(stderr) };
 }
 
-/** A sample's run, its setup made first and undone after; `--server-bin` picks the embedded server's kind. */
+/** A sample's run, its setup made first and undone after; `--server-bin` picks the embedded server's kind, where there is one. */
 async function sampleRun(sample: Sample, bin: string): Promise<LiveOutput> {
   const prepared = await prepareSample(sample, bin);
   try {
-    return await liveOutput(sample.setup.server ? prepared.args : [...prepared.args, '--server-bin', bin]);
+    // A sample that names its server (`--url`) gets no embedded one: the two are refused together.
+    const named = sample.setup.server || sample.args.includes('--url');
+    return await liveOutput(named ? prepared.args : [...prepared.args, '--server-bin', bin]);
   } finally {
     await prepared.stop();
   }
