@@ -7,6 +7,8 @@
 //   --skip-slow   without --check, leave the slow ones as they are
 //   --slow-only   only the slow ones
 //   --only TEXT   only the samples whose file or arguments contain TEXT
+// A sample's setup (a server of its own, an ACL user, a foreign queue: test/helpers/sample-setups.ts)
+// is made before its run and undone after it; a sample piped through jq is made only where jq is.
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +24,7 @@ execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: ['ignore', 2, 2] 
 const { findSamples, outputShape, replaceSamples, sampleBlock, shapeDifferences, withoutProgress, writeSampleFiles } = await import(
   '../dist/test/helpers/docs-samples.js'
 );
+const { hasJq, prepareSample, throughJq } = await import('../dist/test/helpers/sample-setups.js');
 const { FIGURES } = await import('../dist/src/model.js');
 const optionalRows = FIGURES.filter((f) => f.shownWhen?.includes('not-zero')).map((f) => f.heading.replace('\n', ' '));
 
@@ -35,33 +38,47 @@ const files = [
 const folder = mkdtempSync(join(tmpdir(), 'emq-race-samples-'));
 writeSampleFiles(folder);
 
-/** The CLI run to its end, both streams into one file so that their order is the terminal's. */
-function runSample(sampleArgs) {
-  const outFile = join(folder, '.output');
-  const fd = openSync(outFile, 'w');
-  const env = { ...process.env, COLUMNS: '80', NO_COLOR: '1', REDIS_URL: '' };
-  delete env.FORCE_COLOR;
-  const child = spawn(process.execPath, [BIN, ...sampleArgs], { cwd: folder, env, stdio: ['ignore', fd, fd] });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      closeSync(fd);
-      resolve({ code, output: withoutProgress(readFileSync(outFile, 'utf8')) });
+/**
+ * The CLI run to its end, both streams into one file so that their order is the terminal's; with
+ * a jq pipe, stdout apart and through jq, after what the run wrote on stderr.
+ */
+async function runSample(sample) {
+  const prepared = await prepareSample(sample);
+  try {
+    const outFile = join(folder, '.output');
+    const errFile = join(folder, '.errors');
+    const fd = openSync(outFile, 'w');
+    const errFd = sample.jq ? openSync(errFile, 'w') : fd;
+    const env = { ...process.env, COLUMNS: '80', NO_COLOR: '1', REDIS_URL: '' };
+    delete env.FORCE_COLOR;
+    const child = spawn(process.execPath, [BIN, ...prepared.args], { cwd: folder, env, stdio: ['ignore', fd, errFd] });
+    const code = await new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', resolve);
     });
-  });
+    closeSync(fd);
+    if (!sample.jq) return { code, output: withoutProgress(readFileSync(outFile, 'utf8')) };
+    closeSync(errFd);
+    const piped = throughJq(sample.jq.args, readFileSync(outFile, 'utf8'));
+    return { code: piped.code, output: withoutProgress(readFileSync(errFile, 'utf8')) + piped.output };
+  } finally {
+    await prepared.stop();
+  }
 }
 
+const jqHere = hasJq();
+if (!jqHere) console.error('jq is not on the PATH: the samples piped through it are left as they are');
 let differing = 0;
 try {
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     const samples = findSamples(file, text).filter(
-      (s) => (slow || !s.slow) && (!slowOnly || s.slow) && (!only || `${file} ${s.args.join(' ')}`.includes(only)),
+      (s) => (slow || !s.slow) && (!slowOnly || s.slow) && (!only || `${file} ${s.args.join(' ')}`.includes(only)) && (!s.jq || jqHere),
     );
     const blocks = new Map();
     for (const sample of samples) {
       const started = Date.now();
-      const { code, output } = await runSample(sample.args);
+      const { code, output } = await runSample(sample);
       const block = sampleBlock(sample, output, code);
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       if (check) {

@@ -2,13 +2,19 @@
  * The samples of output in README.md and docs/: where they are, how one is rewritten from a live
  * run, and the shape two outputs are compared by. A sample sits under a marker
  *
- *     <!-- sample: ARGS -->            stdout and stderr as a terminal shows them
- *     <!-- sample: ARGS | slow -->     left out by the test (too dear for the suite); the script still makes it
- *     <!-- sample: ARGS | exit -->     followed by `$ echo $?` and the exit code
+ *     <!-- sample: ARGS -->                    stdout and stderr as a terminal shows them
+ *     <!-- sample: ARGS | slow -->             left out by the test (too dear for the suite); the script still makes it
+ *     <!-- sample: ARGS | exit -->             followed by `$ echo $?` and the exit code
+ *     <!-- sample: ARGS | jq FILTER… -->       stdout through `jq FILTER…` (stderr as it is); with `exit`, jq's code
+ *     <!-- sample: ARGS | acl -->              on a server of its own, `$URL` in ARGS its URL, as a user made from
+ *                                              the documented ACL line (`acl=-CMD`: that line less CMD)
+ *     <!-- sample: ARGS | foreign=QUEUE -->    on a server of its own holding a key of somebody else's in QUEUE
  *
- * followed by an indented block whose first line is `$ emq-race ARGS`. `scripts/samples.mjs`
- * rewrites the blocks; test/server/docs-samples.test.ts checks their shape against live runs.
- * Pure, but for `writeSampleFiles`.
+ * options combined with commas (`| acl=-eval, foreign=race-payments, exit`), after the `jq` part
+ * when there is one, followed by an indented block whose first line is `$ emq-race ARGS` (and
+ * ` | jq FILTER…`). `$URL` alone asks for a server of its own too. `scripts/samples.mjs` rewrites
+ * the blocks; test/server/docs-samples.test.ts checks their shape against live runs.
+ * test/helpers/sample-setups.ts does what the options ask; this file is pure, but for `writeSampleFiles`.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,15 +28,104 @@ export interface Sample {
   readonly args: readonly string[];
   readonly slow: boolean;
   readonly exit: boolean;
+  /** The arguments of the `jq` the output is piped through, as the block shows them and as jq takes them. */
+  readonly jq?: { readonly text: string; readonly args: readonly string[] };
+  readonly setup: SampleSetup;
+  /** The block's indentation: four spaces, more in a list item. */
+  readonly indent: string;
   /** The block's lines, its indentation taken off, blank lines inside it kept. */
   readonly block: readonly string[];
   /** The lines the block spans after the marker. */
   readonly blockLength: number;
 }
 
-const MARKER = /^<!-- sample: (.*?)(?: \| ([a-z, ]+))? -->$/;
-const OPTIONS = new Set(['slow', 'exit']);
+/** What a sample needs before its run: a server of its own, an ACL user on it, a foreign queue on it. */
+export interface SampleSetup {
+  readonly server: boolean;
+  /** The documented ACL line (`''`), or that line less one command (`'-zadd'`). */
+  readonly acl?: string;
+  readonly foreign?: string;
+}
+
+// Indented like the list item it stands in, its block four spaces further in.
+const MARKER = /^( *)<!-- sample: (.*) -->$/;
+const OPTIONS = new Set(['slow', 'exit', 'acl', 'foreign']);
 const INDENT = '    ';
+
+/** Words as a POSIX shell splits them, for the quoting a jq filter needs: single quotes, double quotes, bare words. */
+export function shellWords(text: string): string[] {
+  const words: string[] = [];
+  const pattern = /'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s'"]+)/g;
+  let current: string | undefined;
+  let lastEnd = 0;
+  for (const match of text.matchAll(pattern)) {
+    const part = match[1] ?? match[2]?.replace(/\\(.)/g, '$1') ?? match[3] ?? '';
+    const start = match.index ?? 0;
+    // Parts with no space between them are one word ('a'"b"c).
+    if (current !== undefined && start === lastEnd) current += part;
+    else {
+      if (current !== undefined) words.push(current);
+      current = part;
+    }
+    lastEnd = start + match[0].length;
+  }
+  if (current !== undefined) words.push(current);
+  return words;
+}
+
+// The marker's text: ARGS, then maybe `| jq …`, then maybe `| options`.
+function parseMarker(file: string, line: number, body: string) {
+  // The jq filter may hold ` | ` of its own: options after it are told apart by their form (`slow, acl=-eval`).
+  const pipeAt = body.indexOf(' | jq ');
+  const head = pipeAt < 0 ? body : body.slice(0, pipeAt);
+  let jqPart = pipeAt < 0 ? undefined : body.slice(pipeAt + ' | '.length);
+  let optionText = '';
+  if (jqPart === undefined) {
+    const at = head.indexOf(' | ');
+    if (at >= 0) optionText = head.slice(at + ' | '.length);
+  } else {
+    const options = / \| ([a-z]+(?:=\S*)?(?:, *[a-z]+(?:=\S*)?)*)$/.exec(jqPart);
+    if (options) {
+      optionText = options[1] ?? '';
+      jqPart = jqPart.slice(0, options.index);
+    }
+  }
+  const argsText = jqPart === undefined && optionText ? head.slice(0, head.indexOf(' | ')) : head;
+  const options = optionText
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => {
+      const [name = '', value] = o.split(/=(.*)/);
+      return { name, value };
+    });
+  const unknown = options.filter((o) => !OPTIONS.has(o.name));
+  if (unknown.length > 0)
+    throw new Error(`${file}:${line + 1}: unknown sample option ${unknown.map((o) => o.name).join(', ')} (known: ${[...OPTIONS].join(', ')})`);
+  const value = (name: string) => options.find((o) => o.name === name);
+  const args = argsText.trim().split(/\s+/);
+  const acl = value('acl');
+  const foreign = value('foreign')?.value;
+  if (value('foreign') && !foreign) throw new Error(`${file}:${line + 1}: foreign= names the queue that holds somebody else's key`);
+  const setup: SampleSetup = {
+    server: acl !== undefined || foreign !== undefined || args.some((a) => a.includes('$URL')),
+    ...(acl ? { acl: acl.value ?? '' } : {}),
+    ...(foreign ? { foreign } : {}),
+  };
+  const jqText = jqPart?.slice('jq '.length);
+  return {
+    args,
+    slow: Boolean(value('slow')),
+    exit: Boolean(value('exit')),
+    setup,
+    ...(jqText !== undefined ? { jq: { text: jqText, args: shellWords(jqText) } } : {}),
+  };
+}
+
+/** A sample's command line as its block's first line shows it. */
+export function commandLine(sample: Pick<Sample, 'args' | 'jq'>): string {
+  return `$ emq-race ${sample.args.join(' ')}${sample.jq ? ` | jq ${sample.jq.text}` : ''}`;
+}
 
 /** Every sample in one Markdown text; a marker with no block under it, or an unknown option, throws. */
 export function findSamples(file: string, text: string): Sample[] {
@@ -39,28 +134,23 @@ export function findSamples(file: string, text: string): Sample[] {
   lines.forEach((line, index) => {
     const marker = MARKER.exec(line);
     if (!marker) return;
-    const options = (marker[2] ?? '')
-      .split(',')
-      .map((o) => o.trim())
-      .filter(Boolean);
-    const unknown = options.filter((o) => !OPTIONS.has(o));
-    if (unknown.length > 0) throw new Error(`${file}:${index + 1}: unknown sample option ${unknown.join(', ')} (known: ${[...OPTIONS].join(', ')})`);
+    const indent = `${marker[1] ?? ''}${INDENT}`;
+    const parsed = parseMarker(file, index, marker[2] ?? '');
     // The block: indented or blank lines, up to the first that is neither; blank lines at its end are not its own.
     let end = index + 1;
-    while (end < lines.length && (lines[end]?.startsWith(INDENT) || lines[end]?.trim() === '')) end++;
+    while (end < lines.length && (lines[end]?.startsWith(indent) || lines[end]?.trim() === '')) end++;
     while (end > index + 1 && lines[end - 1]?.trim() === '') end--;
-    const block = lines.slice(index + 1, end).map((l) => l.slice(INDENT.length));
-    const args = (marker[1] ?? '').trim().split(/\s+/);
-    if (block[0] !== `$ emq-race ${args.join(' ')}`)
-      throw new Error(`${file}:${index + 1}: the block under the marker must start with "$ emq-race ${args.join(' ')}"`);
-    samples.push({ file, line: index, args, slow: options.includes('slow'), exit: options.includes('exit'), block, blockLength: end - index - 1 });
+    const block = lines.slice(index + 1, end).map((l) => l.slice(indent.length));
+    const command = commandLine(parsed);
+    if (block[0] !== command) throw new Error(`${file}:${index + 1}: the block under the marker must start with "${command}"`);
+    samples.push({ file, line: index, ...parsed, indent, block, blockLength: end - index - 1 });
   });
   return samples;
 }
 
 /** A sample's block as the docs show it: the command, what it printed, and with `exit` its exit code. */
-export function sampleBlock(sample: Pick<Sample, 'args' | 'exit'>, output: string, code: number | null): string[] {
-  const lines = [`$ emq-race ${sample.args.join(' ')}`, ...output.replace(/\n+$/, '').split('\n')];
+export function sampleBlock(sample: Pick<Sample, 'args' | 'exit' | 'jq'>, output: string, code: number | null): string[] {
+  const lines = [commandLine(sample), ...output.replace(/\n+$/, '').split('\n')];
   if (sample.exit) lines.push('$ echo $?', String(code));
   return lines;
 }
@@ -72,7 +162,7 @@ export function replaceSamples(text: string, samples: readonly Sample[], blocks:
   for (const sample of [...samples].sort((a, b) => b.line - a.line)) {
     const block = blocks.get(sample.line);
     if (!block) continue;
-    lines.splice(sample.line + 1, sample.blockLength, ...block.map((l) => (l === '' ? '' : `${INDENT}${l}`)));
+    lines.splice(sample.line + 1, sample.blockLength, ...block.map((l) => (l === '' ? '' : `${sample.indent}${l}`)));
   }
   return lines.join('\n');
 }

@@ -4,8 +4,10 @@
  * says what a shape is). Each distinct command line runs once per server kind, in-process on an
  * embedded server of that kind, four at a time (a loop's race waits on round trips more than on
  * the cores), at 80 columns in a temporary folder holding the files the samples name (the CLI
- * writes `race.html` there). A changed output fails here until `npm run samples` makes the
- * samples again.
+ * writes `race.html` there). A sample with a setup (a server of its own, an ACL user, a foreign
+ * queue) has it made as `npm run samples` makes it (test/helpers/sample-setups.ts); one piped
+ * through jq is skipped where jq is missing. A changed output fails here until `npm run samples`
+ * makes the samples again. The slow samples are checked by `npm run samples -- --check --slow`.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,7 +18,17 @@ import { run } from '../../src/cli/program.js';
 import { which } from '../../src/server/embedded-server.js';
 import { FIGURES } from '../../src/model.js';
 import { cliEnv } from '../helpers/cli.js';
-import { findSamples, outputShape, type Sample, sampleBlock, shapeDifferences, withoutProgress, writeSampleFiles } from '../helpers/docs-samples.js';
+import {
+  commandLine,
+  findSamples,
+  outputShape,
+  type Sample,
+  sampleBlock,
+  shapeDifferences,
+  withoutProgress,
+  writeSampleFiles,
+} from '../helpers/docs-samples.js';
+import { hasJq, prepareSample, throughJq } from '../helpers/sample-setups.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -34,18 +46,46 @@ const files = [
 ];
 const samples = files.flatMap((file) => findSamples(file, readFileSync(join(ROOT, file), 'utf8'))).filter((s) => !s.slow);
 
-/** The command line in this process, stdout and stderr into one text in the order written, as a terminal shows them. */
-async function liveOutput(args: readonly string[]): Promise<{ code: number; output: string }> {
+interface LiveOutput {
+  readonly code: number;
+  /** stdout and stderr in the order written, as a terminal shows them. */
+  readonly output: string;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The command line in this process, each stream kept, and both in one text in the order written. */
+async function liveOutput(args: readonly string[]): Promise<LiveOutput> {
   let output = '';
+  let stdout = '';
+  let stderr = '';
   const code = await run(['node', 'emq-race', ...args], {
-    out: (text) => void (output += text),
-    err: (text) => void (output += text),
+    out: (text) => {
+      output += text;
+      stdout += text;
+    },
+    err: (text) => {
+      output += text;
+      stderr += text;
+    },
     env: cliEnv({ COLUMNS: '80' }),
     stdoutIsTty: false,
     stderrIsTty: false,
     stdinIsTty: false,
   });
-  return { code, output: withoutProgress(output) };
+  return { code, output: withoutProgress(output), stdout, stderr: withoutProgress(stderr) };
+}
+
+/** A sample's run, its setup made first and undone after; `--server-bin` picks the embedded server's kind, where there is one. */
+async function sampleRun(sample: Sample, bin: string): Promise<LiveOutput> {
+  const prepared = await prepareSample(sample, bin);
+  try {
+    // A sample that names its server (`--url`) gets no embedded one: the two are refused together.
+    const named = sample.setup.server || sample.args.includes('--url');
+    return await liveOutput(named ? prepared.args : [...prepared.args, '--server-bin', bin]);
+  } finally {
+    await prepared.stop();
+  }
 }
 
 /** Runs `jobs` at most `limit` at a time; each promise settles with its own job. */
@@ -83,32 +123,38 @@ test('the docs have samples cheap enough to run here', () => {
   assert.ok(samples.length > 0);
 });
 
-type LiveRun = Promise<{ code: number; output: string }>;
+type LiveRun = Promise<LiveOutput>;
 // One server kind is enough for a shape: what the samples print does not change with the kind (its
 // name and version are read as placeholders), and every figure is checked on both kinds elsewhere.
 const kinds = SERVER_KINDS.filter((kind) => which(kind.bin) !== undefined).slice(0, 1);
-// One run per distinct command line and server kind, all in one queue, started when the first test asks.
-const distinct = [...new Map(samples.map((s) => [s.args.join(' '), s.args] as const)).values()];
+const jqHere = hasJq();
+// A run is its arguments and its setup: samples that differ only in their jq filter share one.
+const runKey = (s: Sample) => JSON.stringify([s.args, s.setup]);
+const distinct = [...new Map(samples.filter((s) => jqHere || !s.jq).map((s) => [runKey(s), s] as const)).values()];
 let runs: Map<string, LiveRun> | undefined;
-function liveRun(bin: string, args: readonly string[]): LiveRun {
+function liveRun(bin: string, sample: Sample): LiveRun {
   if (!runs) {
-    const keys = kinds.flatMap((kind) => distinct.map((a) => ({ bin: kind.bin, args: a })));
+    const keys = kinds.flatMap((kind) => distinct.map((s) => ({ bin: kind.bin, sample: s })));
     const started = limited(
       AT_ONCE,
-      keys.map((key) => () => liveOutput([...key.args, '--server-bin', key.bin])),
+      keys.map((key) => () => sampleRun(key.sample, key.bin)),
     );
-    runs = new Map(keys.map((key, i) => [`${key.bin} ${key.args.join(' ')}`, started[i] as LiveRun]));
+    runs = new Map(keys.map((key, i) => [`${key.bin} ${runKey(key.sample)}`, started[i] as LiveRun]));
   }
-  return runs.get(`${bin} ${args.join(' ')}`) as LiveRun;
+  return runs.get(`${bin} ${runKey(sample)}`) as LiveRun;
 }
 
 for (const kind of kinds.length > 0 ? kinds : SERVER_KINDS.slice(0, 1)) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed (run scripts/install-servers.sh)` : false;
   describe(`the docs' samples have the shape of a live run [${kind.kind}]`, { skip }, () => {
     for (const sample of samples as readonly Sample[]) {
-      test(`${sample.file}:${sample.line + 1} emq-race ${sample.args.join(' ')}`, async () => {
-        const { code, output } = await liveRun(kind.bin, sample.args);
-        const live = sampleBlock(sample, output, code).slice(1);
+      const noJq = sample.jq && !jqHere ? 'jq is not installed' : false;
+      test(`${sample.file}:${sample.line + 1} ${commandLine(sample).slice(2)}`, { skip: noJq }, async () => {
+        const ran = await liveRun(kind.bin, sample);
+        // A pipe through jq: what the run wrote on stderr, then what jq made of its stdout.
+        const piped = sample.jq ? throughJq(sample.jq.args, ran.stdout) : undefined;
+        const output = piped ? ran.stderr + piped.output : ran.output;
+        const live = sampleBlock(sample, output, piped ? piped.code : ran.code).slice(1);
         const differences = shapeDifferences(outputShape(sample.block.slice(1).join('\n')), outputShape(live.join('\n')), OPTIONAL_ROWS);
         assert.deepEqual(
           differences,

@@ -8,7 +8,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { findSamples, lineShape, outputShape, replaceSamples, sampleBlock, shapeDifferences, withoutProgress } from '../helpers/docs-samples.js';
+import {
+  commandLine,
+  findSamples,
+  lineShape,
+  outputShape,
+  replaceSamples,
+  sampleBlock,
+  shapeDifferences,
+  shellWords,
+  withoutProgress,
+} from '../helpers/docs-samples.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -166,6 +176,43 @@ test('a marker whose block names other arguments, or an unknown option, is refus
   assert.throws(() => findSamples('x.md', '<!-- sample: --sweepers 8 | quick -->\n    $ emq-race --sweepers 8\n'), /unknown sample option quick/);
 });
 
+test('a marker may pipe the output through jq, whose filter may hold pipes and quotes, then options', () => {
+  const marker = `<!-- sample: --json --mode atomic | jq -r '.runs[] | "\\(.mode) \\(.clean)"' | exit -->`;
+  const line = `    $ emq-race --json --mode atomic | jq -r '.runs[] | "\\(.mode) \\(.clean)"'`;
+  const [sample] = findSamples('x.md', `${marker}\n${line}\n    atomic true\n`);
+  assert.ok(sample);
+  assert.deepEqual(sample.args, ['--json', '--mode', 'atomic']);
+  assert.deepEqual(sample.jq?.args, ['-r', '.runs[] | "\\(.mode) \\(.clean)"']);
+  assert.equal(sample.exit, true);
+  assert.equal(sample.setup.server, false);
+  assert.equal(commandLine(sample), line.trim());
+  assert.deepEqual(sampleBlock(sample, 'atomic true\n', 0), [line.trim(), 'atomic true', '$ echo $?', '0']);
+});
+
+test('a marker may ask for a server of its own, an ACL user on it and a foreign queue', () => {
+  const text = '<!-- sample: --url $URL --queue race-payments | acl=-eval, foreign=race-payments, exit -->\n    $ emq-race --url $URL --queue race-payments\n';
+  const [sample] = findSamples('x.md', text);
+  assert.deepEqual(sample?.setup, { server: true, acl: '-eval', foreign: 'race-payments' });
+  assert.deepEqual(findSamples('x.md', '<!-- sample: --url $URL | acl -->\n    $ emq-race --url $URL\n')[0]?.setup, { server: true, acl: '' });
+  assert.deepEqual(findSamples('x.md', '<!-- sample: clean --url $URL -->\n    $ emq-race clean --url $URL\n')[0]?.setup, { server: true });
+  assert.throws(() => findSamples('x.md', '<!-- sample: --url $URL | foreign -->\n    $ emq-race --url $URL\n'), /foreign= names the queue/);
+});
+
+test('a marker in a list item is indented like it, its block four spaces further in', () => {
+  const text = '- item:\n\n  <!-- sample: --help -->\n      $ emq-race --help\n      Usage\n\n- next\n';
+  const [sample] = findSamples('x.md', text);
+  assert.equal(sample?.indent, '      ');
+  assert.deepEqual(sample?.block, ['$ emq-race --help', 'Usage']);
+  assert.ok(sample);
+  const rewritten = replaceSamples(text, [sample], new Map([[sample.line, ['$ emq-race --help', 'Usage:', 'more']]]));
+  assert.equal(rewritten, '- item:\n\n  <!-- sample: --help -->\n      $ emq-race --help\n      Usage:\n      more\n\n- next\n');
+});
+
+test('a jq filter is split into words as a shell would', () => {
+  assert.deepEqual(shellWords(`-e '.schema == 1'`), ['-e', '.schema == 1']);
+  assert.deepEqual(shellWords(`-c ".a"'.b' .c`), ['-c', '.a.b', '.c']);
+});
+
 test('progress lines are not part of a sample', () => {
   assert.equal(withoutProgress('a\nprogress: seeding 10%\n  more of it\nb\n'), 'a\nb\n');
 });
@@ -178,4 +225,19 @@ test('every marker in README.md and docs/ has its block', () => {
     samples.some((s) => !s.slow),
     'some samples are cheap enough for the test',
   );
+});
+
+test('every block of the tool’s output in README.md and docs/ is a sample or a labelled excerpt', () => {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name))].filter((f) => f.endsWith('.md'));
+  const bare: string[] = [];
+  for (const file of files) {
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    lines.forEach((line, index) => {
+      // A block's first line: a command shown with its prompt, after a blank line or a marker.
+      if (!/^ {4,}\$ emq-race /.test(line) || ((lines[index - 1] ?? '').trim() !== '' && !(lines[index - 1] ?? '').includes('<!--'))) return;
+      const above = (lines[index - 1] ?? '').trim();
+      if (!/^<!-- (?:sample|excerpt): /.test(above)) bare.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  assert.deepEqual(bare, [], 'output quoted by hand: put it under a sample marker (npm run samples makes it) or label it an excerpt');
 });
