@@ -17,7 +17,7 @@ import { which } from '../../src/server/embedded-server.js';
 import { FIGURES } from '../../src/model.js';
 import { cliEnv } from '../helpers/cli.js';
 import { findSamples, outputShape, type Sample, sampleBlock, shapeDifferences, withoutProgress, writeSampleFiles } from '../helpers/docs-samples.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -86,7 +86,7 @@ test('the docs have samples cheap enough to run here', () => {
 type LiveRun = Promise<{ code: number; output: string }>;
 // One server kind is enough for a shape: what the samples print does not change with the kind (its
 // name and version are read as placeholders), and every figure is checked on both kinds elsewhere.
-const kinds = SERVER_KINDS.filter((kind) => which(kind.bin) !== undefined).slice(0, 1);
+const kinds = oneServerKind(import.meta.url).filter((kind) => which(kind.bin) !== undefined);
 // One run per distinct command line and server kind, all in one queue, started when the first test asks.
 const distinct = [...new Map(samples.map((s) => [s.args.join(' '), s.args] as const)).values()];
 let runs: Map<string, LiveRun> | undefined;
@@ -102,7 +102,7 @@ function liveRun(bin: string, args: readonly string[]): LiveRun {
   return runs.get(`${bin} ${args.join(' ')}`) as LiveRun;
 }
 
-for (const kind of kinds.length > 0 ? kinds : SERVER_KINDS.slice(0, 1)) {
+for (const kind of oneServerKind(import.meta.url)) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed (run scripts/install-servers.sh)` : false;
   describe(`the docs' samples have the shape of a live run [${kind.kind}]`, { skip }, () => {
     for (const sample of samples as readonly Sample[]) {
