@@ -2,12 +2,28 @@
 // The version alone is answered from package.json, before the program and its modules load: the
 // same line commander prints for it, in a fraction of the start-up.
 const args = process.argv.slice(2);
+
+/**
+ * A request for help and nothing else: `--help`, `-h`, `help`, `help WORD`, `WORD --help`,
+ * `WORD -h` (WORD not a flag). These load the program as one bundled file (scripts/build.mjs),
+ * which is the same code as the modules: commander answers every one of them without running an
+ * action (`help WORD` prints a command's help, or refuses a word that is none). Anything else,
+ * however close, loads the modules, whose actions load what they run from beside them.
+ */
+function helpOnly(words) {
+  const asksHelp = (word) => word === '--help' || word === '-h';
+  const isWord = (word) => word !== undefined && !word.startsWith('-');
+  if (words.length === 1) return asksHelp(words[0]) || words[0] === 'help';
+  if (words.length === 2) return (words[0] === 'help' && isWord(words[1])) || (isWord(words[0]) && asksHelp(words[1]));
+  return false;
+}
+
 if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   const { readFileSync } = await import('node:fs');
   // A reader that went away (`| head -c0`) is no error, as for every other output.
   process.stdout.on('error', () => {});
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
-  const { run } = await import('../dist/src/cli/program.js');
+  const { run } = helpOnly(args) ? await import('../dist/src/help-bundle.js') : await import('../dist/src/cli/program.js');
   process.exitCode = await run(process.argv);
 }

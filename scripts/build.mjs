@@ -4,14 +4,25 @@
 // never runs from a stale copy. `--pack` builds what the npm package ships from a clean dist/: src
 // only, and no source maps (the .ts they would point at is not in the package; see
 // docs/packaging.md).
+//
+// Both then bundle the command line's definition into one file, HELP_BUNDLE, which
+// bin/emq-race.js loads for a help request alone: Node spends most of `--help`'s start-up finding,
+// reading and linking some thirty small modules, and one file does away with that. The bundle holds
+// only our code (the packages stay imports, so no third-party code or licence is copied into it),
+// and every `await import()` in it stays an import of the compiled module beside it: what a command
+// runs is never in the bundle, and a help request runs none of it.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { build } from 'esbuild';
 
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
 const BUILD_INFO = 'dist/.tsbuildinfo';
+// In dist/src/ itself, so that the paths the bundled modules take from import.meta.url (model.ts's
+// `../../package.json`) lead where they lead from the compiled modules, one folder down.
+const HELP_BUNDLE = 'dist/src/help-bundle.js';
 
 /** Every file under `dir` (relative to it), or none if it does not exist. */
 function filesUnder(dir) {
@@ -38,10 +49,34 @@ if (process.argv.includes('--pack')) {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', BUILD_INFO], { stdio: 'inherit' });
   for (const top of ['src', 'test']) {
     for (const built of filesUnder(join('dist', top))) {
-      if (!existsSync(join(top, sourceOf(built)))) rmSync(join('dist', top, built));
+      // The bundle has no source of its own; it is written again below.
+      if (join('dist', top, built) !== HELP_BUNDLE && !existsSync(join(top, sourceOf(built)))) rmSync(join('dist', top, built));
     }
   }
 }
+await build({
+  entryPoints: ['dist/src/cli/program.js'],
+  outfile: HELP_BUNDLE,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'dynamic imports stay modules',
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\./ }, (found) => {
+          if (found.kind !== 'dynamic-import') return undefined;
+          const target = relative(dirname(HELP_BUNDLE), resolve(found.resolveDir, found.path));
+          return { path: `./${target}`, external: true };
+        });
+      },
+    },
+  ],
+});
+
 // Only the .lua files: the TypeScript that shares src/lua/ with them is compiled by tsc, and its
 // sources have no place in dist/ (nor in the package).
 cpSync('src/lua', 'dist/src/lua', { recursive: true, filter: (source) => source.endsWith('.lua') || statSync(source).isDirectory() });

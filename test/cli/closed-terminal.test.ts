@@ -17,7 +17,7 @@ import { which, type EmbeddedServer } from '../../src/server/embedded-server.js'
 import { BIN } from '../helpers/cli.js';
 import { within, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
 const HELPER = fileURLToPath(new URL('../../../test/helpers/closed-terminal.py', import.meta.url));
@@ -61,7 +61,8 @@ function onTerminal(args: readonly string[]): { started: Promise<number>; close(
   };
 }
 
-for (const kind of SERVER_KINDS) {
+// The subject is a terminal closed under the tool, the same on either server kind: one kind per file (oneServerKind).
+for (const kind of oneServerKind(import.meta.url)) {
   const skip =
     which(kind.bin) === undefined
       ? `${kind.bin} is not installed`

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
 import { alive, commandLine, descendants } from '../helpers/processes.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
 
@@ -38,7 +38,8 @@ async function assertNothingLeft(run: { pids: number[]; dirs: string[] }): Promi
   for (const dir of run.dirs) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
 }
 
-for (const kind of SERVER_KINDS) {
+// The subject is the tool's own processes on the way out, the same on either server kind: one kind per file (oneServerKind).
+for (const kind of oneServerKind(import.meta.url)) {
   describe(`failover drill's servers on the way out [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     test('SIGINT once the pair runs: exit 130, no server, keeper or folder left', async () => {
       const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);

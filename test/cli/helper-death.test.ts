@@ -15,7 +15,7 @@ import { which, type EmbeddedServer } from '../../src/server/embedded-server.js'
 import { oneErrorLine, startCli, within, type RunningCli, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
 /** docs/shared-servers.md: a run ends within 20 s of a helper's death (its longest own waits). */
@@ -43,7 +43,8 @@ async function killAndCheck(cli: RunningCli, helper: number, says: RegExp): Prom
   await until(LIMIT_MS, 'every process of the run to end', () => ofRun.every((pid) => !alive(pid)));
 }
 
-for (const kind of SERVER_KINDS) {
+// The subject is the tool's own helper processes, the same on either server kind: one kind per file (oneServerKind).
+for (const kind of oneServerKind(import.meta.url)) {
   describe(`a helper process killed [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     let server: EmbeddedServer;
     let redis: Redis;

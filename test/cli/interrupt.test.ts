@@ -17,14 +17,15 @@ import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, connectOnceUp, embeddedChild } from '../helpers/processes.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
 const LIMIT_MS = 15_000;
 
 const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
-for (const kind of SERVER_KINDS) {
+// The subject is signals and the clean-up they start, the same on either server kind: one kind per file (oneServerKind).
+for (const kind of oneServerKind(import.meta.url)) {
   describe(`interruptions [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     let server: EmbeddedServer;
     let redis: Redis;
@@ -133,12 +134,7 @@ for (const kind of SERVER_KINDS) {
       });
     }
 
-    // Most of this test is waiting out the heartbeat the run left (15 s), the same on every server:
-    // it runs on the first kind only.
-    const firstKind = kind === SERVER_KINDS[0];
-    test('a third signal leaves at once, says so, names the clean command, which then finishes it', {
-      skip: !firstKind && 'on the first server kind only',
-    }, async () => {
+    test('a third signal leaves at once, says so, names the clean command, which then finishes it', async () => {
       const cli = await heldMidSeed('race-thrice');
       let result: Awaited<typeof cli.done>;
       try {

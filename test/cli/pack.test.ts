@@ -6,13 +6,13 @@
  * checkout's dist/, which the other test files are running from.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { runProcess, type CliResult } from '../helpers/cli.js';
+import { runCli, runProcess, type CliResult } from '../helpers/cli.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -86,6 +86,7 @@ describe('the packed package, installed', () => {
       'LICENSE',
       'bin/emq-race.js',
       'dist/src/cli/program.js',
+      'dist/src/help-bundle.js',
       'dist/src/lua/sweep-stalled.lua',
       'dist/src/lua/instruments/seed-jobs.lua',
       'schema/emq-race.schema.json',
@@ -122,6 +123,54 @@ describe('the packed package, installed', () => {
       /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m,
     );
     assert.equal(result.stderr, 'emq-race: expectation met: atomic=clean\n');
+  });
+
+  test('the installed emq-race --help prints the help the modules print, from the help bundle alone', async () => {
+    const env = { ...userEnv(), COLUMNS: '100' };
+    const result = succeeded('emq-race --help', await runProcess(bin, ['--help'], { env }));
+    const inProcess = await runCli(['--help'], { COLUMNS: '100' });
+    assert.equal(result.stdout, inProcess.stdout);
+    assert.equal(result.stderr, '');
+  });
+
+  test('the installed bin loads the help bundle for a help request alone, the modules for anything else', async () => {
+    // Every file the process resolves, written down by a resolve hook registered before the bin runs.
+    const hooks = join(work, 'log-resolves.mjs');
+    writeFileSync(
+      hooks,
+      [
+        "import { appendFileSync } from 'node:fs';",
+        'export async function resolve(specifier, context, next) {',
+        '  const found = await next(specifier, context);',
+        "  if (found.url.startsWith('file:')) appendFileSync(process.env.EMQ_RESOLVE_LOG, found.url + '\\n');",
+        '  return found;',
+        '}',
+      ].join('\n'),
+    );
+    const register = join(work, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const loaded = async (args: readonly string[]): Promise<string[]> => {
+      const log = join(work, `resolved-${args.join('_')}.log`);
+      await runProcess(process.execPath, ['--import', register, join(installed, 'bin', 'emq-race.js'), ...args], {
+        env: { ...userEnv(), EMQ_RESOLVE_LOG: log },
+      });
+      return readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((url) => url.includes('/dist/src/'))
+        .map((url) => url.slice(url.indexOf('/dist/src/') + '/dist/src/'.length));
+    };
+    // One of each shape bin/emq-race.js sends to the bundle (test/server/help-bundle.test.ts holds
+    // the bundle's output to the modules' for all of them), and two that are not help alone.
+    for (const args of [['-h'], ['help'], ['help', 'no-such-command'], ['explain', '--help']]) {
+      assert.deepEqual(await loaded(args), ['help-bundle.js'], `emq-race ${args.join(' ')}`);
+    }
+    for (const args of [
+      ['--sweepers', '0'],
+      ['--json', '--help'],
+    ]) {
+      const files = await loaded(args);
+      assert.ok(files.includes('cli/program.js') && !files.includes('help-bundle.js'), `emq-race ${args.join(' ')} loaded ${files.join(', ')}`);
+    }
   });
 
   test('exports closes the package: package.json resolves, the internals do not', async () => {

@@ -20,7 +20,7 @@ import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive } from '../helpers/processes.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
 /** Guards against a hang, not timings. */
@@ -43,7 +43,8 @@ async function onAnotherHost<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-const kind = SERVER_KINDS.find((k) => which(k.bin) !== undefined);
+// The tool's own process is the subject: one server kind for this file (oneServerKind).
+const kind = oneServerKind(import.meta.url).find((k) => which(k.bin) !== undefined);
 
 describe(`a run paused past its heartbeat [${kind?.kind ?? 'no server'}]`, {
   skip: kind === undefined ? 'neither redis-server nor valkey-server is installed' : false,

@@ -25,7 +25,7 @@ import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/serve
 import { BIN, cliResult, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
-import { SERVER_KINDS } from '../helpers/servers.js';
+import { oneServerKind } from '../helpers/servers.js';
 
 /** One password with every character that trips URL handling; any leak shows its start or its end. */
 const PASSWORD = 'Zq7/p@ss%w0rd';
@@ -53,7 +53,8 @@ function runOnTerminal(args: readonly string[]): Promise<CliResult> {
   });
 }
 
-const kind = SERVER_KINDS.find((k) => which(k.bin) !== undefined);
+// The tool's own process is the subject: one server kind for this file (oneServerKind).
+const kind = oneServerKind(import.meta.url).find((k) => which(k.bin) !== undefined);
 
 /**
  * `body` run in this process, with whatever reaches this process's stderr, and any warning Node

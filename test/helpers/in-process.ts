@@ -13,10 +13,13 @@ export interface InProcessRun {
   stderr(): string;
 }
 
-export function startInProcess(args: readonly string[], io: Partial<Io> = {}): InProcessRun {
+/** The command line's entry: the compiled modules' `run`, or the same function from the help bundle. */
+export type Entry = typeof run;
+
+export function startInProcess(args: readonly string[], io: Partial<Io> = {}, entry: Entry = run): InProcessRun {
   let stdout = '';
   let stderr = '';
-  const done = run(['node', 'emq-race', ...args], {
+  const done = entry(['node', 'emq-race', ...args], {
     out: (text) => (stdout += text),
     err: (text) => (stderr += text),
     env: { NO_COLOR: '1' },
@@ -26,6 +29,6 @@ export function startInProcess(args: readonly string[], io: Partial<Io> = {}): I
   return { done, stderr: () => stderr };
 }
 
-export function runInProcess(args: readonly string[], io: Partial<Io> = {}): Promise<CliResult & { readonly rawStderr: string }> {
-  return startInProcess(args, io).done;
+export function runInProcess(args: readonly string[], io: Partial<Io> = {}, entry: Entry = run): Promise<CliResult & { readonly rawStderr: string }> {
+  return startInProcess(args, io, entry).done;
 }

@@ -13,7 +13,7 @@ import { seedJobs, seedSlices } from '../../src/queue/seed.js';
 import { serverTimeMs } from '../../src/server/clock.js';
 import { stripAnsi } from '../../src/text.js';
 import { VERSION } from '../../src/model.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 import { runInProcess, startInProcess } from '../helpers/in-process.js';
 import { runResult } from '../helpers/run-result.js';
 import { within } from '../helpers/cli-process.js';
@@ -112,7 +112,8 @@ describe('help', () => {
   });
 });
 
-forEachServer('the first screen', (handle) => {
+// The subject is what the first screen prints, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'the first screen', (handle) => {
   test('the table says why atomic is clean and points to explain; --json and --csv do not; --expect says it was met', async () => {
     const table = await runInProcess(['--url', handle.url, '--mode', 'atomic,loop', '--sweepers', '8', '--jobs', '300', '--expect', 'atomic=clean'], NARROW);
     assert.equal(table.code, 0, table.stderr);

@@ -30,7 +30,7 @@ import type { Mode } from '../../src/model.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { checkGridPage, DATA_BLOCK, embeddedGrid, type Drawn } from '../helpers/grid-page.js';
 import { runCli } from '../helpers/cli.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 
 /** The page with its data block replaced: what a reader editing the file would get. */
 function withData(html: string, grid: GridJson): string {
@@ -129,7 +129,8 @@ async function realGrid(url: string, axes: readonly GridAxisJson[], modes: reado
   return JSON.parse(result.stdout) as GridJson;
 }
 
-forEachServer('grid html in Chromium', (handle, kind) => {
+// The subject is the grid's page and its charts, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'grid html in Chromium', (handle, kind) => {
   let browser: Browser | undefined;
   let dir: string;
   let grid: GridJson;

@@ -21,7 +21,7 @@ import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { decodePng, distinctColours } from '../helpers/png.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 import { ANOMALIES } from '../../src/model.js';
 
 const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
@@ -251,7 +251,8 @@ interface ExplainJson {
   replays: { mode: string; steps: { sweep: string; step: string }[]; readout: Record<string, unknown> }[];
 }
 
-forEachServer('html in Chromium', (handle) => {
+// The subject is the page and its drawings, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
   let browser: Browser | undefined;
   let dir: string;
   before(async () => {
@@ -388,7 +389,8 @@ forEachServer('html in Chromium', (handle) => {
   });
 });
 
-forEachServer(
+forOneServerKind(
+  import.meta.url,
   'html: a password never reaches a page or a diagram',
   (handle) => {
     test('main --html, explain --html and --svg, on a server that wants a password', async () => {

@@ -17,7 +17,7 @@ import { run } from '../../src/cli/program.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, SHOWN_URL_MAX } from '../../src/server/connection.js';
 import { cliResult, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 
 /** Every password here starts with Zq7 and ends with w0rd: any leak shows one end or the other. */
 const NEEDLES = ['zq7', 'w0rd'];
@@ -88,7 +88,8 @@ test('redactUrl: every form masked, nothing longer than the cut, the address kep
   assert.equal(redactUrl(longQuery), 'redis://127.0.0.1:1/?password=***');
 });
 
-forEachServer('redaction of every --url form through every output', (handle) => {
+// The subject is the redaction of text in every output, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'redaction of every --url form through every output', (handle) => {
   let admin: Redis;
   let dir: string;
   let port: number;

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 
 const SECRET = 'Zq7-secret-pw';
 const WRONG = 'Wr0ng-secret-pw';
@@ -17,7 +17,8 @@ function assertNoSecret(result: CliResult, ...secrets: string[]): void {
   }
 }
 
-forEachServer('password redaction', (handle) => {
+// The subject is the redaction of text, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'password redaction', (handle) => {
   let redis: Redis;
   let withPassword: (user: string, password: string) => string;
   before(async () => {

@@ -24,7 +24,7 @@ import { STRATEGIES, modeSets, modes, registerStrategy } from '../../src/sweeper
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema, schemaGaps, type SchemaWords } from '../helpers/json-schema.js';
 import { runResult } from '../helpers/run-result.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 
 const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
@@ -142,7 +142,8 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
   assert.deepEqual(schemaGaps(toolWords()), [], 'taken out again');
 });
 
-forEachServer('a mode added to the strategy table alone', (handle) => {
+// The subject is the tool's own tables of modes and figures, the same on either server kind: one kind for this file.
+forOneServerKind(import.meta.url, 'a mode added to the strategy table alone', (handle) => {
   test('runs in --mode all, is named by the schema check, and has its column in the table and the page', async () => {
     // A throw-away mode: the shipped atomic sweep under another name, in `all` but not in `both`.
     const undo = registerStrategy('lease', { ...STRATEGIES.atomic, summary: 'a mode defined by a test', inBoth: false, inAll: true });

@@ -65,7 +65,8 @@ for (const kind of SERVER_KINDS) {
     const clientCert = (): string[] => ['--tls-cert', certs.clientCert, '--tls-key', certs.clientKey];
 
     test('client certificate required: CA + certificate + key run clean and leave nothing', async () => {
-      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '300', '--sweepers', '3', '--json']);
+      // What is checked is the connection and the clean-up, not the race: few jobs are enough.
+      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--jobs', '100', '--sweepers', '3', '--json']);
       assert.equal(result.code, 0, result.stderr);
       const report = JSON.parse(result.stdout) as { server: { url: string }; runs: { mode: string; recoveries: number }[] };
       assert.equal(report.server.url, `${tlsUrl}`);
@@ -77,7 +78,7 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('--processes over TLS: every sweeper process connects with the same CA and certificate', async () => {
-      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--processes', '--jobs', '300', '--sweepers', '3', '--json']);
+      const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert(), '--processes', '--jobs', '100', '--sweepers', '3', '--json']);
       assert.equal(result.code, 0, result.stderr);
       const report = JSON.parse(result.stdout) as { runs: { mode: string; processes: boolean; recoveries: number; doubleRecoveries: number }[] };
       assert.deepEqual(
@@ -88,7 +89,7 @@ for (const kind of SERVER_KINDS) {
         ],
       );
       const atomic = report.runs[0];
-      assert.equal(atomic?.recoveries, 300);
+      assert.equal(atomic?.recoveries, 100);
       assert.equal(atomic?.doubleRecoveries, 0);
       assert.deepEqual(await allKeys(plain), []);
     });
@@ -222,7 +223,7 @@ for (const kind of SERVER_KINDS) {
           '--sweepers',
           '3',
           '--jobs',
-          '200',
+          '60',
           '--mode',
           'atomic',
           '--json',
@@ -233,7 +234,7 @@ for (const kind of SERVER_KINDS) {
           runs: { recoveries: number; doubleRecoveries: number; callMsP50: number | null }[];
         };
         assert.ok(report.latency.measuredRttMs.median >= 2);
-        assert.equal(report.runs[0]?.recoveries, 200);
+        assert.equal(report.runs[0]?.recoveries, 60);
         assert.equal(report.runs[0]?.doubleRecoveries, 0);
         if (processes.length === 0) assert.ok((report.runs[0]?.callMsP50 ?? 0) >= 2);
       }
@@ -258,7 +259,7 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('unix:// socket: runs clean and leaves nothing', async () => {
-      const result = await runCli(['--url', socketUrl, '--jobs', '300', '--mode', 'atomic', '--expect', 'clean']);
+      const result = await runCli(['--url', socketUrl, '--jobs', '100', '--mode', 'atomic', '--expect', 'clean']);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /at unix:\/\//);
       assert.deepEqual(await allKeys(plain), []);
