@@ -12,7 +12,7 @@ import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
-import { groupThousands, outputWidth, wrapLines } from '../text.js';
+import { groupThousands, outputWidth, plural, wrapLines } from '../text.js';
 import { type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 import { modelledModes } from '../explore/model.js';
@@ -40,7 +40,7 @@ async function checkPlan(flags: ExploreFlags): Promise<void> {
     schedules += (await plannedExploration(mode, flags, flags.sweeps, flags.maxSwitches)).schedules;
   }
   if (schedules > MAX_SCHEDULES_WITHOUT_YES) {
-    const bound = flags.maxSwitches === undefined ? '' : ` with at most ${flags.maxSwitches} preemptions`;
+    const bound = flags.maxSwitches === undefined ? '' : ` with at most ${plural(flags.maxSwitches, 'preemption')}`;
     throw usageError(
       `explore: ${groupThousands(schedules)} schedules of ${flags.sweeps} sweeps${bound} (${modes.join(', ')}); over ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)} runs only with --yes`,
     );

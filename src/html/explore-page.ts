@@ -6,7 +6,7 @@
  * every switch of sweep marked. Every string is escaped.
  */
 import type { ExplorationJson, ExploreReportJson } from '../explore/render.js';
-import { groupThousands } from '../text.js';
+import { groupThousands, plural } from '../text.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { escapeMarkup as esc } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -85,7 +85,7 @@ function coverage(mode: ExplorationJson): string {
   const covered =
     mode.maxSwitches === null
       ? `${groupThousands(mode.schedules)} schedules`
-      : `${groupThousands(mode.schedules)} of ${groupThousands(mode.allSchedules)} schedules (those with at most ${mode.maxSwitches} preemptions)`;
+      : `${groupThousands(mode.schedules)} of ${groupThousands(mode.allSchedules)} schedules (those with at most ${plural(mode.maxSwitches, 'preemption')})`;
   return `${covered} of ${turns} round trips, ${groupThousands(mode.executions)} distinct executions${mode.complete ? '' : ' (incomplete: stopped before the end)'}`;
 }
 
@@ -132,7 +132,7 @@ function modeSection(mode: ExplorationJson): string {
 }
 
 export function explorePage(report: ExploreReportJson, ctx: ExplorePageContext): string {
-  const bound = report.maxSwitches === null ? 'none: every schedule' : `at most ${report.maxSwitches} preemptions`;
+  const bound = report.maxSwitches === null ? 'none: every schedule' : `at most ${plural(report.maxSwitches, 'preemption')}`;
   const facts: [string, string][] = [
     ...serverFacts(report.server),
     ['sweeps', String(report.sweeps)],
