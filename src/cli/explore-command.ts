@@ -7,16 +7,52 @@ import { Option, type Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag } from './options.js';
+import { commandLine } from '../html/command-line.js';
+import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
-import { outputWidth, wrapLines } from '../text.js';
+import { groupThousands, outputWidth, plural, wrapLines } from '../text.js';
 import { type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 import { modelledModes } from '../explore/model.js';
 
+const SWEEPS = { min: 2, max: 3, default: 2 };
+const MAX_SWITCHES = { min: 0, max: 1_000, default: 0 };
+/** Above this many schedules an exploration runs only with --yes: minutes of the server's time. */
+const MAX_SCHEDULES_WITHOUT_YES = 100_000;
+
+/**
+ * The flags that decide how much explore will run, checked before any server is touched: three
+ * sweeps need a bound (every order of three is tens of millions), and a bound (or a job) that
+ * makes more than 100,000 schedules needs --yes. The model, searched as the server will be, says
+ * how many there are.
+ */
+async function checkPlan(flags: ExploreFlags): Promise<void> {
+  if (flags.sweeps === 3 && flags.maxSwitches === undefined) {
+    throw usageError('--sweeps 3: every order of three sweeps is tens of millions of schedules; bound them with --max-switches K (2 or 3 run in a minute)');
+  }
+  if (flags.yes) return;
+  const { plannedExploration } = await import('../explore/model.js');
+  const modes = flags.mode ?? explorable();
+  let schedules = 0;
+  for (const mode of modes) {
+    schedules += (await plannedExploration(mode, flags, flags.sweeps, flags.maxSwitches)).schedules;
+  }
+  if (schedules > MAX_SCHEDULES_WITHOUT_YES) {
+    const bound = flags.maxSwitches === undefined ? '' : ` with at most ${plural(flags.maxSwitches, 'preemption')}`;
+    throw usageError(
+      `explore: ${groupThousands(schedules)} schedules of ${flags.sweeps} sweeps${bound} (${modes.join(', ')}); over ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)} runs only with --yes`,
+    );
+  }
+}
+
 interface ExploreFlags extends TlsFlags {
   mode?: Mode[];
+  sweeps: number;
+  maxSwitches?: number;
+  yes?: boolean;
+  html?: string;
   maxStalled: number;
   stalledBefore: number;
   url?: string;
@@ -52,6 +88,14 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
       "Run every order of two sweeps' round trips on one job, one fresh queue per order, and judge each outcome from the server: how many orders break each mode, and the fewest switches that do.",
     )
     .addOption(new Option('--mode <modes>', `a comma list of ${explorable().join(', ')} (default: all)`).argParser(parseExploreModes))
+    .addOption(new Option('--sweeps <n>', 'sweeps on the job: 2, or 3 with --max-switches').default(2).argParser(intFlag('--sweeps', SWEEPS)))
+    .addOption(
+      new Option(
+        '--max-switches <k>',
+        'only the schedules with at most K preemptions (changes of sweep while the one that had the turn could go on)',
+      ).argParser(intFlag('--max-switches', MAX_SWITCHES)),
+    )
+    .addOption(new Option('--yes', `explore more than ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)} schedules`))
     .addOption(
       new Option('--max-stalled <n>', 'stall count at which the job goes to dead')
         .default(LIMITS.maxStalled.default)
@@ -64,11 +108,34 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
     )
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
     .addOption(new Option('--server-bin <path>', 'redis-server, valkey-server or redict-server binary for the embedded server'))
-    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false));
+    .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
+    .addOption(
+      new Option('--html <file>', 'also write a self-contained web page: each outcome matrix, each witness as a sequence diagram').argParser(
+        outputFileFlag('--html'),
+      ),
+    );
   addTlsOptions(explore);
   explore.action(async (flags: ExploreFlags) => {
     exit.code = await exploreMain(flags, io);
   });
+}
+
+/** The command line that runs this exploration again (the URL's password redacted), for the page. */
+function exploreCommandLine(flags: ExploreFlags): string {
+  return commandLine(
+    ['explore'],
+    [
+      ['--mode', flags.mode],
+      ['--sweeps', flags.sweeps === SWEEPS.default ? undefined : flags.sweeps],
+      ['--max-switches', flags.maxSwitches],
+      ['--yes', flags.yes],
+      ['--max-stalled', flags.maxStalled === LIMITS.maxStalled.default ? undefined : flags.maxStalled],
+      ['--stalled-before', flags.stalledBefore === LIMITS.stalledBefore.default ? undefined : flags.stalledBefore],
+      ['--url', flags.url],
+      ['--json', flags.json],
+      ['--html', flags.html],
+    ],
+  );
 }
 
 async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
@@ -76,12 +143,13 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   const { jsonHeader } = await import('../report/json-header.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { exploreMode } = await import('../explore/explore.js');
-  const { EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
+  const { BOUND_LEGEND, EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
   const { serverHasFunctions } = await import('../sweepers/function-library.js');
   const { stopCause } = await import('../interrupt.js');
   if (flags.stalledBefore >= flags.maxStalled) {
     throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled})`);
   }
+  await checkPlan(flags);
   const choice: ServerChoice = {
     ...(flags.url !== undefined ? { url: flags.url } : {}),
     ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
@@ -89,6 +157,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   };
   chooseTarget(choice, io.env);
   type Exploration = Awaited<ReturnType<typeof exploreMode>>;
+  type ExploreReportJson = import('../explore/render.js').ExploreReportJson;
 
   return withSession(
     () => openSession(choice, io.env),
@@ -117,6 +186,8 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
                 batch: LIMITS.batch.default,
                 maxStalled: flags.maxStalled,
                 stalledBefore: flags.stalledBefore,
+                sweeps: flags.sweeps,
+                ...(flags.maxSwitches !== undefined ? { maxSwitches: flags.maxSwitches } : {}),
                 defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
               });
               done.push(exploration);
@@ -131,29 +202,35 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
       }
       const complete = failure === undefined && done.every((e) => e.complete);
       const server = { kind: session.info.kind, version: session.info.version, url: session.target.display };
+      const stopped =
+        failure === undefined
+          ? undefined
+          : failure instanceof EmqError
+            ? { exit: failure.exitCode, message: scrubUrlText(failure.message) }
+            : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
+      const report: ExploreReportJson = {
+        kind: 'explore',
+        complete,
+        server,
+        maxStalled: flags.maxStalled,
+        stalledBefore: flags.stalledBefore,
+        sweeps: flags.sweeps,
+        maxSwitches: flags.maxSwitches ?? null,
+        modes: done.map(explorationJson),
+        ...(stopped ? { stopped } : {}),
+      };
       if (flags.json) {
-        const stopped =
-          failure === undefined
-            ? undefined
-            : failure instanceof EmqError
-              ? { exit: failure.exitCode, message: scrubUrlText(failure.message) }
-              : { exit: ExitCode.server, message: 'unexpected error (a bug; please report it)' };
-        const json = {
-          ...jsonHeader(),
-          kind: 'explore',
-          complete,
-          server,
-          maxStalled: flags.maxStalled,
-          stalledBefore: flags.stalledBefore,
-          modes: done.map(explorationJson),
-        };
-        io.out(`${JSON.stringify(stopped ? { ...json, stopped } : json)}\n`);
+        io.out(`${JSON.stringify({ ...jsonHeader(), ...report })}\n`);
       } else {
         const width = outputWidth(io);
         const headline = wrapLines(serverHeadline(server, session.embedded ? 'stopped' : undefined), width);
-        const legend = wrapLines(EXPLORE_LEGEND, width);
+        const legend = wrapLines(flags.maxSwitches === undefined ? EXPLORE_LEGEND : `${EXPLORE_LEGEND} ${BOUND_LEGEND}`, width);
         const tables = done.map((exploration) => renderExploration(exploration, width));
         io.out(`${[headline, ...tables, legend.trimEnd(), ...(complete ? [] : ['incomplete: stopped before every order was run'])].join('\n\n')}\n`);
+      }
+      if (flags.html !== undefined) {
+        const { writeExplorePage } = await import('../html/report-files.js');
+        writeExplorePage(flags.html, { ...jsonHeader(), ...report }, exploreCommandLine(flags), io, flags.json);
       }
       if (failure !== undefined) throw failure;
       return ExitCode.ok;

@@ -39,9 +39,9 @@ const SUBCOMMAND_GROUPS: Readonly<Record<string, Groups>> = {
     ['Output:', ['--json', '--html', '--svg', '--help']],
   ],
   explore: [
-    ['Explore:', ['--mode', '--max-stalled', '--stalled-before']],
+    ['Explore:', ['--mode', '--sweeps', '--max-switches', '--yes', '--max-stalled', '--stalled-before']],
     ['Server and connection:', ['--url', ...TLS_FLAGS, '--server-bin']],
-    ['Output:', ['--json', '--help']],
+    ['Output:', ['--json', '--html', '--help']],
   ],
   clean: [
     ['What to remove:', ['--queue', '--all', '--yes']],
@@ -113,6 +113,11 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
       'emq-race explain --mode loop --schedule A:detect,A:probe,B:detect,…',
       'replay a witness explore printed, step by step (the line is printed whole to be copied)',
     ],
+    [
+      'emq-race explore --sweeps 3 --max-switches 2',
+      'three sweeps, the schedules with at most two preemptions (of the tens of millions in all): the loop sends a healthy job to dead',
+    ],
+    ['emq-race explore --html explore.html', 'also write each outcome matrix and each witness as a sequence diagram on one web page'],
     [
       'emq-race explore --mode loop,claim --stalled-before 2',
       'a job one stall short of --max-stalled: the dead letter in every order (the loop: some 20,000 executions, minutes)',

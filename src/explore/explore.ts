@@ -6,17 +6,18 @@
  * what the model (model.ts) predicts for the same choices. A signal stops the search after the
  * execution in hand: what was explored is returned, marked incomplete.
  */
+import type { Redis } from 'ioredis';
 import type { Interrupts } from '../interrupt.js';
 import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
 import type { Mode } from '../model.js';
-import type { SweepName } from '../explain/schedule.js';
 import { onStage } from '../explain/stage.js';
+import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
-import type { TraceTurn } from './conductor.js';
+import { EXPLORE_SWEEPS, preemptionsOf, type TraceTurn } from './conductor.js';
 import { modelRun } from './model.js';
 import { auditJob, outcomeClass, type JobFacts } from './outcome.js';
-import { formatTrace, schedulesOf, search, switchesOf, turnsPerSweep } from './search.js';
+import { allSchedules, formatTrace, schedulesOf, search, switchesOf, turnsPerSweep, type Turns } from './search.js';
 import { runTurned } from './turned-run.js';
 import { explainLine } from './witness.js';
 
@@ -29,6 +30,10 @@ export interface ExplorePlan {
   readonly stalledBefore: number;
   /** The explain flags' defaults: a witness's line names only the flags that differ. */
   readonly defaults: { readonly maxStalled: number; readonly stalledBefore: number };
+  /** Sweeps on the job: 2 (A and B) unless given; 3 adds C. */
+  readonly sweeps?: number;
+  /** Only the executions (and schedules) with at most this many preemptions; every one when unset. */
+  readonly maxSwitches?: number;
 }
 
 export interface Execution {
@@ -43,6 +48,8 @@ export interface Execution {
   readonly sameTurns: boolean;
   readonly schedules: number;
   readonly switches: number;
+  /** Switches away from a sweep that could have gone on. */
+  readonly preemptions: number;
 }
 
 export interface Witness {
@@ -57,13 +64,19 @@ export interface Witness {
 export interface Exploration {
   readonly mode: Mode;
   readonly complete: boolean;
+  readonly sweeps: number;
+  /** The preemption bound, or null when every schedule was explored. */
+  readonly maxSwitches: number | null;
+  /** The schedules explored: every one, or those within the bound. */
   readonly schedules: number;
+  /** Every schedule of the sweeps' turns, bound or not. */
+  readonly allSchedules: number;
   readonly executions: Execution[];
   /** Schedules per outcome class, in the order the classes were first met. */
   readonly outcomes: Record<string, number>;
   readonly witnesses: Witness[];
-  /** Each sweep's turns in a schedule: its longest execution's. */
-  readonly turns: Record<SweepName, number>;
+  /** Each sweep's turns in a schedule: its longest execution's (within the bound). */
+  readonly turns: Turns;
 }
 
 /** The fewest switches; among as few, one explain can replay; then the first in A-before-B order. */
@@ -76,12 +89,22 @@ function betterWitness(a: Witness, b: Witness): boolean {
 /** Sums the executions into the exploration's counts and picks each class's witness. Pure. */
 export function summarize(
   mode: Mode,
-  runs: readonly Omit<Execution, 'schedules' | 'switches'>[],
-  plan: Pick<ExplorePlan, 'maxStalled' | 'stalledBefore' | 'defaults'>,
+  runs: readonly Omit<Execution, 'schedules' | 'switches' | 'preemptions'>[],
+  plan: Pick<ExplorePlan, 'maxStalled' | 'stalledBefore' | 'defaults' | 'sweeps' | 'maxSwitches'>,
   complete: boolean,
 ): Exploration {
-  const turns = turnsPerSweep(runs.map((run) => run.trace));
-  const executions = runs.map((run) => ({ ...run, schedules: schedulesOf(run.trace, turns), switches: switchesOf(run.trace) }));
+  const sweeps = plan.sweeps ?? 2;
+  const bound = plan.maxSwitches ?? Number.POSITIVE_INFINITY;
+  const turns = turnsPerSweep(
+    runs.map((run) => run.trace),
+    EXPLORE_SWEEPS.slice(0, sweeps),
+  );
+  const executions = runs.map((run) => ({
+    ...run,
+    schedules: schedulesOf(run.trace, turns, bound),
+    switches: switchesOf(run.trace),
+    preemptions: preemptionsOf(run.trace),
+  }));
   const outcomes: Record<string, number> = {};
   const best = new Map<string, Witness>();
   for (const execution of executions) {
@@ -94,7 +117,10 @@ export function summarize(
   return {
     mode,
     complete,
+    sweeps,
+    maxSwitches: plan.maxSwitches ?? null,
     schedules: executions.reduce((sum, e) => sum + e.schedules, 0),
+    allSchedules: allSchedules(turns),
     executions,
     outcomes,
     witnesses: [...best.values()],
@@ -116,14 +142,25 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
     }
     const turned = { mode: plan.mode, batch: plan.batch, maxStalled: plan.maxStalled, ...(functionName !== undefined ? { functionName } : {}) };
     const job = { stalledBefore: plan.stalledBefore, maxStalled: plan.maxStalled };
+    const sweeps = plan.sweeps ?? 2;
     const { runs, complete } = await search(
       async (prefix) => {
         const queue = `${plan.queue}-${fresh++}`;
-        const run = await onStage(session, { queue, stalledBefore: plan.stalledBefore, keep: false }, interrupts, (stage) => runTurned(stage, turned, prefix));
+        const run = await onStage(session, { queue, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stage) => {
+          // The stage holds two connections; a third sweep gets one of its own, closed with the run.
+          const extra: Redis[] = [];
+          try {
+            for (let i = 2; i < sweeps; i++) extra.push(await connect(session.target));
+            return await runTurned(stage, turned, prefix, [...stage.connections, ...extra]);
+          } finally {
+            for (const redis of extra) redis.disconnect();
+          }
+        });
         const model = modelRun(
           plan.mode,
           job,
           run.trace.map((t) => t.sweep),
+          sweeps,
         );
         const result = {
           facts: run.facts,
@@ -135,6 +172,7 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
         return { trace: run.trace, result };
       },
       () => interrupts.signal.aborted,
+      plan.maxSwitches,
     );
     return summarize(
       plan.mode,

@@ -5,9 +5,9 @@
  * own code (sweepers/), command for command, so the exploration can set every run on the server
  * against the model's prediction for the same order. Pure.
  */
-import type { SweepName } from '../explain/schedule.js';
 import type { Mode } from '../model.js';
-import type { TraceTurn } from './conductor.js';
+import { EXPLORE_SWEEPS, defaultTurn, type ExploreSweep, type TraceTurn } from './conductor.js';
+import { allSchedules, boundedSchedules, search, turnsPerSweep } from './search.js';
 import type { JobFacts } from './outcome.js';
 
 /** The job as the model holds it: one id in active, pending and dead, its hash, and WATCH's view of it. */
@@ -138,16 +138,16 @@ export interface ModelRun {
 }
 
 /**
- * Two sweeps A and B of `mode` on a fresh job, the turns given to `choices` first and then to the
- * first sweep still running, as the conductor does on the server.
+ * Two sweeps A and B of `mode` (or `sweeps` of them: A, B, C) on a fresh job, the turns given to
+ * `choices` first and then as the conductor gives them on the server (`defaultTurn`).
  */
-export function modelRun(mode: Mode, options: ModelOptions, choices: readonly SweepName[]): ModelRun {
+export function modelRun(mode: Mode, options: ModelOptions, choices: readonly ExploreSweep[], sweeps = 2): ModelRun {
   const model = MODELS[mode];
   if (!model) throw new Error(`no model of ${mode}`);
   const job: ModelJob = { inActive: true, pending: 0, inDead: false, stalled: options.stalledBefore, state: 'active', activeVersion: 0, hashVersion: 0 };
-  const names: SweepName[] = ['A', 'B'];
-  const sweeps = names.map(() => model(job, options));
-  const next = sweeps.map((sweep) => sweep.next());
+  const names: ExploreSweep[] = EXPLORE_SWEEPS.slice(0, sweeps);
+  const generators = names.map(() => model(job, options));
+  const next = generators.map((sweep) => sweep.next());
   const trace: TraceTurn[] = [];
   let moves = 0;
   for (;;) {
@@ -155,10 +155,10 @@ export function modelRun(mode: Mode, options: ModelOptions, choices: readonly Sw
     if (live.length === 0) break;
     const forced = choices[trace.length];
     if (forced !== undefined && !live.includes(forced)) throw new Error(`the schedule gives turn ${trace.length + 1} to ${forced}, which has stopped`);
-    const sweep = forced ?? (live[0] as SweepName);
+    const sweep = forced ?? defaultTurn(live, trace.at(-1)?.sweep);
     const i = names.indexOf(sweep);
     trace.push({ sweep, label: String(next[i]?.value), runnable: live });
-    const step = (sweeps[i] as ModelSweep).next();
+    const step = (generators[i] as ModelSweep).next();
     next[i] = step;
     if (step.done) moves += step.value;
   }
@@ -174,4 +174,26 @@ export function modelRun(mode: Mode, options: ModelOptions, choices: readonly Sw
       state: job.state,
     },
   };
+}
+
+/**
+ * What an exploration will run, known before the server is touched: the model searched as the
+ * server will be (the same choices, the same bound), its executions and the schedules they make.
+ */
+export async function plannedExploration(
+  mode: Mode,
+  options: ModelOptions,
+  sweeps: number,
+  maxSwitches: number | undefined,
+): Promise<{ executions: number; schedules: number }> {
+  const { runs } = await search(
+    async (prefix) => ({ trace: modelRun(mode, options, prefix, sweeps).trace, result: null }),
+    () => false,
+    maxSwitches,
+  );
+  const turns = turnsPerSweep(
+    runs.map((run) => run.trace),
+    EXPLORE_SWEEPS.slice(0, sweeps),
+  );
+  return { executions: runs.length, schedules: maxSwitches === undefined ? allSchedules(turns) : boundedSchedules(turns, maxSwitches) };
 }

@@ -158,7 +158,9 @@ export async function shrinkRun(session: Session, interrupts: Interrupts, plan: 
   for (;;) {
     interrupts.signal.throwIfAborted();
     let better: OneJobRun | undefined;
-    for (const order of fewerSwitches(best.trace.map((turn) => turn.sweep))) {
+    // Two sweeps took part: a shrunk run never opens a third connection.
+    const sweeps = best.trace.map((turn) => turn.sweep).filter((sweep): sweep is SweepName => sweep !== 'C');
+    for (const order of fewerSwitches(sweeps)) {
       const tried = await onOneJob(async (stage) => {
         const run = await runTurned(stage, turned, order);
         return judged(stage, run.trace, run.moves);

@@ -6,14 +6,13 @@
  * MULTI/EXEC is one turn, as it is one round trip. Then the job is read back from the server.
  */
 import type { Redis } from 'ioredis';
-import { SWEEP_NAMES, type SweepName } from '../explain/schedule.js';
 import type { Stage } from '../explain/stage.js';
 import type { Mode } from '../model.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { ServerClock } from '../server/clock.js';
 import { gatedConnection } from '../race/gated-connection.js';
 import { loadSweeper } from '../sweepers/strategies.js';
-import { Conductor, type TraceTurn } from './conductor.js';
+import { Conductor, EXPLORE_SWEEPS, type ExploreSweep, type TraceTurn } from './conductor.js';
 import type { JobFacts } from './outcome.js';
 
 export interface TurnedRun {
@@ -48,15 +47,24 @@ export interface TurnedPlan {
   readonly functionName?: string;
 }
 
-/** Sweeps A and B of the plan's mode on the stage's job, `prefix` deciding the first turns. */
-export async function runTurned(stage: Stage, plan: TurnedPlan, prefix: readonly SweepName[]): Promise<TurnedRun> {
+/**
+ * Sweeps A and B of the plan's mode on the stage's job (and C, on a third connection, when given
+ * one), `prefix` deciding the first turns.
+ */
+export async function runTurned(
+  stage: Stage,
+  plan: TurnedPlan,
+  prefix: readonly ExploreSweep[],
+  connections: readonly Redis[] = stage.connections,
+): Promise<TurnedRun> {
   const factory = await loadSweeper(plan.mode);
-  const conductor = new Conductor(SWEEP_NAMES, prefix);
+  const names = EXPLORE_SWEEPS.slice(0, connections.length);
+  const conductor = new Conductor(names, prefix);
   const moves = new Uint32Array(2);
-  const sweep = async (name: SweepName, index: number): Promise<void> => {
+  const sweep = async (name: ExploreSweep, index: number): Promise<void> => {
     try {
       const sweeper = factory({
-        redis: gatedConnection(stage.connections[index === 0 ? 0 : 1], { turn: (label) => conductor.turn(name, label), done: () => conductor.done() }),
+        redis: gatedConnection(connections[index] as Redis, { turn: (label) => conductor.turn(name, label), done: () => conductor.done() }),
         keys: stage.keys,
         clock: stage.clock,
         batch: plan.batch,
@@ -75,7 +83,7 @@ export async function runTurned(stage: Stage, plan: TurnedPlan, prefix: readonly
       throw err;
     }
   };
-  const settled = await Promise.allSettled(SWEEP_NAMES.map((name, index) => sweep(name, index)));
+  const settled = await Promise.allSettled(names.map((name, index) => sweep(name, index)));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
   const facts = await readFacts(stage.admin, stage.keys, stage.jobId, stage.clock);

@@ -23,10 +23,14 @@ const STEP_COMMANDS: readonly (readonly [ReplayStep, number])[] = [
 
 /**
  * The loop execution as explain's schedule of steps, or undefined when the other sweep's commands
- * split a step. A sweep that stopped early names its remaining steps right after its last one (they
+ * split a step or a third sweep took part. A sweep that stopped early names its remaining steps right after its last one (they
  * send nothing); a dead letter it sent is named where it ran.
  */
-export function loopSchedule(trace: readonly TraceTurn[]): string | undefined {
+export function loopSchedule(all: readonly TraceTurn[]): string | undefined {
+  // Explain replays two sweeps: an order of three has no line.
+  const isAorB = (turn: TraceTurn): turn is TraceTurn & { readonly sweep: SweepName } => turn.sweep === 'A' || turn.sweep === 'B';
+  if (!all.every(isAorB)) return undefined;
+  const trace = all;
   const steps: { sweep: SweepName; step: ReplayStep }[] = [];
   const taken: Record<SweepName, number> = { A: 0, B: 0 };
   let open: { sweep: SweepName; left: number } | undefined;
@@ -65,6 +69,8 @@ export function explainLine(
   job: { stalledBefore: number; maxStalled: number },
   defaults: { stalledBefore: number; maxStalled: number },
 ): string | null {
+  // Explain replays two sweeps: an order of three has no line.
+  if (trace.some((turn) => turn.sweep === 'C')) return null;
   const kind = replayOf(mode);
   const flags = [
     ...(job.maxStalled !== defaults.maxStalled ? [`--max-stalled ${job.maxStalled}`] : []),

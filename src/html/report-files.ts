@@ -4,12 +4,14 @@
  */
 import { reportJson, type RaceReport } from '../report/json.js';
 import { runReadout } from '../report/report.js';
+import { explorePage } from './explore-page.js';
 import { gridPage } from './grid-page.js';
 import { writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
 import type { ExplainReportJson, RaceReportJson } from './report-data.js';
 import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
 import type { GridJson } from '../grid/json.js';
+import type { ExploreReportJson } from '../explore/render.js';
 import type { Io, RunResult } from '../model.js';
 
 function announce(io: Io, json: boolean, what: string, path: string): void {
@@ -45,6 +47,12 @@ export function writeExplainFiles(data: ExplainReportJson, flags: ExplainFlagsSe
     writeWhole(flags.svg, explainSvg(data));
     announce(io, flags.json, 'svg diagram', flags.svg);
   }
+}
+
+/** `emq-race explore --html`: the exploration's page, from the same object `explore --json` prints. */
+export function writeExplorePage(path: string, report: ExploreReportJson, command: string, io: Io, machineOutput: boolean): void {
+  writeWhole(path, explorePage(report, { command, generatedAt: new Date().toISOString() }));
+  announce(io, machineOutput, 'html report', path);
 }
 
 /** `emq-race grid --html`: the grid's page, from the same object `grid --json` prints. */

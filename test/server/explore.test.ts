@@ -11,10 +11,10 @@ import { replayLoop } from '../../src/explain/loop-replay.js';
 import { parseSchedule } from '../../src/explain/schedule.js';
 import { onStage } from '../../src/explain/stage.js';
 import { exploreMode, type Exploration } from '../../src/explore/explore.js';
-import { modelRun } from '../../src/explore/model.js';
+import { modelRun, plannedExploration } from '../../src/explore/model.js';
 import { renderExploration } from '../../src/explore/render.js';
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
-import { binomial, search } from '../../src/explore/search.js';
+import { allSchedules, binomial, boundedSchedules, search } from '../../src/explore/search.js';
 import { readFacts, runTurned } from '../../src/explore/turned-run.js';
 import type { Interrupts } from '../../src/interrupt.js';
 import type { Mode } from '../../src/model.js';
@@ -32,7 +32,7 @@ interface ExploreJson {
     complete: boolean;
     schedules: number;
     executions: number;
-    turns: { A: number; B: number };
+    turns: { A: number; B: number; C?: number };
     outcomes: Record<string, number>;
     witnesses: { outcome: string; switches: number; schedule: string; command: string | null }[];
     modelAgrees: boolean;
@@ -209,7 +209,52 @@ forEachServer('explore', (handle) => {
     );
   });
 
-  test('an unknown mode: one line, exit 2, nothing written', async () => {
+  test('three sweeps within two preemptions (the loop) and one (the others): every execution ends as the model predicts', async () => {
+    const seen = new Set<string>();
+    for (const [mode, maxSwitches] of [
+      ['loop', 2],
+      ['claim', 1],
+      ['watch', 1],
+      ['atomic', 2],
+    ] as const) {
+      const exploration = await exploreMode(session, interrupts, {
+        mode,
+        queue: `explore-3s${process.pid}-${counter++}`,
+        batch: 100,
+        ...JOB,
+        defaults: JOB,
+        sweeps: 3,
+        maxSwitches,
+      });
+      assert.ok(exploration.complete);
+      assert.equal(exploration.schedules, boundedSchedules(exploration.turns, maxSwitches), `${mode}: the schedules the bound covers`);
+      assert.equal(exploration.allSchedules, allSchedules(exploration.turns));
+      assert.deepEqual(await plannedExploration(mode, JOB, 3, maxSwitches), { executions: exploration.executions.length, schedules: exploration.schedules });
+      for (const execution of exploration.executions) {
+        assert.ok(execution.preemptions <= maxSwitches);
+        const model = modelRun(
+          mode,
+          JOB,
+          execution.trace.map((t) => t.sweep),
+          3,
+        );
+        const order = execution.trace.map((t) => `${t.sweep}:${t.label}`).join();
+        assert.equal(model.trace.map((t) => `${t.sweep}:${t.label}`).join(), order, `${mode}: the commands the model sends`);
+        assert.deepEqual(model.facts, execution.facts, `${mode} ${order}: the job as the model predicts it`);
+        assert.equal(model.moves, execution.moves, `${mode} ${order}`);
+        assert.equal(execution.outcome, execution.predicted, `${mode} ${order}`);
+      }
+      if (mode !== 'loop') assert.deepEqual(exploration.outcomes, { clean: exploration.schedules }, `${mode} is clean in every order within the bound`);
+      else for (const outcome of Object.keys(exploration.outcomes)) seen.add(outcome);
+    }
+    assert.ok(seen.has('duplicateAndLostIncrement'), [...seen].join());
+    assert.ok(
+      [...seen].some((o) => o.endsWith('DeadLetteredEarly')),
+      `a third sweep sends a healthy job to dead: ${[...seen].join()}`,
+    );
+  });
+
+  test('an unknown mode, four sweeps, three unbounded, a bound over 100,000 schedules: one line, exit 2, nothing written', async () => {
     const admin = new Redis(handle.url);
     try {
       const before = await allKeys(admin);
@@ -218,6 +263,20 @@ forEachServer('explore', (handle) => {
         assert.equal(result.code, 2, mode);
         assert.equal(result.stdout, '');
         assert.match(result.stderr, /^emq-race: --mode: .*\n$/);
+      }
+      for (const [args, message] of [
+        [['--sweeps', '4'], /^emq-race: --sweeps: /],
+        [['--sweeps', '3'], /^emq-race: --sweeps 3: .*--max-switches/],
+        [
+          ['--sweeps', '3', '--max-switches', '4', '--mode', 'loop'],
+          /^emq-race: explore: 286,110 schedules of 3 sweeps with at most 4 preemptions \(loop\); over 100,000 runs only with --yes\n$/,
+        ],
+      ] as const) {
+        const result = await runCli(['explore', '--url', handle.url, ...args]);
+        assert.equal(result.code, 2, args.join(' '));
+        assert.equal(result.stdout, '');
+        assert.match(result.stderr, message);
+        assert.equal(result.stderr.split('\n').length, 2, 'one line');
       }
       assert.deepEqual(await allKeys(admin), before);
     } finally {
