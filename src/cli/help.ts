@@ -21,7 +21,10 @@ const GROUPS: Groups = [
   ['Your queue library:', ['--lib', '--lib-from']],
   ['Server and connection:', ['--url', '--tls-ca', '--tls-cert', '--tls-key', '--tls-insecure', '--server-bin', '--keep']],
   ['Output and CI:', ['--json', '--csv', '--wide', '--html', '--expect', '--version', '--help']],
-  ['What the race costs:', ['--workers', '--cycles', '--observe', '--fault', '--failover-after', '--failover-calls', '--wait-replicas', '--allow-server-wide']],
+  [
+    'What the race costs:',
+    ['--workers', '--cycles', '--observe', '--fault', '--failover-after', '--failover-calls', '--wait-replicas', '--replica-lag', '--allow-server-wide'],
+  ],
   ['Realism:', ['--pending', '--live', '--probe-delay', '--interval', '--jitter', '--latency', '--latency-jitter', '--max-sweeps']],
   ['Scale:', ['--loop-jobs', '--queues', '--processes', '--server-stats', '--cluster', '--embedded-cluster']],
 ];

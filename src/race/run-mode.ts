@@ -76,14 +76,18 @@ export async function runMode(session: RunSession, run: ModeRun, interrupts: Int
 
 /**
  * --fault failover: the run on a primary and replica of its own, started for it and stopped on
- * every way out; its connections, the admin's among them, go through the pair's front proxy.
+ * every way out; its connections, the admin's among them, go through the pair's front proxy. With
+ * --keep a run that went through its failover leaves the promoted replica running, the queue's
+ * keys on it, and says where.
  */
 async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
-  const pair = await startFailoverPair(bin);
+  const pair = await startFailoverPair({ bin, replicaLagMs: settled.consequences.failover?.replicaLagMs });
   let admin: Redis | undefined;
   try {
     admin = await connect(pair.target);
-    return await claimAndRace({ admin, target: pair.target }, run, settled, interrupts, clientNow, pair);
+    const result = await claimAndRace({ admin, target: pair.target }, run, settled, interrupts, clientNow, pair);
+    const kept = run.keep && result.failover ? pair.keepPromoted() : undefined;
+    return kept && result.failover ? { ...result, failover: { ...result.failover, keptServer: { url: kept.url, pid: kept.pid } } } : result;
   } finally {
     admin?.disconnect();
     await pair.stop();
@@ -321,6 +325,8 @@ function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameter
     unconfirmedMoves: counts.unconfirmedMoves,
     waitTimeouts: counts.waitTimeouts,
     waitReplicas: wait ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : null,
+    replicaLagMs: drill.settings.replicaLagMs ?? 0,
+    keptServer: null,
     promotedBy: 'tool',
     sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
   };

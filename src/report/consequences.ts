@@ -97,5 +97,6 @@ function failoverLine(f: FailoverFigures): string {
   const wait = f.waitReplicas
     ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)`
     : '';
-  return `the replica's link was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
+  const lag = f.replicaLagMs > 0 ? ` (held ${f.replicaLagMs} ms each way)` : '';
+  return `the replica's link${lag} was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

@@ -1,7 +1,8 @@
 /**
  * The servers of one `--fault failover` run: an embedded primary, an embedded replica of it (each
  * under its own keeper, so neither outlives the tool however it ends), the replica's replication
- * link through a proxy the tool can cut, and the run's own connections through another proxy that
+ * link through a proxy the tool can cut (and, with --replica-lag, through the latency proxy after it,
+ * which holds what the link carries), and the run's own connections through another proxy that
  * carries them over to the replica once it is promoted. The drill's steps, in order: `cut` (once
  * the replica holds every byte the primary has written), then `failover` (the primary killed with
  * SIGKILL, the replica promoted with REPLICAOF NO ONE, every connection carried over).
@@ -11,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { serverError } from '../errors.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { startProxyThread } from './latency-proxy.js';
 import { startSwitchProxy, type SwitchProxy } from './switch-proxy.js';
 
 export interface FailoverPair {
@@ -27,15 +29,36 @@ export interface FailoverPair {
    * `promoted` runs on the new primary before any of them reaches it.
    */
   failover(signal: AbortSignal, promoted?: (primary: Redis) => Promise<void>): Promise<void>;
+  /**
+   * --keep: the promoted replica left running once the tool exits, with the run's keys on it, for
+   * whoever wants to read them; undefined (nothing kept) before the failover. `stop` then stops
+   * the rest.
+   */
+  keepPromoted(): KeptPromoted | undefined;
   /** Stops both servers and both proxies: every way out. */
   stop(): Promise<void>;
+}
+
+/** Where the promoted replica a run kept runs (--keep). */
+export interface KeptPromoted {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
 }
 
 /** How long the replica may take to sync, and the proxy to see every reply home. */
 const SETTLE_MS = 10_000;
 
-export async function startFailoverPair(bin: string | undefined): Promise<FailoverPair> {
+export interface PairOptions {
+  readonly bin?: string | undefined;
+  /** Ms the replication link holds every chunk, each way (--replica-lag); 0 or absent: none. */
+  readonly replicaLagMs?: number | undefined;
+}
+
+export async function startFailoverPair(options: PairOptions): Promise<FailoverPair> {
+  const { bin } = options;
   const started: { stop(): Promise<void> }[] = [];
+  const losses: AbortSignal[] = [];
   const direct: Redis[] = [];
   const stopAll = async (): Promise<void> => {
     for (const redis of direct) redis.disconnect();
@@ -45,7 +68,17 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
     // A diskless sync starts at once rather than after the 5 s it waits by default for more replicas.
     const primary = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] });
     started.push(primary);
-    const link = await startSwitchProxy(primary.port);
+    // The lag sits between the cut and the primary: the replica's link is the latency proxy's
+    // client, so a cut still closes it at once, while what the primary sends reaches the replica
+    // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
+    let upstream = primary.port;
+    if (options.replicaLagMs) {
+      const lag = await startProxyThread({ targetHost: '127.0.0.1', targetPort: primary.port, delayMs: 2 * options.replicaLagMs });
+      started.push({ stop: () => lag.close() });
+      losses.push(lag.lost);
+      upstream = lag.port;
+    }
+    const link = await startSwitchProxy(upstream);
     started.push(link);
     const replica: EmbeddedServer = await startEmbeddedServer({
       ...(bin !== undefined ? { bin } : {}),
@@ -66,11 +99,12 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
       'the replica did not finish its first sync',
     );
     const url = `redis://127.0.0.1:${front.port}`;
+    let promotedDone = false;
     return {
       target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
       primaryPid: primary.pid,
       replicaPid: replica.pid,
-      lost: AbortSignal.any([primary.lost, replica.lost]),
+      lost: AbortSignal.any([primary.lost, replica.lost, ...losses]),
       async cut(signal) {
         const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
         await until(
@@ -92,7 +126,13 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
         await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
         await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
         await promoted?.(replicaAdmin);
+        promotedDone = true;
         await front.switchTo(replica.port);
+      },
+      keepPromoted() {
+        if (!promotedDone) return undefined;
+        replica.detach();
+        return { url: replica.url, port: replica.port, pid: replica.pid };
       },
       stop: stopAll,
     };

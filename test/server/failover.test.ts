@@ -1,13 +1,17 @@
 /**
  * --fault failover on Redis and Valkey: the run's own primary and replica, the replica's link cut
  * after the K-th acknowledged sweep call, the primary killed M calls later, the replica promoted.
- * The atomic sweep loses exactly what the calls after the cut moved; with --wait-replicas nothing
- * acknowledged is lost. After each run no server of the pair is left, nor its data folder.
+ * The atomic sweep loses exactly what the calls after the cut moved, with the link's lag too,
+ * and the test counts that loss itself on the promoted replica --keep left running; with
+ * --wait-replicas nothing acknowledged is lost. After each run no server of the pair is left,
+ * nor its data folder.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { FailoverFigures } from '../../src/model.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { which } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
 import { alive, commandLine } from '../helpers/processes.js';
@@ -65,6 +69,9 @@ function assertNothingLeft(spawned: readonly Spawned[]): void {
 
 type RunJson = {
   mode: string;
+  queue: string;
+  jobs: number;
+  stalledBefore: number;
   batch: number;
   lostIncrements: number;
   doubleRecoveries: number;
@@ -77,29 +84,65 @@ const runsOf = (json: Record<string, unknown>): RunJson[] => json.runs as RunJso
 
 const SMALL = ['--jobs', '200', '--batch', '10', '--sweepers', '2', '--live', '0', '--json'];
 
+/**
+ * The test's own count on a promoted replica --keep left running, with plain commands: the stall
+ * counters' gains over the seed, and the entries of pending. Then the server is shut down and its
+ * folder removed, as its kept line tells a user to.
+ */
+async function countOnKept(run: RunJson): Promise<{ gained: number; pending: number; distinctPending: number }> {
+  const kept = run.failover.keptServer;
+  assert.ok(kept, 'the promoted replica was kept');
+  const dir = readlinkSync(`/proc/${kept.pid}/cwd`);
+  const redis = await connect(parseServerUrl(kept.url));
+  try {
+    const prefix = `emq:{${run.queue}}:`;
+    const pipeline = redis.pipeline();
+    for (let id = 1; id <= run.jobs; id++) pipeline.hget(`${prefix}job:${id}`, 'stalled');
+    const replies = (await pipeline.exec()) ?? [];
+    const gained = replies.reduce((sum, [, value]) => sum + Number(value) - run.stalledBefore, 0);
+    const pending = await redis.lrange(`${prefix}pending`, 0, -1);
+    return { gained, pending: pending.length, distinctPending: new Set(pending).size };
+  } finally {
+    await redis.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+    redis.disconnect();
+    while (alive(kept.pid)) await sleep(10);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 for (const kind of SERVER_KINDS) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
   describe(`failover [${kind.kind}]`, { skip }, () => {
     const atomicDrill = ['--server-bin', kind.bin, '--mode', 'atomic', '--fault', 'failover', '--failover-after', '5'];
-    test('atomic: the acknowledged moves lost are the ones predicted, a multiple of the batch, and the audit counts them too', async () => {
-      const { json, spawned } = await runWatched([...atomicDrill, '--trials', '2', ...SMALL]);
+    test('atomic, 20 ms of replica lag, 3 trials: the moves lost are the ones predicted, a multiple of the batch, and the test counts them on the promoted replica', async () => {
+      const { json, spawned } = await runWatched([...atomicDrill, '--replica-lag', '20', '--trials', '3', '--keep', ...SMALL]);
       const runs = runsOf(json);
-      assert.equal(runs.length, 2);
+      assert.equal(runs.length, 3);
       for (const run of runs) {
         const f = run.failover;
         assert.equal(f.after, 5);
+        assert.equal(f.replicaLagMs, 20);
         assert.equal(f.promotedBy, 'tool');
         assert.equal(f.callsAfterCut, 2);
         assert.ok(f.predictedLoss !== null && f.predictedLoss > 0, `predicted ${f.predictedLoss}`);
+        // With the link held 20 ms, the cut still waits for the replica to catch up: only the
+        // calls after it are lost, no more.
         assert.equal(f.ackedMovesLost, f.predictedLoss);
         assert.equal(f.ackedMovesLost % run.batch, 0);
-        // The independent count: the run's ordinary audit on the new primary, the stall counters
-        // against the sweepers' records, knows nothing of the drill.
+        // The run's ordinary audit on the new primary knows nothing of the drill.
         assert.equal(run.lostIncrements, f.ackedMovesLost);
         assert.equal(run.doubleRecoveries, f.jobsRecoveredTwice);
         assert.equal(f.counterIncrementsLost, f.ackedMovesLost);
         assert.equal(run.lostJobs, 0);
         assert.equal(f.unconfirmedMoves, 0);
+        // The independent count: every job's counter read on the promoted replica by the test.
+        // Each job shows one stall there; the moves the sweepers recorded beyond them are the loss.
+        const counted = await countOnKept(run);
+        assert.equal(counted.gained, run.jobs);
+        assert.equal(run.recoveries - counted.gained, f.ackedMovesLost);
+        // The server alone shows no duplicate: the lost first recovery left no entry behind.
+        assert.equal(counted.pending, run.jobs);
+        assert.equal(counted.distinctPending, run.jobs);
       }
       assertNothingLeft(spawned);
     });

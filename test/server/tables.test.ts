@@ -50,6 +50,8 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
       unconfirmedMoves: 0,
       waitTimeouts: 0,
       waitReplicas: { replicas: 1, timeoutMs: 500 },
+      replicaLagMs: 20,
+      keptServer: { url: 'redis://127.0.0.1:2', pid: 2 },
       promotedBy: 'tool',
       sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
     },
