@@ -177,6 +177,8 @@ export interface FailoverSettings {
   readonly waitReplicas?: { readonly replicas: number; readonly timeoutMs: number };
   /** --replica-lag MS: what the replication link's proxy holds each chunk, each way. */
   readonly replicaLagMs?: number;
+  /** --sentinel: an embedded Sentinel promotes the replica after the primary's kill. */
+  readonly sentinel?: boolean;
 }
 
 /** What a failover run found, each figure with where it comes from (docs/failover.md). */
@@ -200,7 +202,13 @@ export interface FailoverFigures {
   readonly replicaLagMs: number;
   /** --keep: the promoted replica left running with the run's keys (url and pid); null when none was kept. */
   readonly keptServer: { readonly url: string; readonly pid: number } | null;
-  readonly promotedBy: 'tool';
+  /**
+   * With --wait-replicas: the companion run without WAIT (same mode, jobs and schedule, a fresh
+   * pair), run just `before` or `after` this one: its jobs/s and its acknowledged moves lost. Null without WAIT.
+   */
+  readonly withoutWait: { readonly jobsPerSec: number; readonly ackedMovesLost: number; readonly order: 'before' | 'after' } | null;
+  /** Who promoted the replica: the tool (REPLICAOF NO ONE), or an embedded Sentinel (--sentinel). */
+  readonly promotedBy: 'tool' | 'sentinel';
   readonly sources: {
     readonly ackedMovesLost: 'server+sweepers';
     readonly predictedLoss: 'sweepers';

@@ -71,6 +71,7 @@ export interface MainFlags extends TlsFlags {
   failoverCalls?: number;
   waitReplicas?: { replicas: number; timeoutMs: number };
   replicaLag?: number;
+  sentinel?: boolean;
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -140,6 +141,7 @@ export function raceFlagOptions(): Option[] {
       '--replica-lag <ms>',
       `with --fault failover: hold what the replication link carries this many ms each way (${range(LIMITS.replicaLag)}; default ${LIMITS.replicaLag.default})`,
     ).argParser(intFlag('--replica-lag', LIMITS.replicaLag)),
+    new Option('--sentinel', 'with --fault failover: an embedded Sentinel promotes the replica after the primary is killed, not the tool'),
     new Option('--allow-server-wide', "let --fault script-flush run on a --url server (it empties every application's script cache)").default(false),
     new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`)
       .default(LIMITS.workers.default)
@@ -250,6 +252,7 @@ function failoverAsked(flags: MainFlags): { failover?: NonNullable<RaceOptions['
       calls: flags.failoverCalls ?? LIMITS.failoverCalls.default,
       ...(flags.waitReplicas ? { waitReplicas: flags.waitReplicas } : {}),
       ...(flags.replicaLag ? { replicaLagMs: flags.replicaLag } : {}),
+      ...(flags.sentinel ? { sentinel: true } : {}),
     },
   };
 }
@@ -267,7 +270,9 @@ function checkFailoverFlags(flags: MainFlags): void {
             ? '--wait-replicas'
             : flags.replicaLag !== undefined
               ? '--replica-lag'
-              : undefined;
+              : flags.sentinel
+                ? '--sentinel'
+                : undefined;
     if (stray) throw usageError(`${stray}: only with --fault failover (it schedules the failover drill)`);
     return;
   }

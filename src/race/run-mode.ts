@@ -79,9 +79,39 @@ export async function runMode(session: RunSession, run: ModeRun, interrupts: Int
  * every way out; its connections, the admin's among them, go through the pair's front proxy. With
  * --keep a run that went through its failover leaves the promoted replica running, the queue's
  * keys on it, and says where.
+ *
+ * With --wait-replicas the run has a companion: the same mode, jobs and schedule on a fresh pair
+ * of its own, without WAIT, run just before it on odd trials and just after it on even ones (so
+ * that neither side always gets the quieter machine). Its jobs/s is what WAIT's cost is read
+ * against; it reports nothing else and keeps nothing.
  */
 async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
-  const pair = await startFailoverPair({ bin, replicaLagMs: settled.consequences.failover?.replicaLagMs });
+  const failover = settled.consequences.failover;
+  if (!failover?.waitReplicas) return onePairRun(bin, run, settled, interrupts, clientNow);
+  const { after, calls, replicaLagMs, sentinel } = failover;
+  const noWait: Settled = {
+    ...settled,
+    consequences: { ...settled.consequences, failover: { after, calls, ...(replicaLagMs ? { replicaLagMs } : {}), ...(sentinel ? { sentinel } : {}) } },
+  };
+  const { progress: _progress, ...quiet } = run;
+  const companion = (): Promise<RunResult> => onePairRun(bin, { ...quiet, keep: false }, noWait, interrupts, clientNow);
+  const first = (run.trial ?? 1) % 2 === 1;
+  const before = first ? await companion() : undefined;
+  const result = await onePairRun(bin, run, settled, interrupts, clientNow);
+  const without = before ?? (await companion());
+  if (!result.failover || !without.failover) return result;
+  return {
+    ...result,
+    failover: {
+      ...result.failover,
+      withoutWait: { jobsPerSec: without.jobsPerSec, ackedMovesLost: without.failover.ackedMovesLost, order: first ? 'before' : 'after' },
+    },
+  };
+}
+
+async function onePairRun(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+  const failover = settled.consequences.failover;
+  const pair = await startFailoverPair({ bin, replicaLagMs: failover?.replicaLagMs, sentinel: failover?.sentinel });
   let admin: Redis | undefined;
   try {
     admin = await connect(pair.target);
@@ -160,7 +190,7 @@ async function raceOnQueue(
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
     // and the first and last job's hash (every job keeps its hash all run long).
     await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
-    const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed);
+    const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed, pair?.promotedBy ?? 'tool');
     return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}) };
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
@@ -284,6 +314,7 @@ async function judge(
   raced: Raced,
   signal: AbortSignal,
   claimed: Pick<ClaimedRun, 'runId' | 'confirmKeys'>,
+  promotedBy: FailoverFigures['promotedBy'],
 ): Promise<[AuditCounts, FailoverFigures | undefined]> {
   // No built-in strategy deletes a job hash, so one without the run id the seed wrote into it (gone,
   // or gone and re-created by a sweep's write) is another client's doing, a DEL in the middle of
@@ -306,11 +337,16 @@ async function judge(
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
-  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot) : undefined];
+  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy) : undefined];
 }
 
 /** The drill's own counts beside the new primary's counters set against the sweepers' records. */
-function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameters<typeof failoverLosses>[0]): FailoverFigures {
+function failoverFigures(
+  run: ModeRun,
+  drill: FailoverDrill,
+  snapshot: Parameters<typeof failoverLosses>[0],
+  promotedBy: FailoverFigures['promotedBy'],
+): FailoverFigures {
   const counts = drill.counts;
   const losses = failoverLosses(snapshot, drill.tally);
   const wait = drill.settings.waitReplicas;
@@ -327,7 +363,8 @@ function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameter
     waitReplicas: wait ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : null,
     replicaLagMs: drill.settings.replicaLagMs ?? 0,
     keptServer: null,
-    promotedBy: 'tool',
+    withoutWait: null,
+    promotedBy,
     sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
   };
 }

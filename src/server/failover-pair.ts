@@ -13,6 +13,7 @@ import { serverError } from '../errors.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { startProxyThread } from './latency-proxy.js';
+import { startSentinel } from './sentinel.js';
 import { startSwitchProxy, type SwitchProxy } from './switch-proxy.js';
 
 export interface FailoverPair {
@@ -20,12 +21,15 @@ export interface FailoverPair {
   readonly target: ServerTarget;
   readonly primaryPid: number;
   readonly replicaPid: number;
-  /** Aborted when either server's keeper was killed from outside (embedded-server.ts). */
+  /** Aborted when a keeper of the pair (or of its Sentinel) was killed from outside (embedded-server.ts). */
   readonly lost: AbortSignal;
+  /** Who promotes the replica: the tool itself, or the pair's Sentinel (--sentinel). */
+  readonly promotedBy: 'tool' | 'sentinel';
   /** Waits until the replica holds all the primary wrote, then cuts the replication link. */
   cut(signal: AbortSignal): Promise<void>;
   /**
-   * Kills the primary (SIGKILL), promotes the replica, and carries every run connection over to it;
+   * Kills the primary (SIGKILL), promotes the replica (or, with a Sentinel, waits until Sentinel
+   * has promoted it and names it), and carries every run connection over to it;
    * `promoted` runs on the new primary before any of them reaches it.
    */
   failover(signal: AbortSignal, promoted?: (primary: Redis) => Promise<void>): Promise<void>;
@@ -53,7 +57,12 @@ export interface PairOptions {
   readonly bin?: string | undefined;
   /** Ms the replication link holds every chunk, each way (--replica-lag); 0 or absent: none. */
   readonly replicaLagMs?: number | undefined;
+  /** --sentinel: an embedded Sentinel promotes the replica, not the tool. */
+  readonly sentinel?: boolean | undefined;
 }
+
+/** How long a Sentinel may take to hold the killed primary down, elect itself and promote the replica. */
+const SENTINEL_PROMOTION_MS = 30_000;
 
 export async function startFailoverPair(options: PairOptions): Promise<FailoverPair> {
   const { bin } = options;
@@ -91,13 +100,20 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     const replicaTarget = parseServerUrl(replica.url);
     const primaryAdmin = await connect(primaryTarget);
     direct.push(primaryAdmin);
-    const replicaAdmin = await connect(replicaTarget);
+    let replicaAdmin = await connect(replicaTarget);
     direct.push(replicaAdmin);
     await until(
       async () => /master_link_status:up/.test(await replicaAdmin.info('replication')),
       AbortSignal.timeout(SETTLE_MS),
       'the replica did not finish its first sync',
     );
+    // Started once the replica is in sync, so that the primary it asks first already names it.
+    const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
+    if (sentinel) {
+      started.push(sentinel);
+      losses.push(sentinel.lost);
+      await until(() => sentinel.knowsReplica(replica.port), AbortSignal.timeout(SETTLE_MS), 'Sentinel did not find the replica');
+    }
     const url = `redis://127.0.0.1:${front.port}`;
     let promotedDone = false;
     return {
@@ -105,6 +121,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       primaryPid: primary.pid,
       replicaPid: replica.pid,
       lost: AbortSignal.any([primary.lost, replica.lost, ...losses]),
+      promotedBy: sentinel ? 'sentinel' : 'tool',
       async cut(signal) {
         const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
         await until(
@@ -124,10 +141,30 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         primaryAdmin.disconnect();
         process.kill(primary.pid, 'SIGKILL');
         await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
-        await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+        let next = replica.port;
+        if (sentinel) {
+          // Sentinel names the new primary once its failover is done; the tool carries the run's
+          // connections to whatever it names, as a client that asks Sentinel would.
+          await until(
+            async () => (await sentinel.primaryPort()) !== primary.port,
+            AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
+            'Sentinel did not promote the replica',
+          );
+          next = await sentinel.primaryPort();
+          if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
+          // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
+          replicaAdmin.disconnect();
+          replicaAdmin = await connect(replicaTarget);
+          direct.push(replicaAdmin);
+          await until(
+            async () => /^role:master/m.test(await replicaAdmin.info('replication')),
+            AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+            'the replica Sentinel named is not a primary',
+          );
+        } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
         await promoted?.(replicaAdmin);
         promotedDone = true;
-        await front.switchTo(replica.port);
+        await front.switchTo(next);
       },
       keepPromoted() {
         if (!promotedDone) return undefined;

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { FailoverFigures } from '../../src/model.js';
@@ -56,19 +57,34 @@ async function runWatched(args: readonly string[]): Promise<{ json: Record<strin
   }
 }
 
-/** Nothing of the run is left: no keeper, no server, no data folder named on a keeper's command line. */
-function assertNothingLeft(spawned: readonly Spawned[]): void {
+/** Whether something accepts connections on loopback `port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Nothing of the run is left: no keeper, no server or Sentinel, no port they listened on, no data folder named on a keeper's command line. */
+async function assertNothingLeft(spawned: readonly Spawned[]): Promise<void> {
   // The session's server and, per trial, the pair's two: each with its keeper.
   assert.ok(spawned.filter((p) => /server-keeper/.test(p.line)).length >= 3, `keepers seen: ${spawned.map((p) => p.line).join('; ')}`);
   for (const { pid, line } of spawned) {
     assert.ok(!alive(pid) || commandLine(pid) !== line, `left running: ${pid} ${line}`);
     const dir = /server-keeper\.js (\S+)/.exec(line)?.[1];
     if (dir) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
+    const port = Number(/ --port (\d+)/.exec(line)?.[1] ?? 0);
+    if (port > 0) assert.ok(!(await listening(port)), `port left listening: ${port} (${line})`);
   }
 }
 
 type RunJson = {
   mode: string;
+  trial: number;
   queue: string;
   jobs: number;
   stalledBefore: number;
@@ -144,30 +160,88 @@ for (const kind of SERVER_KINDS) {
         assert.equal(counted.pending, run.jobs);
         assert.equal(counted.distinctPending, run.jobs);
       }
-      assertNothingLeft(spawned);
+      await assertNothingLeft(spawned);
     });
 
-    test('atomic with --wait-replicas 1:500: no acknowledged move lost; the cut calls are unconfirmed', async () => {
-      const { json, spawned } = await runWatched([...atomicDrill, '--wait-replicas', '1:500', ...SMALL]);
-      const [run] = runsOf(json);
-      assert.ok(run);
-      assert.equal(run.failover.ackedMovesLost, 0);
-      assert.equal(run.failover.predictedLoss, 0);
-      assert.ok(run.failover.waitTimeouts >= 2, `waitTimeouts ${run.failover.waitTimeouts}`);
-      // What the cut calls moved is lost all the same, but was never counted as acknowledged.
-      assert.ok(run.failover.counterIncrementsLost > 0);
-      assert.ok(run.failover.unconfirmedMoves >= run.failover.counterIncrementsLost);
-      assertNothingLeft(spawned);
+    test('atomic with --wait-replicas 1:500, 20 ms of lag, 3 trials: no acknowledged move lost; the cut calls unconfirmed; the companion without WAIT beside each', async () => {
+      const { json, spawned } = await runWatched([...atomicDrill, '--replica-lag', '20', '--wait-replicas', '1:500', '--trials', '3', ...SMALL]);
+      const runs = runsOf(json);
+      assert.equal(runs.length, 3);
+      for (const run of runs) {
+        const f = run.failover;
+        assert.equal(f.ackedMovesLost, 0);
+        assert.equal(f.predictedLoss, 0);
+        assert.ok(f.waitTimeouts >= 2, `waitTimeouts ${f.waitTimeouts}`);
+        // What the cut calls moved is lost all the same, but was never counted as acknowledged.
+        assert.ok(f.counterIncrementsLost > 0);
+        assert.ok(f.unconfirmedMoves >= f.counterIncrementsLost);
+        // The companion run without WAIT, same schedule on a pair of its own: it loses what its
+        // calls after the cut moved, and its jobs/s stands beside this run's.
+        const without = f.withoutWait;
+        assert.ok(without, 'the run without WAIT is reported');
+        assert.ok(without.jobsPerSec > 0);
+        assert.ok(without.ackedMovesLost > 0 && without.ackedMovesLost % run.batch === 0, `lost without WAIT: ${without.ackedMovesLost}`);
+        assert.equal(without.order, run.trial % 2 === 1 ? 'before' : 'after');
+      }
+      await assertNothingLeft(spawned);
     });
 
-    test('the loop under the same schedule runs and is audited', async () => {
-      const { json, spawned } = await runWatched(['--server-bin', kind.bin, '--mode', 'loop', '--fault', 'failover', '--failover-after', '5', ...SMALL]);
+    test('atomic, loop and claim side by side under one schedule: each on a pair of its own, each losing across the failover', async () => {
+      const { json, spawned } = await runWatched([
+        '--server-bin',
+        kind.bin,
+        '--mode',
+        'atomic,loop,claim',
+        '--fault',
+        'failover',
+        '--failover-after',
+        '5',
+        ...SMALL,
+      ]);
+      const runs = runsOf(json);
+      assert.deepEqual(
+        runs.map((run) => run.mode),
+        ['atomic', 'loop', 'claim'],
+      );
+      for (const run of runs) {
+        const f = run.failover;
+        assert.equal(f.after, 5, run.mode);
+        assert.equal(f.callsAfterCut, 2, run.mode);
+        assert.equal(run.lostJobs, 0, run.mode);
+        // Every mode moved jobs the promoted replica never received, and recovered them again there.
+        assert.ok(f.counterIncrementsLost > 0, `${run.mode}: ${f.counterIncrementsLost}`);
+        assert.ok(f.jobsRecoveredTwice > 0, `${run.mode}: ${f.jobsRecoveredTwice}`);
+      }
+      const [atomic, loop, claim] = runs;
+      assert.ok(atomic && loop && claim);
+      assert.equal(atomic.failover.ackedMovesLost, atomic.failover.predictedLoss);
+      // A sweep of many round trips has no prediction: other sweepers raced it for the same jobs.
+      assert.equal(loop.failover.predictedLoss, null);
+      assert.equal(claim.failover.predictedLoss, null);
+      // The claim is exact on one server: every job it recovered twice is one the failover brought back.
+      assert.equal(claim.doubleRecoveries, claim.failover.jobsRecoveredTwice);
+      assert.ok(claim.failover.ackedMovesLost > 0);
+      // The session's server, then a primary and a replica (each under a keeper) per mode.
+      assert.ok(spawned.filter((p) => /server-keeper/.test(p.line)).length >= 1 + 2 * runs.length);
+      await assertNothingLeft(spawned);
+    });
+
+    test('--sentinel: a real Sentinel promotes the replica, the loss is still the one predicted, and the Sentinel goes with the pair', async () => {
+      const { json, spawned } = await runWatched([...atomicDrill, '--sentinel', ...SMALL]);
       const [run] = runsOf(json);
       assert.ok(run);
-      assert.equal(run.failover.predictedLoss, null);
-      assert.equal(run.failover.callsAfterCut, 2);
+      const f = run.failover;
+      assert.equal(f.promotedBy, 'sentinel');
+      assert.ok(f.predictedLoss !== null && f.predictedLoss > 0, `predicted ${f.predictedLoss}`);
+      assert.equal(f.ackedMovesLost, f.predictedLoss);
+      assert.equal(run.lostIncrements, f.ackedMovesLost);
       assert.equal(run.lostJobs, 0);
-      assertNothingLeft(spawned);
+      // The Sentinel ran under a keeper of its own, started with its configuration file.
+      assert.ok(
+        spawned.some((p) => /server-keeper\.js .* --sentinel /.test(p.line)),
+        `no Sentinel seen: ${spawned.map((p) => p.line).join('; ')}`,
+      );
+      await assertNothingLeft(spawned);
     });
   });
 }

@@ -52,6 +52,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
       waitReplicas: { replicas: 1, timeoutMs: 500 },
       replicaLagMs: 20,
       keptServer: { url: 'redis://127.0.0.1:2', pid: 2 },
+      withoutWait: { jobsPerSec: 1000, ackedMovesLost: 20, order: 'before' },
       promotedBy: 'tool',
       sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
     },
