@@ -15,7 +15,7 @@ import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FailoverDrill } from './failover-drill.js';
-import type { Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
@@ -114,10 +114,14 @@ async function onePairRun(bin: string | undefined, run: ModeRun, settled: Settle
   const pair = await startFailoverPair({ bin, replicaLagMs: failover?.replicaLagMs, sentinel: failover?.sentinel });
   let admin: Redis | undefined;
   try {
-    admin = await connect(pair.target);
-    const result = await claimAndRace({ admin, target: pair.target }, run, settled, interrupts, clientNow, pair);
-    const kept = run.keep && result.failover ? pair.keepPromoted() : undefined;
-    return kept && result.failover ? { ...result, failover: { ...result.failover, keptServer: { url: kept.url, pid: kept.pid } } } : result;
+    // A keeper of the pair (or of its Sentinel) killed from outside stops the run with its own
+    // line, as the session's server's keeper does.
+    return await underHelper(pair.lost, interrupts, async (watched) => {
+      admin = await connect(pair.target);
+      const result = await claimAndRace({ admin, target: pair.target }, run, settled, watched, clientNow, pair);
+      const kept = run.keep && result.failover ? pair.keepPromoted() : undefined;
+      return kept && result.failover ? { ...result, failover: { ...result.failover, keptServer: { url: kept.url, pid: kept.pid } } } : result;
+    });
   } finally {
     admin?.disconnect();
     await pair.stop();

@@ -77,6 +77,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     // A diskless sync starts at once rather than after the 5 s it waits by default for more replicas.
     const primary = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] });
     started.push(primary);
+    losses.push(primary.lost);
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
     // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
@@ -94,6 +95,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       extraArgs: ['--replicaof', '127.0.0.1', String(link.port)],
     });
     started.push(replica);
+    losses.push(replica.lost);
     const front: SwitchProxy = await startSwitchProxy(primary.port);
     started.push(front);
     const primaryTarget = parseServerUrl(primary.url);
@@ -120,7 +122,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
       primaryPid: primary.pid,
       replicaPid: replica.pid,
-      lost: AbortSignal.any([primary.lost, replica.lost, ...losses]),
+      lost: AbortSignal.any(losses),
       promotedBy: sentinel ? 'sentinel' : 'tool',
       async cut(signal) {
         const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
@@ -175,7 +177,8 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     };
   } catch (err) {
     await stopAll();
-    throw err;
+    // A keeper killed from outside while the pair started: its own line, not the connection it closed.
+    throw losses.find((lost) => lost.aborted)?.reason ?? err;
   }
 }
 

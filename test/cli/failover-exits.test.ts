@@ -77,5 +77,23 @@ for (const kind of SERVER_KINDS) {
       await within(LIMIT_MS, 'the killed run', cli.done);
       await assertNothingLeft(run);
     });
+
+    test("the replica's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
+      const run = await runningPair(cli).catch((err: unknown) => {
+        cli.child.kill('SIGKILL');
+        throw err;
+      });
+      const keeper = run.pids.find((pid) => /server-keeper\.js .* --replicaof /.test(commandLine(pid)));
+      assert.ok(keeper, "the replica's keeper");
+      process.kill(keeper, 'SIGKILL');
+      const result = await within(LIMIT_MS, 'the run after the keeper died', cli.done);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(
+        result.stderr,
+        /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/m,
+      );
+      await assertNothingLeft(run);
+    });
   });
 }
