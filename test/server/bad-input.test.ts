@@ -70,7 +70,7 @@ const CASES: readonly BadInput[] = [
   noUrl(['--replica-lag', '20'], '--replica-lag', '--fault failover'),
   noUrl(['--sentinel'], '--sentinel', '--fault failover'),
   ...intFlagCases('--replica-lag', LIMITS.replicaLag),
-  noUrl(['grid', '--fault', 'failover'], '--fault failover', 'grid'),
+  noUrl(['grid', '--vary', 'replica-lag=0,5'], '--replica-lag', '--fault failover'),
   ...intFlagCases('--failover-after', LIMITS.failoverAfter),
   bad(['--pending', 'heap'], '--pending'),
   bad(['--workers', '2', '--cycles', '3'], '--workers', '--cycles'),

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { FailoverFigures } from '../../src/model.js';
@@ -17,6 +18,7 @@ import { which } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
 import { alive, commandLine } from '../helpers/processes.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 interface Spawned {
   readonly pid: number;
@@ -227,7 +229,8 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('--sentinel: a real Sentinel promotes the replica, the loss is still the one predicted, and the Sentinel goes with the pair', async () => {
-      const { json, spawned } = await runWatched([...atomicDrill, '--sentinel', ...SMALL]);
+      const page = join(tempDir('emq-failover-page-'), 'race.html');
+      const { json, spawned } = await runWatched([...atomicDrill, '--sentinel', '--html', page, ...SMALL]);
       const [run] = runsOf(json);
       assert.ok(run);
       const f = run.failover;
@@ -236,11 +239,30 @@ for (const kind of SERVER_KINDS) {
       assert.equal(f.ackedMovesLost, f.predictedLoss);
       assert.equal(run.lostIncrements, f.ackedMovesLost);
       assert.equal(run.lostJobs, 0);
+      // The page marks the failover among the drill's moments, with what the promoted replica showed.
+      const html = readFileSync(page, 'utf8');
+      assert.match(html, /<section id="failover">/);
+      assert.match(html, /class="failover-moment" data-field="promotedBy" data-value="sentinel"/);
+      assert.ok(html.includes(`<span data-field="ackedMovesLost">${f.ackedMovesLost}</span>`));
       // The Sentinel ran under a keeper of its own, started with its configuration file.
       assert.ok(
         spawned.some((p) => /server-keeper\.js .* --sentinel /.test(p.line)),
         `no Sentinel seen: ${spawned.map((p) => p.line).join('; ')}`,
       );
+      await assertNothingLeft(spawned);
+    });
+
+    test('grid --vary replica-lag=0,20: each cell drills on its own pair at its own lag, and loses what it predicted', async () => {
+      const { json, spawned } = await runWatched(['grid', ...atomicDrill, '--vary', 'replica-lag=0,20', ...SMALL]);
+      const cells = json.cells as { at: Record<string, number>; runs: RunJson[] }[];
+      assert.equal(cells.length, 2);
+      for (const cell of cells) {
+        const [run] = cell.runs;
+        assert.ok(run);
+        assert.equal(run.failover.replicaLagMs, cell.at['replica-lag']);
+        assert.ok(run.failover.predictedLoss !== null && run.failover.predictedLoss > 0);
+        assert.equal(run.failover.ackedMovesLost, run.failover.predictedLoss);
+      }
       await assertNothingLeft(spawned);
     });
   });
