@@ -35,6 +35,8 @@ export const LIMITS = {
   failoverCalls: { min: 0, max: 10_000, default: 2 },
   waitReplicas: { min: 1, max: 1, default: 1 },
   waitTimeout: { min: 1, max: 60_000, default: 500 },
+  // Delay on the replication link, each way, in whole ms: far below the 10 s the drill waits for the replica to catch up.
+  replicaLag: { min: 0, max: 1000, default: 0 },
   loopJobs: { min: 1, max: 10_000_000, default: 100_000 },
   // Round-trip time added by the latency proxy, in ms; fractions of a millisecond are allowed. At
   // most a second each: delay and jitter together stay far below the 10 s a connection waits for
@@ -179,6 +181,10 @@ export interface FailoverSettings {
   readonly calls: number;
   /** --wait-replicas N:TIMEOUT_MS: a WAIT after each sweep call that moved jobs. */
   readonly waitReplicas?: { readonly replicas: number; readonly timeoutMs: number };
+  /** --replica-lag MS: what the replication link's proxy holds each chunk, each way. */
+  readonly replicaLagMs?: number;
+  /** --sentinel: an embedded Sentinel promotes the replica after the primary's kill. */
+  readonly sentinel?: boolean;
 }
 
 /** What a failover run found, each figure with where it comes from (docs/failover.md). */
@@ -198,7 +204,17 @@ export interface FailoverFigures {
   readonly unconfirmedMoves: number;
   readonly waitTimeouts: number;
   readonly waitReplicas: { readonly replicas: number; readonly timeoutMs: number } | null;
-  readonly promotedBy: 'tool';
+  /** --replica-lag: ms the replication link held each chunk, each way (0 without it). */
+  readonly replicaLagMs: number;
+  /** --keep: the promoted replica left running with the run's keys (url and pid); null when none was kept. */
+  readonly keptServer: { readonly url: string; readonly pid: number } | null;
+  /**
+   * With --wait-replicas: the companion run without WAIT (same mode, jobs and schedule, a fresh
+   * pair), run just `before` or `after` this one: its jobs/s and its acknowledged moves lost. Null without WAIT.
+   */
+  readonly withoutWait: { readonly jobsPerSec: number; readonly ackedMovesLost: number; readonly order: 'before' | 'after' } | null;
+  /** Who promoted the replica: the tool (REPLICAOF NO ONE), or an embedded Sentinel (--sentinel). */
+  readonly promotedBy: 'tool' | 'sentinel';
   readonly sources: {
     readonly ackedMovesLost: 'server+sweepers';
     readonly predictedLoss: 'sweepers';

@@ -44,6 +44,9 @@ const VARIABLE_FLAGS = [
   'jitter',
   'latency',
   'latency-jitter',
+  'failover-after',
+  'failover-calls',
+  'replica-lag',
 ] as const;
 
 /**
@@ -159,7 +162,6 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   const { renderGridTables } = await import('../grid/table.js');
   const { gridJson } = await import('../grid/json.js');
   const { shellQuote } = await import('../html/command-line.js');
-  if (flags.fault.includes('failover')) throw usageError('--fault failover: not in a grid yet; run it with the main command');
   const varied = parseAxes(flags.vary ?? [], options, given);
   const axes = varied.length > 0 ? varied : DEFAULT_AXES.filter((axis) => !given(`--${axis.flag}`));
   if (axes.length === 0) throw usageError('--vary: nothing to vary; the default axes are all given as flags');

@@ -179,7 +179,10 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.latency && target) proxyTarget(target.url);
 
   const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
-  return withSession(open, io, options.keep, async (session, interrupts) => {
+  // A failover drill runs on a pair of its own: --keep keeps each promoted replica, with the run's
+  // keys, and the session's server, which holds none of them, goes as usual.
+  const keepServer = options.keep && !options.consequences?.failover;
+  return withSession(open, io, keepServer, async (session, interrupts) => {
     const raced = await raceReport(session, options, flags, userScript, interrupts, io);
     const { runs } = raced;
     // --shrink and --export-test start from the seeded runs just made, on the same server.
@@ -204,7 +207,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (machineOutput) writePage();
     printReport(report, runs, options, flags, io);
     if (!machineOutput) writePage();
-    if (options.keep) describeKept(session, runs, io, machineOutput);
+    if (options.keep) describeKept(keepServer ? session : { embedded: undefined }, runs, io, machineOutput);
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
     return report.verdict && !report.verdict.pass ? ExitCode.expectationFailed : ExitCode.ok;

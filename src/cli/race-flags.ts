@@ -74,6 +74,8 @@ export interface MainFlags extends TlsFlags {
   seed?: number;
   shrink?: boolean;
   exportTest?: string;
+  replicaLag?: number;
+  sentinel?: boolean;
 }
 
 function range(limit: { min: number; max: number }): string {
@@ -142,6 +144,11 @@ export function raceFlagOptions(): Option[] {
       '--wait-replicas <n[:ms]>',
       `with --fault failover: WAIT n ms after each sweep call that moved jobs; only moves WAIT confirmed count as acknowledged (n: ${range(LIMITS.waitReplicas)}; ms: ${range(LIMITS.waitTimeout)}, default ${LIMITS.waitTimeout.default})`,
     ).argParser(parseWaitReplicas),
+    new Option(
+      '--replica-lag <ms>',
+      `with --fault failover: hold what the replication link carries this many ms each way (${range(LIMITS.replicaLag)}; default ${LIMITS.replicaLag.default})`,
+    ).argParser(intFlag('--replica-lag', LIMITS.replicaLag)),
+    new Option('--sentinel', 'with --fault failover: an embedded Sentinel promotes the replica after the primary is killed, not the tool'),
     new Option('--allow-server-wide', "let --fault script-flush run on a --url server (it empties every application's script cache)").default(false),
     new Option('--workers <n>', `workers consuming pending during the race, so duplicates run twice (${range(LIMITS.workers)})`)
       .default(LIMITS.workers.default)
@@ -261,6 +268,8 @@ function failoverAsked(flags: MainFlags): { failover?: NonNullable<RaceOptions['
       after: flags.failoverAfter ?? LIMITS.failoverAfter.default,
       calls: flags.failoverCalls ?? LIMITS.failoverCalls.default,
       ...(flags.waitReplicas ? { waitReplicas: flags.waitReplicas } : {}),
+      ...(flags.replicaLag ? { replicaLagMs: flags.replicaLag } : {}),
+      ...(flags.sentinel ? { sentinel: true } : {}),
     },
   };
 }
@@ -276,7 +285,11 @@ function checkFailoverFlags(flags: MainFlags): void {
           ? '--failover-calls'
           : flags.waitReplicas
             ? '--wait-replicas'
-            : undefined;
+            : flags.replicaLag !== undefined
+              ? '--replica-lag'
+              : flags.sentinel
+                ? '--sentinel'
+                : undefined;
     if (stray) throw usageError(`${stray}: only with --fault failover (it schedules the failover drill)`);
     return;
   }
@@ -286,7 +299,6 @@ function checkFailoverFlags(flags: MainFlags): void {
   if (flags.queues > 1) throw usageError('--fault failover drills one queue at a time: leave out --queues');
   if (flags.latency !== undefined) throw usageError('--fault failover cannot go with --latency: drop one or the other');
   if (flags.lib !== undefined) throw usageError("--fault failover races the tool's own modes: leave out --lib");
-  if (flags.keep) throw usageError('--fault failover stops its primary and replica at the end of each run: --keep would keep nothing; leave it out');
 }
 
 /**

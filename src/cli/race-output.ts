@@ -9,7 +9,7 @@ import { reportJson, type RaceReport } from '../report/json.js';
 import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
 import { renderTrialsTable } from '../report/trials-table.js';
 import { serverHeadline } from '../server/connection.js';
-import { keptServerLines } from '../server/kept-server.js';
+import { keptPromotedLine, keptServerLines } from '../server/kept-server.js';
 import type { Session } from '../server/session.js';
 import { outputWidth, wrapLines } from '../text.js';
 import type { MainFlags } from './race-flags.js';
@@ -42,6 +42,7 @@ export function describeKept(session: Pick<Session, 'embedded'>, runs: readonly 
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
     if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+    if (run.failover?.keptServer) say(keptPromotedLine(run.queue, run.failover.keptServer));
   }
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
 }

@@ -154,7 +154,7 @@ export async function raceReport(
   const report: RaceReport = {
     server: { ...session.info, url: session.target.display },
     // The report is read once the run is over: by then the tool's own server is gone (unless kept).
-    ...(session.embedded ? { embedded: options.keep ? 'kept' : 'stopped' } : {}),
+    ...(session.embedded ? { embedded: options.keep && !options.consequences?.failover ? 'kept' : 'stopped' } : {}),
     ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),

@@ -182,6 +182,43 @@ function trialsTable(summaries: readonly TrialSummaryJson[]): string {
   return `<div class="scroll"><table id="trials-table"><thead><tr><th></th>${summaries.map((s) => `<th>${esc(s.mode)}</th>`).join('')}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`;
 }
 
+/**
+ * --fault failover: each run's drill as the moments it went through, in order, the failover
+ * marked among them, with what the promoted replica showed after it. Nothing without the drill.
+ */
+function failoverSection(runs: readonly RunJson[]): string[] {
+  const drilled = runs.flatMap((run) => (run.failover ? [{ run, f: run.failover }] : []));
+  if (drilled.length === 0) return [];
+  const items = drilled.map(({ run, f }) => {
+    const lag = f.replicaLagMs > 0 ? `, the link held ${f.replicaLagMs} ms each way` : '';
+    const predicted = f.predictedLoss === null ? '' : ` (predicted: ${f.predictedLoss})`;
+    const wait = f.waitReplicas
+      ? `<li>WAIT ${esc(f.waitReplicas.replicas)} ${esc(f.waitReplicas.timeoutMs)} after each call that moved jobs: ${esc(f.waitTimeouts)} timed out, ${esc(f.unconfirmedMoves)} moves unconfirmed${
+          f.withoutWait
+            ? `; the same schedule without WAIT, run just ${esc(f.withoutWait.order)}: ${esc(f.withoutWait.jobsPerSec)} jobs/s against ${esc(run.jobsPerSec)}, ${esc(f.withoutWait.ackedMovesLost)} acknowledged moves lost`
+            : ''
+        }.</li>`
+      : '';
+    return [
+      `<li class="drill" data-mode="${esc(run.mode)}" data-trial="${esc(run.trial ?? 1)}"><strong>${esc(run.mode)}${run.trial !== undefined ? `, trial ${esc(run.trial)}` : ''}</strong><ol>`,
+      `<li>${esc(f.after)} sweep calls acknowledged and replicated${esc(lag)}.</li>`,
+      `<li>The replication link cut, once the replica had caught up.</li>`,
+      `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated.</li>`,
+      `<li class="failover-moment" data-field="promotedBy" data-value="${esc(f.promotedBy)}"><strong>Failover:</strong> the primary killed (SIGKILL), the replica promoted by ${f.promotedBy === 'sentinel' ? 'Sentinel' : 'the tool'}, every connection carried over.</li>`,
+      `<li>On the promoted replica: <span data-field="ackedMovesLost">${esc(f.ackedMovesLost)}</span> acknowledged moves lost${esc(predicted)}, ${esc(f.jobsRecoveredTwice)} jobs recovered twice, ${esc(f.counterIncrementsLost)} counter increments lost.</li>`,
+      wait,
+      '</ol></li>',
+    ].join('');
+  });
+  return [
+    '<section id="failover">',
+    '<h2>The failover drill</h2>',
+    `<ol class="drills">${items.join('\n')}</ol>`,
+    '<p class="note">What each figure counts, and where it comes from: docs/failover.md.</p>',
+    '</section>',
+  ];
+}
+
 /** Under the race table: where each of its figures comes from, and what — means. */
 function tableLegend(runs: readonly RunJson[]): string {
   const columns = columnsFor(runs);
@@ -267,6 +304,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
           '</section>',
         ]
       : []),
+    ...failoverSection(runs),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
     `<figure>${inlineSvg(anomalyBars(totals ?? runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,

@@ -15,7 +15,7 @@ import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FailoverDrill } from './failover-drill.js';
-import type { Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
@@ -76,14 +76,52 @@ export async function runMode(session: RunSession, run: ModeRun, interrupts: Int
 
 /**
  * --fault failover: the run on a primary and replica of its own, started for it and stopped on
- * every way out; its connections, the admin's among them, go through the pair's front proxy.
+ * every way out; its connections, the admin's among them, go through the pair's front proxy. With
+ * --keep a run that went through its failover leaves the promoted replica running, the queue's
+ * keys on it, and says where.
+ *
+ * With --wait-replicas the run has a companion: the same mode, jobs and schedule on a fresh pair
+ * of its own, without WAIT, run just before it on odd trials and just after it on even ones (so
+ * that neither side always gets the quieter machine). Its jobs/s is what WAIT's cost is read
+ * against; it reports nothing else and keeps nothing.
  */
 async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
-  const pair = await startFailoverPair(bin);
+  const failover = settled.consequences.failover;
+  if (!failover?.waitReplicas) return onePairRun(bin, run, settled, interrupts, clientNow);
+  const { after, calls, replicaLagMs, sentinel } = failover;
+  const noWait: Settled = {
+    ...settled,
+    consequences: { ...settled.consequences, failover: { after, calls, ...(replicaLagMs ? { replicaLagMs } : {}), ...(sentinel ? { sentinel } : {}) } },
+  };
+  const { progress: _progress, ...quiet } = run;
+  const companion = (): Promise<RunResult> => onePairRun(bin, { ...quiet, keep: false }, noWait, interrupts, clientNow);
+  const first = (run.trial ?? 1) % 2 === 1;
+  const before = first ? await companion() : undefined;
+  const result = await onePairRun(bin, run, settled, interrupts, clientNow);
+  const without = before ?? (await companion());
+  if (!result.failover || !without.failover) return result;
+  return {
+    ...result,
+    failover: {
+      ...result.failover,
+      withoutWait: { jobsPerSec: without.jobsPerSec, ackedMovesLost: without.failover.ackedMovesLost, order: first ? 'before' : 'after' },
+    },
+  };
+}
+
+async function onePairRun(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
+  const failover = settled.consequences.failover;
+  const pair = await startFailoverPair({ bin, replicaLagMs: failover?.replicaLagMs, sentinel: failover?.sentinel });
   let admin: Redis | undefined;
   try {
-    admin = await connect(pair.target);
-    return await claimAndRace({ admin, target: pair.target }, run, settled, interrupts, clientNow, pair);
+    // A keeper of the pair (or of its Sentinel) killed from outside stops the run with its own
+    // line, as the session's server's keeper does.
+    return await underHelper(pair.lost, interrupts, async (watched) => {
+      admin = await connect(pair.target);
+      const result = await claimAndRace({ admin, target: pair.target }, run, settled, watched, clientNow, pair);
+      const kept = run.keep && result.failover ? pair.keepPromoted() : undefined;
+      return kept && result.failover ? { ...result, failover: { ...result.failover, keptServer: { url: kept.url, pid: kept.pid } } } : result;
+    });
   } finally {
     admin?.disconnect();
     await pair.stop();
@@ -156,7 +194,7 @@ async function raceOnQueue(
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
     // and the first and last job's hash (every job keeps its hash all run long).
     await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
-    const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed);
+    const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed, pair?.promotedBy ?? 'tool');
     return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}) };
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
@@ -281,6 +319,7 @@ async function judge(
   raced: Raced,
   signal: AbortSignal,
   claimed: Pick<ClaimedRun, 'runId' | 'confirmKeys'>,
+  promotedBy: FailoverFigures['promotedBy'],
 ): Promise<[AuditCounts, FailoverFigures | undefined]> {
   // No built-in strategy deletes a job hash, so one without the run id the seed wrote into it (gone,
   // or gone and re-created by a sweep's write) is another client's doing, a DEL in the middle of
@@ -303,11 +342,16 @@ async function judge(
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
-  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot) : undefined];
+  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy) : undefined];
 }
 
 /** The drill's own counts beside the new primary's counters set against the sweepers' records. */
-function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameters<typeof failoverLosses>[0]): FailoverFigures {
+function failoverFigures(
+  run: ModeRun,
+  drill: FailoverDrill,
+  snapshot: Parameters<typeof failoverLosses>[0],
+  promotedBy: FailoverFigures['promotedBy'],
+): FailoverFigures {
   const counts = drill.counts;
   const losses = failoverLosses(snapshot, drill.tally);
   const wait = drill.settings.waitReplicas;
@@ -322,7 +366,10 @@ function failoverFigures(run: ModeRun, drill: FailoverDrill, snapshot: Parameter
     unconfirmedMoves: counts.unconfirmedMoves,
     waitTimeouts: counts.waitTimeouts,
     waitReplicas: wait ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : null,
-    promotedBy: 'tool',
+    replicaLagMs: drill.settings.replicaLagMs ?? 0,
+    keptServer: null,
+    withoutWait: null,
+    promotedBy,
     sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
   };
 }

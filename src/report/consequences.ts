@@ -105,11 +105,19 @@ function lapsedLockLine(f: LapsedLockFigures): string {
   return `${plural(f.lapsedJobs, 'job')} whose locks lapsed while their worker still ran them: the check ${moves}, a second worker ran them, ${f.executedTwice} executed more than once, and the library refused ${plural(f.lateCompletionsRefused, 'late completion')} of the first worker${refusal}${accepted}${again}`;
 }
 
+/** WAIT's price: the companion run without it, under the same schedule, beside this one. */
+function withoutWait(f: FailoverFigures): string {
+  const w = f.withoutWait;
+  if (!w) return '';
+  return `; without WAIT, the same schedule on a fresh pair run just ${w.order} swept ${w.jobsPerSec.toLocaleString('en-US')} jobs/s and lost ${plural(w.ackedMovesLost, 'acknowledged move')}`;
+}
+
 /** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */
 function failoverLine(f: FailoverFigures): string {
   const predicted = f.predictedLoss === null ? '' : ` (predicted ${f.predictedLoss})`;
   const wait = f.waitReplicas
-    ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)`
+    ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)${withoutWait(f)}`
     : '';
-  return `the replica's link was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
+  const lag = f.replicaLagMs > 0 ? ` (held ${f.replicaLagMs} ms each way)` : '';
+  return `the replica's link${lag} was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

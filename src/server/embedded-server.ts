@@ -7,7 +7,7 @@
  * mid-run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -112,6 +112,11 @@ export interface StartOptions {
   readonly extraArgs?: readonly string[];
   /** A fixed port (one attempt) instead of a free one picked here. */
   readonly port?: number;
+  /**
+   * Start a Sentinel rather than a server: this configuration is written to a file in the
+   * server's own folder (Sentinel rewrites it as it goes), which it is started with.
+   */
+  readonly sentinelConfig?: string;
 }
 
 const KEEPER = fileURLToPath(new URL('./server-keeper.js', import.meta.url));
@@ -123,7 +128,10 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
   for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
     const port = options.port ?? (await freePort());
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
+    const sentinel = options.sentinelConfig !== undefined ? [join(dir, 'sentinel.conf'), '--sentinel'] : [];
+    if (options.sentinelConfig !== undefined) writeFileSync(join(dir, 'sentinel.conf'), options.sentinelConfig);
     const serverArgs = [
+      ...sentinel,
       '--port',
       String(port),
       '--bind',
@@ -173,7 +181,8 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
   while (Date.now() < deadline) {
     if (keeper.exitCode !== null || keeper.signalCode !== null) return undefined;
     const pid = Number(/^pid (\d+)$/m.exec(report())?.[1] ?? 0);
-    if (pid > 0 && /Ready to accept connections/i.test(output())) return pid;
+    // A Sentinel never says it is ready: it is once it monitors its primary.
+    if (pid > 0 && /Ready to accept connections|\+monitor master/i.test(output())) return pid;
     await sleep(20);
   }
   return undefined;

@@ -1,7 +1,8 @@
 /**
  * The servers of one `--fault failover` run: an embedded primary, an embedded replica of it (each
  * under its own keeper, so neither outlives the tool however it ends), the replica's replication
- * link through a proxy the tool can cut, and the run's own connections through another proxy that
+ * link through a proxy the tool can cut (and, with --replica-lag, through the latency proxy after it,
+ * which holds what the link carries), and the run's own connections through another proxy that
  * carries them over to the replica once it is promoted. The drill's steps, in order: `cut` (once
  * the replica holds every byte the primary has written), then `failover` (the primary killed with
  * SIGKILL, the replica promoted with REPLICAOF NO ONE, every connection carried over).
@@ -11,6 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { serverError } from '../errors.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { startProxyThread } from './latency-proxy.js';
+import { startSentinel } from './sentinel.js';
 import { startSwitchProxy, type SwitchProxy } from './switch-proxy.js';
 
 export interface FailoverPair {
@@ -18,24 +21,53 @@ export interface FailoverPair {
   readonly target: ServerTarget;
   readonly primaryPid: number;
   readonly replicaPid: number;
-  /** Aborted when either server's keeper was killed from outside (embedded-server.ts). */
+  /** Aborted when a keeper of the pair (or of its Sentinel) was killed from outside (embedded-server.ts). */
   readonly lost: AbortSignal;
+  /** Who promotes the replica: the tool itself, or the pair's Sentinel (--sentinel). */
+  readonly promotedBy: 'tool' | 'sentinel';
   /** Waits until the replica holds all the primary wrote, then cuts the replication link. */
   cut(signal: AbortSignal): Promise<void>;
   /**
-   * Kills the primary (SIGKILL), promotes the replica, and carries every run connection over to it;
+   * Kills the primary (SIGKILL), promotes the replica (or, with a Sentinel, waits until Sentinel
+   * has promoted it and names it), and carries every run connection over to it;
    * `promoted` runs on the new primary before any of them reaches it.
    */
   failover(signal: AbortSignal, promoted?: (primary: Redis) => Promise<void>): Promise<void>;
+  /**
+   * --keep: the promoted replica left running once the tool exits, with the run's keys on it, for
+   * whoever wants to read them; undefined (nothing kept) before the failover. `stop` then stops
+   * the rest.
+   */
+  keepPromoted(): KeptPromoted | undefined;
   /** Stops both servers and both proxies: every way out. */
   stop(): Promise<void>;
+}
+
+/** Where the promoted replica a run kept runs (--keep). */
+export interface KeptPromoted {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
 }
 
 /** How long the replica may take to sync, and the proxy to see every reply home. */
 const SETTLE_MS = 10_000;
 
-export async function startFailoverPair(bin: string | undefined): Promise<FailoverPair> {
+export interface PairOptions {
+  readonly bin?: string | undefined;
+  /** Ms the replication link holds every chunk, each way (--replica-lag); 0 or absent: none. */
+  readonly replicaLagMs?: number | undefined;
+  /** --sentinel: an embedded Sentinel promotes the replica, not the tool. */
+  readonly sentinel?: boolean | undefined;
+}
+
+/** How long a Sentinel may take to hold the killed primary down, elect itself and promote the replica. */
+const SENTINEL_PROMOTION_MS = 30_000;
+
+export async function startFailoverPair(options: PairOptions): Promise<FailoverPair> {
+  const { bin } = options;
   const started: { stop(): Promise<void> }[] = [];
+  const losses: AbortSignal[] = [];
   const direct: Redis[] = [];
   const stopAll = async (): Promise<void> => {
     for (const redis of direct) redis.disconnect();
@@ -45,32 +77,53 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
     // A diskless sync starts at once rather than after the 5 s it waits by default for more replicas.
     const primary = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] });
     started.push(primary);
-    const link = await startSwitchProxy(primary.port);
+    losses.push(primary.lost);
+    // The lag sits between the cut and the primary: the replica's link is the latency proxy's
+    // client, so a cut still closes it at once, while what the primary sends reaches the replica
+    // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
+    let upstream = primary.port;
+    if (options.replicaLagMs) {
+      const lag = await startProxyThread({ targetHost: '127.0.0.1', targetPort: primary.port, delayMs: 2 * options.replicaLagMs });
+      started.push({ stop: () => lag.close() });
+      losses.push(lag.lost);
+      upstream = lag.port;
+    }
+    const link = await startSwitchProxy(upstream);
     started.push(link);
     const replica: EmbeddedServer = await startEmbeddedServer({
       ...(bin !== undefined ? { bin } : {}),
       extraArgs: ['--replicaof', '127.0.0.1', String(link.port)],
     });
     started.push(replica);
+    losses.push(replica.lost);
     const front: SwitchProxy = await startSwitchProxy(primary.port);
     started.push(front);
     const primaryTarget = parseServerUrl(primary.url);
     const replicaTarget = parseServerUrl(replica.url);
     const primaryAdmin = await connect(primaryTarget);
     direct.push(primaryAdmin);
-    const replicaAdmin = await connect(replicaTarget);
+    let replicaAdmin = await connect(replicaTarget);
     direct.push(replicaAdmin);
     await until(
       async () => /master_link_status:up/.test(await replicaAdmin.info('replication')),
       AbortSignal.timeout(SETTLE_MS),
       'the replica did not finish its first sync',
     );
+    // Started once the replica is in sync, so that the primary it asks first already names it.
+    const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
+    if (sentinel) {
+      started.push(sentinel);
+      losses.push(sentinel.lost);
+      await until(() => sentinel.knowsReplica(replica.port), AbortSignal.timeout(SETTLE_MS), 'Sentinel did not find the replica');
+    }
     const url = `redis://127.0.0.1:${front.port}`;
+    let promotedDone = false;
     return {
       target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
       primaryPid: primary.pid,
       replicaPid: replica.pid,
-      lost: AbortSignal.any([primary.lost, replica.lost]),
+      lost: AbortSignal.any(losses),
+      promotedBy: sentinel ? 'sentinel' : 'tool',
       async cut(signal) {
         const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
         await until(
@@ -90,15 +143,42 @@ export async function startFailoverPair(bin: string | undefined): Promise<Failov
         primaryAdmin.disconnect();
         process.kill(primary.pid, 'SIGKILL');
         await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
-        await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+        let next = replica.port;
+        if (sentinel) {
+          // Sentinel names the new primary once its failover is done; the tool carries the run's
+          // connections to whatever it names, as a client that asks Sentinel would.
+          await until(
+            async () => (await sentinel.primaryPort()) !== primary.port,
+            AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
+            'Sentinel did not promote the replica',
+          );
+          next = await sentinel.primaryPort();
+          if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
+          // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
+          replicaAdmin.disconnect();
+          replicaAdmin = await connect(replicaTarget);
+          direct.push(replicaAdmin);
+          await until(
+            async () => /^role:master/m.test(await replicaAdmin.info('replication')),
+            AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+            'the replica Sentinel named is not a primary',
+          );
+        } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
         await promoted?.(replicaAdmin);
-        await front.switchTo(replica.port);
+        promotedDone = true;
+        await front.switchTo(next);
+      },
+      keepPromoted() {
+        if (!promotedDone) return undefined;
+        replica.detach();
+        return { url: replica.url, port: replica.port, pid: replica.pid };
       },
       stop: stopAll,
     };
   } catch (err) {
     await stopAll();
-    throw err;
+    // A keeper killed from outside while the pair started: its own line, not the connection it closed.
+    throw losses.find((lost) => lost.aborted)?.reason ?? err;
   }
 }
 

@@ -9,9 +9,18 @@ import type { EmbeddedServer } from './embedded-server.js';
  * cluster (whose first node stands for it), every other node too.
  */
 export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
-  const stop = (s: EmbeddedServer): string => `stop it with: redis-cli -p ${s.port} shutdown nosave (or kill ${s.pid})`;
   return [
     `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
     ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
   ];
+}
+
+/** How to stop a server --keep left running. */
+function stop(s: { readonly url: string; readonly pid: number }): string {
+  return `stop it with: redis-cli -p ${new URL(s.url).port} shutdown nosave (or kill ${s.pid})`;
+}
+
+/** What --keep says of the replica a failover drill promoted and left running with the run's keys. */
+export function keptPromotedLine(queue: string, server: { readonly url: string; readonly pid: number }): string {
+  return `kept: the promoted replica of queue ${queue}'s failover drill at ${server.url}, pid ${server.pid}; ${stop(server)}\n`;
 }
