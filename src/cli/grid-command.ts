@@ -123,7 +123,12 @@ const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up
 export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
   const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
   options.find((option) => option.long === '--jobs')?.default(GRID_JOBS);
-  options.find((option) => option.long === '--loop-jobs')?.default(GRID_LOOP_JOBS);
+  const loopJobs = options.find((option) => option.long === '--loop-jobs');
+  if (loopJobs) {
+    // The race's own words name its default of 100,000, which a grid does not have.
+    loopJobs.description = loopJobs.description.replace(/; default \d+/, '');
+    loopJobs.default(GRID_LOOP_JOBS);
+  }
   const grid = program
     .command('grid')
     .description(
