@@ -607,6 +607,14 @@ export interface RunResult extends AuditCounts {
   readonly callMsMax: number | null;
   /** p99 of the server's own time per script call during the race (ms, power-of-two resolution); null when not measured. */
   readonly serverCallMsP99: number | null;
+  /**
+   * The server's own time in script calls during the race per expired job (µs, INFO commandstats
+   * read before and after the race; the run's heartbeat calls fall inside it too, a few per
+   * second); null when not measured. What the sweep script costs, without the client's share.
+   */
+  readonly serverUsPerJob?: number | null;
+  /** Where the run's time went, phase by phase (PhasesMs); absent for a library's run and for a totals row. */
+  readonly phasesMs?: PhasesMs;
   /** The server (`host:port`) the queue lived on; set by the caller that placed the queue. */
   readonly node?: string;
   /** Where each anomaly figure comes from. */
@@ -615,6 +623,21 @@ export interface RunResult extends AuditCounts {
   readonly example: InterleavingExample | null;
   /** A library mode's run: the library and the version of it that ran. */
   readonly library?: { readonly name: LibraryName; readonly version: string };
+}
+
+/**
+ * Wall time of each phase of one run, in ms: the claim of the queue; the seeding (with the sweep
+ * script loaded); the race (the sweepers' connections, the race and its consequences); the audit
+ * (the keys confirmed, the server read back and judged); and the clean-up (the heartbeat stopped,
+ * the keys confirmed a last time and deleted: known before the report is made, since a run returns
+ * only once its keys are gone; about nothing with --keep).
+ */
+export interface PhasesMs {
+  readonly claim: number;
+  readonly seed: number;
+  readonly race: number;
+  readonly audit: number;
+  readonly clean: number;
 }
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -15,13 +15,17 @@ import { connect, parseServerInfo, parseServerUrl } from '../server/connection.j
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
 import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
-import type { MeasureOptions, SizeFigures, SweepFigures } from './measure.js';
+import { ratio, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
 import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
 import { plural, rangeText } from '../text.js';
 import { LIMITS, type Io } from '../model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
+/** The tool as users run it, from the compiled bench (dist/src/bench/) up to the package's bin/. */
+const CLI = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
+/** Turns of the CLI's race and the floor, in alternation: each side keeps its best. */
+const CLI_RACE_TURNS = 3;
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
 const DEFAULT_OUT = 'bench-results/bench.json';
 
@@ -64,10 +68,34 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
   return { sizes: latencyOnly ? [] : sizes, json, batch, repeats, out, latency, latencyOnly };
 }
 
+/**
+ * The CLI's own race (`emq-race --mode atomic`, a child process, the whole run as a user starts
+ * it) beside the floor at the same size and sweeper count, the two in turn: how much of what the
+ * script can do a real run gets.
+ */
+export interface CliRaceFigures {
+  /** The sweeper count the size's shipped sweep was fastest at. */
+  readonly sweepers: number;
+  readonly turns: number;
+  /** The race's jobs/s as the CLI's JSON reports it (the race alone, not the claim, seeding or audit), best turn. */
+  readonly jobsPerSec: number;
+  /** The floor's jobs/s at the same sweeper count, best turn. */
+  readonly floorJobsPerSec: number;
+  /** jobsPerSec ÷ floorJobsPerSec. */
+  readonly overFloor: number;
+  /** The server's time in script calls per job (µs): the CLI's run (its JSON's serverUsPerJob) and the floor's, in their best turns. */
+  readonly serverUsPerJob: number | null;
+  readonly floorServerUsPerJob: number | null;
+  /** Each turn's phases, from the CLI's JSON. */
+  readonly phasesMs: readonly unknown[];
+}
+
+type SizeWithCli = SizeFigures & { readonly cliRace?: CliRaceFigures };
+
 interface ServerFigures {
   readonly kind: string;
   readonly version: string;
-  readonly sizes: SizeFigures[];
+  readonly sizes: SizeWithCli[];
   /** The latency part, unless --latency 0. */
   readonly latency?: LatencyFigures;
 }
@@ -79,16 +107,72 @@ async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (li
   const admin = await connect(parseServerUrl(server.url));
   const info = parseServerInfo(await admin.info('server'));
   admin.disconnect();
-  const sizes: SizeFigures[] = [];
+  const sizes: SizeWithCli[] = [];
   for (const jobs of flags.sizes) {
     log(`bench: ${info.kind} ${info.version}, ${jobs} jobs…`);
     const repeats = flags.repeats ?? defaultRepeats(jobs);
-    const options: MeasureOptions = { jobs, batch: flags.batch, repeats, sweeperCounts: [1, 8, 32], loopUpTo: 10_000 };
+    const options: MeasureOptions = { jobs, batch: flags.batch, repeats, sweeperCounts: [1, 2, 8, 32], loopUpTo: 10_000 };
     const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, server.url, JSON.stringify(options)], { maxBuffer: 16 << 20 });
-    sizes.push(JSON.parse(stdout) as SizeFigures);
+    const size = JSON.parse(stdout) as SizeFigures;
+    log(`bench: ${info.kind} ${info.version}, ${jobs} jobs, the CLI's race beside the floor…`);
+    sizes.push({ ...size, cliRace: await measureCliRace(server.url, size, flags.repeats ?? CLI_RACE_TURNS) });
   }
   const latency = flags.latency > 0 ? await measureLatency(server.url, flags.latency, flags.repeats ?? LATENCY_PAIRS, LATENCY_CASES, log) : undefined;
   return { kind: info.kind, version: info.version, sizes, ...(latency ? { latency } : {}) };
+}
+
+/** The sweeper count a size's shipped sweep was fastest at. Pure. */
+export function bestSweepers(size: Pick<SizeFigures, 'atomicSweep'>): number {
+  return size.atomicSweep.ours.reduce<SweepFigures | undefined>((best, f) => (!best || f.jobsPerSec > best.jobsPerSec ? f : best), undefined)?.sweepers ?? 8;
+}
+
+interface CliRun {
+  readonly jobsPerSec: number;
+  readonly serverUsPerJob: number | null;
+  readonly phasesMs: unknown;
+}
+
+/** The CLI's race and the floor in turn, `turns` times each, at the size's best sweeper count. */
+async function measureCliRace(url: string, size: SizeFigures, turns: number): Promise<CliRaceFigures> {
+  const sweepers = bestSweepers(size);
+  const args = ['--url', url, '--mode', 'atomic', '--jobs', String(size.jobs), '--batch', String(size.batch), '--sweepers', String(sweepers), '--json'];
+  const floorOptions: FloorOptions = { jobs: size.jobs, batch: size.batch, sweepers };
+  let cli: CliRun | undefined;
+  let floor: Omit<SweepFigures, 'clean'> | undefined;
+  const phasesMs: unknown[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    const { stdout } = await run(process.execPath, [CLI, ...args], { maxBuffer: 16 << 20 });
+    const raced = (JSON.parse(stdout) as { runs: CliRun[] }).runs[0];
+    if (!raced) throw new Error('the CLI printed no run');
+    phasesMs.push(raced.phasesMs);
+    if (!cli || raced.jobsPerSec > cli.jobsPerSec) cli = raced;
+    const floored = await run(process.execPath, [CHILD, url, JSON.stringify(floorOptions), 'floor'], { maxBuffer: 16 << 20 });
+    const bound = JSON.parse(floored.stdout) as Omit<SweepFigures, 'clean'>;
+    if (!floor || bound.jobsPerSec > floor.jobsPerSec) floor = bound;
+  }
+  if (!cli || !floor) throw new Error('no turn of the CLI race');
+  return {
+    sweepers,
+    turns,
+    jobsPerSec: cli.jobsPerSec,
+    floorJobsPerSec: floor.jobsPerSec,
+    overFloor: ratio(cli.jobsPerSec, floor.jobsPerSec),
+    serverUsPerJob: cli.serverUsPerJob,
+    floorServerUsPerJob: floor.serverUsPerJob ?? null,
+    phasesMs,
+  };
+}
+
+/**
+ * The CLI's race over the floor at the largest size each server measured, by server kind: the
+ * benchmark's word on how close the tool as users run it comes to what its script can do.
+ */
+export function cliRaceOverFloor(servers: readonly ServerFigures[]): Record<string, number> | null {
+  const entries = servers.flatMap((server) => {
+    const largest = server.sizes.reduce<SizeWithCli | undefined>((best, s) => (!best || s.jobs > best.jobs ? s : best), undefined);
+    return largest?.cliRace ? [[server.kind, largest.cliRace.overFloor] as const] : [];
+  });
+  return entries.length > 0 ? Object.fromEntries(entries) : null;
 }
 
 /**
@@ -180,6 +264,13 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
     }
     if (server.sizes.length > 0)
       lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
+    for (const s of server.sizes) {
+      const c = s.cliRace;
+      if (c)
+        lines.push(
+          `${k(s.jobs)} jobs: emq-race --mode atomic at ${c.sweepers} sweepers ${k(c.jobsPerSec)} jobs/s, the floor ${k(c.floorJobsPerSec)} (${c.overFloor} of it, best of ${c.turns} turns each); server µs/job ${c.serverUsPerJob ?? '-'} against ${c.floorServerUsPerJob ?? '-'}`,
+        );
+    }
     if (server.latency) lines.push(renderLatency(server, server.latency));
   }
   return lines.join('\n');
@@ -235,7 +326,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       await server.stop();
     }
   }
-  const ratios = headlineRatios(servers);
+  const headline = headlineRatios(servers);
+  const overFloor = cliRaceOverFloor(servers);
+  const ratios = headline ? { ...headline, cliRaceOverFloor: overFloor } : null;
   const latency = latencyHeadline(servers);
   const json = `${JSON.stringify({ batch: flags.batch, ratios, latency, servers })}\n`;
   const out = flags.out ?? (flags.json ? undefined : DEFAULT_OUT);
@@ -251,6 +344,12 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       io.out(
         `ratios (ours ÷ calibration, largest size, first server): seeding ${ratios.seeding}× (${ratios.seedingBatched}× against the batched client), atomic sweep ${ratios.atomicSweep}× (${ratios.atomicSweepServer}× by the server's time; at most ${ratios.atomicSweepCeiling}× with HINCRBY and HSET per job), audit ${ratios.audit}×\n`,
       );
+      if (overFloor)
+        io.out(
+          `the CLI's own race over the floor (largest size, best sweeper count): ${Object.entries(overFloor)
+            .map(([kind, r]) => `${kind} ${r}`)
+            .join(', ')}\n`,
+        );
     }
     if (latency) {
       io.out(

@@ -103,6 +103,13 @@ export interface MeasureOptions {
   readonly loopUpTo: number;
 }
 
+/** The floor's one measurement beside the CLI's race. */
+export interface FloorOptions {
+  readonly jobs: number;
+  readonly batch: number;
+  readonly sweepers: number;
+}
+
 /**
  * `ours` ÷ `theirs` to 0.01; 0 when `theirs` is not above 0. Figures below 1 are real
  * (milliseconds of a tiny seeding, microseconds per job): only zero is refused. Pure.
@@ -211,6 +218,24 @@ async function sweep(
     };
   } finally {
     for (const redis of connections) redis.disconnect();
+  }
+}
+
+/**
+ * The floor alone, once, at `sweepers`: what the CLI's own race is set beside (main.ts runs the
+ * two in turn, each in a process of its own), on a fresh queue deleted before it returns.
+ */
+export async function measureFloor(target: ServerTarget, jobs: number, batch: number, sweepers: number): Promise<Omit<SweepFigures, 'clean'>> {
+  const admin = await connect(target);
+  const created = new Set<QueueKeys>();
+  try {
+    await preloadScripts(admin);
+    await loadScript(admin, SWEEP_FLOOR_LUA);
+    const run = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
+    return withoutClean(run.figures);
+  } finally {
+    for (const keys of created) await deleteRunKeys(admin, keys, jobs).catch(() => {});
+    admin.disconnect();
   }
 }
 

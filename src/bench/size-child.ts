@@ -4,14 +4,20 @@
  */
 import { processIo } from '../cli/process-io.js';
 import { parseServerUrl } from '../server/connection.js';
-import { measureSize, type MeasureOptions } from './measure.js';
+import { measureFloor, measureSize, type FloorOptions, type MeasureOptions } from './measure.js';
 
-const [url, raw] = process.argv.slice(2);
+// With `floor` after the options, only the floor, once (FloorOptions): main.ts's turn beside the CLI's race.
+const [url, raw, what] = process.argv.slice(2);
 if (!url || !raw) {
-  processIo.err('usage: size-child.js URL OPTIONS_JSON\n');
+  processIo.err('usage: size-child.js URL OPTIONS_JSON [floor]\n');
   process.exit(2);
 }
-const options = JSON.parse(raw) as MeasureOptions;
-const figures = await measureSize(parseServerUrl(url), options);
+let figures: unknown;
+if (what === 'floor') {
+  const { jobs, batch, sweepers } = JSON.parse(raw) as FloorOptions;
+  figures = await measureFloor(parseServerUrl(url), jobs, batch, sweepers);
+} else {
+  figures = await measureSize(parseServerUrl(url), JSON.parse(raw) as MeasureOptions);
+}
 processIo.out(`${JSON.stringify(figures)}\n`);
 process.exit(0);

@@ -58,8 +58,14 @@ const DEFAULT_AXES: readonly GridAxis[] = [
   { flag: 'latency', values: [0, 1, 5] },
 ];
 
-/** Jobs per run in a grid, unless --jobs says otherwise: a single race seeds 1,000. */
-const GRID_JOBS = 500;
+/**
+ * Jobs per run in a grid, unless --jobs says otherwise: enough for each of 8 sweepers to make 5
+ * calls at the default batch of 100, so a cell's rate is the calls' pace and not the first and
+ * last call's (at 1,000 jobs some of 8 sweepers made 3 calls where others made 1).
+ */
+const GRID_JOBS = 4000;
+/** The round-trip modes' jobs in a grid, unless --loop-jobs says otherwise: a rate per 1,000 jobs needs no more, and the loop at 10 ms takes 30 s for these. */
+const GRID_LOOP_JOBS = 500;
 
 type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'modeGiven'> & {
   vary?: string[];
@@ -120,8 +126,13 @@ const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up
 
 export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
   const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
-  // A rate per 1,000 jobs needs no more than 500 of them, and the loop at 10 ms takes 30 s for those.
   options.find((option) => option.long === '--jobs')?.default(GRID_JOBS);
+  const loopJobs = options.find((option) => option.long === '--loop-jobs');
+  if (loopJobs) {
+    // The race's own words name its default of 100,000, which a grid does not have.
+    loopJobs.description = loopJobs.description.replace(/; default \d+/, '');
+    loopJobs.default(GRID_LOOP_JOBS);
+  }
   const grid = program
     .command('grid')
     .description(

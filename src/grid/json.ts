@@ -32,6 +32,14 @@ export interface GridModeCellJson {
   /** Trials with at least one anomaly, and their share of the trials (0 to 1): the reproduction rate. */
   readonly racedTrials: number;
   readonly reproductionRate: number;
+  /**
+   * The most jobs per second the cell's round trip and the server's own time allow (raceBoundMs),
+   * over all trials; null where either is not measured: a cell straight to the server (no round
+   * trip measured through the proxy), a mode that calls no script once per sweep.
+   */
+  readonly boundJobsPerSec: number | null;
+  /** jobsPerSec ÷ boundJobsPerSec to 0.01: how close the race came to its bound; null with the bound. */
+  readonly overBound: number | null;
 }
 
 /** One point of the grid: the axes' values, the latency measured there, each mode's figures, every run. */
@@ -67,13 +75,41 @@ export interface GridJson extends JsonHeader {
 }
 
 /** What the sums need of a run: a RunResult, or a RunJson read back, will do. */
-export type CellRun = Pick<RunResult, 'mode' | 'jobs' | 'wallMs' | 'doubleRecoveries' | 'trial'> & Pick<AuditCounts, Anomaly>;
+export type CellRun = Pick<RunResult, 'mode' | 'jobs' | 'wallMs' | 'doubleRecoveries' | 'trial'> &
+  Pick<AuditCounts, Anomaly> &
+  Partial<Pick<RunResult, 'sweepers' | 'batch' | 'serverUsPerJob'>>;
+
+/**
+ * The shortest a one-call race can take (ms): each sweeper makes its share of the calls one after
+ * another, each a round trip plus the server's time for a batch, unless the server's one thread is
+ * the limit (every job's server time end to end); then each sweeper's last call, which finds
+ * nothing, costs one more round trip. `serverUsPerJob` is the server's measured time per job. Pure.
+ */
+export function raceBoundMs(jobs: number, sweepers: number, batch: number, rttMs: number, serverUsPerJob: number): number {
+  const calls = Math.ceil(jobs / batch);
+  const perSweeper = Math.ceil(calls / Math.max(1, sweepers));
+  const callMs = rttMs + (Math.min(batch, jobs) * serverUsPerJob) / 1000;
+  return Math.max(perSweeper * callMs, (jobs * serverUsPerJob) / 1000) + rttMs;
+}
+
+/** The bound of a mode's runs in a cell, as jobs per second over all of them; null where a run lacks a figure. */
+function boundJobsPerSec(runs: readonly CellRun[], rttMs: number | undefined): number | null {
+  if (rttMs === undefined || runs.length === 0) return null;
+  let jobs = 0;
+  let ms = 0;
+  for (const run of runs) {
+    if (run.serverUsPerJob == null || run.sweepers === undefined || run.batch === undefined) return null;
+    jobs += run.jobs;
+    ms += raceBoundMs(run.jobs, run.sweepers, run.batch, rttMs, run.serverUsPerJob);
+  }
+  return jobsPerSec(jobs, ms);
+}
 
 /**
  * One mode's trials in one cell, summed. `runs` are the mode's rows, one per trial (with several
  * queues, the per-trial sums). Pure.
  */
-export function modeCell(mode: Mode, runs: readonly CellRun[]): GridModeCellJson {
+export function modeCell(mode: Mode, runs: readonly CellRun[], rttMs?: number): GridModeCellJson {
   const mine = runs.filter((run) => run.mode === mode);
   if (mine.length === 0) throw new Error(`no run of ${mode} in the cell`);
   const jobs = mine.reduce((sum, run) => sum + run.jobs, 0);
@@ -82,6 +118,8 @@ export function modeCell(mode: Mode, runs: readonly CellRun[]): GridModeCellJson
   const anomalies = mine.map((run) => anomalyTotal(run));
   const trials = new Set(mine.map((run) => run.trial)).size;
   const racedTrials = new Set(mine.filter((_, i) => (anomalies[i] ?? 0) > 0).map((run) => run.trial)).size;
+  const bound = boundJobsPerSec(mine, rttMs);
+  const achieved = jobsPerSec(jobs, wallMs);
   return {
     mode,
     trials,
@@ -89,9 +127,11 @@ export function modeCell(mode: Mode, runs: readonly CellRun[]): GridModeCellJson
     doubleRecoveries,
     doubleRecoveriesPer1000: Math.round((doubleRecoveries / Math.max(jobs, 1)) * 1000 * 100) / 100,
     anomalies: anomalies.reduce((sum, n) => sum + n, 0),
-    jobsPerSec: jobsPerSec(jobs, wallMs),
+    jobsPerSec: achieved,
     racedTrials,
     reproductionRate: racedTrials / trials,
+    boundJobsPerSec: bound,
+    overBound: bound ? Math.round((achieved / bound) * 100) / 100 : null,
   };
 }
 
@@ -110,7 +150,8 @@ export function gridCell(index: number, at: Readonly<Record<string, number>>, mo
     index,
     at,
     latency: race.latency ?? null,
-    modes: ran.map((mode) => modeCell(mode, rows)),
+    // The bound takes the round trip measured through the proxy: the race's connections' own.
+    modes: ran.map((mode) => modeCell(mode, rows, race.latency?.measuredRttMs.median)),
     runs: race.runs.map(runJson),
     wallMs: Math.round(wallMs),
   };

@@ -3,6 +3,7 @@
  * run's heartbeat and the cleanup are queue/claimed-run.ts's; this file is the race in between.
  */
 import type { Redis } from 'ioredis';
+import { performance } from 'node:perf_hooks';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobIds } from '../audit/job-state.js';
@@ -26,7 +27,7 @@ import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
 import type { Session } from '../server/session.js';
-import { p99Between, readScriptHistogram, type Histograms } from '../server/latency-histogram.js';
+import { p99Between, readScriptHistogram, readScriptUsec, type Histograms } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
 import { STRATEGIES, loadSweeper } from '../sweepers/strategies.js';
 import { LIBRARIES } from '../libraries/table.js';
@@ -40,6 +41,7 @@ import {
   type FailoverFigures,
   type ModeRun,
   type PendingKind,
+  type PhasesMs,
   type RunResult,
 } from '../model.js';
 
@@ -53,7 +55,7 @@ interface Settled {
 }
 
 /** What the race hands the judge and the result. */
-type Raced = RoundsResult & { readonly serverCallMsP99: number | null; readonly drill?: FailoverDrill };
+type Raced = RoundsResult & { readonly serverCallMsP99: number | null; readonly serverUsPerJob: number | null; readonly drill?: FailoverDrill };
 
 /** The session a mode's run needs: the embedded server's binary too, for --fault failover's pair. */
 type RunSession = Pick<Session, 'admin' | 'target' | 'raceTarget'> & { readonly embedded?: Pick<NonNullable<Session['embedded']>, 'bin'> | undefined };
@@ -140,8 +142,22 @@ async function claimAndRace(
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
   const claim = { admin, where: target.display, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
-  return onClaimedQueue(claim, interrupts, (claimed) => raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line), pair));
+  // The clean-up runs in onClaimedQueue once the work has returned, and the run returns only after
+  // it: its time is the time from the work's end to here, known before any report is made.
+  const started = performance.now();
+  let workEnded = started;
+  const result = await onClaimedQueue(claim, interrupts, async (claimed) => {
+    const claimMs = performance.now() - started;
+    const raced = await raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line), pair, claimMs);
+    workEnded = performance.now();
+    return raced;
+  });
+  const phases = result.phasesMs;
+  return phases ? { ...result, phasesMs: { ...phases, clean: tenths(performance.now() - workEnded) } } : result;
 }
+
+/** Milliseconds to a tenth. Pure. */
+const tenths = (ms: number): number => Math.round(ms * 10) / 10;
 
 /** Missing job hashes named to the vanished-keys check at most: a few prove the point, all would cost a pipeline per job. */
 const MISSING_CHECKED = 1000;
@@ -156,6 +172,7 @@ async function raceOnQueue(
   clientNow: (() => number) | undefined,
   owe: Interrupts['owe'],
   pair: FailoverPair | undefined,
+  claimMs: number,
 ): Promise<RunResult> {
   const { admin } = session;
   const { runId, signal } = claimed;
@@ -171,7 +188,9 @@ async function raceOnQueue(
       const library = sweepFunction.library;
       if (!run.keep) settleLibrary = owe(`the function library ${library} may remain on the server: remove it with FUNCTION DELETE ${library}`);
     }
+    const seedStarted = performance.now();
     await seed(admin, keys, run, settled.live, runId, signal);
+    const raceStarted = performance.now();
     if (!run.processes) {
       for (let i = 0; i < run.sweepers; i++) {
         signal.throwIfAborted();
@@ -193,9 +212,17 @@ async function raceOnQueue(
     signal.throwIfAborted();
     // The audit reads only a queue still there as the run wrote it: the marker, the heartbeat,
     // and the first and last job's hash (every job keeps its hash all run long).
+    const auditStarted = performance.now();
     await claimed.confirmKeys(['1', String(run.jobs + settled.live)]);
     const [counts, failoverFigures] = await judge(admin, keys, run, settled, raced, signal, claimed, pair?.promotedBy ?? 'tool');
-    return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}) };
+    const phasesMs: PhasesMs = {
+      claim: tenths(claimMs),
+      seed: tenths(raceStarted - seedStarted),
+      race: tenths(auditStarted - raceStarted),
+      audit: tenths(performance.now() - auditStarted),
+      clean: 0,
+    };
+    return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}), phasesMs };
   } finally {
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes on every way out but a third signal.
@@ -263,6 +290,8 @@ async function raceQueue(
         throw err;
       })
     : undefined;
+  // INFO commandstats, which any server answers unless an ACL refuses it (then null): read whatever --server-stats says.
+  const usecBefore = await readScriptUsec(admin).catch(() => undefined);
   const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
   const result = await raceRounds({
     target,
@@ -307,7 +336,11 @@ async function raceQueue(
         }
       : {}),
   }).finally(() => stopProgress?.());
-  return { ...result, serverCallMsP99: histogramBefore ? await serverP99(admin, histogramBefore) : null, ...(drill ? { drill } : {}) };
+  const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
+  const usecAfter = usecBefore !== undefined ? await readScriptUsec(admin).catch(() => undefined) : undefined;
+  const serverUsPerJob =
+    usecBefore !== undefined && usecAfter !== undefined && run.jobs > 0 ? Math.round(((usecAfter - usecBefore) / run.jobs) * 1000) / 1000 : null;
+  return { ...result, serverCallMsP99, serverUsPerJob, ...(drill ? { drill } : {}) };
 }
 
 /** The server's state read back, then the pure audit of it against what the sweepers recorded. */
@@ -419,6 +452,7 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     // The server's histogram counts every script call, the run's own heartbeat among them: a mode
     // whose sweepers call no script (the loop) has no script latency of its own to report.
     serverCallMsP99: latency ? raced.serverCallMsP99 : null,
+    serverUsPerJob: latency ? raced.serverUsPerJob : null,
     sources: figureSources(counts, settled.consequences.cycles),
     example,
   };

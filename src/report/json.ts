@@ -15,6 +15,7 @@ import {
   type Mode,
   type Outcome,
   type PendingKind,
+  type PhasesMs,
   type RunResult,
   type ShrunkWitness,
 } from '../model.js';
@@ -115,6 +116,10 @@ export interface RunJson extends ConsequenceJson {
   readonly callMsP99: number | null;
   readonly callMsMax: number | null;
   readonly serverCallMsP99: number | null;
+  /** The server's time in script calls during the race per job (µs); null where not measured. */
+  readonly serverUsPerJob: number | null;
+  /** Where the run's time went (ms): claim, seed, race, audit, clean; null for a library's run and a totals row. */
+  readonly phasesMs: PhasesMs | null;
   /** `host:port` of the node the queue lived on (with --queues or a cluster); null otherwise. */
   readonly node: string | null;
   /** Where each anomaly figure comes from: server, sweepers, or one against the other; null where not measured. */
@@ -216,6 +221,8 @@ export function runJson(run: RunResult): RunJson {
     callMsP99: run.callMsP99,
     callMsMax: run.callMsMax,
     serverCallMsP99: run.serverCallMsP99,
+    serverUsPerJob: run.serverUsPerJob ?? null,
+    phasesMs: run.phasesMs ?? null,
     node: run.node ?? null,
     sources: run.sources,
     example: run.example,

@@ -226,7 +226,31 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...fit(whyAtomicClean(report.runs)),
     ...(example ? ['', ...exampleLines(example, layout.width)] : []),
     ...(report.shrink ? ['', ...shrinkLines(report.shrink, (line) => wrapLines(line, layout.width))] : []),
+    ...fit(phasesLines(report.runs)),
   ].join('\n');
+}
+
+/** Above this many jobs a run takes seconds, and the readout's last line says where they went. */
+export const PHASES_SHOWN_ABOVE = 100_000;
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * Where the time went, for runs over PHASES_SHOWN_ABOVE jobs: each phase of each such run in
+ * seconds, the largest first, so a reader sees at once whether the race or the bookkeeping around
+ * it took the time. Pure.
+ */
+export function phasesLines(runs: readonly RunResult[]): string[] {
+  const timed = runs.filter((run) => run.jobs > PHASES_SHOWN_ABOVE && run.phasesMs);
+  if (timed.length === 0) return [];
+  const words = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
+  const parts = timed.map((run) => {
+    const phases = run.phasesMs as NonNullable<RunResult['phasesMs']>;
+    const entries = (Object.keys(words) as (keyof typeof words)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
+    const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
+    return `${run.mode} ${seconds(total)} (${entries.map(([name, ms]) => `${words[name]} ${seconds(ms)}`).join(', ')})`;
+  });
+  return [`where the time went: ${parts.join('; ')}`];
 }
 
 /**

@@ -89,8 +89,9 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
       ...present,
       ...measured,
       mostPendingEntries: Math.max(...group.map((run) => run.mostPendingEntries)),
-      // One job's commands belong to its own queue's row.
+      // One job's commands belong to its own queue's row, and so do its phases: queues run side by side.
       example: null,
+      phasesMs: undefined,
       faultCounts: sumFaultCounts(group.map((run) => run.faultCounts)),
       ...worsts,
       queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,

@@ -1,7 +1,16 @@
 /** The benchmark's command line and headline ratios (its timings are never asserted). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BENCH_LATENCY_MS, defaultRepeats, headlineRatios, latencyHeadline, parseBenchArgs } from '../../src/bench/main.js';
+import {
+  BENCH_LATENCY_MS,
+  bestSweepers,
+  cliRaceOverFloor,
+  defaultRepeats,
+  headlineRatios,
+  latencyHeadline,
+  parseBenchArgs,
+  type CliRaceFigures,
+} from '../../src/bench/main.js';
 import { latencyCase, runSample, slowDown, type RunSample } from '../../src/bench/latency.js';
 import type { SizeFigures } from '../../src/bench/measure.js';
 import { EmqError } from '../../src/errors.js';
@@ -59,6 +68,34 @@ test('headline ratios come from the largest size of the first server', () => {
     audit: 5,
   });
   assert.equal(headlineRatios([]), null);
+});
+
+test("the CLI's race is set beside the floor at the sweeper count the shipped sweep was fastest at", () => {
+  const sweep = (pairs: [number, number][]) =>
+    ({ atomicSweep: { ours: pairs.map(([sweepers, jobsPerSec]) => ({ sweepers, jobsPerSec, clean: true })) } }) as unknown as SizeFigures;
+  assert.equal(
+    bestSweepers(
+      sweep([
+        [1, 100],
+        [2, 300],
+        [8, 250],
+      ]),
+    ),
+    2,
+  );
+  assert.equal(bestSweepers(sweep([])), 8, 'none measured: the standard count');
+  const cli = (overFloor: number) => ({ overFloor }) as unknown as CliRaceFigures;
+  const size = (jobs: number, overFloor?: number) => ({ jobs, ...(overFloor !== undefined ? { cliRace: cli(overFloor) } : {}) }) as unknown as SizeFigures;
+  assert.deepEqual(
+    cliRaceOverFloor([
+      { kind: 'redis', version: '7', sizes: [size(100_000, 0.9), size(10_000, 0.5)] },
+      { kind: 'valkey', version: '8', sizes: [size(100_000, 0.86)] },
+      { kind: 'redict', version: '7', sizes: [size(100_000)] },
+    ]),
+    { redis: 0.9, valkey: 0.86 },
+    'each server at its largest size; one without the figure is left out',
+  );
+  assert.equal(cliRaceOverFloor([]), null);
 });
 
 test('more repeats where a race is short', () => {

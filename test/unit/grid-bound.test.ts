@@ -1,0 +1,29 @@
+/** The bound a grid cell's one-call race is held to: round trips and the server's own time, pure. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { modeCell, raceBoundMs, type CellRun } from '../../src/grid/json.js';
+
+/** To a thousandth of a ms, so that 5 × 1.1 is 5.5. */
+const ms = (value: number): number => Math.round(value * 1000) / 1000;
+
+test('with the round trip the limit, each sweeper pays its share of the calls and one empty call more', () => {
+  // 4,000 jobs at batch 100: 40 calls, 5 per sweeper of 8, each 1 ms + 100 × 1 µs; then 1 ms.
+  assert.equal(ms(raceBoundMs(4000, 8, 100, 1, 1)), 5 * 1.1 + 1);
+  // One sweeper makes every call.
+  assert.equal(ms(raceBoundMs(4000, 1, 100, 1, 1)), 40 * 1.1 + 1);
+});
+
+test("with the server's one thread the limit, every job's server time end to end", () => {
+  // 64 sweepers over 40 calls: 1 call each (1.1 ms), but the jobs take 4,000 × 1 µs = 4 ms of the server.
+  assert.equal(ms(raceBoundMs(4000, 64, 100, 1, 1)), 4 + 1);
+});
+
+test("a cell's bound needs a round trip measured through the proxy and each run's server time", () => {
+  const run = (over: Partial<CellRun> = {}) =>
+    ({ mode: 'atomic', jobs: 4000, wallMs: 13, doubleRecoveries: 0, trial: 1, sweepers: 8, batch: 100, serverUsPerJob: 1, ...over }) as CellRun;
+  const cell = modeCell('atomic', [run(), run({ trial: 2 })], 1);
+  assert.equal(cell.boundJobsPerSec, 615_385, '8,000 jobs in 2 × 6.5 ms');
+  assert.equal(cell.overBound, 0.5, '8,000 jobs in 2 × 13 ms against 2 × 6.5');
+  assert.equal(modeCell('atomic', [run()]).boundJobsPerSec, null, 'straight to the server: no round trip measured');
+  assert.equal(modeCell('atomic', [run({ serverUsPerJob: null })], 1).overBound, null, 'no server time: no bound');
+});
