@@ -69,6 +69,7 @@ test("--help: grouped options, every mode described, examples and exit codes; he
     'Server and connection:',
     'Output and CI:',
     'What the race costs:',
+    'Replay and shrink:',
     'Realism:',
     'Scale:',
     'Commands:',
