@@ -4,35 +4,11 @@
  * can check with LRANGE, ZRANGE and HGET on the keys a `--keep` run leaves.
  */
 import type { Redis } from 'ioredis';
+import { readList, readSortedSet } from '../id-readers.js';
 import { blankBullmqSnapshot, type BullmqSnapshot } from './audit.js';
 import type { BullmqKeys } from './keys.js';
 
-const SLICE = 10_000;
 const PIPELINE = 1000;
-
-/** Counts each job id 1..jobs in `ids` into `into`; ids of no job of the run are left out. */
-function countIds(ids: readonly string[], into: Uint32Array | Uint8Array, jobs: number): void {
-  for (const raw of ids) {
-    const id = Number(raw);
-    if (Number.isInteger(id) && id >= 1 && id <= jobs) into[id] = (into[id] ?? 0) + 1;
-  }
-}
-
-async function readList(redis: Redis, key: string, into: Uint32Array, jobs: number, signal: AbortSignal): Promise<void> {
-  const length = await redis.llen(key);
-  for (let from = 0; from < length; from += SLICE) {
-    signal.throwIfAborted();
-    countIds(await redis.lrange(key, from, from + SLICE - 1), into, jobs);
-  }
-}
-
-async function readSortedSet(redis: Redis, key: string, into: Uint8Array, jobs: number, signal: AbortSignal): Promise<void> {
-  const size = await redis.zcard(key);
-  for (let from = 0; from < size; from += SLICE) {
-    signal.throwIfAborted();
-    countIds(await redis.zrange(key, from, from + SLICE - 1), into, jobs);
-  }
-}
 
 export async function readBullmqSnapshot(redis: Redis, keys: BullmqKeys, jobs: number, signal: AbortSignal): Promise<BullmqSnapshot> {
   const s = blankBullmqSnapshot(jobs);
