@@ -6,9 +6,9 @@
  * in CI (CI set, as .ci/run sets it) it fails instead, since CI installs it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe } from 'node:test';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import type { ServerHandle } from './servers.js';
+import { describe } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { serverForSuite, type ServerHandle } from './servers.js';
 
 export const REDICT_BIN = 'redict-server';
 
@@ -25,22 +25,8 @@ export function withRedict(title: string, body: (handle: ServerHandle) => void):
   const missing = which(REDICT_BIN) === undefined;
   const skip = missing && !inCi() ? `${REDICT_BIN} is not installed (run ${INSTALL})` : false;
   describe(`${title} [redict]`, { skip }, () => {
-    let server: EmbeddedServer | undefined;
-    const handle: ServerHandle = {
-      get server() {
-        if (!server) throw new Error('server not started');
-        return server;
-      },
-      get url() {
-        return handle.server.url;
-      },
-    };
-    before(async () => {
+    const handle = serverForSuite(REDICT_BIN, [], () => {
       assert.ok(!missing, `${REDICT_BIN} is not on PATH, and CI must race Redict: install it with ${INSTALL}`);
-      server = await startEmbeddedServer({ bin: REDICT_BIN });
-    });
-    after(async () => {
-      await server?.stop();
     });
     body(handle);
   });

@@ -49,6 +49,31 @@ export interface ServerHandle {
 }
 
 /**
+ * A server started before the enclosing suite's tests and stopped after them (call it inside a
+ * describe); `check` runs first, to fail the suite with a reason rather than a failed start.
+ */
+export function serverForSuite(bin: string, extraArgs: readonly string[] = [], check?: () => void): ServerHandle {
+  let server: EmbeddedServer | undefined;
+  const handle: ServerHandle = {
+    get server() {
+      if (!server) throw new Error('server not started');
+      return server;
+    },
+    get url() {
+      return handle.server.url;
+    },
+  };
+  before(async () => {
+    check?.();
+    server = await startEmbeddedServer({ bin, extraArgs });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  return handle;
+}
+
+/**
  * Declares `body` once per server kind (of `kinds`: `oneServerKind(import.meta.url)` for a file
  * about the tool's own process or rendering), inside a describe that starts and stops that server.
  * A kind whose binary is missing is skipped with a message saying how to install it.
@@ -63,22 +88,7 @@ export function forEachServer(
     const missing = which(kind.bin) === undefined;
     const skip = missing ? `${kind.bin} is not installed (run scripts/install-servers.sh)` : false;
     describe(`${title} [${kind.kind}]`, { skip }, () => {
-      let server: EmbeddedServer | undefined;
-      const handle: ServerHandle = {
-        get server() {
-          if (!server) throw new Error('server not started');
-          return server;
-        },
-        get url() {
-          return handle.server.url;
-        },
-      };
-      before(async () => {
-        server = await startEmbeddedServer({ bin: kind.bin, extraArgs });
-      });
-      after(async () => {
-        await server?.stop();
-      });
+      const handle = serverForSuite(kind.bin, extraArgs);
       body(handle, kind);
     });
   }
