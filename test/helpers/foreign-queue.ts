@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { Redis } from 'ioredis';
+import { runCli } from './cli.js';
 import { allKeys, keyspaceDigest } from './keyspace.js';
 import type { ServerHandle } from './servers.js';
+import { tempDir } from './temp-dir.js';
 
 export interface ForeignQueue {
   /** A connection of the test's own, once the suite's `before` ran. */
@@ -44,4 +46,22 @@ export function useForeignQueue(handle: ServerHandle, prefix: string, seed: (url
     },
     ourKeys: async () => (await allKeys(connection())).filter((key) => key.startsWith('emq:')),
   };
+}
+
+/** `clean --all` removes every key of the kept runs, the library's namespace included, and leaves the other application's queue as it was. */
+export async function assertCleanAllSparesForeign(foreign: ForeignQueue, url: string, library: string): Promise<void> {
+  const cleaned = await runCli(['clean', '--url', url, '--all', '--yes']);
+  assert.equal(cleaned.code, 0, cleaned.stderr);
+  assert.deepEqual(await foreign.ourKeys(), [], `clean removed every key of the kept runs, ${library}'s namespace included`);
+  await foreign.assertUntouched(`the other application's ${library} keys are untouched`);
+}
+
+/** `--lib NAME --lib-from` a folder without the package: exit 2, one line saying how to install it, nothing written. */
+export async function assertNotInstalledRefused(foreign: ForeignQueue, url: string, lib: string): Promise<void> {
+  const empty = tempDir('emq-race-nolib-');
+  const result = await runCli(['--url', url, '--lib', lib, '--lib-from', empty]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, new RegExp(`${lib} is not installed in .*: install it there with npm install ${lib}`));
+  assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+  assert.deepEqual(await foreign.ourKeys(), []);
 }

@@ -15,9 +15,8 @@ import BeeQueue from 'bee-queue';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
-import { tempDir } from '../helpers/temp-dir.js';
 
 /** The project's folder, whose node_modules holds the Bee-Queue the tests race. */
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -173,18 +172,10 @@ forEachServer('--lib bee-queue', (handle) => {
       assert.equal(await foreign.admin.hlen(`${base}jobs`), run.jobs, `${run.mode}: Bee-Queue's own hash holds every job`);
     }
 
-    const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
-    assert.equal(cleaned.code, 0, cleaned.stderr);
-    assert.deepEqual(await foreign.ourKeys(), [], "clean removed every key of the kept runs, Bee-Queue's namespace included");
-    await foreign.assertUntouched("the other application's Bee-Queue keys are untouched");
+    await assertCleanAllSparesForeign(foreign, handle.url, 'Bee-Queue');
   });
 
   test('--lib-from a folder without bee-queue: exit 2, the line says how to install it, nothing written', async () => {
-    const empty = tempDir('emq-race-nolib-');
-    const result = await runCli(['--url', handle.url, '--lib', 'bee-queue', '--lib-from', empty]);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /bee-queue is not installed in .*: install it there with npm install bee-queue/);
-    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.deepEqual(await foreign.ourKeys(), []);
+    await assertNotInstalledRefused(foreign, handle.url, 'bee-queue');
   });
 });

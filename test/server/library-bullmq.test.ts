@@ -11,9 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.js';
 import { foreignBullmq } from '../helpers/foreign-bullmq.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
-import { tempDir } from '../helpers/temp-dir.js';
 
 /** The project's folder, whose node_modules holds the bullmq the tests race. */
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -138,10 +137,7 @@ forEachServer('--lib bullmq', (handle) => {
       'the keys were kept',
     );
 
-    const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
-    assert.equal(cleaned.code, 0, cleaned.stderr);
-    assert.deepEqual(await foreign.ourKeys(), [], "clean removed every key of the kept run, BullMQ's namespace included");
-    await foreign.assertUntouched("the other application's BullMQ keys are untouched");
+    await assertCleanAllSparesForeign(foreign, handle.url, 'BullMQ');
   });
 
   test('--fault lapsed-lock: N jobs whose live worker lets its locks lapse are recovered by BullMQ, run again by a second worker, and the N late completions refused; the figures equal the kept keys', async () => {
@@ -212,12 +208,7 @@ forEachServer('--lib bullmq', (handle) => {
   });
 
   test('--lib-from a folder without bullmq: exit 2, the line says how to install it, nothing written', async () => {
-    const empty = tempDir('emq-race-nolib-');
-    const result = await runCli(['--url', handle.url, '--lib', 'bullmq', '--lib-from', empty]);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /bullmq is not installed in .*: install it there with npm install bullmq/);
-    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.deepEqual(await foreign.ourKeys(), []);
+    await assertNotInstalledRefused(foreign, handle.url, 'bullmq');
   });
 
   test('an unknown library: exit 2, naming the ones emq-race knows', async () => {

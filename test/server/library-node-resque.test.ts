@@ -14,9 +14,8 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from 'node-resque';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
-import { tempDir } from '../helpers/temp-dir.js';
 
 /** The project's folder, whose node_modules holds the node-resque the tests race. */
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -173,18 +172,10 @@ forEachServer('--lib node-resque', (handle) => {
     assert.equal(run.lostIncrements, Math.max(0, run.recoveries - counter));
     assert.deepEqual(await foreign.admin.smembers(`${base}workers`), [], 'every dead worker unregistered');
 
-    const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
-    assert.equal(cleaned.code, 0, cleaned.stderr);
-    assert.deepEqual(await foreign.ourKeys(), [], "clean removed every key of the kept run, node-resque's namespace included");
-    await foreign.assertUntouched("the other application's node-resque keys are untouched");
+    await assertCleanAllSparesForeign(foreign, handle.url, 'node-resque');
   });
 
   test('--lib-from a folder without node-resque: exit 2, the line says how to install it, nothing written', async () => {
-    const empty = tempDir('emq-race-nolib-');
-    const result = await runCli(['--url', handle.url, '--lib', 'node-resque', '--lib-from', empty]);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /node-resque is not installed in .*: install it there with npm install node-resque/);
-    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.deepEqual(await foreign.ourKeys(), []);
+    await assertNotInstalledRefused(foreign, handle.url, 'node-resque');
   });
 });
