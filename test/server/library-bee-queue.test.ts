@@ -76,27 +76,16 @@ function parseRuns(stdout: string): JsonRun[] {
   return report.runs;
 }
 
+/** The race every test here runs: 8 callers on JOBS jobs of the installed bee-queue, on `url`. */
+function beeRace(url: string): string[] {
+  return ['--url', url, '--lib', 'bee-queue', '--lib-from', PROJECT, '--sweepers', '8', '--jobs', JOBS, '--loop-jobs', JOBS];
+}
+
 forEachServer('--lib bee-queue', (handle) => {
   const foreign = useForeignQueue(handle, 'bq:', foreignBee, 3);
 
   test('--lib bee-queue --sweepers 8: its own check and the guarded port are clean, the naive port races, the counter figures are null', async () => {
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--lib',
-      'bee-queue',
-      '--lib-from',
-      PROJECT,
-      '--sweepers',
-      '8',
-      '--jobs',
-      JOBS,
-      '--loop-jobs',
-      JOBS,
-      '--expect',
-      'bee-queue=clean,bee-queue-guarded=clean',
-      '--json',
-    ]);
+    const result = await runCli([...beeRace(handle.url), '--expect', 'bee-queue=clean,bee-queue-guarded=clean', '--json']);
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stderr, /warning/, 'the pinned version is within the tested range');
     const runs = parseRuns(result.stdout);
@@ -135,24 +124,7 @@ forEachServer('--lib bee-queue', (handle) => {
 
   test("--keep: each mode's figures equal a count made from its kept keys, and clean --all removes the runs", async () => {
     const queue = `kept-${Math.random().toString(16).slice(2, 8)}`;
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--lib',
-      'bee-queue',
-      '--lib-from',
-      PROJECT,
-      '--sweepers',
-      '8',
-      '--jobs',
-      JOBS,
-      '--loop-jobs',
-      JOBS,
-      '--queue',
-      queue,
-      '--keep',
-      '--json',
-    ]);
+    const result = await runCli([...beeRace(handle.url), '--queue', queue, '--keep', '--json']);
     assert.equal(result.code, 0, result.stderr);
     for (const run of parseRuns(result.stdout)) {
       const base = `emq:{${run.queue}}:bee-queue:`;
