@@ -9,6 +9,10 @@
  */
 import type { FaultName, LibraryName, Mode } from '../model.js';
 import type { LibraryRunner } from './runner.js';
+import type { Lacks } from './missing-api.js';
+import { bullmqLacks } from './bullmq/module.js';
+import { nodeResqueLacks } from './node-resque/module.js';
+import { beeQueueLacks } from './bee-queue/module.js';
 
 /** One mode a library brings: what the strategy table needs to know of it. */
 export interface LibraryMode {
@@ -29,6 +33,8 @@ export interface Library {
   readonly modes: readonly LibraryMode[];
   /** The faults its modes take (`--fault`); none unless named. `lapsed-lock` needs workers that hold locks. */
   readonly faults?: readonly FaultName[];
+  /** What the tool calls of the package's exports, the first piece missing (its module.ts's loader refuses the same). */
+  readonly lacks: Lacks;
   /** Its runner, loaded when a run needs it. */
   readonly load: () => Promise<LibraryRunner>;
 }
@@ -53,6 +59,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       },
     ],
     faults: ['lapsed-lock'],
+    lacks: bullmqLacks,
     load: async () => (await import('./bullmq/run.js')).runBullmqMode,
   },
   'node-resque': {
@@ -78,6 +85,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         roundTrips: true,
       },
     ],
+    lacks: nodeResqueLacks,
     load: async () => (await import('./node-resque/run.js')).runNodeResqueMode,
   },
   'bee-queue': {
@@ -98,6 +106,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         roundTrips: true,
       },
     ],
+    lacks: beeQueueLacks,
     load: async () => (await import('./bee-queue/run.js')).runBeeQueueMode,
   },
 };

@@ -4,8 +4,8 @@
  * tool: it is an optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import { usageError } from '../../errors.js';
 import type { FoundLibrary } from '../../model.js';
+import { lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 /** The options of the `redis` (node_redis 3) client Bee-Queue makes itself for each connection. */
 export interface BeeRedisOptions {
@@ -66,15 +66,19 @@ export interface BeeQueue {
 
 export type BeeQueueClass = new (name: string, settings: BeeSettings) => BeeQueue;
 
-/** The user's Bee-Queue, loaded; a usage error when it lacks what the tool calls. */
+/** What the tool calls of Bee-Queue, the first piece missing from `loaded` (the package's exports: the Queue class itself). */
+export const beeQueueLacks: Lacks = (loaded) =>
+  lacksMethods('Queue', queueClass(loaded), ['ready', 'createJob', 'saveAll', 'process', 'checkStalledJobs', 'close']);
+
+/** The class a CommonJS `require` gives, or an ESM import's default. */
+function queueClass(loaded: unknown): unknown {
+  return typeof loaded === 'function' ? loaded : (loaded as { default?: unknown } | undefined)?.default;
+}
+
+/** The user's Bee-Queue, loaded; a usage error naming what it lacks of what the tool calls. */
 export async function loadBeeQueue(found: FoundLibrary): Promise<BeeQueueClass> {
-  const loaded = (await import(pathToFileURL(found.entry).href)) as { default?: unknown };
-  const Queue = loaded.default as Partial<BeeQueueClass> | undefined;
-  const proto = typeof Queue === 'function' ? (Queue.prototype as Partial<BeeQueue>) : undefined;
-  if (!proto || typeof proto.checkStalledJobs !== 'function' || typeof proto.saveAll !== 'function' || typeof proto.process !== 'function') {
-    throw usageError(
-      `--lib bee-queue: the bee-queue ${found.version} at ${found.entry} has no Queue with checkStalledJobs, saveAll and process: emq-race cannot call its stalled-job recovery`,
-    );
-  }
-  return Queue as BeeQueueClass;
+  const loaded: unknown = await import(pathToFileURL(found.entry).href);
+  const missing = beeQueueLacks(loaded);
+  if (missing) throw missingApi(found, 'bee-queue', missing);
+  return queueClass(loaded) as BeeQueueClass;
 }

@@ -4,8 +4,8 @@
  * optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import { usageError } from '../../errors.js';
 import type { FoundLibrary } from '../../model.js';
+import { exportsOf, lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 export interface BullmqJob {
   readonly id?: string | undefined;
@@ -72,15 +72,18 @@ export interface Bullmq {
   };
 }
 
-/** The user's BullMQ, loaded; a usage error when it lacks what the tool calls. */
+/** What the tool calls of BullMQ, the first piece missing from `loaded` (the package's exports). */
+export const bullmqLacks: Lacks = (loaded) => {
+  const { Queue, Worker } = exportsOf(loaded, 'Worker');
+  return (
+    lacksMethods('Queue', Queue, ['addBulk', 'close']) ?? lacksMethods('Worker', Worker, ['waitUntilReady', 'getNextJob', 'moveStalledJobsToWait', 'close'])
+  );
+};
+
+/** The user's BullMQ, loaded; a usage error naming what it lacks of what the tool calls. */
 export async function loadBullmq(found: FoundLibrary): Promise<Bullmq> {
-  const loaded = (await import(pathToFileURL(found.entry).href)) as Partial<Bullmq> & { default?: Partial<Bullmq> };
-  const bullmq = loaded.Worker ? loaded : (loaded.default ?? {});
-  const { Queue, Worker } = bullmq;
-  if (typeof Queue !== 'function' || typeof Worker !== 'function' || typeof Worker.prototype.moveStalledJobsToWait !== 'function') {
-    throw usageError(
-      `--lib bullmq: the bullmq ${found.version} at ${found.entry} has no Queue, Worker or Worker#moveStalledJobsToWait: emq-race cannot call its stalled-job recovery`,
-    );
-  }
-  return { Queue, Worker };
+  const loaded: unknown = await import(pathToFileURL(found.entry).href);
+  const missing = bullmqLacks(loaded);
+  if (missing) throw missingApi(found, 'bullmq', missing);
+  return exportsOf(loaded, 'Worker') as unknown as Bullmq;
 }

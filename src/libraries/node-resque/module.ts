@@ -4,8 +4,8 @@
  * tool: it is an optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import { usageError } from '../../errors.js';
 import type { FoundLibrary } from '../../model.js';
+import { exportsOf, lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 /** node-resque's connection options: where its own client connects, and its key namespace. */
 export interface ResqueConnection {
@@ -59,15 +59,16 @@ export interface NodeResque {
   readonly Worker: new (options: WorkerOptions, jobs: Record<string, { perform: (...args: unknown[]) => Promise<unknown> }>) => ResqueWorker;
 }
 
-/** The user's node-resque, loaded; a usage error when it lacks what the tool calls. */
+/** What the tool calls of node-resque, the first piece missing from `loaded` (the package's exports). */
+export const nodeResqueLacks: Lacks = (loaded) => {
+  const { Queue, Worker } = exportsOf(loaded, 'Queue');
+  return lacksMethods('Queue', Queue, ['connect', 'enqueue', 'cleanOldWorkers', 'end']) ?? lacksMethods('Worker', Worker, ['connect', 'start']);
+};
+
+/** The user's node-resque, loaded; a usage error naming what it lacks of what the tool calls. */
 export async function loadNodeResque(found: FoundLibrary): Promise<NodeResque> {
-  const loaded = (await import(pathToFileURL(found.entry).href)) as Partial<NodeResque> & { default?: Partial<NodeResque> };
-  const resque = loaded.Queue ? loaded : (loaded.default ?? {});
-  const { Queue, Worker } = resque;
-  if (typeof Queue !== 'function' || typeof Worker !== 'function' || typeof Queue.prototype.cleanOldWorkers !== 'function') {
-    throw usageError(
-      `--lib node-resque: the node-resque ${found.version} at ${found.entry} has no Queue, Worker or Queue#cleanOldWorkers: emq-race cannot call its recovery`,
-    );
-  }
-  return { Queue, Worker };
+  const loaded: unknown = await import(pathToFileURL(found.entry).href);
+  const missing = nodeResqueLacks(loaded);
+  if (missing) throw missingApi(found, 'node-resque', missing);
+  return exportsOf(loaded, 'Queue') as unknown as NodeResque;
 }
