@@ -23,6 +23,36 @@ export interface LibraryMode {
   readonly racesByDesign: boolean;
   /** A round trip per command: it runs on --loop-jobs jobs. */
   readonly roundTrips: boolean;
+  /** Connections each of its callers opens (one unless named): what the memory guard counts. */
+  readonly connectionsPerCaller?: number;
+}
+
+/**
+ * What a run of the library holds on the server, for the memory guard (queue/memory-guard.ts),
+ * which weighs a library's run by these rather than by the model queue's slice.
+ *
+ * Measured, not guessed: each mode run with `--keep` on a fresh redis-server 7.0.15 and
+ * valkey-server 8.0.1 (no maxmemory), eight callers, at two sizes (BullMQ and Bee-Queue 200 and
+ * 2,000 jobs, node-resque 100 and 400), reading INFO memory before the run and used_memory_peak
+ * after it, MEMORY USAGE of every key the run kept, INFO clients while it ran (the most connections
+ * at once) and INFO latencystats after it (the commands it sent). A job's bytes are the rise of the
+ * peak from the small run to the large one over the jobs added: everything the run holds per job
+ * at its dearest moment, the seeding's transient keys and buffers included, where the kept keys
+ * alone tell only the end. The figures are the highest of both servers, rounded up.
+ */
+export interface LibraryMemory {
+  /** Bytes a job holds at the peak of a run that recovers it once (the library's own check or the guarded port). */
+  readonly bytesPerJob: number;
+  /** Bytes each further recovery of a job adds, in a mode that races (its peak's rise over the guarded port's, per other caller). */
+  readonly bytesPerDuplicate: number;
+  /** Connections the seeding's clients hold besides the callers'. */
+  readonly seedConnections: number;
+  /** The commands a run sends beyond the tool's own (INFO latencystats after it): each new one costs the server a latency histogram. */
+  readonly commands: readonly string[];
+  /** Its Lua scripts in the server's script cache (INFO memory's used_memory_scripts_eval after a run). */
+  readonly scriptBytes: number;
+  /** With `--fault lapsed-lock` (its jobs run again and finish): bytes a job, and a duplicate, as above. */
+  readonly lapsedLock?: { readonly bytesPerJob: number; readonly bytesPerDuplicate: number };
 }
 
 export interface Library {
@@ -35,6 +65,7 @@ export interface Library {
   readonly faults?: readonly FaultName[];
   /** What the tool calls of the package's exports, the first piece missing (its module.ts's loader refuses the same). */
   readonly lacks: Lacks;
+  readonly memory: LibraryMemory;
   /** Its runner, loaded when a run needs it. */
   readonly load: () => Promise<LibraryRunner>;
 }
@@ -44,7 +75,14 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     packageName: 'bullmq',
     tested: { from: '6.7.0', below: '7.0.0' },
     modes: [
-      { mode: 'bullmq', summary: "BullMQ's own stalled-job recovery, unmodified: its moveStalledJobsToWait script", racesByDesign: false, roundTrips: false },
+      {
+        mode: 'bullmq',
+        summary: "BullMQ's own stalled-job recovery, unmodified: its moveStalledJobsToWait script",
+        racesByDesign: false,
+        roundTrips: false,
+        // A Worker and its blocking connection (INFO clients: 19 at once for eight callers).
+        connectionsPerCaller: 2,
+      },
       {
         mode: 'bullmq-naive',
         summary: "BullMQ's recovery ported to round trips in its own order, deaf to LREM's reply",
@@ -59,6 +97,34 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       },
     ],
     faults: ['lapsed-lock'],
+    memory: {
+      // Peak per job 400–469 bytes (its hash, its entries in the events stream, its lock while seeded); the naive port 75–87 more per other caller.
+      bytesPerJob: 480,
+      bytesPerDuplicate: 90,
+      // Its Queue and Worker (two connections); --fault lapsed-lock's two Workers and Queue (23 clients at once for eight callers).
+      seedConnections: 5,
+      // 48,000 bytes; 89,240 with --fault lapsed-lock's scripts.
+      scriptBytes: 90 * 1024,
+      // --fault lapsed-lock at 200 and 1,000 jobs: 773–788 bytes a job kept (each job completed, its hash grown), 536 by the peak's rise;
+      // the naive port's second worker runs each job once per push: 278 bytes a duplicate kept, 303 by the peak's rise.
+      lapsedLock: { bytesPerJob: 800, bytesPerDuplicate: 320 },
+      commands: [
+        'client|setinfo',
+        'client|setname',
+        'exists',
+        'hgetall',
+        'hmset',
+        'incr',
+        'lpush',
+        'pttl',
+        'rpoplpush',
+        'sadd',
+        'scard',
+        'smembers',
+        'xadd',
+        'xtrim',
+      ],
+    },
     lacks: bullmqLacks,
     load: async () => (await import('./bullmq/run.js')).runBullmqMode,
   },
@@ -85,6 +151,16 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         roundTrips: true,
       },
     ],
+    memory: {
+      // Peak per job 817–820 bytes (a dead worker's keys and its entry in `workers`, its job, its failure);
+      // its own recovery and the naive port 752 more per other caller at most (the failures pushed again, the replies of each caller's reads).
+      bytesPerJob: 832,
+      bytesPerDuplicate: 768,
+      // Its seeding Queue; the dead workers share the tool's connection.
+      seedConnections: 1,
+      scriptBytes: 4 * 1024,
+      commands: ['client|setinfo', 'exec', 'exists', 'incr', 'lpop', 'multi', 'sadd', 'select', 'smembers', 'srem'],
+    },
     lacks: nodeResqueLacks,
     load: async () => (await import('./node-resque/run.js')).runNodeResqueMode,
   },
@@ -106,6 +182,15 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         roundTrips: true,
       },
     ],
+    memory: {
+      // Peak per job 174–239 bytes (its entry in the `jobs` hash, in `active`, `stalling` and `waiting`); a duplicate is a short id in a list.
+      bytesPerJob: 256,
+      bytesPerDuplicate: 8,
+      // The seeding Queue, and the worker's client and blocking client.
+      seedConnections: 3,
+      scriptBytes: 8 * 1024,
+      commands: ['brpoplpush', 'client|setinfo', 'exists', 'hexists', 'lpush', 'sadd', 'scard', 'script|exists', 'smembers', 'srem', 'sscan'],
+    },
     lacks: beeQueueLacks,
     load: async () => (await import('./bee-queue/run.js')).runBeeQueueMode,
   },

@@ -10,6 +10,10 @@
  * and MEMORY USAGE reads what each kind of key costs on this very server; then the slice is
  * deleted. Those costs are scaled to every queue that runs at once (see peakFootprint), with the
  * connections, the server's per-command bookkeeping and a margin on top.
+ *
+ * A queue library's run (--lib) writes the library's keys, not the model queue's: it is weighed
+ * by the library's own layout (its mode's traits, measured on real runs: libraries/table.ts), and
+ * a plan made only of such runs writes no slice at all.
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, serverError, usageError } from '../errors.js';
@@ -138,10 +142,41 @@ function memoryUsageRefusal(err: unknown): Error | undefined {
   );
 }
 
-/** Connections one queue's run opens besides the session's: its sweepers and everything around them, and its admin. */
-export function connectionsOf(run: ModeRun): number {
+/** Connections one queue's run opens besides the session's: its sweepers and everything around them (a library's clients), and its admin. */
+export function connectionsOf(run: ModeRun, traits?: TraitsOf): number {
+  const layout = traits?.(run.mode).layout;
+  if (layout) return run.sweepers * layout.connectionsPerCaller + layout.seedConnections + 1;
   const c = run.consequences ?? NO_CONSEQUENCES;
   return run.sweepers + c.workers + (c.observe ? 1 : 0) + (c.cycles > 1 ? 1 : 0) + (c.faults.length > 0 ? 1 : 0) + 1;
+}
+
+/**
+ * What a queue library's run holds on the server (src/libraries/table.ts): the library writes its
+ * own keys, not the model queue's, so its costs are its own, measured on real runs of the library
+ * (each figure says how), not on the measuring slice.
+ */
+export interface LibraryLayout {
+  /** The library, for the refusal's words. */
+  readonly library: string;
+  /** Bytes one job holds at the run's peak, its keys, their keyspace slots and its one recovery counted. */
+  readonly bytesPerJob: number;
+  /** Bytes each further recovery of a job adds: a mode that races pushes a job once per caller. */
+  readonly bytesPerDuplicate: number;
+  /** Whether the mode may recover a job once per caller (its own recovery or port races by design). */
+  readonly pushesTwice: boolean;
+  /** Connections each caller opens. */
+  readonly connectionsPerCaller: number;
+  /** Connections the seeding opens besides the callers' (its queue, its workers). */
+  readonly seedConnections: number;
+  /** Bytes of the library's Lua scripts in the server's script cache, beyond the tool's own (SCRIPT_CACHE_BYTES). */
+  readonly scriptBytes: number;
+  /** With `--fault lapsed-lock`: the job's bytes when a live worker's jobs run again and finish. */
+  readonly lapsedLock?: { readonly bytesPerJob: number; readonly bytesPerDuplicate: number };
+}
+
+/** A library run's bytes a job and a duplicate: its lapsed-lock figures when the run has that fault. */
+function layoutCosts(run: ModeRun, layout: LibraryLayout): { readonly bytesPerJob: number; readonly bytesPerDuplicate: number } {
+  return (run.consequences?.faults.includes('lapsed-lock') ? layout.lapsedLock : undefined) ?? layout;
 }
 
 /**
@@ -153,6 +188,8 @@ export interface MemoryTraits {
   readonly pushesTwice: boolean;
   /** Server commands it sends beyond every run's (BASE_COMMANDS). */
   readonly commands: readonly string[];
+  /** A queue library's mode: its own layout, in place of the costs measured on the slice. */
+  readonly layout?: LibraryLayout;
 }
 
 export type TraitsOf = (mode: Mode) => MemoryTraits;
@@ -165,6 +202,11 @@ export type TraitsOf = (mode: Mode) => MemoryTraits;
  * worker), and the four containers' own overhead.
  */
 export function queueFootprint(run: ModeRun, costs: DataCosts, traits: TraitsOf): number {
+  const layout = traits(run.mode).layout;
+  if (layout) {
+    const { bytesPerJob, bytesPerDuplicate } = layoutCosts(run, layout);
+    return run.jobs * bytesPerJob + (layout.pushesTwice ? run.jobs * (run.sweepers - 1) * bytesPerDuplicate : 0) + 4 * 1024;
+  }
   const c = run.consequences ?? NO_CONSEQUENCES;
   const tracked = run.jobs + (run.live ?? 0);
   const member = Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES;
@@ -185,6 +227,8 @@ export interface Footprint {
   readonly connections: number;
   /** Commands the run sends that this server has not seen yet (each costs a latency histogram). */
   readonly newCommands: number;
+  /** The library whose own layout the moment's dearest run has, and its bytes a job there (for the message); none for the model queue's. */
+  readonly layout?: { readonly library: string; readonly bytesPerJob: number };
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
@@ -192,24 +236,31 @@ export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newC
   let peak: Footprint | undefined;
   for (const moment of moments) {
     const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs, traits), 0);
-    const connections = moment.reduce((sum, run) => sum + connectionsOf(run), 0);
-    const fixed = connections * BYTES_PER_CONNECTION + newCommands * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES;
+    const connections = moment.reduce((sum, run) => sum + connectionsOf(run, traits), 0);
+    const libraryScripts = Math.max(0, ...moment.map((run) => traits(run.mode).layout?.scriptBytes ?? 0));
+    const fixed = connections * BYTES_PER_CONNECTION + newCommands * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES + libraryScripts;
     const bytes = Math.ceil((data + fixed) * (1 + MARGIN));
-    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands };
+    const dearest = dearestRun(moment);
+    const layout = dearest ? traits(dearest.mode).layout : undefined;
+    const perJob = dearest && layout ? { layout: { library: layout.library, bytesPerJob: layoutCosts(dearest, layout).bytesPerJob } } : {};
+    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob };
   }
   return peak ?? { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
 }
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+/** The run of a moment with the most jobs. */
+function dearestRun(moment: Moment): ModeRun | undefined {
+  return moment.reduce<ModeRun | undefined>((best, run) => (!best || run.jobs + (run.live ?? 0) > best.jobs + (best.live ?? 0) ? run : best), undefined);
+}
+
 /** `--jobs 6000 (with 600 live jobs)`, or `4 queues side by side of --jobs 6000 …`: the dearest moment in the user's words. */
-function describeMoment(moment: Moment): string {
-  const dearest = moment.reduce<ModeRun | undefined>(
-    (best, run) => (!best || run.jobs + (run.live ?? 0) > best.jobs + (best.live ?? 0) ? run : best),
-    undefined,
-  );
+function describeMoment(moment: Moment, library: boolean): string {
+  const dearest = dearestRun(moment);
   if (!dearest) return 'the run';
-  const live = dearest.live ?? 0;
+  // A library's run seeds no live jobs of the model queue's.
+  const live = library ? 0 : (dearest.live ?? 0);
   const one = `--jobs ${dearest.jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
@@ -227,10 +278,12 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   if (!(memory.maxMemory > 0)) return undefined;
   const room = roomLeft(memory);
   if (footprint.bytes <= room) return undefined;
-  const perJob = Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES);
+  const perJob = footprint.layout
+    ? `${footprint.layout.bytesPerJob} bytes a job in ${footprint.layout.library}'s own layout`
+    : `${Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES)} bytes a job as measured there`;
   const what =
-    `${words?.subject ?? describeMoment(footprint.moment)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
-    `(${mb(footprint.data)} of job data at ${perJob} bytes a job as measured there, ${plural(footprint.connections, 'connection')}, ` +
+    `${words?.subject ?? describeMoment(footprint.moment, footprint.layout !== undefined)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
+    `(${mb(footprint.data)} of job data at ${perJob}, ${plural(footprint.connections, 'connection')}, ` +
     `${plural(footprint.newCommands, 'command')} new to the server, and a ${MARGIN * 100}% margin), ` +
     `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
   let consequence: string;
@@ -319,6 +372,25 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
   if (!first) return;
   const firstMemory = parseMemoryInfo(await first.redis.info('memory'));
   const runs = limited.flatMap((load) => load.moments.flat());
+  // Runs of queue libraries only: their own layouts say what they cost, and no slice is written.
+  const costs = runs.every((run) => traits(run.mode).layout) ? NO_COSTS : await measureSlice(first, firstMemory, runs, signal);
+  for (const load of limited) {
+    // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
+    const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>
+      Promise.reject(describeServerError(err, load.where)),
+    );
+    const seen = trackedCommands(latency);
+    const newCommands = seen ? [...commandsOf(load.moments.flat(), traits)].filter((command) => !seen.has(command)).length : 0;
+    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands, traits), costs, load.where, words);
+    if (problem) throw usageError(problem);
+  }
+}
+
+/** The costs of a run with no job of the model queue's. */
+const NO_COSTS: DataCosts = { hash: 0, active: 0, pending: 0, dead: 0, listEntry: 0 };
+
+/** The model queue's costs, measured on a slice seeded on the first server with a limit (refused when not even the slice fits). */
+async function measureSlice(first: ServerLoad, firstMemory: MemoryInfo, runs: readonly ModeRun[], signal?: AbortSignal): Promise<DataCosts> {
   const shape: ProbeShape = {
     pending: runs[0]?.pending ?? 'list',
     lastId: Math.max(1, ...runs.map((run) => run.jobs + (run.live ?? 0))),
@@ -335,17 +407,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
         `not even the slice of ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measures what a job costs fits there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
-  const costs = await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) =>
+  return await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) =>
     Promise.reject(describeServerError(err, first.where)),
   );
-  for (const load of limited) {
-    // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
-    const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>
-      Promise.reject(describeServerError(err, load.where)),
-    );
-    const seen = trackedCommands(latency);
-    const newCommands = seen ? [...commandsOf(load.moments.flat(), traits)].filter((command) => !seen.has(command)).length : 0;
-    const problem = footprintProblem(parseMemoryInfo(memoryInfo), peakFootprint(load.moments, costs, newCommands, traits), costs, load.where, words);
-    if (problem) throw usageError(problem);
-  }
 }

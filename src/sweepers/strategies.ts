@@ -11,7 +11,7 @@
  * A new strategy is a file in this folder, an entry here, its name in MODES (model.ts) and in the
  * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
-import { libraryModes } from '../libraries/table.js';
+import { LIBRARIES, libraryModes } from '../libraries/table.js';
 import type { FaultName, LibraryName, Mode } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
 import type { SweeperFactory } from './sweeper.js';
@@ -201,6 +201,26 @@ export function modeSets(): Readonly<Record<'both' | 'all', readonly Mode[]>> {
 /** What the memory check (queue/memory-guard.ts) needs of each mode, read from the table. */
 export function memoryTraits(mode: Mode): MemoryTraits {
   const strategy = STRATEGIES[mode];
+  if (strategy.library) {
+    // A library's run holds the library's own keys: its measured layout stands for the slice.
+    const library = LIBRARIES[strategy.library];
+    const own = library.modes.find((m) => m.mode === mode);
+    const { bytesPerJob, bytesPerDuplicate, seedConnections, commands, scriptBytes, lapsedLock } = library.memory;
+    return {
+      pushesTwice: strategy.pushesTwice,
+      commands,
+      layout: {
+        library: library.packageName,
+        bytesPerJob,
+        bytesPerDuplicate,
+        pushesTwice: strategy.racesByDesign,
+        connectionsPerCaller: own?.connectionsPerCaller ?? 1,
+        seedConnections,
+        scriptBytes,
+        ...(lapsedLock ? { lapsedLock } : {}),
+      },
+    };
+  }
   return { pushesTwice: strategy.pushesTwice, commands: strategy.commands ?? [] };
 }
 
