@@ -16,8 +16,9 @@
  * the blocks; test/server/docs-samples.test.ts checks their shape against live runs.
  * test/helpers/sample-setups.ts does what the options ask; this file is pure, but for `writeSampleFiles`.
  */
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FORGETS_ZREM, IGNORES_DEADLINE } from './scripts.js';
 
 export interface Sample {
@@ -303,4 +304,6 @@ export function writeSampleFiles(dir: string): void {
   writeFileSync(join(dir, 'broken.lua'), 'local moved =\nreturn moved\n');
   writeFileSync(join(dir, 'forgets-removal.lua'), FORGETS_ZREM);
   writeFileSync(join(dir, 'ignores-deadline.lua'), IGNORES_DEADLINE);
+  // A `--lib` sample runs as in a project that has the library installed: this project's node_modules stands for it.
+  symlinkSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)), join(dir, 'node_modules'), 'dir');
 }
