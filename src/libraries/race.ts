@@ -5,7 +5,25 @@
  */
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+import { NO_CONSEQUENCES, jobsPerSec, percentileOfSorted, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+
+/**
+ * How long each call of a library's own recovery took as the client saw it, from sending to the
+ * reply (waiting behind other callers' calls on the server's one thread included): for the modes
+ * whose check is one call of it (a script), as the tool's one-call strategies report theirs.
+ */
+export class CallTimes {
+  readonly ms: number[] = [];
+
+  async time<T>(call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await call();
+    } finally {
+      this.ms.push(performance.now() - started);
+    }
+  }
+}
 
 /** One caller: a check resolves to the job ids it moved, in order. */
 export interface Caller {
@@ -14,6 +32,8 @@ export interface Caller {
   readonly commands: number;
   /** The caller stopped at a bound of its own (a library whose caller retries within one check). */
   readonly cutShort?: boolean;
+  /** Its calls' times, for a caller whose every call is one call of the library's own recovery. */
+  readonly callTimes?: CallTimes;
 }
 
 export interface Raced {
@@ -23,6 +43,8 @@ export interface Raced {
   readonly commands: number;
   readonly checks: number;
   readonly cutShort: boolean;
+  /** Every timed call's duration (ms), sorted; empty when no caller is timed. */
+  readonly callMs: Float64Array;
 }
 
 /** Every caller released at once from one barrier, each checking until a check moves nothing; one failing stops the rest. */
@@ -63,7 +85,15 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   // The first failure is the cause; the others are callers it stopped.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw signal.aborted ? signal.reason : failed.reason;
-  return { wallMs, moves, commands: callers.reduce((sum, c) => sum + c.commands, 0), checks, cutShort: cutShort || callers.some((c) => c.cutShort) };
+  const callMs = Float64Array.from(callers.flatMap((c) => c.callTimes?.ms ?? [])).sort();
+  return {
+    wallMs,
+    moves,
+    commands: callers.reduce((sum, c) => sum + c.commands, 0),
+    checks,
+    cutShort: cutShort || callers.some((c) => c.cutShort),
+    callMs,
+  };
 }
 
 /** The run's result: its spec, the audit's counts, the race's own figures and what a fault added (`fault`). Pure. */
@@ -75,6 +105,8 @@ export function libraryResult(
   fault?: Pick<RunResult, 'consequences' | 'faultCounts' | 'lapsedLock'>,
 ): RunResult {
   const found = run.library;
+  // Rounded to 0.01 ms, as the tool's own strategies' call times are (sweepers/call-latency.ts).
+  const round = (ms: number): number | null => (raced.callMs.length > 0 ? Math.round(ms * 100) / 100 : null);
   return {
     mode: run.mode,
     queue: run.queue,
@@ -100,9 +132,9 @@ export function libraryResult(
     maxSweeps: maxChecks,
     processes: false,
     retries: 0,
-    callMsP50: null,
-    callMsP99: null,
-    callMsMax: null,
+    callMsP50: round(percentileOfSorted(raced.callMs, 50)),
+    callMsP99: round(percentileOfSorted(raced.callMs, 99)),
+    callMsMax: round(raced.callMs[raced.callMs.length - 1] ?? Number.NaN),
     serverCallMsP99: null,
     sources: figureSources(counts, 1),
     example: null,

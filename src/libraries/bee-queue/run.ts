@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
-import { libraryResult, raceCallers, type Caller } from '../race.js';
+import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBee } from './audit.js';
 import { BEE_QUEUE, beeKeys, type BeeKeys } from './keys.js';
@@ -136,10 +136,11 @@ class Recovered {
  * some job is still to be moved is made again half an interval later; the check returns what the
  * first call that moved something moved, or nothing once every job has been moved by someone.
  */
-function timerCaller(call: () => Promise<readonly string[]>, recovered: Recovered, signal: AbortSignal, count: () => number): Caller {
+function timerCaller(call: () => Promise<readonly string[]>, recovered: Recovered, signal: AbortSignal, count: () => number, callTimes?: CallTimes): Caller {
   let calls = 0;
   let cutShort = false;
   return {
+    ...(callTimes ? { callTimes } : {}),
     async check() {
       for (;;) {
         if (calls === MAX_CALLS) {
@@ -179,17 +180,19 @@ async function queueCaller(
   queue.on('stalled', (jobId: string) => moved.push(jobId));
   await queue.ready();
   let calls = 0;
+  const callTimes = new CallTimes();
   return timerCaller(
     async () => {
       const before = moved.length;
       calls++;
-      await queue.checkStalledJobs();
+      await callTimes.time(() => queue.checkStalledJobs());
       clients.check();
       return moved.slice(before);
     },
     recovered,
     signal,
     () => calls,
+    callTimes,
   );
 }
 

@@ -19,7 +19,7 @@ import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
 import { NO_CONSEQUENCES, type ModeRun } from '../../model.js';
-import { libraryResult, raceCallers, type Caller } from '../race.js';
+import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
 import { PhaseBarrier } from '../phase-barrier.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBullmq } from './audit.js';
@@ -117,17 +117,19 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
   worker.on('stalled', (jobId: string) => moved.push(jobId));
   await worker.waitUntilReady();
   let commands = 0;
+  const callTimes = new CallTimes();
   return {
     async check() {
       const before = moved.length;
       commands++;
-      await worker.moveStalledJobsToWait();
+      await callTimes.time(() => worker.moveStalledJobsToWait());
       clients.check();
       return moved.slice(before);
     },
     get commands() {
       return commands;
     },
+    callTimes,
   };
 }
 
