@@ -31,7 +31,8 @@ export interface LibraryMode {
  * What a run of the library holds on the server, for the memory guard (queue/memory-guard.ts),
  * which weighs a library's run by these rather than by the model queue's slice.
  *
- * Measured, not guessed: each mode run with `--keep` on a fresh redis-server 7.0.15 and
+ * Measured, not guessed (`node scripts/measure-library-memory.mjs` does it again, for a new
+ * version of a library): each mode run with `--keep` on a fresh redis-server 7.0.15 and
  * valkey-server 8.0.1 (no maxmemory), eight callers, at two sizes (BullMQ and Bee-Queue 200 and
  * 2,000 jobs, node-resque 100 and 400), reading INFO memory before the run and used_memory_peak
  * after it, MEMORY USAGE of every key the run kept, INFO clients while it ran (the most connections
