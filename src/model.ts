@@ -443,6 +443,57 @@ export function registerFigure(figure: Figure): () => void {
 }
 
 /**
+ * What a queue calls its own parts, for the report's labels and sentences: the model queue's words
+ * (MODEL_QUEUE_WORDS), or a library's (its entry in libraries/table.ts), which the report reads
+ * through the strategy table (`queueWords` in sweepers/strategies.ts). The figures keep their
+ * names (the JSON's fields); only what a person reads follows the queue.
+ */
+export interface QueueWords {
+  /** The list a recovered job goes back on, where each entry of a job is a run of it. */
+  readonly pending: string;
+  /** Where a job that stalled too often is sent. */
+  readonly dead: string;
+  /** Headings of FIGURES that name the model queue's parts, in this queue's words (`\n` where they break). */
+  readonly headings: Readonly<Partial<Record<Figure['field'], string>>>;
+  /** What a run raced, for the page's lede: what was seeded, and who recovered it (lower case: it may follow another queue's). */
+  readonly race: string;
+  /** A clean run, said of every job it recovered. */
+  readonly recoveredOnce: string;
+  /** Where a lost job is not, as "lost N jobs (…)". */
+  readonly nowhere: string;
+  /** A job no caller recovered, as "left N …": one and many. */
+  readonly unreclaimed: { readonly one: string; readonly many: string };
+  /** The counter a recovery raises; null where the queue keeps none (its counter figures are null, and nothing is said of them). */
+  readonly counter: {
+    /** A clean run, said of its counter after "and". */
+    readonly counted: string;
+    /** One increment of it, as "lost N …s". */
+    readonly increment: string;
+    /** What a lost increment is, in brackets; null: the model queue's, which depends on the run (report/report.ts). */
+    readonly lost: string | null;
+    /** A rise of it that no caller recorded, as "counted N … that …": one, many and what follows. */
+    readonly extra: { readonly one: string; readonly many: string; readonly after: string };
+  } | null;
+}
+
+/** The model queue's words: what the report has always said. */
+export const MODEL_QUEUE_WORDS: QueueWords = {
+  pending: 'pending',
+  dead: 'dead',
+  headings: {},
+  race: 'expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips)',
+  recoveredOnce: 'every expired lease was reclaimed exactly once',
+  nowhere: 'in no set at all',
+  unreclaimed: { one: 'expired lease unreclaimed', many: 'expired leases unreclaimed' },
+  counter: {
+    counted: 'every stall was counted',
+    increment: 'stall-counter increment',
+    lost: null,
+    extra: { one: 'stall', many: 'stalls', after: 'that no sweep recorded' },
+  },
+};
+
+/**
  * Where a figure comes from: the server's state read after the race (what anyone can check on the
  * kept keys with --keep), the sweepers' own records of what they moved, both set against each
  * other, the server set against the re-leaser's record of the stalls it caused (--cycles), or the

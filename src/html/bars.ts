@@ -9,10 +9,15 @@ import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummary
 import type { Drawing } from './sequence-diagram.js';
 import { FIGURES, type Anomaly } from '../model.js';
 import { headWords } from '../report/legend.js';
+import { figureHeading } from '../report/figure-heading.js';
 
-/** A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"). */
-export function figureLabel(name: string): string {
-  return headWords(FIGURES.find((figure) => figure.field === name)?.heading ?? name);
+/**
+ * A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"),
+ * in the words of the queue of `modes` where it names one of its parts (report/figure-heading.ts).
+ */
+export function figureLabel(name: string, modes: readonly string[]): string {
+  const figure = FIGURES.find((f) => f.field === name);
+  return headWords(figure ? figureHeading(figure, modes) : name);
 }
 
 const BARS_WIDTH = 920;
@@ -70,7 +75,7 @@ function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number 
       const length = barLength(value ?? 0, largest);
       rows.push(
         `<g class="bar-row" data-mode="${esc(run.mode)}" data-anomaly="${name}" data-value="${value ?? ''}">` +
-          text(LABEL_X, y, figureLabel(name), 'label') +
+          text(LABEL_X, y, figureLabel(name, [run.mode]), 'label') +
           (length > 0 ? `<rect x="${BAR_X}" y="${y - 11}" width="${length}" height="13" class="bar"/>` : '') +
           text(BAR_X + length + 8, y, value === null ? NOT_MEASURED : String(value), `value ${value === null ? 'na' : value === 0 ? 'ok' : 'bad'}`) +
           '</g>',
@@ -100,7 +105,7 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
       const spread = spreadOf(summary, name);
       if (spread === null) {
         rows.push(
-          `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, figureLabel(name), 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`,
+          `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}">${text(LABEL_X, y, figureLabel(name, [summary.mode]), 'label')}${text(BAR_X + 10, y, NOT_MEASURED, 'value na')}</g>`,
         );
         continue;
       }
@@ -115,7 +120,7 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
           : '';
       rows.push(
         `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}" data-min="${spread.min}" data-median="${spread.median}" data-max="${spread.max}">` +
-          text(LABEL_X, y, figureLabel(name), 'label') +
+          text(LABEL_X, y, figureLabel(name, [summary.mode]), 'label') +
           drawn +
           text((max ?? BAR_X) + 10, y, `min ${spread.min} · median ${spread.median} · max ${spread.max}`, `value ${spread.max === 0 ? 'ok' : 'bad'}`) +
           '</g>',

@@ -26,7 +26,7 @@ import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
 import { latencyWords } from '../report/report.js';
-import { replayOf } from '../sweepers/strategies.js';
+import { queueWords, replayOf } from '../sweepers/strategies.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -80,13 +80,13 @@ interface Column {
   readonly figure?: SourcedFigure;
 }
 
-/** The page's table: the recoveries and every anomaly of FIGURES, between the run's size and its pace. */
-function tableColumns(): readonly Column[] {
+/** The page's table over runs of `modes`: the recoveries and every anomaly of FIGURES, between the run's size and its pace. */
+function tableColumns(modes: readonly string[]): readonly Column[] {
   return [
     { head: 'sweepers', field: 'sweepers' },
     { head: 'jobs', field: 'jobs' },
-    { head: figureLabel('recoveries'), field: 'recoveries', figure: 'recoveries' },
-    ...ANOMALIES.map((name): Column => ({ head: figureLabel(name), field: name, anomaly: true, figure: name })),
+    { head: figureLabel('recoveries', modes), field: 'recoveries', figure: 'recoveries' },
+    ...ANOMALIES.map((name): Column => ({ head: figureLabel(name, modes), field: name, anomaly: true, figure: name })),
     { head: 'wall ms', field: 'wallMs' },
     { head: 'jobs/s', field: 'jobsPerSec' },
   ];
@@ -95,7 +95,7 @@ function tableColumns(): readonly Column[] {
 /** Columns for these runs: counts that no run of this report measured (no workers, say) get none. */
 function columnsFor(runs: readonly RunJson[]): readonly Column[] {
   const reported: readonly string[] = reportedAnomalies(runs);
-  return tableColumns().filter((column) => !column.anomaly || reported.includes(column.field));
+  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.anomaly || reported.includes(column.field));
 }
 
 /** What a cell shows for a count the run did not measure. */
@@ -162,6 +162,7 @@ function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): strin
 /** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
 function trialsTable(summaries: readonly TrialSummaryJson[]): string {
   const spreadText = (spread: { min: number; median: number; max: number }) => `${spread.min} / ${spread.median} / ${spread.max}`;
+  const modes = summaries.map((s) => s.mode);
   const row = (label: string, cell: (s: TrialSummaryJson) => string) => `<tr><th scope="row">${esc(label)}</th>${summaries.map(cell).join('')}</tr>`;
   const rows = [
     row('trials', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="trials">${esc(s.trials)}</td>`),
@@ -172,7 +173,7 @@ function trialsTable(summaries: readonly TrialSummaryJson[]): string {
     ),
     row('jobs/s', (s) => `<td class="num" data-mode="${esc(s.mode)}" data-field="jobsPerSec">${esc(spreadText(s.jobsPerSec))}</td>`),
     ...reportedAnomalies(summaries).map((name) =>
-      row(figureLabel(name), (s) => {
+      row(figureLabel(name, modes), (s) => {
         const spread = spreadOf(s, name);
         if (spread === null) return `<td class="num anomaly na" data-mode="${esc(s.mode)}" data-field="${name}">${NOT_MEASURED}</td>`;
         return `<td class="num anomaly ${spread.max === 0 ? 'ok' : 'bad'}" data-mode="${esc(s.mode)}" data-field="${name}">${esc(spreadText(spread))}</td>`;
@@ -258,6 +259,12 @@ function exampleOf(runs: readonly RunJson[]): string[] {
   return run ? [exampleSection(run)] : [];
 }
 
+/** What the runs raced, in their queues' words (the model queue's, a library's, or both side by side), as the lede's start. */
+function raced(runs: readonly RunJson[]): string {
+  const races = [...new Set(runs.map((run) => queueWords(run.mode).race))].join('; and ');
+  return `${races.charAt(0).toUpperCase()}${races.slice(1)}`;
+}
+
 /** The page for the main command: parameters, the race table, the bars (or spreads), the data. */
 export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const { runs } = report;
@@ -284,7 +291,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const sections = [
     '<header>',
     '<h1>emq-race: stalled-job recovery under concurrent sweeps</h1>',
-    '<p class="lede">Expired leases seeded on a live server, swept by concurrent sweepers (one atomic script, or a loop of round trips), then audited: the server\'s state read back, set against the sweepers\' own records of what they moved.</p>',
+    `<p class="lede">${esc(raced(runs))}, then audited: the server's state read back, set against the sweepers' own records of what they moved.</p>`,
     '</header>',
     runSection(report.server, ctx, facts),
     '<section id="table">',

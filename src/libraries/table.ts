@@ -7,7 +7,7 @@
  * entry here, and its modes' names in MODES (model.ts) and the schema's mode enum
  * (docs/architecture.md, "How to add a library").
  */
-import type { FaultName, LibraryName, Mode } from '../model.js';
+import type { FaultName, LibraryName, Mode, QueueWords } from '../model.js';
 import type { LibraryRunner } from './runner.js';
 import type { Lacks } from './missing-api.js';
 import { bullmqLacks } from './bullmq/module.js';
@@ -67,6 +67,12 @@ export interface Library {
   /** What the tool calls of the package's exports, the first piece missing (its module.ts's loader refuses the same). */
   readonly lacks: Lacks;
   readonly memory: LibraryMemory;
+  /**
+   * What the library calls its own parts, for the table's labels and the readout under it: the
+   * list its recovered jobs go back on, what a stalled job is in it, the counter it keeps, if any
+   * (see QueueWords in model.ts; its audit.ts says what each figure reads).
+   */
+  readonly words: QueueWords;
   /** Its runner, loaded when a run needs it. */
   readonly load: () => Promise<LibraryRunner>;
 }
@@ -126,6 +132,22 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
         'xtrim',
       ],
     },
+    words: {
+      // A job's lock lapses (its worker stopped renewing it); the check moves it from `active` back to `wait`, counting the stall in the job's `stc`.
+      pending: 'wait',
+      dead: 'failed',
+      headings: { duplicatePending: 'duplicate\nin wait' },
+      race: "jobs whose locks lapsed, seeded by BullMQ's own Queue and Worker on a live server, recovered by concurrent callers (its own check, and two ports of it in round trips)",
+      recoveredOnce: 'every job whose lock lapsed was recovered exactly once',
+      nowhere: "in none of BullMQ's lists and sets",
+      unreclaimed: { one: 'job in active, its lock lapsed', many: 'jobs in active, their locks lapsed' },
+      counter: {
+        counted: "every stall was counted in its job's stc",
+        increment: 'stc increment',
+        lost: "moves the job's stc does not show",
+        extra: { one: 'stall', many: 'stalls', after: 'in stc that no caller recorded' },
+      },
+    },
     lacks: bullmqLacks,
     load: async () => (await import('./bullmq/run.js')).runBullmqMode,
   },
@@ -162,6 +184,22 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       scriptBytes: 4 * 1024,
       commands: ['client|setinfo', 'exec', 'exists', 'incr', 'lpop', 'multi', 'sadd', 'select', 'smembers', 'srem'],
     },
+    words: {
+      // No lock: a dead worker keeps its job under its own key; recovery fails the job onto `failed` (retryStuckJobs enqueues each entry there again) and counts it in `stat:failed`.
+      pending: 'failed',
+      dead: 'failed',
+      headings: { duplicatePending: 'duplicate\nin failed' },
+      race: "dead workers each holding a job, seeded by node-resque's own Queue and Workers on a live server, cleaned by concurrent callers (its own cleanOldWorkers, and two ports of it in round trips)",
+      recoveredOnce: "every dead worker's job was pushed onto failed exactly once",
+      nowhere: "in none of failed, the queue or a registered worker's hands",
+      unreclaimed: { one: 'job held by a dead worker still registered', many: 'jobs held by dead workers still registered' },
+      counter: {
+        counted: 'every failure was counted in stat:failed',
+        increment: 'stat:failed increment',
+        lost: 'pushes onto failed that stat:failed does not count',
+        extra: { one: 'failure', many: 'failures', after: 'in stat:failed with no job pushed' },
+      },
+    },
     lacks: nodeResqueLacks,
     load: async () => (await import('./node-resque/run.js')).runNodeResqueMode,
   },
@@ -191,6 +229,17 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       seedConnections: 3,
       scriptBytes: 8 * 1024,
       commands: ['brpoplpush', 'client|setinfo', 'exists', 'hexists', 'lpush', 'sadd', 'scard', 'script|exists', 'smembers', 'srem', 'sscan'],
+    },
+    words: {
+      // No lock and no count: a job whose worker died stays in `active`, its id marked in `stalling`; the check moves it back to `waiting`.
+      pending: 'waiting',
+      dead: 'failed',
+      headings: { duplicatePending: 'duplicate\nin waiting' },
+      race: "jobs whose worker died, seeded by Bee-Queue's own Queue and worker on a live server, checked by concurrent callers (its own checkStalledJobs, and two ports of it in round trips)",
+      recoveredOnce: 'every stalled job was moved back to waiting exactly once',
+      nowhere: "in none of Bee-Queue's lists and sets",
+      unreclaimed: { one: 'job in active', many: 'jobs in active' },
+      counter: null,
     },
     lacks: beeQueueLacks,
     load: async () => (await import('./bee-queue/run.js')).runBeeQueueMode,

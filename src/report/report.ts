@@ -13,7 +13,8 @@ import { exampleLines } from './example.js';
 import type { RaceReport } from './json.js';
 import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
-import { STRATEGIES } from '../sweepers/strategies.js';
+import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
+import { figureHeading } from './figure-heading.js';
 import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../model.js';
 
 export interface Column {
@@ -62,9 +63,10 @@ function shows(figure: Figure, run: RunResult): boolean {
   });
 }
 
-function figureColumn(figure: Figure): Column {
+/** A figure's column over runs of `modes`: its heading in their queue's words (figure-heading.ts). */
+function figureColumn(figure: Figure, modes: readonly string[]): Column {
   return {
-    head: figure.heading,
+    head: figureHeading(figure, modes),
     value: (run) => figureValue(run, figure.field),
     ...(figure.anomaly ? { anomaly: true as const } : {}),
     ...(figure.source ? { figure: figure.field as SourcedFigure } : {}),
@@ -75,13 +77,13 @@ function figureColumn(figure: Figure): Column {
 
 const SECTIONS: readonly Figure['section'][] = ['race', 'mode', 'flag'];
 
-/** The table's columns: who ran, every figure of FIGURES by section, then what it cost. */
-export function tableColumns(): readonly Column[] {
+/** The table's columns over runs of `modes` (none: the model queue's): who ran, every figure of FIGURES by section, then what it cost. */
+export function tableColumns(modes: readonly string[] = []): readonly Column[] {
   return [
     { head: 'mode', value: (r) => r.mode },
     { head: 'sweepers', value: (r) => r.sweepers },
     { head: 'jobs', value: (r) => r.jobs, headline: true },
-    ...SECTIONS.flatMap((section) => FIGURES.filter((figure) => figure.section === section)).map(figureColumn),
+    ...SECTIONS.flatMap((section) => FIGURES.filter((figure) => figure.section === section)).map((figure) => figureColumn(figure, modes)),
     { head: 'round trips\nper job', value: (r) => roundTripsPerJob(r) },
     { head: 'wall ms', value: (r) => r.wallMs.toFixed(0) },
     { head: 'jobs/s', value: (r) => r.jobsPerSec, headline: true },
@@ -94,7 +96,7 @@ function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): st
 }
 
 function columnsFor(runs: readonly RunResult[]): readonly Column[] {
-  return tableColumns().filter((column) => !column.applies || runs.some(column.applies));
+  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.applies || runs.some(column.applies));
 }
 
 /** A run's readout; with several queues it says which queue on which node. */
@@ -128,9 +130,9 @@ function anomalyCount(column: Column, run: RunResult): number | null | undefined
   return value === null ? null : Number(value);
 }
 
-/** The anomalies the fitted table sums into one row: those with no row of their own. */
-function folded(): readonly Column[] {
-  return tableColumns().filter((column) => column.anomaly && !column.headline);
+/** The anomalies the fitted table sums into one row: those with no row of their own (headed for runs of `modes`). */
+function folded(modes: readonly string[] = []): readonly Column[] {
+  return tableColumns(modes).filter((column) => column.anomaly && !column.headline);
 }
 
 /** Their sum for one run, the unmeasured ones left out. */
@@ -164,7 +166,7 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
   // With the anomalies, before jobs/s.
   rows.splice(rows.length - 1, 0, { label: 'other anomalies', cells: runs.map((run) => cell(otherAnomalies(run), otherAnomalies(run))) });
   const named = runs.flatMap((run) => {
-    const counts = folded().flatMap((column) => {
+    const counts = folded([run.mode]).flatMap((column) => {
       const count = Number(column.value(run) ?? 0);
       return count > 0 ? [`${groupThousands(count)} ${headWords(column.head)}`] : [];
     });
@@ -182,7 +184,7 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
     ),
     after: named.length > 0 ? [`other anomalies: ${named.join('; ')} (each its own column with --wide)`] : [],
     columns,
-    summed: folded().filter((column) => !column.applies || runs.some(column.applies)),
+    summed: folded(runs.map((run) => run.mode)).filter((column) => !column.applies || runs.some(column.applies)),
     rows: runs,
   };
 }
@@ -287,13 +289,14 @@ export function latencyWords(latency: LatencyReport): string {
  */
 export function readout(run: RunResult): string {
   const count = (name: (typeof ANOMALIES)[number]): number => run[name] ?? 0;
+  // The queue's own words: a library's list, its stalled jobs and its counter (QueueWords in model.ts).
+  const words = queueWords(run.mode);
+  const counter = run.lostIncrements === null ? null : words.counter;
   const head = `${run.mode} (${plural(run.sweepers, 'sweeper')}, ${plural(run.jobs, 'job')}):`;
   if (ANOMALIES.every((name) => count(name) === 0)) {
     const recoveries = plural(run.recoveries, 'recovery', 'recoveries');
-    // A queue that keeps no counter (some libraries) has no stall counted to vouch for.
-    if (run.lostIncrements === null)
-      return `${head} every expired lease was reclaimed exactly once (${recoveries}, 0 anomalies); it keeps no stall counter to check.`;
-    return `${head} every expired lease was reclaimed exactly once and every stall was counted (${recoveries}, 0 anomalies).`;
+    // A queue that keeps no counter (Bee-Queue) has no count to vouch for, and nothing is said of one.
+    return `${head} ${words.recoveredOnce}${counter ? ` and ${counter.counted}` : ''} (${recoveries}, 0 anomalies).`;
   }
   const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
@@ -306,11 +309,11 @@ export function readout(run: RunResult): string {
     // The re-leaser took some out during the run: "left" would be false of the final state.
     const atEnd = run.duplicatePendingAtEnd === 0 ? 'none of them left at the end' : `${groupThousands(run.duplicatePendingAtEnd)} of them left at the end`;
     parts.push(
-      `put ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times; the re-leaser took ${groupThousands(run.duplicatePending - run.duplicatePendingAtEnd)} back out during the run, ${atEnd})`,
+      `put ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs that would run up to ${run.mostPendingEntries} times; the re-leaser took ${groupThousands(run.duplicatePending - run.duplicatePendingAtEnd)} back out during the run, ${atEnd})`,
     );
   } else if (run.duplicatePending > 0)
     parts.push(
-      `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in pending (jobs that would run up to ${run.mostPendingEntries} times)`,
+      `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs that would run up to ${run.mostPendingEntries} times)`,
     );
   if (count('lostIncrements') > 0) {
     let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
@@ -318,7 +321,9 @@ export function readout(run: RunResult): string {
     if (count('overcountedStalls') > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
     // A failover drill's losses are the old primary's writes the promoted replica never received.
     if (run.failover && !STRATEGIES[run.mode].roundTrips) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
-    parts.push(`lost ${plural(count('lostIncrements'), 'stall-counter increment')}${meaning}`);
+    // A library's counter has one meaning of its own.
+    if (counter?.lost) meaning = ` (${counter.lost})`;
+    parts.push(`lost ${plural(count('lostIncrements'), counter?.increment ?? 'counter increment')}${meaning}`);
   }
   if (count('overcountedStalls') > 0)
     parts.push(
@@ -328,21 +333,24 @@ export function readout(run: RunResult): string {
     parts.push(
       `forgot ${plural(run.forgottenStallCount ?? 0, 'stall')} of ${plural(count('forgottenStalls'), 'job')} (counters below the times the jobs truly stalled)`,
     );
-  if (count('extraIncrements') > 0) parts.push(`counted ${plural(count('extraIncrements'), 'stall')} that no sweep recorded`);
-  if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (in no set at all)`);
+  const extra = counter?.extra ?? { one: 'count', many: 'counts', after: 'that no sweep recorded' };
+  if (count('extraIncrements') > 0) parts.push(`counted ${plural(count('extraIncrements'), extra.one, extra.many)} ${extra.after}`);
+  if (run.lostJobs > 0) parts.push(`lost ${plural(run.lostJobs, 'job')} (${words.nowhere})`);
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (count('deadLetterEscapes') > 0)
-    parts.push(`let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in dead)`);
+    parts.push(`let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in ${words.dead})`);
   if (count('deadLetteredEarly') > 0) {
     // Without --cycles every job really stalled once more than it was seeded with.
     const after = run.consequences.cycles > 1 ? `fewer than ${plural(run.maxStalled, 'stall')}` : plural(run.stalledBefore + 1, 'stall');
-    parts.push(`sent ${plural(count('deadLetteredEarly'), 'healthy job')} to dead after ${after} (dead-lettered early: the counter ran ahead of the stalls)`);
+    parts.push(
+      `sent ${plural(count('deadLetteredEarly'), 'healthy job')} to ${words.dead} after ${after} (dead-lettered early: the counter ran ahead of the stalls)`,
+    );
   }
   if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);
   if (count('windowInBoth') > 0) parts.push(`was seen with a job in two places at once ${plural(count('windowInBoth'), 'time')}`);
   if (run.unreclaimed > 0)
-    parts.push(`left ${plural(run.unreclaimed, 'expired lease')} unreclaimed${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
+    parts.push(`left ${plural(run.unreclaimed, words.unreclaimed.one, words.unreclaimed.many)}${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
   if (count('stolenLeases') > 0) parts.push(`took ${plural(count('stolenLeases'), 'job')} whose lease was still valid (stolen from a busy worker)`);
   if (count('misreported') > 0)
     parts.push(
@@ -360,21 +368,22 @@ export function readout(run: RunResult): string {
 function unseenByServer(run: RunResult): string {
   // What the server's final state shows: under --cycles duplicatePending also counts the entries the re-leaser took out.
   const atEnd = run.duplicatePendingAtEnd;
+  const { pending, dead } = queueWords(run.mode);
   if (run.doubleRecoveries === 0 || atEnd >= run.doubleRecoveries) return '';
   const why: string[] = [];
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
-  else if (run.consequences.workers > 0) why.push('workers took entries from pending');
-  else if (run.lapsedLock) why.push('the second worker took the entries from wait and ran them');
-  if (run.consequences.cycles > 1) why.push('re-leases took jobs back out of pending');
+  else if (run.consequences.workers > 0) why.push(`workers took entries from ${pending}`);
+  else if (run.lapsedLock) why.push(`the second worker took the entries from ${pending} and ran them`);
+  if (run.consequences.cycles > 1) why.push(`re-leases took jobs back out of ${pending}`);
   // A failover drill: the first push of a job recovered twice died with the old primary.
   if (run.failover) why.push('the promoted replica never received the first recovery of a job recovered again after the failover');
-  if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) why.push('dead-lettered jobs were taken back out of pending');
+  if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) why.push(`dead-lettered jobs were taken back out of ${pending}`);
   else if (!run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(
       STRATEGIES[run.mode].deadLettersAfterPush
-        ? 'dead-lettered jobs were taken back out of pending'
-        : 'moves of jobs at max-stalled went to dead, not pending',
+        ? `dead-lettered jobs were taken back out of ${pending}`
+        : `moves of jobs at max-stalled went to ${dead}, not ${pending}`,
     );
   }
   const shown = atEnd === 0 ? 'none' : `only ${groupThousands(atEnd)}`;

@@ -12,7 +12,7 @@
  * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
 import { LIBRARIES, libraryModes } from '../libraries/table.js';
-import type { FaultName, LibraryName, Mode } from '../model.js';
+import { MODEL_QUEUE_WORDS, type FaultName, type LibraryName, type Mode, type QueueWords } from '../model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
 import type { SweeperFactory } from './sweeper.js';
 
@@ -222,6 +222,16 @@ export function memoryTraits(mode: Mode): MemoryTraits {
     };
   }
   return { pushesTwice: strategy.pushesTwice, commands: strategy.commands ?? [] };
+}
+
+/**
+ * What the report calls a mode's queue and its parts: a library's own words (libraries/table.ts)
+ * for its modes, the model queue's for the tool's own. A mode's name as the JSON gives it may be
+ * one no table holds (a test's): it speaks of the model queue.
+ */
+export function queueWords(mode: string): QueueWords {
+  const library = (STRATEGIES as Readonly<Record<string, Strategy | undefined>>)[mode]?.library;
+  return library ? LIBRARIES[library].words : MODEL_QUEUE_WORDS;
 }
 
 /** The modes that need `need`, in table order. */
