@@ -20,7 +20,7 @@ import { ANOMALIES } from '../../src/model.js';
 import { runCli } from '../helpers/cli.js';
 import { startCli, within } from '../helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { checkGridPage } from '../helpers/grid-page.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
@@ -262,7 +262,9 @@ function checkSums(grid: GridJson): void {
   }
 }
 
-forEachServer('grid on a real server', (handle) => {
+// The subject is the grid's own work (cells, trials, sums, its table, page and stop), the same on
+// either kind; the races in its cells are held to both kinds by the mode tests. One kind runs it.
+forOneServerKind(import.meta.url, 'grid on a real server', (handle) => {
   let admin: Redis;
   let dir: string;
   before(async () => {
