@@ -39,8 +39,8 @@ export async function valueDigests(redis: Redis, keys: readonly string[]): Promi
     const expiries = await pipelined(redis, slice, (pipeline, key) => pipeline.call('PEXPIRETIME', key));
     const present = slice.filter((_, i) => types[i] !== 'none');
     const values = await pipelined(redis, present, (pipeline, key) => pipeline.call('DEBUG', 'DIGEST-VALUE', key));
-    const valueOf = new Map(present.map((key, i) => [key, String(values[i])]));
-    slice.forEach((key, i) => digests.set(key, `${types[i]} ${String(expiries[i])} ${valueOf.get(key) ?? ''}`));
+    const digestOf = new Map(present.map((key, i) => [key, String(values[i])]));
+    slice.forEach((key, i) => digests.set(key, `${types[i]} ${String(expiries[i])} ${digestOf.get(key) ?? ''}`));
   }
   return digests;
 }
