@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { BUILT_IN_SCRIPT, DOES_NOT_COMPILE, FAILS_AT_RUN_TIME, scriptFile } from '../helpers/scripts.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 import { csvFields } from '../../src/report/csv.js';
 
 interface JsonRun {
@@ -31,7 +31,9 @@ interface JsonReport {
   trials?: { mode: string; trials: number; reproductionRate: number; jobsPerSec: { min: number; median: number; max: number }; [name: string]: unknown }[];
 }
 
-forEachServer('cli modes', (handle) => {
+// The subject is the command line's flags and what it prints for them, the same on either kind:
+// one kind runs it, and the verdicts it shows are held to both kinds by the mode tests.
+forOneServerKind(import.meta.url, 'cli modes', (handle) => {
   let admin: Redis;
   before(async () => {
     admin = new Redis(handle.url);

@@ -21,6 +21,7 @@ import { runCli } from '../helpers/cli.js';
 import { startCli, within } from '../helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
+import type { Browser } from 'playwright-core';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { checkGridPage } from '../helpers/grid-page.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
@@ -262,6 +263,16 @@ function checkSums(grid: GridJson): void {
   }
 }
 
+// One Chromium for every page this file opens, launched for the first and closed after the last.
+let chromium: Promise<Browser> | undefined;
+const pageBrowser = (): Promise<Browser> => {
+  chromium ??= launchBrowser();
+  return chromium;
+};
+after(async () => {
+  if (chromium) await (await chromium).close();
+});
+
 forEachServer('grid on a real server', (handle) => {
   let admin: Redis;
   let dir: string;
@@ -292,8 +303,9 @@ forEachServer('grid on a real server', (handle) => {
         'atomic,loop',
         '--trials',
         '2',
+        // A hundred jobs: eight loop sweepers meet on them in every trial, and every figure is a sum checked against its runs.
         '--jobs',
-        '200',
+        '100',
         '--json',
         '--html',
         html,
@@ -338,18 +350,16 @@ forEachServer('grid on a real server', (handle) => {
     assert.match(result.stderr, /^html report: .*g\.html$/m);
     if (!browserSkip) {
       // The page the grid wrote, in Chromium: its charts drawn from the JSON it embeds.
-      const browser = await launchBrowser();
+      const { page, grid: embedded, marks } = await checkGridPage(await pageBrowser(), html);
       try {
-        const { page, grid: embedded, marks } = await checkGridPage(browser, html);
         assert.deepEqual(
           embedded.cells.map((cell) => cell.modes),
           grid.cells.map((cell) => cell.modes),
           'the page embeds the figures --json printed',
         );
         assert.equal(marks.filter((mark) => mark.chart === 'anomaly').length, 12, '6 cells × 2 modes');
-        await page.close();
       } finally {
-        await browser.close();
+        await page.close();
       }
     }
     assert.match(
@@ -365,7 +375,7 @@ forEachServer('grid on a real server', (handle) => {
 
   test('the table: a block per mode within 80 columns, the first axis as rows, a line on where each mode raced', async () => {
     const result = await runCli(
-      ['grid', '--url', handle.url, '--vary', 'sweepers=1,4', '--vary', 'batch=10,100', '--vary', 'probe-delay=0,1', '--mode', 'atomic,loop', '--jobs', '200'],
+      ['grid', '--url', handle.url, '--vary', 'sweepers=1,4', '--vary', 'batch=10,100', '--vary', 'probe-delay=0,1', '--mode', 'atomic,loop', '--jobs', '100'],
       { COLUMNS: '80' },
     );
     assert.equal(result.code, 0, result.stderr);
@@ -396,7 +406,7 @@ forEachServer('grid on a real server', (handle) => {
       '--mode',
       'atomic,loop',
       '--jobs',
-      '400',
+      '200',
       '--json',
       '--html',
       html,
@@ -414,14 +424,12 @@ forEachServer('grid on a real server', (handle) => {
     checkSums(grid);
     assert.ok(existsSync(html), 'the page of the finished cells was written');
     if (!browserSkip) {
-      const browser = await launchBrowser();
+      // The banner, and a point per finished cell and mode: checkGridPage holds the page to its JSON.
+      const { page, grid: embedded } = await checkGridPage(await pageBrowser(), html);
       try {
-        // The banner, and a point per finished cell and mode: checkGridPage holds the page to its JSON.
-        const { page, grid: embedded } = await checkGridPage(browser, html);
         assert.equal(embedded.complete, false);
-        await page.close();
       } finally {
-        await browser.close();
+        await page.close();
       }
     }
     assert.match(result.stderr, /SIGINT received, cleaning up/);

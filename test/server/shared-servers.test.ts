@@ -154,7 +154,8 @@ forEachServer(
     });
 
     test("a run whose claim is taken from it (another run's marker in place of its own) stops with exit 3 and deletes none of its keys", async () => {
-      const cli = startCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+      // In this process: what is checked is the run's own stop, not a process's.
+      const run = runCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
       await within(
         LIMIT_MS,
         'the run sweeping',
@@ -166,7 +167,7 @@ forEachServer(
       const theirs = parseOwnerValue(await admin.get('emq:{race-taken}:owner'));
       assert.ok(theirs);
       await admin.set('emq:{race-taken}:owner', JSON.stringify({ ...theirs, run: 'another-run' }));
-      const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', cli.done);
+      const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', run);
       assert.equal(result.code, 3, result.stderr);
       assert.match(
         oneErrorLine(result.stderr) ?? '',
@@ -179,7 +180,7 @@ forEachServer(
     });
 
     test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
-      const cli = startCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+      const run = runCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
       await within(
         LIMIT_MS,
         'the run sweeping',
@@ -188,7 +189,7 @@ forEachServer(
         })(),
       );
       await admin.del('emq:{race-unmarked}:owner');
-      const result = await within(LIMIT_MS, 'the run', cli.done);
+      const result = await within(LIMIT_MS, 'the run', run);
       assert.equal(result.code, 3, result.stderr);
       const line = oneErrorLine(result.stderr) ?? '';
       assert.match(line, /the keys of queue race-unmarked vanished from the server at \S+ while the run was live \(emq:\{race-unmarked\}:owner gone\)/);
@@ -202,7 +203,7 @@ forEachServer(
       let stopped = false;
       try {
         const watcher = await connect(parseServerUrl(frozen.url));
-        const cli = startCli(['--url', frozen.url, '--queue', 'race-frozen', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '2']);
+        const run = runCli(['--url', frozen.url, '--queue', 'race-frozen', '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '2']);
         try {
           await within(
             LIMIT_MS,
@@ -221,7 +222,7 @@ forEachServer(
         const silent = new RegExp(`the server at redis://127\\.0\\.0\\.1:${frozen.port} stopped answering \\(no reply within ${ANSWER_TIMEOUT_MS / 1000} s\\)`);
         // explain, started on the frozen server, waits alongside the run.
         const [result, explain] = await Promise.all([
-          within(bound, 'the run on a frozen server', cli.done),
+          within(bound, 'the run on a frozen server', run),
           within(bound, 'explain on a frozen server', runCli(['explain', '--url', frozen.url])),
         ]);
         assert.equal(result.code, 3, result.stderr);
