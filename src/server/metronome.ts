@@ -88,12 +88,20 @@ export class Metronome {
       this.fallback = Number.isFinite(at) ? setTimeout(() => this.tick(), Math.max(1, Math.ceil(at - monotonicMs()))) : undefined;
       return;
     }
-    if (Number.isFinite(at)) void this.start();
+    if (!Number.isFinite(at)) {
+      // No deadline needs no wake-up: a thread that has ticked already waits for the next one,
+      // and one still asleep towards an older deadline finds none when it wakes and waits again.
+      // Waking it only to say so was half the wake-ups of a quiet connection's round trip.
+      this.wakeAt = at;
+      Atomics.store(this.shared.deadline, DEADLINE, NO_DEADLINE);
+      return;
+    }
+    void this.start();
     // A deadline whose early wake-up has already passed gets none: the lead is for the first
     // wake-up only, so one that came early is followed by one at the deadline itself.
     const early = at - leadFor(this.latenesses);
     this.wakeAt = early > monotonicMs() ? early : at;
-    Atomics.store(this.shared.deadline, DEADLINE, Number.isFinite(at) ? BigInt(Math.ceil(this.wakeAt * 1e6)) : NO_DEADLINE);
+    Atomics.store(this.shared.deadline, DEADLINE, BigInt(Math.ceil(this.wakeAt * 1e6)));
     this.bump();
   }
 
