@@ -6,27 +6,31 @@
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
-import { createdKeys, libraryPattern, type QueueKeys } from './keys.js';
+import { inCalls } from '../server/slices.js';
+import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
+import { jobKeyChunks } from './seed.js';
 
 const CHUNK = 1000;
 
 /**
- * Unlinks the run's keys in chunks and resolves to how many existed. The owner marker goes last,
- * so a queue cut short (a lost server, a third signal) still carries the marker that
- * `emq-race clean` needs to finish the job.
+ * Unlinks the run's keys (createdKeys in keys.ts: its lists and sets, then its job hashes, then its
+ * marker) and resolves to how many existed. The job hashes go in chunks, several in flight at
+ * once, in the order seeding created them, which is the order they lie in the server's memory. The
+ * owner marker goes last, once every other key is gone, so a queue cut short (a lost server, a
+ * third signal) still carries the marker that `emq-race clean` needs to finish the job.
  */
 export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, library?: string): Promise<number> {
   let deleted = library ? await unlinkLibraryKeys(redis, keys, library) : 0;
-  let names: string[] = [];
-  for (const key of createdKeys(keys, jobCount)) {
-    names.push(key);
-    if (names.length === CHUNK) {
-      deleted += await redis.unlink(...names);
-      names = [];
-    }
-  }
-  if (names.length > 0) deleted += await redis.unlink(...names);
-  return deleted;
+  deleted += await redis.unlink(...structureKeys(keys));
+  await inCalls(
+    jobKeyChunks(keys, jobCount, CHUNK),
+    undefined,
+    (names) => redis.unlink(...names),
+    (count) => {
+      deleted += count;
+    },
+  );
+  return deleted + (await redis.unlink(keys.owner));
 }
 
 /** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */

@@ -70,11 +70,11 @@ export function structureKeys(keys: QueueKeys): string[] {
 }
 
 /** The job hashes a run of `jobCount` jobs creates, by name. */
-export function* jobKeys(keys: QueueKeys, jobCount: number): Generator<string> {
+function* jobKeys(keys: QueueKeys, jobCount: number): Generator<string> {
   for (let id = 1; id <= jobCount; id++) yield keys.job(id);
 }
 
-/** Every key a run creates, by name: what cleanup deletes and nothing else. */
+/** Every key a run creates, by name: what cleanup deletes (job hashes in another order) and nothing else. */
 export function* createdKeys(keys: QueueKeys, jobCount: number): Generator<string> {
   yield* structureKeys(keys);
   yield* jobKeys(keys, jobCount);

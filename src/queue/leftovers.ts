@@ -10,9 +10,11 @@ import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { usageError } from '../errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
-import { QUEUE_NAME, jobKeys, queueKeys, structureKeys, type QueueKeys } from './keys.js';
+import { QUEUE_NAME, queueKeys, structureKeys, type QueueKeys } from './keys.js';
 import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
 import { unlinkLibraryKeys } from './cleanup.js';
+import { jobKeyChunks } from './seed.js';
+import { inCalls } from '../server/slices.js';
 import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../text.js';
 
@@ -119,15 +121,15 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<Clean
     deleted += await redis.unlink(...structureKeys(keys));
     // A library run's keys are the library's namespace in the queue, named by the library.
     if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library);
-    let chunk: string[] = [];
-    for (const key of jobKeys(keys, owned.marker.jobs)) {
-      chunk.push(key);
-      if (chunk.length === JOB_CHUNK) {
-        deleted += await callUnlinkRunJobs(redis, chunk, owned.marker.run);
-        chunk = [];
-      }
-    }
-    if (chunk.length > 0) deleted += await callUnlinkRunJobs(redis, chunk, owned.marker.run);
+    // In the order seeding created them, several chunks in flight, as a run's own clean-up goes.
+    await inCalls(
+      jobKeyChunks(keys, owned.marker.jobs, JOB_CHUNK),
+      undefined,
+      (chunk) => callUnlinkRunJobs(redis, chunk, owned.marker.run),
+      (count) => {
+        deleted += count;
+      },
+    );
   }
   deleted += await releaseClaim(redis, keys, owned.value);
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN);

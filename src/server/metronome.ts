@@ -32,6 +32,8 @@ const THREAD = new URL('./metronome-thread.js', import.meta.url);
 /** Latenesses kept to estimate the lead from, and the most lead ever taken (ms). */
 const LATENESS_SAMPLES = 64;
 const MAX_LEAD_MS = 0.5;
+/** Samples between two estimates of the lead: a tenth percentile of 64 moves little in 8. */
+const LEAD_EVERY = 8;
 
 /**
  * How early to wake (ms) for latenesses seen: their tenth percentile, within 0 and MAX_LEAD_MS;
@@ -65,6 +67,8 @@ export class Metronome {
   /** The last latenesses of a wake-up past wakeAt (ms), in a ring. */
   private readonly latenesses: number[] = [];
   private nextSample = 0;
+  /** leadFor(latenesses), worked out again every LEAD_EVERY samples rather than sorted on every deadline set. */
+  private lead = 0;
   /** If the thread ever fails, millisecond timers stand in: late by up to a millisecond, never early. */
   private fallback: NodeJS.Timeout | undefined;
   private failed = false;
@@ -88,12 +92,20 @@ export class Metronome {
       this.fallback = Number.isFinite(at) ? setTimeout(() => this.tick(), Math.max(1, Math.ceil(at - monotonicMs()))) : undefined;
       return;
     }
-    if (Number.isFinite(at)) void this.start();
+    if (!Number.isFinite(at)) {
+      // No deadline needs no wake-up: a thread that has ticked already waits for the next one,
+      // and one still asleep towards an older deadline finds none when it wakes and waits again.
+      // Waking it only to say so was half the wake-ups of a quiet connection's round trip.
+      this.wakeAt = at;
+      Atomics.store(this.shared.deadline, DEADLINE, NO_DEADLINE);
+      return;
+    }
+    void this.start();
     // A deadline whose early wake-up has already passed gets none: the lead is for the first
     // wake-up only, so one that came early is followed by one at the deadline itself.
-    const early = at - leadFor(this.latenesses);
+    const early = at - this.lead;
     this.wakeAt = early > monotonicMs() ? early : at;
-    Atomics.store(this.shared.deadline, DEADLINE, Number.isFinite(at) ? BigInt(Math.ceil(this.wakeAt * 1e6)) : NO_DEADLINE);
+    Atomics.store(this.shared.deadline, DEADLINE, BigInt(Math.ceil(this.wakeAt * 1e6)));
     this.bump();
   }
 
@@ -138,6 +150,7 @@ export class Metronome {
     if (Number.isFinite(this.wakeAt) && !this.failed) {
       this.latenesses[this.nextSample] = Math.max(0, monotonicMs() - this.wakeAt);
       this.nextSample = (this.nextSample + 1) % LATENESS_SAMPLES;
+      if (this.nextSample % LEAD_EVERY === 0) this.lead = leadFor(this.latenesses);
     }
     this.due = Number.POSITIVE_INFINITY;
     this.wakeAt = Number.POSITIVE_INFINITY;

@@ -16,7 +16,7 @@ import { connect } from '../../src/server/connection.js';
 import type { Interrupts } from '../../src/interrupt.js';
 import { queueKeys, type QueueKeys } from '../../src/queue/keys.js';
 import { defaultMaxSweeps, race } from '../../src/race/race.js';
-import { expiredDeadline, forEachSliceId, seedJobs, seedSlices, sliceSize } from '../../src/queue/seed.js';
+import { expiredDeadline, forEachSliceId, jobKeyChunks, seedJobs, seedSlices, sliceSize } from '../../src/queue/seed.js';
 import { measureServerClock, serverTimeMs } from '../../src/server/clock.js';
 import type { Session } from '../../src/server/session.js';
 import { SWEEP_STALLED_LUA } from '../../src/lua/registry.js';
@@ -118,6 +118,29 @@ test('a slice is read back in the order it was seeded: residue falling, ids risi
       const expected = idsOf(slice).sort((a, b) => (b % 1000) - (a % 1000) || a - b);
       assert.deepEqual(visited, expected, `${origin}+${count}/${perCall}: ${JSON.stringify(slice)}`);
     }
+  }
+});
+
+test("a run's job keys for the clean-up: every id once, at most a chunk per call, in the order seeding made them", () => {
+  const keys = queueKeys('chunks');
+  for (const [jobs, size] of [
+    [0, 1000],
+    [1, 1000],
+    [999, 1000],
+    [12_345, 1000],
+    [110_000, 1000],
+    [30_000, 7],
+  ] as const) {
+    const chunks = [...jobKeyChunks(keys, jobs, size)];
+    const order: string[] = [];
+    for (const slice of seedSlices(1, jobs, 5000)) forEachSliceId(slice, (id) => order.push(keys.job(id)));
+    assert.deepEqual(chunks.flat(), order, `${jobs}/${size}`);
+    assert.equal(new Set(order).size, jobs);
+    assert.ok(chunks.every((chunk) => chunk.length > 0 && chunk.length <= size));
+    assert.ok(
+      chunks.slice(0, -1).every((chunk) => chunk.length === size),
+      `${jobs}/${size}: only the last chunk is short`,
+    );
   }
 });
 
