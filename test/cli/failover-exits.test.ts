@@ -63,20 +63,42 @@ function killed(cli: RunningCli): (err: unknown) => never {
   };
 }
 
+const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.js /.test(commandLine(pid)));
+
+/** The port a keeper's server was given. */
+const portOf = (keeper: number): number => Number(/ --port (\d+) /.exec(commandLine(keeper))?.[1]);
+
+/** The primary's keeper: the one whose server gets the primary's own setting. */
+const PRIMARY = / --repl-diskless-sync-delay /;
+
 /** The keeper among `run`'s processes whose command line matches `args`, and the port its server was given. */
 function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: number } {
-  const pid = run.pids.find((candidate) => /server-keeper\.js /.test(commandLine(candidate)) && args.test(commandLine(candidate)));
+  const pid = keepers(run).find((candidate) => args.test(commandLine(candidate)));
   assert.ok(pid, `a keeper matching ${String(args)}: ${run.pids.map(commandLine).join('; ')}`);
-  return { pid, port: Number(/ --port (\d+) /.exec(commandLine(pid))?.[1]) };
+  return { pid, port: portOf(pid) };
 }
 
-/** Once the sweepers run: jobs back in `pending`, read on the replica (so the pair is up, in sync). */
-async function sweeping(cli: RunningCli, run: { pids: number[] }): Promise<void> {
-  const replica = await within(LIMIT_MS, 'connecting to the replica', connectOnceUp(keeperOf(run, / --replicaof /).port));
+/**
+ * Once the sweepers run (jobs back in `pending`, read on the replica, so the pair is up and in
+ * sync), the replica's keeper. The replica starts as a plain server, made one by REPLICAOF: of the
+ * keepers with neither the primary's setting nor a Sentinel's (the session's server's and the
+ * replica's), the one whose server answers as a replica.
+ */
+async function sweepingReplica(cli: RunningCli, run: { pids: number[] }): Promise<{ pid: number; port: number }> {
+  const candidates = keepers(run).filter((pid) => !PRIMARY.test(commandLine(pid)) && !/ --sentinel /.test(commandLine(pid)));
+  const servers = await Promise.all(candidates.map((pid) => within(LIMIT_MS, 'connecting to a server of the run', connectOnceUp(portOf(pid)))));
   try {
+    let at = -1;
+    await until(LIMIT_MS, 'the replica', async () => {
+      for (const [i, server] of servers.entries()) if (/^role:slave/m.test(await server.info('replication'))) at = i;
+      return at >= 0 || cli.child.exitCode !== null;
+    });
+    const [pid, replica] = [candidates[at], servers[at]];
+    assert.ok(pid !== undefined && replica, `no replica among ${candidates.map(commandLine).join('; ')}`);
     await until(LIMIT_MS, 'the sweepers to run', async () => (await replica.llen(`emq:{${QUEUE}}:pending`)) > 0 || cli.child.exitCode !== null);
+    return { pid, port: portOf(pid) };
   } finally {
-    replica.disconnect();
+    for (const server of servers) server.disconnect();
   }
 }
 
@@ -147,37 +169,37 @@ for (const kind of oneServerKind(import.meta.url)) {
     test("the replica's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
       const run = await runningPair(cli).catch(killed(cli));
-      await sweeping(cli, run).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf(run, / --replicaof /));
+      const replica = await sweepingReplica(cli, run).catch(killed(cli));
+      await killKeeper(cli, run, replica);
     });
 
-    // The replica's keeper is the last process of the pair to start: killed as soon as it is seen,
-    // it dies before its server is spawned, between the spawn and its report of the server's pid,
-    // or once the server is up, each a way out of its own (the second once left the server running,
-    // orphaned, with the tool waiting on its output pipes for ever).
-    test("the replica's keeper killed from outside as the pair starts: exit 3 with the keeper's line, nothing left", async () => {
+    // Killed as soon as it is seen, a keeper of the pair dies before its server is spawned, between
+    // the spawn and its report of the server's pid, or once the server is up: each a way out of its
+    // own (the second once left the server running, orphaned, the tool waiting on its output pipes
+    // for ever; the first had the tool start another and go on).
+    test("the primary's keeper killed from outside as the pair starts: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
       let pids: number[] = [];
-      await until(LIMIT_MS, "the replica's keeper", () => {
+      await until(LIMIT_MS, "the primary's keeper", () => {
         pids = descendants(cli.child.pid ?? 0);
-        return pids.some((pid) => / --replicaof /.test(commandLine(pid)));
+        return pids.some((pid) => PRIMARY.test(commandLine(pid)));
       }).catch(killed(cli));
       const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
-      await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, / --replicaof /));
+      await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
     });
 
     test("the primary's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       // The cut only once the sweeps run dry: the primary is still the primary when its keeper is killed.
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--failover-after', '1000000']);
       const run = await runningPair(cli).catch(killed(cli));
-      await sweeping(cli, run).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf(run, / --repl-diskless-sync-delay /));
+      await sweepingReplica(cli, run).catch(killed(cli));
+      await killKeeper(cli, run, keeperOf(run, PRIMARY));
     });
 
     test("--sentinel, the Sentinel's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--sentinel']);
       const run = await runningPair(cli, 4).catch(killed(cli));
-      await sweeping(cli, run).catch(killed(cli));
+      await sweepingReplica(cli, run).catch(killed(cli));
       await killKeeper(cli, run, keeperOf(run, / --sentinel /));
     });
   });
