@@ -107,17 +107,15 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     let replicaAdmin = await connect(replicaTarget);
     direct.push(replicaAdmin);
     await replicaAdmin.call('REPLICAOF', '127.0.0.1', String(link.port));
-    await until(
-      async () => /master_link_status:up/.test(await replicaAdmin.info('replication')),
-      AbortSignal.timeout(SETTLE_MS),
-      'the replica did not finish its first sync',
-    );
+    // A keeper killed meanwhile ends the wait at once, with its own line.
+    const settling = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(SETTLE_MS), ...losses]);
+    await until(async () => /master_link_status:up/.test(await replicaAdmin.info('replication')), settling(), 'the replica did not finish its first sync');
     // Started once the replica is in sync, so that the primary it asks first already names it.
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
     if (sentinel) {
       started.push(sentinel);
       losses.push(sentinel.lost);
-      await until(() => sentinel.knowsReplica(replica.port), AbortSignal.timeout(SETTLE_MS), 'Sentinel did not find the replica');
+      await until(() => sentinel.knowsReplica(replica.port), settling(), 'Sentinel did not find the replica');
     }
     const url = `redis://127.0.0.1:${front.port}`;
     let promotedDone = false;

@@ -18,7 +18,7 @@ interface Spawned {
   readonly line: string;
 }
 
-/** A process's children, read from /proc: cheap enough to look every few ms on a busy machine. */
+/** A process's children, read from /proc: cheap enough to look often on a busy machine. */
 function children(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
@@ -33,7 +33,10 @@ function children(pid: number): number[] {
   }
 }
 
-/** The CLI run in-process, with every keeper (this process's children) and server (theirs) noted while it runs. */
+/**
+ * The CLI run in-process, with every keeper (this process's children) and server (theirs) noted
+ * while it runs, looked for every 50 ms: each lives far longer (its start alone takes hundreds).
+ */
 export async function runWatched(args: readonly string[]): Promise<{ json: Record<string, unknown>; spawned: Spawned[] }> {
   const seen = new Map<number, string>();
   const look = (): void => {
@@ -42,7 +45,7 @@ export async function runWatched(args: readonly string[]): Promise<{ json: Recor
       if (/server-keeper|redis-server|valkey-server/.test(line)) seen.set(pid, line);
     }
   };
-  const timer = setInterval(look, 20);
+  const timer = setInterval(look, 50);
   try {
     const result = await runCli(args);
     assert.equal(result.code, 0, result.stderr);
