@@ -168,6 +168,13 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => report,
     );
     if (pid !== undefined) return embedded(keeper, pid, bin, port, dir);
+    // Killed from outside while its server started: no clash over a port, nothing to try again.
+    // Its server may already run, its pid reported or not: stopped through the keeper's group.
+    if (keeper.signalCode !== null) {
+      killGroup(keeper);
+      rmSync(dir, { recursive: true, force: true });
+      throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`);
+    }
     lastError = /^error (.*)$/m.exec(report)?.[1] ?? output.trim().split('\n').slice(-1)[0] ?? 'exited';
     await stopKeeper(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
     rmSync(dir, { recursive: true, force: true });
@@ -202,9 +209,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     process.off('exit', onExit);
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
-    lost.abort(
-      new ServerGoneError(`the embedded server's keeper process died (${signal ?? `exit code ${String(code)}`}); the tool stopped its server at ${url} itself`),
-    );
+    lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url));
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
@@ -235,6 +240,26 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
       keeper.unref();
     },
   };
+}
+
+function keeperDied(how: string, url: string): ServerGoneError {
+  return new ServerGoneError(`the embedded server's keeper process died (${how}); the tool stopped its server at ${url} itself`);
+}
+
+/**
+ * SIGKILL to every process left in the group of a keeper that died from a signal: its server,
+ * orphaned and still holding the tool's output pipes (which would keep the tool alive for ever),
+ * whether the keeper had reported its pid yet or not. Only such a keeper, and at once: one that
+ * died from a signal was killed from outside (it catches those a terminal sends), and a member left
+ * in the group keeps the group's number from being given to another process.
+ */
+function killGroup(keeper: ChildProcess): void {
+  if (keeper.signalCode === null || keeper.pid === undefined) return;
+  try {
+    process.kill(-keeper.pid, 'SIGKILL');
+  } catch {
+    // no member left
+  }
 }
 
 function isAlive(pid: number): boolean {

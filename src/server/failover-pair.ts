@@ -74,10 +74,18 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     for (const item of started.reverse()) await item.stop().catch(() => undefined);
   };
   try {
-    // A diskless sync starts at once rather than after the 5 s it waits by default for more replicas.
-    const primary = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] });
-    started.push(primary);
-    losses.push(primary.lost);
+    // Both servers start at once, each under its keeper; the replica is made one by REPLICAOF below,
+    // which connects at once, where a --replicaof on its command line would wait for the server's
+    // replication tick (once a second). A diskless sync starts at once rather than after the 5 s
+    // it waits by default for more replicas.
+    const [primary, replica] = await startBoth(
+      startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), extraArgs: ['--repl-diskless-sync-delay', '0'] }),
+      startEmbeddedServer(bin !== undefined ? { bin } : {}),
+      (server) => {
+        started.push(server);
+        losses.push(server.lost);
+      },
+    );
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
     // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
@@ -90,12 +98,6 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     }
     const link = await startSwitchProxy(upstream);
     started.push(link);
-    const replica: EmbeddedServer = await startEmbeddedServer({
-      ...(bin !== undefined ? { bin } : {}),
-      extraArgs: ['--replicaof', '127.0.0.1', String(link.port)],
-    });
-    started.push(replica);
-    losses.push(replica.lost);
     const front: SwitchProxy = await startSwitchProxy(primary.port);
     started.push(front);
     const primaryTarget = parseServerUrl(primary.url);
@@ -104,17 +106,16 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     direct.push(primaryAdmin);
     let replicaAdmin = await connect(replicaTarget);
     direct.push(replicaAdmin);
-    await until(
-      async () => /master_link_status:up/.test(await replicaAdmin.info('replication')),
-      AbortSignal.timeout(SETTLE_MS),
-      'the replica did not finish its first sync',
-    );
+    await replicaAdmin.call('REPLICAOF', '127.0.0.1', String(link.port));
+    // A keeper killed meanwhile ends the wait at once, with its own line.
+    const settling = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(SETTLE_MS), ...losses]);
+    await until(async () => /master_link_status:up/.test(await replicaAdmin.info('replication')), settling(), 'the replica did not finish its first sync');
     // Started once the replica is in sync, so that the primary it asks first already names it.
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
     if (sentinel) {
       started.push(sentinel);
       losses.push(sentinel.lost);
-      await until(() => sentinel.knowsReplica(replica.port), AbortSignal.timeout(SETTLE_MS), 'Sentinel did not find the replica');
+      await until(() => sentinel.knowsReplica(replica.port), settling(), 'Sentinel did not find the replica');
     }
     const url = `redis://127.0.0.1:${front.port}`;
     let promotedDone = false;
@@ -180,6 +181,18 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     // A keeper killed from outside while the pair started: its own line, not the connection it closed.
     throw losses.find((lost) => lost.aborted)?.reason ?? err;
   }
+}
+
+/** Two servers started side by side: each that started is handed to `started`, then the first failure is thrown. */
+async function startBoth(
+  first: Promise<EmbeddedServer>,
+  second: Promise<EmbeddedServer>,
+  started: (server: EmbeddedServer) => void,
+): Promise<[EmbeddedServer, EmbeddedServer]> {
+  const settled = await Promise.allSettled([first, second]);
+  for (const result of settled) if (result.status === 'fulfilled') started(result.value);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return [(settled[0] as PromiseFulfilledResult<EmbeddedServer>).value, (settled[1] as PromiseFulfilledResult<EmbeddedServer>).value];
 }
 
 function primaryOffset(info: string): number {

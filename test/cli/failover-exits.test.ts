@@ -1,14 +1,16 @@
 /**
  * --fault failover's own primary and replica on every way out of the process: Ctrl-C (SIGINT) once
- * the pair runs, and the tool killed outright (SIGKILL). Either way no server or keeper
- * of the run is left, nor a data folder.
+ * the pair runs, the tool killed outright (SIGKILL), and a keeper of the pair (or of its Sentinel)
+ * killed from outside, mid-run or as it starts. Every way, no server or keeper of the run is left,
+ * nor a data folder; a killed keeper ends the run with its own line and exit 3.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, descendants } from '../helpers/processes.js';
+import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
+import { alive, commandLine, connectOnceUp, descendants } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -16,8 +18,25 @@ const LIMIT_MS = 30_000;
 /** A drill slow enough to be caught mid-run: every sweep call waits for its replica. */
 const SLOW_DRILL = ['--mode', 'atomic', '--fault', 'failover', '--failover-after', '3', '--wait-replicas', '1:1000', '--jobs', '2000', '--batch', '10'];
 
+const QUEUE = 'race-failover-exits';
+
 /** A drill of one pair, busy for seconds: the loop, a pause between its probe and its move. */
-const LOOP_DRILL = ['--mode', 'loop', '--fault', 'failover', '--failover-after', '3', '--jobs', '2000', '--batch', '10', '--probe-delay', '5'];
+const LOOP_DRILL = [
+  '--queue',
+  QUEUE,
+  '--mode',
+  'loop',
+  '--fault',
+  'failover',
+  '--failover-after',
+  '3',
+  '--jobs',
+  '2000',
+  '--batch',
+  '10',
+  '--probe-delay',
+  '5',
+];
 
 /** Once the session's server and the pair's two run (three keepers, three servers; four with a Sentinel): every process and folder of the run. */
 async function runningPair(cli: RunningCli, expected = 3): Promise<{ pids: number[]; dirs: string[] }> {
@@ -36,6 +55,80 @@ async function runningPair(cli: RunningCli, expected = 3): Promise<{ pids: numbe
   return { pids, dirs };
 }
 
+/** A failed wait's way out: the CLI killed, so that its keepers stop the rest, and the failure passed on. */
+function killed(cli: RunningCli): (err: unknown) => never {
+  return (err) => {
+    cli.child.kill('SIGKILL');
+    throw err;
+  };
+}
+
+const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.js /.test(commandLine(pid)));
+
+/** The port a keeper's server was given. */
+const portOf = (keeper: number): number => Number(/ --port (\d+) /.exec(commandLine(keeper))?.[1]);
+
+/** The primary's keeper: the one whose server gets the primary's own setting. */
+const PRIMARY = / --repl-diskless-sync-delay /;
+
+/** The keeper among `run`'s processes whose command line matches `args`, and the port its server was given. */
+function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: number } {
+  const pid = keepers(run).find((candidate) => args.test(commandLine(candidate)));
+  assert.ok(pid, `a keeper matching ${String(args)}: ${run.pids.map(commandLine).join('; ')}`);
+  return { pid, port: portOf(pid) };
+}
+
+/**
+ * Once the sweepers run (jobs back in `pending`, read on the replica, so the pair is up and in
+ * sync), the replica's keeper. The replica starts as a plain server, made one by REPLICAOF: of the
+ * keepers with neither the primary's setting nor a Sentinel's (the session's server's and the
+ * replica's), the one whose server answers as a replica.
+ */
+async function sweepingReplica(cli: RunningCli, run: { pids: number[] }): Promise<{ pid: number; port: number }> {
+  const candidates = keepers(run).filter((pid) => !PRIMARY.test(commandLine(pid)) && !/ --sentinel /.test(commandLine(pid)));
+  const servers = await Promise.all(candidates.map((pid) => within(LIMIT_MS, 'connecting to a server of the run', connectOnceUp(portOf(pid)))));
+  try {
+    let at = -1;
+    await until(LIMIT_MS, 'the replica', async () => {
+      for (const [i, server] of servers.entries()) if (/^role:slave/m.test(await server.info('replication'))) at = i;
+      return at >= 0 || cli.child.exitCode !== null;
+    });
+    const [pid, replica] = [candidates[at], servers[at]];
+    assert.ok(pid !== undefined && replica, `no replica among ${candidates.map(commandLine).join('; ')}`);
+    await until(LIMIT_MS, 'the sweepers to run', async () => (await replica.llen(`emq:{${QUEUE}}:pending`)) > 0 || cli.child.exitCode !== null);
+    return { pid, port: portOf(pid) };
+  } finally {
+    for (const server of servers) server.disconnect();
+  }
+}
+
+/** The processes in process group `pgid`: what a keeper leaves behind if its server outlives it. */
+function groupMembers(pgid: number): number[] {
+  return execFileSync('ps', ['-e', '-o', 'pid=,pgid='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter(([pid, group]) => group === pgid && pid !== undefined && pid > 0)
+    .map(([pid]) => pid as number);
+}
+
+/**
+ * Kills `keeper` (SIGKILL) and checks the end: exit 3 with the keeper's own line, naming its
+ * server's port, then no process or folder of the run left, and nothing left in the keeper's
+ * process group (its server among them, pid reported to the tool or not).
+ */
+async function killKeeper(cli: RunningCli, run: { pids: number[]; dirs: string[] }, keeper: { pid: number; port: number }): Promise<void> {
+  process.kill(keeper.pid, 'SIGKILL');
+  const result = await within(LIMIT_MS, 'the run after the keeper died', cli.done);
+  assert.equal(result.code, 3, result.stderr);
+  assert.equal(
+    oneErrorLine(result.stderr),
+    `emq-race: the embedded server's keeper process died (SIGKILL); the tool stopped its server at redis://127.0.0.1:${keeper.port} itself`,
+    result.stderr,
+  );
+  await assertNothingLeft(run);
+  await until(LIMIT_MS, "every process of the keeper's group to end", () => groupMembers(keeper.pid).length === 0);
+}
+
 async function assertNothingLeft(run: { pids: number[]; dirs: string[] }): Promise<void> {
   await until(LIMIT_MS, 'every process of the run to end', () => run.pids.every((pid) => !alive(pid)));
   for (const dir of run.dirs) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
@@ -46,10 +139,7 @@ for (const kind of oneServerKind(import.meta.url)) {
   describe(`failover drill's servers on the way out [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
     test('SIGINT once the pair runs: exit 130, no server, keeper or folder left', async () => {
       const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
-      const run = await runningPair(cli).catch((err: unknown) => {
-        cli.child.kill('SIGKILL');
-        throw err;
-      });
+      const run = await runningPair(cli).catch(killed(cli));
       cli.child.kill('SIGINT');
       const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
       assert.equal(result.code, 130, result.stderr);
@@ -58,10 +148,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test('the tool killed (SIGKILL) once the pair runs: its keepers stop both servers and remove their folders', async () => {
       const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
-      const run = await runningPair(cli).catch((err: unknown) => {
-        cli.child.kill('SIGKILL');
-        throw err;
-      });
+      const run = await runningPair(cli).catch(killed(cli));
       cli.child.kill('SIGKILL');
       await within(LIMIT_MS, 'the killed run', cli.done);
       await assertNothingLeft(run);
@@ -69,10 +156,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test('--sentinel, the tool killed (SIGKILL) once the pair and its Sentinel run: the keepers stop all three and remove their folders', async () => {
       const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL, '--sentinel']);
-      const run = await runningPair(cli, 4).catch((err: unknown) => {
-        cli.child.kill('SIGKILL');
-        throw err;
-      });
+      const run = await runningPair(cli, 4).catch(killed(cli));
       assert.ok(
         run.pids.some((pid) => / --sentinel /.test(commandLine(pid))),
         'a Sentinel among the processes',
@@ -82,28 +166,41 @@ for (const kind of oneServerKind(import.meta.url)) {
       await assertNothingLeft(run);
     });
 
-    // Skipped: in some runs (about one in four) the tool, its servers all gone, hangs instead of
-    // ending; until that is found, this test would hold up the suite.
-    test("the replica's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", {
-      skip: 'the run sometimes hangs after the keeper dies',
-    }, async () => {
-      // One pair only (no WAIT, so no companion run whose pair could be caught as it stops), kept
-      // busy by the loop's probe delay.
+    test("the replica's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
-      const run = await runningPair(cli).catch((err: unknown) => {
-        cli.child.kill('SIGKILL');
-        throw err;
-      });
-      const keeper = run.pids.find((pid) => /server-keeper\.js .* --replicaof /.test(commandLine(pid)));
-      assert.ok(keeper, "the replica's keeper");
-      process.kill(keeper, 'SIGKILL');
-      const result = await within(LIMIT_MS, 'the run after the keeper died', cli.done);
-      assert.equal(result.code, 3, result.stderr);
-      assert.match(
-        result.stderr,
-        /^emq-race: the embedded server's keeper process died \(SIGKILL\); the tool stopped its server at redis:\/\/127\.0\.0\.1:\d+ itself$/m,
-      );
-      await assertNothingLeft(run);
+      const run = await runningPair(cli).catch(killed(cli));
+      const replica = await sweepingReplica(cli, run).catch(killed(cli));
+      await killKeeper(cli, run, replica);
+    });
+
+    // Killed as soon as it is seen, a keeper of the pair dies before its server is spawned, between
+    // the spawn and its report of the server's pid, or once the server is up: each a way out of its
+    // own (the second once left the server running, orphaned, the tool waiting on its output pipes
+    // for ever; the first had the tool start another and go on).
+    test("the primary's keeper killed from outside as the pair starts: exit 3 with the keeper's line, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
+      let pids: number[] = [];
+      await until(LIMIT_MS, "the primary's keeper", () => {
+        pids = descendants(cli.child.pid ?? 0);
+        return pids.some((pid) => PRIMARY.test(commandLine(pid)));
+      }).catch(killed(cli));
+      const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+      await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
+    });
+
+    test("the primary's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
+      // The cut only once the sweeps run dry: the primary is still the primary when its keeper is killed.
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--failover-after', '1000000']);
+      const run = await runningPair(cli).catch(killed(cli));
+      await sweepingReplica(cli, run).catch(killed(cli));
+      await killKeeper(cli, run, keeperOf(run, PRIMARY));
+    });
+
+    test("--sentinel, the Sentinel's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--sentinel']);
+      const run = await runningPair(cli, 4).catch(killed(cli));
+      await sweepingReplica(cli, run).catch(killed(cli));
+      await killKeeper(cli, run, keeperOf(run, / --sentinel /));
     });
   });
 }

@@ -1,0 +1,133 @@
+/**
+ * The failover drill's tests (test/server/failover*.test.ts): the CLI run in-process with every
+ * keeper and server it spawned noted, the check that none of them is left, the run's JSON, and the
+ * test's own count on a promoted replica --keep left running.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FailoverFigures } from '../../src/model.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { runCli } from './cli.js';
+import { alive, commandLine } from './processes.js';
+import type { ServerKind } from './servers.js';
+
+interface Spawned {
+  readonly pid: number;
+  readonly line: string;
+}
+
+/** A process's children, read from /proc: cheap enough to look often on a busy machine. */
+function children(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The CLI run in-process, with every keeper (this process's children) and server (theirs) noted
+ * while it runs, looked for every 50 ms: each lives far longer (its start alone takes hundreds).
+ */
+export async function runWatched(args: readonly string[]): Promise<{ json: Record<string, unknown>; spawned: Spawned[] }> {
+  const seen = new Map<number, string>();
+  const look = (): void => {
+    for (const pid of children(process.pid).flatMap((keeper) => [keeper, ...children(keeper)])) {
+      const line = commandLine(pid);
+      if (/server-keeper|redis-server|valkey-server/.test(line)) seen.set(pid, line);
+    }
+  };
+  const timer = setInterval(look, 50);
+  try {
+    const result = await runCli(args);
+    assert.equal(result.code, 0, result.stderr);
+    return { json: JSON.parse(result.stdout) as Record<string, unknown>, spawned: [...seen].map(([pid, line]) => ({ pid, line })) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Whether something accepts connections on loopback `port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Nothing of the run is left: no keeper, no server or Sentinel, no port they listened on, no data folder named on a keeper's command line. */
+export async function assertNothingLeft(spawned: readonly Spawned[]): Promise<void> {
+  // The session's server and, per trial, the pair's two: each with its keeper.
+  assert.ok(spawned.filter((p) => /server-keeper/.test(p.line)).length >= 3, `keepers seen: ${spawned.map((p) => p.line).join('; ')}`);
+  for (const { pid, line } of spawned) {
+    assert.ok(!alive(pid) || commandLine(pid) !== line, `left running: ${pid} ${line}`);
+    const dir = /server-keeper\.js (\S+)/.exec(line)?.[1];
+    if (dir) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
+    const port = Number(/ --port (\d+)/.exec(line)?.[1] ?? 0);
+    if (port > 0) assert.ok(!(await listening(port)), `port left listening: ${port} (${line})`);
+  }
+}
+
+export type RunJson = {
+  mode: string;
+  trial: number;
+  queue: string;
+  jobs: number;
+  stalledBefore: number;
+  batch: number;
+  lostIncrements: number;
+  doubleRecoveries: number;
+  recoveries: number;
+  lostJobs: number;
+  failover: FailoverFigures;
+};
+
+export const runsOf = (json: Record<string, unknown>): RunJson[] => json.runs as RunJson[];
+
+/**
+ * The drills' size: the cut after 5 calls of 10 jobs, 2 more calls, then the 30 jobs left and the
+ * 20 the failover brings back, swept on the promoted replica. What the tests assert (the loss
+ * against its prediction, a multiple of the batch) does not grow with the queue.
+ */
+export const SMALL = ['--jobs', '100', '--batch', '10', '--sweepers', '2', '--live', '0', '--json'];
+
+/** The atomic drill on `kind`, its link cut after the 5th acknowledged call. */
+export const atomicDrill = (kind: ServerKind): string[] => ['--server-bin', kind.bin, '--mode', 'atomic', '--fault', 'failover', '--failover-after', '5'];
+
+/**
+ * The test's own count on a promoted replica --keep left running, with plain commands: the stall
+ * counters' gains over the seed, and the entries of pending. Then the server is shut down and its
+ * folder removed, as its kept line tells a user to.
+ */
+export async function countOnKept(run: RunJson): Promise<{ gained: number; pending: number; distinctPending: number }> {
+  const kept = run.failover.keptServer;
+  assert.ok(kept, 'the promoted replica was kept');
+  const dir = readlinkSync(`/proc/${kept.pid}/cwd`);
+  const redis = await connect(parseServerUrl(kept.url));
+  try {
+    const prefix = `emq:{${run.queue}}:`;
+    const pipeline = redis.pipeline();
+    for (let id = 1; id <= run.jobs; id++) pipeline.hget(`${prefix}job:${id}`, 'stalled');
+    const replies = (await pipeline.exec()) ?? [];
+    const gained = replies.reduce((sum, [, value]) => sum + Number(value) - run.stalledBefore, 0);
+    const pending = await redis.lrange(`${prefix}pending`, 0, -1);
+    return { gained, pending: pending.length, distinctPending: new Set(pending).size };
+  } finally {
+    await redis.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+    redis.disconnect();
+    while (alive(kept.pid)) await sleep(10);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
