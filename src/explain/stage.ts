@@ -14,7 +14,7 @@ import { onClaimedQueue } from '../queue/claimed-run.js';
 import type { Interrupts } from '../interrupt.js';
 import { queueKeys, structureKeys, type QueueKeys } from '../queue/keys.js';
 import { seedJobs } from '../queue/seed.js';
-import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import { measureServerClock, type ServerClock } from '../server/clock.js';
 import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 
@@ -79,7 +79,8 @@ export async function onStages<T>(session: Session, plan: StagePlan, interrupts:
         signal.throwIfAborted();
         if (written) await admin.unlink(...executionKeys(keys));
         written = true;
-        await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: await serverTimeMs(admin) }, signal);
+        // The lease's deadline set by the clock the sweeps read: the server's, measured once.
+        await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: clock.now() }, signal);
         const result = await run(stage);
         signal.throwIfAborted();
         await confirmKeys();
