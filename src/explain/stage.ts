@@ -3,13 +3,18 @@
  * (the same marker, heartbeat and cleanup: queue/claimed-run.ts), holding one job whose lease has
  * expired, and two connections, one per sweep. Afterwards the queue's keys are deleted by name,
  * unless --keep says otherwise or a third Ctrl-C leaves at once.
+ *
+ * An exploration makes a thousand executions or more, each on the same ground: it claims the
+ * queue, opens the connections and measures the clock once (onStages), and between two executions
+ * deletes by name the keys one can write and seeds the job again, so that each starts from the
+ * state a fresh queue starts from.
  */
 import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../queue/claimed-run.js';
 import type { Interrupts } from '../interrupt.js';
-import { queueKeys, type QueueKeys } from '../queue/keys.js';
+import { queueKeys, structureKeys, type QueueKeys } from '../queue/keys.js';
 import { seedJobs } from '../queue/seed.js';
-import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
+import { measureServerClock, type ServerClock } from '../server/clock.js';
 import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 
@@ -36,23 +41,59 @@ export interface StagePlan {
   readonly warn?: (line: string) => void;
 }
 
-export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
+/** One claimed queue, its connections and its clock, for one execution after another. */
+export interface Stages {
+  /**
+   * Runs `body` on the job as a fresh queue holds it: the keys the execution before could have
+   * written deleted by name, the job seeded again. Like a run of its own, its result is not
+   * returned once a signal came or the queue's keys vanished meanwhile.
+   */
+  next<T>(body: (stage: Stage) => Promise<T>): Promise<T>;
+}
+
+/**
+ * The keys an execution on one job can write besides the claim's own (marker and heartbeat): the
+ * queue's structures and the job's hash, each under the queue's prefix.
+ */
+function executionKeys(keys: QueueKeys): string[] {
+  return [...structureKeys(keys).filter((key) => key !== keys.heartbeat), keys.job(JOB_ID)];
+}
+
+export async function onStages<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stages: Stages) => Promise<T>): Promise<T> {
   const { admin, target } = session;
   const keys = queueKeys(plan.queue);
   const claim = { admin, where: target.display, keys, jobs: 1, keep: plan.keep, ...(plan.warn ? { warn: plan.warn } : {}) };
-  return onClaimedQueue(claim, interrupts, async ({ runId, signal }) => {
+  return onClaimedQueue(claim, interrupts, async ({ runId, signal, confirmKeys }) => {
     const connections: Redis[] = [];
     try {
-      await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: await serverTimeMs(admin) }, signal);
       for (let i = 0; i < 2; i++) {
         signal.throwIfAborted();
         connections.push(await connect(target));
       }
       const clock = await measureServerClock(admin);
       const [a, b] = connections as [Redis, Redis];
-      return await body({ keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal });
+      const stage: Stage = { keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal };
+      // The claim found the queue empty: the first execution has nothing to delete.
+      let written = false;
+      const next = async <R>(run: (stage: Stage) => Promise<R>): Promise<R> => {
+        signal.throwIfAborted();
+        if (written) await admin.unlink(...executionKeys(keys));
+        written = true;
+        // The lease's deadline set by the clock the sweeps read: the server's, measured once.
+        await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: clock.now() }, signal);
+        const result = await run(stage);
+        signal.throwIfAborted();
+        await confirmKeys();
+        return result;
+      };
+      return await body({ next });
     } finally {
       for (const redis of connections) redis.disconnect();
     }
   });
+}
+
+/** One replay on a queue of its own. */
+export async function onStage<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stage: Stage) => Promise<T>): Promise<T> {
+  return onStages(session, plan, interrupts, (stages) => stages.next(body));
 }

@@ -1,6 +1,6 @@
 /**
- * Every interleaving of two sweeps of one mode on one job, run on the server: each execution on a
- * fresh queue of its own, claimed, seeded and cleaned up like explain's replays (explain/stage.ts),
+ * Every interleaving of two sweeps of one mode on one job, run on the server: on one queue, claimed
+ * and cleaned up like explain's replays, each execution on the job seeded afresh (explain/stage.ts),
  * the next execution chosen depth first from the turns where both sweeps waited (search.ts). Each
  * outcome is read back from the server and judged by the audit's rules (outcome.ts), and set beside
  * what the model (model.ts) predicts for the same choices. A signal stops the search after the
@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Interrupts } from '../interrupt.js';
 import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
 import type { Mode } from '../model.js';
-import { onStage } from '../explain/stage.js';
+import { onStages } from '../explain/stage.js';
 import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
@@ -23,7 +23,7 @@ import { explainLine } from './witness.js';
 
 export interface ExplorePlan {
   readonly mode: Mode;
-  /** Each execution's queue is this name and its number. */
+  /** The exploration's queue is this name and `-0`. */
   readonly queue: string;
   readonly batch: number;
   readonly maxStalled: number;
@@ -86,6 +86,9 @@ function betterWitness(a: Witness, b: Witness): boolean {
   return a.schedule < b.schedule;
 }
 
+/** What the search found: each execution's trace and its result, read back and judged. */
+type Searched = Awaited<ReturnType<typeof search<Omit<Execution, 'trace' | 'schedules' | 'switches' | 'preemptions'>>>>;
+
 /** Sums the executions into the exploration's counts and picks each class's witness. Pure. */
 export function summarize(
   mode: Mode,
@@ -128,10 +131,9 @@ export function summarize(
   };
 }
 
-/** Every execution of two sweeps of `plan.mode` on the server, one fresh queue each. */
+/** Every execution of two sweeps of `plan.mode` on the server, each on the job as a fresh queue holds it. */
 export async function exploreMode(session: Session, interrupts: Interrupts, plan: ExplorePlan): Promise<Exploration> {
   const { admin } = session;
-  let fresh = 0;
   let functionName: string | undefined;
   let library: { library: string; name: string } | undefined;
   if (plan.mode === 'atomic') await loadScript(admin, SWEEP_STALLED_LUA);
@@ -143,37 +145,49 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
     const turned = { mode: plan.mode, batch: plan.batch, maxStalled: plan.maxStalled, ...(functionName !== undefined ? { functionName } : {}) };
     const job = { stalledBefore: plan.stalledBefore, maxStalled: plan.maxStalled };
     const sweeps = plan.sweeps ?? 2;
-    const { runs, complete } = await search(
-      async (prefix) => {
-        const queue = `${plan.queue}-${fresh++}`;
-        const run = await onStage(session, { queue, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stage) => {
-          // The stage holds two connections; a third sweep gets one of its own, closed with the run.
-          const extra: Redis[] = [];
-          try {
-            for (let i = 2; i < sweeps; i++) extra.push(await connect(session.target));
-            return await runTurned(stage, turned, prefix, [...stage.connections, ...extra]);
-          } finally {
-            for (const redis of extra) redis.disconnect();
-          }
-        });
-        const model = modelRun(
-          plan.mode,
-          job,
-          run.trace.map((t) => t.sweep),
-          sweeps,
-        );
-        const result = {
-          facts: run.facts,
-          moves: run.moves,
-          outcome: outcomeClass(auditJob(run.facts, run.moves, plan.stalledBefore, plan.maxStalled)),
-          predicted: outcomeClass(auditJob(model.facts, model.moves, plan.stalledBefore, plan.maxStalled)),
-          sameTurns: formatTrace(model.trace) === formatTrace(run.trace),
-        };
-        return { trace: run.trace, result };
-      },
-      () => interrupts.signal.aborted,
-      plan.maxSwitches,
-    );
+    // One queue for the whole exploration, each execution on the job seeded afresh (explain/stage.ts).
+    // A signal ends the search after the execution in hand and the claim, once cleaned up, throws its
+    // cause: what was explored is still returned, marked incomplete.
+    let explored: Searched | undefined;
+    let searched: Searched;
+    try {
+      searched = await onStages(session, { queue: `${plan.queue}-0`, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stages) => {
+        // The stage holds two connections; a third sweep gets one of its own, for the whole exploration.
+        const extra: Redis[] = [];
+        try {
+          for (let i = 2; i < sweeps; i++) extra.push(await connect(session.target));
+          explored = await search(
+            async (prefix) => {
+              const run = await stages.next((stage) => runTurned(stage, turned, prefix, [...stage.connections, ...extra]));
+              const model = modelRun(
+                plan.mode,
+                job,
+                run.trace.map((t) => t.sweep),
+                sweeps,
+              );
+              const result = {
+                facts: run.facts,
+                moves: run.moves,
+                outcome: outcomeClass(auditJob(run.facts, run.moves, plan.stalledBefore, plan.maxStalled)),
+                predicted: outcomeClass(auditJob(model.facts, model.moves, plan.stalledBefore, plan.maxStalled)),
+                sameTurns: formatTrace(model.trace) === formatTrace(run.trace),
+              };
+              return { trace: run.trace, result };
+            },
+            () => interrupts.signal.aborted,
+            plan.maxSwitches,
+          );
+          return explored;
+        } finally {
+          for (const redis of extra) redis.disconnect();
+        }
+      });
+    } catch (err) {
+      // Stopped before the search began (the claim, the connections) or during it: what was explored, if anything.
+      if (!interrupts.signal.aborted) throw err;
+      searched = explored ?? { runs: [], complete: false };
+    }
+    const { runs, complete } = searched;
     return summarize(
       plan.mode,
       runs.map((run) => ({ trace: run.trace, ...run.result })),

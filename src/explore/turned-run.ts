@@ -22,13 +22,23 @@ export interface TurnedRun {
   readonly moves: number;
 }
 
-/** The job as the server holds it now. */
+/** The job as the server holds it now, read in one round trip: nothing writes the queue meanwhile. */
 export async function readFacts(admin: Redis, keys: QueueKeys, jobId: string, clock: ServerClock): Promise<JobFacts> {
+  const replies =
+    (await admin
+      .pipeline()
+      .lrange(keys.pending, 0, -1)
+      .zscore(keys.active, jobId)
+      .zscore(keys.dead, jobId)
+      .hmget(keys.job(jobId), 'stalled', 'state')
+      .exec()) ?? [];
+  const [pendingReply, activeScore, deadScore, fields] = replies.map(([err, reply]) => {
+    if (err) throw err;
+    return reply;
+  });
   // The queue is the run's own: pending holds two entries at most.
-  const pending = await admin.lrange(keys.pending, 0, -1);
-  const activeScore = await admin.zscore(keys.active, jobId);
-  const deadScore = await admin.zscore(keys.dead, jobId);
-  const [stalled, state] = await admin.hmget(keys.job(jobId), 'stalled', 'state');
+  const pending = pendingReply as string[];
+  const [stalled, state] = fields as (string | null)[];
   return {
     pendingEntries: pending.filter((id) => id === jobId).length,
     inActive: activeScore !== null,

@@ -257,7 +257,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test('explore, SIGINT: what was explored so far, marked incomplete; every queue deleted; exit 130', async () => {
       const cli = startCli(['explore', '--url', server.url, '--mode', 'loop', '--json']);
-      // Each execution has a queue of its own, NAME-loop-N: the exploration is under way once one shows.
+      // The exploration's queue is NAME-loop-0: the exploration is under way once it shows.
       await until(LIMIT_MS, 'an execution', async () => (await allKeys(redis)).some((key) => /^emq:\{race-[0-9a-f]+-loop-\d+\}:/.test(key)));
       cli.child.kill('SIGINT');
       const result = await within(LIMIT_MS, 'the interrupted exploration', cli.done);
