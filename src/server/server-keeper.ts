@@ -30,8 +30,10 @@ server.on('error', (err) => {
 });
 if (server.pid !== undefined) writeSync(REPORT_FD, `pid ${server.pid}\n`);
 
+// A kept server's folder goes too, once the server stops, however it is stopped (the kept line's
+// SHUTDOWN NOSAVE, a kill): nothing in it outlives the server, and its owner never learns its name.
 server.on('exit', () => {
-  if (!keep) rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });
 
@@ -45,9 +47,10 @@ const stopServer = (): void => {
 process.stdin.on('data', (chunk: Buffer) => {
   if (chunk.toString().includes('keep')) keep = true;
 });
-// End of the pipe: the tool stopped the server, left it to --keep, or is gone.
-process.stdin.on('close', () => (keep ? process.exit(0) : stopServer()));
-process.stdin.on('end', () => (keep ? process.exit(0) : stopServer()));
+// End of the pipe: the tool stopped the server, left it to --keep, or is gone. A kept server keeps
+// its keeper, in a session of its own (the tool has closed its ends of the pipes), until it stops.
+process.stdin.on('close', () => (keep ? undefined : stopServer()));
+process.stdin.on('end', () => (keep ? undefined : stopServer()));
 // A terminal's Ctrl-C and hang-up are the tool's to handle (this process is in a group of its own
 // anyway); a SIGTERM sent here directly stops the server the same clean way.
 process.on('SIGINT', () => {});

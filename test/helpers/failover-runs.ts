@@ -4,7 +4,7 @@
  * test's own count on a promoted replica --keep left running.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverFigures } from '../../src/model.js';
@@ -108,13 +108,20 @@ export const atomicDrill = (kind: ServerKind): string[] => ['--server-bin', kind
 
 /**
  * The test's own count on a promoted replica --keep left running, with plain commands: the stall
- * counters' gains over the seed, and the entries of pending. Then the server is shut down and its
- * folder removed, as its kept line tells a user to.
+ * counters' gains over the seed, and the entries of pending. Then the server is shut down, as its
+ * kept line tells a user to, and its keeper, which outlived the tool, removes its folder and ends.
  */
 export async function countOnKept(run: RunJson): Promise<{ gained: number; pending: number; distinctPending: number }> {
   const kept = run.failover.keptServer;
   assert.ok(kept, 'the promoted replica was kept');
   const dir = readlinkSync(`/proc/${kept.pid}/cwd`);
+  // The kept server's parent: its keeper (field 4 of stat, after the command's parenthesised name).
+  const keeper = Number(
+    readFileSync(`/proc/${kept.pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')[1],
+  );
+  assert.match(commandLine(keeper), /server-keeper\.js /, 'the kept server still has its keeper');
   const redis = await connect(parseServerUrl(kept.url));
   try {
     const prefix = `emq:{${run.queue}}:`;
@@ -127,7 +134,8 @@ export async function countOnKept(run: RunJson): Promise<{ gained: number; pendi
   } finally {
     await redis.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
     redis.disconnect();
-    while (alive(kept.pid)) await sleep(10);
-    rmSync(dir, { recursive: true, force: true });
+    // The keeper's command line is empty once it has ended (a zombie not yet reaped reads so too).
+    for (let waited = 0; (alive(kept.pid) || commandLine(keeper) !== '') && waited < 10_000; waited += 10) await sleep(10);
+    assert.ok(!existsSync(dir), `the kept server's folder left after it stopped: ${dir}`);
   }
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { freePort } from '../../src/server/embedded-server.js';
@@ -107,7 +107,12 @@ test("--keep on the embedded server leaves it running with the run's keys, and s
     assert.equal(Number(port), Number(said[4]));
   } finally {
     redis.disconnect();
+    const dir = readlinkSync(`/proc/${Number(pid)}/cwd`);
+    assert.ok(existsSync(dir), `the kept server's folder: ${dir}`);
     process.kill(Number(pid), 'SIGTERM');
+    // Its keeper outlives the tool while the server runs, and removes the folder once it stops.
+    for (let waited = 0; existsSync(dir) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(!existsSync(dir), `the kept server's folder left after it stopped: ${dir}`);
   }
 });
 
