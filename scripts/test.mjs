@@ -15,6 +15,7 @@
  *
  * `--concurrency N` sets how many files run at once (default 3: the long files mostly wait).
  */
+import { setMaxListeners } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from 'node:test';
@@ -81,6 +82,8 @@ const ordered = files.map((file, at) => ({ file, at })).sort((a, b) => rank(a.fi
 
 // A signal stops the run: the runner ends the files' processes, and the cancelled tests fail it.
 const stop = new AbortController();
+// The runner adds a listener to it per file: well over Node's default warning mark of ten, and no leak.
+setMaxListeners(Number.POSITIVE_INFINITY, stop.signal);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop.abort());
 const stream = run({ files: ordered.map(({ file }) => join('dist', 'test', `${file}.test.js`)), concurrency, signal: stop.signal });
 stream.on('test:fail', (event) => {
