@@ -42,6 +42,26 @@ interface ExploreJson {
 const JOB = { stalledBefore: 0, maxStalled: 3 };
 let counter = 0;
 
+type Execution = Exploration['executions'][number];
+
+/** An execution's commands in the order the server ran them, `A:detect,B:detect,…`. */
+const executionOrder = (execution: Execution): string => execution.trace.map((t) => `${t.sweep}:${t.label}`).join();
+
+/** The execution on the server is the model's run of the same schedule: its commands, the job it leaves, its moves. */
+function assertAsModelled(mode: Mode, execution: Execution, sweeps?: number): ReturnType<typeof modelRun> {
+  const model = modelRun(
+    mode,
+    JOB,
+    execution.trace.map((t) => t.sweep),
+    sweeps,
+  );
+  const order = executionOrder(execution);
+  assert.equal(model.trace.map((t) => `${t.sweep}:${t.label}`).join(), order, `${mode}: the commands the model sends`);
+  assert.deepEqual(model.facts, execution.facts, `${mode} ${order}: the job as the model predicts it`);
+  assert.equal(model.moves, execution.moves, `${mode} ${order}: the moves the sweeps recorded`);
+  return model;
+}
+
 forEachServer('explore', (handle) => {
   let session: Session;
   let interrupts: Interrupts;
@@ -120,15 +140,7 @@ forEachServer('explore', (handle) => {
       const exploration = await explore(mode);
       assert.ok(exploration.complete);
       for (const execution of exploration.executions) {
-        const model = modelRun(
-          mode,
-          JOB,
-          execution.trace.map((t) => t.sweep),
-        );
-        const order = execution.trace.map((t) => `${t.sweep}:${t.label}`).join();
-        assert.equal(model.trace.map((t) => `${t.sweep}:${t.label}`).join(), order, `${mode}: the commands the model sends`);
-        assert.deepEqual(model.facts, execution.facts, `${mode} ${order}: the job as the model predicts it`);
-        assert.equal(model.moves, execution.moves, `${mode} ${order}: the moves the sweeps recorded`);
+        const model = assertAsModelled(mode, execution);
         assert.equal(execution.outcome, outcomeClass(auditJob(model.facts, model.moves, JOB.stalledBefore, JOB.maxStalled)));
       }
     }
@@ -239,17 +251,8 @@ forEachServer('explore', (handle) => {
       assert.deepEqual(await plannedExploration(mode, JOB, 3, maxSwitches), { executions: exploration.executions.length, schedules: exploration.schedules });
       for (const execution of exploration.executions) {
         assert.ok(execution.preemptions <= maxSwitches);
-        const model = modelRun(
-          mode,
-          JOB,
-          execution.trace.map((t) => t.sweep),
-          3,
-        );
-        const order = execution.trace.map((t) => `${t.sweep}:${t.label}`).join();
-        assert.equal(model.trace.map((t) => `${t.sweep}:${t.label}`).join(), order, `${mode}: the commands the model sends`);
-        assert.deepEqual(model.facts, execution.facts, `${mode} ${order}: the job as the model predicts it`);
-        assert.equal(model.moves, execution.moves, `${mode} ${order}`);
-        assert.equal(execution.outcome, execution.predicted, `${mode} ${order}`);
+        assertAsModelled(mode, execution, 3);
+        assert.equal(execution.outcome, execution.predicted, `${mode} ${executionOrder(execution)}`);
       }
       if (mode !== 'loop') assert.deepEqual(exploration.outcomes, { clean: exploration.schedules }, `${mode} is clean in every order within the bound`);
       else for (const outcome of Object.keys(exploration.outcomes)) seen.add(outcome);
