@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { auditJobs, isClean, movesPerJob, type JobSnapshot } from '../audit/rules.js';
-import { summarizeLatency, type CallLatency } from '../sweepers/call-latency.js';
+import { summarizeLatency, type CallLatency } from '../server/call-latency.js';
 import { floorSweeper, SWEEP_FLOOR_LUA } from './calibration/floor-sweeper.js';
 import { perCommandSweeper, SWEEP_PER_COMMAND_LUA } from './calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from './calibration/pipelined-seed.js';

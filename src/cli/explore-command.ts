@@ -15,7 +15,7 @@ import { scrubUrlText, serverHeadline } from '../server/connection.js';
 import { groupThousands, outputWidth, plural, wrapLines } from '../text.js';
 import { type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
-import { modelledModes } from '../explore/model.js';
+import { modelledModes, plannedExploration } from '../explore/model.js';
 
 const SWEEPS = { min: 2, max: 3, default: 2 };
 const MAX_SWITCHES = { min: 0, max: 1_000, default: 0 };
@@ -33,7 +33,6 @@ async function checkPlan(flags: ExploreFlags): Promise<void> {
     throw usageError('--sweeps 3: every order of three sweeps is tens of millions of schedules; bound them with --max-switches K (2 or 3 run in a minute)');
   }
   if (flags.yes) return;
-  const { plannedExploration } = await import('../explore/model.js');
   const modes = flags.mode ?? explorable();
   let schedules = 0;
   for (const mode of modes) {

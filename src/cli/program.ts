@@ -10,7 +10,7 @@ import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
-import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
+import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -179,9 +179,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.latency && target) proxyTarget(target.url);
 
   const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
-  // A failover drill runs on a pair of its own: --keep keeps each promoted replica, with the run's
-  // keys, and the session's server, which holds none of them, goes as usual.
-  const keepServer = options.keep && !options.consequences?.failover;
+  const keepServer = keepsSessionServer(options);
   return withSession(open, io, keepServer, async (session, interrupts) => {
     const raced = await raceReport(session, options, flags, userScript, interrupts, io);
     const { runs } = raced;

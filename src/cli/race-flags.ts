@@ -205,6 +205,15 @@ export function raceFlagOptions(): Option[] {
   ];
 }
 
+/**
+ * Whether --keep keeps the session's own server: a failover drill runs on a pair of its own, whose
+ * promoted replica --keep keeps with the run's keys, and the session's server, holding none of
+ * them, goes as usual.
+ */
+export function keepsSessionServer(options: Pick<RaceOptions, 'keep' | 'consequences'>): boolean {
+  return options.keep && !options.consequences?.failover;
+}
+
 /** The flags as the run's options: pure, so every combination is checked before anything starts. */
 export function raceOptionsFrom(flags: MainFlags): RaceOptions {
   const options: RaceOptions = {

@@ -6,7 +6,7 @@ import { usageError } from '../errors.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
 import { underHelper, type Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
-import type { MainFlags } from './race-flags.js';
+import { keepsSessionServer, type MainFlags } from './race-flags.js';
 import type { RaceReport } from '../report/json.js';
 import { judge } from '../report/verdict.js';
 import { errorWidth } from '../text.js';
@@ -154,7 +154,7 @@ export async function raceReport(
   const report: RaceReport = {
     server: { ...session.info, url: session.target.display },
     // The report is read once the run is over: by then the tool's own server is gone (unless kept).
-    ...(session.embedded ? { embedded: options.keep && !options.consequences?.failover ? 'kept' : 'stopped' } : {}),
+    ...(session.embedded ? { embedded: keepsSessionServer(options) ? 'kept' : 'stopped' } : {}),
     ...(proxy ? { latency: proxy.latency } : {}),
     runs,
     ...(totals ? { totals } : {}),

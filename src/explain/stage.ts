@@ -72,12 +72,13 @@ export async function onStages<T>(session: Session, plan: StagePlan, interrupts:
       }
       const clock = await measureServerClock(admin);
       const [a, b] = connections as [Redis, Redis];
+      const reset = executionKeys(keys);
       const stage: Stage = { keys, admin, connections: [a, b], clock, jobId: JOB_ID, stalledBefore: plan.stalledBefore, signal };
       // The claim found the queue empty: the first execution has nothing to delete.
       let written = false;
       const next = async <R>(run: (stage: Stage) => Promise<R>): Promise<R> => {
         signal.throwIfAborted();
-        if (written) await admin.unlink(...executionKeys(keys));
+        if (written) await admin.unlink(...reset);
         written = true;
         // The lease's deadline set by the clock the sweeps read: the server's, measured once.
         await seedJobs(admin, keys, { jobs: 1, runId, stalledBefore: plan.stalledBefore, serverNowMs: clock.now() }, signal);

@@ -1,5 +1,5 @@
 /** What explore prints: a table per mode, fitted to the width, and the JSON contract. Pure. */
-import { groupThousands, wrap, wrapLines } from '../text.js';
+import { groupThousands, plural, wrap, wrapLines } from '../text.js';
 import type { Exploration } from './explore.js';
 import { CLEAN } from './outcome.js';
 
@@ -24,7 +24,7 @@ function explorationHead(exploration: Exploration): string {
   const covered =
     maxSwitches === null
       ? `${groupThousands(schedules)} schedules`
-      : `${groupThousands(schedules)} of ${groupThousands(allSchedules)} schedules (those with at most ${maxSwitches} preemption${maxSwitches === 1 ? '' : 's'})`;
+      : `${groupThousands(schedules)} of ${groupThousands(allSchedules)} schedules (those with at most ${plural(maxSwitches, 'preemption')})`;
   return `${covered} of ${turnsText(turns)} round trips, ${groupThousands(executions.length)} distinct executions`;
 }
 

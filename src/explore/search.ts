@@ -90,32 +90,8 @@ function switchBound(turns: Turns, maxPreemptions: number): number {
  * them: the ways to lay out the sweeps' turns in runs, at most K + sweeps − 1 changes of sweep.
  */
 export function boundedSchedules(turns: Turns, maxPreemptions: number): number {
-  const sweeps = Object.keys(turns) as ExploreSweep[];
-  const bound = switchBound(turns, maxPreemptions);
-  const memo = new Map<string, number>();
-  const count = (left: readonly number[], last: number, switches: number): number => {
-    if (switches > bound) return 0;
-    if (left.every((n) => n === 0)) return 1;
-    const key = `${left.join()}|${last}|${switches}`;
-    const held = memo.get(key);
-    if (held !== undefined) return held;
-    let total = 0;
-    left.forEach((n, i) => {
-      if (n === 0) return;
-      total += count(
-        left.map((m, j) => (j === i ? m - 1 : m)),
-        i,
-        switches + (last !== -1 && last !== i ? 1 : 0),
-      );
-    });
-    memo.set(key, total);
-    return total;
-  };
-  return count(
-    sweeps.map((s) => turns[s] ?? 0),
-    -1,
-    0,
-  );
+  // No turn taken yet: every turn of every sweep goes anywhere, within the bound.
+  return schedulesOf([], turns, maxPreemptions);
 }
 
 /**

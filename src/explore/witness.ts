@@ -26,11 +26,10 @@ const STEP_COMMANDS: readonly (readonly [ReplayStep, number])[] = [
  * split a step or a third sweep took part. A sweep that stopped early names its remaining steps right after its last one (they
  * send nothing); a dead letter it sent is named where it ran.
  */
-export function loopSchedule(all: readonly TraceTurn[]): string | undefined {
+export function loopSchedule(trace: readonly TraceTurn[]): string | undefined {
   // Explain replays two sweeps: an order of three has no line.
   const isAorB = (turn: TraceTurn): turn is TraceTurn & { readonly sweep: SweepName } => turn.sweep === 'A' || turn.sweep === 'B';
-  if (!all.every(isAorB)) return undefined;
-  const trace = all;
+  if (!trace.every(isAorB)) return undefined;
   const steps: { sweep: SweepName; step: ReplayStep }[] = [];
   const taken: Record<SweepName, number> = { A: 0, B: 0 };
   let open: { sweep: SweepName; left: number } | undefined;

@@ -7,17 +7,16 @@ import { escapeMarkup as esc } from './escape.js';
 import type { Spread } from '../audit/trials.js';
 import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
-import { FIGURES, type Anomaly } from '../model.js';
+import type { Anomaly } from '../model.js';
 import { headWords } from '../report/legend.js';
-import { figureHeading } from '../report/figure-heading.js';
+import { headingOf } from '../report/figure-heading.js';
 
 /**
  * A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"),
  * in the words of the queue of `modes` where it names one of its parts (report/figure-heading.ts).
  */
 export function figureLabel(name: string, modes: readonly string[]): string {
-  const figure = FIGURES.find((f) => f.field === name);
-  return headWords(figure ? figureHeading(figure, modes) : name);
+  return headWords(headingOf(name, modes));
 }
 
 const BARS_WIDTH = 920;

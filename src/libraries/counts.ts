@@ -41,3 +41,8 @@ export function libraryCounts(tally: JobTally, own: OwnFigures): AuditCounts {
     misreported: null,
   };
 }
+
+/** In how many of `lists` (arrays by id, as the snapshots read them: id-readers.ts) job `id` stands: a list holding it twice counts once, that is a duplicate. */
+export function placesOf(id: number, lists: readonly ArrayLike<number>[]): number {
+  return lists.reduce((sum, list) => sum + ((list[id] ?? 0) > 0 ? 1 : 0), 0);
+}

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { NO_CONSEQUENCES, jobsPerSec, percentileOfSorted, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
 /**
  * How long each call of a library's own recovery took as the client saw it, from sending to the
@@ -13,14 +14,14 @@ import { NO_CONSEQUENCES, jobsPerSec, percentileOfSorted, type AuditCounts, type
  * whose check is one call of it (a script), as the tool's one-call strategies report theirs.
  */
 export class CallTimes {
-  readonly ms: number[] = [];
+  readonly log = new LatencyLog();
 
   async time<T>(call: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
       return await call();
     } finally {
-      this.ms.push(performance.now() - started);
+      this.log.add(performance.now() - started);
     }
   }
 }
@@ -43,8 +44,8 @@ export interface Raced {
   readonly commands: number;
   readonly checks: number;
   readonly cutShort: boolean;
-  /** Every timed call's duration (ms), sorted; empty when no caller is timed. */
-  readonly callMs: Float64Array;
+  /** p50, p99 and max of the timed calls; undefined when no caller is timed. */
+  readonly latency: CallLatency | undefined;
 }
 
 /** Every caller released at once from one barrier, each checking until a check moves nothing; one failing stops the rest. */
@@ -85,14 +86,13 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   // The first failure is the cause; the others are callers it stopped.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw signal.aborted ? signal.reason : failed.reason;
-  const callMs = Float64Array.from(callers.flatMap((c) => c.callTimes?.ms ?? [])).sort();
   return {
     wallMs,
     moves,
     commands: callers.reduce((sum, c) => sum + c.commands, 0),
     checks,
     cutShort: cutShort || callers.some((c) => c.cutShort),
-    callMs,
+    latency: summarizeLatency(callers.flatMap((c) => (c.callTimes ? [c.callTimes.log] : []))),
   };
 }
 
@@ -105,8 +105,6 @@ export function libraryResult(
   fault?: Pick<RunResult, 'consequences' | 'faultCounts' | 'lapsedLock'>,
 ): RunResult {
   const found = run.library;
-  // Rounded to 0.01 ms, as the tool's own strategies' call times are (sweepers/call-latency.ts).
-  const round = (ms: number): number | null => (raced.callMs.length > 0 ? Math.round(ms * 100) / 100 : null);
   return {
     mode: run.mode,
     queue: run.queue,
@@ -132,9 +130,9 @@ export function libraryResult(
     maxSweeps: maxChecks,
     processes: false,
     retries: 0,
-    callMsP50: round(percentileOfSorted(raced.callMs, 50)),
-    callMsP99: round(percentileOfSorted(raced.callMs, 99)),
-    callMsMax: round(raced.callMs[raced.callMs.length - 1] ?? Number.NaN),
+    callMsP50: raced.latency?.callMsP50 ?? null,
+    callMsP99: raced.latency?.callMsP99 ?? null,
+    callMsMax: raced.latency?.callMsMax ?? null,
     serverCallMsP99: null,
     sources: figureSources(counts, 1),
     example: null,

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import type { LatencyLog } from '../sweepers/call-latency.js';
+import type { LatencyLog } from '../server/call-latency.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { FaultPlan } from '../consequences/faults/sweeper-faults.js';
 import type { CommandSample } from '../sweepers/command-sample.js';

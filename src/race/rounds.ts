@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { CycleTally, addWindows, type WindowCounts } from '../audit/consequence-rules.js';
 import { movesPerJob } from '../audit/rules.js';
-import type { LatencyLog } from '../sweepers/call-latency.js';
+import type { LatencyLog } from '../server/call-latency.js';
 import { CommandSample } from '../sweepers/command-sample.js';
 import type { ServerTarget } from '../server/connection.js';
 import { expiredLeases, startReleaser, type Releaser } from '../consequences/cycles.js';

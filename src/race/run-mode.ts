@@ -10,7 +10,7 @@ import { missingJobIds } from '../audit/job-state.js';
 import { failoverLosses } from '../audit/failover-rules.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
-import { summarizeLatency } from '../sweepers/call-latency.js';
+import { summarizeLatency } from '../server/call-latency.js';
 import { onClaimedQueue, type ClaimedRun } from '../queue/claimed-run.js';
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
@@ -90,11 +90,8 @@ export async function runMode(session: RunSession, run: ModeRun, interrupts: Int
 async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const failover = settled.consequences.failover;
   if (!failover?.waitReplicas) return onePairRun(bin, run, settled, interrupts, clientNow);
-  const { after, calls, replicaLagMs, sentinel } = failover;
-  const noWait: Settled = {
-    ...settled,
-    consequences: { ...settled.consequences, failover: { after, calls, ...(replicaLagMs ? { replicaLagMs } : {}), ...(sentinel ? { sentinel } : {}) } },
-  };
+  const { waitReplicas: _wait, ...withoutWait } = failover;
+  const noWait: Settled = { ...settled, consequences: { ...settled.consequences, failover: withoutWait } };
   const { progress: _progress, ...quiet } = run;
   const companion = (): Promise<RunResult> => onePairRun(bin, { ...quiet, keep: false }, noWait, interrupts, clientNow);
   const first = (run.trial ?? 1) % 2 === 1;

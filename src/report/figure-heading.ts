@@ -4,7 +4,7 @@
  * one of its parts (a library's list: `duplicate in wait`). Pure.
  */
 import { queueWords } from '../sweepers/strategies.js';
-import type { Figure } from '../model.js';
+import { FIGURES, type Figure } from '../model.js';
 
 /**
  * Where the runs' queues name the part apart — the model queue beside a library
@@ -19,4 +19,10 @@ export function figureHeading(figure: Pick<Figure, 'field' | 'heading'>, modes: 
   const headings = [...new Set(modes.map((mode) => queueWords(mode).headings[figure.field] ?? figure.heading))];
   if (headings.length <= 1) return headings[0] ?? figure.heading;
   return SHARED_HEADINGS[figure.field] ?? figure.heading;
+}
+
+/** The heading of the figure FIGURES names `field` (the name itself if none), over the runs of `modes`. */
+export function headingOf(field: string, modes: readonly string[]): string {
+  const figure = FIGURES.find((f) => f.field === field);
+  return figure ? figureHeading(figure, modes) : field;
 }

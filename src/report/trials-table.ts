@@ -10,14 +10,8 @@ import { NOT_MEASURED, headWords } from './legend.js';
 import { ANOMALIES, FIGURES, type Anomaly } from '../model.js';
 import { groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
-import { figureHeading } from './figure-heading.js';
+import { headingOf } from './figure-heading.js';
 import type { TableLayout } from './report.js';
-
-/** Each anomaly's heading, from FIGURES, in the words of the queue of `modes` (figure-heading.ts). */
-function heading(name: Anomaly, modes: readonly string[]): string {
-  const figure = FIGURES.find((f) => f.field === name);
-  return figure ? figureHeading(figure, modes) : name;
-}
 
 /** Always shown; the other anomaly columns only where some trial counted one. */
 function always(name: Anomaly): boolean {
@@ -49,7 +43,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
   let table: string;
   if (layout.wide) {
     const wide = new Table({
-      head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => heading(name, modes)), 'jobs/s'],
+      head: ['mode', 'trials', 'reproduced', ...anomalies.map((name) => headingOf(name, modes)), 'jobs/s'],
       style: { head: [], border: [] },
       chars: { 'left-mid': '', mid: '', 'mid-mid': '', 'right-mid': '' },
     });
@@ -61,7 +55,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
       [
         { label: 'trials', cells: summaries.map((s) => groupThousands(s.trials)) },
         { label: 'reproduced', cells: summaries.map(rate) },
-        ...anomalies.map((name) => ({ label: headWords(heading(name, modes)), cells: summaries.map((s) => spread(s, name)) })),
+        ...anomalies.map((name) => ({ label: headWords(headingOf(name, modes)), cells: summaries.map((s) => spread(s, name)) })),
         { label: 'jobs/s', cells: summaries.map((s) => formatSpread(s.jobsPerSec)) },
       ],
       layout.width,
@@ -76,7 +70,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
 function describeWorst(s: TrialSummary): string {
   const shown = ANOMALIES.flatMap((name) => {
     const spread = s[name];
-    return spread && spread.max > 0 ? [`${headWords(heading(name, [s.mode]))} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
+    return spread && spread.max > 0 ? [`${headWords(headingOf(name, [s.mode]))} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
   });
   return shown.length > 0 ? `; ${shown.join('; ')}` : '';
 }

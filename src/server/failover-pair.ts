@@ -149,11 +149,10 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
           // Sentinel names the new primary once its failover is done; the tool carries the run's
           // connections to whatever it names, as a client that asks Sentinel would.
           await until(
-            async () => (await sentinel.primaryPort()) !== primary.port,
+            async () => (next = await sentinel.primaryPort()) !== primary.port,
             AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
             'Sentinel did not promote the replica',
           );
-          next = await sentinel.primaryPort();
           if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
           // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
           replicaAdmin.disconnect();

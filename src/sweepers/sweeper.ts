@@ -3,7 +3,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { SweeperFaults } from '../consequences/faults/sweeper-faults.js';
-import type { LatencyLog } from './call-latency.js';
+import type { LatencyLog } from '../server/call-latency.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { MoveLog } from './move-log.js';
 import type { ServerClock } from '../server/clock.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { percentileOfSorted } from '../../src/model.js';
-import { LatencyLog, summarizeLatency } from '../../src/sweepers/call-latency.js';
+import { LatencyLog, summarizeLatency } from '../../src/server/call-latency.js';
 import { loopJobsNote } from '../../src/cli/race-output.js';
 import { jobsForMode } from '../../src/cli/options.js';
 import type { Redis } from 'ioredis';

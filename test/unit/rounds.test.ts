@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NO_ROUNDS, addRound } from '../../src/race/rounds.js';
-import { LatencyLog } from '../../src/sweepers/call-latency.js';
+import { LatencyLog } from '../../src/server/call-latency.js';
 
 const round = (n: number, cutShort = false) => ({
   wallMs: 10 * n,

@@ -13,7 +13,7 @@
  */
 import { JobTally } from '../../audit/rules.js';
 import type { AuditCounts } from '../../model.js';
-import { NO_COUNTER, libraryCounts } from '../counts.js';
+import { NO_COUNTER, libraryCounts, placesOf } from '../counts.js';
 
 /** Per-job facts read from Bee-Queue's keys, indexed by job id (1..jobs; index 0 unused). */
 export interface BeeSnapshot {
@@ -41,7 +41,7 @@ export function blankBeeSnapshot(jobs: number): BeeSnapshot {
 
 /** In how many of Bee-Queue's lists and sets a job stands (a list holding it twice counts once: that is a duplicate). */
 function beePlaces(s: BeeSnapshot, id: number): number {
-  return [s.inWaiting, s.inActive, s.inSucceeded, s.inFailed, s.inDelayed].reduce((sum, list) => sum + ((list[id] ?? 0) > 0 ? 1 : 0), 0);
+  return placesOf(id, [s.inWaiting, s.inActive, s.inSucceeded, s.inFailed, s.inDelayed]);
 }
 
 /** The run's figures: `moves[id]` is how often the callers recorded moving job `id` back to `waiting`. */

@@ -118,7 +118,8 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   await clients.close(worker);
   // The first half of Bee-Queue's detection, by Bee-Queue: every active job marked into `stalling`
   // by a check let in once the worker's own gate (its first check) has lapsed.
-  await waitFor(signal, "the worker's stalled-check gate to lapse", async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
+  const gateLapsed = (what: string): Promise<void> => waitFor(signal, what, async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
+  await gateLapsed("the worker's stalled-check gate to lapse");
   const marker = clients.add(new Queue(keys.name, { ...settings, stallInterval: plan.raceInterval, isWorker: false }));
   await marker.ready();
   await marker.checkStalledJobs();
@@ -127,7 +128,7 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   await clients.close(marker);
   const marked = await admin.scard(keys.stalling);
   if (marked !== jobs) throw serverError(`seeding Bee-Queue: its stalled check marked ${marked} of the ${jobs} active jobs`);
-  await waitFor(signal, "the marking check's gate to lapse", async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
+  await gateLapsed("the marking check's gate to lapse");
 }
 
 /** Polls `poll` until it is done; a server error naming `what` after WAIT_LIMIT_MS without progress. */

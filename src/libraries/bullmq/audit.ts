@@ -19,7 +19,7 @@
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
 import { incrementGap, JobTally } from '../../audit/rules.js';
 import type { AuditCounts } from '../../model.js';
-import { libraryCounts } from '../counts.js';
+import { libraryCounts, placesOf } from '../counts.js';
 
 /** Per-job facts read from BullMQ's keys, indexed by job id (1..jobs; index 0 unused). */
 export interface BullmqSnapshot {
@@ -70,8 +70,7 @@ export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
 
 /** In how many of BullMQ's lists and sets a job stands (a list holding it twice counts once: that is a duplicate). */
 export function bullmqPlaces(s: BullmqSnapshot, id: number): number {
-  const lists = [s.inWait, s.inActive, s.inPaused, s.inFailed, s.inCompleted, s.inDelayed, s.inPrioritized];
-  return lists.reduce((sum, list) => sum + ((list[id] ?? 0) > 0 ? 1 : 0), 0);
+  return placesOf(id, [s.inWait, s.inActive, s.inPaused, s.inFailed, s.inCompleted, s.inDelayed, s.inPrioritized]);
 }
 
 /** Whether a job is failed, or marked to fail, by BullMQ. */

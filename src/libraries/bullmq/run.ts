@@ -88,11 +88,10 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       const snapshot = await readBullmqSnapshot(session.admin, bull, run.jobs, claimed.signal);
       const counts = auditBullmq(snapshot, raced.moves, run.maxStalled, lapsing !== undefined);
       if (!lapsing) return libraryResult(run, raced, counts, MAX_CHECKS);
-      const recovered = raced.moves.reduce((sum, moves) => sum + moves, 0);
       return libraryResult(run, raced, counts, MAX_CHECKS, {
         consequences: run.consequences ?? NO_CONSEQUENCES,
         faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 0, clientKills: 0 },
-        lapsedLock: lapsedLockFigures(run.jobs, recovered, snapshot.started, lapsing),
+        lapsedLock: lapsedLockFigures(run.jobs, counts.recoveries, snapshot.started, lapsing),
       });
     } finally {
       await clients.closeAll();
