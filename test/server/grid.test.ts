@@ -181,7 +181,8 @@ test('help grid: its flags, --vary among them, what a cell is, examples, all wit
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^Usage: emq-race grid \[options\]/);
   assert.match(help.stdout, /^ {2}--vary <flag=list> +an axis: a numeric race flag/m);
-  assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 4000\)$/m);
+  assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 40000\)$/m);
+  assert.match(help.stdout, /^ {2}--batch <n> .*\(default: 1000\)$/m, 'calls of 1,000: the bound is the server and the round trip, not the tool');
   assert.match(help.stdout, /^ {2}--loop-jobs <n> [\s\S]*?\(default: 500\)$/m, 'the loop on fewer jobs than the one-call modes');
   assert.doesNotMatch(help.stdout, /--keep|--csv|--expect|--queue </, 'flags a grid does not take are not offered');
   assert.match(help.stdout, /^Examples:\n {2}emq-race grid\n/m);
