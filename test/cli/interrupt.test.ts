@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { HEARTBEAT_TTL_MS } from '../../src/queue/owner-claim.js';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
@@ -155,14 +156,21 @@ for (const kind of oneServerKind(import.meta.url)) {
         /remove them with emq-race clean --queue race-thrice .*if it finds the run's heartbeat still there, it lets the queue go within 15 s/,
       );
       assert.match(result.stderr, /interrupted by SIGINT\n$/);
-      // The heartbeat the run left counts it as live until it expires: then `clean` may finish.
-      await within(
-        2 * LIMIT_MS,
-        'the heartbeat to expire',
-        (async () => {
-          while ((await redis.exists('emq:{race-thrice}:heartbeat')) === 1) await sleep(100);
-        })(),
+      // The heartbeat the run left counts it as live until it expires: `clean` refuses the queue
+      // meanwhile, and may finish it once it has. The key carries its expiry (at most the 15 s it
+      // lives); the test brings that moment forward rather than wait for it, as nothing of the run
+      // is left to write the heartbeat again.
+      const heartbeat = 'emq:{race-thrice}:heartbeat';
+      const ttl = await redis.pttl(heartbeat);
+      assert.ok(ttl > 0 && ttl <= HEARTBEAT_TTL_MS, `the heartbeat left expires on its own (PTTL ${ttl})`);
+      const refused = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(
+        oneErrorLine(refused.stderr) ?? '',
+        /queue race-thrice is in use by a live run .*its heartbeat emq:\{race-thrice\}:heartbeat is fresh; nothing removed/,
       );
+      await redis.pexpire(heartbeat, 1);
+      await until(LIMIT_MS, 'the heartbeat to expire', async () => (await redis.exists(heartbeat)) === 0);
       const clean = await runCli(['clean', '--url', server.url, '--queue', 'race-thrice']);
       assert.equal(clean.code, 0, clean.stderr);
       assert.deepEqual(await unrelatedState(redis), initial);
@@ -212,16 +220,6 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
     });
 
-    test('the embedded server is stopped after a single SIGTERM while sweeping', async () => {
-      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5']);
-      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-      await sleep(1500);
-      cli.child.kill('SIGTERM');
-      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
-      assert.equal(result.code, 143, result.stderr);
-      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
-    });
-
     /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
     const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
       const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
@@ -234,6 +232,14 @@ for (const kind of oneServerKind(import.meta.url)) {
       }
       return { cli, server: child };
     };
+
+    test('the embedded server is stopped after a single SIGTERM while sweeping', async () => {
+      const { cli, server: child } = await sweepingOnEmbedded();
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 143, result.stderr);
+      assert.equal(alive(child.pid), false, 'the embedded server is stopped');
+    });
 
     test('SIGHUP on the embedded server: exit 129, the server stopped and its folder removed', async () => {
       const { cli, server: child } = await sweepingOnEmbedded();

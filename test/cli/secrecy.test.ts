@@ -6,12 +6,15 @@
  * kind of bad or unreachable URL through its error line. The server asks for the password.
  *
  * A warning Node or ioredis prints goes around the `Io` seam, so a spawned process, as a user runs
- * it, is kept wherever such a warning could come from: every output of one URL form (the race, the
- * terminal's progress, explain and clean, each opening its own connections), the backslash Node
- * warns about, and each failure met on a connection (refused credentials for the main command and
- * for clean, an unreachable server, a TLS handshake). The other forms take the same outputs, and
- * the failures refused before any connection is made, in-process through the `Io` seam, with this
- * process's own stderr and warnings watched while they run.
+ * it, is kept wherever such a warning could come from: one URL form through each command that opens
+ * connections of its own (the race, with its table, --keep and --html, and on a terminal with its
+ * progress, explain's text and clean; the race's --json, --csv and trials and explain's --json,
+ * --html and --svg, the same connections put to other outputs, run in-process like the other
+ * forms), the backslash Node warns about, and each failure met on a connection (refused
+ * credentials for the main command and for clean, an unreachable server, a TLS handshake). The
+ * other forms take the same outputs, and the failures refused before any connection is made,
+ * in-process through the `Io` seam, with this process's own stderr and warnings watched while
+ * they run.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -125,10 +128,12 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     const how = form.spawned ? 'spawned' : 'in-process';
     test(`${form.name} (${how}): table, --keep, --html, --json, --csv, trials, progress, explain (text, --json, --html, --svg) and clean`, async () => {
       const url = form.url();
-      const runner = form.spawned ? spawnCli : runWatched;
-      // The URL as --url after the (sub)command's name, or as REDIS_URL.
-      const call = (words: string[], args: string[]): Promise<CliResult> =>
-        form.env ? runner([...words, ...args], { REDIS_URL: url }) : runner([...words, '--url', url, ...args]);
+      // The URL as --url after the (sub)command's name, or as REDIS_URL; `inProcess` for an output
+      // whose connections a spawned run of the same form already opened (see the top of the file).
+      const call = (words: string[], args: string[], inProcess = false): Promise<CliResult> => {
+        const runner = form.spawned && !inProcess ? spawnCli : runWatched;
+        return form.env ? runner([...words, ...args], { REDIS_URL: url }) : runner([...words, '--url', url, ...args]);
+      };
       const onTerminal = form.spawned ? runOnTerminal : runWatchedOnTerminal;
       const queue = `race-secret${index}`;
       const html = join(dir, `race${index}.html`);
@@ -136,11 +141,11 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
       const svg = join(dir, `explain${index}.svg`);
       const results: [string, CliResult][] = [
         ['table, --keep and --html', await call([], ['--mode', 'atomic', '--jobs', '200', '--queue', queue, '--keep', '--html', html])],
-        ['--json', await call([], ['--mode', 'atomic', '--jobs', '200', '--json'])],
-        ['--csv', await call([], ['--mode', 'atomic', '--jobs', '200', '--csv'])],
-        ['trials with --queues', await call([], ['--mode', 'atomic', '--jobs', '100', '--trials', '2', '--queues', '2'])],
+        ['--json', await call([], ['--mode', 'atomic', '--jobs', '200', '--json'], true)],
+        ['--csv', await call([], ['--mode', 'atomic', '--jobs', '200', '--csv'], true)],
+        ['trials with --queues', await call([], ['--mode', 'atomic', '--jobs', '100', '--trials', '2', '--queues', '2'], true)],
         ['explain text', await call(['explain'], ['--mode', 'atomic'])],
-        ['explain --json, --html, --svg', await call(['explain'], ['--json', '--html', explainHtml, '--svg', svg])],
+        ['explain --json, --html, --svg', await call(['explain'], ['--json', '--html', explainHtml, '--svg', svg], true)],
         ['clean', await call(['clean'], ['--all', '--yes'])],
       ];
       if (!form.env) results.push(['progress on a terminal', await onTerminal(['--url', url, '--mode', 'atomic', '--jobs', '100', '--trials', '2'])]);
