@@ -202,7 +202,7 @@ forEachServer('least privilege, feature by feature', (handle) => {
 
   test('--mode all: runs under the base line plus the watch and function lines; without them, one line', async () => {
     const keysBefore = await allKeys(admin);
-    const refused = await runCli(['--url', userUrl(handle.url, 'emq-race-base'), '--mode', 'all', '--jobs', '100']);
+    const refused = await runCli(['--url', userUrl(handle.url, 'emq-race-base'), '--mode', 'all', ...SMALL]);
     assert.equal(refused.code, 3, refused.stderr);
     const line = oneErrorLine(refused.stderr);
     assert.ok(line, `one line, no stack trace: ${refused.stderr}`);
@@ -211,7 +211,7 @@ forEachServer('least privilege, feature by feature', (handle) => {
 
     await admin.call('ACL', 'SETUSER', 'emq-race-all', 'reset', ...BASE);
     for (const feature of ['--mode watch', '--mode function']) await admin.call('ACL', 'SETUSER', 'emq-race-all', ...(ADDITIONS.get(feature) ?? []));
-    const result = await runCli(['--url', userUrl(handle.url, 'emq-race-all'), '--mode', 'all', '--jobs', '100']);
+    const result = await runCli(['--url', userUrl(handle.url, 'emq-race-all'), '--mode', 'all', ...SMALL]);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(await allKeys(admin), keysBefore, 'no key left behind');
     assert.deepEqual(await admin.call('FUNCTION', 'LIST'), [], 'no function library left behind');

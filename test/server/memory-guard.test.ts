@@ -15,7 +15,7 @@ import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { evictedKeys } from '../../src/server/eviction-watch.js';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { fillUnrelated } from '../helpers/unrelated-data.js';
@@ -158,24 +158,21 @@ for (const kind of SERVER_KINDS) {
 
     test('an eviction while the run is live (someone else filling the server) stops it: exit 3, the count named, its keys gone', async () => {
       const before = await evicted(redis);
-      const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-evicting']);
-      try {
-        // Once the run has seeded, someone else writes until the server evicts.
-        while ((await redis.exists('emq:{race-evicting}:active')) === 0) await sleep(20);
-        for (let round = 0; (await evicted(redis)) === before && round < 400; round++) await fillForeign(redis, 500, `late:${round}`);
-        const result = await within(LIMIT_MS, 'the stopped run', cli.done);
-        assert.equal(result.code, 3, result.stderr);
-        assert.match(
-          oneErrorLine(result.stderr) ?? '',
-          /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/,
-        );
-        assert.equal(result.stdout, '');
-        const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting}*', 'COUNT', 100_000);
-        assert.deepEqual(left, []);
-      } finally {
-        // Only if the run outlived the test (a failed assertion); this test comes last, as it evicts.
-        if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
-      }
+      // In this process: what is checked is the run's own stop, not a process's. This test comes
+      // last, as it evicts.
+      const run = runCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-evicting']);
+      // Once the run has seeded, someone else writes until the server evicts.
+      await until(LIMIT_MS, 'the run seeded', async () => (await redis.exists('emq:{race-evicting}:active')) === 1);
+      for (let round = 0; (await evicted(redis)) === before && round < 400; round++) await fillForeign(redis, 500, `late:${round}`);
+      const result = await within(LIMIT_MS, 'the stopped run', run);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(
+        oneErrorLine(result.stderr) ?? '',
+        /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/,
+      );
+      assert.equal(result.stdout, '');
+      const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting}*', 'COUNT', 100_000);
+      assert.deepEqual(left, []);
     });
   });
 }

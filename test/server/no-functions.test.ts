@@ -36,7 +36,7 @@ forEachServer(
     });
 
     test('--mode all: the function mode is skipped with a note, the others run', async () => {
-      const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '300', '--sweepers', '4', '--json']);
+      const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '150', '--sweepers', '4', '--json']);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, /no Functions .*skipping the function mode/);
       const report = JSON.parse(result.stdout) as { runs: { mode: string; doubleRecoveries: number }[] };

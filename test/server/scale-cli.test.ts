@@ -1,7 +1,7 @@
 /** The scale flags as a user meets them: JSON latency fields, --loop-jobs, the --batch ceiling. */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { BIN, runCli } from '../helpers/cli.js';
 
@@ -15,14 +15,14 @@ interface JsonRun {
 }
 
 test('--json reports call latencies for atomic (client and, on the embedded server, server side) and null for the loop', async () => {
-  const result = await runCli(['--mode', 'both', '--jobs', '600', '--loop-jobs', '250', '--sweepers', '4', '--json']);
+  const result = await runCli(['--mode', 'both', '--jobs', '600', '--loop-jobs', '100', '--sweepers', '4', '--json']);
   assert.equal(result.code, 0, result.stderr);
   const report = JSON.parse(result.stdout) as { runs: JsonRun[] };
   const atomic = report.runs.find((r) => r.mode === 'atomic');
   const loop = report.runs.find((r) => r.mode === 'loop');
   assert.ok(atomic && loop);
   assert.equal(atomic.jobs, 600);
-  assert.equal(loop.jobs, 250);
+  assert.equal(loop.jobs, 100);
   for (const value of [atomic.callMsP50, atomic.callMsP99, atomic.callMsMax, atomic.serverCallMsP99]) {
     assert.equal(typeof value, 'number');
     assert.ok((value as number) > 0);
@@ -34,10 +34,10 @@ test('--json reports call latencies for atomic (client and, on the embedded serv
 });
 
 test('the table says when the loop ran on fewer jobs', async () => {
-  const result = await runCli(['--jobs', '500', '--loop-jobs', '200', '--sweepers', '2']);
+  const result = await runCli(['--jobs', '500', '--loop-jobs', '100', '--sweepers', '2']);
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /loop ran on 200 of the 500 jobs \(--loop-jobs/);
-  assert.match(result.stdout, /loop \(2 sweepers, 200 jobs\)/);
+  assert.match(result.stdout, /loop ran on 100 of the 500 jobs \(--loop-jobs/);
+  assert.match(result.stdout, /loop \(2 sweepers, 100 jobs\)/);
 });
 
 test('--batch above the documented maximum and a bad --loop-jobs are usage errors', async () => {
@@ -66,37 +66,55 @@ function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promi
   });
 }
 
-test('on a terminal, a long run shows its progress on stderr: one line fitted to the width, the time left kept', TERMINAL, async () => {
-  // The pseudo-terminal has no size of its own, so $COLUMNS gives it one. Long by its own pace
-  // (sweeps of 10 jobs, 100 ms apart), not by work: the line needs a run of a few seconds, not load.
-  const result = await onTerminal(['--mode', 'loop', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0'], {
-    COLUMNS: '60',
+// Each run is long by its own pace, not by work, on an embedded server of its own: the two run side by side.
+describe('on a terminal', { concurrency: true }, () => {
+  test('on a terminal, a long run shows its progress on stderr: one line fitted to the width, the time left kept', TERMINAL, async () => {
+    // The pseudo-terminal has no size of its own, so $COLUMNS gives it one. Long by its own pace
+    // (sweeps of 10 jobs, 100 ms apart), not by work: the line needs a run of a few seconds, not load.
+    const result = await onTerminal(['--mode', 'loop', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0'], {
+      COLUMNS: '60',
+    });
+    assert.equal(result.code, 0, result.output);
+    // Each piece between two clears is one rewrite of the line; after the last comes the report.
+    const rewrites = result.output
+      .split(/\r\x1b\[2K/)
+      .slice(1, -1)
+      .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
+      .filter((line) => line.length > 0);
+    assert.ok(rewrites.length > 0, result.output);
+    for (const line of rewrites) {
+      // What matters least goes first (the queue, the time taken, the rate); the count, the share and the time left stay.
+      assert.match(line, /^loop: [\d,]+\/300( leases reclaimed)? \(\d+%\)(, [\d,]+ jobs\/s)?(, \S+ elapsed)?(, about \S+ left|, time left unknown)?$/);
+      assert.ok([...line].length <= 59, `${line} (${[...line].length} columns)`);
+      assert.ok(!line.endsWith('…'), `fitted by dropping pieces, not cut: ${line}`);
+    }
+    assert.ok(
+      rewrites.some((line) => / left$| left unknown$/.test(line)),
+      'the time left is in view',
+    );
+    assert.doesNotMatch(result.output, /trial 1\/1/, 'no trial count without --trials');
   });
-  assert.equal(result.code, 0, result.output);
-  // Each piece between two clears is one rewrite of the line; after the last comes the report.
-  const rewrites = result.output
-    .split(/\r\x1b\[2K/)
-    .slice(1, -1)
-    .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
-    .filter((line) => line.length > 0);
-  assert.ok(rewrites.length > 0, result.output);
-  for (const line of rewrites) {
-    // What matters least goes first (the queue, the time taken, the rate); the count, the share and the time left stay.
-    assert.match(line, /^loop: [\d,]+\/300( leases reclaimed)? \(\d+%\)(, [\d,]+ jobs\/s)?(, \S+ elapsed)?(, about \S+ left|, time left unknown)?$/);
-    assert.ok([...line].length <= 59, `${line} (${[...line].length} columns)`);
-    assert.ok(!line.endsWith('…'), `fitted by dropping pieces, not cut: ${line}`);
-  }
-  assert.ok(
-    rewrites.some((line) => / left$| left unknown$/.test(line)),
-    'the time left is in view',
-  );
-  assert.doesNotMatch(result.output, /trial 1\/1/, 'no trial count without --trials');
-});
 
-test('on a terminal, queues raced side by side share one progress line', TERMINAL, async () => {
-  const result = await onTerminal(['--mode', 'loop', '--queues', '2', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0']);
-  assert.equal(result.code, 0, result.output);
-  assert.match(result.output, /loop, 2 queues: [\d,]+\/600 leases reclaimed \(\d+%\)/);
-  // Each rewrite of the line shows both queues: none names a single queue.
-  assert.doesNotMatch(result.output, /\(queue race-/);
+  test('on a terminal, queues raced side by side share one progress line', TERMINAL, async () => {
+    const result = await onTerminal([
+      '--mode',
+      'loop',
+      '--queues',
+      '2',
+      '--jobs',
+      '300',
+      '--sweepers',
+      '2',
+      '--batch',
+      '10',
+      '--interval',
+      '100',
+      '--live',
+      '0',
+    ]);
+    assert.equal(result.code, 0, result.output);
+    assert.match(result.output, /loop, 2 queues: [\d,]+\/600 leases reclaimed \(\d+%\)/);
+    // Each rewrite of the line shows both queues: none names a single queue.
+    assert.doesNotMatch(result.output, /\(queue race-/);
+  });
 });

@@ -16,10 +16,17 @@ import type { BeeQueue, BeeQueueClass, BeeSettings } from './module.js';
 
 /**
  * The seeding worker's stallInterval (ms): its heartbeat (an SREM per job) every half of it, and
- * the gate its first check sets this long. Long enough that thousands of heartbeats do not slow
- * the taking, short enough that the gate has lapsed, or soon will, once every job is taken.
+ * the gate its first check sets this long, which the seeding waits out before the marking check.
+ * One millisecond per job, from SEED_INTERVAL_MIN_MS to SEED_INTERVAL_MAX_MS: the heartbeats stay
+ * at 2,000 SREMs a second at most whatever the size, so that thousands of them do not slow the
+ * taking, and the gate has lapsed, or soon will, once every job is taken, so that a small run
+ * does not wait seconds for it.
  */
-const SEED_INTERVAL_MS = 3000;
+function seedInterval(jobs: number): number {
+  return Math.min(SEED_INTERVAL_MAX_MS, Math.max(SEED_INTERVAL_MIN_MS, jobs));
+}
+const SEED_INTERVAL_MIN_MS = 200;
+const SEED_INTERVAL_MAX_MS = 3000;
 /** Jobs per saveAll pipeline. */
 const SAVE_CHUNK = 1000;
 /** How long the seeding may go without progress (a job taken, a gate lapsed) before the run gives up (ms). */
@@ -90,7 +97,8 @@ export interface SeedPlan {
 /** Saves, takes, abandons and marks `jobs` jobs; resolves once the marking check's gate is gone. */
 export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<void> {
   const { Queue, settings, keys, jobs, runId, clients, signal } = plan;
-  const producer = clients.add(new Queue(keys.name, { ...settings, stallInterval: SEED_INTERVAL_MS, isWorker: false }));
+  const stallInterval = seedInterval(jobs);
+  const producer = clients.add(new Queue(keys.name, { ...settings, stallInterval, isWorker: false }));
   await producer.ready();
   for (let first = 1; first <= jobs; first += SAVE_CHUNK) {
     signal.throwIfAborted();
@@ -102,7 +110,7 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
     clients.check();
   }
   // A job the seeding worker runs never finishes: the worker holds every one until it dies.
-  const worker = clients.add(new Queue(keys.name, { ...settings, stallInterval: SEED_INTERVAL_MS, isWorker: true }));
+  const worker = clients.add(new Queue(keys.name, { ...settings, stallInterval, isWorker: true }));
   await worker.ready();
   worker.process(jobs, () => new Promise<never>(() => {}));
   // Bee-Queue's worker takes one job per round trip, slower on a busy machine: the wait gives up only when it stops taking.
