@@ -1,5 +1,5 @@
 /**
- * The delaying proxy against real servers: bytes pass exactly and in order under pipelining and
+ * The delaying proxy against a real server: bytes pass exactly and in order under pipelining and
  * jitter, a 10 MB value makes the round trip, backpressure holds a reader that does not read,
  * disconnects and half-closes on either side pass through without harming the proxy, and close()
  * leaves nothing listening and nothing keeping a process alive. Timing is checked one way only: a
