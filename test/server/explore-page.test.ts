@@ -1,5 +1,5 @@
 /**
- * `emq-race explore --html` from a real exploration on Redis and Valkey, opened in headless
+ * `emq-race explore --html` from a real exploration on a real server, opened in headless
  * Chromium: the page embeds exactly what --json printed, its outcome matrices and witness diagrams
  * show the JSON's figures (a row per class, a turn per round trip, a mark per switch), it fetches
  * nothing and logs no error under its CSP, and it renders.
@@ -18,7 +18,7 @@ import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { decodePng, distinctColours } from '../helpers/png.js';
-import { forEachServer } from '../helpers/servers.js';
+import { forOneServerKind } from '../helpers/servers.js';
 
 const embeddedJson = (html: string): unknown => {
   const match = /<script type="application\/json" id="emq-report">([\s\S]*?)<\/script>/.exec(html);
@@ -34,7 +34,9 @@ test('a witness schedule read back as its turns', () => {
   ]);
 });
 
-forEachServer('explore --html in Chromium', (handle) => {
+// The subject is explore's page in Chromium, drawn from the JSON whichever kind ran the
+// executions (explore.test.ts holds those to both kinds): one kind runs it.
+forOneServerKind(import.meta.url, 'explore --html in Chromium', (handle) => {
   let browser: Browser | undefined;
   let dir: string;
   before(async () => {
