@@ -205,20 +205,29 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   // One run per consequence. --fault failover is not here: it refuses --keep, since it stops the
   // pair it drills at the end of each run (failover.test.ts checks its figures on the pair itself).
   // `landed`: what in the JSON shows the consequence acted on the run, so that no check here is vacuous.
-  const consequences: readonly { name: string; mode?: string; args: readonly string[]; landed: (run: KeptRun) => boolean }[] = [
-    { name: '--cycles 4', args: ['--cycles', '4'], landed: releasedAgain },
-    { name: '--cycles 4 --pending zset', args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
-    { name: '--workers 4', args: ['--workers', '4', '--max-stalled', '10'], landed: (run) => Number(run.executions) >= run.jobs },
-    { name: '--observe', args: ['--observe'], landed: (run) => Number(run.samples) > 0 },
-    { name: '--fault sweeper-crash', args: ['--fault', 'sweeper-crash'], landed: (run) => Number(run.crashes) > 0 },
-    { name: '--fault client-kill', args: ['--fault', 'client-kill'], landed: (run) => Number(run.clientKills) > 0 },
+  // `jobs`: 100 where the consequence acts on every job whatever the timing (re-leases, workers, the
+  // observer's samples); 150 for the faults, injected while the sweeps run, so that a run lasts long
+  // enough for one to land.
+  const consequences: readonly { name: string; mode?: string; jobs: number; args: readonly string[]; landed: (run: KeptRun) => boolean }[] = [
+    { name: '--cycles 4', jobs: 100, args: ['--cycles', '4'], landed: releasedAgain },
+    { name: '--cycles 4 --pending zset', jobs: 100, args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
+    { name: '--workers 4', jobs: 100, args: ['--workers', '4', '--max-stalled', '10'], landed: (run) => Number(run.executions) >= run.jobs },
+    { name: '--observe', jobs: 100, args: ['--observe'], landed: (run) => Number(run.samples) > 0 },
+    { name: '--fault sweeper-crash', jobs: 150, args: ['--fault', 'sweeper-crash'], landed: (run) => Number(run.crashes) > 0 },
+    { name: '--fault client-kill', jobs: 150, args: ['--fault', 'client-kill'], landed: (run) => Number(run.clientKills) > 0 },
     // The loop sends no script, so an emptied script cache cannot reach it: the atomic script takes it.
-    { name: '--fault script-flush', mode: 'atomic', args: ['--fault', 'script-flush', '--allow-server-wide'], landed: (run) => Number(run.scriptFlushes) > 0 },
+    {
+      name: '--fault script-flush',
+      mode: 'atomic',
+      jobs: 150,
+      args: ['--fault', 'script-flush', '--allow-server-wide'],
+      landed: (run) => Number(run.scriptFlushes) > 0,
+    },
   ];
-  for (const { name, mode = 'loop', args, landed } of consequences) {
+  for (const { name, mode = 'loop', jobs, args, landed } of consequences) {
     test(`the ${mode === 'loop' ? 'loop' : `${mode} script`} with ${name}: every figure labelled "server" equals the kept keys' count, and the readout says nothing false of them`, async () => {
       const queue = queueName('counters-consequence');
-      const run = await keptRun(handle.url, queue, ['--mode', mode, '--sweepers', '8', '--jobs', '150', ...args]);
+      const run = await keptRun(handle.url, queue, ['--mode', mode, '--sweepers', '8', '--jobs', String(jobs), ...args]);
       try {
         assert.ok(landed(run), `${name} acted on the run: ${JSON.stringify(run)}`);
         const counted = await countFromKeys(redis, queue, run);
@@ -249,13 +258,13 @@ forEachServer('counters: both directions, and every "server" figure true of the 
         '--sweepers',
         '8',
         '--jobs',
-        '150',
+        String(jobs),
         ...args,
       ]);
       try {
         assert.equal(text.code, 0, text.stderr);
         const said = text.stdout.replace(/\n {2}/g, ' ');
-        const kept = await countFromKeys(redis, textQueue, { ...run, jobs: 150 });
+        const kept = await countFromKeys(redis, textQueue, { ...run, jobs });
         const number = (found: string | undefined): number => (found === undefined ? 0 : Number(found.replace(/,/g, '')));
         const shows = /The server's final state shows (none|only ([\d,]+)) of the/.exec(said);
         if (shows) assert.equal(number(shows[2]), kept.duplicatePending, `"${shows[0]}" against the kept pending`);

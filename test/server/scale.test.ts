@@ -232,7 +232,10 @@ forEachServer('scale', (handle) => {
   });
 
   test('server-side seeding writes the same keys, hashes and scores as both client seedings', async () => {
-    const jobs = 12_345;
+    // More than one seeding call (5,000 jobs each, cut by deadline band) and a last call of another
+    // size: every path of the slicing writes here. The slicing itself, over counts up to 100,000,
+    // is checked without a server above.
+    const jobs = 6789;
     const serverNowMs = await serverTimeMs(admin);
     const ours = fresh('seed');
     await seedJobs(admin, ours, { jobs, runId: 'scale-run', stalledBefore: 1, serverNowMs });
