@@ -146,13 +146,14 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   after(() => redis?.disconnect());
 
   for (const pending of ['list', 'zset'] as const) {
-    test(`the loop, 8 sweepers × 500 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
+    test(`the loop, 8 sweepers × 250 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
       // The page's order (remove, push, read, write) leaves counters too high where two sweeps both
       // recovered a job, and a job at its last stall then goes to dead early. How many is up to the
       // race: on a busy machine one run can catch no early dead-letter, so a run that shows none is
       // checked like every other and one more is raced (at most three in all). Jobs seeded one stall
       // short of their last (--stalled-before 1) make every over-count an early dead-letter, so a
-      // few hundred jobs show both where the default start needed thousands.
+      // couple of hundred jobs show both (a dozen early dead-letters or more a run) where the
+      // default start needed thousands.
       for (let attempt = 1; ; attempt++) {
         const done = await loopRun(pending, attempt === 3);
         if (done) break;
@@ -163,7 +164,7 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   /** One kept loop run checked against the kept keys; false when it caught no early dead-letter and another may be raced. */
   async function loopRun(pending: 'list' | 'zset', last: boolean): Promise<boolean> {
     const queue = queueName(`counters-${pending}`);
-    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--stalled-before', '1', '--pending', pending]);
+    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '250', '--stalled-before', '1', '--pending', pending]);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
@@ -182,9 +183,10 @@ forEachServer('counters: both directions, and every "server" figure true of the 
     }
   }
 
-  test('the atomic script, 8 sweepers × 1,000 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
+  // As many jobs as the loop's runs above.
+  test('the atomic script, 8 sweepers × 250 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
     const queue = queueName('counters-atomic');
-    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '1000']);
+    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '250']);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.equal(run.overcountedStalls, 0);
