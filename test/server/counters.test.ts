@@ -146,13 +146,14 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   after(() => redis?.disconnect());
 
   for (const pending of ['list', 'zset'] as const) {
-    test(`the loop, 8 sweepers × 500 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
+    test(`the loop, 8 sweepers × 250 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
       // The page's order (remove, push, read, write) leaves counters too high where two sweeps both
       // recovered a job, and a job at its last stall then goes to dead early. How many is up to the
       // race: on a busy machine one run can catch no early dead-letter, so a run that shows none is
       // checked like every other and one more is raced (at most three in all). Jobs seeded one stall
       // short of their last (--stalled-before 1) make every over-count an early dead-letter, so a
-      // few hundred jobs show both where the default start needed thousands.
+      // couple of hundred jobs show both (a dozen early dead-letters or more a run) where the
+      // default start needed thousands.
       for (let attempt = 1; ; attempt++) {
         const done = await loopRun(pending, attempt === 3);
         if (done) break;
@@ -163,7 +164,7 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   /** One kept loop run checked against the kept keys; false when it caught no early dead-letter and another may be raced. */
   async function loopRun(pending: 'list' | 'zset', last: boolean): Promise<boolean> {
     const queue = queueName(`counters-${pending}`);
-    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '500', '--stalled-before', '1', '--pending', pending]);
+    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '250', '--stalled-before', '1', '--pending', pending]);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
@@ -182,9 +183,10 @@ forEachServer('counters: both directions, and every "server" figure true of the 
     }
   }
 
-  test('the atomic script, 8 sweepers × 1,000 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
+  // As many jobs as the loop's runs above.
+  test('the atomic script, 8 sweepers × 250 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
     const queue = queueName('counters-atomic');
-    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '1000']);
+    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '250']);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.equal(run.overcountedStalls, 0);
@@ -205,20 +207,29 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   // One run per consequence. --fault failover is not here: it refuses --keep, since it stops the
   // pair it drills at the end of each run (failover.test.ts checks its figures on the pair itself).
   // `landed`: what in the JSON shows the consequence acted on the run, so that no check here is vacuous.
-  const consequences: readonly { name: string; mode?: string; args: readonly string[]; landed: (run: KeptRun) => boolean }[] = [
-    { name: '--cycles 4', args: ['--cycles', '4'], landed: releasedAgain },
-    { name: '--cycles 4 --pending zset', args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
-    { name: '--workers 4', args: ['--workers', '4', '--max-stalled', '10'], landed: (run) => Number(run.executions) >= run.jobs },
-    { name: '--observe', args: ['--observe'], landed: (run) => Number(run.samples) > 0 },
-    { name: '--fault sweeper-crash', args: ['--fault', 'sweeper-crash'], landed: (run) => Number(run.crashes) > 0 },
-    { name: '--fault client-kill', args: ['--fault', 'client-kill'], landed: (run) => Number(run.clientKills) > 0 },
+  // `jobs`: 100 where the consequence acts on every job whatever the timing (re-leases, workers, the
+  // observer's samples); 150 for the faults, injected while the sweeps run, so that a run lasts long
+  // enough for one to land.
+  const consequences: readonly { name: string; mode?: string; jobs: number; args: readonly string[]; landed: (run: KeptRun) => boolean }[] = [
+    { name: '--cycles 4', jobs: 100, args: ['--cycles', '4'], landed: releasedAgain },
+    { name: '--cycles 4 --pending zset', jobs: 100, args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
+    { name: '--workers 4', jobs: 100, args: ['--workers', '4', '--max-stalled', '10'], landed: (run) => Number(run.executions) >= run.jobs },
+    { name: '--observe', jobs: 100, args: ['--observe'], landed: (run) => Number(run.samples) > 0 },
+    { name: '--fault sweeper-crash', jobs: 150, args: ['--fault', 'sweeper-crash'], landed: (run) => Number(run.crashes) > 0 },
+    { name: '--fault client-kill', jobs: 150, args: ['--fault', 'client-kill'], landed: (run) => Number(run.clientKills) > 0 },
     // The loop sends no script, so an emptied script cache cannot reach it: the atomic script takes it.
-    { name: '--fault script-flush', mode: 'atomic', args: ['--fault', 'script-flush', '--allow-server-wide'], landed: (run) => Number(run.scriptFlushes) > 0 },
+    {
+      name: '--fault script-flush',
+      mode: 'atomic',
+      jobs: 150,
+      args: ['--fault', 'script-flush', '--allow-server-wide'],
+      landed: (run) => Number(run.scriptFlushes) > 0,
+    },
   ];
-  for (const { name, mode = 'loop', args, landed } of consequences) {
+  for (const { name, mode = 'loop', jobs, args, landed } of consequences) {
     test(`the ${mode === 'loop' ? 'loop' : `${mode} script`} with ${name}: every figure labelled "server" equals the kept keys' count, and the readout says nothing false of them`, async () => {
       const queue = queueName('counters-consequence');
-      const run = await keptRun(handle.url, queue, ['--mode', mode, '--sweepers', '8', '--jobs', '150', ...args]);
+      const run = await keptRun(handle.url, queue, ['--mode', mode, '--sweepers', '8', '--jobs', String(jobs), ...args]);
       try {
         assert.ok(landed(run), `${name} acted on the run: ${JSON.stringify(run)}`);
         const counted = await countFromKeys(redis, queue, run);
@@ -249,13 +260,13 @@ forEachServer('counters: both directions, and every "server" figure true of the 
         '--sweepers',
         '8',
         '--jobs',
-        '150',
+        String(jobs),
         ...args,
       ]);
       try {
         assert.equal(text.code, 0, text.stderr);
         const said = text.stdout.replace(/\n {2}/g, ' ');
-        const kept = await countFromKeys(redis, textQueue, { ...run, jobs: 150 });
+        const kept = await countFromKeys(redis, textQueue, { ...run, jobs });
         const number = (found: string | undefined): number => (found === undefined ? 0 : Number(found.replace(/,/g, '')));
         const shows = /The server's final state shows (none|only ([\d,]+)) of the/.exec(said);
         if (shows) assert.equal(number(shows[2]), kept.duplicatePending, `"${shows[0]}" against the kept pending`);
