@@ -35,7 +35,7 @@ forEachServer('grid --lib bullmq', (handle) => {
       '--vary',
       'latency=0,2',
       '--jobs',
-      '40',
+      '20',
       '--json',
     ]);
     assert.equal(result.code, 0, result.stderr);

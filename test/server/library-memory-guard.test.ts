@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { evictedKeys } from '../../src/server/eviction-watch.js';
@@ -45,8 +44,16 @@ forEachServer(
         const evicted = evictedKeys(await redis.info('stats'));
         const monitor = await connect(parseServerUrl(handle.url));
         const seen: string[] = [];
+        // A command of the test's own, sent once the run is over: the feed shows commands in the
+        // order the server ran them, so once it shows this one it has shown every command of the run.
+        const marker = `emq-race-test-marker-${Math.random().toString(16).slice(2)}`;
+        let markerSeen!: () => void;
+        const fedThrough = new Promise<void>((resolve) => (markerSeen = resolve));
         const feed = await monitor.monitor();
-        feed.on('monitor', (_time: string, argv: string[]) => seen.push(argv.join(' ')));
+        feed.on('monitor', (_time: string, argv: string[]) => {
+          if (argv.includes(marker)) markerSeen();
+          else seen.push(argv.join(' '));
+        });
         try {
           const result = await runCli(['--url', handle.url, '--lib-from', PROJECT, '--sweepers', '8', ...args]);
           assert.equal(result.code, 2, result.stderr);
@@ -58,7 +65,8 @@ forEachServer(
               `^emq-race: ${subject} needs about [\\d.]+ MB on the server at redis://127\\.0\\.0\\.1:\\d+ at its peak \\([\\d.]+ MB of job data at \\d+ bytes a job in ${library}'s own layout, \\d+ connections, .*\\), but only [\\d.]+ MB is left below its maxmemory of 5\\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \\(yours\\) to make room\\. Refusing, nothing written`,
             ),
           );
-          await sleep(200);
+          await redis.echo(marker);
+          await fedThrough;
           assert.deepEqual(
             seen.filter((line) => /emq:/.test(line)),
             [],

@@ -7,6 +7,10 @@
  * `stalling`, the first half of its two-step detection. The race starts once that check's gate
  * has lapsed, so each caller's first check let in is the second half: the jobs are marked, and no
  * heartbeat took them out of `stalling`.
+ *
+ * Bee-Queue's worker makes a stalled check of its own as it starts, which would hold the gate for
+ * the worker's whole stallInterval; the producer's check, made just before, holds it for a moment
+ * only and turns the worker's away, so the seeding waits for no gate of the worker's.
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,18 +19,20 @@ import type { BeeKeys } from './keys.js';
 import type { BeeQueue, BeeQueueClass, BeeSettings } from './module.js';
 
 /**
- * The seeding worker's stallInterval (ms): its heartbeat (an SREM per job) every half of it, and
- * the gate its first check sets this long, which the seeding waits out before the marking check.
- * One millisecond per job, from SEED_INTERVAL_MIN_MS to SEED_INTERVAL_MAX_MS: the heartbeats stay
- * at 2,000 SREMs a second at most whatever the size, so that thousands of them do not slow the
- * taking, and the gate has lapsed, or soon will, once every job is taken, so that a small run
- * does not wait seconds for it.
+ * The seeding worker's stallInterval (ms): its heartbeat (an SREM per job) every half of it. Long
+ * enough that thousands of heartbeats do not slow the taking. Its first check would set the gate
+ * this long, were it not turned away (HOLD_MS).
  */
-function seedInterval(jobs: number): number {
-  return Math.min(SEED_INTERVAL_MAX_MS, Math.max(SEED_INTERVAL_MIN_MS, jobs));
-}
-const SEED_INTERVAL_MIN_MS = 200;
-const SEED_INTERVAL_MAX_MS = 3000;
+const SEED_INTERVAL_MS = 3000;
+/**
+ * The producer's stallInterval (ms): the gate its check, made just before the worker starts,
+ * holds. It need only outlive the one script call between that check and the worker's first, which
+ * it turns away; it has lapsed, or soon will, once the worker has taken the jobs. Were the worker's
+ * check let in all the same (a machine stalled for longer than this), it would mark nothing
+ * (`active` is still empty) and set its own gate, which the seeding then waits out: the seeded
+ * state is the same either way, only reached later.
+ */
+const HOLD_MS = 200;
 /** Jobs per saveAll pipeline. */
 const SAVE_CHUNK = 1000;
 /** How long the seeding may go without progress (a job taken, a gate lapsed) before the run gives up (ms). */
@@ -77,7 +83,10 @@ export class BeeClients {
  */
 async function closeQueue(queue: BeeQueue): Promise<void> {
   const closed = queue.close(1).catch(() => undefined);
-  await Promise.race([closed, sleep(CLOSE_WAIT_MS)]);
+  // The bound's timer is cleared once the close is done: it would keep a finished process alive.
+  const bound = new AbortController();
+  await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { signal: bound.signal }).catch(() => undefined)]);
+  bound.abort();
   for (const client of [queue.client, queue.bclient, queue.eclient]) client?.end(true);
 }
 
@@ -97,8 +106,7 @@ export interface SeedPlan {
 /** Saves, takes, abandons and marks `jobs` jobs; resolves once the marking check's gate is gone. */
 export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<void> {
   const { Queue, settings, keys, jobs, runId, clients, signal } = plan;
-  const stallInterval = seedInterval(jobs);
-  const producer = clients.add(new Queue(keys.name, { ...settings, stallInterval, isWorker: false }));
+  const producer = clients.add(new Queue(keys.name, { ...settings, stallInterval: HOLD_MS, isWorker: false }));
   await producer.ready();
   for (let first = 1; first <= jobs; first += SAVE_CHUNK) {
     signal.throwIfAborted();
@@ -110,8 +118,12 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
     clients.check();
   }
   // A job the seeding worker runs never finishes: the worker holds every one until it dies.
-  const worker = clients.add(new Queue(keys.name, { ...settings, stallInterval, isWorker: true }));
+  const worker = clients.add(new Queue(keys.name, { ...settings, stallInterval: SEED_INTERVAL_MS, isWorker: true }));
   await worker.ready();
+  // The producer's check holds the gate (marking nothing: no job is active yet), so that the one the
+  // worker makes as it starts is turned away.
+  await producer.checkStalledJobs();
+  clients.check();
   worker.process(jobs, () => new Promise<never>(() => {}));
   // Bee-Queue's worker takes one job per round trip, slower on a busy machine: the wait gives up only when it stops taking.
   let taken = -1;
@@ -125,9 +137,9 @@ export async function seedStalledJobs(admin: Redis, plan: SeedPlan): Promise<voi
   // The worker goes without finishing anything: its heartbeats stop.
   await clients.close(worker);
   // The first half of Bee-Queue's detection, by Bee-Queue: every active job marked into `stalling`
-  // by a check let in once the worker's own gate (its first check) has lapsed.
+  // by a check let in once the gate the producer's check set has lapsed.
   const gateLapsed = (what: string): Promise<void> => waitFor(signal, what, async () => ({ done: (await admin.exists(keys.stallBlock)) === 0 }));
-  await gateLapsed("the worker's stalled-check gate to lapse");
+  await gateLapsed('the stalled-check gate to lapse');
   const marker = clients.add(new Queue(keys.name, { ...settings, stallInterval: plan.raceInterval, isWorker: false }));
   await marker.ready();
   await marker.checkStalledJobs();

@@ -13,8 +13,13 @@ import { serverError } from '../../errors.js';
 import type { BullmqKeys } from './keys.js';
 import type { Bullmq, BullmqQueue, BullmqWorker } from './module.js';
 
-/** The seeding worker's lockDuration and stalledInterval (ms): how long the race waits for the locks to lapse. */
-const SEED_LOCK_MS = 250;
+/**
+ * The seeding worker's lockDuration and stalledInterval (ms): how long the race waits for the locks
+ * and the marking check's gate to lapse. Nothing needs them longer: the marking check puts every
+ * job of `active` into `stalled` whatever its lock (a lock that lapsed during the taking changes
+ * nothing), and only the race's checks, once both have lapsed, look at the locks.
+ */
+const SEED_LOCK_MS = 50;
 /** Jobs per addBulk call, and getNextJob calls in flight at once. */
 const ADD_CHUNK = 1000;
 const TAKE_CHUNK = 100;
