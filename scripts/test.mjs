@@ -14,7 +14,12 @@
  * the files it is given by name, which would undo the order.
  *
  * `--concurrency N` sets how many files run at once (default 3: the long files mostly wait).
+ *
+ * `--checks` runs `npm run check` (layers, lint, dead code) beside the tests rather than before
+ * them: it is one process on one core for some seconds, which the tests' own waits leave room for.
+ * Its output is printed once it ends, and a failed check fails the run.
  */
+import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,9 +65,11 @@ const LONGEST = [
 
 const args = process.argv.slice(2);
 let concurrency = 3;
+let checks = false;
 const tiers = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--concurrency') concurrency = Number(args[++i]);
+  else if (args[i] === '--checks') checks = true;
   else tiers.push(args[i]);
 }
 if (!(concurrency >= 1)) throw new Error('--concurrency: a number of 1 or more');
@@ -79,6 +86,23 @@ const rank = (file) => {
   return at === -1 ? LONGEST.length : at;
 };
 const ordered = files.map((file, at) => ({ file, at })).sort((a, b) => rank(a.file) - rank(b.file) || a.at - b.at);
+
+if (checks) {
+  // Not under coverage: the checks run none of the project's code.
+  const { NODE_V8_COVERAGE: _, ...env } = process.env;
+  const check = spawn('npm', ['run', '-s', 'check'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = [];
+  check.stdout.on('data', (chunk) => output.push(chunk));
+  check.stderr.on('data', (chunk) => output.push(chunk));
+  check.on('close', (code, signal) => {
+    const text = Buffer.concat(output).toString().trimEnd();
+    if (code === 0) process.stderr.write(`npm run check: passed\n${text}\n`);
+    else {
+      process.stderr.write(`npm run check: FAILED (${signal ?? `exit ${code}`})\n${text}\n`);
+      process.exitCode = 1;
+    }
+  });
+}
 
 // A signal stops the run: the runner ends the files' processes, and the cancelled tests fail it.
 const stop = new AbortController();
