@@ -1,11 +1,12 @@
 /**
  * Real servers for the tests: each suite starts its own redis-server / valkey-server on a free
- * loopback port with no persistence (through the tool's own embedded-server module) and stops it.
+ * loopback port with no persistence (test-server.ts, kept by `sh`) and stops it.
  */
 import { basename } from 'node:path';
 import { after, before, describe } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { which } from '../../src/server/embedded-server.js';
+import { startTestServer, type TestServer } from './test-server.js';
 
 export interface ServerKind {
   readonly kind: 'redis' | 'valkey';
@@ -44,7 +45,7 @@ export function forOneServerKind(file: string, title: string, body: (handle: Ser
 
 export interface ServerHandle {
   /** Valid once the suite's `before` hook ran. */
-  readonly server: EmbeddedServer;
+  readonly server: TestServer;
   readonly url: string;
 }
 
@@ -53,7 +54,7 @@ export interface ServerHandle {
  * describe); `check` runs first, to fail the suite with a reason rather than a failed start.
  */
 export function serverForSuite(bin: string, extraArgs: readonly string[] = [], check?: () => void): ServerHandle {
-  let server: EmbeddedServer | undefined;
+  let server: TestServer | undefined;
   const handle: ServerHandle = {
     get server() {
       if (!server) throw new Error('server not started');
@@ -65,7 +66,7 @@ export function serverForSuite(bin: string, extraArgs: readonly string[] = [], c
   };
   before(async () => {
     check?.();
-    server = await startEmbeddedServer({ bin, extraArgs });
+    server = await startTestServer(bin, extraArgs);
   });
   after(async () => {
     await server?.stop();

@@ -1,0 +1,92 @@
+/**
+ * A server for a test suite, started without the tool's Node keeper: `sh` keeps it instead. The
+ * suites start two servers each, some two hundred in a run of the whole suite, and a Node keeper
+ * costs a tenth of a second of CPU to start and to stop (more under coverage), where `sh` costs a
+ * millisecond. What the keeper is for stays: `sh` reads its stdin, which ends when the test process
+ * does, however it ends (a failed assertion, a signal, a kill), and then stops the server and
+ * removes its folder. The tool's own embedded server, keeper and all, is tested where it is the
+ * subject (the `--server-bin` runs, the interrupt and helper-death tests).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../src/server/embedded-server.js';
+
+export interface TestServer {
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server and removes its folder; resolves once both are done. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** The keeper: the server in the background, then a read that returns only at end of input. */
+const KEEPER = 'dir=$1; shift; "$@" & pid=$!; read _; kill $pid 2>/dev/null; wait $pid; rm -rf "$dir"';
+
+/** How long a server may take to say it is ready (ms): seconds under a loaded suite. */
+const READY_WITHIN_MS = 30_000;
+
+export async function startTestServer(bin: string, extraArgs: readonly string[] = []): Promise<TestServer> {
+  let lastOutput = '';
+  // A free port can be taken between the probe and the server's bind: try a few.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'emq-race-test-server-'));
+    const args = [bin, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
+    const keeper = spawn('sh', ['-c', KEEPER, 'sh', dir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const output = await readyOrNot(keeper);
+    if (output.ready) return testServer(keeper, port);
+    lastOutput = output.text;
+    await stopKeeper(keeper);
+    rmSync(dir, { recursive: true, force: true });
+    if (!/address already in use/i.test(output.text)) break;
+  }
+  throw new Error(`${bin} did not start: ${lastOutput.trim().split('\n').slice(-3).join(' | ')}`);
+}
+
+/** Waits for the server's "Ready to accept connections", its exit, or the time limit. */
+function readyOrNot(keeper: ChildProcess): Promise<{ ready: boolean; text: string }> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (ready: boolean): void => {
+      clearTimeout(timer);
+      keeper.stdout?.removeAllListeners('data');
+      resolve({ ready, text });
+    };
+    const timer = setTimeout(() => done(false), READY_WITHIN_MS);
+    keeper.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (/Ready to accept connections/i.test(text)) done(true);
+      // A failed bind ends the server; its last words say why.
+      else if (/Could not create server TCP listening socket|Failed listening|FATAL|Bad directive|Unrecognized|Wrong number of arguments/i.test(text))
+        done(false);
+    });
+    keeper.stderr?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    keeper.once('exit', () => done(false));
+  });
+}
+
+function testServer(keeper: ChildProcess, port: number): TestServer {
+  // The server writes on: its output is read and dropped, so that a full pipe never blocks it.
+  keeper.stdout?.resume();
+  keeper.stderr?.resume();
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () => {
+      stopped ??= stopKeeper(keeper);
+      return stopped;
+    },
+  };
+}
+
+/** Ends the keeper's input, so that it stops the server and removes the folder, and waits for it. */
+function stopKeeper(keeper: ChildProcess): Promise<void> {
+  if (keeper.exitCode !== null || keeper.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => keeper.once('exit', () => resolve()));
+  keeper.stdin?.end();
+  return exited;
+}
