@@ -256,37 +256,42 @@ forEachServer('evidence', (handle) => {
   });
 
   test("--cycles: forgotten stalls equal a count made with raw commands from the re-leaser's log and the counters", async () => {
-    const queue = queueName('forgotten');
-    const keys = queueKeys(queue);
     const jobs = 200;
-    const run = await runWith(session, interrupts, 'loop', { queue, jobs, sweepers: 8, keep: true, live: 0, consequences: { cycles: 4 } });
-    try {
-      let forgottenJobs = 0;
-      let forgottenStalls = 0;
-      // Every job's hash in one pipeline: the same HMGETs, without a round trip each.
-      const reads = session.admin.pipeline();
-      for (let id = 1; id <= jobs; id++) reads.call('HMGET', keys.job(id), 'releases', 'stalled');
-      const hashes = (await reads.exec()) ?? [];
-      for (let id = 1; id <= jobs; id++) {
-        // The re-leaser writes `releases` each time it leases a job again: one stall more each.
-        const [err, fields] = hashes[id - 1] ?? [new Error(`no reply for job ${id}`), null];
-        if (err) throw err;
-        const [releases, stalled] = fields as (string | null)[];
-        const trueStalls = 1 + Number(releases ?? 0);
-        const counted = Number(stalled ?? 0);
-        if (counted < trueStalls) {
-          forgottenJobs++;
-          forgottenStalls += trueStalls - counted;
+    // Whether a stall is forgotten hangs on the re-leaser landing between a sweeper's HGET and its
+    // HSET: nearly every run on 200 jobs, not every one on a loaded machine. Each run's figures are
+    // checked against the keys; a run that forgot nothing is raced again, three times at most.
+    let forgottenJobs = 0;
+    for (let attempt = 0; attempt < 3 && forgottenJobs === 0; attempt++) {
+      const queue = queueName('forgotten');
+      const keys = queueKeys(queue);
+      const run = await runWith(session, interrupts, 'loop', { queue, jobs, sweepers: 8, keep: true, live: 0, consequences: { cycles: 4 } });
+      try {
+        let forgottenStalls = 0;
+        // Every job's hash in one pipeline: the same HMGETs, without a round trip each.
+        const reads = session.admin.pipeline();
+        for (let id = 1; id <= jobs; id++) reads.call('HMGET', keys.job(id), 'releases', 'stalled');
+        const hashes = (await reads.exec()) ?? [];
+        for (let id = 1; id <= jobs; id++) {
+          // The re-leaser writes `releases` each time it leases a job again: one stall more each.
+          const [err, fields] = hashes[id - 1] ?? [new Error(`no reply for job ${id}`), null];
+          if (err) throw err;
+          const [releases, stalled] = fields as (string | null)[];
+          const trueStalls = 1 + Number(releases ?? 0);
+          const counted = Number(stalled ?? 0);
+          if (counted < trueStalls) {
+            forgottenJobs++;
+            forgottenStalls += trueStalls - counted;
+          }
         }
+        assert.equal(run.forgottenStalls, forgottenJobs);
+        assert.equal(run.forgottenStallCount, forgottenStalls);
+        assert.equal(run.sources.forgottenStalls, 'server+releaser');
+        assert.equal(run.example, null, "with re-leases a job's commands mix its stalls: no example");
+      } finally {
+        await deleteRunKeys(session.admin, keys, jobs);
       }
-      assert.ok(forgottenJobs > 0, 'the loop forgot stalls');
-      assert.equal(run.forgottenStalls, forgottenJobs);
-      assert.equal(run.forgottenStallCount, forgottenStalls);
-      assert.equal(run.sources.forgottenStalls, 'server+releaser');
-      assert.equal(run.example, null, "with re-leases a job's commands mix its stalls: no example");
-    } finally {
-      await deleteRunKeys(session.admin, keys, jobs);
     }
+    assert.ok(forgottenJobs > 0, 'the loop forgot stalls');
     const atomic = await runWith(session, interrupts, 'atomic', { jobs: 100, live: 0, consequences: { cycles: 4 } });
     assert.equal(atomic.forgottenStalls, 0);
     assert.equal(atomic.forgottenStallCount, 0);
