@@ -209,42 +209,24 @@ forOneServerKind(import.meta.url, 'json', (handle) => {
     const script = scriptFile('sweep-stalled.lua', BUILT_IN_SCRIPT);
     // Every mode by name: `--mode all` leaves out the library modes, which need the library
     // installed (here a devDependency) and run one library at a time.
-    // Each library's modes one run apiece: Bee-Queue's seeding waits out its worker's stalled-check
-    // gate (seconds) in every run, so the runs go side by side, each on a queue of its own; six at
-    // most at once, as each run listens for the process's signals (past ten, Node warns of a leak).
     const groups = [
       modes().filter((mode) => mode !== 'script' && libraryOf(mode) === undefined),
-      ...LIBRARY_NAMES.flatMap((library) =>
-        modes()
-          .filter((mode) => libraryOf(mode) === library)
-          .map((mode) => [mode]),
-      ),
+      ...LIBRARY_NAMES.map((library) => modes().filter((mode) => libraryOf(mode) === library)),
     ];
-    const results: CliResult[] = [];
-    let next = 0;
-    const raceNext = async (): Promise<void> => {
-      for (let at = next++; at < groups.length; at = next++) {
-        results[at] = await runCli([
-          '--url',
-          handle.url,
-          '--mode',
-          (groups[at] ?? []).join(','),
-          ...(at === 0 ? ['--script', script] : []),
-          '--queue',
-          `json-modes-${at}`,
-          '--sweepers',
-          '2',
-          '--jobs',
-          '100',
-          '--json',
-        ]);
-      }
-    };
-    await Promise.all(Array.from({ length: 6 }, raceNext));
     const raced: string[] = [];
     for (const [at, group] of groups.entries()) {
-      const result = results[at];
-      assert.ok(result, `modes ${group.join(',')} ran`);
+      const result = await runCli([
+        '--url',
+        handle.url,
+        '--mode',
+        group.join(','),
+        ...(at === 0 ? ['--script', script] : []),
+        '--sweepers',
+        '2',
+        '--jobs',
+        '100',
+        '--json',
+      ]);
       assert.equal(result.code, 0, result.stderr);
       const json = parsed(result, `modes ${group.join(',')}`);
       assertVerdictFields(json.runs);
