@@ -130,24 +130,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
     const sentinel = options.sentinelConfig !== undefined ? [join(dir, 'sentinel.conf'), '--sentinel'] : [];
     if (options.sentinelConfig !== undefined) writeFileSync(join(dir, 'sentinel.conf'), options.sentinelConfig);
-    const serverArgs = [
-      ...sentinel,
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--daemonize',
-      'no',
-      '--logfile',
-      '',
-      ...(options.extraArgs ?? []),
-    ];
+    const serverArgs = [...sentinel, ...privateServerArgs(port, dir), ...(options.extraArgs ?? [])];
     const keeper = spawn(process.execPath, [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     // The keeper's end of the lifeline: an error here means the keeper is gone, which its exit reports.
     keeper.stdin?.on('error', () => {});
@@ -180,6 +163,15 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     rmSync(dir, { recursive: true, force: true });
   }
   throw serverError(`could not start ${bin}: ${lastError}`);
+}
+
+/**
+ * How every server the tool starts for itself runs: on `port` of loopback only, nothing written to
+ * disk but in `dir` (no snapshots, no append-only file), in the foreground, its log on stdout, where
+ * its readiness is read.
+ */
+export function privateServerArgs(port: number, dir: string): string[] {
+  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
 }
 
 /** The server's pid once it accepts connections; undefined if it (or its keeper) exited first. */

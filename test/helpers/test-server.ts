@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/server/embedded-server.js';
+import { freePort, privateServerArgs } from '../../src/server/embedded-server.js';
 
 export interface TestServer {
   readonly url: string;
@@ -32,7 +32,7 @@ export async function startTestServer(bin: string, extraArgs: readonly string[] 
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'emq-race-test-server-'));
-    const args = [bin, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
+    const args = [bin, ...privateServerArgs(port, dir), ...extraArgs];
     const keeper = spawn('sh', ['-c', KEEPER, 'sh', dir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     const output = await readyOrNot(keeper);
     if (output.ready) return testServer(keeper, port);
