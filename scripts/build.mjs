@@ -23,6 +23,9 @@ const BUILD_INFO = 'dist/.tsbuildinfo';
 // In dist/src/ itself, so that the paths the bundled modules take from import.meta.url (model.ts's
 // `../../package.json`) lead where they lead from the compiled modules, one folder down.
 const HELP_BUNDLE = 'dist/src/help-bundle.js';
+// The files of src/ that run as they are, beside the compiled modules that load them: the Lua
+// scripts and the embedded server's keeper (a shell script).
+const SHIPPED_AS_IS = ['.lua', '.sh'];
 
 /** Every file under `dir` (relative to it), or none if it does not exist. */
 function filesUnder(dir) {
@@ -34,7 +37,7 @@ function filesUnder(dir) {
 
 /** The source a compiled file (or a copied script) in dist/ came from. */
 function sourceOf(built) {
-  if (built.endsWith('.lua')) return built;
+  if (SHIPPED_AS_IS.some((ending) => built.endsWith(ending))) return built;
   return built.replace(/\.js(\.map)?$/, '.ts');
 }
 
@@ -77,6 +80,9 @@ await build({
   ],
 });
 
-// Only the .lua files: the TypeScript that shares src/lua/ with them is compiled by tsc, and its
-// sources have no place in dist/ (nor in the package).
-cpSync('src/lua', 'dist/src/lua', { recursive: true, filter: (source) => source.endsWith('.lua') || statSync(source).isDirectory() });
+// Only those: the TypeScript beside them is compiled by tsc, and its sources have no place in dist/
+// (nor in the package).
+cpSync('src', 'dist/src', {
+  recursive: true,
+  filter: (source) => SHIPPED_AS_IS.some((ending) => source.endsWith(ending)) || statSync(source).isDirectory(),
+});

@@ -1,6 +1,6 @@
 /**
  * The embedded default: a private redis-server (or valkey-server, or redict-server) on a free loopback port, with
- * no persistence. It runs under a keeper (server-keeper.ts) that stops it and removes its folder
+ * no persistence. It runs under a keeper (server-keeper.sh, a POSIX shell) that stops it and removes its folder
  * when the tool's end of a pipe closes, so it cannot outlive the tool even when the tool is
  * killed outright; keeper and server are in a process group of their own, so that the terminal's
  * Ctrl-C and hang-up reach the tool (which cleans up and stops them) rather than the server
@@ -119,7 +119,8 @@ export interface StartOptions {
   readonly sentinelConfig?: string;
 }
 
-const KEEPER = fileURLToPath(new URL('./server-keeper.js', import.meta.url));
+// Beside the compiled modules: the build copies it there (scripts/build.mjs), as it does the .lua files.
+const KEEPER = fileURLToPath(new URL('./server-keeper.sh', import.meta.url));
 
 export async function startEmbeddedServer(options: StartOptions = {}): Promise<EmbeddedServer> {
   const bin = findServerBinary(options.bin);
@@ -131,7 +132,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     const sentinel = options.sentinelConfig !== undefined ? [join(dir, 'sentinel.conf'), '--sentinel'] : [];
     if (options.sentinelConfig !== undefined) writeFileSync(join(dir, 'sentinel.conf'), options.sentinelConfig);
     const serverArgs = [...sentinel, ...privateServerArgs(port, dir), ...(options.extraArgs ?? [])];
-    const keeper = spawn(process.execPath, [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    const keeper = spawn('sh', [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     // The keeper's end of the lifeline: an error here means the keeper is gone, which its exit reports.
     keeper.stdin?.on('error', () => {});
     let output = '';

@@ -46,11 +46,11 @@ async function runningPair(cli: RunningCli, expected = 3): Promise<{ pids: numbe
   await until(LIMIT_MS, 'the pair to start', () => {
     pids = descendants(cli.child.pid ?? 0);
     const lines = pids.map(commandLine);
-    const keepers = lines.filter((line) => /server-keeper\.js /.test(line)).length;
+    const keepers = lines.filter((line) => /server-keeper\.sh /.test(line)).length;
     const servers = lines.filter((line) => /^\S*(redis|valkey)-server /.test(line) && !/ --version\b/.test(line)).length;
     return keepers >= expected && servers >= expected;
   });
-  const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+  const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
   assert.ok(dirs.length >= expected, `keepers: ${pids.map(commandLine).join('; ')}`);
   return { pids, dirs };
 }
@@ -63,7 +63,7 @@ function killed(cli: RunningCli): (err: unknown) => never {
   };
 }
 
-const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.js /.test(commandLine(pid)));
+const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.sh /.test(commandLine(pid)));
 
 /** The port a keeper's server was given. */
 const portOf = (keeper: number): number => Number(/ --port (\d+) /.exec(commandLine(keeper))?.[1]);
@@ -184,7 +184,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         pids = descendants(cli.child.pid ?? 0);
         return pids.some((pid) => PRIMARY.test(commandLine(pid)));
       }).catch(killed(cli));
-      const dirs = pids.flatMap((pid) => /server-keeper\.js (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+      const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
       await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
     });
 

@@ -73,7 +73,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       test(`the embedded server's keeper killed while ${phase}: exit 3 saying so, the server stopped by the tool, nothing left`, async () => {
         const cli = startCli(['--server-bin', kind.bin, '--queue', 'race-keeper', ...args]);
         const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-        const keeper = await helperOf(cli, 'server-keeper.js');
+        const keeper = await helperOf(cli, 'server-keeper.sh');
         const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
         try {
           await until(LIMIT_MS, phase, () => ready(own));
@@ -101,7 +101,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         const cli = startCli(['explain', '--server-bin', kind.bin, '--queue', `race-explain-keeper-${attempt}`]);
         try {
           const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-          const keeper = await helperOf(cli, 'server-keeper.js');
+          const keeper = await helperOf(cli, 'server-keeper.sh');
           const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
           try {
             await until(LIMIT_MS, 'the replay', async () => (await own.dbsize()) > 0);

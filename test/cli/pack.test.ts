@@ -79,7 +79,7 @@ describe('the packed package, installed', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the tarball holds the built code, the Lua, the JSON schema, the docs and the install script; no tests, sources or maps', () => {
+  test("the tarball holds the built code, the Lua, the embedded server's keeper, the JSON schema, the docs and the install script; no tests, sources or maps", () => {
     for (const path of [
       'package.json',
       'README.md',
@@ -89,6 +89,7 @@ describe('the packed package, installed', () => {
       'dist/src/help-bundle.js',
       'dist/src/lua/sweep-stalled.lua',
       'dist/src/lua/instruments/seed-jobs.lua',
+      'dist/src/server/server-keeper.sh',
       'schema/emq-race.schema.json',
       'scripts/install-servers.sh',
     ]) {

@@ -73,7 +73,7 @@ export async function assertNothingLeft(spawned: readonly Spawned[]): Promise<vo
   assert.ok(spawned.filter((p) => /server-keeper/.test(p.line)).length >= 3, `keepers seen: ${spawned.map((p) => p.line).join('; ')}`);
   for (const { pid, line } of spawned) {
     assert.ok(!alive(pid) || commandLine(pid) !== line, `left running: ${pid} ${line}`);
-    const dir = /server-keeper\.js (\S+)/.exec(line)?.[1];
+    const dir = /server-keeper\.sh (\S+)/.exec(line)?.[1];
     if (dir) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
     const port = Number(/ --port (\d+)/.exec(line)?.[1] ?? 0);
     if (port > 0) assert.ok(!(await listening(port)), `port left listening: ${port} (${line})`);
@@ -121,7 +121,7 @@ export async function countOnKept(run: RunJson): Promise<{ gained: number; pendi
       .replace(/^.*\) /s, '')
       .split(' ')[1],
   );
-  assert.match(commandLine(keeper), /server-keeper\.js /, 'the kept server still has its keeper');
+  assert.match(commandLine(keeper), /server-keeper\.sh /, 'the kept server still has its keeper');
   const redis = await connect(parseServerUrl(kept.url));
   try {
     const prefix = `emq:{${run.queue}}:`;

@@ -1,11 +1,10 @@
 /**
- * A server for a test suite, started without the tool's Node keeper: `sh` keeps it instead. The
- * suites start two servers each, some two hundred in a run of the whole suite, and a Node keeper
- * costs a tenth of a second of CPU to start and to stop (more under coverage), where `sh` costs a
- * millisecond. What the keeper is for stays: `sh` reads its stdin, which ends when the test process
- * does, however it ends (a failed assertion, a signal, a kill), and then stops the server and
- * removes its folder. The tool's own embedded server, keeper and all, is tested where it is the
- * subject (the `--server-bin` runs, the interrupt and helper-death tests).
+ * A server for a test suite, started apart from the tool's own embedded server and its keeper, so
+ * that the suites' servers do not depend on the code they test: a one-line `sh` keeps it. What a
+ * keeper is for stays: `sh` reads its stdin, which ends when the test process does, however it
+ * ends (a failed assertion, a signal, a kill), and then stops the server and removes its folder.
+ * The tool's own embedded server, keeper and all, is tested where it is the subject (the
+ * `--server-bin` runs, the interrupt and helper-death tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -33,7 +33,7 @@ for (const kind of SERVER_KINDS) {
       assert.ok(html.includes(`<span data-field="ackedMovesLost">${f.ackedMovesLost}</span>`));
       // The Sentinel ran under a keeper of its own, started with its configuration file.
       assert.ok(
-        spawned.some((p) => /server-keeper\.js .* --sentinel /.test(p.line)),
+        spawned.some((p) => /server-keeper\.sh .* --sentinel /.test(p.line)),
         `no Sentinel seen: ${spawned.map((p) => p.line).join('; ')}`,
       );
       await assertNothingLeft(spawned);

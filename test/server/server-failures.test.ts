@@ -70,7 +70,7 @@ for (const kind of SERVER_KINDS) {
     test("the embedded server's keeper killed as the session opens: its death is the error, not the connection it cost", async () => {
       const server = await startEmbeddedServer({ bin: kind.bin });
       try {
-        const keeper = descendants(process.pid).find((pid) => commandLine(pid).includes('server-keeper.js') && descendants(pid).includes(server.pid));
+        const keeper = descendants(process.pid).find((pid) => commandLine(pid).includes('server-keeper.sh') && descendants(pid).includes(server.pid));
         assert.ok(keeper, 'the keeper of the server just started');
         process.kill(keeper, 'SIGKILL');
         await within(LIMIT_MS, 'the keeper noticed gone', once(server.lost, 'abort'));

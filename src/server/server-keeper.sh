@@ -1,0 +1,66 @@
+# The embedded server's keeper: a POSIX shell between the tool and its redis-server (or
+# valkey-server, or redict-server) that ties the server's life to the tool's. The tool holds the
+# write end of a pipe on this shell's stdin (the lifeline); when that pipe closes, however the tool
+# ended (a normal stop, a signal, a crash, SIGKILL), the keeper stops the server (SIGTERM, then
+# SIGKILL after 5 s) and removes its data folder, then exits. Only a "keep" line sent first (--keep)
+# lets the server outlive the tool; its folder still goes once the server stops.
+#
+# A shell, not a Node process: it starts in a millisecond and a few hundred kB where Node takes a
+# tenth of a second of CPU and 40 MB, on every run that starts its own server.
+#
+# Run as `sh server-keeper.sh DIR BIN ARGS…` (see embedded-server.ts), with a fourth pipe (fd 3) on
+# which it reports `pid N` once the server is started. The server writes to the keeper's stdout and
+# stderr, which are the tool's pipes: the tool reads its readiness there.
+
+dir=$1
+shift
+
+# The server: no stdin and no report pipe, only the output the tool reads.
+"$@" </dev/null 3>&- &
+pid=$!
+# Set once the server is started, so that it keeps its own dispositions: a terminal's Ctrl-C and
+# hang-up are the tool's to handle (this group is its own anyway).
+trap '' INT HUP
+
+echo "pid $pid" >&3
+exec 3>&-
+
+# The lifeline is read by a shell of its own, so that this one can wait on the server meanwhile. At
+# the lifeline's end without a "keep" line first (the tool done or gone), or on USR1 (this keeper
+# was sent SIGTERM), it stops the server: SIGTERM, then SIGKILL if it still runs 5 s later. A TERM
+# from this keeper (the server is gone) ends it at once. It waits on every child it starts, so that
+# nothing of the keeper's outlives it.
+lifeline='
+pid=$1
+stop() {
+  kill -TERM "$pid" 2>/dev/null
+  n=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$n" -ge 250 ]; then kill -KILL "$pid" 2>/dev/null; break; fi
+    sleep 0.02
+    n=$((n + 1))
+  done
+  exit 0
+}
+trap "exit 0" TERM
+trap stop USR1
+while IFS= read -r line; do
+  case $line in *keep*) exit 0 ;; esac
+done
+stop
+'
+# A background job's stdin would be /dev/null: the lifeline goes to it through fd 4.
+exec 4<&0 </dev/null
+sh -c "$lifeline" emq-race-lifeline "$pid" <&4 >/dev/null 2>&1 &
+reader=$!
+exec 4<&-
+# A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
+trap 'kill -USR1 "$reader" 2>/dev/null' TERM
+
+# A trapped signal ends a wait early: wait again while the server lives.
+wait "$pid"
+while kill -0 "$pid" 2>/dev/null; do wait "$pid"; done
+rm -rf "$dir"
+kill -TERM "$reader" 2>/dev/null
+wait "$reader"
+exit 0
