@@ -1,5 +1,6 @@
 /**
- * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
+ * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys, or held
+ * there at a relay: helpers/held-call.ts), against
  * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
  * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
  * leaves at once and says how to finish the clean-up (under --json, with the error object on
