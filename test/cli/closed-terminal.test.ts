@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
 import { within, until } from '../helpers/cli-process.js';
+import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
@@ -31,10 +32,10 @@ interface Ended {
 }
 
 /**
- * The CLI with `args` on a pseudo-terminal of its own. `close()` closes the terminal and resolves
- * with how the CLI ended.
+ * The CLI with `args` on a pseudo-terminal of its own. `close()` closes the terminal, calls
+ * `hungUp` once the CLI has taken both hang-ups, and resolves with how the CLI ended.
  */
-function onTerminal(args: readonly string[]): { started: Promise<number>; close(): Promise<Ended> } {
+function onTerminal(args: readonly string[]): { started: Promise<number>; close(hungUp?: () => void): Promise<Ended> } {
   const helper = spawn(PYTHON ?? 'python3', [HELPER, process.execPath, BIN, ...args], {
     env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -53,10 +54,17 @@ function onTerminal(args: readonly string[]): { started: Promise<number>; close(
   const started = nextLine().then((line) => (JSON.parse(line) as { pid: number }).pid);
   return {
     started,
-    async close() {
+    async close(hungUp) {
+      const taken = nextLine();
       const ended = nextLine();
       helper.stdin.end('close\n');
-      return JSON.parse(await ended) as Ended;
+      // A program already gone takes no hang-up: the helper then says how it ended at once.
+      const first = JSON.parse(await taken) as Ended | { hungup: true };
+      if ('hungup' in first) {
+        hungUp?.();
+        return JSON.parse(await ended) as Ended;
+      }
+      return first;
     },
   };
 }
@@ -79,11 +87,22 @@ for (const kind of oneServerKind(import.meta.url)) {
       initial = state;
     });
 
-    const closeWhen = async (queue: string, args: readonly string[], what: string, ready: () => Promise<boolean>): Promise<void> => {
-      const cli = onTerminal(['--url', server.url, '--queue', queue, ...args]);
-      await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
-      await until(LIMIT_MS, what, ready);
-      const ended = await within(LIMIT_MS, 'the run after its terminal closed', cli.close());
+    /** With `hold`, the run goes through that relay, its held call let go once both hang-ups are taken. */
+    const closeWhen = async (queue: string, args: readonly string[], what: string, ready: () => Promise<boolean>, hold?: HeldCall): Promise<void> => {
+      const cli = onTerminal(['--url', hold?.url ?? server.url, '--queue', queue, ...args]);
+      let ended: Ended;
+      try {
+        await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
+        if (hold) await within(LIMIT_MS, what, hold.held);
+        await until(LIMIT_MS, what, ready);
+        ended = await within(
+          LIMIT_MS,
+          'the run after its terminal closed',
+          cli.close(() => hold?.release()),
+        );
+      } finally {
+        await hold?.close();
+      }
       assert.equal(ended.signal, null, `ended by signal ${ended.signal} (6 is Node's abort)`);
       assert.equal(ended.exit, 129);
       assert.deepEqual(
@@ -96,7 +115,16 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test("closed while seeding: exit 129, the run's keys gone, no abort", async () => {
       const queue = 'race-tty-seed';
-      await closeWhen(queue, ['--mode', 'atomic', '--jobs', '300000'], 'seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
+      // The expired jobs seeded, the call that seeds the live ones (ids from 10,001) held at the
+      // relay until the terminal is gone: the run is mid-seed however quick its seed.
+      const hold = await holdCall(server.url, ['seed-jobs'], '10001');
+      await closeWhen(
+        queue,
+        ['--mode', 'atomic', '--jobs', '10000', '--live', '1000'],
+        'seeding',
+        async () => (await redis.exists(`emq:{${queue}}:active`)) === 1,
+        hold,
+      );
     });
 
     test("closed while sweeping: exit 129, the run's keys gone, no abort", async () => {

@@ -1,5 +1,6 @@
 /**
- * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys), against
+ * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys, or held
+ * there at a relay: helpers/held-call.ts), against
  * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
  * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
  * leaves at once and says how to finish the clean-up (under --json, with the error object on
@@ -15,6 +16,7 @@ import { HEARTBEAT_TTL_MS } from '../../src/queue/owner-claim.js';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
+import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, connectOnceUp, embeddedChild } from '../helpers/processes.js';
@@ -40,12 +42,29 @@ for (const kind of oneServerKind(import.meta.url)) {
     /**
      * Starts a run, sends `signal` once `ready` holds, and checks what every interrupted run must
      * show: its exit code, one line naming the signal, nothing on stdout, the keyspace as it was.
+     * With `hold`, the run goes through that relay, its held call let go once the signal is heard.
      */
-    const interruptWhen = async (args: readonly string[], what: string, ready: () => Promise<boolean>, signal: keyof typeof EXIT_CODES): Promise<void> => {
-      const cli = startCli(['--url', server.url, ...args]);
-      await until(LIMIT_MS, what, ready);
-      cli.child.kill(signal);
-      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+    const interruptWhen = async (
+      args: readonly string[],
+      what: string,
+      ready: () => Promise<boolean>,
+      signal: keyof typeof EXIT_CODES,
+      hold?: HeldCall,
+    ): Promise<void> => {
+      const cli = startCli(['--url', hold?.url ?? server.url, ...args]);
+      let result: Awaited<typeof cli.done>;
+      try {
+        if (hold) await within(LIMIT_MS, what, hold.held);
+        await until(LIMIT_MS, what, ready);
+        cli.child.kill(signal);
+        if (hold) {
+          await within(LIMIT_MS, 'the notice', cli.waitForStderr(new RegExp(`${signal} received, cleaning up`)));
+          hold.release();
+        }
+        result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      } finally {
+        await hold?.close();
+      }
       assert.equal(result.code, EXIT_CODES[signal], result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${signal}`));
       if (args.includes('--json')) {
@@ -57,12 +76,20 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.deepEqual(await unrelatedState(redis), initial);
     };
 
+    /**
+     * A seed held half done: the expired jobs seeded (two calls), the live ones' call (ids from
+     * 10,001) held at the relay, so that a signal meets the run mid-seed however quick the seed.
+     */
+    const SEED_ARGS = ['--mode', 'atomic', '--jobs', '10000', '--live', '1000'];
+    const holdSeed = (): Promise<HeldCall> => holdCall(server.url, ['seed-jobs'], '10001');
+
     test("SIGINT while seeding: exit 130, the run's keys deleted, nothing else touched", async () => {
       await interruptWhen(
-        ['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-seed'],
+        [...SEED_ARGS, '--queue', 'race-seed'],
         'seeding',
         async () => (await redis.exists('emq:{race-seed}:active')) === 1,
         'SIGINT',
+        await holdSeed(),
       );
     });
 
@@ -73,10 +100,11 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test("SIGHUP while seeding (a closed terminal): exit 129, the run's keys deleted, nothing else touched", async () => {
       await interruptWhen(
-        ['--mode', 'atomic', '--jobs', '60000', '--queue', 'race-hup-seed'],
+        [...SEED_ARGS, '--queue', 'race-hup-seed'],
         'seeding',
         async () => (await redis.exists('emq:{race-hup-seed}:active')) === 1,
         'SIGHUP',
+        await holdSeed(),
       );
     });
 
@@ -91,21 +119,25 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test("SIGINT while auditing: exit 130, the run's keys deleted, nothing else touched", async () => {
-      // Once every job stands in `pending`, the sweepers are done and the audit is reading.
-      const jobs = 50_000;
-      const args = ['--mode', 'atomic', '--jobs', String(jobs), '--batch', '3000', '--queue', 'race-audit'];
-      await interruptWhen(args, 'the end of the sweep', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs, 'SIGINT');
+      // The audit's first read held at the relay: every job stands in `pending`, the sweepers are
+      // done and the audit is reading.
+      const jobs = 1000;
+      const args = ['--mode', 'atomic', '--jobs', String(jobs), '--queue', 'race-audit'];
+      const hold = await holdCall(server.url, ['audit-jobs', 'audit-members']);
+      await interruptWhen(args, 'the audit', async () => (await redis.llen('emq:{race-audit}:pending')) >= jobs, 'SIGINT', hold);
     });
 
     /**
-     * Starts a seeding run and holds its writes (CLIENT PAUSE WRITE from the test's own connection),
-     * so that every signal sent next finds the run still at work, before or during its clean-up.
+     * Starts a seeding run and holds it mid-seed (holdSeed: its connection to the server held at
+     * the relay, the heartbeat's writes with it), so that every signal sent next finds the run
+     * still at work, before or during its clean-up.
      */
-    const heldMidSeed = async (queue: string, more: readonly string[] = []): Promise<ReturnType<typeof startCli>> => {
-      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '100000', '--queue', queue, ...more]);
-      await until(LIMIT_MS, 'seeding', async () => (await redis.exists(`emq:{${queue}}:active`)) === 1);
-      await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
-      return cli;
+    const heldMidSeed = async (queue: string, more: readonly string[] = []): Promise<{ cli: ReturnType<typeof startCli>; hold: HeldCall }> => {
+      const hold = await holdSeed();
+      const cli = startCli(['--url', hold.url, ...SEED_ARGS, '--queue', queue, ...more]);
+      await within(LIMIT_MS, 'seeding', hold.held);
+      assert.equal(await redis.exists(`emq:{${queue}}:active`), 1, 'the expired jobs are seeded');
+      return { cli, hold };
     };
 
     for (const [first, second] of [
@@ -115,16 +147,21 @@ for (const kind of oneServerKind(import.meta.url)) {
     ] as const) {
       test(`${first} then ${second} (a second signal): the run's keys are still deleted, exit ${EXIT_CODES[first]}`, async () => {
         const queue = `race-${first.toLowerCase()}-${second.toLowerCase()}`;
-        const cli = await heldMidSeed(queue);
+        const { cli, hold } = await heldMidSeed(queue);
+        let result: Awaited<typeof cli.done>;
         try {
-          cli.child.kill(first);
-          await within(LIMIT_MS, 'the first notice', cli.waitForStderr(new RegExp(`${first} received, cleaning up`)));
-          cli.child.kill(second);
-          await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received again, still cleaning up`)));
+          try {
+            cli.child.kill(first);
+            await within(LIMIT_MS, 'the first notice', cli.waitForStderr(new RegExp(`${first} received, cleaning up`)));
+            cli.child.kill(second);
+            await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received again, still cleaning up`)));
+          } finally {
+            hold.release();
+          }
+          result = await within(LIMIT_MS, 'the interrupted run', cli.done);
         } finally {
-          await redis.call('CLIENT', 'UNPAUSE');
+          await hold.close();
         }
-        const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
         assert.equal(result.code, EXIT_CODES[first], result.stderr);
         assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`interrupted by ${first}`));
         assert.deepEqual(
@@ -136,7 +173,7 @@ for (const kind of oneServerKind(import.meta.url)) {
     }
 
     test('a third signal leaves at once, says so, names the clean command, which then finishes it', async () => {
-      const cli = await heldMidSeed('race-thrice');
+      const { cli, hold } = await heldMidSeed('race-thrice');
       let result: Awaited<typeof cli.done>;
       try {
         cli.child.kill('SIGINT');
@@ -144,10 +181,11 @@ for (const kind of oneServerKind(import.meta.url)) {
         cli.child.kill('SIGINT');
         await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
         cli.child.kill('SIGINT');
-        // The run's writes are still held: only the third signal can have ended it.
+        // The run's seed is still held: only the third signal can have ended it.
         result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
       } finally {
-        await redis.call('CLIENT', 'UNPAUSE');
+        // Closed, never released: the held call does not reach the server after the run left.
+        await hold.close();
       }
       assert.equal(result.code, 130, result.stderr);
       assert.match(result.stderr, /SIGINT received a third time, leaving now/);
@@ -178,7 +216,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test('a third signal under --json: stdout is still the one error object', async () => {
       const queue = 'race-thrice-json';
-      const cli = await heldMidSeed(queue, ['--json']);
+      const { cli, hold } = await heldMidSeed(queue, ['--json']);
       let result: Awaited<typeof cli.done>;
       try {
         cli.child.kill('SIGTERM');
@@ -188,7 +226,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         cli.child.kill('SIGHUP');
         result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
       } finally {
-        await redis.call('CLIENT', 'UNPAUSE');
+        await hold.close();
       }
       assert.equal(result.code, 143, result.stderr);
       assert.match(result.stderr, /SIGHUP received a third time, leaving now/);

@@ -8,7 +8,8 @@ The program is the session leader of a new pseudo-terminal (its controlling term
 stdin, stdout and stderr), 80 columns wide. This helper prints one JSON line on stdout once the
 program runs: {"pid": N}. On a line "close" on its stdin it closes the terminal's master side (the
 kernel then hangs the terminal up and sends SIGHUP to the session leader), and sends a second
-SIGHUP, as the shell of a closed window passes its own on to its jobs. When the program has ended it
+SIGHUP, as the shell of a closed window passes its own on to its jobs; once the program has taken
+both it prints {"hungup": true}. When the program has ended it
 prints {"exit": CODE or null, "signal": NUMBER or null, "output": TEXT}: the output is what the
 program wrote on the terminal before it closed.
 
@@ -70,6 +71,9 @@ while open_master:
                 os.kill(pid, signal.SIGHUP)
             except ProcessLookupError:
                 pass
+            while sighup_pending(pid):
+                time.sleep(0.001)
+            print(json.dumps({"hungup": True}), flush=True)
 
 _, status = os.waitpid(pid, 0)
 if open_master:
