@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { GridCellJson, GridJson } from '../../src/grid/json.js';
 import { REPRODUCTION_HOST_ID, yScaleFor } from '../../src/html/grid-charts.js';
 import { openPage } from './browser.js';
-import { decodePng, distinctColours } from './png.js';
+import { pngColours } from './png.js';
 
 export const DATA_BLOCK = /(<script type="application\/json" id="emq-grid">\n)([\s\S]*?)(\n<\/script>)/;
 
@@ -121,8 +121,10 @@ export async function checkGridPage(
       `stopped after ${grid.cells.length} of ${grid.plannedCells} cells: the figures below are those of the cells that finished`,
     );
   }
-  const image = decodePng(await page.screenshot({ fullPage: true }));
+  // Colours are counted only up to 9, all that more than 8 needs: the rows below where the ninth
+  // turns up are never decoded.
+  const image = pngColours(await page.screenshot({ fullPage: true }), 9);
   assert.ok(image.width >= 900 && image.height >= 300, `screenshot ${image.width}×${image.height}`);
-  assert.ok(distinctColours(image) > 8, 'the screenshot is not blank');
+  assert.ok(image.colours > 8, 'the screenshot is not blank');
   return { page, grid, marks };
 }

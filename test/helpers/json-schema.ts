@@ -4,8 +4,12 @@
  * file lists, so a field added without documenting it fails.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const SCHEMA_FILE = new URL('../../../schema/emq-race.schema.json', import.meta.url);
 
@@ -22,11 +26,41 @@ function closed(schema: Json): Json {
 
 let validate: ValidateFunction | undefined;
 
+// strict: an unknown keyword or a misspelt one in the file is an error, not ignored.
+const AJV_OPTIONS: Options = { allErrors: true, strict: true, allowUnionTypes: true };
+const AJV_VERSION = (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version;
+
+/**
+ * The compiled validator, kept as ajv's standalone code beside this file (in the build output) under
+ * a name that is the hash of the schema, ajv's version and the options: compiling the schema costs
+ * a second or two of CPU in every test file that checks a JSON, loading the same code a few
+ * hundredths. A changed schema or ajv has another name, so it is compiled afresh; the code is
+ * written to a file of its own and renamed into place, so test files running side by side never
+ * read half of one. Where the file cannot be read or written, the schema is compiled here.
+ */
 function validator(): ValidateFunction {
-  if (!validate) {
-    const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as Json;
-    // strict: an unknown keyword or a misspelt one in the file is an error, not ignored.
-    validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(closed(schema) as object);
+  if (validate) return validate;
+  const text = readFileSync(SCHEMA_FILE, 'utf8');
+  const hash = createHash('sha256')
+    .update(`${AJV_VERSION}\n${JSON.stringify(AJV_OPTIONS)}\n${text}`)
+    .digest('hex')
+    .slice(0, 16);
+  const cached = fileURLToPath(new URL(`./.schema-validator-${hash}.cjs`, import.meta.url));
+  const load = createRequire(import.meta.url);
+  try {
+    validate = load(cached) as ValidateFunction;
+    return validate;
+  } catch {
+    // Not compiled yet for this schema: compile it below.
+  }
+  const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
+  validate = ajv.compile(closed(JSON.parse(text) as Json) as object);
+  try {
+    const partial = `${cached}.${process.pid}`;
+    writeFileSync(partial, standaloneCode.default(ajv, validate));
+    renameSync(partial, cached);
+  } catch {
+    // A build folder that cannot be written to only means the next file compiles it again.
   }
   return validate;
 }

@@ -124,9 +124,9 @@ describe('grid html: pure parts', () => {
 /** A grid of real races, run by `emq-race grid` itself as a user would, read back from its --json. */
 async function realGrid(url: string, axes: readonly GridAxisJson[], modes: readonly Mode[], trials: number): Promise<GridJson> {
   const vary = axes.flatMap((axis) => ['--vary', `${axis.flag}=${axis.values.join(',')}`]);
-  // A hundred jobs a race: the page draws whatever figures come out, and the loop's single sweeper
+  // Twenty jobs a race: the page draws whatever figures come out, and the loop's single sweeper
   // through the proxy takes time in proportion to them.
-  const result = await runCli(['grid', '--url', url, ...vary, '--mode', modes.join(','), '--trials', String(trials), '--jobs', '100', '--json']);
+  const result = await runCli(['grid', '--url', url, ...vary, '--mode', modes.join(','), '--trials', String(trials), '--jobs', '20', '--json']);
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout) as GridJson;
 }

@@ -20,7 +20,7 @@ import { explainCommandLine, raceCommandLine } from '../../src/html/reproduce.js
 import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { decodePng, distinctColours } from '../helpers/png.js';
+import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { ANOMALIES } from '../../src/model.js';
 
@@ -235,9 +235,11 @@ async function openChecked(browser: Browser, file: string, colorScheme: 'light' 
   const { page, requests, errors } = await openPage(browser, url, colorScheme);
   assert.deepEqual(errors, [], 'no console errors or warnings');
   assert.deepEqual(requests, [url], 'the page fetched nothing but itself');
-  const image = decodePng(await page.screenshot({ fullPage }));
+  // Colours are counted only up to 9, all that more than 8 needs: the rows below where the ninth
+  // turns up are never decoded.
+  const image = pngColours(await page.screenshot({ fullPage }), 9);
   assert.ok(image.width >= 900 && image.height >= 300, `screenshot ${image.width}×${image.height}`);
-  assert.ok(distinctColours(image) > 8, 'the screenshot is not blank');
+  assert.ok(image.colours > 8, 'the screenshot is not blank');
   return page;
 }
 
@@ -266,7 +268,8 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
 
   test("main command: the page shows the run's own JSON, table and bars alike", { skip: browserSkip }, async () => {
     const file = join(dir, 'race.html');
-    const result = await runCli(['--url', handle.url, '--jobs', '300', '--sweepers', '4', '--json', '--html', file]);
+    // Fifty jobs: four loop sweepers still race on them every time, so the page has an example to show.
+    const result = await runCli(['--url', handle.url, '--jobs', '50', '--sweepers', '4', '--json', '--html', file]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /^html report: .*race\.html\n$/);
     const json = JSON.parse(result.stdout) as MainJson;
@@ -298,7 +301,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
       assert.equal(await page.locator('#example').getAttribute('data-job'), loop.example.job);
       assert.equal(await page.locator('#example-table tbody tr').count(), loop.example.commands.length, 'one row per command of the example');
     }
-    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 300 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
+    assert.match((await page.locator('#command').textContent()) ?? '', /^emq-race --sweepers 4 --jobs 50 --url redis:\/\/127\.0\.0\.1:\d+\/? --json --html /);
     assert.match((await page.locator('#run').textContent()) ?? '', /on the same server, or drop --url/);
     // The table fits the page: nothing to scroll to on the right.
     assert.equal(
@@ -316,7 +319,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
 
   test("--queues: each row names its queue and node, each mode's total row and bars are the JSON totals", { skip: browserSkip }, async () => {
     const file = join(dir, 'queues.html');
-    const result = await runCli(['--url', handle.url, '--queues', '2', '--jobs', '200', '--sweepers', '2', '--json', '--html', file]);
+    const result = await runCli(['--url', handle.url, '--queues', '2', '--jobs', '50', '--sweepers', '2', '--json', '--html', file]);
     assert.equal(result.code, 0, result.stderr);
     const json = JSON.parse(result.stdout) as MainJson & { totals: MainJson['runs'] };
     assert.ok(browser);
