@@ -91,7 +91,8 @@ const FEATURES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   '--fault sweeper-crash': [['--fault', 'sweeper-crash', ...SMALL]],
   '--fault script-flush': [['--fault', 'script-flush', '--allow-server-wide', '--mode', 'atomic', ...SMALL]],
   '--fault client-kill': [['--fault', 'client-kill', ...SMALL]],
-  '--processes': [['--processes', ...SMALL]],
+  // One sweeper process a mode: each child sends the same commands, and each is a Node start-up.
+  '--processes': [['--processes', '--jobs', '60', '--sweepers', '1']],
   '--server-stats': [['--server-stats', '--mode', 'atomic', ...SMALL]],
 };
 

@@ -5,6 +5,8 @@
  * figure the run labels "server" against that count, and removes the keys with `clean`.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
@@ -12,6 +14,7 @@ import { queueKeys } from '../../src/queue/keys.js';
 import { runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { queueName } from '../helpers/run-mode.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { forEachServer } from '../helpers/servers.js';
 
 interface KeptRun {
@@ -132,6 +135,22 @@ function assertServerFiguresTrue(run: KeptRun, counted: Readonly<Record<string, 
   return checked;
 }
 
+/**
+ * Runs the CLI with --keep on a queue of the test's own, as a reader sees it: its readout on
+ * stdout, and its report in the HTML page's data block (the object --json prints), so that the
+ * figures and the words come from one run and are checked against the same kept keys.
+ */
+async function keptRunWithReadout(url: string, queue: string, args: readonly string[]): Promise<{ run: KeptRun; readout: string }> {
+  const page = join(tempDir('emq-counters-'), 'race.html');
+  const result = await runCli(['--url', url, '--queue', queue, '--keep', '--live', '0', '--html', page, ...args]);
+  assert.equal(result.code, 0, result.stderr);
+  const data = /<script type="application\/json" id="emq-report">\n([\s\S]*?)\n<\/script>/.exec(readFileSync(page, 'utf8'))?.[1];
+  assert.ok(data, 'the page carries its report');
+  const runs = (JSON.parse(data) as { runs: KeptRun[] }).runs;
+  assert.equal(runs.length, 1);
+  return { run: runs[0] as KeptRun, readout: result.stdout };
+}
+
 async function clean(url: string, queue: string, redis: Redis): Promise<void> {
   const result = await runCli(['clean', '--url', url, '--queue', queue]);
   assert.equal(result.code, 0, result.stderr);
@@ -146,14 +165,14 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   after(() => redis?.disconnect());
 
   for (const pending of ['list', 'zset'] as const) {
-    test(`the loop, 8 sweepers × 250 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
+    test(`the loop, 8 sweepers × 150 jobs at --stalled-before 1, --pending ${pending}: over-counted stalls and early dead-letters equal a count from the kept keys`, async () => {
       // The page's order (remove, push, read, write) leaves counters too high where two sweeps both
       // recovered a job, and a job at its last stall then goes to dead early. How many is up to the
       // race: on a busy machine one run can catch no early dead-letter, so a run that shows none is
       // checked like every other and one more is raced (at most three in all). Jobs seeded one stall
-      // short of their last (--stalled-before 1) make every over-count an early dead-letter, so a
-      // couple of hundred jobs show both (a dozen early dead-letters or more a run) where the
-      // default start needed thousands.
+      // short of their last (--stalled-before 1) make every over-count an early dead-letter, so
+      // 150 jobs show both (several early dead-letters a run) where the default start needed
+      // thousands.
       for (let attempt = 1; ; attempt++) {
         const done = await loopRun(pending, attempt === 3);
         if (done) break;
@@ -164,7 +183,7 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   /** One kept loop run checked against the kept keys; false when it caught no early dead-letter and another may be raced. */
   async function loopRun(pending: 'list' | 'zset', last: boolean): Promise<boolean> {
     const queue = queueName(`counters-${pending}`);
-    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '250', '--stalled-before', '1', '--pending', pending]);
+    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '8', '--jobs', '150', '--stalled-before', '1', '--pending', pending]);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.ok(counted.overcountedStalls > 0, `over-counted stalls in the kept keys: ${counted.overcountedStalls}`);
@@ -184,9 +203,9 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   }
 
   // As many jobs as the loop's runs above.
-  test('the atomic script, 8 sweepers × 250 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
+  test('the atomic script, 8 sweepers × 150 jobs: no over-counted stall, no early dead-letter, in the kept keys too', async () => {
     const queue = queueName('counters-atomic');
-    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '250']);
+    const run = await keptRun(handle.url, queue, ['--mode', 'atomic', '--sweepers', '8', '--jobs', '150']);
     try {
       const counted = await countFromKeys(redis, queue, run);
       assert.equal(run.overcountedStalls, 0);
@@ -209,7 +228,8 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   // `landed`: what in the JSON shows the consequence acted on the run, so that no check here is vacuous.
   // `jobs`: 100 where the consequence acts on every job whatever the timing (re-leases, workers, the
   // observer's samples); 150 for the faults, injected while the sweeps run, so that a run lasts long
-  // enough for one to land.
+  // enough for one to land. Four sweepers: each consequence acts on the run and the figures are
+  // checked whatever their size, and every sweeper more is another set of round trips a job.
   const consequences: readonly { name: string; mode?: string; jobs: number; args: readonly string[]; landed: (run: KeptRun) => boolean }[] = [
     { name: '--cycles 4', jobs: 100, args: ['--cycles', '4'], landed: releasedAgain },
     { name: '--cycles 4 --pending zset', jobs: 100, args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
@@ -228,8 +248,9 @@ forEachServer('counters: both directions, and every "server" figure true of the 
   ];
   for (const { name, mode = 'loop', jobs, args, landed } of consequences) {
     test(`the ${mode === 'loop' ? 'loop' : `${mode} script`} with ${name}: every figure labelled "server" equals the kept keys' count, and the readout says nothing false of them`, async () => {
+      // One run: its figures (the page's data) and its readout (stdout), both against its kept keys.
       const queue = queueName('counters-consequence');
-      const run = await keptRun(handle.url, queue, ['--mode', mode, '--sweepers', '8', '--jobs', String(jobs), ...args]);
+      const { run, readout } = await keptRunWithReadout(handle.url, queue, ['--mode', mode, '--sweepers', '4', '--jobs', String(jobs), ...args]);
       try {
         assert.ok(landed(run), `${name} acted on the run: ${JSON.stringify(run)}`);
         const counted = await countFromKeys(redis, queue, run);
@@ -242,43 +263,20 @@ forEachServer('counters: both directions, and every "server" figure true of the 
           assert.equal(run.sources.deadLetteredEarly, 'server+releaser');
         }
         if (args.includes('--observe')) assert.equal(run.sources.windowInNeither, 'observer');
-      } finally {
-        await clean(handle.url, queue, redis);
-      }
-      // The readout's words about the final state, checked against the kept keys of the run that printed them.
-      const textQueue = queueName('counters-readout');
-      const text = await runCli([
-        '--url',
-        handle.url,
-        '--queue',
-        textQueue,
-        '--keep',
-        '--live',
-        '0',
-        '--mode',
-        mode,
-        '--sweepers',
-        '8',
-        '--jobs',
-        String(jobs),
-        ...args,
-      ]);
-      try {
-        assert.equal(text.code, 0, text.stderr);
-        const said = text.stdout.replace(/\n {2}/g, ' ');
-        const kept = await countFromKeys(redis, textQueue, { ...run, jobs });
+        // The readout's words about the final state, checked against the kept keys of the run that printed them.
+        const said = readout.replace(/\n {2}/g, ' ');
         const number = (found: string | undefined): number => (found === undefined ? 0 : Number(found.replace(/,/g, '')));
         const shows = /The server's final state shows (none|only ([\d,]+)) of the/.exec(said);
-        if (shows) assert.equal(number(shows[2]), kept.duplicatePending, `"${shows[0]}" against the kept pending`);
+        if (shows) assert.equal(number(shows[2]), counted.duplicatePending, `"${shows[0]}" against the kept pending`);
         const left = /left ([\d,]+) duplicate entr/.exec(said);
-        if (left) assert.equal(number(left[1]), kept.duplicatePending, `"${left[0]}" against the kept pending`);
+        if (left) assert.equal(number(left[1]), counted.duplicatePending, `"${left[0]}" against the kept pending`);
         const atEnd = /(none|([\d,]+)) of them left at the end/.exec(said);
-        if (atEnd) assert.equal(number(atEnd[2]), kept.duplicatePending, `"${atEnd[0]}" against the kept pending`);
+        if (atEnd) assert.equal(number(atEnd[2]), counted.duplicatePending, `"${atEnd[0]}" against the kept pending`);
         if (run.cycles > 1) assert.equal(left, null, 'under --cycles "left" is not said of entries the re-leaser took out');
         else assert.equal(atEnd, null);
-        assert.ok(shows || left || atEnd || kept.duplicatePending === 0, said);
+        assert.ok(shows || left || atEnd || counted.duplicatePending === 0, said);
       } finally {
-        await clean(handle.url, textQueue, redis);
+        await clean(handle.url, queue, redis);
       }
     });
   }
