@@ -35,9 +35,10 @@ function children(pid: number): number[] {
 
 /**
  * The CLI run in-process, with every keeper (this process's children) and server (theirs) noted
- * while it runs, looked for every 50 ms: each lives far longer (its start alone takes hundreds).
+ * while it runs, looked for every `everyMs` (50 by default): each lives far longer (its start
+ * alone takes hundreds), and each look reads /proc for every thread of every process it finds.
  */
-export async function runWatched(args: readonly string[]): Promise<{ json: Record<string, unknown>; spawned: Spawned[] }> {
+export async function runWatched(args: readonly string[], everyMs = 50): Promise<{ json: Record<string, unknown>; spawned: Spawned[] }> {
   const seen = new Map<number, string>();
   const look = (): void => {
     for (const pid of children(process.pid).flatMap((keeper) => [keeper, ...children(keeper)])) {
@@ -45,7 +46,7 @@ export async function runWatched(args: readonly string[]): Promise<{ json: Recor
       if (/server-keeper|redis-server|valkey-server/.test(line)) seen.set(pid, line);
     }
   };
-  const timer = setInterval(look, 50);
+  const timer = setInterval(look, everyMs);
   try {
     const result = await runCli(args);
     assert.equal(result.code, 0, result.stderr);

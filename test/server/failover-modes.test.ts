@@ -9,21 +9,21 @@ import { which } from '../../src/server/embedded-server.js';
 import { assertNothingLeft, atomicDrill, runsOf, runWatched, SMALL, type RunJson } from '../helpers/failover-runs.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
+/**
+ * The run's keepers and servers looked for every 100 ms, half as often as by default: each lives for
+ * hundreds of ms at the least (a primary killed at the failover, its pair's start and first calls),
+ * so two looks or more; each look reads /proc for every thread of every process it finds.
+ */
+const LOOK_MS = 100;
+
 for (const kind of SERVER_KINDS) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
   describe(`failover in every mode and in the grid [${kind.kind}]`, { skip }, () => {
     test('atomic, loop and claim side by side under one schedule: each on a pair of its own, each losing across the failover', async () => {
-      const { json, spawned } = await runWatched([
-        '--server-bin',
-        kind.bin,
-        '--mode',
-        'atomic,loop,claim',
-        '--fault',
-        'failover',
-        '--failover-after',
-        '5',
-        ...SMALL,
-      ]);
+      const { json, spawned } = await runWatched(
+        ['--server-bin', kind.bin, '--mode', 'atomic,loop,claim', '--fault', 'failover', '--failover-after', '5', ...SMALL],
+        LOOK_MS,
+      );
       const runs = runsOf(json);
       assert.deepEqual(
         runs.map((run) => run.mode),
@@ -53,7 +53,7 @@ for (const kind of SERVER_KINDS) {
     });
 
     test('grid --vary replica-lag=0,20: each cell drills on its own pair at its own lag, and loses what it predicted', async () => {
-      const { json, spawned } = await runWatched(['grid', ...atomicDrill(kind), '--vary', 'replica-lag=0,20', ...SMALL]);
+      const { json, spawned } = await runWatched(['grid', ...atomicDrill(kind), '--vary', 'replica-lag=0,20', ...SMALL], LOOK_MS);
       const cells = json.cells as { at: Record<string, number>; runs: RunJson[] }[];
       assert.equal(cells.length, 2);
       for (const cell of cells) {

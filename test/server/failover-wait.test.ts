@@ -10,6 +10,13 @@ import { which } from '../../src/server/embedded-server.js';
 import { assertNothingLeft, atomicDrill, runsOf, runWatched, SMALL } from '../helpers/failover-runs.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
+/**
+ * The run's keepers and servers looked for every 100 ms, half as often as by default: each lives for
+ * hundreds of ms at the least (a primary killed at the failover, its pair's start and first calls),
+ * so two looks or more; each look reads /proc for every thread of every process it finds.
+ */
+const LOOK_MS = 100;
+
 for (const kind of SERVER_KINDS) {
   const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
   describe(`failover with WAIT [${kind.kind}]`, { skip }, () => {
@@ -17,7 +24,7 @@ for (const kind of SERVER_KINDS) {
     // that still timed out under load would only add an unconfirmed move, which nothing below
     // forbids; the WAITs that must time out (after the cut) each cost the whole timeout.
     test('atomic with --wait-replicas 1:200, 20 ms of lag, 2 trials: no acknowledged move lost; the cut calls unconfirmed; the companion without WAIT beside each', async () => {
-      const { json, spawned } = await runWatched([...atomicDrill(kind), '--replica-lag', '20', '--wait-replicas', '1:200', '--trials', '2', ...SMALL]);
+      const { json, spawned } = await runWatched([...atomicDrill(kind), '--replica-lag', '20', '--wait-replicas', '1:200', '--trials', '2', ...SMALL], LOOK_MS);
       const runs = runsOf(json);
       assert.equal(runs.length, 2);
       for (const run of runs) {
