@@ -5,12 +5,11 @@
  * nor a data folder; a killed keeper ends the run with its own line and exit 3.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, connectOnceUp, descendants } from '../helpers/processes.js';
+import { alive, commandLine, connectOnceUp } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -19,6 +18,34 @@ const LIMIT_MS = 30_000;
 const SLOW_DRILL = ['--mode', 'atomic', '--fault', 'failover', '--failover-after', '3', '--wait-replicas', '1:1000', '--jobs', '2000', '--batch', '10'];
 
 const QUEUE = 'race-failover-exits';
+
+/** How often a wait of seconds (a pair's start, a run's end) looks again: each look reads /proc. */
+const LOOK_MS = 20;
+
+/** A process's children, read from /proc: every thread's, as a child's parent is the thread that started it. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Every process below `pid` (its children, theirs, and so on), walked through /proc: no `ps` started for each look. */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = frontier.flatMap(childrenOf);
+    found.push(...frontier);
+  }
+  return found;
+}
 
 /** A drill of one pair, busy for seconds: the loop, a pause between its probe and its move. */
 const LOOP_DRILL = [
@@ -43,13 +70,18 @@ async function runningPair(cli: RunningCli, expected = 3): Promise<{ pids: numbe
   let pids: number[] = [];
   // Counted by their keepers and by servers that listen (`--port`): the pair's start also runs a
   // short-lived `redis-server --version`, which is no server of the run.
-  await until(LIMIT_MS, 'the pair to start', () => {
-    pids = descendants(cli.child.pid ?? 0);
-    const lines = pids.map(commandLine);
-    const keepers = lines.filter((line) => /server-keeper\.sh /.test(line)).length;
-    const servers = lines.filter((line) => /^\S*(redis|valkey)-server /.test(line) && !/ --version\b/.test(line)).length;
-    return keepers >= expected && servers >= expected;
-  });
+  await until(
+    LIMIT_MS,
+    'the pair to start',
+    () => {
+      pids = descendants(cli.child.pid ?? 0);
+      const lines = pids.map(commandLine);
+      const keepers = lines.filter((line) => /server-keeper\.sh /.test(line)).length;
+      const servers = lines.filter((line) => /^\S*(redis|valkey)-server /.test(line) && !/ --version\b/.test(line)).length;
+      return keepers >= expected && servers >= expected;
+    },
+    LOOK_MS,
+  );
   const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
   assert.ok(dirs.length >= expected, `keepers: ${pids.map(commandLine).join('; ')}`);
   return { pids, dirs };
@@ -89,26 +121,42 @@ async function sweepingReplica(cli: RunningCli, run: { pids: number[] }): Promis
   const servers = await Promise.all(candidates.map((pid) => within(LIMIT_MS, 'connecting to a server of the run', connectOnceUp(portOf(pid)))));
   try {
     let at = -1;
-    await until(LIMIT_MS, 'the replica', async () => {
-      for (const [i, server] of servers.entries()) if (/^role:slave/m.test(await server.info('replication'))) at = i;
-      return at >= 0 || cli.child.exitCode !== null;
-    });
+    await until(
+      LIMIT_MS,
+      'the replica',
+      async () => {
+        for (const [i, server] of servers.entries()) if (/^role:slave/m.test(await server.info('replication'))) at = i;
+        return at >= 0 || cli.child.exitCode !== null;
+      },
+      10,
+    );
     const [pid, replica] = [candidates[at], servers[at]];
     assert.ok(pid !== undefined && replica, `no replica among ${candidates.map(commandLine).join('; ')}`);
-    await until(LIMIT_MS, 'the sweepers to run', async () => (await replica.llen(`emq:{${QUEUE}}:pending`)) > 0 || cli.child.exitCode !== null);
+    await until(LIMIT_MS, 'the sweepers to run', async () => (await replica.llen(`emq:{${QUEUE}}:pending`)) > 0 || cli.child.exitCode !== null, 10);
     return { pid, port: portOf(pid) };
   } finally {
     for (const server of servers) server.disconnect();
   }
 }
 
+/** A process's group, the third field of its /proc stat after the parenthesised name; undefined once it is gone. */
+function groupOf(pid: string): number | undefined {
+  try {
+    return Number(
+      readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ')[2],
+    );
+  } catch {
+    return undefined;
+  }
+}
+
 /** The processes in process group `pgid`: what a keeper leaves behind if its server outlives it. */
 function groupMembers(pgid: number): number[] {
-  return execFileSync('ps', ['-e', '-o', 'pid=,pgid='], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/).map(Number))
-    .filter(([pid, group]) => group === pgid && pid !== undefined && pid > 0)
-    .map(([pid]) => pid as number);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && groupOf(entry) === pgid)
+    .map(Number);
 }
 
 /**
@@ -126,11 +174,11 @@ async function killKeeper(cli: RunningCli, run: { pids: number[]; dirs: string[]
     result.stderr,
   );
   await assertNothingLeft(run);
-  await until(LIMIT_MS, "every process of the keeper's group to end", () => groupMembers(keeper.pid).length === 0);
+  await until(LIMIT_MS, "every process of the keeper's group to end", () => groupMembers(keeper.pid).length === 0, LOOK_MS);
 }
 
 async function assertNothingLeft(run: { pids: number[]; dirs: string[] }): Promise<void> {
-  await until(LIMIT_MS, 'every process of the run to end', () => run.pids.every((pid) => !alive(pid)));
+  await until(LIMIT_MS, 'every process of the run to end', () => run.pids.every((pid) => !alive(pid)), LOOK_MS);
   for (const dir of run.dirs) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
 }
 
@@ -179,11 +227,19 @@ for (const kind of oneServerKind(import.meta.url)) {
     // for ever; the first had the tool start another and go on).
     test("the primary's keeper killed from outside as the pair starts: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
-      let pids: number[] = [];
-      await until(LIMIT_MS, "the primary's keeper", () => {
-        pids = descendants(cli.child.pid ?? 0);
-        return pids.some((pid) => PRIMARY.test(commandLine(pid)));
-      }).catch(killed(cli));
+      // Looked for every 5 ms among the children of the tool's main thread (which spawns every
+      // keeper), the whole tree read once it is there: one small read a look, and the kill lands
+      // within a few ms of the keeper's start.
+      const cliPid = cli.child.pid ?? 0;
+      const spawnedByMain = (): number[] => {
+        try {
+          return readFileSync(`/proc/${cliPid}/task/${cliPid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+        } catch {
+          return [];
+        }
+      };
+      await until(LIMIT_MS, "the primary's keeper", () => spawnedByMain().some((pid) => PRIMARY.test(commandLine(pid))), 5).catch(killed(cli));
+      const pids = descendants(cliPid);
       const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
       await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
     });

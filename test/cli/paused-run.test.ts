@@ -62,14 +62,16 @@ describe(`a run paused past its heartbeat [${kind?.kind ?? 'no server'}]`, {
     const queue = 'race-paused';
     const keys = queueKeys(queue);
     // The loop's sweepers, back to back: each has a command in flight whenever the process stops.
-    const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '20000', '--sweepers', '4', '--queue', queue]);
-    await until(LIMIT_MS, 'the race', async () => (await redis.llen(keys.pending)) > 0);
+    // 2,000 jobs keep them at it for seconds, and the stop lands within 10 ms of their first moves.
+    const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--queue', queue]);
+    await until(LIMIT_MS, 'the race', async () => (await redis.llen(keys.pending)) > 0, 10);
     cli.child.kill('SIGSTOP');
     try {
       // The server's own clock expires the heartbeat, 15 s after the run last wrote it: nothing of
       // the tool is shortened. The last write was at most 5 s before the stop, so the process stands
       // still for 10 s or more: longer than a connection waits for a reply.
-      await until(HEARTBEAT_TTL_MS + LIMIT_MS, 'the heartbeat to expire', async () => (await redis.exists(keys.heartbeat)) === 0);
+      // Asked every 50 ms: a wait of seconds, which a round trip every few ms would fill with work.
+      await until(HEARTBEAT_TTL_MS + LIMIT_MS, 'the heartbeat to expire', async () => (await redis.exists(keys.heartbeat)) === 0, 50);
       const cleaned = await onAnotherHost(() => runCli(['clean', '--url', server.url, '--queue', queue]));
       assert.equal(cleaned.code, 0, cleaned.stderr);
       assert.match(cleaned.stdout, /^removed queue race-paused: [\d,]+ keys\n$/);

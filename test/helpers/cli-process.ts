@@ -64,13 +64,16 @@ export function oneErrorLine(stderr: string): string | undefined {
   return errors[0];
 }
 
-/** Resolves once `ready` holds, asked every few ms; rejects after `ms` (a guard against a hang, not a timing). */
-export function until(ms: number, what: string, ready: () => Promise<boolean> | boolean): Promise<void> {
+/**
+ * Resolves once `ready` holds, asked every `everyMs` (a few by default); rejects after `ms` (a guard
+ * against a hang, not a timing). A long wait is asked less often: each question costs CPU.
+ */
+export function until(ms: number, what: string, ready: () => Promise<boolean> | boolean, everyMs = 2): Promise<void> {
   return within(
     ms,
     what,
     (async () => {
-      while (!(await ready())) await sleep(2);
+      while (!(await ready())) await sleep(everyMs);
     })(),
   );
 }
