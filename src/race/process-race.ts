@@ -45,7 +45,10 @@ function spawnChild(): Child {
     );
     wake();
   });
-  child.on('error', (err) => {
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    // A message sent to a child that has just died fails (EPIPE, a closed channel) before its exit
+    // is seen: the exit, which follows, says what happened, not the broken pipe.
+    if (err.code === 'EPIPE' || err.code === 'ERR_IPC_CHANNEL_CLOSED' || err.code === 'ECONNRESET') return;
     ended = err;
     wake();
   });

@@ -20,7 +20,11 @@ shift
 pid=$!
 # Set once the server is started, so that it keeps its own dispositions: a terminal's Ctrl-C and
 # hang-up are the tool's to handle (this group is its own anyway).
-trap '' INT HUP
+trap '' INT HUP PIPE
+# The output pipes are the server's, for the tool to read. This shell says nothing there: a tool
+# killed outright leaves no reader, and a line written then (the shell's "Terminated" when the
+# server stops on a signal) would end the keeper before it removed the folder.
+exec >/dev/null 2>&1
 
 echo "pid $pid" >&3
 exec 3>&-
