@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, connectOnceUp } from '../helpers/processes.js';
+import { alive, commandLine, connectOnceUp, descendants } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -21,31 +21,6 @@ const QUEUE = 'race-failover-exits';
 
 /** How often a wait of seconds (a pair's start, a run's end) looks again: each look reads /proc. */
 const LOOK_MS = 20;
-
-/** A process's children, read from /proc: every thread's, as a child's parent is the thread that started it. */
-function childrenOf(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    });
-  } catch {
-    return [];
-  }
-}
-
-/** Every process below `pid` (its children, theirs, and so on), walked through /proc: no `ps` started for each look. */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  for (let frontier = [pid]; frontier.length > 0; ) {
-    frontier = frontier.flatMap(childrenOf);
-    found.push(...frontier);
-  }
-  return found;
-}
 
 /** A drill of one pair, busy for seconds: the loop, a pause between its probe and its move. */
 const LOOP_DRILL = [

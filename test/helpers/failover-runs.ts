@@ -4,33 +4,18 @@
  * test's own count on a promoted replica --keep left running.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverFigures } from '../../src/model.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { runCli } from './cli.js';
-import { alive, commandLine } from './processes.js';
+import { alive, childrenOf, commandLine } from './processes.js';
 import type { ServerKind } from './servers.js';
 
 interface Spawned {
   readonly pid: number;
   readonly line: string;
-}
-
-/** A process's children, read from /proc: cheap enough to look often on a busy machine. */
-function children(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    });
-  } catch {
-    return [];
-  }
 }
 
 /**
@@ -40,7 +25,7 @@ function children(pid: number): number[] {
 export async function runWatched(args: readonly string[]): Promise<{ json: Record<string, unknown>; spawned: Spawned[] }> {
   const seen = new Map<number, string>();
   const look = (): void => {
-    for (const pid of children(process.pid).flatMap((keeper) => [keeper, ...children(keeper)])) {
+    for (const pid of childrenOf(process.pid).flatMap((keeper) => [keeper, ...childrenOf(keeper)])) {
       const line = commandLine(pid);
       if (/server-keeper|redis-server|valkey-server/.test(line)) seen.set(pid, line);
     }

@@ -4,31 +4,29 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 
-/**
- * Every process's pid and parent's pid, read from /proc: the tests poll this every few ms while a
- * run starts, where a `ps` each time would cost a process start.
- */
-function processTable(): [number, number][] {
-  const table: [number, number][] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      // "pid (comm) state ppid …": the name in brackets may hold spaces and brackets itself.
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      table.push([Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])]);
-    } catch {
-      // gone between the listing and the read
-    }
+/** A process's children, read from /proc: every thread's, as a child's parent is the thread that started it. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
   }
-  return table;
 }
 
-/** Every process below `pid`: its children, theirs, and so on. */
+/**
+ * Every process below `pid`: its children, theirs, and so on, walked through /proc. The tests look
+ * every few ms while a run starts, where a `ps` each time would cost a process start.
+ */
 export function descendants(pid: number): number[] {
-  const table = processTable();
   const found: number[] = [];
   for (let frontier = [pid]; frontier.length > 0; ) {
-    frontier = table.filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    frontier = frontier.flatMap(childrenOf);
     found.push(...frontier);
   }
   return found;
