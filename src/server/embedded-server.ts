@@ -159,7 +159,8 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       rmSync(dir, { recursive: true, force: true });
       throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`);
     }
-    lastError = /^error (.*)$/m.exec(report)?.[1] ?? output.trim().split('\n').slice(-1)[0] ?? 'exited';
+    // The server's last words, or the keeper's shell saying why it could not start it.
+    lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
     await stopKeeper(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
     rmSync(dir, { recursive: true, force: true });
   }
