@@ -16,6 +16,7 @@ import { allKeys } from '../helpers/keyspace.js';
 import { queueName } from '../helpers/run-mode.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { forEachServer } from '../helpers/servers.js';
+import { pageReport } from '../helpers/page-report.js';
 
 interface KeptRun {
   readonly jobs: number;
@@ -144,9 +145,7 @@ async function keptRunWithReadout(url: string, queue: string, args: readonly str
   const page = join(tempDir('emq-counters-'), 'race.html');
   const result = await runCli(['--url', url, '--queue', queue, '--keep', '--live', '0', '--html', page, ...args]);
   assert.equal(result.code, 0, result.stderr);
-  const data = /<script type="application\/json" id="emq-report">\n([\s\S]*?)\n<\/script>/.exec(readFileSync(page, 'utf8'))?.[1];
-  assert.ok(data, 'the page carries its report');
-  const runs = (JSON.parse(data) as { runs: KeptRun[] }).runs;
+  const runs = (pageReport(readFileSync(page, 'utf8')) as { runs: KeptRun[] }).runs;
   assert.equal(runs.length, 1);
   return { run: runs[0] as KeptRun, readout: result.stdout };
 }

@@ -19,12 +19,7 @@ import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
-
-const embeddedJson = (html: string): unknown => {
-  const match = /<script type="application\/json" id="emq-report">([\s\S]*?)<\/script>/.exec(html);
-  assert.ok(match, 'the page embeds its JSON');
-  return JSON.parse(match[1] ?? '');
-};
+import { pageReport } from '../helpers/page-report.js';
 
 test('a witness schedule read back as its turns', () => {
   assert.deepEqual(witnessTurns('A:zrangebyscore,B:evalsha,C:exec'), [
@@ -58,7 +53,7 @@ forOneServerKind(import.meta.url, 'explore --html in Chromium', (handle) => {
     assert.equal(json.sweeps, 3);
     assert.equal(json.maxSwitches, 1);
     const html = readFileSync(file, 'utf8');
-    assert.deepEqual(embeddedJson(html), json, 'the embedded block is exactly what --json printed');
+    assert.deepEqual(pageReport(html), json, 'the embedded block is exactly what --json printed');
     assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">/);
 
     assert.ok(browser);

@@ -22,15 +22,10 @@ import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
+import { pageReport } from '../helpers/page-report.js';
 import { ANOMALIES } from '../../src/model.js';
 
 const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
-const embeddedJson = (html: string): unknown => {
-  const match = /<script type="application\/json" id="emq-report">([\s\S]*?)<\/script>/.exec(html);
-  assert.ok(match, 'the page embeds its JSON');
-  return JSON.parse(match[1] ?? '');
-};
-
 describe('html: pure parts', () => {
   test('markup escaping, and JSON that cannot close its script block', () => {
     assert.equal(escapeMarkup(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
@@ -168,7 +163,7 @@ describe('html: pure parts', () => {
       trials,
     };
     const html = racePage(report, { command: 'emq-race --mode both --trials 3', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.1.0' });
-    assert.deepEqual(embeddedJson(html), report);
+    assert.deepEqual(pageReport(html), report);
     const rows = [...html.matchAll(/<g class="spread-row" data-mode="(\w+)" data-anomaly="(\w+)" data-min="(\d+)" data-median="(\d+)" data-max="(\d+)">/g)];
     assert.equal(rows.length, 2 * ANOMALIES.length, 'one spread per anomaly count per mode');
     const loopLost = rows.find((m) => m[1] === 'loop' && m[2] === 'lostIncrements');
@@ -274,7 +269,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     assert.match(result.stderr, /^html report: .*race\.html\n$/);
     const json = JSON.parse(result.stdout) as MainJson;
     const html = readFileSync(file, 'utf8');
-    assert.deepEqual(embeddedJson(html), json, 'the embedded block is exactly what --json printed');
+    assert.deepEqual(pageReport(html), json, 'the embedded block is exactly what --json printed');
     assert.ok(browser);
     const page = await openChecked(browser, file);
     assert.deepEqual(JSON.parse((await page.locator('#emq-report').textContent()) ?? ''), json);
@@ -353,7 +348,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     const result = await runCli(['explain', '--url', handle.url, '--json', '--html', file, '--svg', svg]);
     assert.equal(result.code, 0, result.stderr);
     const json = JSON.parse(result.stdout) as ExplainJson;
-    assert.deepEqual(embeddedJson(readFileSync(file, 'utf8')), json);
+    assert.deepEqual(pageReport(readFileSync(file, 'utf8')), json);
     assert.ok(browser);
     const page = await openChecked(browser, file);
     for (const [i, replay] of json.replays.entries()) {

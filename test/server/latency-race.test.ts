@@ -16,6 +16,7 @@ import { measureLatency } from '../../src/bench/latency.js';
 import { runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forOneServerKind } from '../helpers/servers.js';
+import { pageReport } from '../helpers/page-report.js';
 
 const clean = (run: RunJson): boolean => run.doubleRecoveries === 0 && run.duplicatePending === 0 && run.lostIncrements === 0 && run.unreclaimed === 0;
 
@@ -175,7 +176,7 @@ forOneServerKind(import.meta.url, '--latency', (handle) => {
       const html = readFileSync(page, 'utf8');
       assert.match(html, /<dt>latency<\/dt><dd>1\.5 ms \+ up to 1 ms jitter of round trip added/);
       assert.match(html, /<span class="arg">--latency 1\.5<\/span> <span class="arg">--latency-jitter 1<\/span>/);
-      const data = JSON.parse(/<script type="application\/json" id="emq-report">\n([\s\S]*?)\n<\/script>/.exec(html)?.[1] ?? '{}') as ReportJson;
+      const data = pageReport(html) as ReportJson;
       assert.equal(data.latency?.requestedMs, 1.5);
       assert.equal(data.latency?.jitterMs, 1);
       assert.equal(data.latency?.measuredRttMs.median, Number(header[1]));
