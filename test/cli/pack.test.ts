@@ -22,13 +22,18 @@ const NOT_IN_A_CLONE = new Set(['.git', 'node_modules', 'dist', '.node24', 'benc
 /**
  * The environment a user's shell would give npm and the installed bin: this Node first on PATH (so
  * `npm` and the bin's `#!/usr/bin/env node` run on it), and none of the npm_* variables that an
- * enclosing `npm test` sets, which a child npm would read as its own configuration.
+ * enclosing `npm test` sets, which a child npm would read as its own configuration. Nor the
+ * suite's coverage: the installed copy lies outside what it counts, so npm, the package's build
+ * (tsc) and the installed bin would only run slower under it and write some forty files of it
+ * per run for c8 to read and drop.
  */
 function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!/^npm_/i.test(name)) env[name] = value;
   }
+  // Set empty rather than left out: Node hands its own value on to a child whose env lacks the name.
+  env.NODE_V8_COVERAGE = '';
   env.PATH = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
   env.REDIS_URL = '';
   env.NO_COLOR = '1';
