@@ -21,9 +21,8 @@ const slowOnly = args.includes('--slow-only');
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 
 execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: ['ignore', 2, 2] });
-const { findSamples, outputShape, replaceSamples, sampleBlock, shapeDifferences, withoutProgress, writeSampleFiles } = await import(
-  '../dist/test/helpers/docs-samples.js'
-);
+const { findSamples, outputShape, replaceSamples, sampleBlock, shapeDifferences, writeSampleFiles } = await import('../dist/test/helpers/docs-samples.js');
+const { withoutProgress } = await import('../dist/test/helpers/progress-lines.js');
 const { hasJq, prepareSample, throughJq } = await import('../dist/test/helpers/sample-setups.js');
 const { FIGURES } = await import('../dist/src/model.js');
 const optionalRows = FIGURES.filter((f) => f.shownWhen?.includes('not-zero')).map((f) => f.heading.replace('\n', ' '));

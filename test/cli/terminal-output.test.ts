@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { tableColumns } from '../../src/report/report.js';
 import { stripAnsi } from '../../src/text.js';
-import { BIN, cliResult, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, runCli, type CliResult } from '../helpers/cli.js';
+import { withoutProgress } from '../helpers/progress-lines.js';
 
 const NARROW = { COLUMNS: '80' };
 
@@ -119,11 +120,11 @@ function piped(args: readonly string[], reader: string): Promise<{ stdout: strin
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    // A run that a loaded machine slows past 5 s adds its progress lines to stderr, as it may (cliResult sets them apart).
+    // A run that a loaded machine slows past 5 s adds its progress lines to stderr, as it may: set apart.
     child.on('close', () =>
       resolve({
         stdout,
-        stderr: cliResult(0, null, '', stderr.replace(/status=\d+\n$/, '')).stderr,
+        stderr: withoutProgress(stderr.replace(/status=\d+\n$/, '')),
         status: Number(/status=(\d+)\n$/.exec(stderr)?.[1] ?? -1),
       }),
     );

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/program.js';
+import { progressLines, withoutProgress } from './progress-lines.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
 
@@ -20,12 +21,9 @@ export interface CliResult {
   readonly progress: readonly string[];
 }
 
-// A progress line and its continuation lines (indented two spaces: it is wrapped to the width).
-const PROGRESS_LINE = /^progress: .*\n(?: {2}.*\n)*/gm;
-
 /** A finished CLI's output, its progress lines set apart from the rest of stderr. */
 export function cliResult(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CliResult {
-  return { code, signal, stdout, stderr: stderr.replace(PROGRESS_LINE, ''), progress: stderr.match(PROGRESS_LINE) ?? [] };
+  return { code, signal, stdout, stderr: withoutProgress(stderr), progress: progressLines(stderr) };
 }
 
 /** The environment every test's CLI starts from: no REDIS_URL of the machine's, no colour unless asked. */

@@ -168,14 +168,6 @@ export function replaceSamples(text: string, samples: readonly Sample[], blocks:
   return lines.join('\n');
 }
 
-// A progress line and its continuation lines: a run longer than 5 s prints them without a terminal, a slow machine on any run.
-const PROGRESS_LINE = /^progress: .*\n(?: {2}.*\n)*/gm;
-
-/** What a run printed, as a sample shows it: progress lines left out. */
-export function withoutProgress(output: string): string {
-  return output.replace(PROGRESS_LINE, '');
-}
-
 // Figures with their units and separators: 1,000 · 12.5 · 250ms · 85% · 48.0k/s · 1.12–1.18 · 3×.
 const NUMBER = /\d[\d,]*(?:\.\d+)?(?:(?:ms|s|%|KB|MB|GB|B|k|M|×)(?![A-Za-z]))?/g;
 // The same sentence with one count or another: "1 job" and "3 jobs", "was" and "were", "twice" and "3 times".

@@ -18,16 +18,8 @@ import { run } from '../../src/cli/program.js';
 import { which } from '../../src/server/embedded-server.js';
 import { FIGURES } from '../../src/model.js';
 import { cliEnv } from '../helpers/cli.js';
-import {
-  commandLine,
-  findSamples,
-  outputShape,
-  type Sample,
-  sampleBlock,
-  shapeDifferences,
-  withoutProgress,
-  writeSampleFiles,
-} from '../helpers/docs-samples.js';
+import { commandLine, findSamples, outputShape, type Sample, sampleBlock, shapeDifferences, writeSampleFiles } from '../helpers/docs-samples.js';
+import { withoutProgress } from '../helpers/progress-lines.js';
 import { hasJq, prepareSample, throughJq } from '../helpers/sample-setups.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';

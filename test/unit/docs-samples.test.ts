@@ -8,17 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  commandLine,
-  findSamples,
-  lineShape,
-  outputShape,
-  replaceSamples,
-  sampleBlock,
-  shapeDifferences,
-  shellWords,
-  withoutProgress,
-} from '../helpers/docs-samples.js';
+import { commandLine, findSamples, lineShape, outputShape, replaceSamples, sampleBlock, shapeDifferences, shellWords } from '../helpers/docs-samples.js';
+import { withoutProgress } from '../helpers/progress-lines.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
