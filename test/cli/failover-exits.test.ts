@@ -5,11 +5,11 @@
  * nor a data folder; a killed keeper ends the run with its own line and exit 3.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, connectOnceUp, descendants } from '../helpers/processes.js';
+import { alive, commandLine, connectOnceUp, descendants, groupOf, threadChildren } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -114,23 +114,10 @@ async function sweepingReplica(cli: RunningCli, run: { pids: number[] }): Promis
   }
 }
 
-/** A process's group, the third field of its /proc stat after the parenthesised name; undefined once it is gone. */
-function groupOf(pid: string): number | undefined {
-  try {
-    return Number(
-      readFileSync(`/proc/${pid}/stat`, 'utf8')
-        .replace(/^.*\) /s, '')
-        .split(' ')[2],
-    );
-  } catch {
-    return undefined;
-  }
-}
-
 /** The processes in process group `pgid`: what a keeper leaves behind if its server outlives it. */
 function groupMembers(pgid: number): number[] {
   return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && groupOf(entry) === pgid)
+    .filter((entry) => /^\d+$/.test(entry) && groupOf(Number(entry)) === pgid)
     .map(Number);
 }
 
@@ -206,13 +193,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       // keeper), the whole tree read once it is there: one small read a look, and the kill lands
       // within a few ms of the keeper's start.
       const cliPid = cli.child.pid ?? 0;
-      const spawnedByMain = (): number[] => {
-        try {
-          return readFileSync(`/proc/${cliPid}/task/${cliPid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-        } catch {
-          return [];
-        }
-      };
+      const spawnedByMain = (): number[] => threadChildren(cliPid, cliPid);
       await until(LIMIT_MS, "the primary's keeper", () => spawnedByMain().some((pid) => PRIMARY.test(commandLine(pid))), 5).catch(killed(cli));
       const pids = descendants(cliPid);
       const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);

@@ -4,13 +4,13 @@
  * test's own count on a promoted replica --keep left running.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverFigures } from '../../src/model.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { runCli } from './cli.js';
-import { alive, childrenOf, commandLine } from './processes.js';
+import { alive, childrenOf, commandLine, parentOf } from './processes.js';
 import type { ServerKind } from './servers.js';
 
 interface Spawned {
@@ -100,12 +100,8 @@ export async function countOnKept(run: RunJson): Promise<{ gained: number; pendi
   const kept = run.failover.keptServer;
   assert.ok(kept, 'the promoted replica was kept');
   const dir = readlinkSync(`/proc/${kept.pid}/cwd`);
-  // The kept server's parent: its keeper (field 4 of stat, after the command's parenthesised name).
-  const keeper = Number(
-    readFileSync(`/proc/${kept.pid}/stat`, 'utf8')
-      .replace(/^.*\) /s, '')
-      .split(' ')[1],
-  );
+  // The kept server's parent: its keeper.
+  const keeper = parentOf(kept.pid) ?? 0;
   assert.match(commandLine(keeper), /server-keeper\.sh /, 'the kept server still has its keeper');
   const redis = await connect(parseServerUrl(kept.url));
   try {

@@ -4,16 +4,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 
+/** The children one thread of a process started (`task`: the thread's id; the process's own for its main thread). */
+export function threadChildren(pid: number, task: number | string): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** A process's children, read from /proc: every thread's, as a child's parent is the thread that started it. */
 export function childrenOf(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    });
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => threadChildren(pid, task));
   } catch {
     return [];
   }
@@ -31,6 +34,25 @@ export function descendants(pid: number): number[] {
   }
   return found;
 }
+
+/**
+ * A number from a process's /proc stat, counted from the field after its parenthesised name (which
+ * may hold spaces): 1 its parent, 2 its process group. Undefined once the process is gone.
+ */
+function statField(pid: number, field: number): number | undefined {
+  try {
+    return Number(
+      readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ')[field],
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+export const parentOf = (pid: number): number | undefined => statField(pid, 1);
+export const groupOf = (pid: number): number | undefined => statField(pid, 2);
 
 /** A process's command line as one string ('' once it is gone). */
 export function commandLine(pid: number): string {
