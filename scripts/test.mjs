@@ -21,8 +21,8 @@
  */
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
 
@@ -106,9 +106,62 @@ const stop = new AbortController();
 // The runner adds a listener to it per file: well over Node's default warning mark of ten, and no leak.
 setMaxListeners(Number.POSITIVE_INFINITY, stop.signal);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop.abort());
-const stream = run({ files: ordered.map(({ file }) => join('dist', 'test', `${file}.test.js`)), concurrency, signal: stop.signal });
+// forceExit: a file's process ends once its tests have, even if a failed test left a handle open
+// (a child's pipe, a socket), which would otherwise keep it alive until CI's own limit, long after
+// the failure was known. timeout: a file that still never ends fails after FILE_LIMIT_MS (each file
+// takes well under a minute alone) and the tests it was running are named, where the runner itself
+// names only the file.
+const FILE_LIMIT_MS = 10 * 60_000;
+// Every process the files start inherits this mark, so that one a failed test left behind (a CLI
+// paused for a signal, a helper) is found and stopped once the files have ended, not left running
+// on the machine after the run.
+const MARK = `EMQ_RACE_TEST_RUN=${process.pid}`;
+process.env.EMQ_RACE_TEST_RUN = String(process.pid);
+const stream = run({
+  files: ordered.map(({ file }) => join('dist', 'test', `${file}.test.js`)),
+  concurrency,
+  signal: stop.signal,
+  forceExit: true,
+  timeout: FILE_LIMIT_MS,
+});
+// The tests each file has begun and not yet ended, from the events its process sends as they happen.
+const running = new Map();
+const key = (event) => `${event.nesting} ${event.name}`;
+stream.on('test:dequeue', (event) => {
+  if (!running.has(event.file)) running.set(event.file, new Set());
+  running.get(event.file).add(key(event));
+});
+stream.on('test:pass', (event) => running.get(event.file)?.delete(key(event)));
 stream.on('test:fail', (event) => {
+  running.get(event.file)?.delete(key(event));
   if (!event.todo) process.exitCode = 1;
+  if (event.details?.error?.failureType === 'testTimeoutFailure' && event.nesting === 0 && running.get(event.file)?.size) {
+    const names = [...running.get(event.file)].map((entry) => `  ${entry.slice(entry.indexOf(' ') + 1)}`);
+    process.stderr.write(`${relative(process.cwd(), event.file)}: still running after ${FILE_LIMIT_MS / 1000} s:\n${names.join('\n')}\n`);
+  }
 });
 // The reporter `node --test` picks: spec on a terminal, TAP in a log.
 stream.compose(process.stdout.isTTY ? spec : tap).pipe(process.stdout);
+
+// Once every file has ended: stop what they left running, and say so.
+stream.once('end', () => {
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let environ;
+    let command;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+      command = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    } catch {
+      continue; // ended meanwhile, or not ours to read
+    }
+    if (!environ.includes(MARK)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      process.stderr.write(`left running by the tests, now stopped: ${pid} ${command}\n`);
+    } catch {
+      // ended meanwhile
+    }
+  }
+});
