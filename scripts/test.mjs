@@ -132,16 +132,29 @@ stream.on('test:dequeue', (event) => {
   running.get(event.file).add(key(event));
 });
 stream.on('test:pass', (event) => running.get(event.file)?.delete(key(event)));
+// The failures, named again once the run ends: a CI log that keeps only its tail still shows them.
+const failures = [];
 stream.on('test:fail', (event) => {
   running.get(event.file)?.delete(key(event));
-  if (!event.todo) process.exitCode = 1;
-  if (event.details?.error?.failureType === 'testTimeoutFailure' && event.nesting === 0 && running.get(event.file)?.size) {
-    const names = [...running.get(event.file)].map((entry) => `  ${entry.slice(entry.indexOf(' ') + 1)}`);
-    process.stderr.write(`${relative(process.cwd(), event.file)}: still running after ${FILE_LIMIT_MS / 1000} s:\n${names.join('\n')}\n`);
+  if (event.todo) return;
+  process.exitCode = 1;
+  const error = event.details?.error;
+  const where = event.file ? relative(process.cwd(), event.file) : '(runner)';
+  if (error?.failureType === 'subtestsFailed') return; // a suite: its failed tests are named themselves
+  let reason = String(error?.cause?.message ?? error?.message ?? error ?? '').split('\n')[0];
+  if (error?.failureType === 'testTimeoutFailure' && event.nesting === 0 && running.get(event.file)?.size) {
+    const names = [...running.get(event.file)].map((entry) => entry.slice(entry.indexOf(' ') + 1));
+    reason = `still running after ${FILE_LIMIT_MS / 1000} s: ${names.join(' > ')}`;
   }
+  // A file's own failure carries the file's path as its name.
+  failures.push(event.name === where ? `${where}: ${reason}` : `${where}: ${event.name}: ${reason}`);
 });
 // The reporter `node --test` picks: spec on a terminal, TAP in a log.
-stream.compose(process.stdout.isTTY ? spec : tap).pipe(process.stdout);
+const reporter = stream.compose(process.stdout.isTTY ? spec : tap);
+reporter.pipe(process.stdout, { end: false });
+reporter.once('end', () => {
+  if (failures.length > 0) process.stdout.write(`# failed (${failures.length}):\n${failures.map((line) => `#   ${line}`).join('\n')}\n`);
+});
 
 // Once every file has ended: stop what they left running, and say so.
 stream.once('end', () => {
