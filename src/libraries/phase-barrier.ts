@@ -2,11 +2,12 @@
  * A barrier the callers meet at inside a check, once: it opens when each of the race's callers
  * has either arrived or left (a caller the library's gate turned away, or one that failed, leaves
  * rather than arrives). The start barrier lines the callers up before their first command; a
- * round-trip port's window sits a few round trips later, by which time one caller may have run a
- * round trip ahead of the rest on a busy machine and closed it alone. Meeting again where the
- * window opens (a port's read of what to recover) keeps the run about the port's order, not about
- * which connection the machine served first. It changes no command and no order: every caller
- * still sends what it sent, and a caller the gate stopped is not brought back.
+ * round-trip port's windows sit a few round trips later (between a gate's read and its write, a
+ * read of what to recover and its delete), by which time one caller may have run a round trip
+ * ahead of the rest on a busy machine and closed one alone. Meeting again where a window opens
+ * keeps the run about the port's order, not about which connection the machine served first. It
+ * changes no command and no order: every caller still sends what it sent, and a caller the gate
+ * stopped is not brought back.
  */
 export class PhaseBarrier {
   private arrived = 0;

@@ -9,7 +9,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, connectOnceUp, descendants, groupOf, threadChildren } from '../helpers/processes.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { alive, commandLine, descendants, groupOf, threadChildren } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -57,10 +58,13 @@ async function runningPair(cli: RunningCli, expected = 3): Promise<{ pids: numbe
     },
     LOOK_MS,
   );
-  const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+  const dirs = dataDirs(pids);
   assert.ok(dirs.length >= expected, `keepers: ${pids.map(commandLine).join('; ')}`);
   return { pids, dirs };
 }
+
+/** The data folders of the keepers among `pids`. */
+const dataDirs = (pids: number[]): string[] => pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
 
 /** A failed wait's way out: the CLI killed, so that its keepers stop the rest, and the failure passed on. */
 function killed(cli: RunningCli): (err: unknown) => never {
@@ -89,29 +93,37 @@ function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: n
  * Once the sweepers run (jobs back in `pending`, read on the replica, so the pair is up and in
  * sync), the replica's keeper. The replica starts as a plain server, made one by REPLICAOF: of the
  * keepers with neither the primary's setting nor a Sentinel's (the session's server's and the
- * replica's), the one whose server answers as a replica.
+ * replica's), the one whose server answers as a replica. The keepers are read again at every look:
+ * a server that lost its free port to another process between the tool's probe and its bind is
+ * started again on another port, by another keeper, and the first may have been seen meanwhile.
  */
-async function sweepingReplica(cli: RunningCli, run: { pids: number[] }): Promise<{ pid: number; port: number }> {
-  const candidates = keepers(run).filter((pid) => !PRIMARY.test(commandLine(pid)) && !/ --sentinel /.test(commandLine(pid)));
-  const servers = await Promise.all(candidates.map((pid) => within(LIMIT_MS, 'connecting to a server of the run', connectOnceUp(portOf(pid)))));
-  try {
-    let at = -1;
-    await until(
-      LIMIT_MS,
-      'the replica',
-      async () => {
-        for (const [i, server] of servers.entries()) if (/^role:slave/m.test(await server.info('replication'))) at = i;
-        return at >= 0 || cli.child.exitCode !== null;
-      },
-      10,
-    );
-    const [pid, replica] = [candidates[at], servers[at]];
-    assert.ok(pid !== undefined && replica, `no replica among ${candidates.map(commandLine).join('; ')}`);
-    await until(LIMIT_MS, 'the sweepers to run', async () => (await replica.llen(`emq:{${QUEUE}}:pending`)) > 0 || cli.child.exitCode !== null, 10);
-    return { pid, port: portOf(pid) };
-  } finally {
-    for (const server of servers) server.disconnect();
-  }
+async function sweepingReplica(cli: RunningCli): Promise<{ pid: number; port: number }> {
+  let found: { pid: number; port: number } | undefined;
+  await until(
+    LIMIT_MS,
+    'the replica, its sweepers running',
+    async () => {
+      if (cli.child.exitCode !== null || cli.child.signalCode !== null) throw new Error(`the run ended before its replica was seen sweeping:\n${cli.stderr()}`);
+      const cliPid = cli.child.pid ?? 0;
+      const candidates = keepers({ pids: descendants(cliPid) }).filter((pid) => !PRIMARY.test(commandLine(pid)) && !/ --sentinel /.test(commandLine(pid)));
+      for (const pid of candidates) {
+        const server = await within(5_000, 'a connection', connect(parseServerUrl(`redis://127.0.0.1:${portOf(pid)}`))).catch(() => undefined);
+        if (!server) continue; // not up yet, or no longer
+        try {
+          if (/^role:slave/m.test(await server.info('replication')) && (await server.llen(`emq:{${QUEUE}}:pending`)) > 0) found = { pid, port: portOf(pid) };
+        } catch {
+          // gone while asked
+        } finally {
+          server.disconnect();
+        }
+        if (found) return true;
+      }
+      return false;
+    },
+    10,
+  );
+  assert.ok(found);
+  return found;
 }
 
 /** The processes in process group `pgid`: what a keeper leaves behind if its server outlives it. */
@@ -126,7 +138,10 @@ function groupMembers(pgid: number): number[] {
  * server's port, then no process or folder of the run left, and nothing left in the keeper's
  * process group (its server among them, pid reported to the tool or not).
  */
-async function killKeeper(cli: RunningCli, run: { pids: number[]; dirs: string[] }, keeper: { pid: number; port: number }): Promise<void> {
+async function killKeeper(cli: RunningCli, seen: { pids: number[]; dirs: string[] }, keeper: { pid: number; port: number }): Promise<void> {
+  // What runs now as well as what was seen first (a server started again on another port, say).
+  const now = descendants(cli.child.pid ?? 0);
+  const run = { pids: [...new Set([...seen.pids, ...now])], dirs: [...new Set([...seen.dirs, ...dataDirs(now)])] };
   process.kill(keeper.pid, 'SIGKILL');
   const result = await within(LIMIT_MS, 'the run after the keeper died', cli.done);
   assert.equal(result.code, 3, result.stderr);
@@ -179,7 +194,7 @@ for (const kind of oneServerKind(import.meta.url)) {
     test("the replica's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
       const run = await runningPair(cli).catch(killed(cli));
-      const replica = await sweepingReplica(cli, run).catch(killed(cli));
+      const replica = await sweepingReplica(cli).catch(killed(cli));
       await killKeeper(cli, run, replica);
     });
 
@@ -196,7 +211,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       const spawnedByMain = (): number[] => threadChildren(cliPid, cliPid);
       await until(LIMIT_MS, "the primary's keeper", () => spawnedByMain().some((pid) => PRIMARY.test(commandLine(pid))), 5).catch(killed(cli));
       const pids = descendants(cliPid);
-      const dirs = pids.flatMap((pid) => /server-keeper\.sh (\S+)/.exec(commandLine(pid))?.[1] ?? []);
+      const dirs = dataDirs(pids);
       await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
     });
 
@@ -204,15 +219,15 @@ for (const kind of oneServerKind(import.meta.url)) {
       // The cut only once the sweeps run dry: the primary is still the primary when its keeper is killed.
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--failover-after', '1000000']);
       const run = await runningPair(cli).catch(killed(cli));
-      await sweepingReplica(cli, run).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf(run, PRIMARY));
+      await sweepingReplica(cli).catch(killed(cli));
+      await killKeeper(cli, run, keeperOf({ pids: descendants(cli.child.pid ?? 0) }, PRIMARY));
     });
 
     test("--sentinel, the Sentinel's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--sentinel']);
       const run = await runningPair(cli, 4).catch(killed(cli));
-      await sweepingReplica(cli, run).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf(run, / --sentinel /));
+      await sweepingReplica(cli).catch(killed(cli));
+      await killKeeper(cli, run, keeperOf({ pids: descendants(cli.child.pid ?? 0) }, / --sentinel /));
     });
   });
 }

@@ -34,15 +34,27 @@ const FAILED_REASON = 'job stalled more than allowable limit';
 const MARK_BATCH = 7000;
 
 /**
- * One check, as round trips: resolves to the ids this caller pushed onto `wait`, in order.
- * `beforeRead`, when given, is awaited once the caller has passed the gate, just before it reads
- * `stalled`: where the race's callers meet again (PhaseBarrier); it sends nothing.
+ * Where a check's callers may be made to meet (PhaseBarrier): `gate` once EXISTS found the gate
+ * open, before the caller's SET closes it; `read` just before it reads `stalled`.
  */
-export async function portedStalledCheck(exec: Exec, keys: BullmqKeys, args: PortArgs, guarded: boolean, beforeRead?: () => Promise<void>): Promise<string[]> {
+export type MeetingPoint = 'gate' | 'read';
+
+/**
+ * One check, as round trips: resolves to the ids this caller pushed onto `wait`, in order. `meet`,
+ * when given, is awaited at each meeting point the caller reaches; it sends nothing.
+ */
+export async function portedStalledCheck(
+  exec: Exec,
+  keys: BullmqKeys,
+  args: PortArgs,
+  guarded: boolean,
+  meet?: (at: MeetingPoint) => Promise<void>,
+): Promise<string[]> {
   if (Number(await exec('EXISTS', keys.stalledCheck)) === 1) return [];
+  await meet?.('gate');
   await exec('SET', keys.stalledCheck, args.now, 'PX', args.maxCheckTime);
   await trimEvents(exec, keys);
-  await beforeRead?.();
+  await meet?.('read');
   const stalling = (await exec('SMEMBERS', keys.stalled)) as string[];
   const moved: string[] = [];
   if (stalling.length > 0) {

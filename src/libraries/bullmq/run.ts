@@ -26,7 +26,7 @@ import { auditBullmq } from './audit.js';
 import { BULLMQ, bullmqKeys, type BullmqKeys } from './keys.js';
 import { finishLate, holdLapsingJobs, lapsedLockFigures, runAgain } from './lapsed-lock.js';
 import { loadBullmq, type Bullmq } from './module.js';
-import { portedStalledCheck, type Exec } from './port.js';
+import { portedStalledCheck, type Exec, type MeetingPoint } from './port.js';
 import { readBullmqSnapshot } from './snapshot.js';
 import { BullmqClients, seedStalledJobs } from './seed.js';
 
@@ -66,14 +66,14 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       if (!lapsing) await seedStalledJobs(session.admin, plan);
       const raceTarget = session.raceTarget ?? session.target;
       const callers: Caller[] = [];
-      const meeting = new PhaseBarrier(run.sweepers);
+      const meetings = { gate: new PhaseBarrier(run.sweepers), read: new PhaseBarrier(run.sweepers) };
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
         if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
-          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', meeting, claimed.signal));
+          callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', meetings, claimed.signal));
         }
       }
       const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS);
@@ -134,10 +134,16 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
 
 /**
  * The round-trip port on one connection of the tool's, every command a round trip, stopped by
- * `signal` between two. A caller past the gate meets the others at `meeting` before it reads
- * `stalled`; one the gate turned away, or that failed, leaves it.
+ * `signal` between two. A caller meets the others at `meetings.gate` once it found the gate open,
+ * before it closes it, and at `meetings.read` before it reads `stalled`; a caller the gate turned
+ * away, or that failed, leaves where it did not arrive.
+ *
+ * The gate is BullMQ's one check per interval (EXISTS, then SET), two round trips in the port: on
+ * a busy machine the server may answer one caller's SET before another's EXISTS, turning that one
+ * away and the run into fewer callers than asked for. Meeting between the two lets every caller
+ * that found the gate open past it, as the port's own order allows, whichever the machine served first.
  */
-function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, meeting: PhaseBarrier, signal: AbortSignal): Caller {
+function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, meetings: Record<MeetingPoint, PhaseBarrier>, signal: AbortSignal): Caller {
   let commands = 0;
   const exec: Exec = (command, ...args) => {
     signal.throwIfAborted();
@@ -147,15 +153,15 @@ function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boole
   const args = { maxStalledCount: maxStalledCount(run.maxStalled), maxCheckTime: RACE_INTERVAL_MS };
   return {
     async check() {
-      let arrived = false;
-      const beforeRead = async (): Promise<void> => {
-        arrived = true;
-        await meeting.arrive();
+      const reached = new Set<MeetingPoint>();
+      const meet = async (at: MeetingPoint): Promise<void> => {
+        reached.add(at);
+        await meetings[at].arrive();
       };
       try {
-        return await portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded, beforeRead);
+        return await portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded, meet);
       } finally {
-        if (!arrived) meeting.leave();
+        for (const at of ['gate', 'read'] as const) if (!reached.has(at)) meetings[at].leave();
       }
     },
     get commands() {
