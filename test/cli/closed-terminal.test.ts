@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
 import { within, until } from '../helpers/cli-process.js';
+import { descendants, whereStuck } from '../helpers/processes.js';
 import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { oneServerKind } from '../helpers/servers.js';
@@ -35,18 +36,20 @@ interface Ended {
  * The CLI with `args` on a pseudo-terminal of its own. `close()` closes the terminal, calls
  * `hungUp` once the CLI has taken both hang-ups, and resolves with how the CLI ended.
  */
-function onTerminal(args: readonly string[]): { started: Promise<number>; close(hungUp?: () => void): Promise<Ended> } {
+function onTerminal(args: readonly string[]): { started: Promise<number>; close(hungUp?: () => void): Promise<Ended>; printed(): string[] } {
   const helper = spawn(PYTHON ?? 'python3', [HELPER, process.execPath, BIN, ...args], {
     env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
   const lines: ((line: string) => void)[] = [];
+  const printed: string[] = [];
   helper.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     for (let at = out.indexOf('\n'); at >= 0; at = out.indexOf('\n')) {
       const line = out.slice(0, at);
       out = out.slice(at + 1);
+      printed.push(line);
       lines.shift()?.(line);
     }
   });
@@ -54,6 +57,7 @@ function onTerminal(args: readonly string[]): { started: Promise<number>; close(
   const started = nextLine().then((line) => (JSON.parse(line) as { pid: number }).pid);
   return {
     started,
+    printed: () => [...printed, ...(out ? [out] : [])],
     async close(hungUp) {
       const taken = nextLine();
       const ended = nextLine();
@@ -95,11 +99,23 @@ for (const kind of oneServerKind(import.meta.url)) {
         await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
         if (hold) await within(LIMIT_MS, what, hold.held);
         await until(LIMIT_MS, what, ready);
+        const pid = await cli.started;
         ended = await within(
           LIMIT_MS,
           'the run after its terminal closed',
           cli.close(() => hold?.release()),
-        );
+        ).catch((err: Error) => {
+          // Where the run stands, for the failure's message, then the run killed: nothing left running.
+          const stuck = whereStuck(pid);
+          for (const one of [pid, ...descendants(pid)]) {
+            try {
+              process.kill(one, 'SIGKILL');
+            } catch {
+              // gone
+            }
+          }
+          throw new Error(`${err.message}; the helper printed: ${JSON.stringify(cli.printed())}\n${stuck}`);
+        });
       } finally {
         await hold?.close();
       }
@@ -129,14 +145,16 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test("closed while sweeping: exit 129, the run's keys gone, no abort", async () => {
       const queue = 'race-tty-sweep';
-      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'];
+      // Seconds of sweeping (a pause after each probe): however late a busy machine lets the test see
+      // the sweep begin, the run is still sweeping when its terminal closes.
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5'];
       await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
     });
 
     test("closed while sweepers of their own processes sweep (they share the terminal): exit 129, the run's keys gone, no abort", async () => {
       const queue = 'race-tty-processes';
       // Two sweeper processes share the terminal: each more is another Node start-up.
-      const args = ['--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '2', '--probe-delay', '5'];
+      const args = ['--processes', '--mode', 'loop', '--jobs', '10000', '--sweepers', '2', '--probe-delay', '5'];
       await closeWhen(queue, args, 'sweeping', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
     });
   });

@@ -23,7 +23,10 @@ const QUEUE = 'race-failover-exits';
 /** How often a wait of seconds (a pair's start, a run's end) looks again: each look reads /proc. */
 const LOOK_MS = 20;
 
-/** A drill of one pair, busy for seconds: the loop, a pause between its probe and its move. */
+/**
+ * A drill of one pair, busy for many seconds: the loop, a pause between its probe and its move. A
+ * test kills it once it sweeps; however late a busy machine lets the test see that, it still runs.
+ */
 const LOOP_DRILL = [
   '--queue',
   QUEUE,
@@ -34,7 +37,7 @@ const LOOP_DRILL = [
   '--failover-after',
   '3',
   '--jobs',
-  '2000',
+  '6000',
   '--batch',
   '10',
   '--probe-delay',

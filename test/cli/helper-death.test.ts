@@ -59,7 +59,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       { phase: 'seeding', args: ['--mode', 'atomic', '--jobs', '60000'], ready: async (own: Redis) => (await own.exists('emq:{race-keeper}:active')) === 1 },
       {
         phase: 'sweeping',
-        args: ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5'],
+        args: ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5'],
         ready: async (own: Redis) => (await own.llen('emq:{race-keeper}:pending')) > 0,
       },
       // Once every job stands in `pending`, the sweepers are done and the audit is reading.
@@ -140,7 +140,7 @@ for (const kind of oneServerKind(import.meta.url)) {
      * sweepers: a child to kill and one that lives on; each more is another Node start-up.
      */
     const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {
-      const cli = startCli(['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '2000', '--sweepers', '2', '--probe-delay', '5', '--queue', queue]);
+      const cli = startCli(['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '10000', '--sweepers', '2', '--probe-delay', '5', '--queue', queue]);
       const child = await helperOf(cli, 'sweeper-process.js');
       await until(LIMIT_MS, 'the phase', ready);
       await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);

@@ -94,7 +94,7 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
-      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
     });
 
@@ -109,12 +109,12 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test("SIGHUP while sweeping: exit 129, the run's keys deleted, nothing else touched", async () => {
-      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-sweep'];
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-sweep}:pending')) > 0, 'SIGHUP');
     });
 
     test('SIGHUP while sweeping with --json: exit 129, and stdout is the error object', async () => {
-      const args = ['--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-json', '--json'];
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-hup-json', '--json'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-hup-json}:pending')) > 0, 'SIGHUP');
     });
 
@@ -260,7 +260,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
     const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
-      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
       const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {

@@ -62,8 +62,9 @@ describe(`a run paused past its heartbeat [${kind?.kind ?? 'no server'}]`, {
     const queue = 'race-paused';
     const keys = queueKeys(queue);
     // The loop's sweepers, back to back: each has a command in flight whenever the process stops.
-    // 2,000 jobs keep them at it for seconds, and the stop lands within 10 ms of their first moves.
-    const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--sweepers', '4', '--queue', queue]);
+    // 10,000 jobs keep them at it for seconds however late a busy machine lets the test see them
+    // start, and the stop lands within 10 ms of that.
+    const cli = startCli(['--url', server.url, '--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--queue', queue]);
     await until(LIMIT_MS, 'the race', async () => (await redis.llen(keys.pending)) > 0, 10);
     cli.child.kill('SIGSTOP');
     try {

@@ -27,13 +27,20 @@ import termios
 import time
 
 def sighup_pending(pid):
-    """Whether a SIGHUP waits to be delivered to `pid` (the SigPnd and ShdPnd masks of /proc)."""
+    """
+    Whether a SIGHUP waits to be delivered to `pid` (the SigPnd and ShdPnd masks of /proc). Not for a
+    program that has ended: its masks stay as they were until this helper reaps it, and a hang-up
+    that came as it ended would be pending for ever.
+    """
     try:
         with open(f"/proc/{pid}/status") as status:
-            masks = [line.split()[1] for line in status if line.startswith(("SigPnd:", "ShdPnd:"))]
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
     except OSError:
         return False
-    return any(int(mask, 16) & (1 << (signal.SIGHUP - 1)) for mask in masks)
+    if fields.get("State", "").split()[:1] == ["Z"]:
+        return False
+    masks = [fields.get("SigPnd", "0"), fields.get("ShdPnd", "0")]
+    return any(int(mask.strip(), 16) & (1 << (signal.SIGHUP - 1)) for mask in masks)
 
 
 pid, master = pty.fork()

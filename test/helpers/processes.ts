@@ -54,6 +54,35 @@ function statField(pid: number, field: number): number | undefined {
 export const parentOf = (pid: number): number | undefined => statField(pid, 1);
 export const groupOf = (pid: number): number | undefined => statField(pid, 2);
 
+/**
+ * Where a process and the ones below it stand, for a test's failure message when one does not end:
+ * each one's command line, and each thread's state, kernel wait and signal masks (pending, blocked,
+ * caught) from /proc.
+ */
+export function whereStuck(pid: number): string {
+  const lines: string[] = [];
+  for (const one of [pid, ...descendants(pid)]) {
+    lines.push(`${one} ${commandLine(one) || '(gone)'}`);
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${one}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const status = readFileSync(`/proc/${one}/task/${task}/status`, 'utf8');
+        const fields = status.split('\n').filter((line) => /^(Name|State|SigPnd|ShdPnd|SigBlk|SigCgt):/.test(line));
+        const wchan = readFileSync(`/proc/${one}/task/${task}/wchan`, 'utf8');
+        lines.push(`  task ${task}: ${fields.map((line) => line.replace(/:\s+/, '=')).join(' ')} wchan=${wchan}`);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
 /** A process's command line as one string ('' once it is gone). */
 export function commandLine(pid: number): string {
   try {
