@@ -24,6 +24,7 @@ import { setMaxListeners } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { run } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spec, tap } from 'node:test/reporters';
 
 // Ranked again once the files were made cheaper: by each file's wall time alone (two files at a
@@ -156,20 +157,28 @@ reporter.once('end', () => {
   if (failures.length > 0) process.stdout.write(`# failed (${failures.length}):\n${failures.map((line) => `#   ${line}`).join('\n')}\n`);
 });
 
-// Once every file has ended: stop what they left running, and say so.
-stream.once('end', () => {
+/** The processes still running that carry MARK, each with its command line. */
+function marked() {
+  const found = [];
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    let environ;
-    let command;
     try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
-      command = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+      if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(MARK)) continue;
+      found.push({ pid, command: readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim() });
     } catch {
-      continue; // ended meanwhile, or not ours to read
+      // ended meanwhile, or not ours to read
     }
-    if (!environ.includes(MARK)) continue;
+  }
+  return found;
+}
+
+// Once every file has ended: what they started has a few seconds to end by itself (a server's
+// keeper stops its server and removes its folder once the file that started it has gone); what is
+// still running then is stopped, and named.
+stream.once('end', async () => {
+  for (let waited = 0; waited < 5000 && marked().length > 0; waited += 100) await sleep(100);
+  for (const { pid, command } of marked()) {
     try {
       process.kill(pid, 'SIGKILL');
       process.stderr.write(`left running by the tests, now stopped: ${pid} ${command}\n`);
