@@ -9,8 +9,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
+import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { alive, commandLine, descendants, groupOf, threadChildren } from '../helpers/processes.js';
+import { alive, commandLine, descendants, groupOf, parentOf, threadChildren } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -79,17 +80,17 @@ function killed(cli: RunningCli): (err: unknown) => never {
 
 const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.sh /.test(commandLine(pid)));
 
-/** The port a keeper's server was given. */
-const portOf = (keeper: number): number => Number(/ --port (\d+) /.exec(commandLine(keeper))?.[1]);
-
 /** The primary's keeper: the one whose server gets the primary's own setting. */
 const PRIMARY = / --repl-diskless-sync-delay /;
 
 /** The keeper among `run`'s processes whose command line matches `args`, and the port its server was given. */
 function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: number } {
-  const pid = keepers(run).find((candidate) => args.test(commandLine(candidate)));
-  assert.ok(pid, `a keeper matching ${String(args)}: ${run.pids.map(commandLine).join('; ')}`);
-  return { pid, port: portOf(pid) };
+  // The command line read once: a keeper's fork shows it too, until it becomes another process.
+  const found = keepers(run)
+    .map((pid) => ({ pid, line: commandLine(pid) }))
+    .find(({ line }) => args.test(line) && / --port \d+ /.test(line));
+  assert.ok(found, `a keeper matching ${String(args)}: ${run.pids.map(commandLine).join('; ')}`);
+  return { pid: found.pid, port: Number(/ --port (\d+) /.exec(found.line)?.[1]) };
 }
 
 /**
@@ -101,32 +102,47 @@ function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: n
  * started again on another port, by another keeper, and the first may have been seen meanwhile.
  */
 async function sweepingReplica(cli: RunningCli): Promise<{ pid: number; port: number }> {
-  let found: { pid: number; port: number } | undefined;
+  // The replica, once one answered as such: a failover after it may have promoted it since.
+  let replica: { pid: number; port: number } | undefined;
+  let sweeping = false;
+  /** A look at one server of the run: undefined where it does not answer (not up yet, or gone). */
+  const ask = async <T>(port: number, question: (server: Redis) => Promise<T>): Promise<T | undefined> => {
+    const server = await within(5_000, 'a connection', connect(parseServerUrl(`redis://127.0.0.1:${port}`))).catch(() => undefined);
+    if (!server) return undefined;
+    try {
+      return await question(server);
+    } catch {
+      return undefined;
+    } finally {
+      server.disconnect();
+    }
+  };
   await until(
     LIMIT_MS,
     'the replica, its sweepers running',
     async () => {
       if (cli.child.exitCode !== null || cli.child.signalCode !== null) throw new Error(`the run ended before its replica was seen sweeping:\n${cli.stderr()}`);
-      const cliPid = cli.child.pid ?? 0;
-      const candidates = keepers({ pids: descendants(cliPid) }).filter((pid) => !PRIMARY.test(commandLine(pid)) && !/ --sentinel /.test(commandLine(pid)));
-      for (const pid of candidates) {
-        const server = await within(5_000, 'a connection', connect(parseServerUrl(`redis://127.0.0.1:${portOf(pid)}`))).catch(() => undefined);
-        if (!server) continue; // not up yet, or no longer
-        try {
-          if (/^role:slave/m.test(await server.info('replication')) && (await server.llen(`emq:{${QUEUE}}:pending`)) > 0) found = { pid, port: portOf(pid) };
-        } catch {
-          // gone while asked
-        } finally {
-          server.disconnect();
+      if (!replica) {
+        // The tool's own children, each command line read once: a keeper's fork shows the keeper's
+        // command line until it becomes the server (or the lifeline), then another or none.
+        const cliPid = cli.child.pid ?? 0;
+        const candidates = descendants(cliPid)
+          .filter((pid) => parentOf(pid) === cliPid)
+          .map((pid) => ({ pid, line: commandLine(pid) }))
+          .filter(({ line }) => /server-keeper\.sh /.test(line) && !PRIMARY.test(line) && !/ --sentinel /.test(line))
+          .map(({ pid, line }) => ({ pid, port: Number(/ --port (\d+) /.exec(line)?.[1]) }))
+          .filter(({ port }) => port > 0);
+        for (const candidate of candidates) {
+          if ((await ask(candidate.port, (server) => server.info('replication')))?.match(/^role:slave/m)) replica = candidate;
         }
-        if (found) return true;
       }
-      return false;
+      if (replica) sweeping = ((await ask(replica.port, (server) => server.llen(`emq:{${QUEUE}}:pending`))) ?? 0) > 0;
+      return sweeping;
     },
     10,
   );
-  assert.ok(found);
-  return found;
+  assert.ok(replica);
+  return replica;
 }
 
 /** The processes in process group `pgid`: what a keeper leaves behind if its server outlives it. */
