@@ -140,7 +140,21 @@ for (const kind of oneServerKind(import.meta.url)) {
      * sweepers: a child to kill and one that lives on; each more is another Node start-up.
      */
     const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {
-      const cli = startCli(['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '10000', '--sweepers', '2', '--probe-delay', '5', '--queue', queue]);
+      const cli = startCli([
+        '--url',
+        server.url,
+        '--processes',
+        '--mode',
+        'loop',
+        '--jobs',
+        '10000',
+        '--sweepers',
+        '2',
+        '--probe-delay',
+        '5',
+        '--queue',
+        queue,
+      ]);
       const child = await helperOf(cli, 'sweeper-process.js');
       await until(LIMIT_MS, 'the phase', ready);
       await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);
