@@ -52,6 +52,25 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * The working folder of the server that answers on loopback `port`, from its own INFO (its
+ * process_id) and /proc; undefined where what listens there does not answer INFO to this test (a
+ * password, another protocol) or is gone.
+ */
+async function listenerFolder(port: number): Promise<string | undefined> {
+  try {
+    const redis = await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
+    try {
+      const pid = /^process_id:(\d+)/m.exec(await redis.info('server'))?.[1];
+      return pid ? readlinkSync(`/proc/${pid}/cwd`) : undefined;
+    } finally {
+      redis.disconnect();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
 /** Nothing of the run is left: no keeper, no server or Sentinel, no port they listened on, no data folder named on a keeper's command line. */
 export async function assertNothingLeft(spawned: readonly Spawned[]): Promise<void> {
   // The session's server and, per trial, the pair's two: each with its keeper.
@@ -61,7 +80,12 @@ export async function assertNothingLeft(spawned: readonly Spawned[]): Promise<vo
     const dir = /server-keeper\.sh (\S+)/.exec(line)?.[1];
     if (dir) assert.ok(!existsSync(dir), `data folder left: ${dir}`);
     const port = Number(/ --port (\d+)/.exec(line)?.[1] ?? 0);
-    if (port > 0) assert.ok(!(await listening(port)), `port left listening: ${port} (${line})`);
+    if (port > 0 && (await listening(port))) {
+      // A freed port is anyone's: another test's server may listen there by now. Left behind is
+      // a server that still works in this keeper's folder (removed or not).
+      const cwd = await listenerFolder(port);
+      assert.ok(!(dir && cwd?.startsWith(dir)), `port left listening: ${port} (${line})`);
+    }
   }
 }
 
