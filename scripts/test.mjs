@@ -173,17 +173,39 @@ function marked() {
   return found;
 }
 
+/** Every process below `pid`, deepest last, from each thread's children in /proc. */
+function below(pid) {
+  const found = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = frontier.flatMap((one) => {
+      try {
+        return readdirSync(`/proc/${one}/task`).flatMap((task) =>
+          readFileSync(`/proc/${one}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+        );
+      } catch {
+        return [];
+      }
+    });
+    found.push(...frontier);
+  }
+  return found;
+}
+
 // Once every file has ended: what they started has a few seconds to end by itself (a server's
 // keeper stops its server and removes its folder once the file that started it has gone); what is
-// still running then is stopped, and named.
+// still running then is stopped, and named. The processes below each go first: a server retitles
+// itself over its environment, so the mark shows on its keeper, not on it, and a keeper killed
+// alone would leave its server running.
 stream.once('end', async () => {
   for (let waited = 0; waited < 5000 && marked().length > 0; waited += 100) await sleep(100);
   for (const { pid, command } of marked()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-      process.stderr.write(`left running by the tests, now stopped: ${pid} ${command}\n`);
-    } catch {
-      // ended meanwhile
+    for (const one of [...below(pid).reverse(), pid]) {
+      try {
+        process.kill(one, 'SIGKILL');
+      } catch {
+        // ended meanwhile
+      }
     }
+    process.stderr.write(`left running by the tests, now stopped with what it started: ${pid} ${command}\n`);
   }
 });
