@@ -26,6 +26,8 @@ import { join, relative } from 'node:path';
 import { run } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spec, tap } from 'node:test/reporters';
+// Built before the tests by every script that runs this file (`npm test`, the tiers' own).
+import { descendants } from '../dist/test/helpers/processes.js';
 
 // Ranked again once the files were made cheaper: by each file's wall time alone (two files at a
 // time on a quiet 2-core machine, /usr/bin/time), longest first, so that the last files to start
@@ -173,24 +175,6 @@ function marked() {
   return found;
 }
 
-/** Every process below `pid`, deepest last, from each thread's children in /proc. */
-function below(pid) {
-  const found = [];
-  for (let frontier = [pid]; frontier.length > 0; ) {
-    frontier = frontier.flatMap((one) => {
-      try {
-        return readdirSync(`/proc/${one}/task`).flatMap((task) =>
-          readFileSync(`/proc/${one}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-        );
-      } catch {
-        return [];
-      }
-    });
-    found.push(...frontier);
-  }
-  return found;
-}
-
 // Once every file has ended: what they started has a few seconds to end by itself (a server's
 // keeper stops its server and removes its folder once the file that started it has gone); what is
 // still running then is stopped, and named. The processes below each go first: a server retitles
@@ -199,7 +183,7 @@ function below(pid) {
 stream.once('end', async () => {
   for (let waited = 0; waited < 5000 && marked().length > 0; waited += 100) await sleep(100);
   for (const { pid, command } of marked()) {
-    for (const one of [...below(pid).reverse(), pid]) {
+    for (const one of [...descendants(pid).reverse(), pid]) {
       try {
         process.kill(one, 'SIGKILL');
       } catch {

@@ -9,9 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import type { Redis } from 'ioredis';
-import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { alive, commandLine, descendants, groupOf, parentOf, threadChildren } from '../helpers/processes.js';
+import { alive, askServer, commandLine, descendants, groupOf, parentOf, threadChildren } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -78,19 +76,41 @@ function killed(cli: RunningCli): (err: unknown) => never {
   };
 }
 
-const keepers = (run: { pids: number[] }): number[] => run.pids.filter((pid) => /server-keeper\.sh /.test(commandLine(pid)));
-
 /** The primary's keeper: the one whose server gets the primary's own setting. */
 const PRIMARY = / --repl-diskless-sync-delay /;
 
-/** The keeper among `run`'s processes whose command line matches `args`, and the port its server was given. */
-function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: number } {
-  // The command line read once: a keeper's fork shows it too, until it becomes another process.
-  const found = keepers(run)
+interface Keeper {
+  readonly pid: number;
+  readonly line: string;
+  /** The port its server was given. */
+  readonly port: number;
+}
+
+/**
+ * The keepers the tool runs now: its own children, each command line read once. A keeper's fork
+ * shows the keeper's command line until it becomes the server (or the lifeline), so a second read
+ * may find another command, or none, and a port of NaN.
+ */
+function toolKeepers(cli: RunningCli): Keeper[] {
+  const cliPid = cli.child.pid ?? 0;
+  return descendants(cliPid)
+    .filter((pid) => parentOf(pid) === cliPid)
     .map((pid) => ({ pid, line: commandLine(pid) }))
-    .find(({ line }) => args.test(line) && / --port \d+ /.test(line));
-  assert.ok(found, `a keeper matching ${String(args)}: ${run.pids.map(commandLine).join('; ')}`);
-  return { pid: found.pid, port: Number(/ --port (\d+) /.exec(found.line)?.[1]) };
+    .filter(({ line }) => /server-keeper\.sh /.test(line))
+    .map(({ pid, line }) => ({ pid, line, port: Number(/ --port (\d+) /.exec(line)?.[1]) }))
+    .filter(({ port }) => port > 0);
+}
+
+/** The keeper the tool runs now whose command line matches `args`. */
+function keeperOf(cli: RunningCli, args: RegExp): Keeper {
+  const found = toolKeepers(cli).find(({ line }) => args.test(line));
+  assert.ok(
+    found,
+    `a keeper matching ${String(args)}: ${descendants(cli.child.pid ?? 0)
+      .map(commandLine)
+      .join('; ')}`,
+  );
+  return found;
 }
 
 /**
@@ -101,43 +121,18 @@ function keeperOf(run: { pids: number[] }, args: RegExp): { pid: number; port: n
  * a server that lost its free port to another process between the tool's probe and its bind is
  * started again on another port, by another keeper, and the first may have been seen meanwhile.
  */
-async function sweepingReplica(cli: RunningCli): Promise<{ pid: number; port: number }> {
+async function sweepingReplica(cli: RunningCli): Promise<Keeper> {
   // The replica, once one answered as such: a failover after it may have promoted it since.
-  let replica: { pid: number; port: number } | undefined;
-  let sweeping = false;
-  /** A look at one server of the run: undefined where it does not answer (not up yet, or gone). */
-  const ask = async <T>(port: number, question: (server: Redis) => Promise<T>): Promise<T | undefined> => {
-    const server = await within(5_000, 'a connection', connect(parseServerUrl(`redis://127.0.0.1:${port}`))).catch(() => undefined);
-    if (!server) return undefined;
-    try {
-      return await question(server);
-    } catch {
-      return undefined;
-    } finally {
-      server.disconnect();
-    }
-  };
+  let replica: Keeper | undefined;
   await until(
     LIMIT_MS,
     'the replica, its sweepers running',
     async () => {
       if (cli.child.exitCode !== null || cli.child.signalCode !== null) throw new Error(`the run ended before its replica was seen sweeping:\n${cli.stderr()}`);
-      if (!replica) {
-        // The tool's own children, each command line read once: a keeper's fork shows the keeper's
-        // command line until it becomes the server (or the lifeline), then another or none.
-        const cliPid = cli.child.pid ?? 0;
-        const candidates = descendants(cliPid)
-          .filter((pid) => parentOf(pid) === cliPid)
-          .map((pid) => ({ pid, line: commandLine(pid) }))
-          .filter(({ line }) => /server-keeper\.sh /.test(line) && !PRIMARY.test(line) && !/ --sentinel /.test(line))
-          .map(({ pid, line }) => ({ pid, port: Number(/ --port (\d+) /.exec(line)?.[1]) }))
-          .filter(({ port }) => port > 0);
-        for (const candidate of candidates) {
-          if ((await ask(candidate.port, (server) => server.info('replication')))?.match(/^role:slave/m)) replica = candidate;
-        }
+      for (const keeper of replica ? [] : toolKeepers(cli).filter(({ line }) => !PRIMARY.test(line) && !/ --sentinel /.test(line))) {
+        if ((await askServer(keeper.port, (server) => server.info('replication')))?.match(/^role:slave/m)) replica = keeper;
       }
-      if (replica) sweeping = ((await ask(replica.port, (server) => server.llen(`emq:{${QUEUE}}:pending`))) ?? 0) > 0;
-      return sweeping;
+      return replica !== undefined && ((await askServer(replica.port, (server) => server.llen(`emq:{${QUEUE}}:pending`))) ?? 0) > 0;
     },
     10,
   );
@@ -231,7 +226,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       await until(LIMIT_MS, "the primary's keeper", () => spawnedByMain().some((pid) => PRIMARY.test(commandLine(pid))), 5).catch(killed(cli));
       const pids = descendants(cliPid);
       const dirs = dataDirs(pids);
-      await killKeeper(cli, { pids, dirs }, keeperOf({ pids }, PRIMARY));
+      await killKeeper(cli, { pids, dirs }, keeperOf(cli, PRIMARY));
     });
 
     test("the primary's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
@@ -239,14 +234,14 @@ for (const kind of oneServerKind(import.meta.url)) {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--failover-after', '1000000']);
       const run = await runningPair(cli).catch(killed(cli));
       await sweepingReplica(cli).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf({ pids: descendants(cli.child.pid ?? 0) }, PRIMARY));
+      await killKeeper(cli, run, keeperOf(cli, PRIMARY));
     });
 
     test("--sentinel, the Sentinel's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--sentinel']);
       const run = await runningPair(cli, 4).catch(killed(cli));
       await sweepingReplica(cli).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf({ pids: descendants(cli.child.pid ?? 0) }, / --sentinel /));
+      await killKeeper(cli, run, keeperOf(cli, / --sentinel /));
     });
   });
 }

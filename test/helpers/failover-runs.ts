@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverFigures } from '../../src/model.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { runCli } from './cli.js';
-import { alive, childrenOf, commandLine, parentOf } from './processes.js';
+import { alive, askServer, childrenOf, commandLine, parentOf } from './processes.js';
 import type { ServerKind } from './servers.js';
 
 interface Spawned {
@@ -58,14 +58,9 @@ function listening(port: number): Promise<boolean> {
  * password, another protocol) or is gone.
  */
 async function listenerFolder(port: number): Promise<string | undefined> {
+  const pid = /^process_id:(\d+)/m.exec((await askServer(port, (server) => server.info('server'))) ?? '')?.[1];
   try {
-    const redis = await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
-    try {
-      const pid = /^process_id:(\d+)/m.exec(await redis.info('server'))?.[1];
-      return pid ? readlinkSync(`/proc/${pid}/cwd`) : undefined;
-    } finally {
-      redis.disconnect();
-    }
+    return pid ? readlinkSync(`/proc/${pid}/cwd`) : undefined;
   } catch {
     return undefined;
   }

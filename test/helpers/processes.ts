@@ -133,3 +133,23 @@ export async function connectOnceUp(port: number): Promise<Redis> {
     }
   }
 }
+
+/**
+ * One question to the server on loopback `port`, on a connection of its own closed after: undefined
+ * where nothing answers it there (not up yet, gone, a password, another protocol).
+ */
+export async function askServer<T>(port: number, question: (server: Redis) => Promise<T>): Promise<T | undefined> {
+  let server: Redis;
+  try {
+    server = await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
+  } catch {
+    return undefined;
+  }
+  try {
+    return await question(server);
+  } catch {
+    return undefined;
+  } finally {
+    server.disconnect();
+  }
+}

@@ -37,7 +37,8 @@ const MARK_BATCH = 7000;
  * Where a check's callers may be made to meet (PhaseBarrier): `gate` once EXISTS found the gate
  * open, before the caller's SET closes it; `read` just before it reads `stalled`.
  */
-export type MeetingPoint = 'gate' | 'read';
+export const MEETING_POINTS = ['gate', 'read'] as const;
+export type MeetingPoint = (typeof MEETING_POINTS)[number];
 
 /**
  * One check, as round trips: resolves to the ids this caller pushed onto `wait`, in order. `meet`,

@@ -26,7 +26,7 @@ import { auditBullmq } from './audit.js';
 import { BULLMQ, bullmqKeys, type BullmqKeys } from './keys.js';
 import { finishLate, holdLapsingJobs, lapsedLockFigures, runAgain } from './lapsed-lock.js';
 import { loadBullmq, type Bullmq } from './module.js';
-import { portedStalledCheck, type Exec, type MeetingPoint } from './port.js';
+import { MEETING_POINTS, portedStalledCheck, type Exec, type MeetingPoint } from './port.js';
 import { readBullmqSnapshot } from './snapshot.js';
 import { BullmqClients, seedStalledJobs } from './seed.js';
 
@@ -161,7 +161,7 @@ function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boole
       try {
         return await portedStalledCheck(exec, keys, { ...args, now: Date.now() }, guarded, meet);
       } finally {
-        for (const at of ['gate', 'read'] as const) if (!reached.has(at)) meetings[at].leave();
+        for (const at of MEETING_POINTS) if (!reached.has(at)) meetings[at].leave();
       }
     },
     get commands() {
