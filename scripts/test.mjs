@@ -120,6 +120,13 @@ const FILE_LIMIT_MS = 10 * 60_000;
 // on the machine after the run.
 const MARK = `EMQ_RACE_TEST_RUN=${process.pid}`;
 process.env.EMQ_RACE_TEST_RUN = String(process.pid);
+// Under coverage (c8 sets NODE_V8_COVERAGE), it is counted in the files' own processes only, not in
+// those they start: scripts/coverage-scope.mjs, loaded into each file's process, sees to it.
+if (process.env.NODE_V8_COVERAGE) {
+  process.env.EMQ_RACE_OUTER_NODE_OPTIONS = process.env.NODE_OPTIONS ?? '';
+  const scope = `--import=${new URL('coverage-scope.mjs', import.meta.url).href}`;
+  process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, scope].filter(Boolean).join(' ');
+}
 const stream = run({
   files: ordered.map(({ file }) => join('dist', 'test', `${file}.test.js`)),
   concurrency,
