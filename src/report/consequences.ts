@@ -4,7 +4,7 @@
  * table columns sit with the others in report.ts.
  */
 import type { FailoverFigures, FaultName, LapsedLockFigures, RunResult } from '../model.js';
-import { plural } from '../text.js';
+import { groupThousands, plural } from '../text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
@@ -109,7 +109,7 @@ function lapsedLockLine(f: LapsedLockFigures): string {
 function withoutWait(f: FailoverFigures): string {
   const w = f.withoutWait;
   if (!w) return '';
-  return `; without WAIT, the same schedule on a fresh pair run just ${w.order} swept ${w.jobsPerSec.toLocaleString('en-US')} jobs/s and lost ${plural(w.ackedMovesLost, 'acknowledged move')}`;
+  return `; without WAIT, the same schedule on a fresh pair run just ${w.order} swept ${groupThousands(w.jobsPerSec)} jobs/s and lost ${plural(w.ackedMovesLost, 'acknowledged move')}`;
 }
 
 /** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */

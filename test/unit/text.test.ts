@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { groupThousands, plural } from '../../src/text.js';
+
+test('groupThousands writes what en-US toLocaleString writes, for every size of integer and sign', () => {
+  const values = [0, 7, 999, 1000, 1001, 99_999, 100_000, 123_456, 1_000_000, 1_234_567, 987_654_321, Number.MAX_SAFE_INTEGER, 1e21];
+  for (const value of values) {
+    assert.equal(groupThousands(value), value.toLocaleString('en-US'), String(value));
+    assert.equal(groupThousands(-value), (-value).toLocaleString('en-US').replace(/^-0$/, '0'), String(-value));
+  }
+  for (let digits = 1; digits <= 16; digits++) {
+    const value = Number('9'.repeat(digits));
+    assert.equal(groupThousands(value), value.toLocaleString('en-US'), String(value));
+  }
+});
+
+test('groupThousands: a string of digits grouped as its number, other text and fractions as they are', () => {
+  assert.equal(groupThousands('1000000'), '1,000,000');
+  assert.equal(groupThousands('0012'), '12');
+  assert.equal(groupThousands('12 jobs'), '12 jobs');
+  assert.equal(groupThousands('-1000'), '-1000');
+  assert.equal(groupThousands(''), '');
+  assert.equal(groupThousands(1234.5), '1234.5');
+  assert.equal(plural(1, 'job'), '1 job');
+  assert.equal(plural(12_345, 'job'), '12,345 jobs');
+});
