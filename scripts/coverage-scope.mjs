@@ -5,8 +5,8 @@
  * Coverage is counted where the tests run the tool, in the test files' own processes: the command
  * line runs there in-process through its `Io` seam, every stage of a run with it. Counting it also
  * in each process a test starts (the CLI spawned, the sweepers of --processes, a helper) cost the
- * suite about a fifth of its time for about one point of lines (docs/architecture.md, "The
- * checks"): V8 counts every block each of those processes runs and writes it all out as it exits.
+ * suite about a sixth of its time for under a point of lines (docs/architecture.md, "The checks"):
+ * V8 counts every block each of those processes runs and writes it all out as it exits.
  *
  * Set empty, not removed: Node hands its own NODE_V8_COVERAGE on to a child whose environment
  * lacks the name. NODE_OPTIONS, which brought this file here, goes back to what the runner was
