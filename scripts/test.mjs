@@ -27,7 +27,7 @@ import { run } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spec, tap } from 'node:test/reporters';
 // Built before the tests by every script that runs this file (`npm test`, the tiers' own).
-import { descendants } from '../dist/test/helpers/processes.js';
+import { commandLine, killWithDescendants } from '../dist/test/helpers/processes.js';
 
 // Ranked again once the files were made cheaper: by each file's wall time alone (two files at a
 // time on a quiet 2-core machine, /usr/bin/time), longest first, so that the last files to start
@@ -174,7 +174,7 @@ function marked() {
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
       if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(MARK)) continue;
-      found.push({ pid, command: readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim() });
+      found.push({ pid, command: commandLine(pid).trim() });
     } catch {
       // ended meanwhile, or not ours to read
     }
@@ -184,19 +184,12 @@ function marked() {
 
 // Once every file has ended: what they started has a few seconds to end by itself (a server's
 // keeper stops its server and removes its folder once the file that started it has gone); what is
-// still running then is stopped, and named. The processes below each go first: a server retitles
-// itself over its environment, so the mark shows on its keeper, not on it, and a keeper killed
-// alone would leave its server running.
+// still running then is stopped, and named, with the processes below it: a server retitles itself
+// over its environment, so the mark shows on its keeper, not on it.
 stream.once('end', async () => {
   for (let waited = 0; waited < 5000 && marked().length > 0; waited += 100) await sleep(100);
   for (const { pid, command } of marked()) {
-    for (const one of [...descendants(pid).reverse(), pid]) {
-      try {
-        process.kill(one, 'SIGKILL');
-      } catch {
-        // ended meanwhile
-      }
-    }
+    killWithDescendants(pid);
     process.stderr.write(`left running by the tests, now stopped with what it started: ${pid} ${command}\n`);
   }
 });

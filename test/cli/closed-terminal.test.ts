@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
 import { within, until } from '../helpers/cli-process.js';
-import { descendants, whereStuck } from '../helpers/processes.js';
+import { killWithDescendants, whereStuck } from '../helpers/processes.js';
 import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { oneServerKind } from '../helpers/servers.js';
@@ -107,13 +107,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         ).catch((err: Error) => {
           // Where the run stands, for the failure's message, then the run killed: nothing left running.
           const stuck = whereStuck(pid);
-          for (const one of [pid, ...descendants(pid)]) {
-            try {
-              process.kill(one, 'SIGKILL');
-            } catch {
-              // gone
-            }
-          }
+          killWithDescendants(pid);
           throw new Error(`${err.message}; the helper printed: ${JSON.stringify(cli.printed())}\n${stuck}`);
         });
       } finally {

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, askServer, commandLine, descendants, groupOf, parentOf, threadChildren } from '../helpers/processes.js';
+import { alive, askServer, childrenOf, commandLine, descendants, groupOf, threadChildren } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 30_000;
@@ -92,9 +92,7 @@ interface Keeper {
  * may find another command, or none, and a port of NaN.
  */
 function toolKeepers(cli: RunningCli): Keeper[] {
-  const cliPid = cli.child.pid ?? 0;
-  return descendants(cliPid)
-    .filter((pid) => parentOf(pid) === cliPid)
+  return childrenOf(cli.child.pid ?? 0)
     .map((pid) => ({ pid, line: commandLine(pid) }))
     .filter(({ line }) => /server-keeper\.sh /.test(line))
     .map(({ pid, line }) => ({ pid, line, port: Number(/ --port (\d+) /.exec(line)?.[1]) }))

@@ -51,6 +51,20 @@ function statField(pid: number, field: number): number | undefined {
   }
 }
 
+/**
+ * SIGKILL to `pid` and every process below it, the deepest first: a server retitles itself over its
+ * environment and outlives a keeper killed alone, so what a process started goes before it.
+ */
+export function killWithDescendants(pid: number): void {
+  for (const one of [...descendants(pid).reverse(), pid]) {
+    try {
+      process.kill(one, 'SIGKILL');
+    } catch {
+      // ended meanwhile
+    }
+  }
+}
+
 export const parentOf = (pid: number): number | undefined => statField(pid, 1);
 export const groupOf = (pid: number): number | undefined => statField(pid, 2);
 

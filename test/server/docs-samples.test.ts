@@ -27,11 +27,13 @@ import { tempDir } from '../helpers/temp-dir.js';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Runs at once: each has its own embedded server; more would only share the same cores.
 const AT_ONCE = 4;
+/** The rows of the figures `which` picks, by their heading as one line. */
+const rowsOf = (which: (figure: (typeof FIGURES)[number]) => boolean | undefined): string[] => FIGURES.filter(which).map((f) => f.heading.replace('\n', ' '));
 // The rows the table shows only when they are not zero: a live run may have them where the sample has not.
-const OPTIONAL_ROWS = FIGURES.filter((f) => f.shownWhen?.includes('not-zero')).map((f) => f.heading.replace('\n', ' '));
+const OPTIONAL_ROWS = rowsOf((f) => f.shownWhen?.includes('not-zero'));
 // A trials table shows an anomaly's row only where some trial counted one (unless the figure is
 // `trialsAlways`): twenty trials in lockstep may count none where the sample's counted some.
-const TRIALS_OPTIONAL_ROWS = FIGURES.filter((f) => f.anomaly && !f.trialsAlways).map((f) => f.heading.replace('\n', ' '));
+const TRIALS_OPTIONAL_ROWS = rowsOf((f) => f.anomaly && !f.trialsAlways);
 
 const files = [
   'README.md',
