@@ -24,8 +24,6 @@ const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
 /** The tool as users run it, from the compiled bench (dist/src/bench/) up to the package's bin/. */
 const CLI = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
-/** Turns of the CLI's race and the floor, in alternation: each side keeps its best. */
-const CLI_RACE_TURNS = 3;
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
 const DEFAULT_OUT = 'bench-results/bench.json';
 
@@ -115,7 +113,9 @@ async function measureServer(server: EmbeddedServer, flags: BenchFlags, log: (li
     const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, server.url, JSON.stringify(options)], { maxBuffer: 16 << 20 });
     const size = JSON.parse(stdout) as SizeFigures;
     log(`bench: ${info.kind} ${info.version}, ${jobs} jobs, the CLI's race beside the floor…`);
-    sizes.push({ ...size, cliRace: await measureCliRace(server.url, size, flags.repeats ?? CLI_RACE_TURNS) });
+    // As many turns as the size's own figures: a race of 100,000 jobs lasts some 200 ms, and on a
+    // shared machine one slow turn on either side moved the ratio by a tenth with three.
+    sizes.push({ ...size, cliRace: await measureCliRace(server.url, size, repeats) });
   }
   const latency = flags.latency > 0 ? await measureLatency(server.url, flags.latency, flags.repeats ?? LATENCY_PAIRS, LATENCY_CASES, log) : undefined;
   return { kind: info.kind, version: info.version, sizes, ...(latency ? { latency } : {}) };
