@@ -1,0 +1,99 @@
+// Whether each phase of a run keeps its pace as the queue grows: `emq-race --mode atomic` at a small
+// size and then at a large one (100,000 and 1,000,000 jobs by default), in pairs one right after
+// the other so that both runs of a pair meet the same machine, each on its own embedded server.
+// For every phase in the runs' `phasesMs` it prints the large run's jobs/s as a share of the small
+// run's (1.00: the same pace; the docs hold seeding, audit and clean-up to 0.8), with each run's
+// wall time and peak RSS from /usr/bin/time. After `npm run build`:
+//   node scripts/phase-pace.mjs [--pairs N] [--small N] [--large N] [--sweepers N] [--server-bin PATH] [--json]
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const TIME = '/usr/bin/time';
+const BIN = fileURLToPath(new URL('../bin/emq-race.js', import.meta.url));
+const PHASES = ['seed', 'race', 'audit', 'clean'];
+/** The share of its small-size pace each held phase must keep (docs/scale.md). */
+const HELD = { seed: 0.8, audit: 0.8, clean: 0.8 };
+
+function fail(message) {
+  console.error(`phase-pace: ${message}`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const options = { pairs: 3, small: 100_000, large: 1_000_000, sweepers: 16, serverBin: undefined, json: false };
+  const whole = (flag, text, min) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min) fail(`${flag} ${JSON.stringify(text)}: expected a whole number, ${min} or more`);
+    return value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--json') options.json = true;
+    else if (arg === '--pairs') options.pairs = whole(arg, argv[++i], 1);
+    else if (arg === '--small') options.small = whole(arg, argv[++i], 1000);
+    else if (arg === '--large') options.large = whole(arg, argv[++i], 1000);
+    else if (arg === '--sweepers') options.sweepers = whole(arg, argv[++i], 1);
+    else if (arg === '--server-bin') options.serverBin = argv[++i] ?? fail('--server-bin needs a path');
+    else fail(`unknown argument ${arg}; expected --pairs N --small N --large N --sweepers N --server-bin PATH --json`);
+  }
+  if (options.large <= options.small) fail(`--large (${options.large}) must be above --small (${options.small})`);
+  return options;
+}
+
+/** One run of the CLI: its run object, and its wall time and peak RSS as /usr/bin/time measured them. */
+function runOnce(jobs, options) {
+  const args = [BIN, '--mode', 'atomic', '--sweepers', String(options.sweepers), '--jobs', String(jobs), '--json'];
+  if (options.serverBin) args.push('--server-bin', options.serverBin);
+  const result = spawnSync(TIME, ['-f', 'phase-pace-time %e %M', process.execPath, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  // /usr/bin/time writes its line last; the run's own stderr (progress lines) comes before it.
+  const timeLine = result.stderr.split('\n').findLast((line) => line.startsWith('phase-pace-time ')) ?? '';
+  const [wallS, rssKb] = timeLine.split(' ').slice(1).map(Number);
+  if (result.status !== 0 || !Number.isFinite(wallS)) fail(`emq-race --jobs ${jobs} exited ${result.status}: ${result.stderr.trim().split('\n').at(-2) ?? ''}`);
+  const run = JSON.parse(result.stdout).runs?.[0];
+  if (!run?.phasesMs) fail(`emq-race --jobs ${jobs} printed no phasesMs`);
+  return { jobs, phasesMs: run.phasesMs, wallS, peakRssMb: Math.round(rssKb / 1024) };
+}
+
+/** The large run's jobs/s in `phase` as a share of the small run's, to 0.01. */
+function paceShare(small, large, phase) {
+  const smallRate = small.jobs / small.phasesMs[phase];
+  const largeRate = large.jobs / large.phasesMs[phase];
+  return Math.round((largeRate / smallRate) * 100) / 100;
+}
+
+const options = parseArgs(process.argv.slice(2));
+if (!existsSync(TIME)) fail(`needs ${TIME} (GNU time) to read each run's wall time and peak RSS`);
+if (!existsSync(fileURLToPath(new URL('../dist/src/cli/program.js', import.meta.url)))) fail('run `npm run build` first');
+
+const pairs = [];
+for (let pair = 1; pair <= options.pairs; pair++) {
+  const small = runOnce(options.small, options);
+  const large = runOnce(options.large, options);
+  const shares = Object.fromEntries(PHASES.map((phase) => [phase, paceShare(small, large, phase)]));
+  pairs.push({ pair, shares, small, large });
+  if (!options.json) console.error(`phase-pace: pair ${pair}/${options.pairs} done`);
+}
+const lowest = Object.fromEntries(PHASES.map((phase) => [phase, Math.min(...pairs.map((p) => p.shares[phase]))]));
+const held = Object.fromEntries(Object.entries(HELD).map(([phase, share]) => [phase, pairs.every((p) => p.shares[phase] >= share)]));
+
+if (options.json) {
+  console.log(JSON.stringify({ node: process.version, sweepers: options.sweepers, small: options.small, large: options.large, pairs, lowest, held }));
+} else {
+  const k = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+  console.log(`emq-race --mode atomic --sweepers ${options.sweepers} --json, ${k(options.small)} then ${k(options.large)} jobs, ${options.pairs} pairs:`);
+  console.log(`the ${k(options.large)} run's jobs/s in each phase as a share of the ${k(options.small)} run's (1.00: the same pace)`);
+  console.log(`pair  ${PHASES.map((p) => p.padStart(6)).join('')}   wall ${k(options.small)} / ${k(options.large)}   peak RSS`);
+  for (const p of pairs) {
+    const cells = PHASES.map((phase) => p.shares[phase].toFixed(2).padStart(6)).join('');
+    console.log(
+      `${String(p.pair).padEnd(4)}  ${cells}   ${p.small.wallS.toFixed(1)} s / ${p.large.wallS.toFixed(1)} s   ${p.small.peakRssMb} MB / ${p.large.peakRssMb} MB`,
+    );
+  }
+  const verdict = Object.entries(HELD).map(([phase, share]) => `${phase} ${held[phase] ? 'kept' : 'fell below'} ${share} (lowest ${lowest[phase].toFixed(2)})`);
+  console.log(`in every pair: ${verdict.join(', ')}`);
+}
