@@ -86,6 +86,15 @@ export interface CliRaceFigures {
   readonly floorServerUsPerJob: number | null;
   /** Each turn's phases, from the CLI's JSON. */
   readonly phasesMs: readonly unknown[];
+  /** Every turn of each side in the order run, not only the best: how far the machine moved them. */
+  readonly cliTurns: readonly TurnFigures[];
+  readonly floorTurns: readonly TurnFigures[];
+}
+
+/** One turn of the CLI's race or of the floor: its race's jobs/s and the server's µs per job. */
+interface TurnFigures {
+  readonly jobsPerSec: number;
+  readonly serverUsPerJob: number | null;
 }
 
 type SizeWithCli = SizeFigures & { readonly cliRace?: CliRaceFigures };
@@ -140,14 +149,18 @@ async function measureCliRace(url: string, size: SizeFigures, turns: number): Pr
   let cli: CliRun | undefined;
   let floor: Omit<SweepFigures, 'clean'> | undefined;
   const phasesMs: unknown[] = [];
+  const cliTurns: TurnFigures[] = [];
+  const floorTurns: TurnFigures[] = [];
   for (let turn = 0; turn < turns; turn++) {
     const { stdout } = await run(process.execPath, [CLI, ...args], { maxBuffer: 16 << 20 });
     const raced = (JSON.parse(stdout) as { runs: CliRun[] }).runs[0];
     if (!raced) throw new Error('the CLI printed no run');
     phasesMs.push(raced.phasesMs);
+    cliTurns.push({ jobsPerSec: raced.jobsPerSec, serverUsPerJob: raced.serverUsPerJob });
     if (!cli || raced.jobsPerSec > cli.jobsPerSec) cli = raced;
     const floored = await run(process.execPath, [CHILD, url, JSON.stringify(floorOptions), 'floor'], { maxBuffer: 16 << 20 });
     const bound = JSON.parse(floored.stdout) as Omit<SweepFigures, 'clean'>;
+    floorTurns.push({ jobsPerSec: bound.jobsPerSec, serverUsPerJob: bound.serverUsPerJob ?? null });
     if (!floor || bound.jobsPerSec > floor.jobsPerSec) floor = bound;
   }
   if (!cli || !floor) throw new Error('no turn of the CLI race');
@@ -160,6 +173,8 @@ async function measureCliRace(url: string, size: SizeFigures, turns: number): Pr
     serverUsPerJob: cli.serverUsPerJob,
     floorServerUsPerJob: floor.serverUsPerJob ?? null,
     phasesMs,
+    cliTurns,
+    floorTurns,
   };
 }
 
@@ -268,7 +283,13 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
       const c = s.cliRace;
       if (c)
         lines.push(
-          `${k(s.jobs)} jobs: emq-race --mode atomic at ${c.sweepers} sweepers ${k(c.jobsPerSec)} jobs/s, the floor ${k(c.floorJobsPerSec)} (${c.overFloor} of it, best of ${c.turns} turns each); server µs/job ${c.serverUsPerJob ?? '-'} against ${c.floorServerUsPerJob ?? '-'}`,
+          `${k(s.jobs)} jobs: emq-race --mode atomic at ${c.sweepers} sweepers ${k(c.jobsPerSec)} jobs/s, the floor ${k(c.floorJobsPerSec)} (${c.overFloor} of it, best of ${c.turns} turns each: ${rangeText(
+            c.cliTurns.map((t) => t.jobsPerSec),
+            k,
+          )} against ${rangeText(
+            c.floorTurns.map((t) => t.jobsPerSec),
+            k,
+          )}); server µs/job ${c.serverUsPerJob ?? '-'} against ${c.floorServerUsPerJob ?? '-'}`,
         );
     }
     if (server.latency) lines.push(renderLatency(server, server.latency));
