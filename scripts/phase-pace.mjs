@@ -3,8 +3,12 @@
 // the other so that both runs of a pair meet the same machine, each on its own embedded server.
 // For every phase in the runs' `phasesMs` it prints the large run's jobs/s as a share of the small
 // run's (1.00: the same pace; the docs hold seeding, audit and clean-up to 0.8), with each run's
-// wall time and peak RSS from /usr/bin/time. After `npm run build`:
-//   node scripts/phase-pace.mjs [--pairs N] [--small N] [--large N] [--sweepers N] [--server-bin PATH] [--json]
+// wall time and peak RSS from /usr/bin/time.
+// With --seed-only it takes the tool out: the seeding alone (src/queue/seed.ts, as a run seeds) on a
+// fresh embedded server per size, and the server's CPU per job read from INFO cpu before and after,
+// which is where seeding's pace at a million is decided (docs/scale.md, "Seeding").
+// After `npm run build`:
+//   node scripts/phase-pace.mjs [--pairs N] [--small N] [--large N] [--sweepers N] [--server-bin PATH] [--seed-only] [--json]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +25,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { pairs: 3, small: 100_000, large: 1_000_000, sweepers: 16, serverBin: undefined, json: false };
+  const options = { pairs: 3, small: 100_000, large: 1_000_000, sweepers: 16, serverBin: undefined, seedOnly: false, json: false };
   const whole = (flag, text, min) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < min) fail(`${flag} ${JSON.stringify(text)}: expected a whole number, ${min} or more`);
@@ -30,12 +34,13 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') options.json = true;
+    else if (arg === '--seed-only') options.seedOnly = true;
     else if (arg === '--pairs') options.pairs = whole(arg, argv[++i], 1);
     else if (arg === '--small') options.small = whole(arg, argv[++i], 1000);
     else if (arg === '--large') options.large = whole(arg, argv[++i], 1000);
     else if (arg === '--sweepers') options.sweepers = whole(arg, argv[++i], 1);
     else if (arg === '--server-bin') options.serverBin = argv[++i] ?? fail('--server-bin needs a path');
-    else fail(`unknown argument ${arg}; expected --pairs N --small N --large N --sweepers N --server-bin PATH --json`);
+    else fail(`unknown argument ${arg}; expected --pairs N --small N --large N --sweepers N --server-bin PATH --seed-only --json`);
   }
   if (options.large <= options.small) fail(`--large (${options.large}) must be above --small (${options.small})`);
   return options;
@@ -67,8 +72,64 @@ function paceShare(small, large, phase) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-if (!existsSync(TIME)) fail(`needs ${TIME} (GNU time) to read each run's wall time and peak RSS`);
+const pairsText = `${options.pairs} pair${options.pairs === 1 ? '' : 's'}`;
+if (!options.seedOnly && !existsSync(TIME)) fail(`needs ${TIME} (GNU time) to read each run's wall time and peak RSS`);
 if (!existsSync(fileURLToPath(new URL('../dist/src/cli/program.js', import.meta.url)))) fail('run `npm run build` first');
+
+/** The server's main-thread CPU seconds so far (INFO cpu), or its whole CPU on a server without the split. */
+async function serverCpuSeconds(redis) {
+  const info = await redis.info('cpu');
+  const field = (name) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  const main = field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread');
+  return Number.isFinite(main) ? main : field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/** Seeds `jobs` on a fresh embedded server as a run seeds them; the server's CPU µs per job. */
+async function seedAlone(jobs) {
+  const dist = (path) => import(new URL(`../dist/src/${path}`, import.meta.url).href);
+  const [{ startEmbeddedServer }, { connect, parseServerUrl }, { queueKeys, randomQueueName }, { seedJobs }, { newRunId }, { serverTimeMs }] =
+    await Promise.all([
+      dist('server/embedded-server.js'),
+      dist('server/connection.js'),
+      dist('queue/keys.js'),
+      dist('queue/seed.js'),
+      dist('queue/owner-marker.js'),
+      dist('server/clock.js'),
+    ]);
+  const server = await startEmbeddedServer(options.serverBin ? { bin: options.serverBin } : {});
+  try {
+    const redis = await connect(parseServerUrl(server.url));
+    try {
+      const keys = queueKeys(randomQueueName());
+      const before = await serverCpuSeconds(redis);
+      await seedJobs(redis, keys, { jobs, runId: newRunId(), stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+      const after = await serverCpuSeconds(redis);
+      return Math.round(((after - before) * 1e6 * 100) / jobs) / 100;
+    } finally {
+      redis.disconnect();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+if (options.seedOnly) {
+  const pairs = [];
+  for (let pair = 1; pair <= options.pairs; pair++) {
+    const small = await seedAlone(options.small);
+    const large = await seedAlone(options.large);
+    pairs.push({ pair, smallServerUsPerJob: small, largeServerUsPerJob: large, share: Math.round((small / large) * 100) / 100 });
+  }
+  if (options.json) console.log(JSON.stringify({ node: process.version, small: options.small, large: options.large, pairs }));
+  else {
+    console.log(`seeding alone on a fresh server per size, the server's CPU µs per job (INFO cpu), ${pairsText}:`);
+    for (const p of pairs)
+      console.log(
+        `pair ${p.pair}: ${options.small} jobs ${p.smallServerUsPerJob} µs, ${options.large} jobs ${p.largeServerUsPerJob} µs: ${p.share} of the pace`,
+      );
+  }
+  process.exit(0);
+}
 
 const pairs = [];
 for (let pair = 1; pair <= options.pairs; pair++) {
@@ -85,7 +146,7 @@ if (options.json) {
   console.log(JSON.stringify({ node: process.version, sweepers: options.sweepers, small: options.small, large: options.large, pairs, lowest, held }));
 } else {
   const k = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
-  console.log(`emq-race --mode atomic --sweepers ${options.sweepers} --json, ${k(options.small)} then ${k(options.large)} jobs, ${options.pairs} pairs:`);
+  console.log(`emq-race --mode atomic --sweepers ${options.sweepers} --json, ${k(options.small)} then ${k(options.large)} jobs, ${pairsText}:`);
   console.log(`the ${k(options.large)} run's jobs/s in each phase as a share of the ${k(options.small)} run's (1.00: the same pace)`);
   console.log(`pair  ${PHASES.map((p) => p.padStart(6)).join('')}   wall ${k(options.small)} / ${k(options.large)}   peak RSS`);
   for (const p of pairs) {
