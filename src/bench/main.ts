@@ -236,6 +236,12 @@ export function latencyHeadline(servers: readonly ServerFigures[]): { requestedM
 }
 
 const k = (n: number): string => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
+/** The lowest to the highest jobs/s of a side's turns. */
+const turnRange = (turns: readonly TurnFigures[]): string =>
+  rangeText(
+    turns.map((t) => t.jobsPerSec),
+    k,
+  );
 const mb = (bytes: number): string => `${Math.round(bytes / (1 << 20))} MB`;
 const sweepCell = (list: readonly SweepFigures[]): string => list.map((f) => `${f.sweepers}:${k(f.jobsPerSec)}`).join(' ');
 
@@ -281,16 +287,11 @@ function renderBench(servers: readonly ServerFigures[], batch: number): string {
       lines.push(`${server.kind} ${server.version} (batch ${batch}; sweep ratios, call ms and server µs/job at 8 sweepers)`, table.toString());
     for (const s of server.sizes) {
       const c = s.cliRace;
-      if (c)
-        lines.push(
-          `${k(s.jobs)} jobs: emq-race --mode atomic at ${c.sweepers} sweepers ${k(c.jobsPerSec)} jobs/s, the floor ${k(c.floorJobsPerSec)} (${c.overFloor} of it, best of ${c.turns} turns each: ${rangeText(
-            c.cliTurns.map((t) => t.jobsPerSec),
-            k,
-          )} against ${rangeText(
-            c.floorTurns.map((t) => t.jobsPerSec),
-            k,
-          )}); server µs/job ${c.serverUsPerJob ?? '-'} against ${c.floorServerUsPerJob ?? '-'}`,
-        );
+      if (!c) continue;
+      const turns = `${turnRange(c.cliTurns)} against ${turnRange(c.floorTurns)}`;
+      lines.push(
+        `${k(s.jobs)} jobs: emq-race --mode atomic at ${c.sweepers} sweepers ${k(c.jobsPerSec)} jobs/s, the floor ${k(c.floorJobsPerSec)} (${c.overFloor} of it, best of ${c.turns} turns each: ${turns}); server µs/job ${c.serverUsPerJob ?? '-'} against ${c.floorServerUsPerJob ?? '-'}`,
+      );
     }
     if (server.latency) lines.push(renderLatency(server, server.latency));
   }
