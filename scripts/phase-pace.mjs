@@ -73,6 +73,7 @@ function paceShare(small, large, phase) {
 
 const options = parseArgs(process.argv.slice(2));
 const pairsText = `${options.pairs} pair${options.pairs === 1 ? '' : 's'}`;
+const k = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
 if (!options.seedOnly && !existsSync(TIME)) fail(`needs ${TIME} (GNU time) to read each run's wall time and peak RSS`);
 if (!existsSync(fileURLToPath(new URL('../dist/src/cli/program.js', import.meta.url)))) fail('run `npm run build` first');
 
@@ -125,7 +126,7 @@ if (options.seedOnly) {
     console.log(`seeding alone on a fresh server per size, the server's CPU µs per job (INFO cpu), ${pairsText}:`);
     for (const p of pairs)
       console.log(
-        `pair ${p.pair}: ${options.small} jobs ${p.smallServerUsPerJob} µs, ${options.large} jobs ${p.largeServerUsPerJob} µs: ${p.share} of the pace`,
+        `pair ${p.pair}: ${k(options.small)} jobs ${p.smallServerUsPerJob} µs, ${k(options.large)} jobs ${p.largeServerUsPerJob} µs: ${p.share.toFixed(2)} of the pace`,
       );
   }
   process.exit(0);
@@ -145,7 +146,6 @@ const held = Object.fromEntries(Object.entries(HELD).map(([phase, share]) => [ph
 if (options.json) {
   console.log(JSON.stringify({ node: process.version, sweepers: options.sweepers, small: options.small, large: options.large, pairs, lowest, held }));
 } else {
-  const k = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
   console.log(`emq-race --mode atomic --sweepers ${options.sweepers} --json, ${k(options.small)} then ${k(options.large)} jobs, ${pairsText}:`);
   console.log(`the ${k(options.large)} run's jobs/s in each phase as a share of the ${k(options.small)} run's (1.00: the same pace)`);
   console.log(`pair  ${PHASES.map((p) => p.padStart(6)).join('')}   wall ${k(options.small)} / ${k(options.large)}   peak RSS`);
