@@ -58,18 +58,21 @@ function runOnce(jobs, options) {
   // /usr/bin/time writes its line last; the run's own stderr (progress lines) comes before it.
   const timeLine = result.stderr.split('\n').findLast((line) => line.startsWith('phase-pace-time ')) ?? '';
   const [wallS, rssKb] = timeLine.split(' ').slice(1).map(Number);
-  if (result.status !== 0 || !Number.isFinite(wallS)) fail(`emq-race --jobs ${jobs} exited ${result.status}: ${result.stderr.trim().split('\n').at(-2) ?? ''}`);
+  if (result.status !== 0 || !Number.isFinite(wallS)) {
+    // The run's own last line, not the two /usr/bin/time adds after it.
+    const said = result.stderr.split('\n').filter((line) => line && !line.startsWith('phase-pace-time ') && !line.startsWith('Command exited with'));
+    fail(`emq-race --jobs ${jobs} exited ${result.status}: ${said.at(-1) ?? ''}`);
+  }
   const run = JSON.parse(result.stdout).runs?.[0];
   if (!run?.phasesMs) fail(`emq-race --jobs ${jobs} printed no phasesMs`);
   return { jobs, phasesMs: run.phasesMs, wallS, peakRssMb: Math.round(rssKb / 1024) };
 }
 
-/** The large run's jobs/s in `phase` as a share of the small run's, to 0.01. */
-function paceShare(small, large, phase) {
-  const smallRate = small.jobs / small.phasesMs[phase];
-  const largeRate = large.jobs / large.phasesMs[phase];
-  return Math.round((largeRate / smallRate) * 100) / 100;
-}
+/** The large size's pace as a share of the small one's, to 0.01, from each size's cost per job. */
+const share = (smallCostPerJob, largeCostPerJob) => Math.round((smallCostPerJob / largeCostPerJob) * 100) / 100;
+
+/** The large run's jobs/s in `phase` as a share of the small run's. */
+const paceShare = (small, large, phase) => share(small.phasesMs[phase] / small.jobs, large.phasesMs[phase] / large.jobs);
 
 const options = parseArgs(process.argv.slice(2));
 const pairsText = `${options.pairs} pair${options.pairs === 1 ? '' : 's'}`;
@@ -85,18 +88,9 @@ async function serverCpuSeconds(redis) {
   return Number.isFinite(main) ? main : field('used_cpu_user') + field('used_cpu_sys');
 }
 
-/** Seeds `jobs` on a fresh embedded server as a run seeds them; the server's CPU µs per job. */
-async function seedAlone(jobs) {
-  const dist = (path) => import(new URL(`../dist/src/${path}`, import.meta.url).href);
-  const [{ startEmbeddedServer }, { connect, parseServerUrl }, { queueKeys, randomQueueName }, { seedJobs }, { newRunId }, { serverTimeMs }] =
-    await Promise.all([
-      dist('server/embedded-server.js'),
-      dist('server/connection.js'),
-      dist('queue/keys.js'),
-      dist('queue/seed.js'),
-      dist('queue/owner-marker.js'),
-      dist('server/clock.js'),
-    ]);
+/** Seeds `jobs` on a fresh embedded server as a run seeds them, with the tool's modules `dist`; the server's CPU µs per job. */
+async function seedAlone(jobs, dist) {
+  const { startEmbeddedServer, connect, parseServerUrl, queueKeys, randomQueueName, seedJobs, newRunId, serverTimeMs } = dist;
   const server = await startEmbeddedServer(options.serverBin ? { bin: options.serverBin } : {});
   try {
     const redis = await connect(parseServerUrl(server.url));
@@ -115,11 +109,14 @@ async function seedAlone(jobs) {
 }
 
 if (options.seedOnly) {
+  const load = (path) => import(new URL(`../dist/src/${path}`, import.meta.url).href);
+  const modules = ['server/embedded-server.js', 'server/connection.js', 'queue/keys.js', 'queue/seed.js', 'queue/owner-marker.js', 'server/clock.js'];
+  const dist = Object.assign({}, ...(await Promise.all(modules.map(load))));
   const pairs = [];
   for (let pair = 1; pair <= options.pairs; pair++) {
-    const small = await seedAlone(options.small);
-    const large = await seedAlone(options.large);
-    pairs.push({ pair, smallServerUsPerJob: small, largeServerUsPerJob: large, share: Math.round((small / large) * 100) / 100 });
+    const small = await seedAlone(options.small, dist);
+    const large = await seedAlone(options.large, dist);
+    pairs.push({ pair, smallServerUsPerJob: small, largeServerUsPerJob: large, share: share(small, large) });
   }
   if (options.json) console.log(JSON.stringify({ node: process.version, small: options.small, large: options.large, pairs }));
   else {

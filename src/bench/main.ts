@@ -146,24 +146,21 @@ async function measureCliRace(url: string, size: SizeFigures, turns: number): Pr
   const sweepers = bestSweepers(size);
   const args = ['--url', url, '--mode', 'atomic', '--jobs', String(size.jobs), '--batch', String(size.batch), '--sweepers', String(sweepers), '--json'];
   const floorOptions: FloorOptions = { jobs: size.jobs, batch: size.batch, sweepers };
-  let cli: CliRun | undefined;
-  let floor: Omit<SweepFigures, 'clean'> | undefined;
-  const phasesMs: unknown[] = [];
   const cliTurns: TurnFigures[] = [];
   const floorTurns: TurnFigures[] = [];
+  const phasesMs: unknown[] = [];
   for (let turn = 0; turn < turns; turn++) {
     const { stdout } = await run(process.execPath, [CLI, ...args], { maxBuffer: 16 << 20 });
     const raced = (JSON.parse(stdout) as { runs: CliRun[] }).runs[0];
     if (!raced) throw new Error('the CLI printed no run');
-    phasesMs.push(raced.phasesMs);
     cliTurns.push({ jobsPerSec: raced.jobsPerSec, serverUsPerJob: raced.serverUsPerJob });
-    if (!cli || raced.jobsPerSec > cli.jobsPerSec) cli = raced;
+    phasesMs.push(raced.phasesMs);
     const floored = await run(process.execPath, [CHILD, url, JSON.stringify(floorOptions), 'floor'], { maxBuffer: 16 << 20 });
     const bound = JSON.parse(floored.stdout) as Omit<SweepFigures, 'clean'>;
     floorTurns.push({ jobsPerSec: bound.jobsPerSec, serverUsPerJob: bound.serverUsPerJob ?? null });
-    if (!floor || bound.jobsPerSec > floor.jobsPerSec) floor = bound;
   }
-  if (!cli || !floor) throw new Error('no turn of the CLI race');
+  const cli = bestTurn(cliTurns);
+  const floor = bestTurn(floorTurns);
   return {
     sweepers,
     turns,
@@ -171,11 +168,18 @@ async function measureCliRace(url: string, size: SizeFigures, turns: number): Pr
     floorJobsPerSec: floor.jobsPerSec,
     overFloor: ratio(cli.jobsPerSec, floor.jobsPerSec),
     serverUsPerJob: cli.serverUsPerJob,
-    floorServerUsPerJob: floor.serverUsPerJob ?? null,
+    floorServerUsPerJob: floor.serverUsPerJob,
     phasesMs,
     cliTurns,
     floorTurns,
   };
+}
+
+/** The turn with the most jobs/s: each side's figure beside the other's. */
+function bestTurn(turns: readonly TurnFigures[]): TurnFigures {
+  const best = turns.reduce<TurnFigures | undefined>((a, t) => (!a || t.jobsPerSec > a.jobsPerSec ? t : a), undefined);
+  if (!best) throw new Error('no turn of the CLI race');
+  return best;
 }
 
 /**
