@@ -208,9 +208,11 @@ export function lineShape(line: string): string {
 export function outputShape(output: string): string[] {
   const joined: string[] = [];
   let inExample = false;
+  let inSubItem = false;
   for (const raw of output.replace(/\n+$/, '').split('\n')) {
     if (raw.startsWith('Example: ')) {
       inExample = true;
+      inSubItem = false;
       // The blank line above the heading goes with it: whether a run has an example is the race's own.
       if (joined[joined.length - 1] === '') joined.pop();
       joined.push(raw.replace(/, every command .*/, ''));
@@ -221,12 +223,40 @@ export function outputShape(output: string): string[] {
       continue;
     }
     const last = joined.length - 1;
+    // A readout's sub-item ("faults on loop: …", "note: …") is an entry of its own, and the lines
+    // indented under it continue it: how far its clauses run decides where they wrap.
+    if (SUB_ITEM.test(raw)) {
+      joined.push(raw);
+      inSubItem = true;
+      continue;
+    }
+    if (inSubItem && /^ {4,}\S/.test(raw) && !/[│┃|]/.test(raw)) {
+      joined[last] = `${joined[last]} ${raw.trim()}`;
+      continue;
+    }
+    inSubItem = false;
     // A continuation: two spaces then text, under a line that is prose (not a table's row).
     if (/^ {2}\S/.test(raw) && last >= 0 && !/[│┃|]/.test(raw) && joined[last] !== '' && !/^\s*$/.test(joined[last] ?? ''))
       joined[last] = `${joined[last]} ${raw.trim()}`;
     else joined.push(raw);
   }
-  return joined.flatMap((line) => clauses(lineShape(line)));
+  return joined.flatMap((line) => clauses(withoutRunsOwnSource(lineShape(line))));
+}
+
+// A readout's sub-items, two spaces in under the mode's sentence.
+const SUB_ITEM = /^ {2}(?:note|faults on [^:]+):/;
+
+/**
+ * The table's legend without `recoveries`: the source it is listed under is the run's own (a move
+ * no sweeper heard back puts it under the server's state against the sweepers' records,
+ * src/audit/sources.ts), while every other figure's source is fixed.
+ */
+function withoutRunsOwnSource(shape: string): string {
+  if (!shape.startsWith('From ')) return shape;
+  return shape
+    .replace(/; [^;()]*\(recover\)/, '')
+    .replace(/\(recover, /, '(')
+    .replace(/, recover(?=[,)])/, '');
 }
 
 // A readout sentence: a label (a mode, a queue) then its clauses.

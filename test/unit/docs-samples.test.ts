@@ -121,6 +121,32 @@ test('two sweeps sent at one moment may run in either order', () => {
   assert.deepEqual(shapeDifferences(outputShape(aFirst), outputShape(bFirst)), []);
 });
 
+test('the legend may list recoveries under either source; any other figure moved differs', () => {
+  const heard =
+    "From the server's state (duplicate pending, lost jobs); the sweepers' own records\n  (recoveries, double recoveries); the server's state against the sweepers' records\n  (lost increments, stolen leases).";
+  const reconciled =
+    "From the server's state (duplicate pending, lost jobs); the sweepers' own records\n  (double recoveries); the server's state against the sweepers' records\n  (recoveries, lost increments, stolen leases).";
+  const alone = "From the server's state (duplicate pending); the sweepers' own records (recoveries,\n  double recoveries).";
+  const aloneReconciled =
+    "From the server's state (duplicate pending); the sweepers' own records (double\n  recoveries); the server's state against the sweepers' records (recoveries).";
+  assert.deepEqual(shapeDifferences(outputShape(heard), outputShape(reconciled)), []);
+  assert.deepEqual(shapeDifferences(outputShape(alone), outputShape(aloneReconciled)), []);
+  const movedLost = heard.replace('(duplicate pending, lost jobs)', '(duplicate pending)').replace('(lost increments,', '(lost jobs, lost increments,');
+  assert.notDeepEqual(shapeDifferences(outputShape(heard), outputShape(movedLost)), []);
+});
+
+test("a readout's faults and note are entries of their own, however their clauses wrap", () => {
+  const readout = (faults: string) =>
+    `loop (4 sweepers, 3,000 jobs): recovered 1,600 jobs more than once, misplaced 27 jobs.\n  ${faults}\n  note: script-flush does not apply to loop: the loop sends no script, so an\n    emptied script cache cannot touch it.`;
+  const killed = readout('faults on loop: 62 sweeper connections were killed (62 reconnects, 62 replies\n    lost).');
+  const unheard = readout(
+    'faults on loop: 62 sweeper connections were killed (62 reconnects, 62 replies\n    lost); 1 move ran without its reply reaching the sweeper (reconciled from\n    the server, not anomalies).',
+  );
+  assert.deepEqual(shapeDifferences(outputShape(killed), outputShape(unheard)), []);
+  assert.ok(outputShape(killed).includes('note: script-flush doe not apply to loop: the loop send no script, so an emptied script cache cannot touch it.'));
+  assert.notDeepEqual(shapeDifferences(outputShape(killed), outputShape(killed.replace('cannot touch it', 'cannot reach it'))), []);
+});
+
 test('the same lines in another order differ', () => {
   assert.notDeepEqual(shapeDifferences(outputShape('jobs  1\nlost jobs  0'), outputShape('lost jobs  0\njobs  1')), []);
 });
