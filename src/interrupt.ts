@@ -16,18 +16,26 @@ export interface Interrupts {
    * called: a third signal prints every line still owed before it leaves.
    */
   owe(line: string): () => void;
+  /** Stops listening: at once if no signal came; after one, only once late signals have had their time. */
   dispose(): void;
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
+/** How long a stopped run's listeners outlast its clean-up (see dispose). */
+const LATE_SIGNALS_MS = 10_000;
+
 /**
  * `say` takes each line the signals cause (the command line binds it to stderr); `leave` ends the
  * process with the first signal's exit code and message on the third (the command line's own exit,
  * which prints the JSON error object under --json and spares a closed terminal; process.exit where
- * none is given).
+ * none is given). `lateMs`: how long a stopped run still counts signals after dispose().
  */
-export function watchInterrupts(say: (line: string) => void, leave: (code: number, message: string) => void = (code) => process.exit(code)): Interrupts {
+export function watchInterrupts(
+  say: (line: string) => void,
+  leave: (code: number, message: string) => void = (code) => process.exit(code),
+  lateMs = LATE_SIGNALS_MS,
+): Interrupts {
   const controller = new AbortController();
   const owed = new Set<{ readonly line: string }>();
   let count = 0;
@@ -55,7 +63,16 @@ export function watchInterrupts(say: (line: string) => void, leave: (code: numbe
       return () => void owed.delete(entry);
     },
     dispose() {
-      for (const signal of SIGNALS) process.off(signal, onSignal);
+      const remove = (): void => {
+        for (const signal of SIGNALS) process.off(signal, onSignal);
+      };
+      if (count === 0) return remove();
+      // A run a signal stopped is on its way out once its clean-up is done, and the next signal
+      // may come only then: a closed terminal's second SIGHUP (the shell's, after the kernel's), a
+      // second Ctrl-C. Without a listener it would kill the process mid-way through its last lines,
+      // by the signal rather than with its exit code; it is counted as before instead (a third
+      // still leaves). The listeners go once the process should long have ended.
+      setTimeout(remove, lateMs).unref();
     },
   };
 }
