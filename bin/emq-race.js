@@ -27,11 +27,11 @@ if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   const { run } = helpOnly(args) ? await import('../dist/src/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);
   process.exitCode = code;
-  // A run a signal stopped (129, 130, 143) leaves as soon as its last lines are out. Left to end
-  // by itself, Node closes its signal listeners early in its teardown, and a closed terminal's
-  // second hang-up (the shell's, after the kernel's) landing there would kill it by the signal
-  // instead of letting it exit with its code.
-  if (code === 129 || code === 130 || code === 143) {
+  // A run a signal stopped (its code 128 + the signal's number, as shells report one) leaves as
+  // soon as its last lines are out. Left to end by itself, Node closes its signal listeners early
+  // in its teardown, and a closed terminal's second hang-up (the shell's, after the kernel's)
+  // landing there would kill it by the signal instead of letting it exit with its code.
+  if (code > 128) {
     const flushed = (stream) => new Promise((resolve) => stream.write('', () => resolve()));
     await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
     process.exit(code);

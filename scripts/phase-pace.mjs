@@ -152,6 +152,8 @@ if (options.json) {
       `${String(p.pair).padEnd(4)}  ${cells}   ${p.small.wallS.toFixed(1)} s / ${p.large.wallS.toFixed(1)} s   ${p.small.peakRssMb} MB / ${p.large.peakRssMb} MB`,
     );
   }
-  const verdict = Object.entries(HELD).map(([phase, share]) => `${phase} ${held[phase] ? 'kept' : 'fell below'} ${share} (lowest ${lowest[phase].toFixed(2)})`);
-  console.log(`in every pair: ${verdict.join(', ')}`);
+  const verdict = Object.entries(HELD).map(
+    ([phase, share]) => `${phase} ${held[phase] ? 'kept' : 'did not keep'} ${share} in every pair (lowest ${lowest[phase].toFixed(2)})`,
+  );
+  console.log(`${verdict.join(', ')}`);
 }

@@ -15,7 +15,7 @@ import { connect, parseServerInfo, parseServerUrl } from '../server/connection.j
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
 import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
-import { ratio, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
+import { best, ratio, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
 import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
 import { plural, rangeText } from '../text.js';
 import { LIMITS, type Io } from '../model.js';
@@ -177,9 +177,9 @@ async function measureCliRace(url: string, size: SizeFigures, turns: number): Pr
 
 /** The turn with the most jobs/s: each side's figure beside the other's. */
 function bestTurn(turns: readonly TurnFigures[]): TurnFigures {
-  const best = turns.reduce<TurnFigures | undefined>((a, t) => (!a || t.jobsPerSec > a.jobsPerSec ? t : a), undefined);
-  if (!best) throw new Error('no turn of the CLI race');
-  return best;
+  const found = turns.reduce<TurnFigures | undefined>(best, undefined);
+  if (!found) throw new Error('no turn of the CLI race');
+  return found;
 }
 
 /**

@@ -276,8 +276,8 @@ function sameSnapshot(a: JobSnapshot, b: JobSnapshot): boolean {
   return true;
 }
 
-/** The better of two figures of one kind: the most jobs per second the run managed. */
-function best(a: SweepFigures | undefined, b: SweepFigures): SweepFigures {
+/** The better of two figures of one kind: the most jobs per second the run managed (the first on a tie). */
+export function best<T extends { readonly jobsPerSec: number }>(a: T | undefined, b: T): T {
   return a && a.jobsPerSec >= b.jobsPerSec ? a : b;
 }
 
