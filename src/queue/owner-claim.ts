@@ -170,7 +170,9 @@ function takenError(keys: QueueKeys): EmqError {
  * first), and checks every PRESENCE_EVERY_MS that the marker and the heartbeat are still there.
  * A tick that comes FROZEN_MS or more late finds that the process stood still (Ctrl-Z, SIGSTOP, a
  * laptop asleep): nothing is concluded from the wait itself, the tick checks (or beats) at once,
- * and when it finds the queue gone the line says that the run was paused, and for how long.
+ * and when it finds the queue gone the line says that the run was paused, and for how long. A
+ * check notices such a pause too, and whether the heartbeat could have expired is judged when its
+ * answer is read, so the line does not depend on which came first after the pause.
  * `clock` is the wall clock (a test moves it to stand for a pause).
  */
 export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: () => number = Date.now): Heartbeat {
@@ -181,7 +183,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
   let vanished = false;
   let inFlight: Promise<void> | undefined;
   // When the heartbeat was last written (asked for); how long the process stood still since a
-  // check last found the claim whole, and when a tick last found that it had.
+  // check last found the claim whole, and when that was last noticed.
   let written = clock();
   let stoodMs = 0;
   let stoodSeen = Number.NEGATIVE_INFINITY;
@@ -201,9 +203,21 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     if (ours) written = asked;
     return ours;
   };
+  // The tick (below) notices that the process stood still; so does a check, at its ask and at its
+  // answer, since after a pause a check may decide before the first tick comes round.
+  let ticked = clock();
+  const noticeStood = (now: number): void => {
+    // Far later than a tick was due: the process stood still for about that long.
+    if (now - ticked - PRESENCE_EVERY_MS >= FROZEN_MS) {
+      stoodMs += now - ticked;
+      stoodSeen = now;
+    }
+    ticked = Math.max(ticked, now);
+  };
   const check = async (jobs: readonly string[] = []): Promise<EmqError | undefined> => {
     if (lost.signal.aborted) return lost.signal.reason as EmqError;
     const asked = clock();
+    noticeStood(asked);
     const pipeline = redis.pipeline().get(keys.owner).get(keys.heartbeat);
     for (const id of jobs) pipeline.hget(keys.job(id), 'run');
     const replies = (await pipeline.exec()) ?? [];
@@ -212,6 +226,11 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
       return reply as string | null;
     });
     const [owner, heartbeat, ...hashes] = values;
+    // Judged when the answer is read, not when it was asked: a check asked just before the process
+    // stood still may reach the server only after it resumed (the bytes not yet sent), and then
+    // answers for the time after the pause.
+    const answered = clock();
+    noticeStood(answered);
     if (owner !== null && owner !== value) {
       claimLost = true;
       return stopWith(takenError(keys));
@@ -219,7 +238,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     // A heartbeat not written for as long as it lives expired (the process stood still, or the
     // connection waited behind a long call): while the marker holds this run's claim, it is written
     // again rather than mourned. Gone any sooner, someone removed it.
-    const lapsed = asked - written >= HEARTBEAT_TTL_MS;
+    const lapsed = answered - written >= HEARTBEAT_TTL_MS;
     const rewritten = heartbeat === null && owner === value && lapsed && (await write());
     const gone = [
       ...(owner === null ? [keys.owner] : []),
@@ -233,7 +252,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
       return undefined;
     }
     vanished = true;
-    return stopWith(stoodMs > 0 && lapsed ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: asked - written }) : vanishedError(keys, where, gone));
+    return stopWith(stoodMs > 0 && lapsed ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: answered - written }) : vanishedError(keys, where, gone));
   };
   const beat = async (): Promise<void> => {
     try {
@@ -248,15 +267,9 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     await check().catch(() => undefined);
   };
   let last = clock();
-  let ticked = last;
   const timer = setInterval(() => {
     const now = clock();
-    // A tick far later than due: the process stood still for about that long.
-    if (now - ticked - PRESENCE_EVERY_MS >= FROZEN_MS) {
-      stoodMs += now - ticked;
-      stoodSeen = now;
-    }
-    ticked = now;
+    noticeStood(now);
     // One at a time: behind a long script on the same connection, checks wait rather than pile up.
     if (lost.signal.aborted || inFlight) return;
     const due = now - last >= HEARTBEAT_EVERY_MS;

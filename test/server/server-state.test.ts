@@ -15,10 +15,12 @@ import { queueKeys } from '../../src/queue/keys.js';
 import { MoveLog } from '../../src/sweepers/move-log.js';
 import { runMode } from '../../src/race/run-mode.js';
 import { serverTimeMs } from '../../src/server/clock.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
 import type { Session } from '../../src/server/session.js';
 import { readSnapshot } from '../../src/audit/snapshot.js';
 import { until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
+import { sends, startProxy } from '../helpers/proxy.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 
@@ -229,6 +231,49 @@ forEachServer('audit on server state', (handle) => {
       assert.equal(await redis.exists(keys.owner, keys.heartbeat), 0, 'no heartbeat written for a marker that is gone');
     } finally {
       await heartbeat.stop();
+    }
+  });
+
+  test('a check asked just before the process stood still reaches the server only after clean took the queue: the line still says the run was paused', async () => {
+    const where = session.target.display;
+    let ahead = 0;
+    const clock = (): number => Date.now() + ahead;
+    const keys = queueKeys(queueName('late-check'));
+    const claim = await claimQueue(session.admin, keys, newOwnerMarker('run-late', 5), where);
+    // The heartbeat's connection goes through a relay that holds the check's GET of the marker
+    // when told to: sent before the pause, it reaches the server after it.
+    let hold: Promise<void> | undefined;
+    let release = (): void => {};
+    let heldNow = (): void => {};
+    const held = new Promise<void>((resolve) => (heldNow = resolve));
+    const relay = await startProxy(Number(new URL(handle.url).port), (chunk) => {
+      if (!hold || !sends(chunk, 'GET') || !chunk.includes(keys.owner)) return 'pass';
+      heldNow();
+      return hold;
+    });
+    const relayed = await connect(parseServerUrl(relay.url));
+    const heartbeat = keepHeartbeat(relayed, claim, where, clock);
+    try {
+      hold = new Promise<void>((resolve) => (release = resolve));
+      const checked = heartbeat.check();
+      await held;
+      // Meanwhile the process stands still past the heartbeat's life, and clean takes the queue.
+      ahead += HEARTBEAT_TTL_MS + 1000;
+      await session.admin.unlink(keys.owner, keys.heartbeat);
+      release();
+      const reason = await checked;
+      assert.match(
+        reason?.message ?? '',
+        new RegExp(`^this run was paused for 1[67] s .*most likely by emq-race clean --queue ${keys.queue} from another host`),
+      );
+      assert.equal(heartbeat.vanished, true);
+      assert.equal(await session.admin.exists(keys.owner, keys.heartbeat), 0, 'no heartbeat written for a marker that is gone');
+    } finally {
+      release();
+      await heartbeat.stop();
+      relayed.disconnect();
+      await relay.close();
+      await session.admin.unlink(keys.owner, keys.heartbeat);
     }
   });
 
