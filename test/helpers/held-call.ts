@@ -26,21 +26,33 @@ const bulk = (text: string): string => `$${text.length}\r\n${text}\r\n`;
  * Holds the first call of any of `scripts` (with `argument` among its arguments, if given) that a
  * run sends through the relay to the server on `serverUrl`.
  */
-export async function holdCall(serverUrl: string, scripts: readonly ScriptName[], argument?: string): Promise<HeldCall> {
+export function holdCall(serverUrl: string, scripts: readonly ScriptName[], argument?: string): Promise<HeldCall> {
   const shas = scripts.map((name) => bulk(luaScript(name).sha));
+  return holdFirst(serverUrl, (chunk, sentBefore) => {
+    const text = sentBefore + chunk;
+    const at = Math.max(...shas.map((sha) => text.lastIndexOf(sha)));
+    return at >= 0 && (argument === undefined || text.slice(at).includes(bulk(argument)));
+  });
+}
+
+/**
+ * Holds the first chunk sent through the relay to the server on `serverUrl` for which `matches`
+ * is true; `matches` sees the chunk, and what its connection sent last before it (a call cut over
+ * two chunks is still seen whole).
+ */
+export async function holdFirst(serverUrl: string, matches: (chunk: string, sentBefore: string) => boolean): Promise<HeldCall> {
   let release = (): void => {};
   const released = new Promise<void>((resolve) => (release = resolve));
   let heldNow = (): void => {};
   const held = new Promise<void>((resolve) => (heldNow = resolve));
   let holding = false;
-  // What each connection sent last: a call cut over two chunks is still seen whole.
+  // What each connection sent last.
   const tails = new Map<number, string>();
   const proxy = await startProxy(Number(new URL(serverUrl).port), (chunk, connection) => {
     if (holding) return 'pass';
-    const text = (tails.get(connection) ?? '') + chunk;
-    tails.set(connection, text.slice(-512));
-    const at = Math.max(...shas.map((sha) => text.lastIndexOf(sha)));
-    if (at < 0 || (argument !== undefined && !text.slice(at).includes(bulk(argument)))) return 'pass';
+    const sentBefore = tails.get(connection) ?? '';
+    tails.set(connection, (sentBefore + chunk).slice(-512));
+    if (!matches(chunk, sentBefore)) return 'pass';
     holding = true;
     heldNow();
     return released;

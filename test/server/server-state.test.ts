@@ -20,7 +20,8 @@ import type { Session } from '../../src/server/session.js';
 import { readSnapshot } from '../../src/audit/snapshot.js';
 import { until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { sends, startProxy } from '../helpers/proxy.js';
+import { holdFirst } from '../helpers/held-call.js';
+import { sends } from '../helpers/proxy.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 
@@ -241,26 +242,19 @@ forEachServer('audit on server state', (handle) => {
     const keys = queueKeys(queueName('late-check'));
     const claim = await claimQueue(session.admin, keys, newOwnerMarker('run-late', 5), where);
     // The heartbeat's connection goes through a relay that holds the check's GET of the marker
-    // when told to: sent before the pause, it reaches the server after it.
-    let hold: Promise<void> | undefined;
-    let release = (): void => {};
-    let heldNow = (): void => {};
-    const held = new Promise<void>((resolve) => (heldNow = resolve));
-    const relay = await startProxy(Number(new URL(handle.url).port), (chunk) => {
-      if (!hold || !sends(chunk, 'GET') || !chunk.includes(keys.owner)) return 'pass';
-      heldNow();
-      return hold;
-    });
+    // once armed: sent before the pause, it reaches the server after it.
+    let armed = false;
+    const relay = await holdFirst(handle.url, (chunk) => armed && sends(chunk, 'GET') && chunk.includes(keys.owner));
     const relayed = await connect(parseServerUrl(relay.url));
     const heartbeat = keepHeartbeat(relayed, claim, where, clock);
     try {
-      hold = new Promise<void>((resolve) => (release = resolve));
+      armed = true;
       const checked = heartbeat.check();
-      await held;
+      await relay.held;
       // Meanwhile the process stands still past the heartbeat's life, and clean takes the queue.
       ahead += HEARTBEAT_TTL_MS + 1000;
       await session.admin.unlink(keys.owner, keys.heartbeat);
-      release();
+      relay.release();
       const reason = await checked;
       assert.match(
         reason?.message ?? '',
@@ -269,7 +263,7 @@ forEachServer('audit on server state', (handle) => {
       assert.equal(heartbeat.vanished, true);
       assert.equal(await session.admin.exists(keys.owner, keys.heartbeat), 0, 'no heartbeat written for a marker that is gone');
     } finally {
-      release();
+      relay.release();
       await heartbeat.stop();
       relayed.disconnect();
       await relay.close();
