@@ -6,8 +6,9 @@
  * read of what to recover and its delete), by which time one caller may have run a round trip
  * ahead of the rest on a busy machine and closed one alone. Meeting again where a window opens
  * keeps the run about the port's order, not about which connection the machine served first. It
- * changes no command and no order: every caller still sends what it sent, and a caller the gate
- * stopped is not brought back.
+ * changes no command: every caller still sends what it sent, in its own order, and a caller the
+ * gate stopped is not brought back; what it picks is the interleaving, the overlapping checks the
+ * port's run stands for.
  */
 export class PhaseBarrier {
   private arrived = 0;

@@ -18,6 +18,12 @@ export interface ForeignQueue {
   assertUntouched(what: string): Promise<void>;
   /** The keys of emq-race's own runs still on the server. */
   ourKeys(): Promise<string[]>;
+  /**
+   * Runs a test that keeps its run's keys (`--keep`), then deletes whatever of emq-race's keys it
+   * left, so that a failed assertion costs that test alone rather than the "no keys of ours"
+   * checks of every test after it.
+   */
+  keeping(body: () => Promise<void>): Promise<void>;
 }
 
 export function useForeignQueue(handle: ServerHandle, prefix: string, seed: (url: string) => Promise<void>, atLeast: number): ForeignQueue {
@@ -27,6 +33,7 @@ export function useForeignQueue(handle: ServerHandle, prefix: string, seed: (url
     if (!admin) throw new Error('the suite has not started');
     return admin;
   };
+  const ourKeys = async (): Promise<string[]> => (await allKeys(connection())).filter((key) => key.startsWith('emq:'));
   const foreignNow = async (): Promise<Map<string, string>> => new Map([...(await keyspaceDigest(connection()))].filter(([key]) => key.startsWith(prefix)));
   before(async () => {
     admin = new Redis(handle.url);
@@ -44,7 +51,15 @@ export function useForeignQueue(handle: ServerHandle, prefix: string, seed: (url
     async assertUntouched(what) {
       assert.deepEqual(await foreignNow(), foreign, what);
     },
-    ourKeys: async () => (await allKeys(connection())).filter((key) => key.startsWith('emq:')),
+    ourKeys,
+    async keeping(body) {
+      try {
+        await body();
+      } finally {
+        const left = await ourKeys();
+        if (left.length > 0) await connection().del(...left);
+      }
+    },
   };
 }
 

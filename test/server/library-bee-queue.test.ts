@@ -130,30 +130,31 @@ forEachServer('--lib bee-queue', (handle) => {
     await foreign.assertUntouched("the other application's Bee-Queue keys are untouched");
   });
 
-  test("--keep: each mode's figures equal a count made from its kept keys, and clean --all removes the runs", async () => {
-    const queue = `kept-${Math.random().toString(16).slice(2, 8)}`;
-    const result = await runCli([...beeRace(handle.url), '--queue', queue, '--keep', '--json']);
-    assert.equal(result.code, 0, result.stderr);
-    for (const run of parseRuns(result.stdout)) {
-      const base = `emq:{${run.queue}}:bee-queue:`;
-      const entries = await waitingEntries(foreign.admin, `${base}waiting`);
-      let duplicates = 0;
-      let most = 0;
-      for (const count of entries.values()) {
-        duplicates += count - 1;
-        most = Math.max(most, count);
+  test("--keep: each mode's figures equal a count made from its kept keys, and clean --all removes the runs", () =>
+    foreign.keeping(async () => {
+      const queue = `kept-${Math.random().toString(16).slice(2, 8)}`;
+      const result = await runCli([...beeRace(handle.url), '--queue', queue, '--keep', '--json']);
+      assert.equal(result.code, 0, result.stderr);
+      for (const run of parseRuns(result.stdout)) {
+        const base = `emq:{${run.queue}}:bee-queue:`;
+        const entries = await waitingEntries(foreign.admin, `${base}waiting`);
+        let duplicates = 0;
+        let most = 0;
+        for (const count of entries.values()) {
+          duplicates += count - 1;
+          most = Math.max(most, count);
+        }
+        assert.equal(entries.size, run.jobs, `${run.mode}: every job is in waiting`);
+        assert.equal(run.duplicatePending, duplicates, run.mode);
+        assert.equal(run.mostPendingEntries, most, run.mode);
+        assert.equal(run.recoveries, run.jobs + duplicates, `${run.mode}: each recovery the callers recorded is one entry in waiting`);
+        assert.equal(await foreign.admin.llen(`${base}active`), run.unreclaimed, run.mode);
+        assert.equal(run.unreclaimed, 0, run.mode);
+        assert.equal(await foreign.admin.hlen(`${base}jobs`), run.jobs, `${run.mode}: Bee-Queue's own hash holds every job`);
       }
-      assert.equal(entries.size, run.jobs, `${run.mode}: every job is in waiting`);
-      assert.equal(run.duplicatePending, duplicates, run.mode);
-      assert.equal(run.mostPendingEntries, most, run.mode);
-      assert.equal(run.recoveries, run.jobs + duplicates, `${run.mode}: each recovery the callers recorded is one entry in waiting`);
-      assert.equal(await foreign.admin.llen(`${base}active`), run.unreclaimed, run.mode);
-      assert.equal(run.unreclaimed, 0, run.mode);
-      assert.equal(await foreign.admin.hlen(`${base}jobs`), run.jobs, `${run.mode}: Bee-Queue's own hash holds every job`);
-    }
 
-    await assertCleanAllSparesForeign(foreign, handle.url, 'Bee-Queue');
-  });
+      await assertCleanAllSparesForeign(foreign, handle.url, 'Bee-Queue');
+    }));
 
   test('--lib-from a folder without bee-queue: exit 2, the line says how to install it, nothing written', async () => {
     await assertNotInstalledRefused(foreign, handle.url, 'bee-queue');

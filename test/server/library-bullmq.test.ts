@@ -100,60 +100,61 @@ forEachServer('--lib bullmq', (handle) => {
     await foreign.assertUntouched("the other application's BullMQ keys are untouched");
   });
 
-  test("--keep: the naive run's figures equal a count made from its kept keys, and clean --all removes the run", async () => {
-    // A kept run: its keys are what the count is made from.
-    const queue = `kept-${Math.random().toString(16).slice(2, 8)}`;
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--mode',
-      'bullmq-naive',
-      '--lib-from',
-      PROJECT,
-      '--sweepers',
-      '8',
-      '--jobs',
-      '50',
-      '--queue',
-      queue,
-      '--keep',
-      '--json',
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    const run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
-    assert.ok(run);
-    const base = `emq:{${queue}}:bullmq:`;
-    const wait = await foreign.admin.lrange(`${base}wait`, 0, -1);
-    const entries = new Map<string, number>();
-    for (const id of wait) entries.set(id, (entries.get(id) ?? 0) + 1);
-    let duplicates = 0;
-    for (const count of entries.values()) duplicates += count - 1;
-    let counted = 0;
-    let overJobs = 0;
-    let overCount = 0;
-    for (let id = 1; id <= run.jobs; id++) {
-      const stc = Number((await foreign.admin.hget(`${base}${id}`, 'stc')) ?? 0);
-      counted += stc;
-      if (stc > 1) {
-        overJobs++;
-        overCount += stc - 1;
+  test("--keep: the naive run's figures equal a count made from its kept keys, and clean --all removes the run", () =>
+    foreign.keeping(async () => {
+      // A kept run: its keys are what the count is made from.
+      const queue = `kept-${Math.random().toString(16).slice(2, 8)}`;
+      const result = await runCli([
+        '--url',
+        handle.url,
+        '--mode',
+        'bullmq-naive',
+        '--lib-from',
+        PROJECT,
+        '--sweepers',
+        '8',
+        '--jobs',
+        '50',
+        '--queue',
+        queue,
+        '--keep',
+        '--json',
+      ]);
+      assert.equal(result.code, 0, result.stderr);
+      const run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
+      assert.ok(run);
+      const base = `emq:{${queue}}:bullmq:`;
+      const wait = await foreign.admin.lrange(`${base}wait`, 0, -1);
+      const entries = new Map<string, number>();
+      for (const id of wait) entries.set(id, (entries.get(id) ?? 0) + 1);
+      let duplicates = 0;
+      for (const count of entries.values()) duplicates += count - 1;
+      let counted = 0;
+      let overJobs = 0;
+      let overCount = 0;
+      for (let id = 1; id <= run.jobs; id++) {
+        const stc = Number((await foreign.admin.hget(`${base}${id}`, 'stc')) ?? 0);
+        counted += stc;
+        if (stc > 1) {
+          overJobs++;
+          overCount += stc - 1;
+        }
       }
-    }
-    assert.ok(duplicates > 0, 'the naive port raced');
-    assert.equal(run.duplicatePending, duplicates);
-    assert.equal(run.overcountedStalls, overJobs);
-    assert.equal(run.overcountedStallCount, overCount);
-    // Each recovery the callers recorded is one RPUSH onto wait; stc against them is the counter's gap.
-    assert.equal(run.recoveries, wait.length);
-    assert.equal(run.lostIncrements, Math.max(0, wait.length - counted));
-    assert.equal(run.extraIncrements, Math.max(0, counted - wait.length));
-    assert.ok(
-      (await foreign.ourKeys()).some((key) => key.startsWith(base)),
-      'the keys were kept',
-    );
+      assert.ok(duplicates > 0, `the naive port raced: ${JSON.stringify(run)}`);
+      assert.equal(run.duplicatePending, duplicates);
+      assert.equal(run.overcountedStalls, overJobs);
+      assert.equal(run.overcountedStallCount, overCount);
+      // Each recovery the callers recorded is one RPUSH onto wait; stc against them is the counter's gap.
+      assert.equal(run.recoveries, wait.length);
+      assert.equal(run.lostIncrements, Math.max(0, wait.length - counted));
+      assert.equal(run.extraIncrements, Math.max(0, counted - wait.length));
+      assert.ok(
+        (await foreign.ourKeys()).some((key) => key.startsWith(base)),
+        'the keys were kept',
+      );
 
-    await assertCleanAllSparesForeign(foreign, handle.url, 'BullMQ');
-  });
+      await assertCleanAllSparesForeign(foreign, handle.url, 'BullMQ');
+    }));
 
   test('--fault lapsed-lock: N jobs whose live worker lets its locks lapse are recovered by BullMQ, run again by a second worker, and the N late completions refused; the figures equal the kept keys', async () => {
     const queue = `lapsed-${Math.random().toString(16).slice(2, 8)}`;

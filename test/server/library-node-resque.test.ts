@@ -127,53 +127,54 @@ forEachServer('--lib node-resque', (handle) => {
     await foreign.assertUntouched("the other application's node-resque keys are untouched");
   });
 
-  test("--keep: node-resque's own run's figures equal a count made from its kept keys, and clean --all removes the run", async () => {
-    // A kept run that raced (three tries at most): its keys are then what the count is made from.
-    let run: JsonRun | undefined;
-    let queue = '';
-    for (let attempt = 1; attempt <= 3 && !(run && run.duplicatePending > 0); attempt++) {
-      if (run) assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
-      queue = `kept-${attempt}-${Math.random().toString(16).slice(2, 8)}`;
-      const result = await runCli([
-        '--url',
-        handle.url,
-        '--mode',
-        'node-resque',
-        '--lib-from',
-        PROJECT,
-        '--sweepers',
-        '8',
-        '--loop-jobs',
-        JOBS,
-        '--queue',
-        queue,
-        '--keep',
-        '--json',
-      ]);
-      assert.equal(result.code, 0, result.stderr);
-      run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
-    }
-    assert.ok(run);
-    const base = `emq:{${queue}}:node-resque:`;
-    const entries = await failedEntries(foreign.admin, `${base}failed`);
-    let duplicates = 0;
-    let most = 0;
-    for (const count of entries.values()) {
-      duplicates += count - 1;
-      most = Math.max(most, count);
-    }
-    const counter = Number(await foreign.admin.get(`${base}stat:failed`));
-    assert.ok(duplicates > 0, "node-resque's own cleanOldWorkers raced");
-    assert.equal(entries.size, run.jobs, 'every job is in failed');
-    assert.equal(run.duplicatePending, duplicates);
-    assert.equal(run.mostPendingEntries, most);
-    assert.equal(run.recoveries, run.jobs + duplicates, 'each recovery the callers recorded is one entry in failed');
-    assert.equal(run.extraIncrements, Math.max(0, counter - run.recoveries));
-    assert.equal(run.lostIncrements, Math.max(0, run.recoveries - counter));
-    assert.deepEqual(await foreign.admin.smembers(`${base}workers`), [], 'every dead worker unregistered');
+  test("--keep: node-resque's own run's figures equal a count made from its kept keys, and clean --all removes the run", () =>
+    foreign.keeping(async () => {
+      // A kept run that raced (three tries at most): its keys are then what the count is made from.
+      let run: JsonRun | undefined;
+      let queue = '';
+      for (let attempt = 1; attempt <= 3 && !(run && run.duplicatePending > 0); attempt++) {
+        if (run) assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
+        queue = `kept-${attempt}-${Math.random().toString(16).slice(2, 8)}`;
+        const result = await runCli([
+          '--url',
+          handle.url,
+          '--mode',
+          'node-resque',
+          '--lib-from',
+          PROJECT,
+          '--sweepers',
+          '8',
+          '--loop-jobs',
+          JOBS,
+          '--queue',
+          queue,
+          '--keep',
+          '--json',
+        ]);
+        assert.equal(result.code, 0, result.stderr);
+        run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
+      }
+      assert.ok(run);
+      const base = `emq:{${queue}}:node-resque:`;
+      const entries = await failedEntries(foreign.admin, `${base}failed`);
+      let duplicates = 0;
+      let most = 0;
+      for (const count of entries.values()) {
+        duplicates += count - 1;
+        most = Math.max(most, count);
+      }
+      const counter = Number(await foreign.admin.get(`${base}stat:failed`));
+      assert.ok(duplicates > 0, "node-resque's own cleanOldWorkers raced");
+      assert.equal(entries.size, run.jobs, 'every job is in failed');
+      assert.equal(run.duplicatePending, duplicates);
+      assert.equal(run.mostPendingEntries, most);
+      assert.equal(run.recoveries, run.jobs + duplicates, 'each recovery the callers recorded is one entry in failed');
+      assert.equal(run.extraIncrements, Math.max(0, counter - run.recoveries));
+      assert.equal(run.lostIncrements, Math.max(0, run.recoveries - counter));
+      assert.deepEqual(await foreign.admin.smembers(`${base}workers`), [], 'every dead worker unregistered');
 
-    await assertCleanAllSparesForeign(foreign, handle.url, 'node-resque');
-  });
+      await assertCleanAllSparesForeign(foreign, handle.url, 'node-resque');
+    }));
 
   test('--lib-from a folder without node-resque: exit 2, the line says how to install it, nothing written', async () => {
     await assertNotInstalledRefused(foreign, handle.url, 'node-resque');

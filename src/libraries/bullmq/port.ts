@@ -35,9 +35,10 @@ const MARK_BATCH = 7000;
 
 /**
  * Where a check's callers may be made to meet (PhaseBarrier): `gate` once EXISTS found the gate
- * open, before the caller's SET closes it; `read` just before it reads `stalled`.
+ * open, before the caller's SET closes it; `delete` once SMEMBERS has answered what `stalled`
+ * holds, before the caller's DEL empties it.
  */
-export const MEETING_POINTS = ['gate', 'read'] as const;
+export const MEETING_POINTS = ['gate', 'delete'] as const;
 export type MeetingPoint = (typeof MEETING_POINTS)[number];
 
 /**
@@ -55,10 +56,10 @@ export async function portedStalledCheck(
   await meet?.('gate');
   await exec('SET', keys.stalledCheck, args.now, 'PX', args.maxCheckTime);
   await trimEvents(exec, keys);
-  await meet?.('read');
   const stalling = (await exec('SMEMBERS', keys.stalled)) as string[];
   const moved: string[] = [];
   if (stalling.length > 0) {
+    await meet?.('delete');
     await exec('DEL', keys.stalled);
     for (const jobId of stalling) {
       // A delay marker of BullMQ before v5 in the list: removed, nothing more.

@@ -66,7 +66,7 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       if (!lapsing) await seedStalledJobs(session.admin, plan);
       const raceTarget = session.raceTarget ?? session.target;
       const callers: Caller[] = [];
-      const meetings = { gate: new PhaseBarrier(run.sweepers), read: new PhaseBarrier(run.sweepers) };
+      const meetings = { gate: new PhaseBarrier(run.sweepers), delete: new PhaseBarrier(run.sweepers) };
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
         if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients));
@@ -135,13 +135,20 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
 /**
  * The round-trip port on one connection of the tool's, every command a round trip, stopped by
  * `signal` between two. A caller meets the others at `meetings.gate` once it found the gate open,
- * before it closes it, and at `meetings.read` before it reads `stalled`; a caller the gate turned
- * away, or that failed, leaves where it did not arrive.
+ * before it closes it, and at `meetings.delete` once it has read what `stalled` holds, before it
+ * deletes it; a caller the gate turned away, that read nothing, or that failed, leaves where it
+ * did not arrive.
  *
  * The gate is BullMQ's one check per interval (EXISTS, then SET), two round trips in the port: on
  * a busy machine the server may answer one caller's SET before another's EXISTS, turning that one
  * away and the run into fewer callers than asked for. Meeting between the two lets every caller
  * that found the gate open past it, as the port's own order allows, whichever the machine served first.
+ *
+ * The window is the span between a caller's SMEMBERS and its DEL. Meeting just before the reads
+ * (as the port once did) sends them together but leaves their order at the server to chance: a
+ * server held off its core for a moment can serve one connection's DEL, sent on its SMEMBERS'
+ * answer, ahead of another's SMEMBERS that was waiting longer, and a run raced no one (seen once
+ * in CI). Meeting once the read has answered makes the run the overlapping checks it stands for.
  */
 function portCaller(redis: Redis, keys: BullmqKeys, run: ModeRun, guarded: boolean, meetings: Record<MeetingPoint, PhaseBarrier>, signal: AbortSignal): Caller {
   let commands = 0;
