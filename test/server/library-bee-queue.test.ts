@@ -117,8 +117,8 @@ forEachServer('--lib bee-queue', (handle) => {
       }
     }
     // The naive port races when a second caller is let in while the first is still in its loop:
-    // the gate lapses within a check of a few hundred round trips. A run where it did not is raced
-    // again, three times at most.
+    // the run sizes the gate to lapse within a check (a quarter of its round trips, measured). A
+    // run where no caller's timer fired in time is raced again, three times at most.
     for (let more = 0; (naive?.duplicatePending ?? 0) === 0 && more < 3; more++) {
       const again = await runCli(['--url', handle.url, '--mode', 'bee-queue-naive', '--lib-from', PROJECT, '--sweepers', '8', '--loop-jobs', JOBS, '--json']);
       assert.equal(again.code, 0, again.stderr);

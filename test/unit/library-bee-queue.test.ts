@@ -2,13 +2,15 @@
  * The Bee-Queue library's pure parts: the audit of Bee-Queue's keys on hand-made snapshots (each
  * count checked exactly, the counter figures null), its keys in the queue's namespace, and the
  * round-trip port against a small in-memory server whose gate always lapses within a check: naive
- * pushes a job twice, guarded once; with the gate held, a second caller is turned away.
+ * pushes a job twice, guarded once; with the gate held, a second caller is turned away. And the
+ * gate's lifetime a run picks, from its jobs and the measured round trip.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditBee, blankBeeSnapshot, type BeeSnapshot } from '../../src/libraries/bee-queue/audit.js';
 import { beeKeys } from '../../src/libraries/bee-queue/keys.js';
 import { portedCheckStalledJobs, type Exec } from '../../src/libraries/bee-queue/port.js';
+import { raceInterval } from '../../src/libraries/bee-queue/run.js';
 import { libraryOf } from '../../src/libraries/table.js';
 
 interface Facts {
@@ -86,6 +88,17 @@ test("Bee-Queue's keys live under the queue's hash tag, in the library's namespa
   assert.equal(keys.stallBlock, 'emq:{q1}:bee-queue:stallBlock');
   assert.equal(keys.stalling, 'emq:{q1}:bee-queue:stalling');
   assert.equal(keys.jobs, 'emq:{q1}:bee-queue:jobs');
+});
+
+test("the callers' gate lives a quarter of a port check's round trips at the measured round trip, from 1 ms to 20 ms", () => {
+  // 200 LREMs at 0.05 ms take 10 ms: the gate lapses after 2 ms (2.5, to the whole ms below).
+  assert.equal(raceInterval(200, 0.05), 2);
+  assert.equal(raceInterval(1000, 0.04), 10);
+  // A check too short for a whole ms in four: the gate still lives 1 ms, the least PX sets.
+  assert.equal(raceInterval(40, 0.02), 1);
+  assert.equal(raceInterval(200, 0), 1);
+  // A slow link (the latency proxy): 100 round trips of 2 ms would give 50; the gate stays at 20 ms.
+  assert.equal(raceInterval(100, 2), 20);
 });
 
 test('the Bee-Queue modes belong to bee-queue', () => {

@@ -18,6 +18,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
+import { measureRoundTrip } from '../../server/latency-proxy.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
 import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
@@ -30,13 +31,24 @@ import { readBeeSnapshot } from './snapshot.js';
 import { BeeClients, seedStalledJobs } from './seed.js';
 
 /**
- * The callers' stallInterval (ms), the gate's lifetime: far below Bee-Queue's default 5 s, so that
- * the gate lapses while a port's check is still in its round trips (hundreds of them for a few
- * hundred jobs), as the default one does when a check outlasts 5 s. The same for all three modes.
+ * The callers' stallInterval (ms), the gate's lifetime, is set for each run so that the gate lapses
+ * while a port's check is still in its round trips, as Bee-Queue's default 5 s lapses when a check
+ * outlasts it (a large backlog, a slow link): a quarter of how long the check's LREMs take at the
+ * round trip measured on the race's server before the seeding, at most 20 ms. A fixed 20 ms did
+ * that only where a check took longer: a few hundred jobs' round trips on a fast machine took 10 ms,
+ * and no second caller was ever let in. The same interval for all three modes.
  */
-export const RACE_INTERVAL_MS = 20;
-/** A caller turned away by the gate checks again after this long: half the interval. */
-const RETRY_MS = RACE_INTERVAL_MS / 2;
+const MAX_INTERVAL_MS = 20;
+/** How many of the gate's lifetimes a port's check is to last. */
+const CHECK_OVER_INTERVAL = 4;
+/** PINGs timed on the race's server for its round trip: enough that the median is not one hiccup. */
+const PINGS = 20;
+
+/** The callers' stallInterval (ms) for a port check of `jobs` LREMs of `roundTripMs` each: a quarter of that check, from 1 to 20 ms. Pure. */
+export function raceInterval(jobs: number, roundTripMs: number): number {
+  return Math.min(MAX_INTERVAL_MS, Math.max(1, Math.floor((jobs * roundTripMs) / CHECK_OVER_INTERVAL)));
+}
+
 /** Calls one caller may make: a bound, so a recovery that never moves some job cannot spin. */
 const MAX_CALLS = 3000;
 
@@ -51,26 +63,27 @@ export const runBeeQueueMode: LibraryRunner = async (session, run, interrupts) =
     const connections: Redis[] = [];
     try {
       const bee = beeKeys(run.queue);
+      const raceTarget = session.raceTarget ?? session.target;
+      const interval = raceInterval(run.jobs, await roundTripOf(raceTarget));
       await seedStalledJobs(session.admin, {
         Queue,
         settings: beeSettings(session.target, bee),
-        raceInterval: RACE_INTERVAL_MS,
+        raceInterval: interval,
         keys: bee,
         jobs: run.jobs,
         runId: claimed.runId,
         clients,
         signal: claimed.signal,
       });
-      const raceTarget = session.raceTarget ?? session.target;
       const recovered = new Recovered(run.jobs);
       const callers: Caller[] = [];
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
-        if (run.mode === 'bee-queue') callers.push(await queueCaller(Queue, raceTarget, bee, clients, recovered, claimed.signal));
+        if (run.mode === 'bee-queue') callers.push(await queueCaller(Queue, raceTarget, bee, interval, clients, recovered, claimed.signal));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
-          callers.push(portCaller(redis, bee, run.mode === 'bee-queue-guarded', recovered, claimed.signal));
+          callers.push(portCaller(redis, bee, interval, run.mode === 'bee-queue-guarded', recovered, claimed.signal));
         }
       }
       const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CALLS);
@@ -106,6 +119,16 @@ function beeSettings(target: ServerTarget, keys: BeeKeys): Omit<BeeSettings, 'st
   return { prefix: keys.prefix, redis, getEvents: false, sendEvents: false, activateDelayedJobs: false };
 }
 
+/** The median round trip (ms) of PINGs on a connection of the tool's to the race's server (through the latency proxy with --latency). */
+async function roundTripOf(target: ServerTarget): Promise<number> {
+  const redis = await connect(target);
+  try {
+    return (await measureRoundTrip(redis, PINGS)).median;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** The callers' shared record of which seeded jobs any of them has moved. */
 class Recovered {
   private readonly seen: Uint8Array;
@@ -136,7 +159,14 @@ class Recovered {
  * some job is still to be moved is made again half an interval later; the check returns what the
  * first call that moved something moved, or nothing once every job has been moved by someone.
  */
-function timerCaller(call: () => Promise<readonly string[]>, recovered: Recovered, signal: AbortSignal, count: () => number, callTimes?: CallTimes): Caller {
+function timerCaller(
+  call: () => Promise<readonly string[]>,
+  intervalMs: number,
+  recovered: Recovered,
+  signal: AbortSignal,
+  count: () => number,
+  callTimes?: CallTimes,
+): Caller {
   let calls = 0;
   let cutShort = false;
   return {
@@ -154,7 +184,7 @@ function timerCaller(call: () => Promise<readonly string[]>, recovered: Recovere
           return [...moved];
         }
         if (recovered.all) return [];
-        await sleep(RETRY_MS, undefined, { signal });
+        await sleep(intervalMs / 2, undefined, { signal });
       }
     },
     get commands() {
@@ -171,11 +201,12 @@ async function queueCaller(
   Queue: BeeQueueClass,
   target: ServerTarget,
   keys: BeeKeys,
+  intervalMs: number,
   clients: BeeClients,
   recovered: Recovered,
   signal: AbortSignal,
 ): Promise<Caller> {
-  const queue = clients.add(new Queue(keys.name, { ...beeSettings(target, keys), stallInterval: RACE_INTERVAL_MS, isWorker: false }));
+  const queue = clients.add(new Queue(keys.name, { ...beeSettings(target, keys), stallInterval: intervalMs, isWorker: false }));
   const moved: string[] = [];
   queue.on('stalled', (jobId: string) => moved.push(jobId));
   await queue.ready();
@@ -189,6 +220,7 @@ async function queueCaller(
       clients.check();
       return moved.slice(before);
     },
+    intervalMs,
     recovered,
     signal,
     () => calls,
@@ -197,7 +229,7 @@ async function queueCaller(
 }
 
 /** The round-trip port on one connection of the tool's, every command a round trip, stopped by `signal` between two. */
-function portCaller(redis: Redis, keys: BeeKeys, guarded: boolean, recovered: Recovered, signal: AbortSignal): Caller {
+function portCaller(redis: Redis, keys: BeeKeys, intervalMs: number, guarded: boolean, recovered: Recovered, signal: AbortSignal): Caller {
   let commands = 0;
   const exec: Exec = (command, ...args) => {
     signal.throwIfAborted();
@@ -205,7 +237,8 @@ function portCaller(redis: Redis, keys: BeeKeys, guarded: boolean, recovered: Re
     return redis.call(command, ...args);
   };
   return timerCaller(
-    async () => (await portedCheckStalledJobs(exec, keys, RACE_INTERVAL_MS, guarded)).moved,
+    async () => (await portedCheckStalledJobs(exec, keys, intervalMs, guarded)).moved,
+    intervalMs,
     recovered,
     signal,
     () => commands,
