@@ -18,9 +18,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
-import { measureRoundTrip } from '../../server/latency-proxy.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
+import { measureRoundTrip } from '../../server/latency-proxy.js';
 import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditBee } from './audit.js';
