@@ -144,8 +144,10 @@ stream.on('test:dequeue', (event) => {
 stream.on('test:pass', (event) => running.get(event.file)?.delete(key(event)));
 // The failures, named again once the run ends: a CI log that keeps only its tail still shows them.
 const failures = [];
+const failedFiles = new Set();
 stream.on('test:fail', (event) => {
   running.get(event.file)?.delete(key(event));
+  failedFiles.add(event.file);
   if (event.todo) return;
   process.exitCode = 1;
   const error = event.details?.error;
@@ -163,6 +165,19 @@ stream.on('test:fail', (event) => {
 const reporter = stream.compose(process.stdout.isTTY ? spec : tap);
 reporter.pipe(process.stdout, { end: false });
 reporter.once('end', () => {
+  // A test that began and never ended in a file that did not fail: its result never reached the
+  // runner, which would count fewer tests than ran and pass. Named, and the run fails. The file's
+  // own entry (its path as its name) has no result of its own unless the file fails.
+  for (const [file, names] of running) {
+    if (failedFiles.has(file)) continue;
+    const where = relative(process.cwd(), file);
+    for (const entry of names) {
+      const name = entry.slice(entry.indexOf(' ') + 1);
+      if (name === file || name === where) continue;
+      process.exitCode = 1;
+      failures.push(`${where}: ${name}: began, and its result never reached the runner`);
+    }
+  }
   if (failures.length > 0) process.stdout.write(`# failed (${failures.length}):\n${failures.map((line) => `#   ${line}`).join('\n')}\n`);
 });
 
