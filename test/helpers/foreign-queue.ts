@@ -80,3 +80,28 @@ export async function assertNotInstalledRefused(foreign: ForeignQueue, url: stri
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
   assert.deepEqual(await foreign.ourKeys(), []);
 }
+
+/** A kept list's entries per job id, as a test counts them from the keys a `--keep` run left. */
+export interface ListEntries {
+  readonly perJob: Map<string, number>;
+  /** Entries beyond one per job. */
+  readonly duplicates: number;
+  /** The most entries any one job has. */
+  readonly most: number;
+}
+
+/** Reads the list at `key` and counts its entries per job id; `idOf` reads an entry's job id (the entry itself unless given). */
+export async function listEntries(admin: Redis, key: string, idOf: (entry: string) => string = (entry) => entry): Promise<ListEntries> {
+  const perJob = new Map<string, number>();
+  for (const entry of await admin.lrange(key, 0, -1)) {
+    const id = idOf(entry);
+    perJob.set(id, (perJob.get(id) ?? 0) + 1);
+  }
+  let duplicates = 0;
+  let most = 0;
+  for (const count of perJob.values()) {
+    duplicates += count - 1;
+    most = Math.max(most, count);
+  }
+  return { perJob, duplicates, most };
+}

@@ -15,7 +15,7 @@ import BeeQueue from 'bee-queue';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, listEntries, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
 
 /** The project's folder, whose node_modules holds the Bee-Queue the tests race. */
@@ -61,13 +61,6 @@ async function foreignBee(url: string): Promise<void> {
   await worker.close(1).catch(() => undefined);
   await until(async () => (await admin.exists('bq:mail:stallBlock')) === 0);
   await admin.quit();
-}
-
-/** Entries of `waiting` per job id, from the kept keys. */
-async function waitingEntries(admin: Redis, key: string): Promise<Map<string, number>> {
-  const entries = new Map<string, number>();
-  for (const id of await admin.lrange(key, 0, -1)) entries.set(id, (entries.get(id) ?? 0) + 1);
-  return entries;
 }
 
 function parseRuns(stdout: string): JsonRun[] {
@@ -137,14 +130,8 @@ forEachServer('--lib bee-queue', (handle) => {
       assert.equal(result.code, 0, result.stderr);
       for (const run of parseRuns(result.stdout)) {
         const base = `emq:{${run.queue}}:bee-queue:`;
-        const entries = await waitingEntries(foreign.admin, `${base}waiting`);
-        let duplicates = 0;
-        let most = 0;
-        for (const count of entries.values()) {
-          duplicates += count - 1;
-          most = Math.max(most, count);
-        }
-        assert.equal(entries.size, run.jobs, `${run.mode}: every job is in waiting`);
+        const { perJob, duplicates, most } = await listEntries(foreign.admin, `${base}waiting`);
+        assert.equal(perJob.size, run.jobs, `${run.mode}: every job is in waiting`);
         assert.equal(run.duplicatePending, duplicates, run.mode);
         assert.equal(run.mostPendingEntries, most, run.mode);
         assert.equal(run.recoveries, run.jobs + duplicates, `${run.mode}: each recovery the callers recorded is one entry in waiting`);

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.js';
 import { foreignBullmq } from '../helpers/foreign-bullmq.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, listEntries, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
 
 /** The project's folder, whose node_modules holds the bullmq the tests race. */
@@ -124,11 +124,9 @@ forEachServer('--lib bullmq', (handle) => {
       const run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
       assert.ok(run);
       const base = `emq:{${queue}}:bullmq:`;
-      const wait = await foreign.admin.lrange(`${base}wait`, 0, -1);
-      const entries = new Map<string, number>();
-      for (const id of wait) entries.set(id, (entries.get(id) ?? 0) + 1);
-      let duplicates = 0;
-      for (const count of entries.values()) duplicates += count - 1;
+      const { perJob, duplicates } = await listEntries(foreign.admin, `${base}wait`);
+      // Every entry of wait: one per job there, and the duplicates.
+      const waitLength = perJob.size + duplicates;
       let counted = 0;
       let overJobs = 0;
       let overCount = 0;
@@ -145,9 +143,9 @@ forEachServer('--lib bullmq', (handle) => {
       assert.equal(run.overcountedStalls, overJobs);
       assert.equal(run.overcountedStallCount, overCount);
       // Each recovery the callers recorded is one RPUSH onto wait; stc against them is the counter's gap.
-      assert.equal(run.recoveries, wait.length);
-      assert.equal(run.lostIncrements, Math.max(0, wait.length - counted));
-      assert.equal(run.extraIncrements, Math.max(0, counted - wait.length));
+      assert.equal(run.recoveries, waitLength);
+      assert.equal(run.lostIncrements, Math.max(0, waitLength - counted));
+      assert.equal(run.extraIncrements, Math.max(0, counted - waitLength));
       assert.ok(
         (await foreign.ourKeys()).some((key) => key.startsWith(base)),
         'the keys were kept',

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from 'node-resque';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { assertCleanAllSparesForeign, assertNotInstalledRefused, useForeignQueue } from '../helpers/foreign-queue.js';
+import { assertCleanAllSparesForeign, assertNotInstalledRefused, listEntries, useForeignQueue } from '../helpers/foreign-queue.js';
 import { forEachServer } from '../helpers/servers.js';
 
 /** The project's folder, whose node_modules holds the node-resque the tests race. */
@@ -60,15 +60,8 @@ async function foreignResque(url: string): Promise<void> {
   worker.connection.redis.disconnect();
 }
 
-/** Entries of `failed` per job id, from the kept keys: each a failure whose payload's first argument is the job. */
-async function failedEntries(admin: Redis, key: string): Promise<Map<number, number>> {
-  const entries = new Map<number, number>();
-  for (const entry of await admin.lrange(key, 0, -1)) {
-    const id = Number((JSON.parse(entry) as { payload: { args: unknown[] } }).payload.args[0]);
-    entries.set(id, (entries.get(id) ?? 0) + 1);
-  }
-  return entries;
-}
+/** A failure's job id: the first argument of its payload. */
+const failedJobId = (entry: string): string => String((JSON.parse(entry) as { payload: { args: unknown[] } }).payload.args[0]);
 
 forEachServer('--lib node-resque', (handle) => {
   const foreign = useForeignQueue(handle, 'resque:', foreignResque, 5);
@@ -156,16 +149,10 @@ forEachServer('--lib node-resque', (handle) => {
       }
       assert.ok(run);
       const base = `emq:{${queue}}:node-resque:`;
-      const entries = await failedEntries(foreign.admin, `${base}failed`);
-      let duplicates = 0;
-      let most = 0;
-      for (const count of entries.values()) {
-        duplicates += count - 1;
-        most = Math.max(most, count);
-      }
+      const { perJob, duplicates, most } = await listEntries(foreign.admin, `${base}failed`, failedJobId);
       const counter = Number(await foreign.admin.get(`${base}stat:failed`));
       assert.ok(duplicates > 0, "node-resque's own cleanOldWorkers raced");
-      assert.equal(entries.size, run.jobs, 'every job is in failed');
+      assert.equal(perJob.size, run.jobs, 'every job is in failed');
       assert.equal(run.duplicatePending, duplicates);
       assert.equal(run.mostPendingEntries, most);
       assert.equal(run.recoveries, run.jobs + duplicates, 'each recovery the callers recorded is one entry in failed');
