@@ -128,6 +128,18 @@ export function commandLine(sample: Pick<Sample, 'args' | 'jq'>): string {
   return `$ emq-race ${sample.args.join(' ')}${sample.jq ? ` | jq ${sample.jq.text}` : ''}`;
 }
 
+/**
+ * The README's length limit: a newcomer reads it in minutes. The docs test holds the README to it,
+ * and `npm run samples` checks it after making the README's samples again, since a sample's length
+ * (the worked example under the table) varies from run to run.
+ */
+export const MAX_README_LINES = 300;
+
+/** A file's lines as the limit counts them: a final newline ends the last line, it starts none. */
+export function lineCount(text: string): number {
+  return text.replace(/\n$/, '').split('\n').length;
+}
+
 /** Every sample in one Markdown text; a marker with no block under it, or an unknown option, throws. */
 export function findSamples(file: string, text: string): Sample[] {
   const lines = text.split('\n');
