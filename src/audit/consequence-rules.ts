@@ -8,14 +8,23 @@ import type { AuditCounts } from '../model.js';
 
 /**
  * A call that went unanswered (its connection cut with it in flight) may still have run: the
- * server finishes a script whatever its client does. Such a job left active and its counter rose,
- * with no move anyone acknowledged. Where calls were in doubt, one such rise per job is reconciled
- * as an unacknowledged move; anything beyond it stays an anomaly.
- * `gap` is moves − counter rise, as incrementGap returns it.
+ * server finishes a command or a script whatever its client does. Where calls were in doubt, the
+ * server shows such moves two ways, and the larger count is reconciled as unacknowledged moves:
+ * - a job out of active whose counter rose with no move recorded (a script or a transaction moves
+ *   and counts in one step): one such rise per job, anything beyond it stays an anomaly;
+ * - entries in pending beyond the job's recorded moves (a loop's push that ran while its reply was
+ *   lost; the loop writes the counter after the push, so that write never came): each is a move,
+ *   since only a sweep puts a job in pending. Workers and the re-leaser only take entries out, so
+ *   this never counts more moves than were made.
+ * Each unacknowledged move is a recovery the counter must show, so it adds to the gap. `gap` is
+ * recorded moves − counter rise, as incrementGap returns it; `moved` the recorded moves; `entries`
+ * the job's entries in pending.
  */
-export function reconcileGap(gap: number, inActive: number, callsInDoubt: boolean): { gap: number; unacknowledged: number } {
-  if (callsInDoubt && gap < 0 && inActive === 0) return { gap: gap + 1, unacknowledged: 1 };
-  return { gap, unacknowledged: 0 };
+export function reconcileGap(gap: number, inActive: number, callsInDoubt: boolean, moved = 0, entries = 0): { gap: number; unacknowledged: number } {
+  if (!callsInDoubt) return { gap, unacknowledged: 0 };
+  const byCounter = gap < 0 && inActive === 0 ? 1 : 0;
+  const unacknowledged = Math.max(byCounter, entries - moved);
+  return { gap: gap + unacknowledged, unacknowledged };
 }
 
 export type Placement = 'placed' | 'lost' | 'misplaced';
@@ -161,16 +170,19 @@ export function extraMoves(moves: number, stalls: number): number {
 
 /**
  * The whole-run counts with moves and pending entries judged per cycle, and the observer's windows
- * (null without an observer: not measured).
+ * (null without an observer: not measured). With one cycle a job stalls once and the audit's own
+ * moves beyond the first stand: they count the moves the server shows that no sweeper heard back
+ * as well (reconcileGap), which the cycles' record of the sweepers' moves cannot.
  */
-export function withCycleSums(counts: AuditCounts, tally: CycleTally, windows?: WindowCounts): AuditCounts {
+export function withCycleSums(counts: AuditCounts, tally: CycleTally, cycles: number, windows?: WindowCounts): AuditCounts {
+  const perCycle = cycles > 1;
   return {
     ...counts,
-    doubleRecoveries: tally.doubleRecoveries,
+    doubleRecoveries: perCycle ? tally.doubleRecoveries : counts.doubleRecoveries,
     duplicatePending: tally.earlierDuplicatePending + counts.duplicatePending,
     duplicatePendingAtEnd: counts.duplicatePending,
     mostPendingEntries: Math.max(counts.mostPendingEntries, tally.mostEntriesTaken),
-    jobsRecoveredMoreThanOnce: tally.jobsRecoveredMoreThanOnce,
+    jobsRecoveredMoreThanOnce: perCycle ? tally.jobsRecoveredMoreThanOnce : counts.jobsRecoveredMoreThanOnce,
     windowInNeither: windows ? windows.windowInNeither : null,
     windowInBoth: windows ? windows.windowInBoth : null,
   };

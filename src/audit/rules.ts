@@ -114,7 +114,7 @@ export function recordDisagrees(moves: number, inActive: number): boolean {
 export interface AuditOptions {
   /** Compare the record with the server job by job (the script mode's returns are its only record). */
   readonly crossCheck?: boolean;
-  /** Returned values that were no job id at all: each one a disagreement. */
+  /** Returned values that name no job of the run (not a job id, or an id above its jobs): each one a disagreement. */
   readonly strayIds?: number;
 }
 
@@ -163,11 +163,6 @@ export class JobTally {
     if (entries > c.mostPendingEntries) c.mostPendingEntries = entries;
   }
 
-  /** Moves the server shows that no sweeper recorded (calls in doubt, see reconcileGap): recoveries all the same. */
-  unrecordedMoves(moved: number): void {
-    this.counts.recoveries += moved;
-  }
-
   /** The counter's gap from incrementGap: positive, increments lost; negative, increments from nowhere. */
   counterGap(gap: number): void {
     if (gap > 0) this.counts.lostIncrements += gap;
@@ -204,10 +199,11 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     const inActive = snapshot.inActive[id] ?? 0;
     const inDead = snapshot.inDead[id] ?? 0;
 
-    tally.moves(moved, inPending);
-    const reconciled = reconcileGap(incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore), inActive, context.callsInDoubt ?? false);
+    const gap = incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+    const reconciled = reconcileGap(gap, inActive, context.callsInDoubt ?? false, moved, inPending);
     unacknowledgedMoves += reconciled.unacknowledged;
-    tally.unrecordedMoves(reconciled.unacknowledged);
+    // Moves the server shows that no sweeper heard back are recoveries all the same.
+    tally.moves(moved + reconciled.unacknowledged, inPending);
     tally.counterGap(reconciled.gap);
     if (context.trueStalls) {
       const forgotten = forgottenStalls(context.trueStalls[id] ?? 1, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
@@ -282,9 +278,13 @@ export function anomalyTotal(counts: Pick<AuditCounts, (typeof ANOMALIES)[number
   return ANOMALIES.reduce((sum, name) => sum + (counts[name] ?? 0), 0);
 }
 
-/** Sums each sweeper's record into moves per job id. */
-export function movesPerJob(jobs: number, records: Iterable<{ countInto(counts: Uint32Array): void }>): Uint32Array {
+/**
+ * Sums each sweeper's record into moves per job id 1..jobs; `beyond` counts the recorded ids above
+ * `jobs`, which name no job of the run: a script that returns one reports a move nobody made.
+ */
+export function movesPerJob(jobs: number, records: Iterable<{ countInto(counts: Uint32Array): number }>): { moves: Uint32Array; beyond: number } {
   const moves = new Uint32Array(jobs + 1);
-  for (const record of records) record.countInto(moves);
-  return moves;
+  let beyond = 0;
+  for (const record of records) beyond += record.countInto(moves);
+  return { moves, beyond };
 }

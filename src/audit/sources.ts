@@ -16,7 +16,8 @@ function sourceOf(name: SourcedFigure): FigureSource | undefined {
 
 /**
  * The sources of one run's figures: null for a figure not measured. Moves the server shows but no
- * sweeper heard back (faults) are counted as recoveries from the server; with --cycles the true
+ * sweeper heard back (faults) are counted as recoveries, and beyond a job's first as double
+ * recoveries, from the server; with --cycles the true
  * stall counts behind the counter's figures (escapes, over-counts, early dead-letters) and the
  * duplicates taken out of pending during the run come from the re-leaser's record.
  */
@@ -27,7 +28,12 @@ export function figureSources(counts: AuditCounts, cycles: number): FigureSource
       return [figure, counts[figure] === null ? null : (sourceOf(figure) ?? null)];
     }),
   ) as Record<SourcedFigure, FigureSource | null>;
-  if (counts.unacknowledgedMoves > 0) sources.recoveries = 'server+sweepers';
+  if (counts.unacknowledgedMoves > 0) {
+    sources.recoveries = 'server+sweepers';
+    // With one cycle the moves beyond a job's first count the unacknowledged ones too (the cycles'
+    // sums count the sweepers' records alone).
+    if (cycles <= 1 && sources.doubleRecoveries === 'sweepers') sources.doubleRecoveries = 'server+sweepers';
+  }
   if (cycles > 1) {
     // The real stalls behind these come from the re-leaser's record of the stalls it caused.
     for (const figure of ['deadLetterEscapes', 'overcountedStalls', 'overcountedStallCount', 'deadLetteredEarly'] as const) sources[figure] = 'server+releaser';

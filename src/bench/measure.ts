@@ -200,7 +200,7 @@ async function sweep(
     });
     const serverUs = usecBefore !== undefined ? (await readScriptUsec(admin)) - usecBefore : undefined;
     const serverP99 = before ? p99Between(before, await readScriptHistogram(admin)) : undefined;
-    const moves = movesPerJob(jobs, result.records);
+    const { moves } = movesPerJob(jobs, result.records);
     const recoveries = moves.reduce((sum, n) => sum + n, 0);
     const latency = summarizeLatency(result.latencies);
     return {

@@ -372,7 +372,10 @@ async function judge(
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
   });
-  return [withCycleSums(audited, raced.tally, raced.windows), raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy) : undefined];
+  return [
+    withCycleSums(audited, raced.tally, settled.consequences.cycles, raced.windows),
+    raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy) : undefined,
+  ];
 }
 
 /** The drill's own counts beside the new primary's counters set against the sweepers' records. */

@@ -354,7 +354,7 @@ export function readout(run: RunResult): string {
   if (count('stolenLeases') > 0) parts.push(`took ${plural(count('stolenLeases'), 'job')} whose lease was still valid (stolen from a busy worker)`);
   if (count('misreported') > 0)
     parts.push(
-      `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or no job id at all)`,
+      `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or naming no job of the run)`,
     );
   const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;

@@ -44,11 +44,17 @@ export class MoveLog {
     return this.ids[i] ?? 0;
   }
 
-  /** Adds one to counts[id] for every move in the log; ids beyond the array are not seeded jobs. */
-  countInto(counts: Uint32Array): void {
+  /**
+   * Adds one to counts[id] for every move in the log. Ids beyond the array name no job of the run (a
+   * script's return can name any number): they are counted apart, and how many is the return value.
+   */
+  countInto(counts: Uint32Array): number {
+    let beyond = 0;
     for (let i = 0; i < this.size; i++) {
       const id = this.ids[i] ?? 0;
       if (id < counts.length) counts[id] = (counts[id] ?? 0) + 1;
+      else beyond++;
     }
+    return beyond;
   }
 }

@@ -20,6 +20,9 @@ export const IGNORES_DEADLINE = altered(/rcall\('ZRANGEBYSCORE', KEYS\[1\], '-in
 /** Moves every job it is given but returns nothing: its returns disagree with what it did. */
 export const RETURNS_NOTHING = altered(/return expired\s*$/, 'return {}\n');
 
+/** Does what the built-in one does, but its return names one more job, 99999, that the run never had. */
+export const NAMES_A_JOB_NOBODY_HAD = altered(/return expired\s*$/, "if #expired > 0 then expired[#expired + 1] = '99999' end\nreturn expired\n");
+
 export const DOES_NOT_COMPILE = 'local x = (\n';
 
 export const FAILS_AT_RUN_TIME = "return redis.call('HGET', KEYS[1], 'x')\n";

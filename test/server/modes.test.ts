@@ -11,7 +11,7 @@ import type { Interrupts } from '../../src/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, RETURNS_NOTHING } from '../helpers/scripts.js';
+import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, NAMES_A_JOB_NOBODY_HAD, RETURNS_NOTHING } from '../helpers/scripts.js';
 import { forEachServer, oneServerKind } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/model.js';
@@ -138,6 +138,14 @@ forEachServer('modes', (handle, kind) => {
     const run = await runOnce(session, interrupts, 'script', { userScript: RETURNS_NOTHING, sweepers: 2, jobs: 300, live: 0 });
     assert.equal(run.recoveries, 0);
     assert.ok((run.misreported ?? 0) >= 100, `misreported ${run.misreported}`);
+  });
+
+  test("a user script that returns an id above the run's jobs is reported: one misreport per such return", async () => {
+    const run = await runOnce(session, interrupts, 'script', { userScript: NAMES_A_JOB_NOBODY_HAD, sweepers: 2, jobs: 300, live: 20, batch: 100 });
+    // Every job moved exactly once and was returned, so only the extra ids disagree: one per sweep that moved any.
+    assert.equal(run.recoveries, 300);
+    assert.equal(run.misreported, 3);
+    assert.ok(!isClean(run));
   });
 
   if (kind.kind === PROCESSES_KIND) {

@@ -314,7 +314,7 @@ forEachServer('scale', (handle) => {
     const ours = await readSnapshot(admin, keys, jobs, 0);
     const plain = await readSnapshotStraightforward(admin, keys, jobs, 0);
     assert.deepEqual(plainSnapshot(ours), plainSnapshot(plain));
-    const counts = auditJobs(ours, movesPerJob(jobs, records));
+    const counts = auditJobs(ours, movesPerJob(jobs, records).moves);
     assert.ok(counts.duplicatePending > 0, 'the loop raced');
     assert.ok(
       ours.inActive.some((v) => v === 1),

@@ -72,7 +72,7 @@ forEachServer('audit on server state', (handle) => {
     a.add(5, 'pending');
     b.add(7, 'dead');
     const snapshot = await readSnapshot(redis, keys, 7, 0);
-    const counts = auditJobs(snapshot, movesPerJob(7, [a, b]));
+    const counts = auditJobs(snapshot, movesPerJob(7, [a, b]).moves);
     assert.deepEqual(counts, {
       recoveries: 7,
       doubleRecoveries: 2,

@@ -36,6 +36,19 @@ describe('reconcileGap', () => {
   test('lost increments are never reconciled', () => {
     assert.deepEqual(reconcileGap(2, 0, true), { gap: 2, unacknowledged: 0 });
   });
+  test("a loop's push whose reply was lost: an entry in pending no move explains is a move, and its stall a lost increment", () => {
+    // Recorded no move, in pending once, counter untouched (the write comes after the push).
+    assert.deepEqual(reconcileGap(0, 0, true, 0, 1), { gap: 1, unacknowledged: 1 });
+    // Two pushes recorded, three entries, the counter raised twice.
+    assert.deepEqual(reconcileGap(0, 0, true, 2, 3), { gap: 1, unacknowledged: 1 });
+  });
+  test('a script whose reply was lost shows both ways at once: one move, not two', () => {
+    assert.deepEqual(reconcileGap(-1, 0, true, 0, 1), { gap: 0, unacknowledged: 1 });
+  });
+  test('fewer entries than moves (taken out by a worker, or dead-lettered) reconcile nothing; nor do more without a call in doubt', () => {
+    assert.deepEqual(reconcileGap(1, 0, true, 2, 1), { gap: 1, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(0, 0, false, 0, 1), { gap: 0, unacknowledged: 0 });
+  });
 });
 
 describe('placement', () => {
@@ -192,13 +205,24 @@ describe('auditJobs with the new counts', () => {
     tally.addRelease(1, 2);
     tally.addMoves(Uint32Array.from([0, 1]));
     const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 1]), stalled: Float64Array.from([0, 2]), state: Uint8Array.from([0, pending]) });
-    const counts = withCycleSums(auditJobs(snap, tally.totalMoves), tally, { samples: 9, windowInNeither: 2, windowInBoth: 1 });
+    const counts = withCycleSums(auditJobs(snap, tally.totalMoves), tally, 2, { samples: 9, windowInNeither: 2, windowInBoth: 1 });
     assert.equal(counts.doubleRecoveries, 1);
     assert.equal(counts.duplicatePending, 1);
     assert.equal(counts.duplicatePendingAtEnd, 0, 'the one duplicate was taken out by the re-leaser: none at the end');
     assert.equal(counts.lostIncrements, 1);
     assert.equal(counts.windowInNeither, 2);
     assert.equal(counts.windowInBoth, 1);
+  });
+  test("withCycleSums with one cycle keeps the audit's moves beyond the first, which count unacknowledged ones", () => {
+    const tally = new CycleTally(1);
+    tally.addMoves(Uint32Array.from([0, 1]));
+    // Recorded once, in pending twice, the counter never written: the second push's reply was lost.
+    const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 2]), stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, pending]) });
+    const counts = withCycleSums(auditJobs(snap, tally.totalMoves, { callsInDoubt: true }), tally, 1);
+    assert.equal(counts.unacknowledgedMoves, 1);
+    assert.equal(counts.doubleRecoveries, 1);
+    assert.equal(counts.jobsRecoveredMoreThanOnce, 1);
+    assert.equal(counts.duplicatePending, 1);
   });
 });
 

@@ -212,15 +212,17 @@ test('not measured is not zero: workers, live jobs and a cross-check make their 
   assert.equal(auditJobs(live, new Uint32Array(3)).stolenLeases, 0);
 });
 
-test('movesPerJob sums every sweeper record', () => {
+test('movesPerJob sums every sweeper record, and counts apart the ids that name no job of the run', () => {
   const a = new MoveLog();
   const b = new MoveLog();
   a.add(1, 'pending');
   a.add(2, 'dead');
   b.add(1, 'pending');
-  b.add(99, 'pending'); // not a seeded job: ignored
-  const moves = movesPerJob(3, [a, b]);
+  b.add(99, 'pending'); // not a seeded job: no job's move, counted apart
+  b.add(4, 'pending');
+  const { moves, beyond } = movesPerJob(3, [a, b]);
   assert.deepEqual([...moves], [0, 2, 1, 0]);
+  assert.equal(beyond, 2);
 });
 
 test('MoveLog grows and remembers destinations', () => {
@@ -239,4 +241,30 @@ test('missingJobIds: the jobs read without a state, lowest first, at most the li
   assert.deepEqual(missingJobIds(state, 10), ['2', '5', '7']);
   assert.deepEqual(missingJobIds(state, 2), ['2', '5']);
   assert.deepEqual(missingJobIds(Uint8Array.from([missing, active, pending]), 10), []);
+});
+
+test('calls in doubt: moves the server shows that no sweeper heard back are recoveries, double recoveries and, uncounted, lost increments', () => {
+  const { snapshot, moves } = snapshotOf([
+    // a loop's push ran, its reply was lost, so the counter was never written
+    { moves: 0, pending: 1, stalled: 0, state: 'active' },
+    // pushed twice, the second reply lost: one recorded move, two entries, counted once
+    { moves: 1, pending: 2, stalled: 1, state: 'pending' },
+    // a script ran whole, its reply lost: out of active, counter raised, in pending once
+    { moves: 0, pending: 1, stalled: 1, state: 'pending' },
+    // recorded and answered: nothing to reconcile
+    { moves: 1, pending: 1, stalled: 1, state: 'pending' },
+  ]);
+  const counts = auditJobs(snapshot, moves, { callsInDoubt: true });
+  assert.equal(counts.unacknowledgedMoves, 3);
+  assert.equal(counts.recoveries, 5);
+  assert.equal(counts.doubleRecoveries, 1);
+  assert.equal(counts.jobsRecoveredMoreThanOnce, 1);
+  assert.equal(counts.duplicatePending, 1);
+  assert.equal(counts.lostIncrements, 2);
+  assert.equal(counts.extraIncrements, 0);
+  // Without a call in doubt the same state is counted from the records alone.
+  const strict = auditJobs(snapshot, moves);
+  assert.equal(strict.unacknowledgedMoves, 0);
+  assert.equal(strict.recoveries, 2);
+  assert.equal(strict.extraIncrements, 1);
 });
