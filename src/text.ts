@@ -87,6 +87,16 @@ export function groupThousands(value: number | string): string {
   return /^\d+$/.test(value) ? groupThousands(Number(value)) : value;
 }
 
+/**
+ * A figure of a summary, grouped like a count: a whole number as groupThousands gives it, anything
+ * else (the median of an even number of trials) with one decimal, its whole part grouped.
+ */
+export function groupFigure(value: number): string {
+  if (Number.isInteger(value)) return groupThousands(value);
+  const [whole = '0', fraction = '0'] = Math.abs(value).toFixed(1).split('.');
+  return `${value < 0 ? '-' : ''}${groupThousands(whole)}.${fraction}`;
+}
+
 /** "1 move", "2 moves"; `many` for a plural that is not the singular plus s. */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${groupThousands(n)} ${n === 1 ? one : many}`;

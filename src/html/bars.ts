@@ -10,6 +10,7 @@ import type { Drawing } from './sequence-diagram.js';
 import type { Anomaly } from '../model.js';
 import { headWords } from '../report/legend.js';
 import { headingOf } from '../report/figure-heading.js';
+import { groupFigure } from '../text.js';
 
 /**
  * A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"),
@@ -121,7 +122,12 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
         `<g class="spread-row" data-mode="${esc(summary.mode)}" data-anomaly="${name}" data-min="${spread.min}" data-median="${spread.median}" data-max="${spread.max}">` +
           text(LABEL_X, y, figureLabel(name, [summary.mode]), 'label') +
           drawn +
-          text((max ?? BAR_X) + 10, y, `min ${spread.min} · median ${spread.median} · max ${spread.max}`, `value ${spread.max === 0 ? 'ok' : 'bad'}`) +
+          text(
+            (max ?? BAR_X) + 10,
+            y,
+            `min ${groupFigure(spread.min)} · median ${groupFigure(spread.median)} · max ${groupFigure(spread.max)}`,
+            `value ${spread.max === 0 ? 'ok' : 'bad'}`,
+          ) +
           '</g>',
       );
     }

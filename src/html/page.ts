@@ -27,6 +27,7 @@ import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
 import { latencyWords } from '../report/report.js';
 import { queueWords, replayOf } from '../sweepers/strategies.js';
+import { groupFigure } from '../text.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -161,7 +162,8 @@ function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): strin
 
 /** With trials: one column per mode; rows for the reproduction rate, jobs/s and each count's spread. */
 function trialsTable(summaries: readonly TrialSummaryJson[]): string {
-  const spreadText = (spread: { min: number; median: number; max: number }) => `${spread.min} / ${spread.median} / ${spread.max}`;
+  const spreadText = (spread: { min: number; median: number; max: number }) =>
+    `${groupFigure(spread.min)} / ${groupFigure(spread.median)} / ${groupFigure(spread.max)}`;
   const modes = summaries.map((s) => s.mode);
   const row = (label: string, cell: (s: TrialSummaryJson) => string) => `<tr><th scope="row">${esc(label)}</th>${summaries.map(cell).join('')}</tr>`;
   const rows = [

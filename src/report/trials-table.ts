@@ -8,7 +8,7 @@ import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
 import { NOT_MEASURED, headWords } from './legend.js';
 import { ANOMALIES, FIGURES, type Anomaly } from '../model.js';
-import { groupThousands, plural, wrapLines } from '../text.js';
+import { groupFigure, groupThousands, plural, wrapLines } from '../text.js';
 import { renderFittedTable } from './fitted-table.js';
 import { headingOf } from './figure-heading.js';
 import type { TableLayout } from './report.js';
@@ -20,8 +20,7 @@ function always(name: Anomaly): boolean {
 
 function formatSpread(s: Spread | null): string {
   if (s === null) return NOT_MEASURED;
-  const n = (v: number): string => (Number.isInteger(v) ? groupThousands(v) : v.toFixed(1));
-  return `${n(s.min)} / ${n(s.median)} / ${n(s.max)}`;
+  return `${groupFigure(s.min)} / ${groupFigure(s.median)} / ${groupFigure(s.max)}`;
 }
 
 function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' | 'reproductionRate'>): string {
@@ -70,7 +69,7 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
 function describeWorst(s: TrialSummary): string {
   const shown = ANOMALIES.flatMap((name) => {
     const spread = s[name];
-    return spread && spread.max > 0 ? [`${headWords(headingOf(name, [s.mode]))} median ${formatSpread(spread).split(' / ')[1]}, max ${spread.max}`] : [];
+    return spread && spread.max > 0 ? [`${headWords(headingOf(name, [s.mode]))} median ${groupFigure(spread.median)}, max ${groupFigure(spread.max)}`] : [];
   });
   return shown.length > 0 ? `; ${shown.join('; ')}` : '';
 }

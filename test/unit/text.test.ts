@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { groupThousands, plural } from '../../src/text.js';
+import { groupFigure, groupThousands, plural } from '../../src/text.js';
 
 test('groupThousands writes what en-US toLocaleString writes, for every size of integer and sign', () => {
   const values = [0, 7, 999, 1000, 1001, 99_999, 100_000, 123_456, 1_000_000, 1_234_567, 987_654_321, Number.MAX_SAFE_INTEGER, 1e21];
@@ -23,4 +23,12 @@ test('groupThousands: a string of digits grouped as its number, other text and f
   assert.equal(groupThousands(1234.5), '1234.5');
   assert.equal(plural(1, 'job'), '1 job');
   assert.equal(plural(12_345, 'job'), '12,345 jobs');
+});
+
+test('groupFigure groups a summary figure like a count, with one decimal where it has one', () => {
+  assert.equal(groupFigure(3279.5), '3,279.5');
+  assert.equal(groupFigure(1200), '1,200');
+  assert.equal(groupFigure(2.5), '2.5');
+  assert.equal(groupFigure(1234567.25), '1,234,567.3');
+  assert.equal(groupFigure(-1500.5), '-1,500.5');
 });
