@@ -12,7 +12,7 @@ import { judge } from '../report/verdict.js';
 import { errorWidth } from '../text.js';
 import { clusterTopology } from '../server/cluster/cluster-session.js';
 import type { Topology } from '../server/cluster/topology.js';
-import { checkPlanMemory, nodeName, runQueues } from '../race/queues.js';
+import { checkPlanBeforeWrites, nodeName, runQueues } from '../race/queues.js';
 import { availableModes, planSteps, runPlan } from '../race/plan.js';
 import { randomQueueName } from '../queue/keys.js';
 import { progressBoard } from '../race/progress.js';
@@ -82,7 +82,7 @@ export async function checkGridCells(session: Session, cells: readonly CellSetti
     queues: spreadsQueues(topology, flags) ? flags.queues : 1,
     steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags), randomQueueName()),
   }));
-  await checkPlanMemory(session, topology, plans, signal);
+  await checkPlanBeforeWrites(session, topology, plans, signal);
 }
 
 /** Every mode's run on the session's server, and the report they make. */
@@ -139,7 +139,7 @@ export async function raceReport(
               ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) }
               : {}),
             // Every step is checked against maxmemory before the first one writes.
-            beforeWrites: (steps) => checkPlanMemory(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+            beforeWrites: (steps) => checkPlanBeforeWrites(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
           }),
         );
       } finally {

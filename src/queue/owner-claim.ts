@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import { describeServerError, EmqError, serverError, usageError } from '../errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
-import { queuePattern, type QueueKeys } from './keys.js';
+import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
 import { ownerValue, type OwnerMarker } from './owner-marker.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
@@ -38,6 +38,41 @@ export interface Claim {
   readonly value: string;
 }
 
+/** The claim's refusal of a queue whose marker exists: in use by a run, or kept by one. */
+function inUse(keys: QueueKeys): EmqError {
+  return usageError(`queue ${keys.queue} is already in use (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
+}
+
+/** The claim's refusal of a queue that holds keys of somebody else's. */
+function hasKeys(keys: QueueKeys, key: string): EmqError {
+  return usageError(`queue ${keys.queue} already has keys (${key}): refusing to write over them; pick another --queue`);
+}
+
+/**
+ * Refuses, before anything is written, a command any of whose `queues` already has keys on this
+ * server. Each claim checks its own queue again, but only when its turn comes: without this a
+ * command of several modes would race and clean up its first queues before finding the last one
+ * taken. One SCAN serves them all: of the queue names' common start, each key found then matched
+ * to its queue exactly.
+ */
+export async function refuseUsedQueues(redis: Redis, queues: readonly string[], signal?: AbortSignal): Promise<void> {
+  const byPrefix = new Map(queues.map((queue) => [queueKeys(queue).prefix, queueKeys(queue)]));
+  if (byPrefix.size === 0) return;
+  const prefixes = [...byPrefix.keys()];
+  let common = prefixes[0] ?? '';
+  for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
+  let cursor = '0';
+  do {
+    signal?.throwIfAborted();
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${common.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of batch) {
+      const keys = byPrefix.get(key.slice(0, key.indexOf('}:') + 2));
+      if (keys) throw key === keys.owner ? inUse(keys) : hasKeys(keys, key);
+    }
+  } while (cursor !== '0');
+}
+
 /**
  * Claims `keys`' queue for the run `marker` describes (phase `claiming`), and resolves once the
  * queue was found empty and the marker reads `owned`, with the run's heartbeat written. `where`
@@ -46,9 +81,7 @@ export interface Claim {
 export async function claimQueue(redis: Redis, keys: QueueKeys, marker: OwnerMarker, where: string, signal?: AbortSignal): Promise<Claim> {
   const claiming = ownerValue({ ...marker, phase: 'claiming' });
   const won = await redis.set(keys.owner, claiming, 'PX', CLAIM_TTL_MS, 'NX');
-  if (won !== 'OK') {
-    throw usageError(`queue ${keys.queue} is already in use (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
-  }
+  if (won !== 'OK') throw inUse(keys);
   try {
     let renewed = Date.now();
     const existing = await findQueueKeys(redis, keys, 1, keys.owner, async () => {
@@ -57,9 +90,7 @@ export async function claimQueue(redis: Redis, keys: QueueKeys, marker: OwnerMar
       renewed = Date.now();
       if (!(await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: claiming, to: claiming, markerTtlMs: CLAIM_TTL_MS }))) throw lostClaim(keys);
     });
-    if (existing.length > 0) {
-      throw usageError(`queue ${keys.queue} already has keys (${existing[0]}): refusing to write over them; pick another --queue`);
-    }
+    if (existing[0] !== undefined) throw hasKeys(keys, existing[0]);
     const owned = ownerValue({ ...marker, phase: 'owned' });
     const heartbeat = { ttlMs: HEARTBEAT_TTL_MS, value: marker.run };
     if (!(await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: claiming, to: owned, markerTtlMs: 0, heartbeat }))) throw lostClaim(keys);

@@ -10,6 +10,7 @@ import { serverError } from '../errors.js';
 import type { Interrupts } from '../interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
 import { queueSlot } from '../queue/keys.js';
+import { refuseUsedQueues } from '../queue/owner-claim.js';
 import { checkRunMemory, type ServerLoad } from '../queue/memory-guard.js';
 import type { Topology } from '../server/cluster/topology.js';
 import type { PlanStep } from './plan.js';
@@ -85,12 +86,18 @@ export interface PlannedQueues {
 }
 
 /**
- * The memory guard over whole plans, before their first write: for every server the plans use,
- * what lives there at each step (the step's queues placed as runQueues places them), checked by
- * checkRunMemory. One plan is one race; a grid hands over every cell's, so the dearest cell is
- * refused before the first cell writes. Connections opened here to other primaries are closed again.
+ * The checks over whole plans, before their first write: for every server the plans use, that
+ * none of the queues placed there (as runQueues places them) already has keys, and what lives
+ * there at each step, checked by checkRunMemory, the memory guard. One plan is one race; a grid
+ * hands over every cell's, so a taken queue or the dearest cell is refused before the first cell
+ * writes. Connections opened here to other primaries are closed again.
  */
-export async function checkPlanMemory(session: Session, topology: Topology | undefined, plans: readonly PlannedQueues[], signal?: AbortSignal): Promise<void> {
+export async function checkPlanBeforeWrites(
+  session: Session,
+  topology: Topology | undefined,
+  plans: readonly PlannedQueues[],
+  signal?: AbortSignal,
+): Promise<void> {
   const placed = plans.flatMap(({ queues, steps }) => steps.map((step) => ({ step, placements: placeQueues(session, topology, step.name, queues) })));
   const longest = placed.flatMap(({ placements }) => placements.map((p) => p.queue)).reduce((a, b) => (b.length > a.length ? b : a), '');
   const here = nodeName(session.target.url);
@@ -102,6 +109,8 @@ export async function checkPlanMemory(session: Session, topology: Topology | und
       const target = node === here ? session.target : (topology?.targetOf(node) ?? session.target);
       const redis = node === here ? session.admin : await connect(target);
       if (redis !== session.admin) opened.push(redis);
+      const queuesHere = placed.flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
+      await refuseUsedQueues(redis, queuesHere, signal);
       const moments = placed
         .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
         .filter((moment) => moment.length > 0);

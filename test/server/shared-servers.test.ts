@@ -180,6 +180,31 @@ forEachServer(
       });
     }
 
+    test("a later mode's queue that is taken refuses the whole command before its first mode writes anything", async () => {
+      const taken = 'emq:{race-second-loop}:x';
+      await admin.set(taken, 'foreign');
+      try {
+        const writes = async (): Promise<string> =>
+          (await admin.info('commandstats'))
+            .split('\n')
+            .filter((line) => /^cmdstat_(set|evalsha|eval|unlink|del|zadd|hset|rpush):/.test(line))
+            .map((line) => line.replace(/,usec=.*/, ''))
+            .join('\n');
+        const before = await writes();
+        const run = await runCli(['--url', handle.url, '--queue', 'race-second', '--jobs', '500']);
+        assert.equal(run.code, 2, run.stderr);
+        assert.equal(
+          oneErrorLine(run.stderr),
+          `emq-race: queue race-second-loop already has keys (${taken}): refusing to write over them; pick another --queue`,
+        );
+        assert.equal(run.stdout, '');
+        assert.equal(await writes(), before, 'the atomic queue was never claimed, seeded nor cleaned');
+        assert.deepEqual(await allKeys(admin), [...foreign, taken].sort());
+      } finally {
+        await admin.del(taken);
+      }
+    });
+
     test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
       // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
       const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
