@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { LIMITS } from '../model.js';
 
 export const OWNER_TOOL = 'emq-race';
 
@@ -52,6 +53,12 @@ export function ownerValue(marker: OwnerMarker): string {
   return JSON.stringify(marker);
 }
 
+/**
+ * The most jobs a marker can name: the most expired and live jobs a run seeds. `clean` goes through
+ * every id up to the marker's count, so a larger one was not written by emq-race, and is not trusted.
+ */
+const MOST_MARKED_JOBS = LIMITS.jobs.max + LIMITS.live.max;
+
 /** The marker in a value, or undefined when the value was not written by emq-race. */
 export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
   if (value === null || !value.startsWith('{')) return undefined;
@@ -63,7 +70,7 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
   }
   const m = parsed as (Partial<Omit<OwnerMarker, 'phase'>> & { phase?: unknown }) | null;
   if (!m || m.tool !== OWNER_TOOL || typeof m.run !== 'string') return undefined;
-  if (!Number.isSafeInteger(m.jobs) || (m.jobs as number) < 0) return undefined;
+  if (!Number.isSafeInteger(m.jobs) || (m.jobs as number) < 0 || (m.jobs as number) > MOST_MARKED_JOBS) return undefined;
   return {
     tool: OWNER_TOOL,
     run: m.run,

@@ -20,6 +20,9 @@ test('owner markers: what a run writes is recognised; anything else is not the t
   assert.equal(parseOwnerValue('{"tool":"other","run":"x","jobs":1}'), undefined);
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":-1}'), undefined);
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":1.5}'), undefined);
+  // More jobs than any run seeds: clean would walk a trillion ids (and run out of memory) on its word.
+  assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":1000000000000}'), undefined);
+  assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":20000000}')?.jobs, 20_000_000);
   assert.equal(parseOwnerValue('{"tool":"emq-race",'), undefined);
 });
 
