@@ -13,7 +13,7 @@ import { describeServerError, stoppedAnswering, type EmqError } from '../errors.
 import { stopCause, type Interrupts } from '../interrupt.js';
 import { cleanUpRun, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
-import { claimQueue, HEARTBEAT_TTL_MS, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
+import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
 
 export interface ClaimedRun {
@@ -53,9 +53,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // From here the queue holds keys of the run's: a third signal names the line that removes them.
   // Leaving at once may leave the heartbeat too (a server too slow to take its removal), and
   // `clean` refuses the queue until it expires.
-  const settle = plan.keep
-    ? () => {}
-    : interrupts.owe(`${leftBehindHint(keys.queue)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`);
+  const settle = plan.keep ? () => {} : interrupts.owe(leftBehindHint(keys.queue));
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
 import { inCalls } from '../server/slices.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
+import { HEARTBEAT_TTL_MS } from './owner-claim.js';
 import { jobKeyChunks } from './seed.js';
 
 const CHUNK = 1000;
@@ -82,7 +83,11 @@ export async function cleanUpRun(
   return error;
 }
 
-/** The line that tells a person how to remove what a run could not. */
+/**
+ * The line that tells a person how to remove what a run could not. `clean` refuses a queue while
+ * its run's heartbeat lives, up to HEARTBEAT_TTL_MS after the run stopped: the line says so, so
+ * that the first try does not read as a live run.
+ */
 export function leftBehindHint(queue: string): string {
-  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with emq-race clean --queue ${queue} (and the same --url)`;
+  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with emq-race clean --queue ${queue} (and the same --url); if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
 }
