@@ -5,6 +5,7 @@
  * says which.
  */
 import type { Redis } from 'ioredis';
+import { overcount } from '../audit/consequence-rules.js';
 import { incrementGap } from '../audit/rules.js';
 import type { QueueKeys } from '../queue/keys.js';
 
@@ -33,8 +34,19 @@ export interface Readout {
   readonly lostIncrements: number;
   /** Counter rises beyond the recoveries (client). */
   readonly extraIncrements: number;
+  /**
+   * What the counter should read: stalled-before plus the stalls the job really had, the one expired
+   * lease it was seeded with (client). Recoveries are no stalls: two sweeps recovering one stall
+   * must still count it once.
+   */
+  readonly realStalled: number;
+  /** Stalls the counter shows beyond the job's real one (client): the audit's over-counted stalls, for this one job. */
+  readonly overcountedStalls: number;
   readonly endedIn: Place[];
 }
+
+/** The stalls the replayed job really has: the one expired lease it is seeded with, as the audit counts a job without --cycles. */
+const REAL_STALLS = 1;
 
 /** Where each readout figure comes from: read from the server, or computed by this tool. */
 export const READOUT_SOURCES: { readonly [field in keyof Readout]: 'server' | 'client' } = {
@@ -44,6 +56,8 @@ export const READOUT_SOURCES: { readonly [field in keyof Readout]: 'server' | 'c
   expectedStalled: 'client',
   lostIncrements: 'client',
   extraIncrements: 'client',
+  realStalled: 'client',
+  overcountedStalls: 'client',
   endedIn: 'server',
 };
 
@@ -66,7 +80,8 @@ export function readoutOf(facts: JobFacts, recoverCount: number, stalledBefore: 
   if (facts.inActive) endedIn.push('active');
   if (facts.pendingEntries > 0) endedIn.push('pending');
   if (facts.inDead) endedIn.push('dead');
-  const gap = incrementGap(recoverCount, facts.stalled ?? Number.NaN, stalledBefore);
+  const stalled = facts.stalled ?? Number.NaN;
+  const gap = incrementGap(recoverCount, stalled, stalledBefore);
   return {
     recoverCount,
     pendingEntries: facts.pendingEntries,
@@ -74,6 +89,8 @@ export function readoutOf(facts: JobFacts, recoverCount: number, stalledBefore: 
     expectedStalled: stalledBefore + recoverCount,
     lostIncrements: Math.max(0, gap),
     extraIncrements: Math.max(0, -gap),
+    realStalled: stalledBefore + REAL_STALLS,
+    overcountedStalls: overcount(REAL_STALLS, stalled, stalledBefore),
     endedIn,
   };
 }
@@ -100,10 +117,12 @@ export function readoutRows(readout: Readout, jobId: string, stalledBefore: numb
     row('pendingEntries', 'pending entries', String(readout.pendingEntries), `times job ${jobId} stands in pending`),
     row('stalled', 'stalled', readout.stalled === null ? '(none)' : String(readout.stalled), `its counter, ${stalledBefore} before the sweeps`),
     row('expectedStalled', 'expected stalled', String(readout.expectedStalled), `${stalledBefore} before, plus one per recovery`),
+    row('realStalled', 'real stalled', String(readout.realStalled), `${stalledBefore} before, plus its one real stall`),
     row('lostIncrements', 'lost increments', String(readout.lostIncrements), 'recoveries the counter does not show'),
     ...(readout.extraIncrements > 0
       ? [row('extraIncrements', 'extra increments', String(readout.extraIncrements), 'counter rises beyond the recoveries')]
       : []),
+    row('overcountedStalls', 'over-counted', String(readout.overcountedStalls), 'stalls counted beyond its one real stall'),
     row('endedIn', 'ended in', readout.endedIn.length > 0 ? readout.endedIn.join(', ') : 'nowhere', `where job ${jobId} stands`),
   ];
 }
@@ -111,6 +130,11 @@ export function readoutRows(readout: Readout, jobId: string, stalledBefore: numb
 /** A replay is clean when the job moved once, stands in one place once, and its stall was counted once. */
 export function isCleanReadout(readout: Readout): boolean {
   return (
-    readout.recoverCount === 1 && readout.pendingEntries <= 1 && readout.endedIn.length === 1 && readout.lostIncrements === 0 && readout.extraIncrements === 0
+    readout.recoverCount === 1 &&
+    readout.pendingEntries <= 1 &&
+    readout.endedIn.length === 1 &&
+    readout.lostIncrements === 0 &&
+    readout.extraIncrements === 0 &&
+    readout.overcountedStalls === 0
   );
 }

@@ -17,11 +17,40 @@ import { replayOf } from '../sweepers/strategies.js';
 const COLUMN = 46;
 const GUTTER = ' │ ';
 
-/** What a step's replies mean for the job, in a few words, read from the replies themselves. */
-export function noteFor(step: WireStep, jobId: string): string {
+/** The replay a step belongs to, for the notes that read another of its steps. */
+export interface NoteContext {
+  /** Every step of the replay, in the order they ran. */
+  readonly steps: readonly Pick<WireStep, 'sweep' | 'step' | 'commands'>[];
+  readonly maxStalled?: number;
+}
+
+/**
+ * Why a step sent nothing. A dead-letter step whose sweep wrote the counter back held the job: it
+ * sent nothing because that write stayed below max-stalled (the loop dead-letters only on reaching
+ * it), which its write step shows. Any other empty step belongs to a sweep that never saw the job,
+ * or whose probe dropped it. Without the replay's steps, an empty dead-letter step says only what
+ * is true either way.
+ */
+function idleNote(step: WireStep, context: NoteContext | undefined): string {
+  if (step.step === DEAD_LETTER_STEP) {
+    if (context === undefined) return 'nothing to send: no dead letter due';
+    const wrote = context.steps.find((s) => s.sweep === step.sweep && s.step === 'write')?.commands[0]?.[3];
+    if (wrote !== undefined) {
+      const limit = context.maxStalled === undefined ? 'max-stalled' : `max-stalled ${context.maxStalled}`;
+      return `nothing to send: stalled ${wrote} is below ${limit}, no dead letter due`;
+    }
+  }
+  return 'nothing to send: this sweep has no job';
+}
+
+/**
+ * What a step's replies mean for the job, in a few words, read from the replies themselves (and,
+ * for a step that sent nothing, from the replay's other steps when `context` gives them).
+ */
+export function noteFor(step: WireStep, jobId: string, context?: NoteContext): string {
   const job = `job ${jobId}`;
   const first = step.replies[0];
-  if (step.commands.length === 0) return `nothing to send: this sweep has no job`;
+  if (step.commands.length === 0) return idleNote(step, context);
   switch (step.step) {
     case 'detect':
       return replyNames(first, jobId) ? `finds ${job} expired` : 'finds nothing expired';
@@ -59,7 +88,7 @@ export function noteFor(step: WireStep, jobId: string): string {
   }
 }
 
-function cellLines(step: WireStep, prefix: string, jobId: string, column: number): string[] {
+function cellLines(step: WireStep, prefix: string, jobId: string, column: number, context: NoteContext): string[] {
   const lines = [step.step];
   step.commands.forEach((command, i) => {
     const sent = `→ ${formatArgs(command, prefix)}`;
@@ -69,17 +98,17 @@ function cellLines(step: WireStep, prefix: string, jobId: string, column: number
     if (sent.length + 2 + answer.length <= column) lines.push(`${sent}  ${answer}`.trimEnd());
     else lines.push(...wrap(sent, column, '    '), ...(answer ? wrap(answer, column, '    ') : []));
   });
-  lines.push(...wrap(`= ${noteFor(step, jobId)}`, column, '    '));
+  lines.push(...wrap(`= ${noteFor(step, jobId, context)}`, column, '    '));
   return lines;
 }
 
 /** Two columns side by side, numbered, fitted to `width`: each sweep gets half of what is left. */
-function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number): string[] {
+function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number, maxStalled?: number): string[] {
   const number = String(steps.length).length;
   const column = Math.min(COLUMN, Math.floor((width - number - 2 - GUTTER.length) / 2));
   const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(column)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + column)}─┼─${'─'.repeat(column)}`];
   steps.forEach((step, i) => {
-    const lines = cellLines(step, prefix, jobId, column);
+    const lines = cellLines(step, prefix, jobId, column, { steps, maxStalled });
     lines.forEach((line, j) => {
       const num = j === 0 ? String(i + 1).padStart(number) : ' '.repeat(number);
       const left = step.sweep === 'A' ? line : '';
@@ -98,17 +127,23 @@ export function verdict(readout: Readout, jobId: string): string {
   if (readout.endedIn.length > 1) parts.push(`it ended in ${readout.endedIn.join(' and ')} at once`);
   if (readout.lostIncrements > 0) parts.push(`${readout.lostIncrements} stall increment${readout.lostIncrements === 1 ? ' was' : 's were'} lost`);
   if (readout.extraIncrements > 0) parts.push(`the counter rose ${readout.extraIncrements} more than the recoveries`);
+  if (readout.overcountedStalls > 0) {
+    const over = readout.overcountedStalls;
+    parts.push(`its one stall was counted ${over + 1} times (${over} over-counted stall${over === 1 ? '' : 's'})`);
+  }
   if (readout.recoverCount === 0) parts.push(`no sweep moved job ${jobId}`);
   return `anomaly: ${parts.join('; ')}.`;
 }
 
 export function renderReplay(replay: Replay, width: number): string {
   const prefix = `emq:{${replay.queue}}:`;
+  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
+  const title = `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`;
   const header = [
-    `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
-    replayOf(replay.mode) === 'loop'
-      ? `schedule: ${replay.schedule.join(',')}`
-      : `both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`,
+    ...fit([title]),
+    ...(replayOf(replay.mode) === 'loop'
+      ? scheduleLines(replay.schedule, width)
+      : fit([`both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`])),
     '',
   ];
   const rows = readoutRows(replay.readout, replay.jobId, replay.stalledBefore);
@@ -120,8 +155,30 @@ export function renderReplay(replay: Replay, width: number): string {
     ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
     verdict(replay.readout, replay.jobId),
   ];
-  const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
-  return [...fit(header), ...renderTimeline(replay.steps, prefix, replay.jobId, width), ...fit(readout)].join('\n');
+  return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId, width, replay.maxStalled), ...fit(readout)].join('\n');
+}
+
+/**
+ * The schedule as a line to copy: on the `schedule:` line when it fits there, else on lines of its
+ * own, broken only after a comma, so no step is ever split and the lines joined (indent dropped)
+ * are the `--schedule` value again.
+ */
+function scheduleLines(schedule: readonly string[], width: number): string[] {
+  const whole = `schedule: ${schedule.join(',')}`;
+  if (whole.length <= width) return [whole];
+  const indent = '  ';
+  const lines = ['schedule:'];
+  let line = indent;
+  schedule.forEach((entry, i) => {
+    const item = i < schedule.length - 1 ? `${entry},` : entry;
+    if (line.length > indent.length && line.length + item.length > width) {
+      lines.push(line);
+      line = indent;
+    }
+    line += item;
+  });
+  lines.push(line);
+  return lines;
 }
 
 export function renderCounter(race: CounterRace, width: number): string {

@@ -33,6 +33,8 @@ export function replayJson(replay: Replay): object {
       expectedStalled: replay.readout.expectedStalled,
       lostIncrements: replay.readout.lostIncrements,
       extraIncrements: replay.readout.extraIncrements,
+      realStalled: replay.readout.realStalled,
+      overcountedStalls: replay.readout.overcountedStalls,
       endedIn: replay.readout.endedIn,
     },
     // Which readout figures were read back from the server and which this tool computed.

@@ -46,12 +46,15 @@ test(\`\${MODE}: two sweeps of one expired job, in the order that broke '${witne
   const json = await emqRace(args);
   assert.equal(json.error, undefined, json.error && json.error.message);
   for (const replay of json.replays) {
-    const { recoverCount, pendingEntries, lostIncrements, extraIncrements } = replay.readout;
-    const what = \`\${replay.mode}: \${JSON.stringify(replay.readout)}\`;
-    assert.equal(recoverCount, 1, \`the job was recovered \${recoverCount} times; \${what}\`);
-    assert.ok(pendingEntries <= 1, \`the job stands \${pendingEntries} times in pending; \${what}\`);
-    assert.equal(lostIncrements, 0, \`stall-counter increments lost; \${what}\`);
-    assert.equal(extraIncrements, 0, \`stall counted twice; \${what}\`);
+    const { recoverCount, pendingEntries, lostIncrements, overcountedStalls } = replay.readout;
+    // Every way the job came out wrong, named at once.
+    const wrong = [];
+    if (recoverCount !== 1) wrong.push(\`the job was recovered \${recoverCount} times\`);
+    if (!(pendingEntries <= 1)) wrong.push(\`the job stands \${pendingEntries} times in pending\`);
+    if (lostIncrements !== 0) wrong.push(\`stall-counter increments lost: \${lostIncrements}\`);
+    // Its one real stall (the expired lease) counted more than once: the counter above stalled-before + 1.
+    if (overcountedStalls !== 0) wrong.push(\`stall counted twice: \${overcountedStalls} over-counted\`);
+    assert.deepEqual(wrong, [], \`\${replay.mode}: \${wrong.join('; ')}; \${JSON.stringify(replay.readout)}\`);
   }
 });
 `;

@@ -8,13 +8,16 @@ import { replayAtomic } from '../../src/explain/atomic-replay.js';
 import type { CounterForm } from '../../src/explain/counter-forms.js';
 import { raceCounter, type CounterRace } from '../../src/explain/counter-race.js';
 import { replayLoop } from '../../src/explain/loop-replay.js';
+import { noteFor, renderReplay } from '../../src/explain/render.js';
 import type { Replay } from '../../src/explain/replay.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, parseSchedule } from '../../src/explain/schedule.js';
 import { onStage, type Stage } from '../../src/explain/stage.js';
 import type { WireStep } from '../../src/explain/wire.js';
+import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
 import type { Interrupts } from '../../src/interrupt.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
@@ -84,6 +87,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 2,
       lostIncrements: 1,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
     assert.deepEqual(
@@ -113,6 +118,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 1,
       lostIncrements: 0,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
     assert.deepEqual(stepOf(replay, 'B', 'detect').replies, [[]]);
@@ -130,6 +137,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 1,
       lostIncrements: 0,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
   });
@@ -163,6 +172,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 4,
       lostIncrements: 1,
       extraIncrements: 0,
+      realStalled: 3,
+      overcountedStalls: 0,
       endedIn: ['dead'],
     });
   });
@@ -187,6 +198,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 1,
       lostIncrements: 0,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
     const [first, second] = replay.steps;
@@ -206,6 +219,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 3,
       lostIncrements: 0,
       extraIncrements: 0,
+      realStalled: 3,
+      overcountedStalls: 0,
       endedIn: ['dead'],
     });
   });
@@ -255,6 +270,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 2,
       lostIncrements: 1,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
     assert.deepEqual(report.replays[1]?.readout, {
@@ -264,6 +281,8 @@ forEachServer('explain', (handle) => {
       expectedStalled: 1,
       lostIncrements: 0,
       extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 0,
       endedIn: ['pending'],
     });
     assert.equal(report.replays[0]?.readoutSources.stalled, 'server');
@@ -300,6 +319,130 @@ forEachServer('explain', (handle) => {
     const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '20', '--json']);
     assert.equal(result.code, 0, result.stderr);
     assert.equal((JSON.parse(result.stdout) as { runs: unknown[] }).runs.length, 1);
+  });
+
+  /** The audit's counts for the replayed job, from the server's own state: what explore judges it by. */
+  const auditedJob = async (stage: Stage, recoverCount: number, maxStalled: number) => {
+    const { admin, keys } = stage;
+    const stalled = await admin.hget(keys.job('1'), 'stalled');
+    const facts = {
+      pendingEntries: (await admin.lrange(keys.pending, 0, -1)).filter((id) => id === '1').length,
+      inActive: (await admin.zscore(keys.active, '1')) !== null,
+      activeExpired: false,
+      inDead: (await admin.zscore(keys.dead, '1')) !== null,
+      stalled: stalled === null ? null : Number(stalled),
+      state: await admin.hget(keys.job('1'), 'state'),
+    };
+    const counts = auditJob(facts, recoverCount, stage.stalledBefore, maxStalled);
+    return { counts, outcome: outcomeClass(counts) };
+  };
+
+  // One expired lease is one real stall: two sweeps that each raise the counter count it twice,
+  // though every recovery shows in the counter (no increment lost).
+  const OVERCOUNT = 'A:detect,A:probe,B:detect,B:probe,B:move,B:read,B:write,A:move,A:read,A:write';
+  const OVERCOUNT_DEAD = 'B:detect,A:detect,B:probe,A:probe,A:move,A:read,A:write,A:dead-letter,B:move,B:read,B:write,B:dead-letter';
+
+  test("loop: a stall both sweeps count is over-counted, judged against the job's one real stall as the audit does", async () => {
+    let audited: Awaited<ReturnType<typeof auditedJob>> | undefined;
+    const replay = await onJob('overcount', 0, loop(OVERCOUNT), async (r, stage) => {
+      audited = await auditedJob(stage, r.readout.recoverCount, 3);
+    });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 2,
+      pendingEntries: 2,
+      stalled: 2,
+      expectedStalled: 2,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      realStalled: 1,
+      overcountedStalls: 1,
+      endedIn: ['pending'],
+    });
+    assert.equal(audited?.outcome, 'duplicateAndOverCount', "explore's class for the same job");
+    assert.equal(audited?.counts.overcountedStallCount, replay.readout.overcountedStalls, "the audit's over-count");
+    assert.equal(audited?.counts.lostIncrements, replay.readout.lostIncrements);
+  });
+
+  test('loop at stalled-before max-stalled − 1: both sweeps count the one stall and dead-letter the job; over-counted, none lost', async () => {
+    let audited: Awaited<ReturnType<typeof auditedJob>> | undefined;
+    const replay = await onJob('overcount-dead', 2, loop(OVERCOUNT_DEAD, 3), async (r, stage) => {
+      audited = await auditedJob(stage, r.readout.recoverCount, 3);
+    });
+    assert.deepEqual(replay.readout, {
+      recoverCount: 2,
+      pendingEntries: 0,
+      stalled: 4,
+      expectedStalled: 4,
+      lostIncrements: 0,
+      extraIncrements: 0,
+      realStalled: 3,
+      overcountedStalls: 1,
+      endedIn: ['dead'],
+    });
+    assert.equal(audited?.outcome, 'duplicateAndOverCount');
+    assert.equal(audited?.counts.overcountedStallCount, 1);
+  });
+
+  test('the CLI names the over-count in the readout, the anomaly line and the JSON', async () => {
+    const text = await runCli(['explain', '--mode', 'loop', '--schedule', OVERCOUNT, '--url', handle.url]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^ {2}stalled +2 +server /m);
+    assert.match(text.stdout, /^ {2}real stalled +1 +client +0 before, plus its one real stall$/m);
+    assert.match(text.stdout, /^ {2}lost increments +0 +client /m);
+    assert.match(text.stdout, /^ {2}over-counted +1 +client +stalls counted beyond its one real stall$/m);
+    const verdict = text.stdout.slice(text.stdout.indexOf('\nanomaly: ') + 1).replace(/\n +/g, ' ');
+    assert.match(verdict, /^anomaly: job 1 was recovered 2 times; .*its one stall was counted 2 times \(1 over-counted stall\)\.$/m);
+
+    const json = await runCli(['explain', '--mode', 'loop', '--stalled-before', '2', '--schedule', OVERCOUNT_DEAD, '--url', handle.url, '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as { replays: { readout: Record<string, unknown>; readoutSources: Record<string, string> }[] };
+    assertMatchesSchema(report, 'explain --json with an over-count');
+    const [replay] = report.replays;
+    assert.equal(replay?.readout.stalled, 4);
+    assert.equal(replay?.readout.realStalled, 3);
+    assert.equal(replay?.readout.overcountedStalls, 1);
+    assert.equal(replay?.readoutSources.overcountedStalls, 'client');
+    assert.equal(replay?.readoutSources.realStalled, 'client');
+  });
+
+  test('the schedule line breaks only after a comma: no step split, the lines joined are the schedule', async () => {
+    // max-stalled 1: both writes reach it, so both dead-letter steps show and the schedule runs long.
+    const expected = [...DEFAULT_SCHEDULE.split(',').slice(0, 9), 'A:dead-letter', 'B:write', 'B:dead-letter'].join(',');
+    for (const columns of [80, 40]) {
+      const result = await runCli(['explain', '--mode', 'loop', '--max-stalled', '1', '--url', handle.url], { COLUMNS: String(columns) });
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.split('\n');
+      const start = lines.indexOf('schedule:');
+      assert.ok(start > 0, result.stdout);
+      const body = lines.slice(start + 1, lines.indexOf('', start));
+      assert.ok(body.length > 1, `at ${columns} columns the schedule takes more than one line`);
+      for (const line of body) assert.ok(line.length <= columns, `${JSON.stringify(line)} fits ${columns} columns`);
+      body.slice(0, -1).forEach((line) => assert.match(line, /,$/, 'a line breaks after a comma'));
+      assert.equal(body.map((line) => line.trim()).join(''), expected);
+    }
+  });
+
+  test('a named dead-letter step below max-stalled says so, not that its sweep has no job', async () => {
+    const schedule = 'A:detect,B:detect,A:probe,B:probe,A:move,B:move,A:read,B:read,A:write,A:dead-letter,B:write,B:dead-letter';
+    const replay = await onJob('dead-idle', 0, loop(schedule, 3), async () => {});
+    assert.deepEqual(replay.schedule, schedule.split(','));
+    const context = { steps: replay.steps, maxStalled: 3 };
+    for (const sweep of ['A', 'B'] as const) {
+      const step = stepOf(replay, sweep, 'dead-letter');
+      assert.deepEqual(step.commands, [], `${sweep} sends nothing at its dead letter`);
+      assert.equal(noteFor(step, '1', context), 'nothing to send: stalled 1 is below max-stalled 3, no dead letter due');
+    }
+    // Without the replay's other steps (as the HTML diagram calls it), only what is true either way.
+    assert.equal(noteFor(stepOf(replay, 'A', 'dead-letter'), '1'), 'nothing to send: no dead letter due');
+    const text = renderReplay(replay, 80);
+    assert.doesNotMatch(text, /has no job/, text);
+    assert.equal(text.match(/below max-stalled 3, no dead/g)?.length, 2, text);
+
+    // A sweep that never saw the job still says so.
+    const serial = await onJob('serial-idle', 0, loop(`${SERIAL_SCHEDULE},B:dead-letter`), async () => {});
+    const idle = { steps: serial.steps, maxStalled: 3 };
+    assert.equal(noteFor(stepOf(serial, 'B', 'probe'), '1', idle), 'nothing to send: this sweep has no job');
+    assert.equal(noteFor(stepOf(serial, 'B', 'dead-letter'), '1', idle), 'nothing to send: this sweep has no job');
   });
 
   test('nothing of a replay is left on the server afterwards', async () => {

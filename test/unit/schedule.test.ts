@@ -81,10 +81,21 @@ test('bad schedules are one usage error that says what is wrong', () => {
 
 test('readout: two moves and one increment lose one; one move and one increment lose none; a rise beyond the moves shows', () => {
   const raced = readoutOf({ pendingEntries: 2, inActive: false, inDead: false, stalled: 1 }, 2, 0);
-  assert.deepEqual(raced, { recoverCount: 2, pendingEntries: 2, stalled: 1, expectedStalled: 2, lostIncrements: 1, extraIncrements: 0, endedIn: ['pending'] });
+  assert.deepEqual(raced, {
+    recoverCount: 2,
+    pendingEntries: 2,
+    stalled: 1,
+    expectedStalled: 2,
+    realStalled: 1,
+    lostIncrements: 1,
+    extraIncrements: 0,
+    overcountedStalls: 0,
+    endedIn: ['pending'],
+  });
   const extra = readoutOf({ pendingEntries: 1, inActive: false, inDead: false, stalled: 3 }, 1, 0);
   assert.equal(extra.expectedStalled, 1);
   assert.equal(extra.extraIncrements, 2, 'an extra increment is not clamped away');
+  assert.equal(extra.overcountedStalls, 2, 'one real stall, counted three times');
   assert.equal(isCleanReadout(extra), false);
   assert.equal(isCleanReadout(raced), false);
   const clean = readoutOf({ pendingEntries: 1, inActive: false, inDead: false, stalled: 1 }, 1, 0);
