@@ -23,16 +23,21 @@ export interface ServerTarget {
 }
 
 /**
- * For an address given without its scheme (`localhost:6379`, `user:pass@host`), the redis:// URL
- * it most likely meant, password redacted; else undefined.
+ * For an address given without its scheme (`localhost:6379`, `user:pass@host`), or with the
+ * scheme's colon or slashes mistyped (`redis:user:pass@host`, `redis:/host`, `redis//host`), the
+ * URL it most likely meant, password redacted; else undefined. A mistyped scheme is taken off
+ * first: read as part of the address it would become the user name, and the user the password.
  */
-function meantUrl(url: string): string | undefined {
+function meantUrl(url: string): { meant: string; mistyped: boolean } | undefined {
   if (url.includes('://')) return undefined;
+  const typo = /^(rediss?)(?::\/?|\/\/)(?!\/)(.+)$/i.exec(url);
+  const scheme = typo?.[1]?.toLowerCase() ?? 'redis';
   try {
-    const guess = new URL(`redis://${url}`);
+    const guess = new URL(`${scheme}://${typo?.[2] ?? url}`);
     // A host with a port or a user: an address; a lone word could be anything.
     const address = guess.port !== '' || guess.username !== '';
-    return address && guess.hostname && /^\/?\d*$/.test(guess.pathname) ? redactUrl(guess.toString()).replace(/\/$/, '') : undefined;
+    const meant = redactUrl(guess.toString()).replace(/\/$/, '');
+    return address && guess.hostname && /^\/?\d*$/.test(guess.pathname) ? { meant, mistyped: typo !== null } : undefined;
   } catch {
     return undefined;
   }
@@ -74,8 +79,9 @@ export function serverAddress(url: string): ServerAddress {
     throw usageError(
       `--url: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`,
     );
-  const meant = meantUrl(url);
-  if (meant) throw usageError(`--url: ${JSON.stringify(redactUrl(meant.slice('redis://'.length)))} has no scheme; did you mean ${meant}?`);
+  const guessed = meantUrl(url);
+  if (guessed?.mistyped) throw usageError(`--url: ${shown} mistypes the scheme; did you mean ${guessed.meant}?`);
+  if (guessed) throw usageError(`--url: ${JSON.stringify(guessed.meant.slice('redis://'.length))} has no scheme; did you mean ${guessed.meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
   if (url.includes('\\')) throw usageError(`--url: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
   let parsed: URL;

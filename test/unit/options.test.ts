@@ -8,6 +8,7 @@ import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../.
 import { parseExpectation } from '../../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
 import { LIMITS, type RaceOptions } from '../../src/model.js';
+import { chooseTarget } from '../../src/server/session.js';
 
 function usage(fn: () => unknown, pattern: RegExp): void {
   assert.throws(fn, (err: unknown) => {
@@ -84,6 +85,26 @@ test('URLs: schemes, redaction', () => {
     /^--url: "app:\*\*\*@db\.example:6380\/2" has no scheme; did you mean redis:\/\/app:\*\*\*@db\.example:6380\/2\?$/,
   );
   usage(() => parseServerUrl('redis://h:1/abc'), /^--url: the database/);
+  // A mistyped scheme is taken off before the guess: the user stays the user, the password hidden.
+  for (const typo of ['redis:admin:hunter2@127.0.0.1:6380', 'redis:/admin:hunter2@127.0.0.1:6380', 'redis//admin:hunter2@127.0.0.1:6380']) {
+    assert.throws(
+      () => parseServerUrl(typo),
+      (err: unknown) =>
+        err instanceof EmqError &&
+        err.exitCode === 2 &&
+        / mistypes the scheme; did you mean redis:\/\/admin:\*\*\*@127\.0\.0\.1:6380\?$/.test(err.message) &&
+        !err.message.includes('hunter2'),
+      typo,
+    );
+  }
+});
+
+test('a URL from REDIS_URL is named so in its errors, not as a --url never given', () => {
+  assert.throws(
+    () => chooseTarget({}, { REDIS_URL: 'redis:/:hunter2@h:1' }),
+    (err: unknown) => err instanceof EmqError && /^REDIS_URL \(no --url given\): /.test(err.message) && !err.message.includes('hunter2'),
+  );
+  assert.throws(() => chooseTarget({ url: 'redis:/:hunter2@h:1' }, { REDIS_URL: 'redis://h:2' }), /EmqError: --url: /);
 });
 
 test('server kind and version come from server_name / valkey_version where present', () => {
