@@ -107,6 +107,13 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^WRONGPASS|invalid username-password/i.test(message)) {
     return serverError(`the server at ${where} refused the credentials (wrong user name or password)`);
   }
+  if (/^BUSY/.test(message)) {
+    // The tool never stops somebody's script itself (SCRIPT KILL stops whichever script runs, and it
+    // may not be the run's): the line says what holds the server and how a person frees it.
+    return serverError(
+      `the server at ${where} is busy running a script past its busy-reply-threshold (BUSY): it answers nothing else until the script ends; if it is the run's own --script (or a library's script), stop it with redis-cli SCRIPT KILL, or, for a script that has written, SHUTDOWN NOSAVE`,
+    );
+  }
   if (/^NOAUTH/.test(message)) {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }

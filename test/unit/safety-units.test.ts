@@ -47,6 +47,9 @@ test('describeServerError: NOPERM names the refused command; TLS failures say wh
   const untrusted = Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
   assert.match(describeServerError(untrusted, 'rediss://h:1').message, /not signed by a trusted CA .*--tls-ca/);
   assert.match(describeServerError(new Error('Command aborted due to connection close'), 'x').message, /^lost the connection/);
+  const busy = describeServerError(new Error('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.'), 'redis://h:1');
+  assert.equal(busy.exitCode, ExitCode.server);
+  assert.match(busy.message, /^the server at redis:\/\/h:1 is busy running a script past its busy-reply-threshold \(BUSY\): .*SCRIPT KILL/);
 });
 
 /** Stands the whole process still for `ms`, as SIGSTOP does: no timer runs and nothing is read meanwhile. */
