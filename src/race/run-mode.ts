@@ -27,7 +27,7 @@ import { preloadScripts } from '../lua/registry.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs, type ServerClock } from '../server/clock.js';
 import type { Session } from '../server/session.js';
-import { p99Between, readScriptHistogram, readScriptUsec, type Histograms } from '../server/latency-histogram.js';
+import { readScriptStats, scriptStatsBetween } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
 import { STRATEGIES, loadSweeper } from '../sweepers/strategies.js';
 import { LIBRARIES } from '../libraries/table.js';
@@ -281,14 +281,8 @@ async function raceQueue(
     ...(sweepFunction ? { functionName: sweepFunction.name } : {}),
   };
   const clock: ServerClock = await measureServerClock(admin, clientNow);
-  const histogramBefore = run.serverStats
-    ? await readScriptHistogram(admin).catch((err: unknown) => {
-        if (run.serverStats === 'if-available') return undefined;
-        throw err;
-      })
-    : undefined;
-  // INFO commandstats, which any server answers unless an ACL refuses it (then null): read whatever --server-stats says.
-  const usecBefore = await readScriptUsec(admin).catch(() => undefined);
+  // The server's script counters, and which server process answered them, on either side of the race.
+  const statsBefore = await readScriptStats(admin, run.serverStats);
   const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
   const result = await raceRounds({
     target,
@@ -333,11 +327,8 @@ async function raceQueue(
         }
       : {}),
   }).finally(() => stopProgress?.());
-  const serverCallMsP99 = histogramBefore ? await serverP99(admin, histogramBefore) : null;
-  const usecAfter = usecBefore !== undefined ? await readScriptUsec(admin).catch(() => undefined) : undefined;
-  const serverUsPerJob =
-    usecBefore !== undefined && usecAfter !== undefined && run.jobs > 0 ? Math.round(((usecAfter - usecBefore) / run.jobs) * 1000) / 1000 : null;
-  return { ...result, serverCallMsP99, serverUsPerJob, ...(drill ? { drill } : {}) };
+  const statsAfter = await readScriptStats(admin, statsBefore.histograms ? 'if-available' : undefined);
+  return { ...result, ...scriptStatsBetween(statsBefore, statsAfter, run.jobs), ...(drill ? { drill } : {}) };
 }
 
 /** The server's state read back, then the pure audit of it against what the sweepers recorded. */
@@ -456,11 +447,4 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     sources: figureSources(counts, settled.consequences.cycles),
     example,
   };
-}
-
-/** The p99 of the script calls since `before`, or null where the server cannot say. */
-async function serverP99(admin: Redis, before: Histograms): Promise<number | null> {
-  const after = await readScriptHistogram(admin).catch(() => undefined);
-  if (!after) return null;
-  return p99Between(before, after) ?? null;
 }

@@ -3,6 +3,12 @@
  * per command, cumulative call counts in power-of-two microsecond buckets. Reading it before and
  * after a race and subtracting gives the distribution of that race's calls alone, without
  * resetting anybody's statistics.
+ *
+ * A difference of two readings measures the race only when both come from one server process, its
+ * counters never set back between them: each reading is taken with the server's `run_id`, which
+ * every start of a server draws anew, and readings from two processes (`--fault failover`: the
+ * first on the primary, the last on the promoted replica behind the same proxy) or counters that
+ * went down (CONFIG RESETSTAT) give no figure, not a wrong one.
  */
 import type { Redis } from 'ioredis';
 
@@ -83,8 +89,42 @@ export function histogramPercentileMs(counts: readonly [number, number][], p: nu
   return (counts[counts.length - 1]?.[0] ?? 0) / 1000;
 }
 
-/** The p99 of the script calls made between two readings; undefined when none were made. */
+/** A command's calls in all, from its cumulative histogram: the count of its highest bucket. */
+function totalCalls(histogram: Histogram): number {
+  let total = 0;
+  for (const calls of histogram.values()) total = Math.max(total, calls);
+  return total;
+}
+
+/**
+ * Whether `after` can follow `before` on one server: no command's bucket counts fewer calls than
+ * it did (counters only grow, unless CONFIG RESETSTAT set them back), and no command it counted is
+ * gone. Pure.
+ */
+function histogramsOnlyGrew(before: Histograms, after: Histograms): boolean {
+  for (const [command, histogram] of before) {
+    const later = after.get(command);
+    if (!later) {
+      if (totalCalls(histogram) > 0) return false;
+      continue;
+    }
+    let lastBefore = 0;
+    let lastAfter = 0;
+    for (const bound of [...new Set([...histogram.keys(), ...later.keys()])].sort((a, b) => a - b)) {
+      lastBefore = histogram.get(bound) ?? lastBefore;
+      lastAfter = later.get(bound) ?? lastAfter;
+      if (lastAfter < lastBefore) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The p99 of the script calls made between two readings; undefined when none were made, or when
+ * the two are not one series of the same server's counters (`after` counts fewer calls somewhere).
+ */
 export function p99Between(before: Histograms, after: Histograms): number | undefined {
+  if (!histogramsOnlyGrew(before, after)) return undefined;
   return histogramPercentileMs(histogramDelta(before, after), 99);
 }
 
@@ -107,4 +147,70 @@ export function scriptUsec(commandstats: string): number {
 
 export async function readScriptUsec(redis: Redis): Promise<number> {
   return scriptUsec(await redis.info('commandstats'));
+}
+
+/** Which server process answered: `run_id` from an INFO server text, undefined where it is missing. Pure. */
+export function serverRunId(info: string): string | undefined {
+  return /^run_id:([0-9a-f]+)\s*$/m.exec(info)?.[1];
+}
+
+/** The server's script counters at one moment, with the process that answered them. */
+export interface ScriptStats {
+  /** The server's `run_id` before the counters were read; undefined where INFO did not give it. */
+  readonly runId: string | undefined;
+  /** The time in script calls so far (µs, INFO commandstats); undefined where the server did not give it. */
+  readonly usec: number | undefined;
+  /** LATENCY HISTOGRAM of the script commands; undefined where not read or not given. */
+  readonly histograms: Histograms | undefined;
+  /** The server's `run_id` after the counters were read. */
+  readonly runIdAfter: string | undefined;
+}
+
+/**
+ * The script counters, with the server's `run_id` read on either side of them. `histogram`: leave
+ * LATENCY HISTOGRAM out, read it if the server gives it, or read it and let a refusal be the
+ * caller's error ('required', for --server-stats). INFO commandstats, which any server answers
+ * unless an ACL refuses it, is read whatever `histogram` says.
+ */
+export async function readScriptStats(redis: Redis, histogram: 'required' | 'if-available' | undefined): Promise<ScriptStats> {
+  const runId = (): Promise<string | undefined> =>
+    redis
+      .info('server')
+      .then(serverRunId)
+      .catch(() => undefined);
+  const before = await runId();
+  const histograms = histogram
+    ? await readScriptHistogram(redis).catch((err: unknown) => {
+        if (histogram === 'if-available') return undefined;
+        throw err;
+      })
+    : undefined;
+  const usec = await readScriptUsec(redis).catch(() => undefined);
+  return { runId: before, usec, histograms, runIdAfter: await runId() };
+}
+
+/**
+ * Whether two readings were all answered by one server process: one known `run_id` on either side
+ * of each. Only a connection that left for another server and came back between two readings of
+ * one `run_id` gets past this, and a failover never comes back: the old primary is gone. Pure.
+ */
+function oneServer(before: ScriptStats, after: ScriptStats): boolean {
+  const ids = [before.runId, before.runIdAfter, after.runId, after.runIdAfter];
+  return ids[0] !== undefined && ids.every((id) => id === ids[0]);
+}
+
+/**
+ * The race's own server figures from the readings around it: the p99 of its script calls (ms) and
+ * the server's time in script calls per job (µs, to a thousandth). Each is null where a reading
+ * lacks it, where the two readings come from two server processes (`--fault failover`: the
+ * primary before, the promoted replica after), where the counters went down between them (CONFIG
+ * RESETSTAT), and the p99 where no call was made. Pure.
+ */
+export function scriptStatsBetween(before: ScriptStats, after: ScriptStats, jobs: number): { serverCallMsP99: number | null; serverUsPerJob: number | null } {
+  if (!oneServer(before, after)) return { serverCallMsP99: null, serverUsPerJob: null };
+  const usec = before.usec !== undefined && after.usec !== undefined ? after.usec - before.usec : undefined;
+  return {
+    serverCallMsP99: before.histograms && after.histograms ? (p99Between(before.histograms, after.histograms) ?? null) : null,
+    serverUsPerJob: usec !== undefined && usec >= 0 && jobs > 0 ? Math.round((usec / jobs) * 1000) / 1000 : null,
+  };
 }

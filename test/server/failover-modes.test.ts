@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { assertNothingLeft, atomicDrill, runsOf, runWatched, SMALL, type RunJson } from '../helpers/failover-runs.js';
+import { assertNothingLeft, assertNotMeasuredAcrossFailover, atomicDrill, runsOf, runWatched, SMALL, type RunJson } from '../helpers/failover-runs.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
 for (const kind of SERVER_KINDS) {
@@ -63,6 +63,10 @@ for (const kind of SERVER_KINDS) {
         assert.ok(run.failover.predictedLoss !== null && run.failover.predictedLoss > 0);
         assert.equal(run.failover.ackedMovesLost, run.failover.predictedLoss);
       }
+      assertNotMeasuredAcrossFailover(
+        json,
+        cells.flatMap((cell) => cell.runs),
+      );
       await assertNothingLeft(spawned);
     });
   });

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { assertNothingLeft, atomicDrill, runsOf, runWatched, SMALL } from '../helpers/failover-runs.js';
+import { assertNothingLeft, assertNotMeasuredAcrossFailover, atomicDrill, runsOf, runWatched, SMALL } from '../helpers/failover-runs.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -26,6 +26,7 @@ for (const kind of SERVER_KINDS) {
       assert.equal(f.ackedMovesLost, f.predictedLoss);
       assert.equal(run.lostIncrements, f.ackedMovesLost);
       assert.equal(run.lostJobs, 0);
+      assertNotMeasuredAcrossFailover(json, [run]);
       // The page marks the failover among the drill's moments, with what the promoted replica showed.
       const html = readFileSync(page, 'utf8');
       assert.match(html, /<section id="failover">/);

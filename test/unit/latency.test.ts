@@ -7,7 +7,15 @@ import { loopJobsNote } from '../../src/cli/race-output.js';
 import { jobsForMode } from '../../src/cli/options.js';
 import type { Redis } from 'ioredis';
 import { progressBoard, progressLine, progressSummary } from '../../src/race/progress.js';
-import { histogramDelta, histogramPercentileMs, parseLatencyHistogram, scriptUsec } from '../../src/server/latency-histogram.js';
+import {
+  histogramDelta,
+  histogramPercentileMs,
+  parseLatencyHistogram,
+  scriptStatsBetween,
+  scriptUsec,
+  serverRunId,
+  type ScriptStats,
+} from '../../src/server/latency-histogram.js';
 import { LIMITS, type RunResult } from '../../src/model.js';
 
 test('nearest-rank percentiles of sorted values', () => {
@@ -50,6 +58,52 @@ test('LATENCY HISTOGRAM replies are summed over commands and subtracted bucket b
   assert.equal(histogramPercentileMs(delta, 100), 4.227);
   assert.equal(histogramPercentileMs([], 99), undefined);
   assert.deepEqual([...parseLatencyHistogram(null)], []);
+});
+
+test("the server's figures around a race come from one server process, its counters only grown, or are not measured", () => {
+  const primary = 'a'.repeat(40);
+  const replica = 'b'.repeat(40);
+  // Cumulative, as the server gives them: `calls` at 16 µs, and `slower` more at 1056.
+  const histograms = (calls: number, slower = 0): ScriptStats['histograms'] =>
+    parseLatencyHistogram(['evalsha', ['calls', calls + slower, 'histogram_usec', slower > 0 ? [16, calls, 1056, calls + slower] : [16, calls]]]);
+  const reading = (runId: string | undefined, usec: number | undefined, h?: ScriptStats['histograms']): ScriptStats => ({
+    runId,
+    usec,
+    histograms: h,
+    runIdAfter: runId,
+  });
+  // One server: the difference, per job, and the p99 of the calls made between.
+  assert.deepEqual(scriptStatsBetween(reading(primary, 1000, histograms(3)), reading(primary, 3000, histograms(3, 10)), 1000), {
+    serverUsPerJob: 2,
+    serverCallMsP99: 1.056,
+  });
+  // --fault failover: the primary before the race (its seeding's script time counted), the
+  // promoted replica after it (far less): a difference of two servers, which was -18.96 µs a job.
+  assert.deepEqual(scriptStatsBetween(reading(primary, 20_000, histograms(40)), reading(replica, 1040, histograms(3)), 100), {
+    serverUsPerJob: null,
+    serverCallMsP99: null,
+  });
+  // Nor when the replica happens to have counted more: which server answered decides, not the sign.
+  assert.deepEqual(scriptStatsBetween(reading(primary, 1000, histograms(3)), reading(replica, 9000, histograms(50)), 100), {
+    serverUsPerJob: null,
+    serverCallMsP99: null,
+  });
+  // The server changed between the two run_ids of one reading.
+  assert.deepEqual(scriptStatsBetween(reading(primary, 1000), { ...reading(primary, 5000), runIdAfter: replica }, 100).serverUsPerJob, null);
+  // A run_id INFO did not give: nothing shows the two readings are one server's.
+  assert.equal(scriptStatsBetween(reading(undefined, 1000), reading(undefined, 5000), 100).serverUsPerJob, null);
+  // One server whose counters went down between the readings (CONFIG RESETSTAT): no difference measured.
+  assert.deepEqual(scriptStatsBetween(reading(primary, 5000, histograms(40)), reading(primary, 100, histograms(2)), 100), {
+    serverUsPerJob: null,
+    serverCallMsP99: null,
+  });
+  // Missing readings, and no jobs, stay not measured.
+  assert.equal(scriptStatsBetween(reading(primary, undefined), reading(primary, 5000), 100).serverUsPerJob, null);
+  assert.equal(scriptStatsBetween(reading(primary, 1000), reading(primary, 5000), 0).serverUsPerJob, null);
+  assert.equal(scriptStatsBetween(reading(primary, 1000), reading(primary, 5000), 100).serverCallMsP99, null);
+  // run_id from INFO server, as Redis and Valkey print it.
+  assert.equal(serverRunId(`# Server\r\nredis_version:7.2.4\r\nrun_id:${primary}\r\ntcp_port:6379\r\n`), primary);
+  assert.equal(serverRunId('# Server\r\nredis_version:7.2.4\r\n'), undefined);
 });
 
 test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them', () => {
