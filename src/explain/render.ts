@@ -19,8 +19,8 @@ const GUTTER = ' │ ';
 
 /** The replay a step belongs to, for the notes that read another of its steps. */
 export interface NoteContext {
-  /** Every step of the replay, in the order they ran. */
-  readonly steps: readonly Pick<WireStep, 'sweep' | 'step' | 'commands'>[];
+  /** Every step of the replay, in the order they ran (as the replay's JSON gives them, for the page's drawing too). */
+  readonly steps: readonly { readonly sweep: string; readonly step: string; readonly commands: WireStep['commands'] }[];
   readonly maxStalled?: number;
 }
 

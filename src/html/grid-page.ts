@@ -58,7 +58,8 @@ function cellsTable(grid: GridJson): string {
   const headBottom = grid.modes.map(() => '<th class="num first">per 1,000</th><th class="num">jobs/s</th><th class="num">raced</th>').join('');
   const row = (cell: GridCellJson): string => {
     const tds = [
-      `<td class="num">${esc(cell.index)}</td>`,
+      // Counted from 1, as the progress lines count the cells (the JSON's index counts from 0).
+      `<td class="num">${esc(cell.index + 1)}</td>`,
       ...grid.axes.map((axis) => `<td class="num" data-field="${esc(axis.flag)}">${esc(String(cell.at[axis.flag] ?? NOT_RUN))}</td>`),
       ...(withRtt ? [`<td class="num" data-field="rtt">${cell.latency ? esc(cell.latency.measuredRttMs.median.toFixed(2)) : NOT_RUN}</td>`] : []),
       ...grid.modes.map((mode) => {

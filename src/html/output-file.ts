@@ -1,47 +1,116 @@
 /**
- * Where `--html` and `--svg` write. The path is checked when the flag is parsed, before any server
- * is touched, and the file is written whole or not at all: into a temporary file beside it, then
- * renamed over the target, so an interrupted or failed write leaves nothing half-written.
+ * Where `--html`, `--svg` and `--export-test` write. The path is checked when the flag is parsed,
+ * and the paths of one command against each other before its action starts (`checkOutputFiles`),
+ * both before any server is touched; the file is written whole or not at all: into a temporary
+ * file beside it, then renamed over the target, so an interrupted or failed write leaves nothing
+ * half-written.
  */
-import { accessSync, constants, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { createRequire } from 'node:module';
 
 /** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
 const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
-/** A commander parser: the path, once its folder exists and is writable and it is no folder itself. */
-export const outputFileFlag =
-  (flag: string) =>
-  (raw: string): string => {
-    if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
-    // `--html --json` would otherwise write a file named "--json".
-    if (raw.startsWith('-'))
-      throw usageError(
-        `${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`,
-      );
-    const path = resolve(raw);
-    const folder = dirname(path);
-    let folderStat;
-    try {
-      folderStat = statSync(folder);
-    } catch {
-      throw usageError(`${flag}: cannot write ${raw}: folder ${folder} does not exist`);
-    }
-    if (!folderStat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: ${folder} is not a folder`);
-    try {
-      accessSync(folder, constants.W_OK);
-    } catch {
-      throw usageError(`${flag}: cannot write ${raw}: folder ${folder} is not writable`);
-    }
-    try {
-      if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
-    } catch (err) {
-      if (err instanceof EmqError) throw err;
-    }
-    return raw;
+/** The parsers made by `outputFileFlag`: how `checkOutputFiles` knows a command's output files among its options. */
+const OUTPUT_PARSERS = new WeakSet<(raw: string) => string>();
+
+/**
+ * A commander parser: the path, once its folder exists and is writable and it is no folder itself;
+ * with `fresh`, once no file is there either (a file the user may have edited is never overwritten).
+ */
+export function outputFileFlag(flag: string, fresh?: 'fresh'): (raw: string) => string {
+  const parser = (raw: string): string => {
+    const path = writablePath(flag, raw);
+    if (fresh && existsSync(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
+    return path;
   };
+  OUTPUT_PARSERS.add(parser);
+  return parser;
+}
+
+/** The path as given, once its folder exists and is writable and it is no folder itself. */
+function writablePath(flag: string, raw: string): string {
+  if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
+  // `--html --json` would otherwise write a file named "--json".
+  if (raw.startsWith('-'))
+    throw usageError(
+      `${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`,
+    );
+  const path = resolve(raw);
+  const folder = dirname(path);
+  let folderStat;
+  try {
+    folderStat = statSync(folder);
+  } catch {
+    throw usageError(`${flag}: cannot write ${raw}: folder ${folder} does not exist`);
+  }
+  if (!folderStat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: ${folder} is not a folder`);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch {
+    throw usageError(`${flag}: cannot write ${raw}: folder ${folder} is not writable`);
+  }
+  try {
+    if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
+  } catch (err) {
+    if (err instanceof EmqError) throw err;
+  }
+  return raw;
+}
+
+/** Where a path leads: its folder's real path (symbolic links followed) and its name, or the file's own real path where it exists. */
+function realPath(raw: string): string {
+  const path = resolve(raw);
+  try {
+    return realpathSync(path);
+  } catch {
+    try {
+      return join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return path;
+    }
+  }
+}
+
+/**
+ * Two output flags of `command` naming one file are refused, before its action starts: the second
+ * written would silently replace the first (an exported test lost under the page). Paths are
+ * compared where they lead, so `x.html`, `./x.html` and the same file through another folder name
+ * are one. Every flag made with `outputFileFlag`, of any command, is checked.
+ */
+export function checkOutputFiles(command: Command): void {
+  const seen = new Map<string, { flag: string; path: string }>();
+  for (const option of command.options) {
+    const parser = (option as { parseArg?: unknown }).parseArg;
+    if (typeof parser !== 'function' || !OUTPUT_PARSERS.has(parser as (raw: string) => string)) continue;
+    const value: unknown = command.getOptionValue(option.attributeName());
+    if (typeof value !== 'string') continue;
+    const flag = option.long ?? option.flags;
+    const path = resolve(value);
+    const real = realPath(value);
+    const first = seen.get(real);
+    if (first) {
+      const named = first.path === path ? `${first.flag} and ${flag} both name ${path}` : `${first.flag} (${first.path}) and ${flag} (${path}) name one file`;
+      throw usageError(`${named}: one would replace the other; give each its own file`);
+    }
+    seen.set(real, { flag, path });
+  }
+  // An output over a file the command reads (the user's own script, a certificate) would destroy it.
+  for (const option of command.options) {
+    const flag = option.long ?? option.flags;
+    if (!INPUT_FLAGS.includes(flag)) continue;
+    const value: unknown = command.getOptionValue(option.attributeName());
+    if (typeof value !== 'string' || value === '') continue;
+    const output = seen.get(realPath(value));
+    if (output) throw usageError(`${output.flag} names ${output.path}, the file ${flag} reads: writing it would destroy it; give ${output.flag} another file`);
+  }
+}
+
+/** The flags that name a file the command reads, which no output may name. */
+const INPUT_FLAGS = ['--script', '--tls-ca', '--tls-cert', '--tls-key', '--server-bin'];
 
 export function writeWhole(path: string, content: string): void {
   const target = resolve(path);

@@ -77,8 +77,10 @@ export interface ReplayJson {
     readonly pendingEntries: number;
     readonly stalled: number | null;
     readonly expectedStalled: number;
+    readonly realStalled: number;
     readonly lostIncrements: number;
     readonly extraIncrements: number;
+    readonly overcountedStalls: number;
     readonly endedIn: readonly string[];
   };
 }

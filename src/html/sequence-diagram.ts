@@ -15,8 +15,24 @@ import type { Reply } from '../model.js';
 
 const DIAGRAM_WIDTH = 1040;
 const LANE = { A: 130, server: 520, B: 910 } as const;
-/** Characters per line between a sweep's lane and the server's (monospace, 12px). */
-const TEXT_COLUMNS = 52;
+/** The font sizes of svg-style.ts: every text 12px, the title 13px. */
+const FONT_PX = 12;
+const TITLE_PX = 13;
+/** Where the heading's lines start, and the room kept on the right. */
+const MARGIN = 12;
+/**
+ * A monospace character's advance, in ems: DejaVu Sans Mono's is 0.602 (Menlo's and Consolas's
+ * about the same), rounded up a little. It gives the 52 columns the arrow labels have always had.
+ */
+const CHAR_EM = 0.605;
+/** A line's width in px as the diagram estimates it: one advance per character (bold is no wider in a monospace face). */
+export function textWidth(line: string, fontPx = FONT_PX): number {
+  return line.length * CHAR_EM * fontPx;
+}
+/** The characters of a line that fit `px` at `fontPx`, by that estimate. */
+const columnsIn = (px: number, fontPx = FONT_PX): number => Math.floor(px / (CHAR_EM * fontPx));
+/** Characters per line between a sweep's lane and the server's: the text starts 12px off the lane (52 at 12px). */
+const TEXT_COLUMNS = columnsIn(LANE.server - LANE.A - 12);
 const LINE = 15;
 const HEAD = 64;
 
@@ -110,7 +126,7 @@ function drawStep(step: StepJson, index: number, y0: number, input: DiagramInput
       parts.push(arrow(LANE.server, lane, y, 'return'));
     }
   });
-  const note = noteFor(step as WireStep, input.jobId);
+  const note = noteFor(step as WireStep, input.jobId, { steps: input.steps });
   if (note) {
     y += 4;
     lines(`= ${note}`, 'note', '    ');
@@ -141,10 +157,24 @@ function laneHead(x: number, label: string, sub: string, cls: string): string {
   return `<g class="lane-head ${cls}"><rect x="${x - 85}" y="${HEAD - 44}" width="170" height="36" rx="6"/>${text(x, HEAD - 29, label, 'lane-name', 'middle')}${sub ? text(x, HEAD - 14, sub, 'lane-sub', 'middle') : ''}</g>`;
 }
 
+/**
+ * The title and the subtitle, each wrapped to the drawing's width (a long queue name in the keys'
+ * prefix, a long schedule) rather than cut off at its edge: one line each, more as they need.
+ */
+function heading(input: DiagramInput): { svg: string[]; lines: number } {
+  const room = DIAGRAM_WIDTH - 2 * MARGIN;
+  const lines = [
+    ...wrap(input.title, columnsIn(room, TITLE_PX), '  ').map((line) => ({ line, cls: 'title' })),
+    ...wrap(input.subtitle, columnsIn(room), '  ').map((line) => ({ line, cls: 'subtitle' })),
+  ];
+  return { svg: lines.map(({ line, cls }, i) => text(MARGIN, (i + 1) * (LINE + 2), line, cls)), lines: lines.length };
+}
+
 export function sequenceDiagram(input: DiagramInput): Drawing {
-  const top = 2 * LINE + 12;
+  const head = heading(input);
+  const top = head.lines * (LINE + 2) + 8;
   const slip = slipInIndex(input.steps);
-  const header = [text(12, LINE + 2, input.title, 'title'), text(12, 2 * LINE + 4, input.subtitle, 'subtitle')];
+  const header = head.svg;
   let y = top + HEAD + 6;
   const steps: string[] = [];
   input.steps.forEach((step, i) => {

@@ -193,7 +193,17 @@ describe('html: pure parts', () => {
           stalledBefore: 0,
           schedule: ['A:read'],
           steps: [{ sweep: 'A', step: 'read', commands: [['HGET', 'emq:{q}:job:1', 'stalled']], replies: ['<img src=x onerror=alert(1)>&'] }],
-          readout: { recoverCount: 0, pendingEntries: 0, stalled: null, expectedStalled: 0, lostIncrements: 0, extraIncrements: 0, endedIn: [] },
+          readout: {
+            recoverCount: 0,
+            pendingEntries: 0,
+            stalled: null,
+            expectedStalled: 0,
+            realStalled: 0,
+            lostIncrements: 0,
+            extraIncrements: 0,
+            overcountedStalls: 0,
+            endedIn: [],
+          },
         },
       ],
     };

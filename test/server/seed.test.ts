@@ -70,22 +70,25 @@ function replayable(run: SeededRun): unknown {
 const EXPORT_KIND = oneServerKind(import.meta.url)[0]?.kind;
 
 forEachServer('--seed', (handle, kind) => {
-  const seeded = async (seed: number, extra: readonly string[] = []): Promise<SeededJson> => {
+  const seeded = async (seed: number, extra: readonly string[] = [], seen?: { stderr: string }): Promise<SeededJson> => {
     const args = ['--url', handle.url, '--mode', 'loop', '--seed', String(seed), '--jobs', '50', '--sweepers', '4', '--json', ...extra];
     const result = await runCli(args);
     assert.equal(result.code, 0, result.stderr);
+    if (seen) seen.stderr = result.stderr;
     const json = JSON.parse(result.stdout) as SeededJson;
     assertMatchesSchema(json);
     return json;
   };
   // Seed 7 with --shrink and --export-test: its run is seed 7's run again (the shrinking comes after
   // it), so it is the second run of the same seed below as well as the shrink's test: one run for both.
-  let shrunk: Promise<{ json: SeededJson; dir: string; file: string }> | undefined;
+  let shrunk: Promise<{ json: SeededJson; dir: string; file: string; stderr: string }> | undefined;
   const shrinkRun = () =>
     (shrunk ??= (async () => {
       const dir = tempDir('emq-race-seed-');
       const file = join(dir, 'witness.test.mjs');
-      return { json: await seeded(7, ['--shrink', '--export-test', file]), dir, file };
+      const seen = { stderr: '' };
+      const json = await seeded(7, ['--shrink', '--export-test', file], seen);
+      return { json, dir, file, stderr: seen.stderr };
     })());
 
   test('the same seed twice: the same counts and the same example; other seeds give other runs', async () => {
@@ -169,7 +172,9 @@ forEachServer('--seed', (handle, kind) => {
   });
 
   test('--shrink ends at a witness of at most 3 switches that explain replays; --export-test writes it as a test that fails for the loop only', async () => {
-    const { json, dir, file } = await shrinkRun();
+    const { json, dir, file, stderr } = await shrinkRun();
+    // Where the test went, on stderr as the page's line goes under --json: stdout holds the JSON alone.
+    assert.ok(stderr.split('\n').includes(`exported test: ${file}`), `no "exported test:" line on stderr: ${stderr}`);
     const shrink = json.shrink;
     assert.ok(shrink, 'the JSON carries the shrink');
     assert.equal(shrink.mode, 'loop');
