@@ -453,6 +453,13 @@ export interface QueueWords {
   readonly pending: string;
   /** Where a job that stalled too often is sent. */
   readonly dead: string;
+  /**
+   * Where the queue does not send such a job to `dead` at once, what it does instead, for the
+   * readout: "{verb} N healthy jobs {to}" for a job dead-lettered early, "stalled N+ times, {notIn}"
+   * for one that escaped (BullMQ marks the job to fail, `defa`, and fails it when a worker next takes
+   * it). Unset: "sent N healthy jobs to {dead}", "not in {dead}".
+   */
+  readonly deadLetter?: { readonly verb: string; readonly to: string; readonly notIn: string };
   /** Headings of FIGURES that name the model queue's parts, in this queue's words (`\n` where they break). */
   readonly headings: Readonly<Partial<Record<Figure['field'], string>>>;
   /** What a run raced, for the page's lede: what was seeded, and who recovered it (lower case: it may follow another queue's). */

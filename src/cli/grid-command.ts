@@ -194,6 +194,8 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     csv: false,
     wide: false,
     modeGiven: given('--mode'),
+    // The flags given, and every axis varied: a library's run refuses those it would ignore.
+    given: [...options.flatMap((option) => (option.long && given(option.long) ? [option.long] : [])), ...axes.map((axis) => `--${axis.flag}`)],
   };
   // Every cell's options, checked before anything starts: a bad combination anywhere writes nothing.
   const cells = gridCells(axes);

@@ -169,6 +169,35 @@ function checkLibraryOptions(options: RaceOptions): void {
   }
 }
 
+/**
+ * Flags a library's run never reads, and why: refused when given on the command line and no mode
+ * of the tool's own runs beside the library's (which would read them).
+ */
+const LIBRARY_RUN_IGNORES: readonly (readonly [flag: string, why: string])[] = [
+  ['--batch', 'a check of the library recovers every stalled job it finds, in no batch of the tool'],
+  ['--max-sweeps', 'each caller checks until a check moves nothing, under a bound of its own'],
+  ['--interval', "the callers' pace is the library run's own"],
+  ['--jitter', "the callers' pace is the library run's own"],
+  ['--probe-delay', "it paces the tool's loop's probe, which a library's check does not make"],
+];
+
+/**
+ * Flags given on the command line (`given`, long names) that a run of only a library's modes
+ * would accept and ignore: a usage error naming the first and why it means nothing there.
+ */
+export function checkLibraryFlagsGiven(options: Pick<RaceOptions, 'library' | 'modes'>, given: readonly string[]): void {
+  const library = options.library;
+  if (!library || options.modes.some((mode) => libraryOf(mode) === undefined)) return;
+  const { noStallLimit } = LIBRARIES[library.name];
+  const ignored = [...LIBRARY_RUN_IGNORES, ...(noStallLimit ? [['--max-stalled', noStallLimit] as const] : [])].filter(([flag]) => given.includes(flag));
+  const first = ignored[0];
+  if (first === undefined) return;
+  const flags = ignored.map(([flag]) => flag);
+  throw usageError(
+    `${first[0]}: the ${library.name} modes do not use it (${first[1]}); leave ${flags.length > 1 ? `${flags.join(', ')} out, or run the tool's own modes with them` : "it out, or run the tool's own modes with it"}`,
+  );
+}
+
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
     throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);

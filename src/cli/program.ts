@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode } from '../errors.js';
+import { checkOutputFiles } from '../html/output-file.js';
 import { onClientNote, scrubUrlText } from '../server/connection.js';
 import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
@@ -38,12 +39,17 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     })
     .exitOverride();
   for (const option of raceFlagOptions()) program.addOption(option);
+  // Every command's output files against each other, once its flags are parsed and before its
+  // action touches anything: two flags naming one file are a usage error, not a file lost.
+  program.hook('preAction', (_program, command) => checkOutputFiles(command));
   program
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
       if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
-      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default' });
+      // The flags the user gave, not commander's defaults: a library's run refuses those it would ignore.
+      const given = command.options.flatMap((option) => (option.long && command.getOptionValueSource(option.attributeName()) === 'cli' ? [option.long] : []));
+      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default', given });
     });
   // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
   program.enablePositionalOptions();
@@ -189,6 +195,10 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io) : raced.report;
     if (shrink && flags.exportTest !== undefined) shrink.writeExportedTest(flags.exportTest, report.shrink);
     const machineOutput = options.json || Boolean(options.csv);
+    // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
+    const announceExport = (): void => {
+      if (flags.exportTest !== undefined) io.err(`exported test: ${flags.exportTest}\n`);
+    };
     const writePage = (): void => {
       if (flags.html !== undefined)
         writeRacePage(
@@ -202,9 +212,15 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
         );
     };
     // Under --json or --csv the page comes first: if it cannot be written, stdout holds nothing yet.
-    if (machineOutput) writePage();
+    if (machineOutput) {
+      writePage();
+      announceExport();
+    }
     printReport(report, runs, options, flags, io);
-    if (!machineOutput) writePage();
+    if (!machineOutput) {
+      writePage();
+      announceExport();
+    }
     if (options.keep) describeKept(keepServer ? session : { embedded: undefined }, runs, io, machineOutput);
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);

@@ -2,12 +2,12 @@
  * The race's flags: their types and their definitions, in the order help lists them. The main
  * command takes them all; `emq-race grid` takes most of them, and varies the numeric ones.
  */
-import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { usageError } from '../errors.js';
 import {
+  checkLibraryFlagsGiven,
   checkRaceOptions,
   libraryAsked,
   modesWithLibrary,
@@ -64,6 +64,8 @@ export interface MainFlags extends TlsFlags {
   latencyJitter?: number;
   /** Whether --mode was given (with --script and no --mode, only the script runs). */
   modeGiven: boolean;
+  /** The flags given on the command line (long names, `--batch`), for refusing those a library's run would ignore; unset: none. */
+  given?: readonly string[];
   html?: string;
   wide: boolean;
   lib?: LibraryName;
@@ -196,7 +198,7 @@ export function raceFlagOptions(): Option[] {
     ).argParser(intFlag('--seed', LIMITS.seed)),
     new Option('--shrink', "with --seed: shrink the loop's anomaly to the fewest jobs, sweepers and switches, and print it as an explain line"),
     new Option('--export-test <file>', 'with --seed: shrink, then write the witness as a node:test file that fails while the strategy races').argParser(
-      newFileFlag('--export-test'),
+      outputFileFlag('--export-test', 'fresh'),
     ),
     new Option(
       '--expect <what>',
@@ -250,6 +252,7 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
   };
   checkRaceOptions(options);
+  checkLibraryFlagsGiven(options, flags.given ?? []);
   checkFailoverFlags(flags);
   checkSeedFlags(flags, options.modes);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
@@ -331,14 +334,4 @@ function checkSeedFlags(flags: MainFlags, modes: readonly Mode[]): void {
   if (shrinking && !modes.some((mode) => replayOf(mode) === 'loop')) {
     throw usageError(`${shrinking}: the witness is replayed step by step by explain, which only the loop has: add --mode loop`);
   }
-}
-
-/** A file to write that must not exist yet: a test file the user may have edited is never overwritten. */
-function newFileFlag(flag: string): (raw: string) => string {
-  const writable = outputFileFlag(flag);
-  return (raw) => {
-    const path = writable(raw);
-    if (existsSync(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
-    return path;
-  };
 }

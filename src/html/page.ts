@@ -256,6 +256,12 @@ function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string |
   return [...new Set(runs.map(pick))].join(', ');
 }
 
+/** The library raced and its version (`bullmq 6.7.0`), as a fact, for runs that carry one. */
+function libraryFact(runs: readonly RunJson[]): [string, string][] {
+  const found = [...new Set(runs.flatMap((r) => (r.library ? [`${r.library.name} ${r.library.version}`] : [])))];
+  return found.length > 0 ? [['library', found.join(', ')]] : [];
+}
+
 function exampleOf(runs: readonly RunJson[]): string[] {
   const run = runs.find((r): r is RunJson & { example: InterleavingExample } => r.example !== undefined && r.example !== null);
   return run ? [exampleSection(run)] : [];
@@ -274,6 +280,8 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   const totals = report.totals && report.totals.length > 0 ? report.totals : undefined;
   const facts: [string, string][] = [
     ['modes', uniqueValues(runs, (r) => r.mode)],
+    // A library's runs (--lib): the package and the version of it found in the user's project.
+    ...libraryFact(runs),
     ['sweepers', uniqueValues(runs, (r) => r.sweepers)],
     ['jobs', uniqueValues(runs, (r) => r.jobs)],
     ['batch', uniqueValues(runs, (r) => r.batch)],

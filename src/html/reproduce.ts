@@ -75,6 +75,9 @@ export interface RaceFlagsSeen extends FlagsSeen {
   readonly latencyJitter?: number | undefined;
   /** --seed: the rerun is then the same run. */
   readonly seed?: number | undefined;
+  /** --lib and --lib-from: the rerun races the same library, found where the run found it (the path as given). */
+  readonly lib?: string | undefined;
+  readonly libFrom?: string | undefined;
 }
 
 export interface ExplainFlagsSeen extends FlagsSeen {
@@ -90,6 +93,8 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
     [],
     [
       ['--mode', unlessList(flags.mode, modeSets().both)],
+      ['--lib', flags.lib],
+      ['--lib-from', flags.libFrom],
       ['--sweepers', unlessDefault(flags.sweepers, LIMITS.sweepers.default)],
       ['--jobs', unlessDefault(flags.jobs, LIMITS.jobs.default)],
       ['--batch', unlessDefault(flags.batch, LIMITS.batch.default)],

@@ -3,8 +3,10 @@
  * until a check moves nothing, their records of what they moved, and the run's result made of the
  * audit's counts and the race's own figures.
  */
+import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
+import { serverError } from '../errors.js';
 import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
@@ -28,7 +30,8 @@ export class CallTimes {
 
 /** One caller: a check resolves to the job ids it moved, in order. */
 export interface Caller {
-  check(): Promise<string[]>;
+  /** `stopped` aborts once the run is stopped or another caller failed: a caller waiting between its calls waits on it. */
+  check(stopped: AbortSignal): Promise<string[]>;
   /** Calls it has made: one per call of the library's own recovery (a script, or node-resque's cleanOldWorkers and its many commands), one per command or MULTI for a port. */
   readonly commands: number;
   /** The caller stopped at a bound of its own (a library whose caller retries within one check). */
@@ -48,13 +51,22 @@ export interface Raced {
   readonly latency: CallLatency | undefined;
 }
 
-/** Every caller released at once from one barrier, each checking until a check moves nothing; one failing stops the rest. */
-export async function raceCallers(callers: readonly Caller[], jobs: number, signal: AbortSignal, maxChecks: number): Promise<Raced> {
+/**
+ * Every caller released at once from one barrier, each checking until a check moves nothing; one
+ * failing stops the rest, and its error is the run's. `ownScript` names, in words, the library's
+ * own script when each caller's check is a call of it (`Bee-Queue's own checkStalledJobs script`):
+ * a BUSY reply is then that script holding the server, which the error says.
+ */
+export async function raceCallers(callers: readonly Caller[], jobs: number, signal: AbortSignal, maxChecks: number, ownScript?: string): Promise<Raced> {
   const stop = new AbortController();
   const stopped = AbortSignal.any([signal, stop.signal]);
+  // Each caller waits on it at most once at a time (a timer between two calls): a listener each, no leak.
+  setMaxListeners(Math.max(defaultMaxListeners, callers.length), stopped);
   const moves = new Uint32Array(jobs + 1);
   let checks = 0;
   let cutShort = false;
+  // The first caller to fail, in time: every later failure is a caller that failure stopped.
+  let cause: { readonly error: unknown } | undefined;
   let release!: () => void;
   const barrier = new Promise<void>((resolve) => (release = resolve));
   const runs = callers.map(async (caller) => {
@@ -66,7 +78,7 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
           return;
         }
         stopped.throwIfAborted();
-        const moved = await caller.check();
+        const moved = await caller.check(stopped);
         checks++;
         for (const id of moved) {
           const n = Number(id);
@@ -75,17 +87,16 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
         if (moved.length === 0) return;
       }
     } catch (err) {
+      cause ??= { error: err };
       stop.abort();
       throw err;
     }
   });
   const started = performance.now();
   release();
-  const settled = await Promise.allSettled(runs);
+  await Promise.allSettled(runs);
   const wallMs = performance.now() - started;
-  // The first failure is the cause; the others are callers it stopped.
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw signal.aborted ? signal.reason : failed.reason;
+  if (cause) throw signal.aborted ? signal.reason : raceFailure(cause.error, ownScript);
   return {
     wallMs,
     moves,
@@ -94,6 +105,21 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
     cutShort: cutShort || callers.some((c) => c.cutShort),
     latency: summarizeLatency(callers.flatMap((c) => (c.callTimes ? [c.callTimes.log] : []))),
   };
+}
+
+/** A server's BUSY reply: a script ran past its busy-reply-threshold, and every other call is refused until it ends. */
+const BUSY = /(?:^|\s)BUSY\s/;
+
+/**
+ * The error a failed race ends with: the first caller's own. A BUSY reply while the callers run the
+ * library's own script is that script, called by another caller, holding the server past its
+ * busy-reply-threshold: said in words, as what it is, a finding. Pure.
+ */
+export function raceFailure(error: unknown, ownScript: string | undefined): unknown {
+  if (ownScript === undefined || !BUSY.test(String((error as Error)?.message ?? error))) return error;
+  return serverError(
+    `${ownScript} held the server past its busy-reply-threshold, and another caller's call was refused with BUSY. That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes`,
+  );
 }
 
 /** The run's result: its spec, the audit's counts, the race's own figures and what a fault added (`fault`). Pure. */

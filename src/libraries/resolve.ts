@@ -2,11 +2,13 @@
  * A library found in the user's project, never in the tool's own folder: resolved from `--lib-from
  * DIR` (the current folder by default) as that project's own `require` would, its version read
  * from its package.json. Not installed there is a usage error naming the install line; installed
- * without what the tool calls, one naming the version and the missing piece.
+ * without the Redis client it loads (BullMQ 6's optional peer ioredis), one naming the client and
+ * its install line; without what the tool calls, one naming the version and the missing piece. A
+ * `--lib-from` that is no folder, and a package.json that is not JSON, are usage errors too.
  */
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { usageError } from '../errors.js';
 import { LIBRARY_NAMES, type FoundLibrary, type LibraryName } from '../model.js';
 import { LIBRARIES } from './table.js';
@@ -28,7 +30,7 @@ export function parseLibraryName(raw: string): LibraryName {
  */
 export function findLibrary(name: LibraryName, from: string): FoundLibrary {
   const { packageName, lacks } = LIBRARIES[name];
-  const dir = resolve(from);
+  const dir = projectFolder(from, packageName);
   // The file need not exist: it only sets where the search starts, as the project's own code would.
   const require = createRequire(join(dir, 'noop.js'));
   // The package's folder as require's search finds it, whether or not its exports name package.json.
@@ -38,8 +40,10 @@ export function findLibrary(name: LibraryName, from: string): FoundLibrary {
       `--lib ${name}: ${packageName} is not installed in ${dir}: install it there with npm install ${packageName} (or point --lib-from at the project that has it)`,
     );
   }
-  const version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown }).version;
+  const pkg = readManifest(name, manifest);
+  const version = pkg.version;
   if (typeof version !== 'string') throw usageError(`--lib ${name}: ${manifest} names no version: is ${packageName} installed whole?`);
+  checkClients(name, packageName, version, manifest, pkg);
   let entry: string;
   try {
     entry = require.resolve(packageName);
@@ -61,6 +65,88 @@ export function findLibrary(name: LibraryName, from: string): FoundLibrary {
   const missing = lacks(loaded);
   if (missing) throw missingApi(found, packageName, missing);
   return found;
+}
+
+/** `--lib-from`'s folder, absolute: a usage error for an empty path, one that is not there, or a file. */
+function projectFolder(from: string, packageName: string): string {
+  if (from.trim() === '') {
+    throw usageError(
+      `--lib-from: an empty path; give the folder of the project that has ${packageName} installed, or leave --lib-from out for the current folder`,
+    );
+  }
+  const dir = resolve(from);
+  let folder: boolean;
+  try {
+    folder = statSync(dir).isDirectory();
+  } catch {
+    throw usageError(`--lib-from: ${dir} does not exist; give the folder of the project that has ${packageName} installed`);
+  }
+  if (!folder) throw usageError(`--lib-from: ${dir} is not a folder; give the folder of the project that has ${packageName} installed`);
+  return dir;
+}
+
+/** What the tool reads of a library's package.json. */
+interface Manifest {
+  readonly version?: unknown;
+  readonly dependencies?: unknown;
+  readonly peerDependencies?: unknown;
+  readonly optionalDependencies?: unknown;
+}
+
+/** The library's package.json, or a usage error naming the file when it cannot be read as JSON. */
+function readManifest(name: LibraryName, manifest: string): Manifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(manifest, 'utf8'));
+  } catch (err) {
+    const why = String((err as Error)?.message ?? err).split('\n')[0];
+    throw usageError(`--lib ${name}: ${manifest} cannot be read as JSON (${why}): reinstall ${LIBRARIES[name].packageName} there`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw usageError(`--lib ${name}: ${manifest} is not a package.json (no JSON object): reinstall ${LIBRARIES[name].packageName} there`);
+  }
+  return parsed as Manifest;
+}
+
+/** Whether the package.json names `dependency` among its dependencies, peer or optional ones. */
+function declares(pkg: Manifest, dependency: string): boolean {
+  return [pkg.dependencies, pkg.peerDependencies, pkg.optionalDependencies].some(
+    (list) => typeof list === 'object' && list !== null && Object.hasOwn(list, dependency),
+  );
+}
+
+/**
+ * The Redis client the library loads (its `clients` in table.ts), where the library's own
+ * `require` looks for it: from its real folder (Node follows a linked package to where it lies),
+ * up through every node_modules above. A client the package declares (BullMQ 6 only as an optional
+ * peer, which `npm install bullmq` leaves out) and cannot load is a usage error naming it and the
+ * line that installs it, in the folder whose node_modules holds the library.
+ */
+function checkClients(name: LibraryName, packageName: string, version: string, manifest: string, pkg: Manifest): void {
+  const folder = dirname(manifest);
+  let real: string;
+  try {
+    real = realpathSync(folder);
+  } catch {
+    real = folder;
+  }
+  const own = createRequire(join(real, 'package.json'));
+  for (const client of LIBRARIES[name].clients) {
+    if (!declares(pkg, client)) continue;
+    const found = (own.resolve.paths(client) ?? []).some((modules) => existsSync(join(modules, client, 'package.json')));
+    if (found) continue;
+    throw usageError(
+      `--lib ${name}: ${packageName} ${version} needs ${client}, which ${packageName} cannot load from ${folder}: install it with npm install ${client} in ${installFolder(folder)}`,
+    );
+  }
+}
+
+/** The project whose node_modules holds the package folder `folder` (…/app/node_modules/bullmq → …/app). */
+function installFolder(folder: string): string {
+  let at = dirname(folder);
+  // A scoped package lies one folder deeper (node_modules/@scope/name).
+  if (basename(at).startsWith('@')) at = dirname(at);
+  return basename(at) === 'node_modules' ? dirname(at) : at;
 }
 
 /** A version's numbers (`6.7.0-beta.1` → [6, 7, 0] and a pre-release), or undefined for none. */

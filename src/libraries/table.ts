@@ -61,6 +61,14 @@ export interface Library {
   readonly packageName: string;
   /** The versions the tool was tested with: from `from` up to, not including, `below`. */
   readonly tested: { readonly from: string; readonly below: string };
+  /**
+   * The Redis client packages the library loads from its own folder: where its package.json names
+   * one (a dependency, or a peer npm may leave out), resolve.ts refuses, before any server starts,
+   * a copy of the library that cannot load it.
+   */
+  readonly clients: readonly string[];
+  /** Why `--max-stalled` means nothing to it, for the refusal of the flag given; undefined where it has a stall limit the flag sets. */
+  readonly noStallLimit?: string;
   readonly modes: readonly LibraryMode[];
   /** The faults its modes take (`--fault`); none unless named. `lapsed-lock` needs workers that hold locks. */
   readonly faults?: readonly FaultName[];
@@ -81,6 +89,8 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
   bullmq: {
     packageName: 'bullmq',
     tested: { from: '6.7.0', below: '7.0.0' },
+    // An optional peer in 6.x: `npm install bullmq` alone leaves it out.
+    clients: ['ioredis'],
     modes: [
       {
         mode: 'bullmq',
@@ -136,6 +146,8 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       // A job's lock lapses (its worker stopped renewing it); the check moves it from `active` back to `wait`, counting the stall in the job's `stc`.
       pending: 'wait',
       dead: 'failed',
+      // A job past maxStalledCount stays in wait, marked to fail (`defa`): BullMQ 6 fails it when a worker next takes it.
+      deadLetter: { verb: 'marked', to: 'to fail (defa, still in wait)', notIn: 'neither in failed nor marked to fail (defa)' },
       headings: { duplicatePending: 'duplicate\nin wait' },
       race: "jobs whose locks lapsed, seeded by BullMQ's own Queue and Worker on a live server, recovered by concurrent callers (its own check, and two ports of it in round trips)",
       recoveredOnce: 'every job whose lock lapsed was recovered exactly once',
@@ -154,6 +166,8 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
   'node-resque': {
     packageName: 'node-resque',
     tested: { from: '9.7.0', below: '10.0.0' },
+    clients: ['ioredis'],
+    noStallLimit: "node-resque fails a dead worker's job at once, with no count of stalls",
     modes: [
       {
         mode: 'node-resque',
@@ -206,6 +220,9 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
   'bee-queue': {
     packageName: 'bee-queue',
     tested: { from: '2.0.0', below: '3.0.0' },
+    // The `redis` package (v3), its own dependency.
+    clients: ['redis'],
+    noStallLimit: 'Bee-Queue keeps no count of stalls and never fails a job for stalling',
     modes: [
       { mode: 'bee-queue', summary: "Bee-Queue's own stalled-job check, unmodified: its Queue#checkStalledJobs", racesByDesign: false, roundTrips: false },
       {

@@ -339,12 +339,14 @@ export function readout(run: RunResult): string {
   if (run.misplaced > 0) parts.push(`misplaced ${plural(run.misplaced, 'job')}`);
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (count('deadLetterEscapes') > 0)
-    parts.push(`let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, not in ${words.dead})`);
+    parts.push(
+      `let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, ${words.deadLetter?.notIn ?? `not in ${words.dead}`})`,
+    );
   if (count('deadLetteredEarly') > 0) {
     // Without --cycles every job really stalled once more than it was seeded with.
     const after = run.consequences.cycles > 1 ? `fewer than ${plural(run.maxStalled, 'stall')}` : plural(run.stalledBefore + 1, 'stall');
     parts.push(
-      `sent ${plural(count('deadLetteredEarly'), 'healthy job')} to ${words.dead} after ${after} (dead-lettered early: the counter ran ahead of the stalls)`,
+      `${words.deadLetter?.verb ?? 'sent'} ${plural(count('deadLetteredEarly'), 'healthy job')} ${words.deadLetter?.to ?? `to ${words.dead}`} after ${after} (dead-lettered early: the counter ran ahead of the stalls)`,
     );
   }
   if (count('windowInNeither') > 0) parts.push(`was seen mid-sweep with a job in no place ${plural(count('windowInNeither'), 'time')}`);

@@ -106,7 +106,11 @@ test("a library's counter and stalled jobs in the readout of a run that found an
   assert.match(resque, /left 1 job held by a dead worker still registered/);
   const bull = readout(raced('bullmq-naive', { lostIncrements: 4, unreclaimed: 2, deadLetteredEarly: 1 }));
   assert.match(bull, /lost 4 stc increments \(moves the job's stc does not show\)/);
-  assert.match(bull, /sent 1 healthy job to failed after/);
+  // BullMQ marks such a job to fail (defa), still in wait: it fails it only when a worker next takes it.
+  assert.match(bull, /marked 1 healthy job to fail \(defa, still in wait\) after 1 stall \(dead-lettered early/);
+  assert.doesNotMatch(bull, /sent \d+ healthy jobs? to failed/);
+  const escaped = readout(raced('bullmq-naive', { deadLetterEscapes: 2 }));
+  assert.match(escaped, /let 2 jobs escape the dead letter \(stalled 3\+ times, neither in failed nor marked to fail \(defa\)\)/);
   assert.match(bull, /left 2 jobs in active, their locks lapsed/);
   assert.match(readout(raced('bee-queue-naive', { ...NO_COUNTER, unreclaimed: 3 })), /left 3 jobs in active\.$/);
   const model = readout(raced('loop', { lostIncrements: 4, unreclaimed: 2, lostJobs: 1 }));

@@ -79,14 +79,15 @@ export const runBeeQueueMode: LibraryRunner = async (session, run, interrupts) =
       const callers: Caller[] = [];
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
-        if (run.mode === 'bee-queue') callers.push(await queueCaller(Queue, raceTarget, bee, interval, clients, recovered, claimed.signal));
+        if (run.mode === 'bee-queue') callers.push(await queueCaller(Queue, raceTarget, bee, interval, clients, recovered));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
           callers.push(portCaller(redis, bee, interval, run.mode === 'bee-queue-guarded', recovered, claimed.signal));
         }
       }
-      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CALLS);
+      const ownScript = run.mode === 'bee-queue' ? "Bee-Queue's own checkStalledJobs script" : undefined;
+      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CALLS, ownScript);
       clients.check();
       // Bee-Queue's connections close before the server is read back.
       await clients.closeAll();
@@ -157,21 +158,16 @@ class Recovered {
 /**
  * A caller's check, as a worker's timer makes it: a call turned away (or moving nothing) while
  * some job is still to be moved is made again half an interval later; the check returns what the
- * first call that moved something moved, or nothing once every job has been moved by someone.
+ * first call that moved something moved, or nothing once every job has been moved by someone. The
+ * wait between two calls ends when the race stops (the signal raceCallers hands each check, shared
+ * by every caller and sized for them, so that 16 or 32 callers waiting at once are no leak).
  */
-function timerCaller(
-  call: () => Promise<readonly string[]>,
-  intervalMs: number,
-  recovered: Recovered,
-  signal: AbortSignal,
-  count: () => number,
-  callTimes?: CallTimes,
-): Caller {
+function timerCaller(call: () => Promise<readonly string[]>, intervalMs: number, recovered: Recovered, count: () => number, callTimes?: CallTimes): Caller {
   let calls = 0;
   let cutShort = false;
   return {
     ...(callTimes ? { callTimes } : {}),
-    async check() {
+    async check(stopped) {
       for (;;) {
         if (calls === MAX_CALLS) {
           cutShort = true;
@@ -184,7 +180,7 @@ function timerCaller(
           return [...moved];
         }
         if (recovered.all) return [];
-        await sleep(intervalMs / 2, undefined, { signal });
+        await sleep(intervalMs / 2, undefined, { signal: stopped });
       }
     },
     get commands() {
@@ -204,7 +200,6 @@ async function queueCaller(
   intervalMs: number,
   clients: BeeClients,
   recovered: Recovered,
-  signal: AbortSignal,
 ): Promise<Caller> {
   const queue = clients.add(new Queue(keys.name, { ...beeSettings(target, keys), stallInterval: intervalMs, isWorker: false }));
   const moved: string[] = [];
@@ -222,7 +217,6 @@ async function queueCaller(
     },
     intervalMs,
     recovered,
-    signal,
     () => calls,
     callTimes,
   );
@@ -240,7 +234,6 @@ function portCaller(redis: Redis, keys: BeeKeys, intervalMs: number, guarded: bo
     async () => (await portedCheckStalledJobs(exec, keys, intervalMs, guarded)).moved,
     intervalMs,
     recovered,
-    signal,
     () => commands,
   );
 }

@@ -76,7 +76,8 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
           callers.push(portCaller(redis, bull, run, run.mode === 'bullmq-guarded', meetings, claimed.signal));
         }
       }
-      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS);
+      const ownScript = run.mode === 'bullmq' ? "BullMQ's own moveStalledJobsToWait script" : undefined;
+      const raced = await raceCallers(callers, run.jobs, claimed.signal, MAX_CHECKS, ownScript);
       if (lapsing) {
         await runAgain(session.admin, plan, lapsing);
         await finishLate(lapsing, run.jobs, plan);
