@@ -55,9 +55,19 @@ function hasKeys(keys: QueueKeys, key: string): EmqError {
  * taken. One SCAN serves them all: of the queue names' common start, each key found then matched
  * to its queue exactly.
  */
-export async function refuseUsedQueues(redis: Redis, queues: readonly string[], signal?: AbortSignal): Promise<void> {
+export async function refuseUsedQueues(redis: Redis, queues: readonly string[], where: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await findUsedQueue(redis, queues, signal);
+  } catch (err) {
+    throw describeServerError(err, where);
+  }
+}
+
+async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: AbortSignal): Promise<void> {
   const byPrefix = new Map(queues.map((queue) => [queueKeys(queue).prefix, queueKeys(queue)]));
   if (byPrefix.size === 0) return;
+  // A marker first, as the claim finds it first: in use (or kept) says more than a key it holds.
+  for (const keys of byPrefix.values()) if ((await redis.get(keys.owner)) !== null) throw inUse(keys);
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
   for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);

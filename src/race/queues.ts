@@ -109,8 +109,11 @@ export async function checkPlanBeforeWrites(
       const target = node === here ? session.target : (topology?.targetOf(node) ?? session.target);
       const redis = node === here ? session.admin : await connect(target);
       if (redis !== session.admin) opened.push(redis);
-      const queuesHere = placed.flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
-      await refuseUsedQueues(redis, queuesHere, signal);
+      // The first step's claim checks its own queues before anything of the command is written, and
+      // says why it failed as it would alone (taken, in use, or a permission refused on the way): the
+      // steps after it are the ones checked here.
+      const queuesHere = placed.slice(1).flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
+      await refuseUsedQueues(redis, queuesHere, target.display, signal);
       const moments = placed
         .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
         .filter((moment) => moment.length > 0);

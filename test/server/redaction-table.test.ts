@@ -189,7 +189,12 @@ forOneServerKind(import.meta.url, 'redaction of every --url form through every o
 
   /** URLs that fail, each through the main command, explain, grid and clean, plain and as JSON. */
   const failing: readonly { name: string; url: () => string; code: number; line: RegExp; env?: boolean }[] = [
-    { name: 'the one-slash typo redis:/:PASSWORD@', url: () => `redis:/:Zq7w0rd@${at()}`, code: 2, line: /names no host/ },
+    {
+      name: 'the one-slash typo redis:/:PASSWORD@',
+      url: () => `redis:/:Zq7w0rd@${at()}`,
+      code: 2,
+      line: /mistypes the scheme; did you mean redis:\/\/:\*\*\*@/,
+    },
     {
       name: 'a raw space in the password of a URL that does not parse',
       url: () => `redis://:Zq7 sp ace w0rd@127.0.0.1:notaport`,
