@@ -23,6 +23,8 @@ import { fillUnrelated } from '../helpers/unrelated-data.js';
 
 const FOREIGN_KEYS = 6000;
 const LIMIT_MS = 60_000;
+/** The commands a refused run may send for its queues before it writes: reads of the up-front check. */
+const READ_ONLY = /^(get|scan) /i;
 
 async function fillForeign(redis: Redis, count: number, prefix = 'foreign'): Promise<void> {
   for (let at = 0; at < count; at += 500) {
@@ -113,7 +115,8 @@ for (const kind of SERVER_KINDS) {
         assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: atomic on --jobs 9000 \(with 900 live jobs\) needs about/);
         await sleep(200);
         assert.deepEqual(
-          seen.filter((line) => /emq:\{race-whole-(loop|atomic)\}/.test(line)),
+          // Reads are allowed: the up-front check reads a later queue's marker and scans for its keys.
+          seen.filter((line) => !READ_ONLY.test(line) && /emq:\{race-whole-(loop|atomic)\}/.test(line)),
           [],
           'a mode wrote before the plan was checked',
         );
@@ -150,7 +153,7 @@ for (const kind of SERVER_KINDS) {
         assert.equal(existsSync(html), false, 'no page of a grid that never ran');
         await sleep(200);
         assert.deepEqual(
-          seen.filter((line) => /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)),
+          seen.filter((line) => !READ_ONLY.test(line) && /emq:\{race-[0-9a-f]{8}(-atomic)?\}/.test(line)),
           [],
           'a cell wrote before the grid was checked',
         );
