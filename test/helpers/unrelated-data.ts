@@ -56,6 +56,35 @@ export async function unrelatedState(redis: Redis): Promise<{ digest: Map<string
 
 export type UnrelatedState = Awaited<ReturnType<typeof unrelatedState>>;
 
+/** A filled server as `filledServer` holds it: each part set once the suite's `before` has run. */
+export interface FilledServer {
+  readonly server: EmbeddedServer;
+  readonly redis: Redis;
+  readonly initial: UnrelatedState;
+}
+
+/** useFilledServer's parts, held in one object for the suite's tests to read. */
+export function filledServer(options: StartOptions): FilledServer {
+  const held: { -readonly [K in keyof FilledServer]?: FilledServer[K] } = {};
+  useFilledServer(options, (server, redis, initial) => Object.assign(held, { server, redis, initial }));
+  const part = <K extends keyof FilledServer>(name: K): FilledServer[K] => {
+    const value = held[name];
+    if (value === undefined) throw new Error(`the filled server's ${name} is read before the suite started it`);
+    return value as FilledServer[K];
+  };
+  return {
+    get server() {
+      return part('server');
+    },
+    get redis() {
+      return part('redis');
+    },
+    get initial() {
+      return part('initial');
+    },
+  };
+}
+
 /**
  * A private server for the suite, filled with unrelated data before its tests and stopped after,
  * with the state of that data as it was: what a test compares against once the tool has run.

@@ -23,6 +23,7 @@ import { runCli } from '../helpers/cli.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { pageReport } from '../helpers/page-report.js';
+import { DEFAULT_FLAGS_SEEN } from '../helpers/race-flags-seen.js';
 import { ANOMALIES } from '../../src/model.js';
 
 const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
@@ -48,15 +49,9 @@ describe('html: pure parts', () => {
     assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
     const line = raceCommandLine(
       {
-        mode: ['atomic', 'loop'],
+        ...DEFAULT_FLAGS_SEEN,
         sweepers: 8,
         jobs: 500,
-        batch: 100,
-        maxStalled: 3,
-        stalledBefore: 0,
-        probeDelay: 0,
-        keep: false,
-        json: false,
         expect: 'race',
         html: 'my report.html',
       },
@@ -65,15 +60,13 @@ describe('html: pure parts', () => {
     assert.equal(line, "emq-race --sweepers 8 --jobs 500 --url 'redis://user:***@db:6379/2' --expect race --html 'my report.html'");
     const scaled = raceCommandLine(
       {
+        ...DEFAULT_FLAGS_SEEN,
         mode: ['atomic'],
         sweepers: 4,
-        jobs: 1000,
         batch: 50,
         maxStalled: 5,
         stalledBefore: 1,
         probeDelay: 2,
-        keep: false,
-        json: false,
         queues: 3,
         cluster: true,
         loopJobs: 500,

@@ -8,14 +8,14 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { which } from '../../src/server/embedded-server.js';
 import { JSON_SCHEMA } from '../../src/report/json.js';
 import { VERSION } from '../../src/model.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { BUILT_IN_SCRIPT } from '../helpers/scripts.js';
-import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+import { filledServer, unrelatedState } from '../helpers/unrelated-data.js';
 
 const kind = which('redis-server') ? 'redis-server' : which('valkey-server') ? 'valkey-server' : undefined;
 
@@ -69,23 +69,16 @@ const CLASHES: readonly Clash[] = [
 ];
 
 describe('output files named twice', { skip: kind ? false : 'no redis-server or valkey-server installed' }, () => {
-  let server: EmbeddedServer;
-  let redis: Redis;
-  let initial: UnrelatedState;
-  useFilledServer({ bin: kind ?? 'redis-server' }, (started, connected, state) => {
-    server = started;
-    redis = connected;
-    initial = state;
-  });
+  const filled = filledServer({ bin: kind ?? 'redis-server' });
 
   for (const clash of CLASHES) {
     test(clash.what, async () => {
       const dir = tempDir('emq-outputs-');
       mkdirSync(join(dir, 'real'));
       symlinkSync(join(dir, 'real'), join(dir, 'link'));
-      const connections = await connectionsReceived(redis);
+      const connections = await connectionsReceived(filled.redis);
       const args = clash.args(dir);
-      const result = await runCli([...args, '--url', server.url]);
+      const result = await runCli([...args, '--url', filled.server.url]);
       assert.equal(result.code, 2, result.stderr);
       const line = oneErrorLine(result.stderr);
       assert.ok(line, `one error line, got: ${result.stderr}`);
@@ -98,8 +91,8 @@ describe('output files named twice', { skip: kind ? false : 'no redis-server or 
       // Nothing written, and the server never connected to, let alone written.
       assert.deepEqual(readdirSync(dir).sort(), ['link', 'real']);
       assert.deepEqual(readdirSync(join(dir, 'real')), []);
-      assert.equal(await connectionsReceived(redis), connections, 'the command connected to the server');
-      assert.deepEqual(await unrelatedState(redis), initial);
+      assert.equal(await connectionsReceived(filled.redis), connections, 'the command connected to the server');
+      assert.deepEqual(await unrelatedState(filled.redis), filled.initial);
     });
   }
 
@@ -109,8 +102,8 @@ describe('output files named twice', { skip: kind ? false : 'no redis-server or 
     symlinkSync(join(dir, 'real'), join(dir, 'link'));
     const script = join(dir, 'real', 'sweep.lua');
     writeFileSync(script, BUILT_IN_SCRIPT);
-    const connections = await connectionsReceived(redis);
-    const result = await runCli(['--script', script, '--html', join(dir, 'link', 'sweep.lua'), '--url', server.url]);
+    const connections = await connectionsReceived(filled.redis);
+    const result = await runCli(['--script', script, '--html', join(dir, 'link', 'sweep.lua'), '--url', filled.server.url]);
     assert.equal(result.code, 2, result.stderr);
     assert.equal(
       result.stderr,
@@ -118,6 +111,6 @@ describe('output files named twice', { skip: kind ? false : 'no redis-server or 
     );
     assert.equal(readFileSync(script, 'utf8'), BUILT_IN_SCRIPT);
     assert.deepEqual(readdirSync(join(dir, 'real')), ['sweep.lua']);
-    assert.equal(await connectionsReceived(redis), connections, 'the command connected to the server');
+    assert.equal(await connectionsReceived(filled.redis), connections, 'the command connected to the server');
   });
 });

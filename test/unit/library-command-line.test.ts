@@ -4,19 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { raceCommandLine, type RaceFlagsSeen } from '../../src/html/reproduce.js';
-
-const DEFAULTS: RaceFlagsSeen = {
-  mode: ['atomic', 'loop'],
-  sweepers: 2,
-  jobs: 1000,
-  batch: 100,
-  maxStalled: 3,
-  stalledBefore: 0,
-  probeDelay: 0,
-  keep: false,
-  json: false,
-};
+import { raceCommandLine } from '../../src/html/reproduce.js';
+import { DEFAULT_FLAGS_SEEN as DEFAULTS } from '../helpers/race-flags-seen.js';
 
 test('--lib and --lib-from are in the rerun line, the path as given', () => {
   assert.equal(raceCommandLine({ ...DEFAULTS, lib: 'bullmq', libFrom: '../my app' }, undefined), "emq-race --lib bullmq --lib-from '../my app'");
