@@ -7,7 +7,7 @@ import type { CleanResult } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
 import { describeServerError, ExitCode, usageError } from '../errors.js';
 import type { Io } from '../model.js';
-import { parseQueueName } from './options.js';
+import { parseQueueName, urlOnce } from './options.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { plural } from '../text.js';
 
@@ -30,7 +30,7 @@ export function addCleanCommand(program: Command, io: CleanIo, exit: { code: num
     .addOption(new Option('--queue <name>', 'the queue to remove').argParser(parseQueueName))
     .addOption(new Option('--all', 'every queue emq-race owns on the server (asks first on a terminal)'))
     .addOption(new Option('--yes', 'with --all: remove without asking (needed when stdin is not a terminal)'))
-    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL); clean needs a server that outlives a run'));
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL); clean needs a server that outlives a run').argParser(urlOnce));
   addTlsOptions(command);
   command.action(async (flags: CleanFlags) => {
     exit.code = await clean(flags, io);

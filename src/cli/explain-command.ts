@@ -7,7 +7,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ExplainReportJson } from '../html/report-data.js';
 import { randomQueueName } from '../queue/keys.js';
-import { intFlag, parseQueueName } from './options.js';
+import { intFlag, parseQueueName, urlOnce } from './options.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { COUNTER_FORMS, type CounterForm } from '../explain/counter-forms.js';
@@ -96,7 +96,7 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
         .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
     )
     .addOption(new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName))
-    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)').argParser(urlOnce))
     .addOption(new Option('--server-bin <path>', 'redis-server, valkey-server or redict-server binary for the embedded server'))
     .addOption(new Option('--keep', "leave the replay's keys (and an embedded server) in place").default(false))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))

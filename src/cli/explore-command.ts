@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { randomQueueName } from '../queue/keys.js';
-import { intFlag } from './options.js';
+import { intFlag, urlOnce } from './options.js';
 import { commandLine } from '../html/command-line.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
@@ -105,7 +105,7 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
         .default(LIMITS.stalledBefore.default)
         .argParser(intFlag('--stalled-before', LIMITS.stalledBefore)),
     )
-    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)'))
+    .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL, else an embedded server)').argParser(urlOnce))
     .addOption(new Option('--server-bin <path>', 'redis-server, valkey-server or redict-server binary for the embedded server'))
     .addOption(new Option('--json', 'print one JSON object on stdout and nothing else').default(false))
     .addOption(

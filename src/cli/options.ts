@@ -198,6 +198,16 @@ export function checkLibraryFlagsGiven(options: Pick<RaceOptions, 'library' | 'm
   );
 }
 
+/**
+ * A commander parser for `--url`: given twice is a usage error, not the last one silently used, since
+ * the two name two servers and the tool writes to the one it picks. Neither value is shown: each may
+ * hold a password.
+ */
+export function urlOnce(raw: string, previous: string | undefined): string {
+  if (previous !== undefined) throw usageError('--url: given twice; name the one server the command should use');
+  return raw;
+}
+
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
     throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);

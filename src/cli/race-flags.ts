@@ -19,6 +19,7 @@ import {
   parseModes,
   parsePendingKind,
   parseQueueName,
+  urlOnce,
 } from './options.js';
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
@@ -121,7 +122,10 @@ export function raceFlagOptions(): Option[] {
       `start a private cluster of n primaries from the server binary instead of one server (${range(LIMITS.embeddedCluster)})`,
     ).argParser(intFlag('--embedded-cluster', LIMITS.embeddedCluster)),
     new Option('--queue <name>', 'queue name: letters, digits, - and _ (default: race- and 8 random hex digits)').argParser(parseQueueName),
-    new Option('--url <url>', 'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)'),
+    new Option(
+      '--url <url>',
+      'server URL: redis://[user:pass@]host:port[/db], rediss://… or unix:///path (default: $REDIS_URL, else an embedded server)',
+    ).argParser(urlOnce),
     new Option(
       '--server-bin <path>',
       'redis-server, valkey-server or redict-server binary for the embedded server (default: redis-server, then valkey-server, then redict-server, from PATH)',

@@ -124,6 +124,12 @@ const CASES: readonly BadInput[] = [
   bad(['clean', '--queue', '{x}'], '--queue'),
   bad(['clean', '--queue', 'x', '--yes'], '--yes'),
   noUrl(['clean', '--all'], 'clean', '--url'),
+  // Two --url name two servers: neither wins silently (the harness adds the second), neither is shown.
+  bad(['--url', 'redis://:secret@127.0.0.1:1'], '--url: given twice'),
+  bad(['explain', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
+  bad(['explore', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
+  bad(['clean', '--queue', 'x', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
+  bad(['grid', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
 ];
 
 /** Cases also run as a spawned process, end to end through bin/emq-race.js. */
