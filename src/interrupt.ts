@@ -45,10 +45,11 @@ export function watchInterrupts(
       say(`emq-race: ${signal} received, cleaning up (a third signal leaves without deleting the run's keys)\n`);
       controller.abort(new InterruptedError(signal));
     } else if (count === 2) {
-      say(`emq-race: ${signal} received again, still cleaning up (a third signal leaves without deleting the run's keys)\n`);
+      // Counted as signals, whichever: INT then TERM is a second signal, not a SIGTERM "again".
+      say(`emq-race: ${signal} received, a second signal: still cleaning up (a third signal leaves without deleting the run's keys)\n`);
     } else if (count === 3) {
       const first = controller.signal.reason as InterruptedError;
-      say(`emq-race: ${signal} received a third time, leaving now without finishing the clean-up\n`);
+      say(`emq-race: ${signal} received, a third signal: leaving now without finishing the clean-up\n`);
       for (const { line } of owed) say(`emq-race: ${line}\n`);
       say(`emq-race: ${first.message}\n`);
       leave(first.exitCode, first.message);

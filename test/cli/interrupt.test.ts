@@ -154,7 +154,7 @@ for (const kind of oneServerKind(import.meta.url)) {
             cli.child.kill(first);
             await within(LIMIT_MS, 'the first notice', cli.waitForStderr(new RegExp(`${first} received, cleaning up`)));
             cli.child.kill(second);
-            await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received again, still cleaning up`)));
+            await within(LIMIT_MS, 'the second notice', cli.waitForStderr(new RegExp(`${second} received, a second signal: still cleaning up`)));
           } finally {
             hold.release();
           }
@@ -179,7 +179,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         cli.child.kill('SIGINT');
         await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
         cli.child.kill('SIGINT');
-        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
+        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received, a second signal: still cleaning up/));
         cli.child.kill('SIGINT');
         // The run's seed is still held: only the third signal can have ended it.
         result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
@@ -188,7 +188,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         await hold.close();
       }
       assert.equal(result.code, 130, result.stderr);
-      assert.match(result.stderr, /SIGINT received a third time, leaving now/);
+      assert.match(result.stderr, /SIGINT received, a third signal: leaving now/);
       assert.match(
         result.stderr,
         /remove them with emq-race clean --queue race-thrice .*if it finds the run's heartbeat still there, it lets the queue go within 15 s/,
@@ -222,14 +222,14 @@ for (const kind of oneServerKind(import.meta.url)) {
         cli.child.kill('SIGTERM');
         await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGTERM received, cleaning up/));
         cli.child.kill('SIGINT');
-        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received again, still cleaning up/));
+        await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/SIGINT received, a second signal: still cleaning up/));
         cli.child.kill('SIGHUP');
         result = await within(LIMIT_MS, 'the run left by a third signal', cli.done);
       } finally {
         await hold.close();
       }
       assert.equal(result.code, 143, result.stderr);
-      assert.match(result.stderr, /SIGHUP received a third time, leaving now/);
+      assert.match(result.stderr, /SIGHUP received, a third signal: leaving now/);
       const json = JSON.parse(result.stdout) as { error?: { exit: number; message: string } };
       assertMatchesSchema(json, '--json left by a third signal');
       assert.deepEqual(json.error, { exit: 143, message: 'interrupted by SIGTERM' });
