@@ -72,7 +72,7 @@ const GRID_BATCH = 1000;
 /** The round-trip modes' jobs in a grid, unless --loop-jobs says otherwise: a rate per 1,000 jobs needs no more, and the loop at 10 ms takes 30 s for these. */
 const GRID_LOOP_JOBS = 500;
 
-type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'modeGiven'> & {
+type GridFlags = Omit<MainFlags, 'keep' | 'queue' | 'csv' | 'wide' | 'expect' | 'html' | 'given'> & {
   vary?: string[];
   yes?: boolean;
   html?: string;
@@ -193,7 +193,6 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     keep: false,
     csv: false,
     wide: false,
-    modeGiven: given('--mode'),
     // The flags given, and every axis varied: a library's run refuses those it would ignore.
     given: [...options.flatMap((option) => (option.long && given(option.long) ? [option.long] : [])), ...axes.map((axis) => `--${axis.flag}`)],
   };

@@ -45,11 +45,11 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
   program
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
-    .action(async (flags: Omit<MainFlags, 'modeGiven'>, command: Command) => {
+    .action(async (flags: Omit<MainFlags, 'given'>, command: Command) => {
       if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
-      // The flags the user gave, not commander's defaults: a library's run refuses those it would ignore.
+      // The flags the user gave, not commander's defaults (whether --mode was named; what a library's run refuses).
       const given = command.options.flatMap((option) => (option.long && command.getOptionValueSource(option.attributeName()) === 'cli' ? [option.long] : []));
-      exit.code = await onMain({ ...flags, modeGiven: command.getOptionValueSource('mode') !== 'default', given });
+      exit.code = await onMain({ ...flags, given });
     });
   // Subcommands have flags of their own (--url, --queue): the program's stop at the command name.
   program.enablePositionalOptions();

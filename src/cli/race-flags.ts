@@ -63,10 +63,11 @@ export interface MainFlags extends TlsFlags {
   trials?: number;
   latency?: number;
   latencyJitter?: number;
-  /** Whether --mode was given (with --script and no --mode, only the script runs). */
-  modeGiven: boolean;
-  /** The flags given on the command line (long names, `--batch`), for refusing those a library's run would ignore; unset: none. */
-  given?: readonly string[];
+  /**
+   * The flags given on the command line (long names, `--batch`), not left at their defaults: with
+   * --script and no --mode only the script runs, and a library's run refuses those it would ignore.
+   */
+  given: readonly string[];
   html?: string;
   wide: boolean;
   lib?: LibraryName;
@@ -222,8 +223,9 @@ export function keepsSessionServer(options: Pick<RaceOptions, 'keep' | 'conseque
 
 /** The flags as the run's options: pure, so every combination is checked before anything starts. */
 export function raceOptionsFrom(flags: MainFlags): RaceOptions {
+  const modeGiven = flags.given.includes('--mode');
   const options: RaceOptions = {
-    modes: modesWithLibrary(modesWithScript(flags.mode, flags.script, flags.modeGiven), flags.lib, flags.modeGiven),
+    modes: modesWithLibrary(modesWithScript(flags.mode, flags.script, modeGiven), flags.lib, modeGiven),
     jobs: flags.jobs,
     sweepers: flags.sweepers,
     batch: flags.batch,
@@ -252,11 +254,11 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
     csv: flags.csv,
     trials: flags.trials,
     latency: latencyAsked(flags),
-    library: libraryAsked(flags),
+    library: libraryAsked({ ...flags, modeGiven }),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
   };
   checkRaceOptions(options);
-  checkLibraryFlagsGiven(options, flags.given ?? []);
+  checkLibraryFlagsGiven(options, flags.given);
   checkFailoverFlags(flags);
   checkSeedFlags(flags, options.modes);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
