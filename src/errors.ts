@@ -79,6 +79,11 @@ const LOST_CONNECTION = /Connection is closed|Command aborted due to connection 
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
  */
+/** A server's BUSY reply: a script ran past its busy-reply-threshold, and every other call is refused until it ends. */
+export function isBusyReply(err: unknown): boolean {
+  return /^BUSY\b/.test(String((err as { message?: unknown })?.message ?? err));
+}
+
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   const e = err as { code?: unknown; message?: string; command?: { name?: string } };
@@ -107,7 +112,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^WRONGPASS|invalid username-password/i.test(message)) {
     return serverError(`the server at ${where} refused the credentials (wrong user name or password)`);
   }
-  if (/^BUSY/.test(message)) {
+  if (isBusyReply(err)) {
     // The tool never stops somebody's script itself (SCRIPT KILL stops whichever script runs, and it
     // may not be the run's): the line says what holds the server and how a person frees it.
     return serverError(

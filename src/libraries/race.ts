@@ -6,7 +6,7 @@
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { serverError } from '../errors.js';
+import { isBusyReply, serverError } from '../errors.js';
 import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
@@ -107,16 +107,13 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   };
 }
 
-/** A server's BUSY reply: a script ran past its busy-reply-threshold, and every other call is refused until it ends. */
-const BUSY = /(?:^|\s)BUSY\s/;
-
 /**
  * The error a failed race ends with: the first caller's own. A BUSY reply while the callers run the
  * library's own script is that script, called by another caller, holding the server past its
  * busy-reply-threshold: said in words, as what it is, a finding. Pure.
  */
 export function raceFailure(error: unknown, ownScript: string | undefined): unknown {
-  if (ownScript === undefined || !BUSY.test(String((error as Error)?.message ?? error))) return error;
+  if (ownScript === undefined || !isBusyReply(error)) return error;
   return serverError(
     `${ownScript} held the server past its busy-reply-threshold, and another caller's call was refused with BUSY. That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes`,
   );
