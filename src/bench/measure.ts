@@ -23,7 +23,7 @@ import { callCommandRate } from '../lua/calibration-scripts.js';
 import { loadScript, preloadScripts } from '../lua/registry.js';
 import { seedJobs, type SeedPlan } from '../queue/seed.js';
 import { measureServerClock, serverTimeMs } from '../server/clock.js';
-import { p99Between, readScriptHistogram, readScriptUsec } from '../server/latency-histogram.js';
+import { readScriptStats, scriptStatsBetween } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
@@ -185,8 +185,7 @@ async function sweep(
       connections.push(redis);
     }
     const clock = await measureServerClock(admin);
-    const before = serverStats ? await readScriptHistogram(admin) : undefined;
-    const usecBefore = serverStats ? await readScriptUsec(admin) : undefined;
+    const before = serverStats ? await readScriptStats(admin, 'required') : undefined;
     const result = await race({
       connections,
       factory,
@@ -198,8 +197,8 @@ async function sweep(
       maxSweeps: defaultMaxSweeps(jobs, batch),
       signal: new AbortController().signal,
     });
-    const serverUs = usecBefore !== undefined ? (await readScriptUsec(admin)) - usecBefore : undefined;
-    const serverP99 = before ? p99Between(before, await readScriptHistogram(admin)) : undefined;
+    // The same readings and arithmetic as a run of the command line's (race/run-mode.ts).
+    const server = before ? scriptStatsBetween(before, await readScriptStats(admin, 'required'), jobs) : undefined;
     const { moves } = movesPerJob(jobs, result.records);
     const recoveries = moves.reduce((sum, n) => sum + n, 0);
     const latency = summarizeLatency(result.latencies);
@@ -210,8 +209,8 @@ async function sweep(
         sweepers,
         jobsPerSec: jobsPerSec(jobs, result.wallMs),
         ...(latency ?? {}),
-        ...(serverP99 !== undefined ? { serverCallMsP99: serverP99 } : {}),
-        ...(serverUs !== undefined ? { serverUsPerJob: Math.round((serverUs / jobs) * 1000) / 1000 } : {}),
+        ...(server?.serverCallMsP99 != null ? { serverCallMsP99: server.serverCallMsP99 } : {}),
+        ...(server?.serverUsPerJob != null ? { serverUsPerJob: server.serverUsPerJob } : {}),
         // The loop is expected to race; the figures record whether the run was exact.
         clean: recoveries === jobs && !result.cutShort,
       },

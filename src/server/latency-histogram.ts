@@ -123,13 +123,9 @@ function histogramsOnlyGrew(before: Histograms, after: Histograms): boolean {
  * The p99 of the script calls made between two readings; undefined when none were made, or when
  * the two are not one series of the same server's counters (`after` counts fewer calls somewhere).
  */
-export function p99Between(before: Histograms, after: Histograms): number | undefined {
+function p99Between(before: Histograms, after: Histograms): number | undefined {
   if (!histogramsOnlyGrew(before, after)) return undefined;
   return histogramPercentileMs(histogramDelta(before, after), 99);
-}
-
-export async function readScriptHistogram(redis: Redis): Promise<Histograms> {
-  return parseLatencyHistogram(await redis.call('LATENCY', 'HISTOGRAM', ...SCRIPT_COMMANDS));
 }
 
 /**
@@ -143,10 +139,6 @@ export function scriptUsec(commandstats: string): number {
     if (stat && (SCRIPT_COMMANDS as readonly string[]).includes(stat[1] ?? '')) usec += Number(stat[2]);
   }
   return usec;
-}
-
-export async function readScriptUsec(redis: Redis): Promise<number> {
-  return scriptUsec(await redis.info('commandstats'));
 }
 
 /** Which server process answered: `run_id` from an INFO server text, undefined where it is missing. Pure. */
@@ -167,26 +159,37 @@ export interface ScriptStats {
 }
 
 /**
- * The script counters, with the server's `run_id` read on either side of them. `histogram`: leave
- * LATENCY HISTOGRAM out, read it if the server gives it, or read it and let a refusal be the
- * caller's error ('required', for --server-stats). INFO commandstats, which any server answers
- * unless an ACL refuses it, is read whatever `histogram` says.
+ * The script counters, with the server's `run_id` read on either side of them, in one round trip
+ * (a pipeline: each command answers or fails on its own). `histogram`: leave LATENCY HISTOGRAM out,
+ * read it if the server gives it, or read it and let a refusal be the caller's error ('required',
+ * for --server-stats). INFO commandstats, which any server answers unless an ACL refuses it, is
+ * read whatever `histogram` says.
  */
 export async function readScriptStats(redis: Redis, histogram: 'required' | 'if-available' | undefined): Promise<ScriptStats> {
-  const runId = (): Promise<string | undefined> =>
-    redis
-      .info('server')
-      .then(serverRunId)
-      .catch(() => undefined);
-  const before = await runId();
-  const histograms = histogram
-    ? await readScriptHistogram(redis).catch((err: unknown) => {
-        if (histogram === 'if-available') return undefined;
-        throw err;
-      })
-    : undefined;
-  const usec = await readScriptUsec(redis).catch(() => undefined);
-  return { runId: before, usec, histograms, runIdAfter: await runId() };
+  const pipeline = redis.pipeline().info('server').info('commandstats');
+  if (histogram) pipeline.call('LATENCY', 'HISTOGRAM', ...SCRIPT_COMMANDS);
+  pipeline.info('server');
+  const replies = (await pipeline.exec()) ?? [];
+  const answer = (i: number): unknown => (replies[i]?.[0] ? undefined : replies[i]?.[1]);
+  const text = (i: number): string | undefined => {
+    const reply = answer(i);
+    return typeof reply === 'string' ? reply : undefined;
+  };
+  let histograms: Histograms | undefined;
+  if (histogram) {
+    const [err, reply] = replies[2] ?? [new Error('no reply to LATENCY HISTOGRAM')];
+    if (err && histogram === 'required') throw err;
+    histograms = err ? undefined : parseLatencyHistogram(reply);
+  }
+  const usecText = text(1);
+  const before = text(0);
+  const after = text(replies.length - 1);
+  return {
+    runId: before === undefined ? undefined : serverRunId(before),
+    usec: usecText === undefined ? undefined : scriptUsec(usecText),
+    histograms,
+    runIdAfter: after === undefined ? undefined : serverRunId(after),
+  };
 }
 
 /**
