@@ -58,9 +58,13 @@ export interface ServerAddress {
 const QUERY_FIELDS = ['password', 'username', 'db'];
 const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://… or unix:///path/to/socket';
 
-/** A --url checked in full (usage errors name what is wrong), with its redacted form for display. */
-export function parseServerUrl(url: string): ServerTarget {
-  serverAddress(url);
+/**
+ * A --url checked in full (usage errors name what is wrong), with its redacted form for display.
+ * `source` is where the URL came from, the word each error starts with (`REDIS_URL` when no --url
+ * was given).
+ */
+export function parseServerUrl(url: string, source = '--url'): ServerTarget {
+  serverAddress(url, source);
   return { url, display: redactUrl(url) };
 }
 
@@ -69,7 +73,7 @@ export function parseServerUrl(url: string): ServerTarget {
  * the WHATWG parser only. The URL is never handed to ioredis, whose legacy url.parse() reads some
  * URLs differently (a backslash, a '/' or '%' in a password), and prints them in a warning.
  */
-export function serverAddress(url: string): ServerAddress {
+export function serverAddress(url: string, source = '--url'): ServerAddress {
   const display = redactUrl(url);
   // A value with nothing shown of it (a word that may be the password alone) is not quoted as '***'.
   const shown = display === '***' ? 'the value given (not shown: it may be a password)' : JSON.stringify(display);
@@ -77,51 +81,51 @@ export function serverAddress(url: string): ServerAddress {
   // one typed; other control characters are refused with them, as no password a person types.
   if (/[\x00-\x1f\x7f]/.test(url))
     throw usageError(
-      `--url: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`,
+      `${source}: ${shown} contains a tab, line break or other control character, which URL parsers drop or read in different ways; percent-encode it (a tab is %09)`,
     );
   const guessed = meantUrl(url);
-  if (guessed?.mistyped) throw usageError(`--url: ${shown} mistypes the scheme; did you mean ${guessed.meant}?`);
-  if (guessed) throw usageError(`--url: ${JSON.stringify(guessed.meant.slice('redis://'.length))} has no scheme; did you mean ${guessed.meant}?`);
+  if (guessed?.mistyped) throw usageError(`${source}: ${shown} mistypes the scheme; did you mean ${guessed.meant}?`);
+  if (guessed) throw usageError(`${source}: ${JSON.stringify(guessed.meant.slice('redis://'.length))} has no scheme; did you mean ${guessed.meant}?`);
   // url.parse() and the WHATWG parser disagree on backslashes: no guessing which was meant.
-  if (url.includes('\\')) throw usageError(`--url: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
+  if (url.includes('\\')) throw usageError(`${source}: ${shown} contains a backslash, which URL parsers read in different ways; write it as %5C`);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw usageError(`--url: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
+    throw usageError(`${source}: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
   }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
     // Named only when written as a scheme (`http://`): the word before a ':' may be a password's start.
     const scheme = parsed.protocol.replace(/:$/, '');
     const named =
       url.startsWith(`${scheme}://`) && /^[a-z][a-z0-9+.-]{0,15}$/.test(scheme) ? `scheme ${JSON.stringify(scheme)} is` : `${shown} has a scheme that is`;
-    throw usageError(`--url: ${named} not supported; use redis://, rediss:// or unix://`);
+    throw usageError(`${source}: ${named} not supported; use redis://, rediss:// or unix://`);
   }
   const unix = parsed.protocol === 'unix:';
   if (unix ? !parsed.pathname : !parsed.hostname) {
-    throw usageError(`--url: ${shown} names no ${unix ? 'socket path' : 'host'}`);
+    throw usageError(`${source}: ${shown} names no ${unix ? 'socket path' : 'host'}`);
   }
   for (const name of parsed.searchParams.keys()) {
     if (!QUERY_FIELDS.includes(name)) {
       const named = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/.test(name) ? `the query parameter ${JSON.stringify(name)}` : 'a query parameter';
-      throw usageError(`--url: ${named} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
+      throw usageError(`${source}: ${named} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
     }
   }
   const decoded = (what: string, text: string): string => {
     try {
       return decodeURIComponent(text);
     } catch {
-      throw usageError(`--url: the ${what} in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
+      throw usageError(`${source}: the ${what} in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
     }
   };
   const username = decoded('user name', parsed.username) || (parsed.searchParams.get('username') ?? '');
   const password = decoded('password', parsed.password) || (parsed.searchParams.get('password') ?? '');
   const dbText = (!unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined) ?? parsed.searchParams.get('db') ?? undefined;
-  if (dbText !== undefined && !/^\d{1,9}$/.test(dbText)) throw usageError(`--url: the database in ${shown} must be a number`);
+  if (dbText !== undefined && !/^\d{1,9}$/.test(dbText)) throw usageError(`${source}: the database in ${shown} must be a number`);
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(dbText !== undefined ? { db: Number(dbText) } : {}) };
   if (unix) return { path: decoded('socket path', parsed.pathname), ...credentials };
   const port = parsed.port === '' ? 6379 : Number(parsed.port);
-  if (port === 0) throw usageError(`--url: port 0 in ${shown} is not a port a server can listen on; expected 1 to 65535`);
+  if (port === 0) throw usageError(`${source}: port 0 in ${shown} is not a port a server can listen on; expected 1 to 65535`);
   // An IPv6 literal keeps its brackets in a URL but not as a host name.
   return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port, ...credentials };
 }

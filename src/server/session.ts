@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { EmqError, usageError } from '../errors.js';
+import { usageError } from '../errors.js';
 import type { Io } from '../model.js';
 import { watchInterrupts, type Interrupts } from '../interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
@@ -38,16 +38,8 @@ export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = proc
   if (choice.serverBin !== undefined) {
     throw usageError('--server-bin: only for the embedded server; it cannot be combined with --url or REDIS_URL');
   }
-  let target: ServerTarget;
-  try {
-    target = parseServerUrl(url);
-  } catch (err) {
-    // The URL came from the environment: the line names where, not a flag the user never gave.
-    if (choice.url === undefined && err instanceof EmqError && err.message.startsWith('--url: ')) {
-      throw new EmqError(`REDIS_URL (no --url given): ${err.message.slice('--url: '.length)}`, err.exitCode);
-    }
-    throw err;
-  }
+  // A URL from the environment: its errors name where it came from, not a flag the user never gave.
+  const target = parseServerUrl(url, choice.url === undefined ? 'REDIS_URL (no --url given)' : '--url');
   const tls = tlsSettings(url, choice.tls ?? {});
   return { ...target, ...(tls ? { tls } : {}) };
 }
