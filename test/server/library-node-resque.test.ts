@@ -65,23 +65,11 @@ const failedJobId = (entry: string): string => String((JSON.parse(entry) as { pa
 
 forEachServer('--lib node-resque', (handle) => {
   const foreign = useForeignQueue(handle, 'resque:', foreignResque, 5);
+  /** A race of the project's node-resque on this server, 8 callers on JOBS jobs, its report as JSON. */
+  const raceArgs = (...flags: string[]): string[] => ['--url', handle.url, '--lib-from', PROJECT, '--sweepers', '8', '--loop-jobs', JOBS, ...flags, '--json'];
 
   test('--lib node-resque --sweepers 8: node-resque and the naive port push jobs onto failed twice, the guarded port is clean', async () => {
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--lib',
-      'node-resque',
-      '--lib-from',
-      PROJECT,
-      '--sweepers',
-      '8',
-      '--loop-jobs',
-      JOBS,
-      '--expect',
-      'node-resque-guarded=clean',
-      '--json',
-    ]);
+    const result = await runCli(raceArgs('--lib', 'node-resque', '--expect', 'node-resque-guarded=clean'));
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stderr, /warning/, 'the pinned version is within the tested range');
     const report = JSON.parse(result.stdout) as { runs: JsonRun[] };
@@ -109,7 +97,7 @@ forEachServer('--lib node-resque', (handle) => {
     // did not is raced again, three times at most.
     for (const mode of ['node-resque', 'node-resque-naive']) {
       for (let more = 0; !raced.has(mode) && more < 3; more++) {
-        const again = await runCli(['--url', handle.url, '--mode', mode, '--lib-from', PROJECT, '--sweepers', '8', '--loop-jobs', JOBS, '--json']);
+        const again = await runCli(raceArgs('--mode', mode));
         assert.equal(again.code, 0, again.stderr);
         const [run] = (JSON.parse(again.stdout) as { runs: JsonRun[] }).runs;
         if ((run?.duplicatePending ?? 0) > 0) raced.add(mode);
@@ -128,22 +116,7 @@ forEachServer('--lib node-resque', (handle) => {
       for (let attempt = 1; attempt <= 3 && !(run && run.duplicatePending > 0); attempt++) {
         if (run) assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
         queue = `kept-${attempt}-${Math.random().toString(16).slice(2, 8)}`;
-        const result = await runCli([
-          '--url',
-          handle.url,
-          '--mode',
-          'node-resque',
-          '--lib-from',
-          PROJECT,
-          '--sweepers',
-          '8',
-          '--loop-jobs',
-          JOBS,
-          '--queue',
-          queue,
-          '--keep',
-          '--json',
-        ]);
+        const result = await runCli(raceArgs('--mode', 'node-resque', '--queue', queue, '--keep'));
         assert.equal(result.code, 0, result.stderr);
         run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
       }
