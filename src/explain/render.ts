@@ -135,15 +135,34 @@ export function verdict(readout: Readout, jobId: string): string {
   return `anomaly: ${parts.join('; ')}.`;
 }
 
+/** The fields of a replay its heading names: the terminal's and the page's drawing's alike. */
+interface ReplayHeading {
+  readonly mode: string;
+  readonly queue: string;
+  readonly jobId: string;
+  readonly stalledBefore: number;
+  readonly maxStalled: number;
+  readonly schedule: readonly string[];
+}
+
+/** A replay's title: the mode, the job and its start, and the prefix the keys below leave out. */
+export function replayTitle(replay: ReplayHeading): string {
+  return `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under emq:{${replay.queue}}:`;
+}
+
+/** Under the title: the loop's schedule, or the order the server ran the two scripts in. */
+export function replayOrder(replay: ReplayHeading): string {
+  return replayOf(replay.mode) === 'loop'
+    ? `schedule: ${replay.schedule.join(',')}`
+    : `both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`;
+}
+
 export function renderReplay(replay: Replay, width: number): string {
   const prefix = `emq:{${replay.queue}}:`;
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
-  const title = `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`;
   const header = [
-    ...fit([title]),
-    ...(replayOf(replay.mode) === 'loop'
-      ? scheduleLines(replay.schedule, width)
-      : fit([`both EVALSHA sent at the same moment; the server ran ${replay.schedule.map((s) => s.split(':')[0]).join(' then ')} (from the replies)`])),
+    ...fit([replayTitle(replay)]),
+    ...(replayOf(replay.mode) === 'loop' ? scheduleLines(replay.schedule, width) : fit([replayOrder(replay)])),
     '',
   ];
   const rows = readoutRows(replay.readout, replay.jobId, replay.stalledBefore);

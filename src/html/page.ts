@@ -3,7 +3,7 @@
  * from the run's own JSON, which it also carries in a `<script type="application/json">` block so a
  * reader can check every figure. A Content-Security-Policy forbids any fetch or script outright.
  */
-import { counterVerdict, verdict } from '../explain/render.js';
+import { counterVerdict, replayOrder, replayTitle, verdict } from '../explain/render.js';
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { anomalyBars, figureLabel, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc } from './escape.js';
@@ -26,7 +26,7 @@ import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
 import { latencyWords } from '../report/report.js';
-import { queueWords, replayOf } from '../sweepers/strategies.js';
+import { queueWords } from '../sweepers/strategies.js';
 import { groupFigure } from '../text.js';
 
 export interface PageContext {
@@ -334,13 +334,10 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
 function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {
   const prefix = `emq:{${replay.queue}}:`;
   const r = replay.readout as Readout;
-  const order = replay.schedule.map((s) => s.split(':')[0]).join(' then ');
   return {
-    title: `${replay.mode}: sweeps A and B on job ${replay.jobId} (lease expired, stalled ${replay.stalledBefore}, max-stalled ${replay.maxStalled}); keys below are under ${prefix}`,
-    subtitle:
-      replayOf(replay.mode) === 'loop'
-        ? `schedule: ${replay.schedule.join(',')}`
-        : `both EVALSHA sent at the same moment; the server ran ${order} (from the replies)`,
+    title: replayTitle(replay),
+    subtitle: replayOrder(replay),
+    maxStalled: replay.maxStalled,
     server: `${server.kind} ${server.version}`,
     prefix,
     jobId: replay.jobId,

@@ -51,6 +51,8 @@ export interface DiagramInput {
   /** The queue's key prefix, left out of keys as the terminal does (the title names it). */
   readonly prefix: string;
   readonly jobId: string;
+  /** A replay's max-stalled, for the note of a dead-letter step that had nothing to send; unset for the counter race. */
+  readonly maxStalled?: number;
   readonly steps: readonly StepJson[];
   readonly readout: readonly ReadoutRow[];
   readonly verdict: string;
@@ -126,7 +128,7 @@ function drawStep(step: StepJson, index: number, y0: number, input: DiagramInput
       parts.push(arrow(LANE.server, lane, y, 'return'));
     }
   });
-  const note = noteFor(step as WireStep, input.jobId, { steps: input.steps });
+  const note = noteFor(step as WireStep, input.jobId, { steps: input.steps, ...(input.maxStalled !== undefined ? { maxStalled: input.maxStalled } : {}) });
   if (note) {
     y += 4;
     lines(`= ${note}`, 'note', '    ');
