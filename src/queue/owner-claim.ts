@@ -67,7 +67,16 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   const byPrefix = new Map(queues.map((queue) => [queueKeys(queue).prefix, queueKeys(queue)]));
   if (byPrefix.size === 0) return;
   // A marker first, as the claim finds it first: in use (or kept) says more than a key it holds.
-  for (const keys of byPrefix.values()) if ((await redis.get(keys.owner)) !== null) throw inUse(keys);
+  // Every queue's at once, pipelined: one round trip however many trials and queues the plan has.
+  const planned = [...byPrefix.values()];
+  const pipeline = redis.pipeline();
+  for (const keys of planned) pipeline.get(keys.owner);
+  const markers = (await pipeline.exec()) ?? [];
+  for (const [i, [err, marker]] of markers.entries()) {
+    if (err) throw err;
+    const keys = planned[i];
+    if (keys && marker !== null) throw inUse(keys);
+  }
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
   for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
