@@ -6,7 +6,7 @@
  */
 
 /** Calls outstanding at once: enough to keep the server busy, a few hundred kB of replies. */
-const IN_FLIGHT = 16;
+export const IN_FLIGHT = 16;
 
 /**
  * Sends one call per task, in order, keeping IN_FLIGHT calls outstanding so the server works on
@@ -21,7 +21,8 @@ export async function inCalls<Task, T>(
   const pending = tasks[Symbol.iterator]();
   const inFlight: { task: Task; reply: Promise<T> }[] = [];
   const issue = (): void => {
-    while (inFlight.length < IN_FLIGHT) {
+    // Once stopped, nothing more is sent: only the calls already in flight run.
+    while (inFlight.length < IN_FLIGHT && !signal?.aborted) {
       const next = pending.next();
       if (next.done) return;
       const reply = call(next.value);
@@ -38,6 +39,8 @@ export async function inCalls<Task, T>(
     onReply(await head.reply, head.task);
     issue();
   }
+  // Stopped before the first call or as the last reply came: tasks may be left unsent.
+  signal?.throwIfAborted();
 }
 
 function* ranges(count: number, origin: number, perCall: number): Generator<{ first: number; last: number }> {
