@@ -22,6 +22,20 @@ export interface Interrupts {
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
+/** What each signal's line says the command does next, after "SIGINT received, " (and "a second signal: "). */
+export interface SignalWords {
+  readonly first: string;
+  readonly second: string;
+  readonly third: string;
+}
+
+/** A run's: the first signal cleans up, the third leaves the run's keys. */
+const RUN_WORDS: SignalWords = {
+  first: "cleaning up (a third signal leaves without deleting the run's keys)",
+  second: "still cleaning up (a third signal leaves without deleting the run's keys)",
+  third: 'leaving now without finishing the clean-up',
+};
+
 /** How long a stopped run's listeners outlast its clean-up (see dispose). */
 const LATE_SIGNALS_MS = 10_000;
 
@@ -29,12 +43,14 @@ const LATE_SIGNALS_MS = 10_000;
  * `say` takes each line the signals cause (the command line binds it to stderr); `leave` ends the
  * process with the first signal's exit code and message on the third (the command line's own exit,
  * which prints the JSON error object under --json and spares a closed terminal; process.exit where
- * none is given). `lateMs`: how long a stopped run still counts signals after dispose().
+ * none is given). `lateMs`: how long a stopped run still counts signals after dispose(). `words`:
+ * what the lines say comes next (a run's clean-up by default).
  */
 export function watchInterrupts(
   say: (line: string) => void,
   leave: (code: number, message: string) => void = (code) => process.exit(code),
   lateMs = LATE_SIGNALS_MS,
+  words: SignalWords = RUN_WORDS,
 ): Interrupts {
   const controller = new AbortController();
   const owed = new Set<{ readonly line: string }>();
@@ -42,14 +58,14 @@ export function watchInterrupts(
   const onSignal = (signal: NodeJS.Signals): void => {
     count++;
     if (count === 1) {
-      say(`emq-race: ${signal} received, cleaning up (a third signal leaves without deleting the run's keys)\n`);
+      say(`emq-race: ${signal} received, ${words.first}\n`);
       controller.abort(new InterruptedError(signal));
     } else if (count === 2) {
       // Counted as signals, whichever: INT then TERM is a second signal, not a SIGTERM "again".
-      say(`emq-race: ${signal} received, a second signal: still cleaning up (a third signal leaves without deleting the run's keys)\n`);
+      say(`emq-race: ${signal} received, a second signal: ${words.second}\n`);
     } else if (count === 3) {
       const first = controller.signal.reason as InterruptedError;
-      say(`emq-race: ${signal} received, a third signal: leaving now without finishing the clean-up\n`);
+      say(`emq-race: ${signal} received, a third signal: ${words.third}\n`);
       for (const { line } of owed) say(`emq-race: ${line}\n`);
       say(`emq-race: ${first.message}\n`);
       leave(first.exitCode, first.message);

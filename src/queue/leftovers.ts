@@ -32,6 +32,12 @@ export interface CleanResult {
   readonly foreign: readonly string[];
   /** The marker was not `owned`: only the marker itself was removed. */
   readonly markerOnly: boolean;
+  /**
+   * A signal stopped the clean-up before its marker went: some of the queue's keys may be gone,
+   * the marker stays, and a clean run again removes the rest (`deleted` then counts only the
+   * replies that came before the stop, and `foreign` is not looked for).
+   */
+  readonly stopped: boolean;
 }
 
 /** How many of the keys left behind a clean names. */
@@ -110,11 +116,17 @@ async function refuseLiveRun(redis: Redis, keys: QueueKeys, owned: OwnedQueue): 
   }
 }
 
-export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<CleanResult> {
+/**
+ * Removes one owned queue's keys, the marker last. `signal` stops it between calls: what was sent
+ * runs, nothing more is, and the marker stays so that the queue can still be cleaned (`stopped`).
+ */
+export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: AbortSignal): Promise<CleanResult> {
   const keys = queueKeys(owned.queue);
   await refuseLiveRun(redis, keys, owned);
   let deleted = 0;
   const markerOnly = owned.marker.phase !== 'owned';
+  const stopped = (): CleanResult => ({ queue: owned.queue, deleted, foreign: [], markerOnly, stopped: true });
+  if (signal?.aborted) return stopped();
   if (!markerOnly) {
     // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
     // go only if they carry its id; the marker last, and only if it is still the one read.
@@ -122,18 +134,24 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue): Promise<Clean
     // A library run's keys are the library's namespace in the queue, named by the library.
     if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library);
     // In the order seeding created them, several chunks in flight, as a run's own clean-up goes.
-    await inCalls(
-      jobKeyChunks(keys, owned.marker.jobs, JOB_CHUNK),
-      undefined,
-      (chunk) => callUnlinkRunJobs(redis, chunk, owned.marker.run),
-      (count) => {
-        deleted += count;
-      },
-    );
+    try {
+      await inCalls(
+        jobKeyChunks(keys, owned.marker.jobs, JOB_CHUNK),
+        signal,
+        (chunk) => callUnlinkRunJobs(redis, chunk, owned.marker.run),
+        (count) => {
+          deleted += count;
+        },
+      );
+    } catch (err) {
+      if (signal?.aborted) return stopped();
+      throw err;
+    }
   }
+  if (signal?.aborted) return stopped();
   deleted += await releaseClaim(redis, keys, owned.value);
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN);
-  return { queue: owned.queue, deleted, foreign, markerOnly };
+  return { queue: owned.queue, deleted, foreign, markerOnly, stopped: false };
 }
 
 /** What a marker's phase lets clean do, in words. */

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { HEARTBEAT_TTL_MS } from '../../src/queue/owner-claim.js';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
 import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
@@ -299,15 +299,20 @@ for (const kind of oneServerKind(import.meta.url)) {
       await until(LIMIT_MS, 'its folder to go', async () => !existsSync(child.dir));
     });
 
-    test('explore, SIGINT: what was explored so far, marked incomplete; every queue deleted; exit 130', async () => {
-      const cli = startCli(['explore', '--url', server.url, '--mode', 'loop', '--json']);
+    test('explore, SIGINT: what was explored so far, marked incomplete, the modes not started named; every queue deleted; exit 130', async () => {
+      const cli = startCli(['explore', '--url', server.url, '--mode', 'loop,atomic', '--json']);
       // The exploration's queue is NAME-loop-0: the exploration is under way once it shows.
       await until(LIMIT_MS, 'an execution', async () => (await allKeys(redis)).some((key) => /^emq:\{race-[0-9a-f]+-loop-\d+\}:/.test(key)));
       cli.child.kill('SIGINT');
       const result = await within(LIMIT_MS, 'the interrupted exploration', cli.done);
       assert.equal(result.code, 130, result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', /interrupted by SIGINT/);
-      const json = JSON.parse(result.stdout) as { complete: boolean; modes: { mode: string; complete: boolean }[]; stopped?: { exit: number } };
+      const json = JSON.parse(result.stdout) as {
+        complete: boolean;
+        modes: { mode: string; complete: boolean }[];
+        stopped?: { exit: number };
+        notStarted?: string[];
+      };
       assertMatchesSchema(json, 'explore --json, interrupted');
       assert.equal(json.complete, false);
       assert.deepEqual(
@@ -315,6 +320,40 @@ for (const kind of oneServerKind(import.meta.url)) {
         [['loop', false]],
       );
       assert.equal(json.stopped?.exit, 130);
+      assert.deepEqual(json.notStarted, ['atomic'], 'the mode the stop came before');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('clean, SIGINT mid-removal: it stops between calls, keeps the marker, names what is left; clean again removes the rest', async () => {
+      const queue = 'race-clean-stop';
+      // Kept by a process that has ended: clean refuses a queue whose run's process lives.
+      const kept = await spawnCli(['--url', server.url, '--mode', 'atomic', '--jobs', '5000', '--live', '0', '--queue', queue, '--keep']);
+      assert.equal(kept.code, 0, kept.stderr);
+      // Every write held: the clean reads its marker and the heartbeat, then waits at its first
+      // deletion, where the signal meets it however quick the removal.
+      await redis.call('CLIENT', 'PAUSE', String(LIMIT_MS), 'WRITE');
+      const cli = startCli(['clean', '--url', server.url, '--queue', queue]);
+      try {
+        await until(LIMIT_MS, 'the first deletion', async () => Number(/blocked_clients:(\d+)/.exec(await redis.info('clients'))?.[1]) > 0);
+        cli.child.kill('SIGINT');
+        await within(LIMIT_MS, 'the notice', cli.waitForStderr(/SIGINT received, stopping after the deletions in flight/));
+      } finally {
+        await redis.call('CLIENT', 'UNPAUSE');
+      }
+      const result = await within(LIMIT_MS, 'the stopped clean', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.equal(
+        oneErrorLine(result.stderr),
+        `emq-race: interrupted by SIGINT: queue ${queue} partly removed, its owner marker kept; emq-race clean --queue ${queue} (and the same --url) removes the rest`,
+      );
+      assert.equal(result.stdout, '');
+      // The call in flight ran (the pending list went with it); no job hash was asked for after it.
+      assert.notEqual(await redis.get(`emq:{${queue}}:owner`), null);
+      assert.equal(await redis.exists(`emq:{${queue}}:pending`), 0);
+      assert.equal(await redis.exists(`emq:{${queue}}:job:1`, `emq:{${queue}}:job:5000`), 2);
+      const again = await runCli(['clean', '--url', server.url, '--queue', queue]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, new RegExp(`^removed queue ${queue}: 5,001 keys$`, 'm'));
       assert.deepEqual(await unrelatedState(redis), initial);
     });
 
