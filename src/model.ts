@@ -721,6 +721,15 @@ export interface Io {
   readonly leave?: (code: number, message: string) => void;
 }
 
+/**
+ * The jobs a run's jobs/s counts: every expired job seeded, which a race that runs to its end
+ * reclaims; a race its sweepers' limit cut short (--max-sweeps) counts only the leases it did
+ * reclaim, so that stopping early does not read as speed.
+ */
+export function jobsRaced(run: Pick<RunResult, 'jobs' | 'unreclaimed' | 'cutShort'>): number {
+  return run.cutShort ? Math.max(0, run.jobs - run.unreclaimed) : run.jobs;
+}
+
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
 export function jobsPerSec(jobs: number, ms: number): number {
   return Math.round(jobs / (Math.max(ms, 0.001) / 1000));

@@ -7,7 +7,7 @@ import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
 import { isBusyReply, serverError } from '../errors.js';
-import { NO_CONSEQUENCES, jobsPerSec, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+import { NO_CONSEQUENCES, jobsPerSec, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
 /**
@@ -138,7 +138,7 @@ export function libraryResult(
     stalledBefore: 0,
     ...counts,
     wallMs: Math.round(raced.wallMs * 10) / 10,
-    jobsPerSec: jobsPerSec(run.jobs, raced.wallMs),
+    jobsPerSec: jobsPerSec(jobsRaced({ jobs: run.jobs, unreclaimed: counts.unreclaimed, cutShort: raced.cutShort }), raced.wallMs),
     roundTrips: raced.commands,
     sweeps: raced.checks,
     cutShort: raced.cutShort,

@@ -6,7 +6,7 @@
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
-import { FIGURES, jobsPerSec, type RunResult } from '../model.js';
+import { FIGURES, jobsPerSec, jobsRaced, type RunResult } from '../model.js';
 
 /** Counts of the run beside its figures (FIGURES, every one of which is summed too). */
 const SUMMED = [
@@ -97,7 +97,10 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
       queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,
       node: [...new Set(group.map((run) => run.node).filter((n): n is string => n !== undefined))].join(','),
       wallMs,
-      jobsPerSec: jobsPerSec(sums.jobs ?? 0, wallMs),
+      jobsPerSec: jobsPerSec(
+        group.reduce((sum, run) => sum + jobsRaced(run), 0),
+        wallMs,
+      ),
       cutShort: group.some((run) => run.cutShort),
     } as RunResult;
   });

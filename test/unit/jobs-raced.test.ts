@@ -1,0 +1,28 @@
+/**
+ * What a run's jobs/s counts: the expired jobs seeded for a race that ran to its end, the leases
+ * reclaimed for one its sweep limit cut short, in each run and in the totals of several queues.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { jobsPerSec, jobsRaced } from '../../src/model.js';
+import { totalsPerMode } from '../../src/report/totals.js';
+import { runResult } from '../helpers/run-result.js';
+
+test('a race run to its end counts every job seeded; one cut short, only the leases it reclaimed', () => {
+  assert.equal(jobsRaced({ jobs: 1000, unreclaimed: 0, cutShort: false }), 1000);
+  // Left over without a sweep limit (a fault, a user script): still the jobs seeded, the leftovers are their own column.
+  assert.equal(jobsRaced({ jobs: 1000, unreclaimed: 40, cutShort: false }), 1000);
+  assert.equal(jobsRaced({ jobs: 1000, unreclaimed: 800, cutShort: true }), 200);
+  assert.equal(jobsRaced({ jobs: 1000, unreclaimed: 1000, cutShort: true }), 0);
+});
+
+test('totals over queues side by side: the jobs each raced, over the longest wall time', () => {
+  const [total] = totalsPerMode([
+    runResult({ jobs: 1000, unreclaimed: 600, cutShort: true, wallMs: 100 }),
+    runResult({ jobs: 1000, unreclaimed: 0, cutShort: false, wallMs: 200, queue: 'race-test-2' }),
+  ]);
+  assert.equal(total?.jobs, 2000);
+  assert.equal(total?.cutShort, true);
+  assert.equal(total?.jobsPerSec, jobsPerSec(400 + 1000, 200));
+  assert.equal(total?.jobsPerSec, 7000);
+});
