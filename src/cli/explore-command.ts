@@ -216,7 +216,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         sweeps: flags.sweeps,
         maxSwitches: flags.maxSwitches ?? null,
         modes: done.map(explorationJson),
-        ...(stopped ? { stopped } : {}),
+        ...(stopped ? { stopped, notStarted: modes.slice(done.length) } : {}),
       };
       if (flags.json) {
         io.out(`${JSON.stringify({ ...jsonHeader(), ...report })}\n`);
@@ -225,7 +225,9 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         const headline = wrapLines(serverHeadline(server, session.embedded ? 'stopped' : undefined), width);
         const legend = wrapLines(flags.maxSwitches === undefined ? EXPLORE_LEGEND : `${EXPLORE_LEGEND} ${BOUND_LEGEND}`, width);
         const tables = done.map((exploration) => renderExploration(exploration, width));
-        io.out(`${[headline, ...tables, legend.trimEnd(), ...(complete ? [] : ['incomplete: stopped before every order was run'])].join('\n\n')}\n`);
+        const unstarted = report.notStarted?.length ? `; not started: ${report.notStarted.join(', ')}` : '';
+        const incomplete = complete ? [] : [wrapLines(`incomplete: stopped before every order was run${unstarted}`, width).trimEnd()];
+        io.out(`${[headline, ...tables, legend.trimEnd(), ...incomplete].join('\n\n')}\n`);
       }
       if (flags.html !== undefined) {
         const { writeExplorePage } = await import('../html/report-files.js');

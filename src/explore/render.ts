@@ -120,4 +120,6 @@ export interface ExploreReportJson {
   readonly maxSwitches: number | null;
   readonly modes: readonly ExplorationJson[];
   readonly stopped?: { readonly exit: number; readonly message: string };
+  /** With `stopped`: the modes asked for that the stop came before, in order. */
+  readonly notStarted?: readonly string[];
 }

@@ -139,7 +139,12 @@ export function explorePage(report: ExploreReportJson, ctx: ExplorePageContext):
     ['bound', bound],
     ['max-stalled', String(report.maxStalled)],
     ['stalled before', String(report.stalledBefore)],
-    ['complete', report.complete ? 'yes' : `no${report.stopped ? `: ${report.stopped.message}` : ''}`],
+    [
+      'complete',
+      report.complete
+        ? 'yes'
+        : `no${report.stopped ? `: ${report.stopped.message}` : ''}${report.notStarted?.length ? `; not started: ${report.notStarted.join(', ')}` : ''}`,
+    ],
     ['finished', ctx.generatedAt],
   ];
   const sections = [
