@@ -24,7 +24,8 @@ import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { ANOMALIES, type InterleavingExample, type SourcedFigure } from '../model.js';
+import { ANOMALIES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../model.js';
+import { shrinkLines } from '../report/shrink.js';
 import { latencyWords } from '../report/report.js';
 import { queueWords } from '../sweepers/strategies.js';
 import { groupFigure } from '../text.js';
@@ -322,6 +323,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
         ]
       : []),
     ...failoverSection(runs),
+    ...shrinkSection(report.shrink),
     '<section id="bars">',
     '<h2>Anomalies per mode</h2>',
     `<figure>${inlineSvg(anomalyBars(totals ?? runs, trials), 'anomaly counts per mode', 'bars')}<figcaption>${esc(chartCaption)}</figcaption></figure>`,
@@ -329,6 +331,27 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     dataSection(),
   ];
   return document(`emq-race: ${uniqueValues(runs, (r) => r.mode)} on ${report.server.kind} ${report.server.version}`, sections, report);
+}
+
+/**
+ * --shrink: the path from the seeded run to one job and two sweeps, in the report's own words
+ * (report/shrink.ts), every seeded run it made, and the explain line that replays the witness.
+ */
+function shrinkSection(shrink: ShrunkWitness | undefined): string[] {
+  if (!shrink) return [];
+  const [path = '', said, replay] = shrinkLines(shrink, (line) => line);
+  const rows = shrink.steps.map(
+    (step, i) =>
+      `<tr data-step="${i + 1}"><td class="num">${i + 1}</td><td class="num">${esc(groupFigure(step.jobs))}</td><td class="num">${esc(step.sweepers)}</td><td class="num">${esc(step.seed)}</td><td class="anomaly ${step.found ? 'bad' : 'ok'}" data-field="found">${step.found ? 'yes' : 'no'}</td></tr>`,
+  );
+  return [
+    '<section id="shrink">',
+    '<h2>The anomaly, shrunk</h2>',
+    `<p>${esc(path)}</p>`,
+    ...(said !== undefined && replay !== undefined ? [`<p>${esc(said)}</p>`, `<pre id="witness"><code>${esc(replay.trim())}</code></pre>`] : []),
+    `<div class="scroll"><table id="shrink-table"><thead><tr><th>#</th><th>jobs</th><th>sweepers</th><th>seed</th><th>${esc(shrink.anomaly)} kept</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
+    '</section>',
+  ];
 }
 
 function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInput {

@@ -3,7 +3,7 @@
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
 import type { Spread } from '../audit/trials.js';
-import { ANOMALIES, type Anomaly, type Reply } from '../model.js';
+import { ANOMALIES, type Anomaly, type Reply, type ShrunkWitness } from '../model.js';
 import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 
@@ -55,6 +55,8 @@ export interface RaceReportJson extends Partial<JsonHeader> {
   /** With --queues or a cluster: one summed row per mode (and trial). */
   readonly totals?: readonly RunJson[];
   readonly trials?: readonly TrialSummaryJson[];
+  /** With --shrink, when a loop run found an anomaly. */
+  readonly shrink?: ShrunkWitness;
 }
 
 export interface StepJson {

@@ -12,6 +12,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
+import { escapeMarkup } from '../../src/html/escape.js';
 import { ANOMALIES, FIGURES } from '../../src/model.js';
 import { BIN, runCli, runProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -81,14 +82,15 @@ forEachServer('--seed', (handle, kind) => {
   };
   // Seed 7 with --shrink and --export-test: its run is seed 7's run again (the shrinking comes after
   // it), so it is the second run of the same seed below as well as the shrink's test: one run for both.
-  let shrunk: Promise<{ json: SeededJson; dir: string; file: string; stderr: string }> | undefined;
+  let shrunk: Promise<{ json: SeededJson; dir: string; file: string; page: string; stderr: string }> | undefined;
   const shrinkRun = () =>
     (shrunk ??= (async () => {
       const dir = tempDir('emq-race-seed-');
       const file = join(dir, 'witness.test.mjs');
       const seen = { stderr: '' };
-      const json = await seeded(7, ['--shrink', '--export-test', file], seen);
-      return { json, dir, file, stderr: seen.stderr };
+      const page = join(dir, 'page.html');
+      const json = await seeded(7, ['--shrink', '--export-test', file, '--html', page], seen);
+      return { json, dir, file, page, stderr: seen.stderr };
     })());
 
   test('the same seed twice: the same counts and the same example; other seeds give other runs', async () => {
@@ -172,7 +174,7 @@ forEachServer('--seed', (handle, kind) => {
   });
 
   test('--shrink ends at a witness of at most 3 switches that explain replays; --export-test writes it as a test that fails for the loop only', async () => {
-    const { json, dir, file, stderr } = await shrinkRun();
+    const { json, dir, file, page, stderr } = await shrinkRun();
     // Where the test went, on stderr as the page's line goes under --json: stdout holds the JSON alone.
     assert.ok(stderr.split('\n').includes(`exported test: ${file}`), `no "exported test:" line on stderr: ${stderr}`);
     const shrink = json.shrink;
@@ -185,6 +187,14 @@ forEachServer('--seed', (handle, kind) => {
     );
     assert.ok(shrink.switches !== null && shrink.switches <= 3, `switches: ${shrink.switches}`);
     assert.ok(shrink.command?.startsWith('emq-race explain --mode loop --schedule '), String(shrink.command));
+
+    // The page shows the same shrink: every seeded run made, whether it kept the anomaly, and the explain line.
+    const html = readFileSync(page, 'utf8');
+    const section = html.slice(html.indexOf('<section id="shrink">'), html.indexOf('</section>', html.indexOf('<section id="shrink">')));
+    assert.ok(section.length > 0, 'the page has a shrink section');
+    assert.equal([...section.matchAll(/<tr data-step="\d+">/g)].length, shrink.steps.length);
+    assert.equal([...section.matchAll(/data-field="found">yes</g)].length, shrink.steps.filter((step) => step.found).length);
+    assert.ok(section.includes(`<pre id="witness"><code>${escapeMarkup(shrink.command as string)}</code></pre>`), section);
 
     // The witness, replayed by explain, shows the anomaly the shrinking kept.
     const replay = await runCli([...(shrink.command as string).split(' ').slice(1), '--url', handle.url, '--json']);
