@@ -89,7 +89,8 @@ const CLEAN_WORDS: SignalWords = {
  * Removes `queues` one after the other, each reported as it goes. From here on a signal stops the
  * removal between calls rather than the process mid-call: the command then ends with the signal's
  * exit code and one line naming what is left and the command that removes it. `where`: the
- * server, as errors name it. `all`: the queues came from --all, and a refused one is reported and skipped rather than ending the command.
+ * server, as errors name it. `all`: the queues came from --all, and a refused one is reported and
+ * skipped rather than ending the command.
  */
 async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: CleanIo, where: string, all: boolean): Promise<number> {
   const { cleanQueue, FOREIGN_SHOWN } = await import('../queue/leftovers.js');
@@ -105,7 +106,8 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
       }
       try {
         const result = await cleanQueue(redis, queue, interrupts.signal);
-        if (result.stopped) partly = queue.queue;
+        if (result.stopped === 'unbegun') notStarted.push(queue.queue);
+        else if (result.stopped === 'partly') partly = queue.queue;
         else report(result, io, FOREIGN_SHOWN);
       } catch (err) {
         const e = describeServerError(err, where);
@@ -118,17 +120,17 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
     interrupts.dispose();
   }
   const stop = stopCause(interrupts.signal);
-  if (stop) throw new EmqError(`${stop.message}: ${whatRemains(partly, notStarted, all)}`, stop.exitCode);
+  const again = all ? 'emq-race clean --all' : `emq-race clean --queue ${queues[0]?.queue}`;
+  if (stop) throw new EmqError(`${stop.message}: ${whatRemains(partly, notStarted, again)}`, stop.exitCode);
   return refused > 0 ? ExitCode.usage : ExitCode.ok;
 }
 
-/** The line's second half after a signal stopped a clean: what is left, and the command that removes it. */
-function whatRemains(partly: string | undefined, notStarted: readonly string[], all: boolean): string {
+/** The line's second half after a signal stopped a clean: what is left, and `again`, the command that removes it. */
+function whatRemains(partly: string | undefined, notStarted: readonly string[], again: string): string {
   const left: string[] = [];
   if (partly !== undefined) left.push(`queue ${partly} partly removed, its owner marker kept`);
   if (notStarted.length > 0) left.push(`not started: ${notStarted.map((queue) => `queue ${queue}`).join(', ')}`);
   if (left.length === 0) return 'every queue asked for was removed';
-  const again = all ? 'emq-race clean --all' : `emq-race clean --queue ${partly}`;
   return `${left.join('; ')}; ${again} (and the same --url) removes the rest`;
 }
 

@@ -349,7 +349,7 @@ function shrinkSection(shrink: ShrunkWitness | undefined): string[] {
     '<h2>The anomaly, shrunk</h2>',
     `<p>${esc(path)}</p>`,
     ...(said !== undefined && replay !== undefined ? [`<p>${esc(said)}</p>`, `<pre id="witness"><code>${esc(replay.trim())}</code></pre>`] : []),
-    `<div class="scroll"><table id="shrink-table"><thead><tr><th>#</th><th>jobs</th><th>sweepers</th><th>seed</th><th>${esc(shrink.anomaly)} kept</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
+    `<div class="scroll"><table id="shrink-table"><thead><tr><th>#</th><th>jobs</th><th>sweepers</th><th>seed</th><th>${esc(figureLabel(shrink.anomaly, [shrink.mode]))} kept</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
     '</section>',
   ];
 }

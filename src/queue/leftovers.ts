@@ -33,11 +33,11 @@ export interface CleanResult {
   /** The marker was not `owned`: only the marker itself was removed. */
   readonly markerOnly: boolean;
   /**
-   * A signal stopped the clean-up before its marker went: some of the queue's keys may be gone,
-   * the marker stays, and a clean run again removes the rest (`deleted` then counts only the
-   * replies that came before the stop, and `foreign` is not looked for).
+   * A signal stopped the clean-up before its marker went, `unbegun` before its first deletion or
+   * `partly` after it: the marker stays, and clean run again removes the rest (`deleted` then
+   * counts only the replies that came before the stop, and `foreign` is not looked for).
    */
-  readonly stopped: boolean;
+  readonly stopped?: 'unbegun' | 'partly';
 }
 
 /** How many of the keys left behind a clean names. */
@@ -125,9 +125,11 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   await refuseLiveRun(redis, keys, owned);
   let deleted = 0;
   const markerOnly = owned.marker.phase !== 'owned';
-  const stopped = (): CleanResult => ({ queue: owned.queue, deleted, foreign: [], markerOnly, stopped: true });
+  let begun = false;
+  const stopped = (): CleanResult => ({ queue: owned.queue, deleted, foreign: [], markerOnly, stopped: begun ? 'partly' : 'unbegun' });
   if (signal?.aborted) return stopped();
   if (!markerOnly) {
+    begun = true;
     // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
     // go only if they carry its id; the marker last, and only if it is still the one read.
     deleted += await redis.unlink(...structureKeys(keys));
@@ -151,7 +153,7 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   if (signal?.aborted) return stopped();
   deleted += await releaseClaim(redis, keys, owned.value);
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN);
-  return { queue: owned.queue, deleted, foreign, markerOnly, stopped: false };
+  return { queue: owned.queue, deleted, foreign, markerOnly };
 }
 
 /** What a marker's phase lets clean do, in words. */

@@ -13,6 +13,7 @@ import { which } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { cleanQueue, ownedQueue } from '../../src/queue/leftovers.js';
 import { ownerValue, newOwnerMarker, type OwnerMarker } from '../../src/queue/owner-marker.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
@@ -121,6 +122,32 @@ forEachServer('clean', (handle) => {
     assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`in use by a run still going on this machine \\(pid ${process.pid}\\)`));
     assert.equal((await allKeys(redis)).length, 5);
     await redis.unlink(...(await allKeys(redis)));
+  });
+
+  test('a clean stopped before its first deletion touches nothing and says so (unbegun); stopped after it, partly', async () => {
+    await crashedRun('race-unbegun', 3, ownedMarker('abababababababab', 3));
+    const before = await allKeys(redis);
+    const stop = new AbortController();
+    stop.abort(new Error('stopped'));
+    const owned = await ownedQueue(redis, 'race-unbegun');
+    assert.deepEqual(await cleanQueue(redis, owned, stop.signal), { queue: 'race-unbegun', deleted: 0, foreign: [], markerOnly: false, stopped: 'unbegun' });
+    assert.deepEqual(await allKeys(redis), before);
+    // Stopped as its first deletion's reply comes: that deletion ran, no job hash was asked for.
+    const late = new AbortController();
+    const unlink = redis.unlink.bind(redis);
+    const held = Object.assign(Object.create(redis) as Redis, {
+      unlink: async (...keys: string[]) => {
+        const removed = await unlink(...keys);
+        late.abort(new Error('stopped'));
+        return removed;
+      },
+    });
+    const partly = await cleanQueue(held, owned, late.signal);
+    assert.equal(partly.stopped, 'partly');
+    assert.deepEqual(await allKeys(redis), ['emq:{race-unbegun}:job:1', 'emq:{race-unbegun}:job:2', 'emq:{race-unbegun}:job:3', 'emq:{race-unbegun}:owner']);
+    const done = await cleanQueue(redis, owned);
+    assert.equal(done.stopped, undefined);
+    assert.deepEqual(await allKeys(redis), []);
   });
 
   test('--all without a terminal refuses unless --yes; with nothing to clean it says so', async () => {
