@@ -141,7 +141,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   const { chooseTarget, openSession, withSession } = await import('../server/session.js');
   const { jsonHeader } = await import('../report/json-header.js');
   const { guardedReplays } = await import('../explain/guard.js');
-  const { exploreMode } = await import('../explore/explore.js');
+  const { ExploredBeforeFailure, exploreMode } = await import('../explore/explore.js');
   const { BOUND_LEGEND, EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
   const { serverHasFunctions } = await import('../sweepers/function-library.js');
   const { stopCause } = await import('../interrupt.js');
@@ -170,6 +170,8 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
       const base = randomQueueName();
       const queued = modes.map((mode) => ({ mode, queue: `${base}-${mode}` }));
       const done: Exploration[] = [];
+      // Modes whose exploration began: those after them were never started.
+      let begun = 0;
       let failure: unknown;
       try {
         await guardedReplays(
@@ -179,6 +181,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
           interrupts,
           async (guarded) => {
             for (const { mode, queue } of queued) {
+              begun++;
               const exploration = await exploreMode(session, guarded, {
                 mode,
                 queue,
@@ -188,6 +191,11 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
                 sweeps: flags.sweeps,
                 ...(flags.maxSwitches !== undefined ? { maxSwitches: flags.maxSwitches } : {}),
                 defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
+              }).catch((err: unknown) => {
+                // What the failed mode explored is reported with the rest; the failure ends the command.
+                if (!(err instanceof ExploredBeforeFailure)) throw err;
+                done.push(err.exploration);
+                throw err.failure;
               });
               done.push(exploration);
               if (!exploration.complete) break;
@@ -216,7 +224,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         sweeps: flags.sweeps,
         maxSwitches: flags.maxSwitches ?? null,
         modes: done.map(explorationJson),
-        ...(stopped ? { stopped, notStarted: modes.slice(done.length) } : {}),
+        ...(stopped ? { stopped, notStarted: modes.slice(begun) } : {}),
       };
       if (flags.json) {
         io.out(`${JSON.stringify({ ...jsonHeader(), ...report })}\n`);

@@ -131,7 +131,23 @@ export function summarize(
   };
 }
 
-/** Every execution of two sweeps of `plan.mode` on the server, each on the job as a fresh queue holds it. */
+/** A mode's exploration that failed after some executions: what they showed, and the failure. */
+export class ExploredBeforeFailure extends Error {
+  readonly exploration: Exploration;
+  readonly failure: unknown;
+
+  constructor(exploration: Exploration, failure: unknown) {
+    super(failure instanceof Error ? failure.message : String(failure));
+    this.name = 'ExploredBeforeFailure';
+    this.exploration = exploration;
+    this.failure = failure;
+  }
+}
+
+/**
+ * Every execution of two sweeps of `plan.mode` on the server, each on the job as a fresh queue
+ * holds it. A failure after the first execution throws ExploredBeforeFailure, carrying them.
+ */
 export async function exploreMode(session: Session, interrupts: Interrupts, plan: ExplorePlan): Promise<Exploration> {
   const { admin } = session;
   let functionName: string | undefined;
@@ -149,6 +165,7 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
     // A signal ends the search after the execution in hand and the claim, once cleaned up, throws its
     // cause: what was explored is still returned, marked incomplete.
     let explored: Searched | undefined;
+    const made: Searched['runs'] = [];
     let searched: Searched;
     try {
       searched = await onStages(session, { queue: `${plan.queue}-0`, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stages) => {
@@ -176,6 +193,7 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
             },
             () => interrupts.signal.aborted,
             plan.maxSwitches,
+            made,
           );
           return explored;
         } finally {
@@ -184,8 +202,18 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       });
     } catch (err) {
       // Stopped before the search began (the claim, the connections) or during it: what was explored, if anything.
-      if (!interrupts.signal.aborted) throw err;
-      searched = explored ?? { runs: [], complete: false };
+      if (!interrupts.signal.aborted) {
+        // A failure (the server gone, say) still hands on what was explored before it.
+        if (made.length === 0) throw err;
+        const summary = summarize(
+          plan.mode,
+          made.map((run) => ({ trace: run.trace, ...run.result })),
+          plan,
+          false,
+        );
+        throw new ExploredBeforeFailure(summary, err);
+      }
+      searched = explored ?? { runs: made, complete: false };
     }
     const { runs, complete } = searched;
     return summarize(

@@ -22,14 +22,15 @@ export type Turns = Readonly<Partial<Record<ExploreSweep, number>>>;
 /**
  * Every execution, in depth-first order; `stopped` is asked before each run and ends the search
  * early (what was explored is returned, with `complete` false). With `maxPreemptions`, only the
- * executions with at most that many preemptions.
+ * executions with at most that many preemptions. `runs` receives each execution as it is made, so
+ * that a caller whose run fails still holds what was explored before the failure.
  */
 export async function search<R>(
   run: (prefix: readonly ExploreSweep[]) => Promise<{ trace: readonly TraceTurn[]; result: R }>,
   stopped: () => boolean = () => false,
   maxPreemptions = Number.POSITIVE_INFINITY,
+  runs: Explored<R>[] = [],
 ): Promise<{ runs: Explored<R>[]; complete: boolean }> {
-  const runs: Explored<R>[] = [];
   const todo: ExploreSweep[][] = [[]];
   while (todo.length > 0) {
     if (stopped()) return { runs, complete: false };

@@ -7,7 +7,7 @@
 import { anomalyTotal } from '../audit/rules.js';
 import { jsonHeader, runJson, type JsonHeader, type RunJson, type ServerJson } from '../report/json.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
-import { jobsPerSec, type Anomaly, type AuditCounts, type Mode, type RunResult } from '../model.js';
+import { jobsPerSec, jobsRaced, type Anomaly, type AuditCounts, type Mode, type RunResult } from '../model.js';
 
 /** One axis: the race flag it varies (its long name without the dashes) and the values, in order. */
 export interface GridAxisJson {
@@ -77,7 +77,10 @@ export interface GridJson extends JsonHeader {
 /** What the sums need of a run: a RunResult, or a RunJson read back, will do. */
 export type CellRun = Pick<RunResult, 'mode' | 'jobs' | 'wallMs' | 'doubleRecoveries' | 'trial'> &
   Pick<AuditCounts, Anomaly> &
-  Partial<Pick<RunResult, 'sweepers' | 'batch' | 'serverUsPerJob'>>;
+  Partial<Pick<RunResult, 'sweepers' | 'batch' | 'serverUsPerJob' | 'cutShort'>>;
+
+/** The jobs a cell's run counts for its pace: jobsRaced, a run without `cutShort` taken as run to its end. */
+const racedIn = (run: CellRun): number => jobsRaced({ jobs: run.jobs, unreclaimed: run.unreclaimed, cutShort: run.cutShort ?? false });
 
 /**
  * The shortest a one-call race can take (ms): each sweeper makes its share of the calls one after
@@ -99,8 +102,8 @@ function boundJobsPerSec(runs: readonly CellRun[], rttMs: number | undefined): n
   let ms = 0;
   for (const run of runs) {
     if (run.serverUsPerJob == null || run.sweepers === undefined || run.batch === undefined) return null;
-    jobs += run.jobs;
-    ms += raceBoundMs(run.jobs, run.sweepers, run.batch, rttMs, run.serverUsPerJob);
+    jobs += racedIn(run);
+    ms += raceBoundMs(racedIn(run), run.sweepers, run.batch, rttMs, run.serverUsPerJob);
   }
   return jobsPerSec(jobs, ms);
 }
@@ -119,7 +122,11 @@ export function modeCell(mode: Mode, runs: readonly CellRun[], rttMs?: number): 
   const trials = new Set(mine.map((run) => run.trial)).size;
   const racedTrials = new Set(mine.filter((_, i) => (anomalies[i] ?? 0) > 0).map((run) => run.trial)).size;
   const bound = boundJobsPerSec(mine, rttMs);
-  const achieved = jobsPerSec(jobs, wallMs);
+  // A run its sweep limit cut short counts the leases it reclaimed, as its own jobs/s does.
+  const achieved = jobsPerSec(
+    mine.reduce((sum, run) => sum + racedIn(run), 0),
+    wallMs,
+  );
   return {
     mode,
     trials,

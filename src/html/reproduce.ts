@@ -73,8 +73,15 @@ export interface RaceFlagsSeen extends FlagsSeen {
   readonly csv?: boolean | undefined;
   readonly latency?: number | undefined;
   readonly latencyJitter?: number | undefined;
-  /** --seed: the rerun is then the same run. */
+  /** --seed: the rerun is then the same run; with --shrink, the shrink the page shows too. */
   readonly seed?: number | undefined;
+  readonly shrink?: boolean | undefined;
+  /** --fault failover's own flags: the rerun drills the same failover. */
+  readonly failoverAfter?: number | undefined;
+  readonly failoverCalls?: number | undefined;
+  readonly waitReplicas?: { readonly replicas: number; readonly timeoutMs: number } | undefined;
+  readonly replicaLag?: number | undefined;
+  readonly sentinel?: boolean | undefined;
   /** --lib and --lib-from: the rerun races the same library, found where the run found it (the path as given). */
   readonly lib?: string | undefined;
   readonly libFrom?: string | undefined;
@@ -123,7 +130,13 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
       ['--latency-jitter', flags.latencyJitter],
       ['--trials', flags.trials],
       ['--seed', flags.seed],
+      ['--shrink', flags.shrink],
       ...(flags.fault ?? []).map((fault): [string, string] => ['--fault', fault]),
+      ['--failover-after', flags.failoverAfter],
+      ['--failover-calls', flags.failoverCalls],
+      ['--wait-replicas', flags.waitReplicas && `${flags.waitReplicas.replicas}:${flags.waitReplicas.timeoutMs}`],
+      ['--replica-lag', flags.replicaLag],
+      ['--sentinel', flags.sentinel],
       ['--allow-server-wide', flags.allowServerWide],
       ['--workers', unlessDefault(flags.workers, LIMITS.workers.default)],
       ['--cycles', unlessDefault(flags.cycles, LIMITS.cycles.default)],

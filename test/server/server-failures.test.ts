@@ -14,6 +14,7 @@ import { sessionFor } from '../../src/server/session.js';
 import { once } from 'node:events';
 import { alive, commandLine, descendants } from '../helpers/processes.js';
 import { runCli } from '../helpers/cli.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
@@ -55,6 +56,46 @@ for (const kind of SERVER_KINDS) {
         }
       });
     }
+
+    test('explore, the server killed during its second mode: what that mode explored is reported, the third named not started; exit 3', async () => {
+      const server = await startEmbeddedServer({ bin: kind.bin });
+      let watcher: Redis | undefined;
+      try {
+        watcher = await connect(parseServerUrl(server.url));
+        const commands = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await (watcher as Redis).info('stats'))?.[1]);
+        const cli = startCli(['explore', '--url', server.url, '--mode', 'atomic,loop,watch', '--json']);
+        // The loop's exploration has begun once its queue shows; a few hundred commands later it has
+        // made executions (its whole exploration takes thousands).
+        await until(LIMIT_MS, "the loop's exploration", async () => (await (watcher as Redis).keys('emq:{*-loop-0}:*')).length > 0, 5);
+        const from = await commands();
+        await until(LIMIT_MS, "the loop's first executions", async () => (await commands()) > from + 300, 5);
+        watcher.disconnect();
+        process.kill(server.pid, 'SIGKILL');
+        const result = await within(LIMIT_MS, 'explore after its server died', cli.done);
+        assert.equal(result.code, 3, result.stderr);
+        const json = JSON.parse(result.stdout) as {
+          complete: boolean;
+          modes: { mode: string; complete: boolean; executions: number }[];
+          stopped?: { exit: number };
+          notStarted?: string[];
+        };
+        assert.equal(json.complete, false);
+        assert.deepEqual(
+          json.modes.map((m) => [m.mode, m.complete]),
+          [
+            ['atomic', true],
+            ['loop', false],
+          ],
+        );
+        assert.ok((json.modes[1]?.executions ?? 0) > 0, 'the executions made before the failure');
+        assert.equal(json.stopped?.exit, 3);
+        assert.deepEqual(json.notStarted, ['watch']);
+        assertMatchesSchema(json, 'explore --json, its server lost');
+      } finally {
+        watcher?.disconnect();
+        await server.stop();
+      }
+    });
 
     test('a read-only replica: one line, exit 3, nothing written', async () => {
       const primary = await startEmbeddedServer({ bin: kind.bin });

@@ -27,3 +27,24 @@ test("a cell's bound needs a round trip measured through the proxy and each run'
   assert.equal(modeCell('atomic', [run()]).boundJobsPerSec, null, 'straight to the server: no round trip measured');
   assert.equal(modeCell('atomic', [run({ serverUsPerJob: null })], 1).overBound, null, 'no server time: no bound');
 });
+
+test("a run its sweep limit cut short counts, in its cell's pace and bound, only the leases it reclaimed", () => {
+  const run = (over: Partial<CellRun> = {}) =>
+    ({
+      mode: 'atomic',
+      jobs: 4000,
+      wallMs: 2,
+      doubleRecoveries: 0,
+      unreclaimed: 3200,
+      cutShort: true,
+      trial: 1,
+      sweepers: 8,
+      batch: 100,
+      serverUsPerJob: 1,
+      ...over,
+    }) as CellRun;
+  const cell = modeCell('atomic', [run(), run({ trial: 2, unreclaimed: 0, cutShort: false, wallMs: 8 })], 1);
+  // 800 + 4,000 jobs in 10 ms; the bounds: 8 calls (1 per sweeper, 1.1 ms, + 1) and 40 calls (5 each, + 1).
+  assert.equal(cell.jobsPerSec, 480_000);
+  assert.equal(cell.boundJobsPerSec, Math.round(4800 / ((2.1 + 6.5) / 1000)));
+});
