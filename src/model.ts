@@ -712,8 +712,8 @@ export interface Io {
   readonly stderrColumns?: number;
   /** Whether a question can be asked (clean --all without --yes). */
   readonly stdinIsTty?: boolean;
-  /** Asks a yes/no question on the terminal; absent where nobody can answer. */
-  readonly confirm?: (question: string) => Promise<boolean>;
+  /** Asks a yes/no question on the terminal; absent where nobody can answer. `signal` withdraws it. */
+  readonly confirm?: (question: string, signal?: AbortSignal) => Promise<boolean>;
   /**
    * Ends the process at once with `code` (a third signal), once the command line has said its last
    * words: under --json, the error object `message` makes; absent, the process simply exits.

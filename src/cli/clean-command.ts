@@ -6,8 +6,8 @@ import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
 import { connect } from '../server/connection.js';
-import { describeServerError, EmqError, ExitCode, usageError } from '../errors.js';
-import { stopCause, watchInterrupts, type SignalWords } from '../interrupt.js';
+import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
+import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../interrupt.js';
 import type { Io } from '../model.js';
 import { parseQueueName, urlOnce } from './options.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
@@ -52,29 +52,42 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   if (flags.yes && !flags.all) throw usageError('clean --yes: only applies with --all');
   const target = chooseTarget({ ...(flags.url !== undefined ? { url: flags.url } : {}), tls: flags }, io.env);
   if (!target) throw usageError('clean: needs --url (or REDIS_URL); an embedded server ends with its run, keys and all');
-  const redis = await connect(target);
+  // From here a signal stops clean between its calls, with the signal's exit code and one line.
+  const interrupts = watchInterrupts(io.err, io.leave, undefined, CLEAN_WORDS);
+  const { signal } = interrupts;
   try {
-    if (flags.queue !== undefined) return await removeQueues(redis, [await ownedQueue(redis, flags.queue)], io, target.display, false);
-    const owned = await findOwnedQueues(redis);
-    if (owned.length === 0) {
-      io.out(`no emq-race queues on ${target.display}\n`);
-      return ExitCode.ok;
-    }
-    io.out(`emq-race queues on ${target.display}:\n`);
-    for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
-    if (!flags.yes) {
-      if (!io.stdinIsTty || !io.confirm)
-        throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
-      if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `))) {
-        io.out('nothing removed\n');
+    const redis = await connect(target);
+    try {
+      signal.throwIfAborted();
+      const again = flags.all ? `emq-race clean --all${flags.yes ? ' --yes' : ''}` : `emq-race clean --queue ${flags.queue}`;
+      if (flags.queue !== undefined)
+        return await removeQueues(redis, [await ownedQueue(redis, flags.queue)], io, interrupts, { where: target.display, all: false, again });
+      const owned = await findOwnedQueues(redis, signal);
+      if (owned.length === 0) {
+        io.out(`no emq-race queues on ${target.display}\n`);
         return ExitCode.ok;
       }
+      io.out(`emq-race queues on ${target.display}:\n`);
+      for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
+      if (!flags.yes) {
+        if (!io.stdinIsTty || !io.confirm)
+          throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
+        if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `, signal))) {
+          io.out('nothing removed\n');
+          return ExitCode.ok;
+        }
+      }
+      return await removeQueues(redis, owned, io, interrupts, { where: target.display, all: true, again });
+    } finally {
+      await redis.quit().catch(() => redis.disconnect());
     }
-    return await removeQueues(redis, owned, io, target.display, true);
   } catch (err) {
+    // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
+    const stop = stopCause(signal) ?? (err instanceof InterruptedError ? err : undefined);
+    if (stop && !(err instanceof StoppedClean)) throw new EmqError(`${stop.message}: nothing removed`, stop.exitCode);
     throw describeServerError(err, target.display);
   } finally {
-    await redis.quit().catch(() => redis.disconnect());
+    interrupts.dispose();
   }
 }
 
@@ -85,21 +98,35 @@ const CLEAN_WORDS: SignalWords = {
   third: 'leaving now',
 };
 
+/** A clean a signal stopped once it had begun removing: its line names what is left. */
+class StoppedClean extends EmqError {}
+
+interface Removal {
+  /** The server, as errors name it. */
+  readonly where: string;
+  /** The queues came from --all: a refused one is reported and skipped rather than ending the command. */
+  readonly all: boolean;
+  /** The command that removes what a stop leaves. */
+  readonly again: string;
+}
+
 /**
- * Removes `queues` one after the other, each reported as it goes. From here on a signal stops the
- * removal between calls rather than the process mid-call: the command then ends with the signal's
- * exit code and one line naming what is left and the command that removes it. `where`: the
- * server, as errors name it. `all`: the queues came from --all, and a refused one is reported and
- * skipped rather than ending the command.
+ * Removes `queues` one after the other, each reported as it goes. A signal stops the removal
+ * between calls: the command then ends with the signal's exit code and one line naming what is
+ * left and the command that removes it (a third signal, leaving at once, names them too). A signal
+ * that comes once every queue is removed stops nothing: the command ends as it would have.
  */
-async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: CleanIo, where: string, all: boolean): Promise<number> {
+async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: CleanIo, interrupts: Interrupts, removal: Removal): Promise<number> {
   const { cleanQueue, FOREIGN_SHOWN } = await import('../queue/leftovers.js');
-  const interrupts = watchInterrupts(io.err, io.leave, undefined, CLEAN_WORDS);
   let refused = 0;
-  let partly: string | undefined;
+  let midway: string | undefined;
   const notStarted: string[] = [];
+  // What a third signal names: the queues from the one under way on.
+  const owed = (from: number): (() => void) =>
+    interrupts.owe(`not removed, or only partly: ${queueList(queues.slice(from).map((q) => q.queue))}; ${removal.again} (and the same --url) removes them`);
+  let settle = owed(0);
   try {
-    for (const queue of queues) {
+    for (const [i, queue] of queues.entries()) {
       if (interrupts.signal.aborted) {
         notStarted.push(queue.queue);
         continue;
@@ -107,31 +134,35 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
       try {
         const result = await cleanQueue(redis, queue, interrupts.signal);
         if (result.stopped === 'unbegun') notStarted.push(queue.queue);
-        else if (result.stopped === 'partly') partly = queue.queue;
+        else if (result.stopped === 'partly') midway = queue.queue;
         else report(result, io, FOREIGN_SHOWN);
       } catch (err) {
-        const e = describeServerError(err, where);
-        if (!all || e.exitCode !== ExitCode.usage) throw err;
+        const e = describeServerError(err, removal.where);
+        if (!removal.all || e.exitCode !== ExitCode.usage) throw err;
         refused++;
         io.err(`emq-race: ${e.message}\n`);
       }
+      settle();
+      settle = i + 1 < queues.length ? owed(i + 1) : () => {};
     }
   } finally {
-    interrupts.dispose();
+    settle();
   }
   const stop = stopCause(interrupts.signal);
-  const again = all ? 'emq-race clean --all' : `emq-race clean --queue ${queues[0]?.queue}`;
-  if (stop) throw new EmqError(`${stop.message}: ${whatRemains(partly, notStarted, again)}`, stop.exitCode);
+  if (stop && (midway !== undefined || notStarted.length > 0)) {
+    throw new StoppedClean(`${stop.message}: ${whatRemains(midway, notStarted, removal.again)}`, stop.exitCode);
+  }
   return refused > 0 ? ExitCode.usage : ExitCode.ok;
 }
 
+const queueList = (queues: readonly string[]): string => queues.map((queue) => `queue ${queue}`).join(', ');
+
 /** The line's second half after a signal stopped a clean: what is left, and `again`, the command that removes it. */
-function whatRemains(partly: string | undefined, notStarted: readonly string[], again: string): string {
+function whatRemains(midway: string | undefined, notStarted: readonly string[], again: string): string {
   const left: string[] = [];
-  if (partly !== undefined) left.push(`queue ${partly} partly removed, its owner marker kept`);
-  if (notStarted.length > 0) left.push(`not started: ${notStarted.map((queue) => `queue ${queue}`).join(', ')}`);
-  if (left.length === 0) return 'every queue asked for was removed';
-  return `${left.join('; ')}; ${again} (and the same --url) removes the rest`;
+  if (midway !== undefined) left.push(`queue ${midway} stopped midway, its owner marker kept`);
+  if (notStarted.length > 0) left.push(`not started: ${queueList(notStarted)}`);
+  return `${left.join('; ')}; ${again} (and the same --url) ${midway !== undefined ? 'removes the rest' : 'removes them'}`;
 }
 
 /** What clean removed; `shown` is how many foreign keys a clean names at most (FOREIGN_SHOWN). */

@@ -29,17 +29,25 @@ export const processIo: Io = {
   confirm,
 };
 
-/** Asks on the terminal; Ctrl-C at the prompt ends the command like any other interruption. */
-async function confirm(question: string): Promise<boolean> {
+/**
+ * Asks on the terminal. Ctrl-C at the prompt ends the command like any other interruption, and so
+ * does `signal` (a signal from outside, which the command watches); an input that ends without an
+ * answer (Ctrl-D, a closed terminal) is a no.
+ */
+async function confirm(question: string, signal?: AbortSignal): Promise<boolean> {
   // Loaded for the one question asked (clean --all): every other command starts without readline.
   const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const stop = new AbortController();
   rl.on('SIGINT', () => stop.abort());
   try {
-    return /^y(es)?$/i.test((await rl.question(question, { signal: stop.signal })).trim());
+    return /^y(es)?$/i.test((await rl.question(question, { signal: signal ? AbortSignal.any([stop.signal, signal]) : stop.signal })).trim());
   } catch (err) {
+    // The prompt's line is ended before whatever is said next.
+    process.stderr.write('\n');
     if (stop.signal.aborted) throw new InterruptedError('SIGINT');
+    if (signal?.aborted) throw signal.reason;
+    if ((err as { code?: string }).code === 'ABORT_ERR') return false;
     throw err;
   } finally {
     rl.close();

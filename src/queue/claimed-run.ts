@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
-import { cleanUpRun, leftBehindHint } from './cleanup.js';
+import { cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
@@ -50,10 +50,11 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   } catch (err) {
     throw stopCause(interrupts.signal) ?? describeServerError(err, where);
   }
-  // From here the queue holds keys of the run's: a third signal names the line that removes them.
-  // Leaving at once may leave the heartbeat too (a server too slow to take its removal), and
-  // `clean` refuses the queue until it expires.
-  const settle = plan.keep ? () => {} : interrupts.owe(leftBehindHint(keys.queue));
+  // From here the queue holds keys of the run's: a third signal names the line that removes them
+  // (--keep or not: a run a signal stops deletes its keys, below). Leaving at once may leave the
+  // heartbeat too (a server too slow to take its removal), and `clean` refuses the queue until it
+  // expires.
+  const settle = interrupts.owe(leftBehindHint(keys.queue));
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
@@ -78,7 +79,11 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   } finally {
     try {
       await heartbeat.stop();
-      if (!plan.keep && !heartbeat.claimLost) {
+      // --keep keeps what a run wrote for the user to read, but a run a signal stopped leaves
+      // nothing behind, as its embedded server goes with it: the first signal's line says so.
+      const keep = plan.keep && !interrupts.signal.aborted;
+      if (keep && failure) failure.message += `; ${keptHint(keys.queue)}`;
+      if (!keep && !heartbeat.claimLost) {
         // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
         const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => undefined) : true;
         if (ours) {

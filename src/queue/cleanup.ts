@@ -35,10 +35,12 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
 }
 
 /** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */
-export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: string): Promise<number> {
+export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: string, signal?: AbortSignal): Promise<number> {
   let deleted = 0;
   let cursor = '0';
   do {
+    // `clean` stops between calls on a signal; a run's own clean-up passes none and goes on.
+    signal?.throwIfAborted();
     const [next, batch] = await redis.scan(cursor, 'MATCH', libraryPattern(keys, library), 'COUNT', CHUNK);
     cursor = next;
     if (batch.length > 0) deleted += await redis.unlink(...batch);
@@ -81,6 +83,11 @@ export async function cleanUpRun(
   const error = describeServerError(cause, where);
   error.message += `; ${hint}`;
   return error;
+}
+
+/** What a --keep run that failed says of its keys: left, on purpose, and how to remove them. */
+export function keptHint(queue: string): string {
+  return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with emq-race clean --queue ${queue} (and the same --url)`;
 }
 
 /**

@@ -47,12 +47,13 @@ const JOB_CHUNK = 1000;
 
 const OWNER_KEY = /^emq:\{([^{}]*)\}:owner$/;
 
-/** Every queue on the server whose owner marker emq-race wrote, found with SCAN. */
-export async function findOwnedQueues(redis: Redis): Promise<OwnedQueue[]> {
+/** Every queue on the server whose owner marker emq-race wrote, found with SCAN; `signal` stops it between calls. */
+export async function findOwnedQueues(redis: Redis, signal?: AbortSignal): Promise<OwnedQueue[]> {
   const owned: OwnedQueue[] = [];
   const seen = new Set<string>();
   let cursor = '0';
   do {
+    signal?.throwIfAborted();
     const [next, batch] = await redis.scan(cursor, 'MATCH', 'emq:{*}:owner', 'COUNT', 1000);
     cursor = next;
     for (const key of batch) {
@@ -132,11 +133,11 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
     begun = true;
     // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
     // go only if they carry its id; the marker last, and only if it is still the one read.
-    deleted += await redis.unlink(...structureKeys(keys));
-    // A library run's keys are the library's namespace in the queue, named by the library.
-    if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library);
-    // In the order seeding created them, several chunks in flight, as a run's own clean-up goes.
     try {
+      deleted += await redis.unlink(...structureKeys(keys));
+      // A library run's keys are the library's namespace in the queue, named by the library.
+      if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library, signal);
+      // In the order seeding created them, several chunks in flight, as a run's own clean-up goes.
       await inCalls(
         jobKeyChunks(keys, owned.marker.jobs, JOB_CHUNK),
         signal,

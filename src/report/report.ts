@@ -246,11 +246,14 @@ export function phasesLines(runs: readonly RunResult[]): string[] {
   const timed = runs.filter((run) => run.jobs > PHASES_SHOWN_ABOVE && run.phasesMs);
   if (timed.length === 0) return [];
   const words = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
+  // Several runs of one mode (queues side by side, trials) are told apart by queue and trial.
+  const repeated = new Set(timed.map((run) => run.mode)).size < timed.length;
+  const label = (run: RunResult): string => (repeated ? `${run.mode} on ${run.queue}${run.trial !== undefined ? `, trial ${run.trial}` : ''},` : run.mode);
   const parts = timed.map((run) => {
     const phases = run.phasesMs as NonNullable<RunResult['phasesMs']>;
     const entries = (Object.keys(words) as (keyof typeof words)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
     const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
-    return `${run.mode} ${seconds(total)} (${entries.map(([name, ms]) => `${words[name]} ${seconds(ms)}`).join(', ')})`;
+    return `${label(run)} ${seconds(total)} (${entries.map(([name, ms]) => `${words[name]} ${seconds(ms)}`).join(', ')})`;
   });
   return [`where the time went: ${parts.join('; ')}`];
 }

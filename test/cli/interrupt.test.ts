@@ -98,6 +98,11 @@ for (const kind of oneServerKind(import.meta.url)) {
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
     });
 
+    test("SIGINT while sweeping with --keep: the run's keys deleted all the same, as the notice says", async () => {
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-keep-sweep', '--keep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-keep-sweep}:pending')) > 0, 'SIGINT');
+    });
+
     test("SIGHUP while seeding (a closed terminal): exit 129, the run's keys deleted, nothing else touched", async () => {
       await interruptWhen(
         [...SEED_ARGS, '--queue', 'race-hup-seed'],
@@ -344,7 +349,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(result.code, 130, result.stderr);
       assert.equal(
         oneErrorLine(result.stderr),
-        `emq-race: interrupted by SIGINT: queue ${queue} partly removed, its owner marker kept; emq-race clean --queue ${queue} (and the same --url) removes the rest`,
+        `emq-race: interrupted by SIGINT: queue ${queue} stopped midway, its owner marker kept; emq-race clean --queue ${queue} (and the same --url) removes the rest`,
       );
       assert.equal(result.stdout, '');
       // The call in flight ran (the pending list went with it); no job hash was asked for after it.

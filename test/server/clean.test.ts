@@ -13,6 +13,7 @@ import { which } from '../../src/server/embedded-server.js';
 import { BIN } from '../helpers/cli.js';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { libraryPrefix, queueKeys } from '../../src/queue/keys.js';
 import { cleanQueue, ownedQueue } from '../../src/queue/leftovers.js';
 import { ownerValue, newOwnerMarker, type OwnerMarker } from '../../src/queue/owner-marker.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
@@ -150,6 +151,34 @@ forEachServer('clean', (handle) => {
     assert.deepEqual(await allKeys(redis), []);
   });
 
+  test("a library run's namespace is removed call by call too: a stop between its calls leaves the rest and the marker", async () => {
+    await crashedRun('race-lib-stop', 0, { ...ownedMarker('cdcdcdcdcdcdcdcd', 0), library: 'bullmq' });
+    const prefix = libraryPrefix(queueKeys('race-lib-stop'), 'bullmq');
+    // Far more keys than one SCAN call covers, so that its removal takes many calls.
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 5000; i++) pipeline.set(`${prefix}${i}`, 'x');
+    await pipeline.exec();
+    const stop = new AbortController();
+    const unlink = redis.unlink.bind(redis);
+    let unlinks = 0;
+    const held = Object.assign(Object.create(redis) as Redis, {
+      unlink: async (...keys: string[]) => {
+        const removed = await unlink(...keys);
+        // The structure keys' deletion, then the first call of the namespace's: then the stop.
+        if (++unlinks === 2) stop.abort(new Error('stopped'));
+        return removed;
+      },
+    });
+    const owned = await ownedQueue(redis, 'race-lib-stop');
+    assert.equal((await cleanQueue(held, owned, stop.signal)).stopped, 'partly');
+    assert.equal(unlinks, 2, 'no call after the stop');
+    const left = (await allKeys(redis)).filter((key) => key.startsWith(prefix)).length;
+    assert.ok(left > 0 && left < 5000, `${left} of the namespace's 5,000 keys left`);
+    assert.notEqual(await redis.get('emq:{race-lib-stop}:owner'), null);
+    assert.equal((await cleanQueue(redis, owned)).stopped, undefined);
+    assert.deepEqual(await allKeys(redis), []);
+  });
+
   test('--all without a terminal refuses unless --yes; with nothing to clean it says so', async () => {
     await crashedRun('race-one', 2, ownedMarker('1111222233334444', 2));
     const refused = await runCli(['clean', '--url', handle.url, '--all']);
@@ -165,9 +194,12 @@ forEachServer('clean', (handle) => {
     assert.match(empty.stdout, /^no emq-race queues on redis:\/\/127\.0\.0\.1:\d+$/m);
   });
 
-  test('--all on a terminal asks first: "n" keeps the queues, "y" removes them', { skip: which('script') ? false : 'script(1) is not installed' }, async () => {
+  test('--all on a terminal asks first: "n" keeps the queues, so does Ctrl-D, "y" removes them', {
+    skip: which('script') ? false : 'script(1) is not installed',
+  }, async () => {
     await crashedRun('race-asked', 2, ownedMarker('5555666677778888', 2));
-    for (const answer of ['n', 'y']) {
+    // Ctrl-D ends the input without an answer.
+    for (const answer of ['n\r', '\u0004', 'y\r']) {
       // script(1) gives the command a pseudo-terminal, as a person at a shell would have.
       const child = spawn('script', ['-qec', `${process.execPath} ${BIN} clean --url ${handle.url} --all`, '/dev/null'], {
         env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
@@ -176,12 +208,12 @@ forEachServer('clean', (handle) => {
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString();
-        if (/\[y\/N\]/.test(output) && child.stdin.writable) child.stdin.end(`${answer}\r`);
+        if (/\[y\/N\]/.test(output) && child.stdin.writable) child.stdin.end(answer);
       });
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       assert.equal(code, 0, output);
       assert.match(output, /race-asked: 2 jobs/);
-      if (answer === 'n') {
+      if (answer !== 'y\r') {
         assert.match(output, /nothing removed/);
         assert.equal((await allKeys(redis)).length, 4);
       } else {

@@ -94,6 +94,20 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
+  test('the same with --keep: the keys stay, and the one line says so and names the clean that removes them', async () => {
+    const path = scriptFile('fails-kept.lua', FAILS_AT_RUN_TIME);
+    const result = await runCli(['--url', handle.url, '--script', path, '--jobs', '100', '--queue', 'race-fails-kept', '--keep']);
+    assert.equal(result.code, 3);
+    assert.match(
+      result.stderr,
+      /^emq-race: the sweep script failed while running: WRONGTYPE.*; the keys of queue race-fails-kept \(emq:\{race-fails-kept\}:\*\) are kept \(--keep\): remove them with emq-race clean --queue race-fails-kept \(and the same --url\)\n$/,
+    );
+    assert.ok((await leftovers()).keys.length > 0, 'kept');
+    const cleaned = await runCli(['clean', '--url', handle.url, '--queue', 'race-fails-kept']);
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
+  });
+
   test('a missing script file is a usage error', async () => {
     const result = await runCli(['--url', handle.url, '--script', '/nonexistent/sweep.lua']);
     assert.equal(result.code, 2);

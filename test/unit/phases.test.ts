@@ -20,3 +20,11 @@ test('several runs share the one line, each under its mode', () => {
   const [line] = phasesLines([runResult({ jobs: 200_000, phasesMs }), runResult({ mode: 'loop', jobs: 200_000, phasesMs: { ...phasesMs, race: 60_000 } })]);
   assert.match(line ?? '', /^where the time went: atomic 24\.7 s \(.*\); loop 77\.7 s \(race 60\.0 s, seeding 10\.1 s/);
 });
+
+test('several runs of one mode (queues side by side, trials) are told apart by queue and trial', () => {
+  const [line] = phasesLines([
+    runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-1', trial: 1 }),
+    runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-2', trial: 1 }),
+  ]);
+  assert.match(line ?? '', /^where the time went: atomic on race-q-atomic-1, trial 1, 24\.7 s \(.*\); atomic on race-q-atomic-2, trial 1, 24\.7 s \(/);
+});
