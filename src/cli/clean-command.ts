@@ -150,7 +150,8 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
   }
   const stop = stopCause(interrupts.signal);
   if (stop && (midway !== undefined || notStarted.length > 0)) {
-    throw new StoppedClean(`${stop.message}: ${whatRemains(midway, notStarted, removal.again)}`, stop.exitCode);
+    const said = midway === undefined && notStarted.length === queues.length ? 'nothing removed' : whatRemains(midway, notStarted, removal.again);
+    throw new StoppedClean(`${stop.message}: ${said}`, stop.exitCode);
   }
   return refused > 0 ? ExitCode.usage : ExitCode.ok;
 }

@@ -26,6 +26,21 @@ import type { Io } from '../model.js';
  */
 const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html', '--seed', '--shrink', '--export-test']);
 
+/**
+ * Those of them a user may well try, each with why a grid does not take it: refused in one line
+ * rather than by commander's "unknown option" (the grid's own --html takes the race's place).
+ */
+const REFUSED_IN_GRID: readonly [flags: string, why: string][] = [
+  ['--keep', 'every cell removes its own queues'],
+  ['--queue <name>', 'every cell names fresh queues of its own'],
+  ['--csv', 'a grid prints its own table, --json or --html'],
+  ['--wide', 'a grid prints its own table'],
+  ['--expect <terms>', "a verdict is a single run's: run the cell you want to hold to it with --expect"],
+  ['--seed <n>', "a seeded run is a single run's: run the cell you want with --seed"],
+  ['--shrink', 'it shrinks a single seeded run'],
+  ['--export-test <file>', 'it exports a single seeded run'],
+];
+
 /** Race flags an axis may vary: the numeric ones (a run's count, size, pause or latency). */
 const VARIABLE_FLAGS = [
   'sweepers',
@@ -135,9 +150,10 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
   options.find((option) => option.long === '--batch')?.default(GRID_BATCH);
   const loopJobs = options.find((option) => option.long === '--loop-jobs');
   if (loopJobs) {
-    // The race's own words name its default of 100,000, which a grid does not have.
-    loopJobs.description = loopJobs.description.replace(/; default \d+/, '');
-    loopJobs.default(GRID_LOOP_JOBS);
+    // The race's own words name its default of 100,000, which a grid does not have: the grid's
+    // default is said once, in commander's own parentheses.
+    loopJobs.description = loopJobs.description.replace(/; default \d+, or --jobs if smaller/, '');
+    loopJobs.default(GRID_LOOP_JOBS, `${GRID_LOOP_JOBS}, or --jobs if smaller`);
   }
   const grid = program
     .command('grid')
@@ -145,6 +161,12 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
       'Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.',
     );
   for (const option of options) grid.addOption(option);
+  for (const [flags, why] of REFUSED_IN_GRID) {
+    const long = flags.split(' ')[0] as string;
+    grid.addOption(new Option(flags).hideHelp().argParser(() => refuse(long, why)));
+    // A flag without a value never reaches a parser: its own event refuses it.
+    if (!flags.includes('<')) grid.on(`option:${long.slice(2)}`, () => refuse(long, why));
+  }
   grid
     .addOption(
       new Option(
@@ -163,6 +185,10 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
       exit.code = await gridMain(flags, options, given, io, argv);
     });
+}
+
+function refuse(flag: string, why: string): never {
+  throw usageError(`grid: ${flag} is not taken: ${why} (docs/grid.md)`);
 }
 
 async function gridMain(flags: GridFlags, options: readonly Option[], given: (flag: string) => boolean, io: Io, argv: readonly string[]): Promise<number> {

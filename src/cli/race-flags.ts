@@ -82,8 +82,9 @@ export interface MainFlags extends TlsFlags {
   sentinel?: boolean;
 }
 
+/** A flag's allowed values as help says them: `1–10`, or the one value a range of one allows. */
 function range(limit: { min: number; max: number }): string {
-  return `${limit.min}–${limit.max}`;
+  return limit.min === limit.max ? `only ${limit.min}` : `${limit.min}–${limit.max}`;
 }
 
 /** Every flag of the race, as commander options (a fresh set per call: commander keeps state in them). */

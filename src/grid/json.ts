@@ -86,13 +86,15 @@ const racedIn = (run: CellRun): number => jobsRaced({ jobs: run.jobs, unreclaime
  * The shortest a one-call race can take (ms): each sweeper makes its share of the calls one after
  * another, each a round trip plus the server's time for a batch, unless the server's one thread is
  * the limit (every job's server time end to end); then each sweeper's last call, which finds
- * nothing, costs one more round trip. `serverUsPerJob` is the server's measured time per job. Pure.
+ * nothing, costs one more round trip, unless the race was cut short (`emptyCall` false: its
+ * sweepers stopped at their sweep limit without it). `serverUsPerJob` is the server's measured
+ * time per job. Pure.
  */
-export function raceBoundMs(jobs: number, sweepers: number, batch: number, rttMs: number, serverUsPerJob: number): number {
+export function raceBoundMs(jobs: number, sweepers: number, batch: number, rttMs: number, serverUsPerJob: number, emptyCall = true): number {
   const calls = Math.ceil(jobs / batch);
   const perSweeper = Math.ceil(calls / Math.max(1, sweepers));
   const callMs = rttMs + (Math.min(batch, jobs) * serverUsPerJob) / 1000;
-  return Math.max(perSweeper * callMs, (jobs * serverUsPerJob) / 1000) + rttMs;
+  return Math.max(perSweeper * callMs, (jobs * serverUsPerJob) / 1000) + (emptyCall ? rttMs : 0);
 }
 
 /** The bound of a mode's runs in a cell, as jobs per second over all of them; null where a run lacks a figure. */
@@ -103,7 +105,7 @@ function boundJobsPerSec(runs: readonly CellRun[], rttMs: number | undefined): n
   for (const run of runs) {
     if (run.serverUsPerJob == null || run.sweepers === undefined || run.batch === undefined) return null;
     jobs += racedIn(run);
-    ms += raceBoundMs(racedIn(run), run.sweepers, run.batch, rttMs, run.serverUsPerJob);
+    ms += raceBoundMs(racedIn(run), run.sweepers, run.batch, rttMs, run.serverUsPerJob, !run.cutShort);
   }
   return jobsPerSec(jobs, ms);
 }

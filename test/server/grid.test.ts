@@ -183,7 +183,11 @@ test('help grid: its flags, --vary among them, what a cell is, examples, all wit
   assert.match(help.stdout, /^ {2}--vary <flag=list> +an axis: a numeric race flag/m);
   assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 40000\)$/m);
   assert.match(help.stdout, /^ {2}--batch <n> .*\(default: 1000\)$/m, 'calls of 1,000: the bound is the server and the round trip, not the tool');
-  assert.match(help.stdout, /^ {2}--loop-jobs <n> [\s\S]*?\(default: 500\)$/m, 'the loop on fewer jobs than the one-call modes');
+  assert.match(
+    help.stdout,
+    /^ {2}--loop-jobs <n> [\s\S]*?\(default: 500, or --jobs if\s+smaller\)$/m,
+    'the loop on fewer jobs than the one-call modes, its default said once',
+  );
   assert.doesNotMatch(help.stdout, /--keep|--csv|--expect|--queue </, 'flags a grid does not take are not offered');
   assert.match(help.stdout, /^Examples:\n {2}emq-race grid\n/m);
   assert.ok(
@@ -215,7 +219,9 @@ describe('grid: bad axes are usage errors, before any server is touched', () => 
       /--vary: 600 cells \(30 × 20\); a grid over 500 cells runs only with --yes/,
     ],
     ['a cell whose flags do not go together', ['--vary', 'stalled-before=1,5', '--max-stalled', '3'], /--stalled-before/],
-    ['a flag a grid does not take', ['--keep'], /unknown option '--keep'/],
+    ['a flag a grid does not take, with why', ['--keep'], /^emq-race: grid: --keep is not taken: every cell removes its own queues \(docs\/grid\.md\)$/],
+    ['a valued flag a grid does not take, with why', ['--queue', 'mine'], /^emq-race: grid: --queue is not taken: every cell names fresh queues of its own/],
+    ['--seed, with why', ['--seed', '3'], /^emq-race: grid: --seed is not taken: a seeded run is a single run's/],
     ['latency on a cluster', ['--vary', 'latency=1,2', '--embedded-cluster', '3'], /--latency: not with --embedded-cluster/],
   ];
   for (const [what, args, message] of cases) {
