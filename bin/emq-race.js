@@ -18,12 +18,32 @@ function helpOnly(words) {
   return false;
 }
 
+/**
+ * Until the command watches signals itself (src/interrupt.ts takes these listeners off as it
+ * starts), a signal that comes while its modules load ends it as a later one would: with the
+ * signal's exit code and one line, or under --json the one error object. Nothing has been written
+ * by then. The two small modules the line needs load first; the program loads them anyway.
+ */
+async function endEarlyOnSignals() {
+  const { InterruptedError } = await import('../dist/src/errors.js');
+  const { errorJson } = await import('../dist/src/report/json-header.js');
+  const early = (signal) => {
+    const stop = new InterruptedError(signal);
+    if (args.includes('--json')) process.stdout.write(`${JSON.stringify(errorJson(stop.exitCode, stop.message))}\n`);
+    else process.stderr.write(`emq-race: ${stop.message}\n`);
+    process.exit(stop.exitCode);
+  };
+  early[Symbol.for('emq-race.early-signals')] = true;
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, early);
+}
+
 if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   const { readFileSync } = await import('node:fs');
   // A reader that went away (`| head -c0`) is no error, as for every other output.
   process.stdout.on('error', () => {});
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
+  if (!helpOnly(args)) await endEarlyOnSignals();
   const { run } = helpOnly(args) ? await import('../dist/src/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);
   process.exitCode = code;

@@ -36,6 +36,9 @@ const RUN_WORDS: SignalWords = {
   third: 'leaving now without finishing the clean-up',
 };
 
+/** What marks bin/emq-race.js's listeners for the signals that come before any command watches them. */
+const EARLY = Symbol.for('emq-race.early-signals');
+
 /** How long a stopped run's listeners outlast its clean-up (see dispose). */
 const LATE_SIGNALS_MS = 10_000;
 
@@ -71,7 +74,12 @@ export function watchInterrupts(
       leave(first.exitCode, first.message);
     }
   };
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  for (const signal of SIGNALS) {
+    // The command line's own listeners while the program loaded (bin/emq-race.js), which end the
+    // process at once: from here, signals are this watch's.
+    for (const listener of process.listeners(signal)) if (EARLY in listener) process.off(signal, listener);
+    process.on(signal, onSignal);
+  }
   return {
     signal: controller.signal,
     owe(line) {

@@ -304,6 +304,30 @@ for (const kind of oneServerKind(import.meta.url)) {
       await until(LIMIT_MS, 'its folder to go', async () => !existsSync(child.dir));
     });
 
+    test('a signal while the program still loads: exit 130, and under --json the one error object', async () => {
+      // Sent ever later after the start, until one lands once the command line's own code runs
+      // but before the command watches signals itself. Wherever it lands, a process that ends
+      // with a code ends with 130 and one JSON object.
+      let early = 0;
+      for (let delayMs = 20; delayMs <= 600 && early === 0; delayMs += 20) {
+        const cli = startCli(['explore', '--url', server.url, '--mode', 'loop', '--json']);
+        await sleep(delayMs);
+        cli.child.kill('SIGINT');
+        const result = await within(LIMIT_MS, 'the interrupted start', cli.done);
+        // Before Node has run a line of the tool, the signal's default ends it: nothing to check.
+        if (result.signal === 'SIGINT') continue;
+        assert.equal(result.code, 130, result.stderr);
+        const json = JSON.parse(result.stdout) as { error?: { exit: number; message: string } };
+        assertMatchesSchema(json, 'interrupted while loading');
+        if (!/received/.test(result.stderr)) {
+          assert.deepEqual(json.error, { exit: 130, message: 'interrupted by SIGINT' });
+          early++;
+        }
+      }
+      assert.ok(early > 0, 'no signal landed while the program loaded');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
     test('explore, SIGINT: what was explored so far, marked incomplete, the modes not started named; every queue deleted; exit 130', async () => {
       const cli = startCli(['explore', '--url', server.url, '--mode', 'loop,atomic', '--json']);
       // The exploration's queue is NAME-loop-0: the exploration is under way once it shows.
