@@ -64,8 +64,14 @@ export function summarizeTrials(runs: readonly TrialRun[]): TrialSummary[] {
       trials: list.length,
       reproduced,
       reproductionRate: reproductionRate(reproduced, list.length),
-      jobsPerSec: spread(list.map((run) => run.jobsPerSec)),
+      // A whole number of jobs per second, as each run's: the median of an even count is rounded.
+      jobsPerSec: roundedMedian(spread(list.map((run) => run.jobsPerSec))),
       ...anomalies,
     };
   });
+}
+
+/** The spread with its median rounded to a whole number (two trials' median may fall between two). */
+function roundedMedian(figures: Spread): Spread {
+  return { ...figures, median: Math.round(figures.median) };
 }

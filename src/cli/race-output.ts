@@ -11,7 +11,7 @@ import { renderTrialsTable } from '../report/trials-table.js';
 import { serverHeadline } from '../server/connection.js';
 import { keptPromotedLine, keptServerLines } from '../server/kept-server.js';
 import type { Session } from '../server/session.js';
-import { outputWidth, wrapLines } from '../text.js';
+import { groupFigure, outputWidth, wrapLines } from '../text.js';
 import type { MainFlags } from './race-flags.js';
 import type { Io, RaceOptions, RunResult } from '../model.js';
 
@@ -51,6 +51,8 @@ export function describeKept(session: Pick<Session, 'embedded'>, runs: readonly 
 export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
   const fewer = runs.filter((run) => run.jobs < jobs);
   // One line per mode, however many queues it ran on.
-  const lines = fewer.map((run) => `${run.mode} ran on ${run.jobs} of the ${jobs} jobs (--loop-jobs: a round trip per command is slow by nature)\n`);
+  const lines = fewer.map(
+    (run) => `${run.mode} ran on ${groupFigure(run.jobs)} of the ${groupFigure(jobs)} jobs (--loop-jobs: a round trip per command is slow by nature)\n`,
+  );
   return [...new Set(lines)].join('');
 }

@@ -382,8 +382,11 @@ function unseenByServer(run: RunResult): string {
   if (run.consequences.cycles > 1) why.push(`re-leases took jobs back out of ${pending}`);
   // A failover drill: the first push of a job recovered twice died with the old primary.
   if (run.failover) why.push('the promoted replica never received the first recovery of a job recovered again after the failover');
-  if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) why.push(`dead-lettered jobs were taken back out of ${pending}`);
-  else if (!run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+  // Said only where jobs went to dead: some early, or every job at its first recovery.
+  const deadLettered = (run.deadLetteredEarly ?? 0) > 0 || run.stalledBefore + 1 >= run.maxStalled;
+  if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) {
+    if (deadLettered) why.push(`dead-lettered jobs were taken back out of ${pending}`);
+  } else if (!run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(
       STRATEGIES[run.mode].deadLettersAfterPush

@@ -61,7 +61,9 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
     );
   }
   const lines = summaries.map((s) =>
-    s.reproduced === 0 ? `${s.mode}: clean in all ${plural(s.trials, 'trial')}.` : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
+    s.reproduced === 0
+      ? `${s.mode}: clean in ${s.trials === 2 ? 'both trials' : `all ${plural(s.trials, 'trial')}`}.`
+      : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
   );
   return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
 }

@@ -114,7 +114,7 @@ test('round-trip modes run on --loop-jobs jobs, the atomic mode on all of them',
     { mode: 'atomic', jobs: 1000 },
     { mode: 'loop', jobs: 300 },
   ] as unknown as RunResult[];
-  assert.equal(loopJobsNote(runs, 1000), 'loop ran on 300 of the 1000 jobs (--loop-jobs: a round trip per command is slow by nature)\n');
+  assert.equal(loopJobsNote(runs, 1000), 'loop ran on 300 of the 1,000 jobs (--loop-jobs: a round trip per command is slow by nature)\n');
   assert.equal(loopJobsNote(runs.slice(0, 1), 1000), '');
 });
 

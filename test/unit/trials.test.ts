@@ -13,6 +13,8 @@ import { pauseMs } from '../../src/race/sweeper-life.js';
 import { returnedIds } from '../../src/sweepers/one-call.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../../src/audit/trials.js';
 import { ANOMALIES, defaultLive } from '../../src/model.js';
+import { renderTrialsTable } from '../../src/report/trials-table.js';
+import { runResult } from '../helpers/run-result.js';
 
 const zero = Object.fromEntries(ANOMALIES.map((name) => [name, 0])) as Record<(typeof ANOMALIES)[number], number>;
 const trial = (mode: string, jobsPerSec: number, over: Partial<typeof zero> = {}): TrialRun => ({ ...zero, ...over, mode, jobsPerSec });
@@ -124,4 +126,13 @@ test('parsers and names: modes, pending, live default, csv quoting, function nam
   assert.match(source, /^#!lua name=emq_race_0a1b2c3d4e5f6a7b\n/);
   assert.match(source, /redis\.register_function\('emq_race_sweep_0a1b2c3d4e5f6a7b', sweep\)/);
   assert.doesNotMatch(source, /__LIBRARY__|__FUNCTION__/);
+});
+
+test('two trials: the jobs/s median is a whole number, and a clean mode is clean in both', () => {
+  const [summary] = summarizeTrials([runResult({ trial: 1, jobsPerSec: 1001 }), runResult({ trial: 2, jobsPerSec: 2000 })]);
+  assert.deepEqual(summary?.jobsPerSec, { min: 1001, median: 1501, max: 2000 });
+  assert.match(
+    renderTrialsTable(summarizeTrials([runResult({ trial: 1 }), runResult({ trial: 2 })]), { color: false, width: 100, wide: false }),
+    /^atomic: clean in both trials\.$/m,
+  );
 });
