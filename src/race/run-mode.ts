@@ -111,7 +111,7 @@ async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Se
 
 async function onePairRun(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const failover = settled.consequences.failover;
-  const pair = await startFailoverPair({ bin, replicaLagMs: failover?.replicaLagMs, sentinel: failover?.sentinel });
+  const pair = await startFailoverPair({ bin, replicaLagMs: failover?.replicaLagMs, sentinel: failover?.sentinel, signal: interrupts.signal });
   let admin: Redis | undefined;
   try {
     // A keeper of the pair (or of its Sentinel) killed from outside stops the run with its own

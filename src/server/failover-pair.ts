@@ -59,6 +59,8 @@ export interface PairOptions {
   readonly replicaLagMs?: number | undefined;
   /** --sentinel: an embedded Sentinel promotes the replica, not the tool. */
   readonly sentinel?: boolean | undefined;
+  /** A stop (the run's signal) ends the waits while the pair starts, as it ends the run's. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** How long a Sentinel may take to hold the killed primary down, elect itself and promote the replica. */
@@ -108,7 +110,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     direct.push(replicaAdmin);
     await replicaAdmin.call('REPLICAOF', '127.0.0.1', String(link.port));
     // A keeper killed meanwhile ends the wait at once, with its own line.
-    const settling = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(SETTLE_MS), ...losses]);
+    const settling = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(SETTLE_MS), ...losses, ...(options.signal ? [options.signal] : [])]);
     await until(async () => /master_link_status:up/.test(await replicaAdmin.info('replication')), settling(), 'the replica did not finish its first sync');
     // Started once the replica is in sync, so that the primary it asks first already names it.
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
