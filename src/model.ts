@@ -198,6 +198,8 @@ export interface FailoverFigures {
   readonly jobsRecoveredTwice: number;
   /** Moves, confirmed or not, that the new primary's stalled counters do not show: server+sweepers. */
   readonly counterIncrementsLost: number;
+  /** Sweep calls acknowledged before the cut: `after`, more when calls in flight at the k-th finished first, fewer when the sweeps ran dry. */
+  readonly callsBeforeCut: number;
   /** Sweep calls answered between the cut and the failover. */
   readonly callsAfterCut: number;
   /** Jobs moved by calls whose WAIT timed out short of its replicas. */

@@ -205,7 +205,7 @@ function failoverSection(runs: readonly RunJson[]): string[] {
       : '';
     return [
       `<li class="drill" data-mode="${esc(run.mode)}" data-trial="${esc(run.trial ?? 1)}"><strong>${esc(run.mode)}${run.trial !== undefined ? `, trial ${esc(run.trial)}` : ''}</strong><ol>`,
-      `<li>${esc(f.after)} sweep calls acknowledged and replicated${esc(lag)}.</li>`,
+      `<li>${esc(Math.min(f.after, f.callsBeforeCut))} sweep calls acknowledged and replicated${esc(lag)}${f.callsBeforeCut < f.after ? esc(` (fewer than --failover-after ${f.after}: the sweeps ran dry first)`) : ''}.</li>`,
       `<li>The replication link cut, once the replica had caught up.</li>`,
       `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated.</li>`,
       `<li class="failover-moment" data-field="promotedBy" data-value="${esc(f.promotedBy)}"><strong>Failover:</strong> the primary killed (SIGKILL), the replica promoted by ${f.promotedBy === 'sentinel' ? 'Sentinel' : 'the tool'}, every connection carried over.</li>`,

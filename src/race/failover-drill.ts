@@ -58,10 +58,15 @@ export class FailoverDrill {
     this.tally = { before: new Uint32Array(tracked + 1), unconfirmed: new Uint32Array(tracked + 1), after: new Uint32Array(tracked + 1) };
   }
 
-  /** The drill's counts: calls after the cut, their moves (the predicted loss), WAIT's verdicts. */
-  get counts(): { happened: boolean; callsAfterCut: number; predictedLoss: number; unconfirmedMoves: number; waitTimeouts: number } {
+  /**
+   * The drill's counts: calls acknowledged before the cut (--failover-after, one or more besides
+   * when calls in flight at the k-th finish first, fewer when the sweeps ran dry), calls after it,
+   * their moves (the predicted loss), WAIT's verdicts.
+   */
+  get counts(): { happened: boolean; callsBeforeCut: number; callsAfterCut: number; predictedLoss: number; unconfirmedMoves: number; waitTimeouts: number } {
     return {
       happened: this.phase === 'after',
+      callsBeforeCut: this.acked,
       callsAfterCut: this.windowCalls,
       predictedLoss: this.predicted,
       unconfirmedMoves: this.unconfirmedMoves,

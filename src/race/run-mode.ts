@@ -387,6 +387,7 @@ function failoverFigures(
     predictedLoss: STRATEGIES[run.mode].roundTrips ? null : counts.predictedLoss,
     jobsRecoveredTwice: losses.jobsRecoveredTwice,
     counterIncrementsLost: losses.counterIncrementsLost,
+    callsBeforeCut: counts.callsBeforeCut,
     callsAfterCut: counts.callsAfterCut,
     unconfirmedMoves: counts.unconfirmedMoves,
     waitTimeouts: counts.waitTimeouts,

@@ -119,5 +119,10 @@ function failoverLine(f: FailoverFigures): string {
     ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)${withoutWait(f)}`
     : '';
   const lag = f.replicaLagMs > 0 ? ` (held ${f.replicaLagMs} ms each way)` : '';
-  return `the replica's link${lag} was cut after ${plural(f.after, 'acknowledged sweep call')} and the primary killed ${plural(f.callsAfterCut, 'call')} later${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
+  // Cut before K calls only when the sweeps ran dry first: said so, with the calls made.
+  const cut =
+    f.callsBeforeCut < f.after
+      ? `once the sweeps had run dry, after ${plural(f.callsBeforeCut, 'acknowledged sweep call')} (fewer than --failover-after ${f.after})`
+      : `after ${plural(f.after, 'acknowledged sweep call')}`;
+  return `the replica's link${lag} was cut ${cut} and the primary killed ${plural(f.callsAfterCut, 'call')} later${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

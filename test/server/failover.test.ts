@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { assertNothingLeft, atomicDrill, countOnKept, runsOf, runWatched, SMALL } from '../helpers/failover-runs.js';
+import { runCli } from '../helpers/cli.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
 for (const kind of SERVER_KINDS) {
@@ -22,6 +23,7 @@ for (const kind of SERVER_KINDS) {
       for (const run of runs) {
         const f = run.failover;
         assert.equal(f.after, 5);
+        assert.ok(f.callsBeforeCut >= 5, `acknowledged before the cut: ${f.callsBeforeCut}`);
         assert.equal(f.replicaLagMs, 20);
         assert.equal(f.promotedBy, 'tool');
         assert.equal(f.callsAfterCut, 2);
@@ -46,6 +48,15 @@ for (const kind of SERVER_KINDS) {
         assert.equal(counted.distinctPending, run.jobs);
       }
       await assertNothingLeft(spawned);
+    });
+
+    test('a --failover-after beyond the calls the race makes: the cut comes once the sweeps run dry, and the line says so', async () => {
+      const result = await runCli([...atomicDrill(kind).map((arg) => (arg === '5' ? '1000000' : arg)), ...SMALL.filter((arg) => arg !== '--json')]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(
+        result.stdout,
+        /link was cut\s+once\s+the\s+sweeps\s+had\s+run\s+dry,\s+after\s+\d+\s+acknowledged\s+sweep\s+calls\s+\(fewer\s+than\s+--failover-after\s+1000000\)/,
+      );
     });
   });
 }

@@ -46,6 +46,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
       predictedLoss: 20,
       jobsRecoveredTwice: 20,
       counterIncrementsLost: 20,
+      callsBeforeCut: 5,
       callsAfterCut: 2,
       unconfirmedMoves: 0,
       waitTimeouts: 0,
