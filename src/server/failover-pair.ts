@@ -121,6 +121,49 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     }
     const url = `redis://127.0.0.1:${front.port}`;
     let promotedDone = false;
+    const failOver = async (signal: AbortSignal, promoted: ((primary: Redis) => Promise<void>) | undefined): Promise<void> => {
+      front.hold();
+      await until(
+        async () => front.quiet(),
+        AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+        'a command of the run went unanswered before the failover',
+      );
+      primaryAdmin.disconnect();
+      process.kill(primary.pid, 'SIGKILL');
+      await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
+      let next = replica.port;
+      if (sentinel) {
+        // Sentinel names the new primary once its failover is done; the tool carries the run's
+        // connections to whatever it names, as a client that asks Sentinel would.
+        await until(
+          async () => (next = await sentinel.primaryPort()) !== primary.port,
+          AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
+          'Sentinel did not promote the replica',
+        );
+        if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
+        // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
+        replicaAdmin.disconnect();
+        replicaAdmin = await connect(replicaTarget);
+        direct.push(replicaAdmin);
+        await until(
+          async () => /^role:master/m.test(await replicaAdmin.info('replication')),
+          AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+          'the replica Sentinel named is not a primary',
+        );
+      } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+      await promoted?.(replicaAdmin);
+      promotedDone = true;
+      await front.switchTo(next);
+    };
+    const takeOver = async (): Promise<void> => {
+      const fresh = await connect(replicaTarget);
+      try {
+        await fresh.call('REPLICAOF', 'NO', 'ONE');
+      } finally {
+        fresh.disconnect();
+      }
+      await front.switchTo(replica.port);
+    };
     return {
       target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
       primaryPid: primary.pid,
@@ -137,38 +180,16 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         link.partition();
       },
       async failover(signal, promoted) {
-        front.hold();
-        await until(
-          async () => front.quiet(),
-          AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
-          'a command of the run went unanswered before the failover',
-        );
-        primaryAdmin.disconnect();
-        process.kill(primary.pid, 'SIGKILL');
-        await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
-        let next = replica.port;
-        if (sentinel) {
-          // Sentinel names the new primary once its failover is done; the tool carries the run's
-          // connections to whatever it names, as a client that asks Sentinel would.
-          await until(
-            async () => (next = await sentinel.primaryPort()) !== primary.port,
-            AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
-            'Sentinel did not promote the replica',
-          );
-          if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
-          // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
-          replicaAdmin.disconnect();
-          replicaAdmin = await connect(replicaTarget);
-          direct.push(replicaAdmin);
-          await until(
-            async () => /^role:master/m.test(await replicaAdmin.info('replication')),
-            AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
-            'the replica Sentinel named is not a primary',
-          );
-        } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
-        await promoted?.(replicaAdmin);
-        promotedDone = true;
-        await front.switchTo(next);
+        try {
+          await failOver(signal, promoted);
+        } catch (err) {
+          // Stopped midway (a signal, a failed step): the run's connections are held at the front,
+          // the primary perhaps dead and Sentinel still deciding. The replica is made the primary
+          // and the front carried to it, so that the run's clean-up reaches its keys at once rather
+          // than waiting out a held link; what it deletes goes with the pair anyway.
+          if (!promotedDone) await takeOver().catch(() => undefined);
+          throw err;
+        }
       },
       keepPromoted() {
         if (!promotedDone) return undefined;

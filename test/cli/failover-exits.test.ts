@@ -183,6 +183,21 @@ for (const kind of oneServerKind(import.meta.url)) {
       await assertNothingLeft(run);
     });
 
+    test('--sentinel, SIGINT once the primary is killed, while Sentinel promotes: exit 130 at once with the one line, nothing left', async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL, '--sentinel']);
+      const run = await runningPair(cli, 4).catch(killed(cli));
+      // The primary's server: the one the drill kills (SIGKILL) before Sentinel elects the replica.
+      const primary = childrenOf(keeperOf(cli, PRIMARY).pid)[0];
+      assert.ok(primary !== undefined, 'the primary under its keeper');
+      await until(LIMIT_MS, 'the primary killed', () => !alive(primary), LOOK_MS).catch(killed(cli));
+      cli.child.kill('SIGINT');
+      // Sentinel takes seconds to promote; the run must not wait for it, nor for its held link.
+      const result = await within(LIMIT_MS, 'the interrupted drill', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.equal(oneErrorLine(result.stderr), 'emq-race: interrupted by SIGINT', 'no keys left to name: the pair goes with the run');
+      await assertNothingLeft(run);
+    });
+
     test('the tool killed (SIGKILL) once the pair runs: its keepers stop both servers and remove their folders', async () => {
       const cli = startCli(['--server-bin', kind.bin, ...SLOW_DRILL]);
       const run = await runningPair(cli).catch(killed(cli));
