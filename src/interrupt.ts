@@ -76,9 +76,11 @@ export function watchInterrupts(
   };
   for (const signal of SIGNALS) {
     // The command line's own listeners while the program loaded (bin/emq-race.js), which end the
-    // process at once: from here, signals are this watch's.
-    for (const listener of process.listeners(signal)) if (EARLY in listener) process.off(signal, listener);
+    // process at once: from here, signals are this watch's. Ours goes on first: a signal's
+    // listeners all gone, even for a moment, drops one that has arrived but not yet been handed
+    // out.
     process.on(signal, onSignal);
+    for (const listener of process.listeners(signal)) if (EARLY in listener) process.off(signal, listener);
   }
   return {
     signal: controller.signal,
