@@ -148,7 +148,9 @@ export async function raceReport(
     }),
   );
   if (progress && trials * modes.length > 1) io.err('\r\x1b[K');
-  const runs: RunResult[] = perQueue ? planned : planned.map((run) => ({ ...run, node: nodeName(session.target.url) }));
+  // A failover drill's queue lived on its own pair, not on the session's server: no node to name
+  // (its promoted replica, when kept, is failover.keptServer).
+  const runs: RunResult[] = perQueue ? planned : planned.map((run) => (run.failover ? run : { ...run, node: nodeName(session.target.url) }));
   interrupts.signal.throwIfAborted();
   const totals = perQueue ? totalsPerMode(runs) : undefined;
   const report: RaceReport = {

@@ -89,6 +89,7 @@ export type RunJson = {
   mode: string;
   trial: number;
   queue: string;
+  node: string | null;
   jobs: number;
   stalledBefore: number;
   batch: number;
