@@ -4,6 +4,7 @@
  * itself, so that the renderers (and the table and colour libraries under them) stay out of a
  * start-up that only asks for help.
  */
+import { consequenceLines } from '../report/consequences.js';
 import { renderCsv } from '../report/csv.js';
 import { reportJson, type RaceReport } from '../report/json.js';
 import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
@@ -25,7 +26,10 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
     const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])]
       .map((line) => `${wrapLines(line, layout.width)}\n`)
       .join('');
-    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${wrapLines(summed, layout.width)}`);
+    // A failover drill's figures are each trial's own, which the table's spreads do not show.
+    const drills = runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : []));
+    const drilled = drills.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}`);
   } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 

@@ -67,8 +67,11 @@ export function consequenceFields(run: RunResult): ConsequenceJson {
   };
 }
 
-/** What the faults did to one run, and why a requested fault was left out, in plain words. */
-export function consequenceLines(run: RunResult): string[] {
+/**
+ * What the faults did to one run, and why a requested fault was left out, in plain words. `label`
+ * names the run (its mode by default; a trial's lines add the trial).
+ */
+export function consequenceLines(run: RunResult, label: string = run.mode): string[] {
   const lines: string[] = [];
   const counts = run.faultCounts;
   if (counts) {
@@ -87,7 +90,7 @@ export function consequenceLines(run: RunResult): string[] {
         : '';
     if (run.failover) parts.push(failoverLine(run.failover));
     if (run.lapsedLock) parts.push(lapsedLockLine(run.lapsedLock));
-    lines.push(`  faults on ${run.mode}: ${parts.join(', ')}${unacked}.`);
+    lines.push(`  faults on ${label}: ${parts.join(', ')}${unacked}.`);
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
   return lines;

@@ -52,6 +52,13 @@ for (const kind of SERVER_KINDS) {
       await assertNothingLeft(spawned);
     });
 
+    test("--trials in text: each trial's drill figures under the trials table, which shows only spreads", async () => {
+      const result = await runCli([...atomicDrill(kind), '--trials', '2', ...SMALL.filter((arg) => arg !== '--json')]);
+      assert.equal(result.code, 0, result.stderr);
+      for (const trial of [1, 2])
+        assert.match(result.stdout, new RegExp(`^ {2}faults on atomic, trial ${trial}: the replica's link was cut after 5 acknowledged`, 'm'));
+    });
+
     test('a --failover-after beyond the calls the race makes: the cut comes once the sweeps run dry, and the line says so', async () => {
       const result = await runCli([...atomicDrill(kind).map((arg) => (arg === '5' ? '1000000' : arg)), ...SMALL.filter((arg) => arg !== '--json')]);
       assert.equal(result.code, 0, result.stderr);
