@@ -166,6 +166,13 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
     // cause: what was explored is still returned, marked incomplete.
     let explored: Searched | undefined;
     const made: Searched['runs'] = [];
+    const summary = ({ runs, complete }: Searched): Exploration =>
+      summarize(
+        plan.mode,
+        runs.map((run) => ({ trace: run.trace, ...run.result })),
+        plan,
+        complete,
+      );
     let searched: Searched;
     try {
       searched = await onStages(session, { queue: `${plan.queue}-0`, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stages) => {
@@ -205,23 +212,11 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       if (!interrupts.signal.aborted) {
         // A failure (the server gone, say) still hands on what was explored before it.
         if (made.length === 0) throw err;
-        const summary = summarize(
-          plan.mode,
-          made.map((run) => ({ trace: run.trace, ...run.result })),
-          plan,
-          false,
-        );
-        throw new ExploredBeforeFailure(summary, err);
+        throw new ExploredBeforeFailure(summary({ runs: made, complete: false }), err);
       }
       searched = explored ?? { runs: made, complete: false };
     }
-    const { runs, complete } = searched;
-    return summarize(
-      plan.mode,
-      runs.map((run) => ({ trace: run.trace, ...run.result })),
-      plan,
-      complete,
-    );
+    return summary(searched);
   } finally {
     if (library) await deleteSweepFunction(admin, library);
   }
