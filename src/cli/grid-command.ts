@@ -20,15 +20,10 @@ import { outputWidth, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
 /**
- * Race flags a grid does not take: every cell keeps nothing and names its own fresh queues, the
- * grid has its own table, JSON and page, and a verdict over a grid is not a single run's verdict;
- * a seeded run, its shrinking and its exported test are a single run's.
- */
-const NOT_IN_GRID = new Set(['--keep', '--queue', '--csv', '--wide', '--expect', '--html', '--seed', '--shrink', '--export-test']);
-
-/**
- * Those of them a user may well try, each with why a grid does not take it: refused in one line
- * rather than by commander's "unknown option" (the grid's own --html takes the race's place).
+ * Race flags a grid does not take, each with why: every cell keeps nothing and names its own fresh
+ * queues, the grid has its own table, JSON and page, and a verdict over a grid is not a single
+ * run's verdict; a seeded run, its shrinking and its exported test are a single run's. Each is
+ * refused in one line rather than by commander's "unknown option".
  */
 const REFUSED_IN_GRID: readonly [flags: string, why: string][] = [
   ['--keep', 'every cell removes its own queues'],
@@ -40,6 +35,9 @@ const REFUSED_IN_GRID: readonly [flags: string, why: string][] = [
   ['--shrink', 'it shrinks a single seeded run'],
   ['--export-test <file>', 'it exports a single seeded run'],
 ];
+
+/** The race's options a grid leaves out: those it refuses, and --html, whose place the grid's own takes. */
+const NOT_IN_GRID = new Set([...REFUSED_IN_GRID.map(([flags]) => flags.split(' ')[0]), '--html']);
 
 /** Race flags an axis may vary: the numeric ones (a run's count, size, pause or latency). */
 const VARIABLE_FLAGS = [
