@@ -46,6 +46,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   // an embedded server, the leftovers' the scripts that remove a run's keys.
   const { chooseTarget } = await import('../server/session.js');
   const { describeOwned, findOwnedQueues, ownedQueue } = await import('../queue/leftovers.js');
+  const { cleanCommand } = await import('../queue/cleanup.js');
   if (Boolean(flags.all) === (flags.queue !== undefined)) {
     throw usageError('clean: give either --queue NAME or --all');
   }
@@ -59,7 +60,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     const redis = await connect(target);
     try {
       signal.throwIfAborted();
-      const again = flags.all ? `emq-race clean --all${flags.yes ? ' --yes' : ''}` : `emq-race clean --queue ${flags.queue}`;
+      const again = cleanCommand(flags.all ? `--all${flags.yes ? ' --yes' : ''}` : `--queue ${flags.queue}`);
       if (flags.queue !== undefined)
         return await removeQueues(redis, [await ownedQueue(redis, flags.queue)], io, interrupts, { where: target.display, all: false, again });
       const owned = await findOwnedQueues(redis, signal);
@@ -123,7 +124,7 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
   const notStarted: string[] = [];
   // What a third signal names: the queues from the one under way on.
   const owed = (from: number): (() => void) =>
-    interrupts.owe(`not removed, or only partly: ${queueList(queues.slice(from).map((q) => q.queue))}; ${removal.again} (and the same --url) removes them`);
+    interrupts.owe(`not removed, or only partly: ${queueList(queues.slice(from).map((q) => q.queue))}; ${removal.again} removes them`);
   let settle = owed(0);
   try {
     for (const [i, queue] of queues.entries()) {
@@ -163,7 +164,7 @@ function whatRemains(midway: string | undefined, notStarted: readonly string[], 
   const left: string[] = [];
   if (midway !== undefined) left.push(`queue ${midway} stopped midway, its owner marker kept`);
   if (notStarted.length > 0) left.push(`not started: ${queueList(notStarted)}`);
-  return `${left.join('; ')}; ${again} (and the same --url) ${midway !== undefined ? 'removes the rest' : 'removes them'}`;
+  return `${left.join('; ')}; ${again} ${midway !== undefined ? 'removes the rest' : 'removes them'}`;
 }
 
 /** What clean removed; `shown` is how many foreign keys a clean names at most (FOREIGN_SHOWN). */

@@ -85,9 +85,14 @@ export async function cleanUpRun(
   return error;
 }
 
+/** The `clean` a line names for what is left: `args` as given, the server as the user gave it (never the URL, which may hold a password). */
+export function cleanCommand(args: string): string {
+  return `emq-race clean ${args} (and the same --url)`;
+}
+
 /** What a --keep run that failed says of its keys: left, on purpose, and how to remove them. */
 export function keptHint(queue: string): string {
-  return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with emq-race clean --queue ${queue} (and the same --url)`;
+  return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with ${cleanCommand(`--queue ${queue}`)}`;
 }
 
 /**
@@ -96,5 +101,5 @@ export function keptHint(queue: string): string {
  * that the first try does not read as a live run.
  */
 export function leftBehindHint(queue: string): string {
-  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with emq-race clean --queue ${queue} (and the same --url); if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
+  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with ${cleanCommand(`--queue ${queue}`)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
 }
