@@ -95,8 +95,13 @@ function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'recoveries'>): st
   return run.recoveries > 0 ? (run.roundTrips / run.recoveries).toFixed(2) : '-';
 }
 
-function columnsFor(runs: readonly RunResult[]): readonly Column[] {
-  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.applies || runs.some(column.applies));
+/**
+ * The columns some run shows. The wide table adds every anomaly some run measured, at 0 as well
+ * (dead-letter escapes are counted in every run, shown by default only with --cycles or when not 0).
+ */
+function columnsFor(runs: readonly RunResult[], wide = false): readonly Column[] {
+  const measured = (column: Column): boolean => wide && column.anomaly === true && runs.some((run) => column.value(run) !== null);
+  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.applies || runs.some(column.applies) || measured(column));
 }
 
 /** A run's readout; with several queues it says which queue on which node. */
@@ -192,7 +197,7 @@ function fittedTable(report: RaceReport, layout: TableLayout): Laid {
 /** Every column, one row per run (and per mode's sum), as the table always was. */
 function wideTable(report: RaceReport, layout: TableLayout): Laid {
   const cell = painter(layout.color);
-  const columns = columnsFor(report.runs);
+  const columns = columnsFor(report.runs, true);
   const table = new Table({
     head: columns.map((c) => c.head),
     style: { head: [], border: [] },
@@ -343,7 +348,8 @@ export function readout(run: RunResult): string {
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (count('deadLetterEscapes') > 0)
     parts.push(
-      `let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, ${words.deadLetter?.notIn ?? `not in ${words.dead}`})`,
+      // With --cycles a job can stall again after its limit and still end in dead: it escaped all the same.
+      `let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, ${run.consequences.cycles > 1 ? 'then run again, or ' : ''}${words.deadLetter?.notIn ?? `not in ${words.dead}`})`,
     );
   if (count('deadLetteredEarly') > 0) {
     // Without --cycles every job really stalled once more than it was seeded with.

@@ -13,7 +13,7 @@ import { renderFittedTable } from './fitted-table.js';
 import { headingOf } from './figure-heading.js';
 import type { TableLayout } from './report.js';
 
-/** Always shown; the other anomaly columns only where some trial counted one. */
+/** Always shown; the other anomaly columns only where some trial counted one (with --wide: measured one). */
 function always(name: Anomaly): boolean {
   return FIGURES.some((figure) => figure.field === name && figure.trialsAlways === true);
 }
@@ -37,7 +37,8 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
   const spread = (s: TrialSummary, name: Anomaly): string =>
     s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name]));
   const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
-  const anomalies = ANOMALIES.filter((name) => always(name) || summaries.some((s) => worst(s, name) > 0));
+  // The wide table: every anomaly the trials measured, at 0 as well.
+  const anomalies = ANOMALIES.filter((name) => always(name) || summaries.some((s) => worst(s, name) > 0 || (layout.wide && s[name] !== null)));
   const modes = summaries.map((s) => s.mode);
   let table: string;
   if (layout.wide) {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { racePage } from '../../src/html/page.js';
 import { NO_COUNTER, NO_STALL_COUNT } from '../../src/libraries/counts.js';
-import type { RunResult } from '../../src/model.js';
+import { NO_CONSEQUENCES, type RunResult } from '../../src/model.js';
 import { renderCsv } from '../../src/report/csv.js';
 import { reportJson, runJson } from '../../src/report/json.js';
 import { readout, renderTable } from '../../src/report/report.js';
@@ -101,4 +101,25 @@ test('the readout of a clean run with no counter says nothing of counting', () =
   assert.doesNotMatch(line, /count/);
   assert.match(line, /reclaimed exactly once \(10 recoveries, 0 anomalies\)\.$/);
   assert.match(readout(runResult()), /every stall was counted/, 'a run that measured the counter still says so');
+});
+
+test('--wide prints every anomaly a run measured, at 0 as well; a figure no run measured stays out', () => {
+  const runs = [runResult(), runResult({ mode: 'loop', lostIncrements: 4 })];
+  const fitted = renderTable({ server: SERVER, runs }, LAYOUT);
+  assert.doesNotMatch(fitted, /dead-letter escapes/, 'fitted: escapes only with --cycles or when counted');
+  const wide = renderTable({ server: SERVER, runs }, { ...LAYOUT, width: 400, wide: true });
+  assert.match(wide, /escapes/, wide);
+  assert.match(wide, /leases/, wide);
+  assert.doesNotMatch(wide, /forgotten/, 'forgotten stalls are measured only with --cycles');
+  const trials = summarizeTrials([runResult({ trial: 1 }), runResult({ trial: 2 })]);
+  assert.doesNotMatch(renderTrialsTable(trials, LAYOUT), /escapes|stolen/);
+  const wideTrials = renderTrialsTable(trials, { ...LAYOUT, width: 400, wide: true });
+  assert.match(wideTrials, /escapes/, wideTrials);
+  assert.match(wideTrials, /stolen/, wideTrials);
+});
+
+test('an escape under --cycles may be a job in dead that stalled past its limit: the readout says so', () => {
+  const cycled = runResult({ mode: 'loop', deadLetterEscapes: 5, consequences: { ...NO_CONSEQUENCES, cycles: 3 } });
+  assert.match(readout(cycled), /let 5 jobs escape the dead letter \(stalled 3\+ times, then run again, or not in dead\)/);
+  assert.match(readout(runResult({ mode: 'loop', deadLetterEscapes: 5 })), /let 5 jobs escape the dead letter \(stalled 3\+ times, not in dead\)/);
 });
