@@ -34,14 +34,21 @@ async function checkPlan(flags: ExploreFlags): Promise<void> {
   }
   if (flags.yes) return;
   const modes = flags.mode ?? explorable();
-  let schedules = 0;
+  let schedules: number | null = 0;
   for (const mode of modes) {
-    schedules += (await plannedExploration(mode, flags, flags.sweeps, flags.maxSwitches)).schedules;
+    // Counting stops past the limit: a large bound has millions of executions to list.
+    const planned = await plannedExploration(mode, flags, flags.sweeps, flags.maxSwitches, MAX_SCHEDULES_WITHOUT_YES - schedules);
+    if (planned.schedules === null) {
+      schedules = null;
+      break;
+    }
+    schedules += planned.schedules;
   }
-  if (schedules > MAX_SCHEDULES_WITHOUT_YES) {
+  if (schedules === null || schedules > MAX_SCHEDULES_WITHOUT_YES) {
     const bound = flags.maxSwitches === undefined ? '' : ` with at most ${plural(flags.maxSwitches, 'preemption')}`;
+    const count = schedules === null ? `more than ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)}` : groupThousands(schedules);
     throw usageError(
-      `explore: ${groupThousands(schedules)} schedules of ${flags.sweeps} sweeps${bound} (${modes.join(', ')}); over ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)} runs only with --yes`,
+      `explore: ${count} schedules of ${flags.sweeps} sweeps${bound} (${modes.join(', ')}); over ${groupThousands(MAX_SCHEDULES_WITHOUT_YES)} runs only with --yes`,
     );
   }
 }

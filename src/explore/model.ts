@@ -7,7 +7,7 @@
  */
 import type { Mode } from '../model.js';
 import { EXPLORE_SWEEPS, defaultTurn, type ExploreSweep, type TraceTurn } from './conductor.js';
-import { allSchedules, boundedSchedules, search, turnsPerSweep } from './search.js';
+import { allSchedules, boundedSchedules, search, turnsPerSweep, type Explored, type Turns } from './search.js';
 import type { JobFacts } from './outcome.js';
 
 /** The job as the model holds it: one id in active, pending and dead, its hash, and WATCH's view of it. */
@@ -179,21 +179,47 @@ export function modelRun(mode: Mode, options: ModelOptions, choices: readonly Ex
 /**
  * What an exploration will run, known before the server is touched: the model searched as the
  * server will be (the same choices, the same bound), its executions and the schedules they make.
+ * With `atMost`, the search stops as soon as the schedules are sure to be more than that
+ * (`schedules` is then null): the schedules of the turns seen so far only grow as the search goes
+ * on, and a large bound makes millions of executions, which would take minutes and gigabytes to list.
  */
 export async function plannedExploration(
   mode: Mode,
   options: ModelOptions,
   sweeps: number,
   maxSwitches: number | undefined,
-): Promise<{ executions: number; schedules: number }> {
-  const { runs } = await search(
-    async (prefix) => ({ trace: modelRun(mode, options, prefix, sweeps).trace, result: null }),
-    () => false,
-    maxSwitches,
-  );
-  const turns = turnsPerSweep(
-    runs.map((run) => run.trace),
-    EXPLORE_SWEEPS.slice(0, sweeps),
-  );
-  return { executions: runs.length, schedules: maxSwitches === undefined ? allSchedules(turns) : boundedSchedules(turns, maxSwitches) };
+  atMost = Number.POSITIVE_INFINITY,
+): Promise<{ executions: number; schedules: number | null }> {
+  const names = EXPLORE_SWEEPS.slice(0, sweeps);
+  const schedulesOf = (turns: Turns): number => (maxSwitches === undefined ? allSchedules(turns) : boundedSchedules(turns, maxSwitches));
+  const runs: Explored<null>[] = [];
+  // Each sweep's most turns in the executions so far, and whether their schedules already pass atMost.
+  let most: Turns = turnsPerSweep([], names);
+  let seen = 0;
+  let over = false;
+  const enough = (): boolean => {
+    let grown = false;
+    for (; seen < runs.length; seen++) {
+      const one = turnsPerSweep([(runs[seen] as Explored<null>).trace], names);
+      for (const name of names) {
+        if ((one[name] ?? 0) > (most[name] ?? 0)) {
+          most = { ...most, [name]: one[name] };
+          grown = true;
+        }
+      }
+    }
+    if (grown && atMost !== Number.POSITIVE_INFINITY) over = schedulesOf(most) > atMost;
+    return over;
+  };
+  const { complete } = await search(async (prefix) => ({ trace: modelRun(mode, options, prefix, sweeps).trace, result: null }), enough, maxSwitches, runs);
+  if (!complete) return { executions: runs.length, schedules: null };
+  return {
+    executions: runs.length,
+    schedules: schedulesOf(
+      turnsPerSweep(
+        runs.map((run) => run.trace),
+        names,
+      ),
+    ),
+  };
 }

@@ -251,6 +251,12 @@ test('three sweeps within two preemptions: the loop duplicates, loses increments
   }
   const planned = await plannedExploration('loop', DEFAULT_JOB, 3, 2);
   assert.deepEqual(planned, { executions: loop.executions.length, schedules: loop.schedules }, 'the plan is known before the server is touched');
+  assert.deepEqual(await plannedExploration('loop', DEFAULT_JOB, 3, 2, loop.schedules), planned, 'a count within the limit is the whole count');
+  // Past the limit the search stops: a bound of 1,000 has millions of executions, never listed.
+  const capped = await plannedExploration('loop', DEFAULT_JOB, 3, 1_000, 100_000);
+  assert.equal(capped.schedules, null);
+  assert.ok(capped.executions < 100_000, `${capped.executions} executions listed`);
+  assert.equal((await plannedExploration('loop', DEFAULT_JOB, 3, 2, loop.schedules - 1)).schedules, null);
 });
 
 test('two sweeps: a bound of 1 preemption is the serial orders and those where one sweep runs whole inside the other', async () => {
