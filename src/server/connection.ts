@@ -5,7 +5,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
-import { describeServerError, type EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
+import { describeServerError, EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
 
@@ -20,6 +20,8 @@ export interface ServerTarget {
   readonly display: string;
   /** For rediss:// URLs: CA, client certificate, and whether to verify the server. */
   readonly tls?: TlsSettings;
+  /** The URL came from REDIS_URL, no --url given: a failure to connect says so. */
+  readonly fromEnvironment?: true;
 }
 
 /**
@@ -298,30 +300,44 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     stopHandshakeWatch?.();
     // ioredis sends SELECT for the db option but only reports a refusal as an event and carries on
     // in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
-    if (address.db !== undefined) await selectDatabase(redis, address.db, target.display);
+    if (address.db !== undefined) await selectDatabase(redis, address.db, target);
   } catch (err) {
     stopHandshakeWatch?.();
     redis.disconnect();
     // A database the server lacks is the command line's to fix, whichever SELECT found it (the
     // client's own, sent on connecting, or ours).
     const first = firstEvent ?? err;
-    const error =
-      address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target.display, address.db) : describeServerError(first, target.display);
-    if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
-      // What a TLS-only port does with a plain client.
-      throw serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
-    }
-    if (error.message.startsWith('lost the connection') && target.url.startsWith('rediss:')) {
-      // A server that wants a client certificate may close the connection without its alert
-      // reaching the client (under TLS 1.3 the client has already written): the likely cause, said.
-      const likely = target.tls?.cert
-        ? 'does it accept this client certificate (one signed by a CA it trusts)?'
-        : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
-      throw serverError(`the server at ${target.display} closed the connection while connecting over TLS: ${likely}`);
-    }
-    throw error;
+    const error = address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target, address.db) : describeServerError(first, target.display);
+    throw fromWhere(target, connectFailure(target, error));
   }
   return redis;
+}
+
+/** Why a connection failed, in words: a lost connection while connecting is most often a TLS mismatch. */
+function connectFailure(target: ServerTarget, error: Error): Error {
+  if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
+    // What a TLS-only port does with a plain client.
+    return serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);
+  }
+  if (error.message.startsWith('lost the connection') && target.url.startsWith('rediss:')) {
+    // A server that wants a client certificate may close the connection without its alert
+    // reaching the client (under TLS 1.3 the client has already written): the likely cause, said.
+    const likely = target.tls?.cert
+      ? 'does it accept this client certificate (one signed by a CA it trusts)?'
+      : 'if it requires a client certificate, pass --tls-cert FILE and --tls-key FILE';
+    return serverError(`the server at ${target.display} closed the connection while connecting over TLS: ${likely}`);
+  }
+  return error;
+}
+
+/**
+ * A failure to connect to a URL from REDIS_URL says where the URL came from: someone who typed no
+ * --url may not know the variable is set (a shell profile, a CI secret).
+ */
+function fromWhere(target: ServerTarget, error: Error): Error {
+  return target.fromEnvironment && error instanceof EmqError && !error.message.startsWith('REDIS_URL')
+    ? new EmqError(`${error.message} (the URL is REDIS_URL's; --url overrides it)`, error.exitCode)
+    : error;
 }
 
 /**
@@ -329,18 +345,21 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
  * fix, like a port nothing listens on would not be: the server answered, and says the URL asks for
  * what it does not have; so a usage error (exit 2), before anything is written.
  */
-async function selectDatabase(redis: Redis, db: number, where: string): Promise<void> {
+async function selectDatabase(redis: Redis, db: number, target: ServerTarget): Promise<void> {
   try {
     await redis.select(db);
   } catch (err) {
-    throw isMissingDatabase(err) ? missingDatabase(where, db) : err;
+    throw isMissingDatabase(err) ? missingDatabase(target, db) : err;
   }
 }
 
 const isMissingDatabase = (err: unknown): boolean => /DB index is out of range|invalid DB index/i.test(String((err as Error)?.message));
 
-const missingDatabase = (where: string, db: number): EmqError =>
-  usageError(`--url: the server at ${where} has no database ${db} (a server has as many as its "databases" setting says, 16 unless changed, numbered from 0)`);
+/** Named for where the URL came from, as its other usage errors are. */
+const missingDatabase = (target: ServerTarget, db: number): EmqError =>
+  usageError(
+    `${target.fromEnvironment ? 'REDIS_URL (no --url given)' : '--url'}: the server at ${target.display} has no database ${db} (a server has as many as its "databases" setting says, 16 unless changed, numbered from 0)`,
+  );
 
 /** How long a TLS handshake may go unanswered once the TCP connection stands, and how often that is looked at. */
 const TLS_HANDSHAKE_MS = 2000;

@@ -41,7 +41,7 @@ export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = proc
   // A URL from the environment: its errors name where it came from, not a flag the user never gave.
   const target = parseServerUrl(url, choice.url === undefined ? 'REDIS_URL (no --url given)' : '--url');
   const tls = tlsSettings(url, choice.tls ?? {});
-  return { ...target, ...(tls ? { tls } : {}) };
+  return { ...target, ...(tls ? { tls } : {}), ...(choice.url === undefined ? { fromEnvironment: true as const } : {}) };
 }
 
 export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {

@@ -76,6 +76,18 @@ test('an unreachable server is exit 3 with one line', async () => {
   assert.equal(result.code, 3);
   assert.equal(result.stderr, `emq-race: cannot reach the server at redis://user:***@127.0.0.1:${port}: connection refused\n`);
   assert.ok(!result.stdout.includes('hunter2') && !result.stderr.includes('hunter2'));
+  // From REDIS_URL, with no --url: the line says where the URL came from, for the race and for clean.
+  for (const args of [
+    ['--mode', 'atomic'],
+    ['clean', '--all'],
+  ]) {
+    const env = await runCli(args, { REDIS_URL: `redis://user:hunter2@127.0.0.1:${port}` });
+    assert.equal(env.code, 3, args.join(' '));
+    assert.equal(
+      env.stderr,
+      `emq-race: cannot reach the server at redis://user:***@127.0.0.1:${port}: connection refused (the URL is REDIS_URL's; --url overrides it)\n`,
+    );
+  }
 });
 
 test('the embedded default server: both modes, a table, and the readout; the server is gone afterwards', async () => {
