@@ -72,7 +72,9 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
       for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
       if (!flags.yes) {
         if (!io.stdinIsTty || !io.confirm)
-          throw usageError(`clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove them`);
+          throw usageError(
+            `clean --all: ${plural(owned.length, 'queue')} found; no terminal to confirm on, so pass --yes to remove ${owned.length === 1 ? 'it' : 'them'}`,
+          );
         if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `, signal))) {
           io.out('nothing removed\n');
           return ExitCode.ok;

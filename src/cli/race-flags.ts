@@ -171,7 +171,7 @@ export function raceFlagOptions(): Option[] {
     ).argParser(parseLibraryName),
     new Option('--lib-from <dir>', 'the project whose installed library --lib races (default: the current folder)'),
     new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode is given'),
-    new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list').argParser(parsePendingKind),
+    new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list', 'list').argParser(parsePendingKind),
     new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(
       intFlag('--max-sweeps', LIMITS.maxSweeps),
     ),
@@ -194,7 +194,7 @@ export function raceFlagOptions(): Option[] {
     ),
     new Option('--csv', "print the runs as CSV, the JSON's field names as headers").default(false),
     new Option('--wide', 'every column of the table, one row per run, however wide (without it: the headline figures, fitted to the terminal)').default(false),
-    new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)})`).argParser(
+    new Option('--trials <n>', `repeat each mode this many times on fresh queues and summarise (${range(LIMITS.trials)}; default 1)`).argParser(
       intFlag('--trials', LIMITS.trials),
     ),
     new Option('--html <file>', 'also write the report as one self-contained HTML page').argParser(outputFileFlag('--html')),

@@ -130,12 +130,12 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
               .join(', '),
           )} (its title says which)`
         : ''
-    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures.</p>`,
+    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures (the table above has them all).</p>`,
     `<div class="charts" id="${ANOMALY_HOST_ID}"></div>`,
     '</section>',
     '<section id="speed">',
     `<h2>Jobs per second against ${esc(axisName(speed))}</h2>`,
-    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures.</p>`,
+    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures (the table above has them all).</p>`,
     `<div class="charts" id="${SPEED_HOST_ID}"></div>`,
     '</section>',
     ...(grid.trials > 1

@@ -12,7 +12,7 @@ const DARK = `--c0:#6cb2ff;--c1:#ff9b6b;--c2:#57d17a;--c3:#c8a6ff;--c4:#4fd1c5;-
 export const GRID_PAGE_STYLE = `
 .banner{border:1px solid var(--bad);background:var(--bad-bg);color:var(--bad);border-radius:6px;padding:8px 12px;margin:.8em 0;font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
-.charts figure{margin:0}
+.charts figure{margin:0;min-width:0;max-width:100%}
 #cells-table{width:auto;min-width:50%}
 #cells-table td{white-space:nowrap}
 #cells-table th.mode{text-align:center;border-left:2px solid var(--rule)}

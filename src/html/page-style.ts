@@ -34,8 +34,9 @@ td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
 td.anomaly.bad{color:var(--bad);background:var(--bad-bg);font-weight:700}
 td.anomaly.na{color:var(--muted)}
 ul.readouts{padding-left:1.2em}
-figure{margin:.6em 0}
+figure{margin:.6em 0;overflow-x:auto}
 figure svg{display:block;max-width:100%;height:auto;border:1px solid var(--rule);border-radius:6px}
+@media (max-width:700px){figure svg{max-width:none}}
 figcaption{color:var(--muted);font-size:.9em;margin-top:.3em}
 @media print{td.anomaly,th,pre{-webkit-print-color-adjust:exact;print-color-adjust:exact}.scroll{overflow:visible}}
 `.trim();

@@ -108,6 +108,18 @@ describe('the packed package, installed', () => {
     assert.ok(compiled.length > 0);
     const pointing = compiled.filter((path) => readFileSync(join(installed, 'dist', path), 'utf8').includes('sourceMappingURL'));
     assert.deepEqual(pointing, [], 'compiled files point at source maps that are not shipped');
+    // The help, the readouts and the pages send the reader to docs/*.md: each is in the package.
+    const named = new Set(
+      [...compiled.map((path) => readFileSync(join(installed, 'dist', path), 'utf8')), readFileSync(join(installed, 'README.md'), 'utf8')].flatMap((text) =>
+        [...text.matchAll(/\bdocs\/[a-z-]+\.md\b/g)].map((match) => match[0]),
+      ),
+    );
+    assert.ok(named.size > 5, `only ${[...named].join(', ')} named`);
+    assert.deepEqual(
+      [...named].filter((path) => !shipped.includes(path)),
+      [],
+      'pages the tool names are not in the package',
+    );
   });
 
   test('the installed emq-race --version prints the package version', async () => {

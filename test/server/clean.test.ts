@@ -184,7 +184,7 @@ forEachServer('clean', (handle) => {
     const refused = await runCli(['clean', '--url', handle.url, '--all']);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stdout, /race-one: 2 jobs, run 1111222233334444/);
-    assert.match(oneErrorLine(refused.stderr) ?? '', /no terminal to confirm on, so pass --yes/);
+    assert.match(oneErrorLine(refused.stderr) ?? '', /1 queue found; no terminal to confirm on, so pass --yes to remove it$/);
     assert.equal((await allKeys(redis)).length, 4);
     const done = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(done.code, 0, done.stderr);
