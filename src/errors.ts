@@ -75,15 +75,29 @@ const UNDECLARED_KEY = /script tried accessing undeclared key/i;
 
 const LOST_CONNECTION = /Connection is closed|Command aborted due to connection close|ECONNRESET|EPIPE|Stream isn't writeable/i;
 
+/** A server's BUSY reply, in words: a script held the server, which refused the call. */
+class BusyServerError extends EmqError {
+  constructor(message: string) {
+    super(message, ExitCode.server);
+    this.name = 'BusyServerError';
+  }
+}
+
+/** A BUSY reply put in words by whoever knows whose script held the server (a library's race). */
+export const busyError = (message: string): EmqError => new BusyServerError(message);
+
+/**
+ * A server's BUSY reply, as the client gave it or already put in words: a script ran past its
+ * busy-reply-threshold, and every other call is refused until it ends.
+ */
+export function isBusyReply(err: unknown): boolean {
+  return err instanceof BusyServerError || /^BUSY\b/.test(String((err as { message?: unknown })?.message ?? err));
+}
+
 /**
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
  */
-/** A server's BUSY reply: a script ran past its busy-reply-threshold, and every other call is refused until it ends. */
-export function isBusyReply(err: unknown): boolean {
-  return /^BUSY\b/.test(String((err as { message?: unknown })?.message ?? err));
-}
-
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   const e = err as { code?: unknown; message?: string; command?: { name?: string } };
@@ -115,7 +129,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (isBusyReply(err)) {
     // The tool never stops somebody's script itself (SCRIPT KILL stops whichever script runs, and it
     // may not be the run's): the line says what holds the server and how a person frees it.
-    return serverError(
+    return new BusyServerError(
       `the server at ${where} is busy running a script past its busy-reply-threshold (BUSY): it answers nothing else until the script ends; if it is the run's own --script (or a library's script), stop it with redis-cli SCRIPT KILL, or, for a script that has written, SHUTDOWN NOSAVE`,
     );
   }

@@ -6,7 +6,7 @@
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { isBusyReply, serverError } from '../errors.js';
+import { busyError, isBusyReply } from '../errors.js';
 import { NO_CONSEQUENCES, jobsPerSec, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
@@ -96,7 +96,9 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
   release();
   await Promise.allSettled(runs);
   const wallMs = performance.now() - started;
-  if (cause) throw signal.aborted ? signal.reason : raceFailure(cause.error, ownScript);
+  // The run's own signal may have stopped the callers first: the heartbeat, refused with BUSY
+  // while a caller's script held the server, is that script's doing too, and said as such.
+  if (cause) throw raceFailure(signal.aborted ? signal.reason : cause.error, ownScript);
   return {
     wallMs,
     moves,
@@ -108,14 +110,15 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
 }
 
 /**
- * The error a failed race ends with: the first caller's own. A BUSY reply while the callers run the
- * library's own script is that script, called by another caller, holding the server past its
- * busy-reply-threshold: said in words, as what it is, a finding. Pure.
+ * The error a failed race ends with: the first caller's own, or what stopped the run. A BUSY reply
+ * while the callers run the library's own script (to another caller, or to the run's heartbeat) is
+ * that script holding the server past its busy-reply-threshold: said in words, as what it is, a
+ * finding. Pure.
  */
 export function raceFailure(error: unknown, ownScript: string | undefined): unknown {
   if (ownScript === undefined || !isBusyReply(error)) return error;
-  return serverError(
-    `${ownScript} held the server past its busy-reply-threshold, and another caller's call was refused with BUSY. That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes`,
+  return busyError(
+    `${ownScript} held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile. That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes`,
   );
 }
 

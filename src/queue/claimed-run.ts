@@ -9,7 +9,7 @@
  * refuse.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, stoppedAnswering, type EmqError } from '../errors.js';
+import { describeServerError, isBusyReply, stoppedAnswering, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
 import { cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
@@ -74,7 +74,10 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     // (Not on a server that stopped answering: one wait for it is enough.)
     if (!heartbeat.lost.aborted && !interrupts.signal.aborted && admin.status === 'ready' && !stoppedAnswering(where))
       await heartbeat.check().catch(() => undefined);
-    failure = stopCause(interrupts.signal) ?? describeServerError(heartbeat.lost.aborted ? heartbeat.lost.reason : err, where);
+    // A heartbeat refused with BUSY while the work's own call was too: the work knows whose script
+    // held the server (a library's race says so), the heartbeat only that one did.
+    const lost = heartbeat.lost.aborted && !(isBusyReply(heartbeat.lost.reason) && isBusyReply(err)) ? heartbeat.lost : undefined;
+    failure = stopCause(interrupts.signal) ?? describeServerError(lost ? lost.reason : err, where);
     throw failure;
   } finally {
     try {

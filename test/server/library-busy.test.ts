@@ -35,7 +35,7 @@ forOneServerKind(
       assert.equal(result.code, 3, result.stderr);
       assert.match(
         oneErrorLine(result.stderr) ?? result.stderr,
-        /^emq-race: Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold, and another caller's call was refused with BUSY\. That is a finding in itself/,
+        /^emq-race: Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile\. That is a finding in itself/,
       );
       assert.doesNotMatch(result.stderr, /aborted/);
     });

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EmqError } from '../../src/errors.js';
+import { EmqError, describeServerError } from '../../src/errors.js';
 import { raceCallers, raceFailure, type Caller } from '../../src/libraries/race.js';
 
 const BUSY = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.';
@@ -54,7 +54,7 @@ test("BUSY while the callers run the library's own script: the script held the s
     assert.equal(err.exitCode, 3);
     assert.match(
       err.message,
-      /^Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold, and another caller's call was refused with BUSY\. That is a finding in itself/,
+      /^Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile\. That is a finding in itself/,
     );
     assert.doesNotMatch(err.message, /aborted/);
     return true;
@@ -64,6 +64,13 @@ test("BUSY while the callers run the library's own script: the script held the s
   assert.equal(raceFailure(plain, undefined), plain);
   const other = new Error('ERR other');
   assert.equal(raceFailure(other, 'x'), other);
+});
+
+test("the run's heartbeat refused with BUSY first while a caller's library script held the server: the script is named, not a generic BUSY", async () => {
+  const outside = new AbortController();
+  const raced = raceCallers([waiting(), waiting()], 10, outside.signal, 100, "Bee-Queue's own checkStalledJobs script");
+  setTimeout(() => outside.abort(describeServerError(new Error(BUSY), 'redis://h:1')), 5);
+  await assert.rejects(raced, /^EmqError: Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold/);
 });
 
 test('the run stopped from outside: its reason, not a caller it stopped', async () => {
