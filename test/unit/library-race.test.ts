@@ -70,7 +70,13 @@ test("the run's heartbeat refused with BUSY first while a caller's library scrip
   const outside = new AbortController();
   const raced = raceCallers([waiting(), waiting()], 10, outside.signal, 100, "Bee-Queue's own checkStalledJobs script");
   setTimeout(() => outside.abort(describeServerError(new Error(BUSY), 'redis://h:1')), 5);
-  await assert.rejects(raced, /^EmqError: Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold/);
+  await assert.rejects(
+    raced,
+    (err: unknown) =>
+      err instanceof EmqError &&
+      err.exitCode === 3 &&
+      /^Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold/.test(err.message),
+  );
 });
 
 test('the run stopped from outside: its reason, not a caller it stopped', async () => {
