@@ -73,6 +73,8 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
   program.enablePositionalOptions();
   const explain = program
     .command('explain')
+    // A stray word (a URL without --url) is an error, never a run on another server than meant.
+    .allowExcessArguments(false)
     .description(
       'Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.',
     )

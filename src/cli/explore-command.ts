@@ -90,6 +90,8 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
   program.enablePositionalOptions();
   const explore = program
     .command('explore')
+    // A stray word (a URL without --url) is an error, never a run on another server than meant.
+    .allowExcessArguments(false)
     .description(
       "Run every order of two sweeps' round trips on one job, one fresh queue per order, and judge each outcome from the server: how many orders break each mode, and the fewest switches that do.",
     )

@@ -155,6 +155,8 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
   }
   const grid = program
     .command('grid')
+    // A stray word (a URL without --url) is an error, never a run on another server than meant.
+    .allowExcessArguments(false)
     .description(
       'Run the race over a grid of settings (--vary FLAG=LIST, for example sweepers against latency) and show how the anomalies and the throughput grow: a table per mode, --json, and --html charts.',
     );

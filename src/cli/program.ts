@@ -4,9 +4,9 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../errors.js';
 import { checkOutputFiles } from '../html/output-file.js';
-import { onClientNote, scrubUrlText } from '../server/connection.js';
+import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
 import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
@@ -46,7 +46,23 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
     // A stray word is a mistyped command (with a "did you mean"), not an excess argument.
     .allowExcessArguments(true)
     .action(async (flags: Omit<MainFlags, 'given'>, command: Command) => {
-      if (command.args.length > 0) (command as unknown as { unknownCommand(): void }).unknownCommand();
+      const [stray] = command.args;
+      if (stray !== undefined) {
+        // Named only when it is plainly a command mistyped: any other word may be a password
+        // given without --url (`emq-race :secret@host`).
+        if (
+          nearCommand(
+            stray,
+            command.commands.map((sub) => sub.name()),
+          )
+        )
+          (command as unknown as { unknownCommand(): void }).unknownCommand();
+        throw usageError(
+          /^(?:rediss?|unix):\/\//i.test(stray)
+            ? `${JSON.stringify(redactUrl(stray))} is not a command: a server URL goes after --url`
+            : 'an argument that is neither a command nor a flag (not shown: it may be a password); flags start with --, a server URL goes after --url',
+        );
+      }
       // The flags the user gave, not commander's defaults (whether --mode was named; what a library's run refuses).
       const given = command.options.flatMap((option) => (option.long && command.getOptionValueSource(option.attributeName()) === 'cli' ? [option.long] : []));
       exit.code = await onMain({ ...flags, given });
@@ -120,6 +136,22 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     tracked.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     return failed(ExitCode.server, scrubUrlText(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
+}
+
+/** Whether `word` is a command name mistyped: letters and dashes, at most two edits from one. */
+function nearCommand(word: string, names: readonly string[]): boolean {
+  return /^[a-z][a-z-]{0,15}$/i.test(word) && names.some((name) => editDistance(word.toLowerCase(), name) <= 2);
+}
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`. Pure. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length] ?? 0;
 }
 
 /** Commander's message as the one line the tool prints. */

@@ -96,6 +96,11 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   } catch {
     throw usageError(`${source}: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
   }
+  // Everything after a '#' is a fragment, which a server URL has no use for: most likely a
+  // password's '#', and what came before it would be read as the host (`redis://u:#pw@h`).
+  if (parsed.hash.includes('@')) {
+    throw usageError(`${source}: ${shown} has a '#', after which a URL's parser reads nothing as the address; percent-encode a '#' in a password as %23`);
+  }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
     // Named only when written as a scheme (`http://`): the word before a ':' may be a password's start.
     const scheme = parsed.protocol.replace(/:$/, '');
@@ -107,12 +112,14 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   if (unix ? !parsed.pathname : !parsed.hostname) {
     throw usageError(`${source}: ${shown} names no ${unix ? 'socket path' : 'host'}`);
   }
-  for (const name of parsed.searchParams.keys()) {
+  const parts = queryParts(parsed.search);
+  [...parsed.searchParams.keys()].forEach((name, at) => {
     if (!QUERY_FIELDS.includes(name)) {
-      const named = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/.test(name) ? `the query parameter ${JSON.stringify(name)}` : 'a query parameter';
+      // Named only where the URL as shown names it: not a lone word, nor a part after a password.
+      const named = parts[at]?.name === name ? `the query parameter ${JSON.stringify(name)}` : 'a query parameter';
       throw usageError(`${source}: ${named} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
     }
-  }
+  });
   const decoded = (what: string, text: string): string => {
     try {
       return decodeURIComponent(text);
@@ -135,8 +142,11 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
 /** At most this much of a URL is ever shown: a longer one is cut (after its secrets are masked). */
 export const SHOWN_URL_MAX = 200;
 
-/** Query parameters whose value is shown; every other value is masked, whatever its name. */
-const SHOWN_PARAMS = new Set(['db', 'username']);
+/** Query parameters whose value is shown, when it looks as it should; every other value is masked, whatever its name. */
+const SHOWN_PARAMS = new Map([
+  ['db', /^\d{0,9}$/],
+  ['username', /^[A-Za-z0-9._-]*$/],
+]);
 
 /** A query parameter's name shown as it is: a short word (a typo such as `password:xyz` may hold a secret). */
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/;
@@ -185,13 +195,47 @@ function redactParsed(url: string): string | undefined {
   if (`${pathname}${search}${hash}`.includes('@')) return undefined;
   if (parsed.password) parsed.password = '***';
   else if (parsed.username) parsed.username = '***';
-  const params = [...parsed.searchParams].map(([name, value]) => {
-    if (!PARAM_NAME.test(name)) return '***';
-    return `${name}=${SHOWN_PARAMS.has(name) && /^[A-Za-z0-9._-]*$/.test(value) ? value : '***'}`;
-  });
+  // A database is a number: any other path may be a password put in the wrong place.
+  if (parsed.protocol !== 'unix:' && !/^\/?\d{0,9}$/.test(pathname)) parsed.pathname = '/***';
+  const params = queryParts(search).map(({ name, value }) => (name === undefined ? '***' : `${name}=${value ?? '***'}`));
   parsed.search = '';
   parsed.hash = '';
   return `${parsed.toString()}${search ? `?${params.join('&')}` : ''}${hash ? '#***' : ''}`;
+}
+
+/**
+ * A query's parts as they may be shown: `name` where the part is plainly a parameter, `value`
+ * where it is one whose value is shown (db, username, in plain characters). A part with no '='
+ * (a lone word may be a password) and every part after a value that is hidden (a password that
+ * held an unencoded '&' goes on into the parts after it) show nothing at all.
+ */
+function queryParts(search: string): { readonly name?: string; readonly value?: string }[] {
+  let hidden = false;
+  return (search.startsWith('?') ? search.slice(1) : search)
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (hidden || eq < 0) return {};
+      const name = decodedOrRaw(part.slice(0, eq));
+      const value = decodedOrRaw(part.slice(eq + 1));
+      if (!PARAM_NAME.test(name)) {
+        hidden = true;
+        return {};
+      }
+      if (SHOWN_PARAMS.get(name)?.test(value)) return { name, value };
+      hidden = true;
+      return { name };
+    });
+}
+
+/** A query part decoded as the URL parser decodes it ('+' a space), or as it stands where it cannot be. */
+function decodedOrRaw(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
 }
 
 /**
@@ -240,9 +284,28 @@ export function scrubUrlText(text: string): string {
     const colon = info.indexOf(':');
     return `${scheme}${colon < 0 ? '***' : `${info.slice(0, colon)}:***`}${rest.slice(at)}`;
   };
-  return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/?)([^\s"']*)/gi, userInfo)
-    .replace(/([?&;#][^=&\s"'#:]*?(?:pass|secret|token|auth|key)[^=&\s"'#:]*[=:])[^&\s"'#]*/gi, '$1***');
+  // A parameter named like a secret has its value hidden, but not one already masked:
+  // `?password=***: connection refused` keeps its ':'.
+  // Within a URL the rest of its query goes too: a password may hold an unencoded '&'.
+  const secretParams = (text: string, names: RegExp, toEnd: boolean): string =>
+    text.replace(
+      new RegExp(`([?&;#][^=&\\s"'#:]*?(?:${names.source})[^=&\\s"'#:]*[=:])([^${toEnd ? '' : '&'}\\s"'#]*)`, 'gi'),
+      (match, head: string, value: string) => (value.startsWith('***') ? match : `${head}***`),
+    );
+  // A scheme with one slash is a typo of a known one (`redis:/host`); any word before ':/' is not
+  // (a file name such as `ab:/c@d.html`).
+  const urls = text.replace(/(?:\b(?:rediss?|valkeys?|unix):\/(?!\/)|[a-z][a-z0-9+.-]*:\/\/)[^\s"']*/gi, (url) => {
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\/?/i.exec(url)?.[0] ?? '';
+    const masked = secretParams(userInfo(url, scheme, url.slice(scheme.length)), /pass|secret|token|auth|key/, true);
+    // A lone word in a query may be a password given by itself.
+    const query = masked.indexOf('?');
+    if (query < 0) return masked;
+    const words = masked.slice(query + 1).replace(/(^|&)([^=&#]+)(?=&|#|$)/g, (match, sep: string, word: string) => (word === '***' ? match : `${sep}***`));
+    return `${masked.slice(0, query + 1)}${words}`;
+  });
+  // Outside a URL too (an address written without its scheme), but not `key`: a file name such as
+  // `a?key=1.html` is no query.
+  return secretParams(urls, /pass|secret|token|auth/, false);
 }
 
 /**

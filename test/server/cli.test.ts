@@ -68,6 +68,23 @@ test('bad usage is exit 2 with one line on stderr, before any server is touched'
   assert.equal(bad.code, 2);
   assert.equal(bad.stderr, 'emq-race: --sweepers: "many" is not a whole number; expected 1 to 256\n');
   assert.equal(bad.stdout, '');
+  // A stray word is named only when it is a command mistyped: any other may be a password.
+  assert.match((await runCli(['explian'])).stderr, /^emq-race: unknown command 'explian' \(Did you mean explain\?\)\n$/);
+  for (const stray of ['Zq7w0rd', ':Zq7w0rd@127.0.0.1:7400', 'correcthorsebatterystaple']) {
+    const result = await runCli([stray]);
+    assert.equal(result.code, 2, stray);
+    assert.equal(
+      result.stderr,
+      'emq-race: an argument that is neither a command nor a flag (not shown: it may be a password); flags start with --, a server URL goes after --url\n',
+    );
+  }
+  assert.equal((await runCli(['redis://:Zq7w0rd@h:1'])).stderr, 'emq-race: "redis://:***@h:1" is not a command: a server URL goes after --url\n');
+  // A subcommand given a URL without --url refuses it, rather than running on an embedded server.
+  for (const command of ['explain', 'explore', 'grid', 'clean']) {
+    const result = await runCli([command, 'redis://:Zq7w0rd@127.0.0.1:7400']);
+    assert.equal(result.code, 2, command);
+    assert.equal(result.stderr, `emq-race: too many arguments for '${command}'. Expected 0 arguments but got 1.\n`);
+  }
 });
 
 test('an unreachable server is exit 3 with one line', async () => {

@@ -26,7 +26,13 @@ test('serverAddress: host, port, credentials and database from every form, decod
 });
 
 test('serverAddress: what ioredis would read another way, or not at all, is a usage error', () => {
-  usage(() => serverAddress('redis://h:1/?db=abc'), /^--url: the database in "redis:\/\/h:1\/\?db=abc" must be a number$/);
+  usage(() => serverAddress('redis://h:1/Zq7w0rd'), /^--url: the database in "redis:\/\/h:1\/\*\*\*" must be a number$/);
+  // A database that is no number is not shown either: it may be a password put in the wrong place.
+  usage(() => serverAddress('redis://h:1/?db=abc'), /^--url: the database in "redis:\/\/h:1\/\?db=\*\*\*" must be a number$/);
+  usage(
+    () => serverAddress('redis://u:#Zq7w0rd@h:1'),
+    /^--url: "redis:\/\/\*\*\*" has a '#', after which a URL's parser reads nothing as the address; percent-encode a '#' in a password as %23$/,
+  );
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
@@ -38,7 +44,8 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
 test('redactUrl and scrubUrlText: every password form becomes ***, user names and the rest stay', () => {
   assert.equal(redactUrl('redis://user:secret@host:1/2'), 'redis://user:***@host:1/2');
   assert.equal(redactUrl('redis://:secret@host:1'), 'redis://:***@host:1');
-  assert.equal(redactUrl('redis://host:1/?password=secret&db=2'), 'redis://host:1/?password=***&db=2');
+  assert.equal(redactUrl('redis://host:1/?password=secret&db=2'), 'redis://host:1/?password=***&***');
+  assert.equal(redactUrl('redis://host:1/?db=2&password=secret'), 'redis://host:1/?db=2&password=***');
   assert.equal(redactUrl('redis://host:1?Password=secret'), 'redis://host:1?Password=***');
   assert.equal(redactUrl('redis://:sec/ret@host:1'), 'redis://***');
   assert.equal(redactUrl('redis://:s#c?r/t@host:1'), 'redis://***');
@@ -46,7 +53,7 @@ test('redactUrl and scrubUrlText: every password form becomes ***, user names an
   assert.equal(redactUrl('redis://host:1'), 'redis://host:1');
   assert.equal(
     scrubUrlText("unknown command 'redis://u:secret@h:1' and rediss://h?password=x&db=1"),
-    "unknown command 'redis://u:***@h:1' and rediss://h?password=***&db=1",
+    "unknown command 'redis://u:***@h:1' and rediss://h?password=***",
   );
   // A usage pattern is no user info.
   assert.equal(scrubUrlText('expected redis://[user:password@]host:port'), 'expected redis://[user:password@]host:port');
