@@ -174,7 +174,9 @@ function report(result: CleanResult, io: CleanIo, shown: number): void {
   const keys = plural(result.deleted, 'key');
   if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}\n`);
-  if (result.foreign.length > 0) {
+  if (result.foreign === null)
+    io.err(`emq-race: keys under emq:{${result.queue}}: that emq-race did not create were not looked for: this user may not run SCAN\n`);
+  else if (result.foreign.length > 0) {
     const count = result.foreign.length === shown ? `${shown} or more keys` : plural(result.foreign.length, 'key');
     io.err(`emq-race: left ${count} under emq:{${result.queue}}: that emq-race did not create or cannot prove are its run's (e.g. ${result.foreign[0]})\n`);
   }

@@ -28,8 +28,8 @@ export interface OwnedQueue {
 export interface CleanResult {
   readonly queue: string;
   readonly deleted: number;
-  /** Keys under the queue's prefix left in place (up to FOREIGN_SHOWN). */
-  readonly foreign: readonly string[];
+  /** Keys under the queue's prefix left in place (up to FOREIGN_SHOWN); null where the user may not SCAN for them. */
+  readonly foreign: readonly string[] | null;
   /** The marker was not `owned`: only the marker itself was removed. */
   readonly markerOnly: boolean;
   /**
@@ -68,14 +68,22 @@ export async function findOwnedQueues(redis: Redis, signal?: AbortSignal): Promi
   return owned.sort((a, b) => a.queue.localeCompare(b.queue));
 }
 
-/** A marker the ACL user may not read is not one it may clean: skipped, not an error. */
+/**
+ * A marker the ACL user may not read (its keys outside the user's patterns) is not one it may
+ * clean: skipped, not an error. A user who may not run GET at all is refused: it would find none.
+ */
 async function readMarker(redis: Redis, key: string): Promise<string | null> {
   try {
     return await redis.get(key);
   } catch (err) {
-    if (/^NOPERM/.test(String((err as Error)?.message))) return null;
+    if (/^NOPERM/.test(String((err as Error)?.message)) && !isCommandRefused(err)) return null;
     throw err;
   }
+}
+
+/** An ACL refusal of the command itself (`no permissions to run the 'scan' command`), not of a key. */
+function isCommandRefused(err: unknown): boolean {
+  return /^NOPERM.*permissions to run/i.test(String((err as Error)?.message));
 }
 
 /** The queue's marker if emq-race wrote it; a usage error (nothing touched) otherwise. */
@@ -153,7 +161,11 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   }
   if (signal?.aborted) return stopped();
   deleted += await releaseClaim(redis, keys, owned.value);
-  const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN);
+  // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.
+  const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN).catch((err: unknown) => {
+    if (isCommandRefused(err)) return null;
+    throw err;
+  });
   return { queue: owned.queue, deleted, foreign, markerOnly };
 }
 

@@ -159,6 +159,29 @@ forEachServer('least privilege', (handle) => {
     }
   });
 
+  test('clean without GET is refused rather than finding nothing; without SCAN it removes the queue and says what it could not look for', async () => {
+    for (const queue of ['race-clean-a', 'race-clean-b']) {
+      const kept = await runCli(['--url', handle.url, '--queue', queue, '--mode', 'atomic', '--jobs', '20', '--keep']);
+      assert.equal(kept.code, 0, kept.stderr);
+    }
+    await admin.call('ACL', 'SETUSER', 'emq-race-clean-no-get', 'reset', ...readmeAclRules(), '-get');
+    await admin.call('ACL', 'SETUSER', 'emq-race-clean-no-scan', 'reset', ...readmeAclRules(), '-scan');
+    const noGet = await runCli(['clean', '--url', userUrl(handle.url, 'emq-race-clean-no-get'), '--all', '--yes']);
+    assert.equal(noGet.code, 3, noGet.stderr);
+    assert.match(oneErrorLine(noGet.stderr) ?? '', /permission denied on \S+ \(GET\)/);
+    assert.doesNotMatch(noGet.stdout, /no emq-race queues/);
+    const noScan = await runCli(['clean', '--url', userUrl(handle.url, 'emq-race-clean-no-scan'), '--queue', 'race-clean-a']);
+    assert.equal(noScan.code, 0, noScan.stderr);
+    assert.match(noScan.stdout, /^removed queue race-clean-a: \d+ keys\n$/);
+    assert.equal(noScan.stderr, 'emq-race: keys under emq:{race-clean-a}: that emq-race did not create were not looked for: this user may not run SCAN\n');
+    assert.deepEqual(
+      (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-clean-a}')),
+      [],
+    );
+    const rest = await runCli(['clean', '--url', handle.url, '--queue', 'race-clean-b']);
+    assert.equal(rest.code, 0, rest.stderr);
+  });
+
   test('a queue outside the key pattern: one line naming the refused command, exit 3', async () => {
     const before = await allKeys(admin);
     const result = await runCli(['--url', userUrl(handle.url, 'emq-race'), '--jobs', '100', '--mode', 'atomic', '--queue', 'nightly']);
