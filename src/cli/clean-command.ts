@@ -46,6 +46,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   // an embedded server, the leftovers' the scripts that remove a run's keys.
   const { chooseTarget } = await import('../server/session.js');
   const { describeOwned, findOwnedQueues, ownedQueue } = await import('../queue/leftovers.js');
+  const { discoverTopology, isClusterNode } = await import('../server/cluster/topology.js');
+  const { queueSlot } = await import('../queue/keys.js');
   const { cleanCommand } = await import('../queue/cleanup.js');
   if (Boolean(flags.all) === (flags.queue !== undefined)) {
     throw usageError('clean: give either --queue NAME or --all');
@@ -58,18 +60,38 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   const { signal } = interrupts;
   try {
     const redis = await connect(target);
+    const nodes = new Map<string, Redis>();
     try {
       signal.throwIfAborted();
       const again = cleanCommand(flags.all ? `--all${flags.yes ? ' --yes' : ''}` : `--queue ${flags.queue}`);
-      if (flags.queue !== undefined)
-        return await removeQueues(redis, [await ownedQueue(redis, flags.queue)], io, interrupts, { where: target.display, all: false, again });
-      const owned = await findOwnedQueues(redis, signal);
+      // On a cluster each queue lives on the primary owning its slot: clean goes there, for one
+      // queue, and looks on every primary for --all (a run's queues are spread over them).
+      const topology = (await isClusterNode(redis)) ? await discoverTopology(target) : undefined;
+      const on = async (node: string | undefined): Promise<Redis> => {
+        if (!topology || node === undefined) return redis;
+        let held = nodes.get(node);
+        if (!held) {
+          held = await connect(topology.targetOf(node));
+          nodes.set(node, held);
+        }
+        return held;
+      };
+      const nodeOf = (queue: string): string | undefined => topology?.ownerOf(queueSlot(queue));
+      const through = (queue: OwnedQueue): Promise<Redis> => on(nodeOf(queue.queue));
+      if (flags.queue !== undefined) {
+        const owner = await on(nodeOf(flags.queue));
+        return await removeQueues(through, [await ownedQueue(owner, flags.queue)], io, interrupts, { where: target.display, all: false, again });
+      }
+      const owned: OwnedQueue[] = [];
+      for (const node of topology?.primaries ?? [undefined]) owned.push(...(await findOwnedQueues(await on(node), signal)));
+      owned.sort((a, b) => a.queue.localeCompare(b.queue));
+      const where = topology ? `the cluster of ${target.display} (${plural(topology.primaries.length, 'primary', 'primaries')})` : target.display;
       if (owned.length === 0) {
-        io.out(`no emq-race queues on ${target.display}\n`);
+        io.out(`no emq-race queues on ${where}\n`);
         return ExitCode.ok;
       }
-      io.out(`emq-race queues on ${target.display}:\n`);
-      for (const queue of owned) io.out(`  ${describeOwned(queue)}\n`);
+      io.out(`emq-race queues on ${where}:\n`);
+      for (const queue of owned) io.out(`  ${describeOwned(queue)}${topology ? ` [on ${nodeOf(queue.queue)}]` : ''}\n`);
       if (!flags.yes) {
         if (!io.stdinIsTty || !io.confirm)
           throw usageError(
@@ -80,9 +102,9 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
           return ExitCode.ok;
         }
       }
-      return await removeQueues(redis, owned, io, interrupts, { where: target.display, all: true, again });
+      return await removeQueues(through, owned, io, interrupts, { where: target.display, all: true, again });
     } finally {
-      await redis.quit().catch(() => redis.disconnect());
+      for (const held of [redis, ...nodes.values()]) await held.quit().catch(() => held.disconnect());
     }
   } catch (err) {
     // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
@@ -119,7 +141,13 @@ interface Removal {
  * left and the command that removes it (a third signal, leaving at once, names them too). A signal
  * that comes once every queue is removed stops nothing: the command ends as it would have.
  */
-async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: CleanIo, interrupts: Interrupts, removal: Removal): Promise<number> {
+async function removeQueues(
+  redisFor: (queue: OwnedQueue) => Promise<Redis>,
+  queues: readonly OwnedQueue[],
+  io: CleanIo,
+  interrupts: Interrupts,
+  removal: Removal,
+): Promise<number> {
   const { cleanQueue, FOREIGN_SHOWN } = await import('../queue/leftovers.js');
   let refused = 0;
   let midway: string | undefined;
@@ -135,7 +163,7 @@ async function removeQueues(redis: Redis, queues: readonly OwnedQueue[], io: Cle
         continue;
       }
       try {
-        const result = await cleanQueue(redis, queue, interrupts.signal);
+        const result = await cleanQueue(await redisFor(queue), queue, interrupts.signal);
         if (result.stopped === 'unbegun') notStarted.push(queue.queue);
         else if (result.stopped === 'partly') midway = queue.queue;
         else report(result, io, FOREIGN_SHOWN);

@@ -165,6 +165,26 @@ for (const kind of SERVER_KINDS) {
       for (const node of nodes) assert.equal(await node.dbsize(), 0);
     });
 
+    test('clean on a cluster: --queue through any node reaches the primary of the queue, --all finds the queues on every primary', async () => {
+      const kept = await runCli(['--url', cluster.url, '--queues', '3', '--mode', 'atomic', '--jobs', '50', '--queue', 'kept', '--keep', '--json']);
+      assert.equal(kept.code, 0, kept.stderr);
+      const queues = (JSON.parse(kept.stdout) as { runs: JsonRun[] }).runs.map((run) => run.queue);
+      assert.equal(new Set((JSON.parse(kept.stdout) as { runs: JsonRun[] }).runs.map((run) => run.node)).size, 3, 'one queue on each primary');
+      // Through a node that does not own the first queue's slot: no MOVED.
+      const first = queues[0] as string;
+      const holds = await Promise.all(nodes.map(async (node) => Number(await node.call('CLUSTER', 'COUNTKEYSINSLOT', queueSlot(first)))));
+      const elsewhere = cluster.nodes[holds.indexOf(0)];
+      assert.ok(elsewhere, 'a node without the queue');
+      const one = await runCli(['clean', '--url', `redis://127.0.0.1:${elsewhere.port}`, '--queue', first]);
+      assert.equal(one.code, 0, one.stderr);
+      assert.match(one.stdout, new RegExp(`^removed queue ${first}: \\d+ keys\\n$`));
+      const all = await runCli(['clean', '--url', cluster.url, '--all', '--yes']);
+      assert.equal(all.code, 0, all.stderr);
+      assert.match(all.stdout, /^emq-race queues on the cluster of redis:\/\/127\.0\.0\.1:\d+ \(3 primaries\):\n/);
+      for (const queue of queues.slice(1)) assert.match(all.stdout, new RegExp(`^removed queue ${queue}: \\d+ keys$`, 'm'));
+      for (const node of nodes) assert.equal(await node.dbsize(), 0, 'every kept key removed');
+    });
+
     test('--cluster with a single queue runs on the primary that owns its slot', async () => {
       const result = await runCli(['--url', cluster.url, '--cluster', '--mode', 'atomic', '--queue', 'solo-queue', '--jobs', '300', '--json']);
       assert.equal(result.code, 0, result.stderr);
