@@ -133,6 +133,10 @@ export function describeServerError(err: unknown, where: string): EmqError {
       `the server at ${where} is busy running a script past its busy-reply-threshold (BUSY): it answers nothing else until the script ends; if it is the run's own --script (or a library's script), stop it with redis-cli SCRIPT KILL, or, for a script that has written, SHUTDOWN NOSAVE`,
     );
   }
+  if (/^Protocol error, got /.test(message)) {
+    // ioredis' words for a reply that is not RESP: an HTTP server, an SSH port, a TLS port read as plain.
+    return serverError(`the server at ${where} does not speak the Redis protocol: is it a Redis or Valkey port (or one that wants a rediss:// URL)?`);
+  }
   if (/^NOAUTH/.test(message)) {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }

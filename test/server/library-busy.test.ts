@@ -2,10 +2,14 @@
  * Bee-Queue's own check, one script call, on a server whose busy-reply-threshold is low (100 ms):
  * one caller's checkStalledJobs on 8,000 jobs (an LREM per job, each scanning `active`) holds the
  * server past it, and the other caller's call is refused with BUSY. The run ends exit 3 with that
- * said in words, never as the abort the race sent the caller it stopped.
+ * said in words, never as the abort the race sent the caller it stopped. A user's --script that
+ * spins past it is said the same way: the script's length, not a failure of the script.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
@@ -38,6 +42,27 @@ forOneServerKind(
         /^emq-race: Bee-Queue's own checkStalledJobs script held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile\. That is a finding in itself/,
       );
       assert.doesNotMatch(result.stderr, /aborted/);
+    });
+
+    test("BUSY from the user's own --script: exit 3, one line saying the script held the server, not that it failed", async () => {
+      // Each call spins 400 ms on the server's clock, past the 100 ms threshold: the other sweeper's call is refused.
+      const dir = mkdtempSync(join(tmpdir(), 'emq-race-busy-'));
+      const script = join(dir, 'slow.lua');
+      writeFileSync(
+        script,
+        "local t = redis.call('TIME')\nlocal start = t[1] * 1000000 + t[2]\nrepeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - start > 400000\nreturn {}\n",
+      );
+      try {
+        const result = await runCli(['--url', handle.url, '--script', script, '--sweepers', '2', '--jobs', '20']);
+        assert.equal(result.code, 3, result.stderr);
+        assert.match(
+          oneErrorLine(result.stderr) ?? result.stderr,
+          /^emq-race: the sweep script \(--script\) held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile/,
+        );
+        assert.doesNotMatch(result.stderr, /failed while running/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   },
   ['--busy-reply-threshold', '100'],

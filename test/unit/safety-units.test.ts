@@ -50,6 +50,10 @@ test('describeServerError: NOPERM names the refused command; TLS failures say wh
   const busy = describeServerError(new Error('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.'), 'redis://h:1');
   assert.equal(busy.exitCode, ExitCode.server);
   assert.match(busy.message, /^the server at redis:\/\/h:1 is busy running a script past its busy-reply-threshold \(BUSY\): .*SCRIPT KILL/);
+  // A port that answers in something other than RESP (an HTTP server): said as such, not in the client's words.
+  const http = describeServerError(new Error('Protocol error, got "H" as reply type byte. Please report this.'), 'redis://h:1');
+  assert.equal(http.exitCode, ExitCode.server);
+  assert.equal(http.message, 'the server at redis://h:1 does not speak the Redis protocol: is it a Redis or Valkey port (or one that wants a rediss:// URL)?');
 });
 
 /** Stands the whole process still for `ms`, as SIGSTOP does: no timer runs and nothing is read meanwhile. */
