@@ -108,3 +108,19 @@ export function rangeText(values: readonly number[], format: (n: number) => stri
   const [low, high] = [format(Math.min(...values)), format(Math.max(...values))];
   return low === high ? low : `${low}–${high}`;
 }
+
+/** Whether `word` is a command name mistyped: letters and dashes, at most two edits from one. */
+export function nearCommand(word: string, names: readonly string[]): boolean {
+  return /^[a-z][a-z-]{0,15}$/i.test(word) && names.some((name) => editDistance(word.toLowerCase(), name) <= 2);
+}
+
+/** Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`. Pure. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}

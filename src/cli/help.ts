@@ -9,7 +9,7 @@ import { Help, Option, type Command } from 'commander';
 import { usageError } from '../errors.js';
 import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
 import type { Io } from '../model.js';
-import { outputWidth, wrap } from '../text.js';
+import { nearCommand, outputWidth, wrap } from '../text.js';
 
 type Groups = readonly (readonly [string, readonly string[]])[];
 
@@ -240,7 +240,9 @@ export function teachHelp(program: Command, io: Io): void {
       const command = program.commands.find((c) => c.name() === name);
       if (!command) {
         const names = program.commands.map((c) => c.name()).filter((n) => n !== 'help');
-        throw usageError(`help: ${JSON.stringify(name)} is not a command; the commands are ${names.join(', ')} (emq-race --help for the race's own flags)`);
+        // Named only when it is a command mistyped: any other word may be a password typed there.
+        const word = nearCommand(name, names) ? JSON.stringify(name) : 'that word (not shown: it may be a password)';
+        throw usageError(`help: ${word} is not a command; the commands are ${names.join(', ')} (emq-race --help for the race's own flags)`);
       }
       command.help();
     });

@@ -7,6 +7,7 @@ import { addCleanCommand } from './clean-command.js';
 import { EmqError, ExitCode, usageError } from '../errors.js';
 import { checkOutputFiles } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
+import { nearCommand } from '../text.js';
 import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
@@ -136,22 +137,6 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     tracked.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     return failed(ExitCode.server, scrubUrlText(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
-}
-
-/** Whether `word` is a command name mistyped: letters and dashes, at most two edits from one. */
-function nearCommand(word: string, names: readonly string[]): boolean {
-  return /^[a-z][a-z-]{0,15}$/i.test(word) && names.some((name) => editDistance(word.toLowerCase(), name) <= 2);
-}
-
-/** Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`. Pure. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length] ?? 0;
 }
 
 /** Commander's message as the one line the tool prints. */

@@ -112,12 +112,10 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   if (unix ? !parsed.pathname : !parsed.hostname) {
     throw usageError(`${source}: ${shown} names no ${unix ? 'socket path' : 'host'}`);
   }
-  const parts = queryParts(parsed.search);
-  [...parsed.searchParams.keys()].forEach((name, at) => {
+  [...parsed.searchParams.keys()].forEach((name) => {
     if (!QUERY_FIELDS.includes(name)) {
       // Named only where the URL as shown names it: not a lone word, nor a part after a password.
-      const named = parts[at]?.name === name ? `the query parameter ${JSON.stringify(name)}` : 'a query parameter';
-      throw usageError(`${source}: ${named} in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
+      throw usageError(`${source}: a query parameter in ${shown} is not supported; the query may only give ${QUERY_FIELDS.join(', ')}`);
     }
   });
   const decoded = (what: string, text: string): string => {
@@ -127,6 +125,10 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
       throw usageError(`${source}: the ${what} in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
     }
   };
+  // URLSearchParams reads a stray '%' as itself: the same mistake in the query is refused as in the user info.
+  if (/%(?![0-9A-Fa-f]{2})/.test(parsed.search)) {
+    throw usageError(`${source}: the query in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
+  }
   const username = decoded('user name', parsed.username) || (parsed.searchParams.get('username') ?? '');
   const password = decoded('password', parsed.password) || (parsed.searchParams.get('password') ?? '');
   const dbText = (!unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined) ?? parsed.searchParams.get('db') ?? undefined;
@@ -147,9 +149,6 @@ const SHOWN_PARAMS = new Map([
   ['db', /^\d{0,9}$/],
   ['username', /^[A-Za-z0-9._-]*$/],
 ]);
-
-/** A query parameter's name shown as it is: a short word (a typo such as `password:xyz` may hold a secret). */
-const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/;
 
 /** Schemes named in front of a URL that is scrubbed as text; any other word before a ':' may be a secret. */
 const KNOWN_SCHEMES = /^(?:rediss?|valkeys?|unix|tcp|tls|https?):\/{0,3}/i;
@@ -219,7 +218,8 @@ function queryParts(search: string): { readonly name?: string; readonly value?: 
       if (hidden || eq < 0) return {};
       const name = decodedOrRaw(part.slice(0, eq));
       const value = decodedOrRaw(part.slice(eq + 1));
-      if (!PARAM_NAME.test(name)) {
+      // Only the parameters the tool reads are named: any other name may be a password typed there.
+      if (!QUERY_FIELDS.includes(name)) {
         hidden = true;
         return {};
       }
@@ -289,19 +289,21 @@ export function scrubUrlText(text: string): string {
   // Within a URL the rest of its query goes too: a password may hold an unencoded '&'.
   const secretParams = (text: string, names: RegExp, toEnd: boolean): string =>
     text.replace(
-      new RegExp(`([?&;#][^=&\\s"'#:]*?(?:${names.source})[^=&\\s"'#:]*[=:])([^${toEnd ? '' : '&'}\\s"'#]*)`, 'gi'),
+      // The value stops before a ':' that ends the word (`…?password=abc: folder …`): the line's own.
+      new RegExp(`([?&;#][^=&\\s"'#:]*?(?:${names.source})[^=&\\s"'#:]*[=:])([^${toEnd ? '' : '&'}\\s"'#]*?)(?=:?(?:[\\s"'#]|$)${toEnd ? '' : '|&'})`, 'gi'),
       (match, head: string, value: string) => (value.startsWith('***') ? match : `${head}***`),
     );
   // A scheme with one slash is a typo of a known one (`redis:/host`); any word before ':/' is not
   // (a file name such as `ab:/c@d.html`).
-  const urls = text.replace(/(?:\b(?:rediss?|valkeys?|unix):\/(?!\/)|[a-z][a-z0-9+.-]*:\/\/)[^\s"']*/gi, (url) => {
+  // A URL's last ':', ',' or '.' before a space is the line's punctuation, kept as it is.
+  const urls = text.replace(/(?:\b(?:rediss?|valkeys?|unix):\/(?!\/)|[a-z][a-z0-9+.-]*:\/\/)[^\s"']*?(?=[:,.;]?(?:[\s"']|$))/gi, (url) => {
     const scheme = /^[a-z][a-z0-9+.-]*:\/\/?/i.exec(url)?.[0] ?? '';
     const masked = secretParams(userInfo(url, scheme, url.slice(scheme.length)), /pass|secret|token|auth|key/, true);
-    // A lone word in a query may be a password given by itself.
+    // The query as redactUrl shows it: a lone word, a name the tool does not read, and all after a hidden value go.
     const query = masked.indexOf('?');
     if (query < 0) return masked;
-    const words = masked.slice(query + 1).replace(/(^|&)([^=&#]+)(?=&|#|$)/g, (match, sep: string, word: string) => (word === '***' ? match : `${sep}***`));
-    return `${masked.slice(0, query + 1)}${words}`;
+    const parts = queryParts(masked.slice(query).replace(/#.*$/, ''));
+    return `${masked.slice(0, query + 1)}${parts.map(({ name, value }) => (name === undefined ? '***' : `${name}=${value ?? '***'}`)).join('&')}`;
   });
   // Outside a URL too (an address written without its scheme), but not `key`: a file name such as
   // `a?key=1.html` is no query.

@@ -36,7 +36,8 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
-  usage(() => serverAddress('redis://h:1/?keyPrefix=other:'), /^--url: the query parameter "keyPrefix" .* is not supported/);
+  usage(() => serverAddress('redis://h:1/?keyPrefix=other:'), /^--url: a query parameter in "redis:\/\/h:1\/\?\*\*\*" is not supported/);
+  usage(() => serverAddress('redis://h:1/?password=Zq7%'), /^--url: the query in "redis:\/\/h:1\/\?password=\*\*\*" has a '%' that starts no percent-escape/);
   // A '/' before the '@' could as well start a path whose query holds a password: nothing after the scheme is shown.
   usage(() => serverAddress('redis://:sec/ret@h:1'), /^--url: "redis:\/\/\*\*\*" is not a URL/);
 });
@@ -46,7 +47,7 @@ test('redactUrl and scrubUrlText: every password form becomes ***, user names an
   assert.equal(redactUrl('redis://:secret@host:1'), 'redis://:***@host:1');
   assert.equal(redactUrl('redis://host:1/?password=secret&db=2'), 'redis://host:1/?password=***&***');
   assert.equal(redactUrl('redis://host:1/?db=2&password=secret'), 'redis://host:1/?db=2&password=***');
-  assert.equal(redactUrl('redis://host:1?Password=secret'), 'redis://host:1?Password=***');
+  assert.equal(redactUrl('redis://host:1?Password=secret'), 'redis://host:1?***');
   assert.equal(redactUrl('redis://:sec/ret@host:1'), 'redis://***');
   assert.equal(redactUrl('redis://:s#c?r/t@host:1'), 'redis://***');
   assert.equal(redactUrl('redis://:secret\\@host:1'), 'redis://:***@host:1');

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
-import { describeServerError } from '../../errors.js';
+import { describeServerError, serverError } from '../../errors.js';
 import { SLOTS } from './slot.js';
 
 export interface Topology {
@@ -53,7 +53,14 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
   };
 }
 
-export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
+/** How long the cluster may take to give its slot map: one wait, as for a server that stops answering. */
+const SLOT_MAP_MS = 10_000;
+
+/**
+ * The cluster's slot map from the --url node, within SLOT_MAP_MS and until `signal`: a cluster
+ * with a node down may never say it is ready, and nothing else would end the wait.
+ */
+export async function discoverTopology(seed: ServerTarget, signal?: AbortSignal): Promise<Topology> {
   const { host, port, username, password } = serverAddress(seed.url);
   // Loaded here, like the single-server client in connection.ts: only a run that connects needs it.
   const { Cluster } = await import('ioredis');
@@ -72,7 +79,27 @@ export async function discoverTopology(seed: ServerTarget): Promise<Topology> {
   });
   cluster.on('error', () => {});
   try {
-    await cluster.connect();
+    const ready = cluster.connect();
+    ready.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            serverError(
+              `the cluster at ${seed.display} gave no slot map within ${SLOT_MAP_MS / 1000} s: is one of its nodes down (CLUSTER INFO: cluster_state)?`,
+            ),
+          ),
+        SLOT_MAP_MS,
+      );
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    late.catch(() => {});
+    try {
+      await Promise.race([ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
     const topology = topologyFromSlots(cluster.slots, seed);
     if (topology.primaries.length === 0) throw new Error('the cluster reports no slots: is it fully set up (CLUSTER INFO cluster_state:ok)?');
     return topology;
