@@ -84,7 +84,12 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
         return await removeQueues(through, [await ownedQueue(owner, flags.queue)], io, interrupts, { where: target.display, all: false, again });
       }
       const owned: OwnedQueue[] = [];
-      for (const node of topology?.primaries ?? [undefined]) owned.push(...(await findOwnedQueues(await on(node), signal)));
+      const unreadable: string[] = [];
+      for (const node of topology?.primaries ?? [undefined]) owned.push(...(await findOwnedQueues(await on(node), signal, unreadable)));
+      if (unreadable.length > 0)
+        io.err(
+          `emq-race: not cleaned, whether emq-race's or not: ${plural(unreadable.length, 'queue')} whose owner marker this user may not read (outside its key patterns): ${unreadable.sort().join(', ')}\n`,
+        );
       owned.sort((a, b) => a.queue.localeCompare(b.queue));
       const where = topology ? `the cluster of ${target.display} (${plural(topology.primaries.length, 'primary', 'primaries')})` : target.display;
       if (owned.length === 0) {

@@ -47,8 +47,12 @@ const JOB_CHUNK = 1000;
 
 const OWNER_KEY = /^emq:\{([^{}]*)\}:owner$/;
 
-/** Every queue on the server whose owner marker emq-race wrote, found with SCAN; `signal` stops it between calls. */
-export async function findOwnedQueues(redis: Redis, signal?: AbortSignal): Promise<OwnedQueue[]> {
+/**
+ * Every queue on the server whose owner marker emq-race wrote, found with SCAN; `signal` stops it
+ * between calls. The queues whose marker this user may not read (outside its key patterns) go into
+ * `unreadable`: not cleaned, but not passed over in silence either.
+ */
+export async function findOwnedQueues(redis: Redis, signal?: AbortSignal, unreadable: string[] = []): Promise<OwnedQueue[]> {
   const owned: OwnedQueue[] = [];
   const seen = new Set<string>();
   let cursor = '0';
@@ -61,6 +65,10 @@ export async function findOwnedQueues(redis: Redis, signal?: AbortSignal): Promi
       if (queue === undefined || !QUEUE_NAME.test(queue) || seen.has(queue)) continue;
       seen.add(queue);
       const value = await readMarker(redis, key);
+      if (value === undefined) {
+        unreadable.push(queue);
+        continue;
+      }
       const marker = parseOwnerValue(value);
       if (marker && value !== null) owned.push({ queue, marker, value });
     }
@@ -70,13 +78,13 @@ export async function findOwnedQueues(redis: Redis, signal?: AbortSignal): Promi
 
 /**
  * A marker the ACL user may not read (its keys outside the user's patterns) is not one it may
- * clean: skipped, not an error. A user who may not run GET at all is refused: it would find none.
+ * clean: undefined, skipped and named. A user who may not run GET at all is refused: it would find none.
  */
-async function readMarker(redis: Redis, key: string): Promise<string | null> {
+async function readMarker(redis: Redis, key: string): Promise<string | null | undefined> {
   try {
     return await redis.get(key);
   } catch (err) {
-    if (/^NOPERM/.test(String((err as Error)?.message)) && !isCommandRefused(err)) return null;
+    if (/^NOPERM/.test(String((err as Error)?.message)) && !isCommandRefused(err)) return undefined;
     throw err;
   }
 }
