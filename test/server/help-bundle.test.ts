@@ -61,6 +61,9 @@ describe('the help bundle prints what the modules print', async () => {
   test('a word that is no command: the same refusal and exit code', async () => {
     const fromBundle = await runInProcess(['help', 'no-such-command'], {}, bundled);
     assert.equal(fromBundle.code, 2);
-    assert.match(fromBundle.stderr, /^emq-race: help: "no-such-command" is not a command/);
+    assert.match(fromBundle.stderr, /^emq-race: help: that word \(not shown: it may be a password\) is not a command/);
+    const nearMiss = await runInProcess(['help', 'explian'], {}, bundled);
+    assert.equal(nearMiss.code, 2);
+    assert.match(nearMiss.stderr, /^emq-race: help: "explian" is not a command/);
   });
 });
