@@ -83,8 +83,12 @@ class BusyServerError extends EmqError {
   }
 }
 
-/** A BUSY reply put in words by whoever knows whose script held the server (a library's race). */
-export const busyError = (message: string): EmqError => new BusyServerError(message);
+/**
+ * A BUSY reply put in words by whoever knows whose script held the server (`script`: a library's
+ * own, the user's --script), with what that finding means for the run (`meaning`).
+ */
+export const heldServerError = (script: string, meaning: string): EmqError =>
+  new BusyServerError(`${script} held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile${meaning}`);
 
 /**
  * A server's BUSY reply, as the client gave it or already put in words: a script ran past its

@@ -51,13 +51,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       if (stray !== undefined) {
         // Named only when it is plainly a command mistyped: any other word may be a password
         // given without --url (`emq-race :secret@host`).
-        if (
-          nearCommand(
-            stray,
-            command.commands.map((sub) => sub.name()),
-          )
-        )
-          (command as unknown as { unknownCommand(): void }).unknownCommand();
+        const commands = command.commands.map((sub) => sub.name());
+        if (nearCommand(stray, commands)) (command as unknown as { unknownCommand(): void }).unknownCommand();
         throw usageError(
           /^(?:rediss?|unix):\/\//i.test(stray)
             ? `${JSON.stringify(redactUrl(stray))} is not a command: a server URL goes after --url`

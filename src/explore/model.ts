@@ -193,33 +193,25 @@ export async function plannedExploration(
   const names = EXPLORE_SWEEPS.slice(0, sweeps);
   const schedulesOf = (turns: Turns): number => (maxSwitches === undefined ? allSchedules(turns) : boundedSchedules(turns, maxSwitches));
   const runs: Explored<null>[] = [];
-  // Each sweep's most turns in the executions so far, and whether their schedules already pass atMost.
+  // Each sweep's most turns in the executions so far (folded in as they come), and whether their
+  // schedules already pass atMost.
   let most: Turns = turnsPerSweep([], names);
   let seen = 0;
   let over = false;
-  const enough = (): boolean => {
-    let grown = false;
+  const fold = (): boolean => {
+    const before = most;
     for (; seen < runs.length; seen++) {
       const one = turnsPerSweep([(runs[seen] as Explored<null>).trace], names);
-      for (const name of names) {
-        if ((one[name] ?? 0) > (most[name] ?? 0)) {
-          most = { ...most, [name]: one[name] };
-          grown = true;
-        }
-      }
+      for (const name of names) if ((one[name] ?? 0) > (most[name] ?? 0)) most = { ...most, [name]: one[name] };
     }
-    if (grown && atMost !== Number.POSITIVE_INFINITY) over = schedulesOf(most) > atMost;
+    return most !== before;
+  };
+  const enough = (): boolean => {
+    if (fold() && atMost !== Number.POSITIVE_INFINITY) over = schedulesOf(most) > atMost;
     return over;
   };
   const { complete } = await search(async (prefix) => ({ trace: modelRun(mode, options, prefix, sweeps).trace, result: null }), enough, maxSwitches, runs);
   if (!complete) return { executions: runs.length, schedules: null };
-  return {
-    executions: runs.length,
-    schedules: schedulesOf(
-      turnsPerSweep(
-        runs.map((run) => run.trace),
-        names,
-      ),
-    ),
-  };
+  fold();
+  return { executions: runs.length, schedules: schedulesOf(most) };
 }

@@ -6,7 +6,7 @@
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { busyError, isBusyReply } from '../errors.js';
+import { heldServerError, isBusyReply } from '../errors.js';
 import { NO_CONSEQUENCES, jobsPerSec, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
@@ -117,8 +117,9 @@ export async function raceCallers(callers: readonly Caller[], jobs: number, sign
  */
 export function raceFailure(error: unknown, ownScript: string | undefined): unknown {
   if (ownScript === undefined || !isBusyReply(error)) return error;
-  return busyError(
-    `${ownScript} held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile. That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes`,
+  return heldServerError(
+    ownScript,
+    ". That is a finding in itself: on this many jobs one call of the library's own recovery blocks every client of the server longer than the server lets a script run; race fewer --jobs to compare the modes",
   );
 }
 

@@ -84,14 +84,16 @@ async function readMarker(redis: Redis, key: string): Promise<string | null | un
   try {
     return await redis.get(key);
   } catch (err) {
-    if (/^NOPERM/.test(String((err as Error)?.message)) && !isCommandRefused(err)) return undefined;
+    if (aclRefusal(err) === 'key') return undefined;
     throw err;
   }
 }
 
-/** An ACL refusal of the command itself (`no permissions to run the 'scan' command`), not of a key. */
-function isCommandRefused(err: unknown): boolean {
-  return /^NOPERM.*permissions to run/i.test(String((err as Error)?.message));
+/** What an ACL refused: the command itself (`no permissions to run the 'scan' command`) or a key; undefined for any other error. */
+function aclRefusal(err: unknown): 'command' | 'key' | undefined {
+  const message = String((err as Error)?.message);
+  if (!/^NOPERM/.test(message)) return undefined;
+  return /permissions to run/i.test(message) ? 'command' : 'key';
 }
 
 /** The queue's marker if emq-race wrote it; a usage error (nothing touched) otherwise. */
@@ -171,7 +173,7 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   deleted += await releaseClaim(redis, keys, owned.value);
   // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN).catch((err: unknown) => {
-    if (isCommandRefused(err)) return null;
+    if (aclRefusal(err) === 'command') return null;
     throw err;
   });
   return { queue: owned.queue, deleted, foreign, markerOnly };

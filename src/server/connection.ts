@@ -196,10 +196,9 @@ function redactParsed(url: string): string | undefined {
   else if (parsed.username) parsed.username = '***';
   // A database is a number: any other path may be a password put in the wrong place.
   if (parsed.protocol !== 'unix:' && !/^\/?\d{0,9}$/.test(pathname)) parsed.pathname = '/***';
-  const params = queryParts(search).map(({ name, value }) => (name === undefined ? '***' : `${name}=${value ?? '***'}`));
   parsed.search = '';
   parsed.hash = '';
-  return `${parsed.toString()}${search ? `?${params.join('&')}` : ''}${hash ? '#***' : ''}`;
+  return `${parsed.toString()}${search ? `?${shownQuery(search)}` : ''}${hash ? '#***' : ''}`;
 }
 
 /**
@@ -227,6 +226,13 @@ function queryParts(search: string): { readonly name?: string; readonly value?: 
       hidden = true;
       return { name };
     });
+}
+
+/** A query (`?…`) as it may be shown: each part as queryParts allows, the rest `***`. */
+function shownQuery(search: string): string {
+  return queryParts(search)
+    .map(({ name, value }) => (name === undefined ? '***' : `${name}=${value ?? '***'}`))
+    .join('&');
 }
 
 /** A query part decoded as the URL parser decodes it ('+' a space), or as it stands where it cannot be. */
@@ -302,8 +308,7 @@ export function scrubUrlText(text: string): string {
     // The query as redactUrl shows it: a lone word, a name the tool does not read, and all after a hidden value go.
     const query = masked.indexOf('?');
     if (query < 0) return masked;
-    const parts = queryParts(masked.slice(query).replace(/#.*$/, ''));
-    return `${masked.slice(0, query + 1)}${parts.map(({ name, value }) => (name === undefined ? '***' : `${name}=${value ?? '***'}`)).join('&')}`;
+    return `${masked.slice(0, query + 1)}${shownQuery(masked.slice(query).replace(/#.*$/, ''))}`;
   });
   // Outside a URL too (an address written without its scheme), but not `key`: a file name such as
   // `a?key=1.html` is no query.

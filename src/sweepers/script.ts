@@ -3,7 +3,7 @@
  * it moved is what it returns; the audit cross-checks those returns against the server.
  */
 import { CachedScript } from '../lua/cached-script.js';
-import { busyError, isBusyReply, serverError } from '../errors.js';
+import { heldServerError, isBusyReply, serverError } from '../errors.js';
 import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
@@ -25,8 +25,9 @@ export function scriptSweeper(context: SweeperContext): Sweeper {
         // Another sweeper's call of the same script held the server past its busy-reply-threshold:
         // not this call failing, but the script's length, which is a finding about the script.
         if (isBusyReply(err)) {
-          throw busyError(
-            `the sweep script (--script) held the server past its busy-reply-threshold, and the server refused other calls with BUSY meanwhile: one call of it blocks every client of the server longer than the server lets a script run; make a call do less (a smaller --batch) and race again`,
+          throw heldServerError(
+            'the sweep script (--script)',
+            ': one call of it blocks every client of the server longer than the server lets a script run; make a call do less (a smaller --batch) and race again',
           );
         }
         // The user's script failing is a fact about the script, said as such.

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
 import { describeServerError, serverError } from '../../errors.js';
+import { awakeTimeout } from '../frozen.js';
 import { SLOTS } from './slot.js';
 
 export interface Topology {
@@ -81,24 +82,25 @@ export async function discoverTopology(seed: ServerTarget, signal?: AbortSignal)
   try {
     const ready = cluster.connect();
     ready.catch(() => {});
+    // Timed as the tool's connections are (frozen.ts): time the process stood still does not count.
     let timer: NodeJS.Timeout | undefined;
+    let stop: (() => void) | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            serverError(
-              `the cluster at ${seed.display} gave no slot map within ${SLOT_MAP_MS / 1000} s: is one of its nodes down (CLUSTER INFO: cluster_state)?`,
-            ),
-          ),
+      const noMap = `the cluster at ${seed.display} gave no slot map within ${SLOT_MAP_MS / 1000} s: is one of its nodes down (CLUSTER INFO: cluster_state)?`;
+      awakeTimeout(
         SLOT_MAP_MS,
+        () => reject(serverError(noMap)),
+        (held) => (timer = held),
       );
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      stop = () => reject(signal?.reason);
+      signal?.addEventListener('abort', stop, { once: true });
     });
     late.catch(() => {});
     try {
       await Promise.race([ready, late]);
     } finally {
       clearTimeout(timer);
+      if (stop) signal?.removeEventListener('abort', stop);
     }
     const topology = topologyFromSlots(cluster.slots, seed);
     if (topology.primaries.length === 0) throw new Error('the cluster reports no slots: is it fully set up (CLUSTER INFO cluster_state:ok)?');
