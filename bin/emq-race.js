@@ -37,6 +37,23 @@ async function endEarlyOnSignals() {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, early);
 }
 
+/**
+ * ioredis's debug lines (DEBUG=ioredis:*, DEBUG=*) show every command with its arguments, AUTH's
+ * password among them, and the tool never prints a password: they stay off, in this process and
+ * in the sweeper processes it starts, which take its environment. Said once when DEBUG asked for
+ * them; the other namespaces DEBUG names are left as they are.
+ */
+function quietClientDebug() {
+  const asked = process.env.DEBUG;
+  if (!asked?.trim()) return;
+  process.env.DEBUG = `${asked},-ioredis:*`;
+  const patterns = asked.split(/[\s,]+/).filter((p) => p && !p.startsWith('-'));
+  const matches = (pattern) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`).test('ioredis:redis');
+  if (patterns.some(matches)) process.stderr.write("emq-race: DEBUG: ioredis's lines stay off (they would show the AUTH command's password)\n");
+}
+
+quietClientDebug();
+
 if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   const { readFileSync } = await import('node:fs');
   // A reader that went away (`| head -c0`) is no error, as for every other output.

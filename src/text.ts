@@ -114,6 +114,38 @@ export function nearCommand(word: string, names: readonly string[]): boolean {
   return /^[a-z][a-z-]{0,15}$/i.test(word) && names.some((name) => editDistance(word.toLowerCase(), name) <= 2);
 }
 
+/** How an error names a refused value it does not repeat. */
+export const VALUE_NOT_SHOWN = 'the value given (not shown: it may be a password)';
+
+/**
+ * A refused value as its error names it: quoted when it is plainly a mistyped value of the kind
+ * the flag takes (`plausible`) or a short lowercase word (`fast`, `hash`), else not repeated,
+ * since a password typed into the wrong flag, or a URL with its password given to a flag that
+ * takes none, would be printed back.
+ */
+export function shownValue(raw: string, plausible = false): string {
+  return showable(raw, plausible) ? JSON.stringify(raw) : VALUE_NOT_SHOWN;
+}
+
+/** Whether shownValue repeats `raw`. */
+export function showable(raw: string, plausible = false): boolean {
+  return plausible || /^[a-z][a-z-]{0,11}$/.test(raw);
+}
+
+/** A number mistyped: digits, signs and separators with at most two letters (`10k`, `1e6`, `5ms`, `1,000`). */
+export function numberLike(raw: string): boolean {
+  return raw.length <= 16 && /^[\s\d+\-.,_]*[a-z]{0,2}[\s\d+\-.,_]*$/i.test(raw);
+}
+
+/** A choice mistyped: one word, at most two edits from one of `words`, or the start of one. */
+export function nearWord(raw: string, words: readonly string[]): boolean {
+  const word = raw.trim().toLowerCase();
+  return (
+    /^[a-z0-9][a-z0-9_-]{0,23}$/.test(word) &&
+    words.some((choice) => editDistance(word, choice.toLowerCase()) <= 2 || (word.length >= 3 && choice.toLowerCase().startsWith(word)))
+  );
+}
+
 /** Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`. Pure. */
 function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);

@@ -8,10 +8,16 @@
  * a usage error, never last-wins.
  */
 import { usageError } from '../errors.js';
+import { nearWord, showable, shownValue } from '../text.js';
 import { OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../model.js';
 import { STRATEGIES, modes as allModes } from '../sweepers/strategies.js';
 
 const FORMS = `clean, race, or MODE=clean / MODE=race per mode (e.g. atomic=clean,loop=race)`;
+
+/** A term that reads as one mistyped (its words near modes and outcomes), which its error may repeat. */
+function plainTerm(term: string): boolean {
+  return term.split('=').every((word) => showable(word, nearWord(word, [...allModes(), ...OUTCOMES])));
+}
 
 function isOutcome(word: string): word is Outcome {
   return (OUTCOMES as readonly string[]).includes(word);
@@ -41,12 +47,15 @@ export function parseTerm(term: string): Expectation {
   if (term === 'race') return raceTerm();
   const [mode, outcome, extra] = term.split('=').map((part) => part.trim());
   if (mode !== undefined && outcome !== undefined && extra === undefined) {
-    if (!isMode(mode)) throw usageError(`--expect: ${JSON.stringify(mode)} in ${JSON.stringify(term)} is not a mode; expected one of ${allModes().join(', ')}`);
-    if (!isOutcome(outcome)) throw usageError(`--expect: ${JSON.stringify(outcome)} in ${JSON.stringify(term)} is not an outcome; expected clean or race`);
+    const where = plainTerm(term) ? ` in ${JSON.stringify(term)}` : '';
+    if (!isMode(mode))
+      throw usageError(`--expect: ${shownValue(mode, nearWord(mode, allModes()))}${where} is not a mode; expected one of ${allModes().join(', ')}`);
+    if (!isOutcome(outcome))
+      throw usageError(`--expect: ${shownValue(outcome, nearWord(outcome, OUTCOMES))}${where} is not an outcome; expected clean or race`);
     const canonical = `${mode}=${outcome}`;
     return { terms: [canonical], modes: { [mode]: { outcome, term: canonical } } };
   }
-  throw usageError(`--expect: ${JSON.stringify(term)} is not an expectation; expected ${FORMS}`);
+  throw usageError(`--expect: ${shownValue(term, plainTerm(term))} is not an expectation; expected ${FORMS}`);
 }
 
 /** What a term asked of `mode`, in words, for the message when two terms disagree. */
@@ -76,7 +85,13 @@ export function mergeExpectations(a: Expectation, b: Expectation): Expectation {
 /** A commander argument parser: a comma list of terms, merged with any --expect given before it. */
 export function parseExpectation(raw: string, previous?: Expectation): Expectation {
   const terms = raw.split(',').map((term) => term.trim());
-  if (terms.some((term) => term === '')) throw usageError(`--expect: ${JSON.stringify(raw)} has an empty term; expected ${FORMS}`);
+  if (terms.some((term) => term === ''))
+    throw usageError(
+      `--expect: ${shownValue(
+        raw,
+        terms.every((term) => term === '' || plainTerm(term)),
+      )} has an empty term; expected ${FORMS}`,
+    );
   const merged = terms.map(parseTerm).reduce((sum, next) => mergeExpectations(sum, next));
   return previous ? mergeExpectations(previous, merged) : merged;
 }

@@ -16,7 +16,7 @@ import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { outputWidth, wrap, wrapLines } from '../text.js';
+import { nearWord, outputWidth, shownValue, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
 /**
@@ -103,12 +103,15 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
   const known = VARIABLE_FLAGS.join(', ');
   for (const word of words) {
     const at = word.indexOf('=');
-    if (at < 0) throw usageError(`--vary: ${JSON.stringify(word)} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
+    if (at < 0) throw usageError(`--vary: ${shownValue(word, nearWord(word, VARIABLE_FLAGS))} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
     const flag = word.slice(0, at).trim().replace(/^--/, '');
     const list = word.slice(at + 1);
     if (!(VARIABLE_FLAGS as readonly string[]).includes(flag)) {
       const race = options.some((option) => option.long === `--${flag}`);
-      throw usageError(`--vary: ${JSON.stringify(flag)} is ${race ? 'not a numeric race flag' : 'not a race flag'}; a grid varies one of ${known}`);
+      const flags = options.flatMap((option) => (option.long ? [option.long.replace(/^--/, '')] : []));
+      throw usageError(
+        `--vary: ${shownValue(flag, nearWord(flag, flags))} is ${race ? 'not a numeric race flag' : 'not a race flag'}; a grid varies one of ${known}`,
+      );
     }
     if (axes.some((axis) => axis.flag === flag)) throw usageError(`--vary: ${flag} is varied twice; give its values in one list`);
     if (given(`--${flag}`)) throw usageError(`--vary: ${flag} is also given as --${flag}; leave one out`);
@@ -117,7 +120,7 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
     const parse = option.parseArg;
     const raw = list.split(',').map((item) => item.trim());
     if (list.trim() === '' || raw.some((item) => item === ''))
-      throw usageError(`--vary ${flag}: an empty value in ${JSON.stringify(list)}; give a comma list such as ${flag}=1,2,8`);
+      throw usageError(`--vary ${flag}: an empty value in ${shownValue(list, /^[\s\d,.+-]{0,40}$/.test(list))}; give a comma list such as ${flag}=1,2,8`);
     const values = raw.map((item) => parse(item, undefined as unknown) as number);
     const twice = values.find((value, i) => values.indexOf(value) !== i);
     if (twice !== undefined) throw usageError(`--vary ${flag}: ${twice} is listed twice`);

@@ -7,6 +7,7 @@ import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
 import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { checkExpectedModes } from './expect.js';
+import { nearWord, numberLike, plural, shownValue } from '../text.js';
 import { type LibraryName, type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
@@ -18,7 +19,7 @@ export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number 
 export function parseIntFlag(flag: string, limit: { min: number; max: number }, raw: string): number {
   const text = raw.trim();
   if (!/^[+-]?\d+$/.test(text)) {
-    throw usageError(`${flag}: ${JSON.stringify(raw)} is not a whole number; expected ${limit.min} to ${limit.max}`);
+    throw usageError(`${flag}: ${shownValue(raw, numberLike(raw))} is not a whole number; expected ${limit.min} to ${limit.max}`);
   }
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max) {
@@ -37,7 +38,9 @@ export const intFlag =
 function parseMsFlag(flag: string, limit: { min: number; max: number }, raw: string, why?: string): number {
   const text = raw.trim();
   if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text)) {
-    throw usageError(`${flag}: ${JSON.stringify(raw)} is not a number of milliseconds; expected ${limit.min} to ${limit.max} (fractions allowed, as in 0.5)`);
+    throw usageError(
+      `${flag}: ${shownValue(raw, numberLike(raw))} is not a number of milliseconds; expected ${limit.min} to ${limit.max} (fractions allowed, as in 0.5)`,
+    );
   }
   const value = Number(text);
   if (value < limit.min || value > limit.max) {
@@ -77,7 +80,8 @@ export function parseModes(raw: string): Mode[] {
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
     if (!(known as readonly string[]).includes(part)) {
-      throw usageError(`--mode: ${JSON.stringify(part)} is not a mode; expected one of ${[...known, ...Object.keys(sets)].join(', ')}`);
+      const choices = [...known, ...Object.keys(sets)];
+      throw usageError(`--mode: ${shownValue(part, nearWord(part, choices))} is not a mode; expected one of ${choices.join(', ')}`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
@@ -210,7 +214,7 @@ export function urlOnce(raw: string, previous: string | undefined): string {
 
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
-    throw usageError(`--pending: ${JSON.stringify(raw)} is not a pending type; expected list or zset`);
+    throw usageError(`--pending: ${shownValue(raw, nearWord(raw, PENDING_KINDS))} is not a pending type; expected list or zset`);
   }
   return raw as PendingKind;
 }
@@ -219,11 +223,18 @@ export function parseQueueName(raw: string): string {
   // `--queue --help` would otherwise run on a queue named "--help": a value that looks like an
   // option is a missing value.
   if (raw.startsWith('-')) {
-    throw usageError(`--queue: ${JSON.stringify(raw)} looks like an option, not a queue name; give the name right after --queue (it may not start with '-')`);
-  }
-  if (!QUEUE_NAME.test(raw) || raw.length > 100) {
     throw usageError(
-      `--queue: ${JSON.stringify(raw)} is not a valid queue name; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
+      `--queue: ${shownValue(raw, /^--?[a-z][a-z-]{0,23}$/i.test(raw))} looks like an option, not a queue name; give the name right after --queue (it may not start with '-')`,
+    );
+  }
+  // The name itself is not repeated (a password typed here would be): what is wrong with it is.
+  const refused = [...new Set(raw.replace(/[A-Za-z0-9_-]/g, ''))];
+  if (raw.length === 0 || raw.length > 100)
+    throw usageError(`--queue: a queue name of ${plural(raw.length, 'character')}; use 1 to 100 letters, digits, '-' or '_'`);
+  if (!QUEUE_NAME.test(raw)) {
+    const named = refused.map((c) => (/\s/.test(c) ? 'a space' : /[\x00-\x1f\x7f]/.test(c) ? 'a control character' : `'${c}'`));
+    throw usageError(
+      `--queue: a queue name may not hold ${[...new Set(named)].join(', ')}; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
     );
   }
   return raw;

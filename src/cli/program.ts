@@ -36,7 +36,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
       // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
-      outputError: (message, write) => write(`emq-race: ${scrubUrlText(oneLine(message))}\n`),
+      outputError: (message, write) => write(`emq-race: ${commanderLine(message)}\n`),
     })
     .exitOverride();
   for (const option of raceFlagOptions()) program.addOption(option);
@@ -121,7 +121,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   } catch (err) {
     if (err instanceof CommanderError) {
       // Commander has already written its line on stderr (outputError above).
-      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, oneLine(err.message));
+      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message));
     }
     // Every message is scrubbed once more on its way out: no path may print a password, even one
     // that forgot to use the redacted URL.
@@ -134,7 +134,16 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
-/** Commander's message as the one line the tool prints. */
+/**
+ * Commander's message as the one line the tool prints, scrubbed as every error is. An unknown
+ * option is named without the value joined to it (`--password=…`, `-aVALUE`): that value is
+ * often the very password (`--password=` and redis-cli's `-a` are other tools' flags).
+ */
+function commanderLine(message: string): string {
+  return scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
+}
+
+/** Commander's message as one line. */
 function oneLine(message: string): string {
   return message
     .replace(/^error: /, '')
@@ -209,7 +218,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (flags.exportTest !== undefined) io.err(`exported test: ${flags.exportTest}\n`);
+      if (flags.exportTest !== undefined) io.err(`exported test: ${scrubUrlText(flags.exportTest)}\n`);
     };
     const writePage = (): void => {
       if (flags.html !== undefined)

@@ -6,6 +6,7 @@ import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { usageError } from '../errors.js';
+import { shownValue } from '../text.js';
 import {
   checkLibraryFlagsGiven,
   checkRaceOptions,
@@ -274,7 +275,7 @@ function parseWaitReplicas(raw: string): { replicas: number; timeoutMs: number }
   const within = (n: number, limit: { min: number; max: number }): boolean => Number.isSafeInteger(n) && n >= limit.min && n <= limit.max;
   if (!match || !within(replicas, LIMITS.waitReplicas) || !within(timeoutMs, LIMITS.waitTimeout)) {
     throw usageError(
-      `--wait-replicas: ${JSON.stringify(raw)} is not N[:TIMEOUT_MS] with N ${range(LIMITS.waitReplicas)} (the drill has one replica) and TIMEOUT_MS ${range(LIMITS.waitTimeout)}`,
+      `--wait-replicas: ${shownValue(raw, /^[\s\d:+.-]{0,24}$/.test(raw))} is not N[:TIMEOUT_MS] with N ${range(LIMITS.waitReplicas)} (the drill has one replica) and TIMEOUT_MS ${range(LIMITS.waitTimeout)}`,
     );
   }
   return { replicas, timeoutMs };

@@ -7,6 +7,7 @@
  * nothing unless the write reached max-stalled.
  */
 import { usageError } from '../errors.js';
+import { nearWord, showable, shownValue } from '../text.js';
 import { DEAD_LETTER_STEP, LOOP_STEPS, type LoopStep } from '../sweepers/loop-steps.js';
 
 export const SWEEP_NAMES = ['A', 'B'] as const;
@@ -39,18 +40,23 @@ export function parseSchedule(raw: string): ScheduleEntry[] {
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.every((part) => part === '')) throw fail(`is empty; expected SWEEP:STEP items such as ${DEFAULT_SCHEDULE}`);
 
+  // An item is repeated only when it reads as one mistyped: a password typed here is not.
+  const shown = (part: string): string => shownValue(part, /^[a-z]{1,2}\s*:\s*[a-z_-]{1,24}$/i.test(part) || nearWord(part, REPLAY_STEPS));
   const entries: ScheduleEntry[] = [];
   const next = new Map<SweepName, number>(SWEEP_NAMES.map((name) => [name, 0]));
   for (const part of parts) {
     const match = /^([^:\s]+)\s*:\s*([^:\s]+)$/.exec(part);
-    if (!match) throw fail(`${JSON.stringify(part)} is not SWEEP:STEP (for example A:detect)`);
+    if (!match) throw fail(`${shown(part)} is not SWEEP:STEP (for example A:detect)`);
     const sweepText = (match[1] ?? '').toUpperCase();
     const stepText = (match[2] ?? '').toLowerCase();
     if (!(SWEEP_NAMES as readonly string[]).includes(sweepText)) {
-      throw fail(`${JSON.stringify(part)} names sweep ${JSON.stringify(match[1])}; the sweeps are A and B`);
+      const named = /^[a-z]{1,2}$/i.test(match[1] ?? '') ? `sweep ${JSON.stringify(match[1])}` : 'another sweep';
+      throw fail(`${shown(part)} names ${named}; the sweeps are A and B`);
     }
     if (!(REPLAY_STEPS as readonly string[]).includes(stepText)) {
-      throw fail(`${JSON.stringify(part)} names step ${JSON.stringify(match[2])}; the loop's steps are ${steps}, then ${DEAD_LETTER_STEP}`);
+      const typed = match[2] ?? '';
+      const named = showable(typed, nearWord(typed, REPLAY_STEPS)) ? `step ${JSON.stringify(typed)}` : 'another step';
+      throw fail(`${shown(part)} names ${named}; the loop's steps are ${steps}, then ${DEAD_LETTER_STEP}`);
     }
     const sweep = sweepText as SweepName;
     const step = stepText as ReplayStep;

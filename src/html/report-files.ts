@@ -3,6 +3,7 @@
  * prints, and says where it went — on stderr under --json, since stdout then carries the JSON alone.
  */
 import { reportJson, type RaceReport } from '../report/json.js';
+import { scrubUrlText } from '../server/connection.js';
 import { runReadout } from '../report/report.js';
 import { explorePage } from './explore-page.js';
 import { gridPage } from './grid-page.js';
@@ -14,8 +15,9 @@ import type { GridJson } from '../grid/json.js';
 import type { ExploreReportJson } from '../explore/render.js';
 import type { Io, RunResult } from '../model.js';
 
+/** The file written, as given, but scrubbed: a URL with its password given as the file's name (a folder `redis:`) is not printed back. */
 function announce(io: Io, json: boolean, what: string, path: string): void {
-  (json ? io.err : io.out)(`${what}: ${path}\n`);
+  (json ? io.err : io.out)(`${what}: ${scrubUrlText(path)}\n`);
 }
 
 export function writeRacePage(

@@ -8,6 +8,7 @@ import type { PeerCertificate } from 'node:tls';
 import { describeServerError, EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
+import { nearWord, VALUE_NOT_SHOWN } from '../text.js';
 
 // node:net and node:tls are required where a TLS connection through the latency proxy needs them:
 // every command imports this module for its URL checks, and --help should not load TLS.
@@ -58,6 +59,11 @@ export interface ServerAddress {
 
 /** What a URL's query may say: ioredis would read any query parameter as a client option (keyPrefix included). */
 const QUERY_FIELDS = ['password', 'username', 'db'];
+/**
+ * The schemes the tool may name: its own and those a user may give by mistake. Any other word in
+ * front of a ':' may be a password, and is neither shown in a redacted URL nor named in an error.
+ */
+const SCHEME_WORDS = ['redis', 'rediss', 'valkey', 'valkeys', 'redict', 'unix', 'tcp', 'tls', 'http', 'https'];
 const URL_FORMS = 'expected redis://[user:password@]host:port[/db], rediss://… or unix:///path/to/socket';
 
 /**
@@ -78,7 +84,7 @@ export function parseServerUrl(url: string, source = '--url'): ServerTarget {
 export function serverAddress(url: string, source = '--url'): ServerAddress {
   const display = redactUrl(url);
   // A value with nothing shown of it (a word that may be the password alone) is not quoted as '***'.
-  const shown = display === '***' ? 'the value given (not shown: it may be a password)' : JSON.stringify(display);
+  const shown = display === '***' ? VALUE_NOT_SHOWN : JSON.stringify(display);
   // The WHATWG parser drops a tab or line break anywhere, so the password used would not be the
   // one typed; other control characters are refused with them, as no password a person types.
   if (/[\x00-\x1f\x7f]/.test(url))
@@ -102,10 +108,13 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
     throw usageError(`${source}: ${shown} has a '#', after which a URL's parser reads nothing as the address; percent-encode a '#' in a password as %23`);
   }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
-    // Named only when written as a scheme (`http://`): the word before a ':' may be a password's start.
+    // Named only when written as a scheme known elsewhere (`http://`): any other word before a
+    // ':' may be a password's start (`pa55word://…`), and the URL is not repeated either.
     const scheme = parsed.protocol.replace(/:$/, '');
     const named =
-      url.startsWith(`${scheme}://`) && /^[a-z][a-z0-9+.-]{0,15}$/.test(scheme) ? `scheme ${JSON.stringify(scheme)} is` : `${shown} has a scheme that is`;
+      url.toLowerCase().startsWith(`${scheme}://`) && nearWord(scheme, SCHEME_WORDS)
+        ? `scheme ${JSON.stringify(scheme)} is`
+        : `${VALUE_NOT_SHOWN} has a scheme that is`;
     throw usageError(`${source}: ${named} not supported; use redis://, rediss:// or unix://`);
   }
   const unix = parsed.protocol === 'unix:';
@@ -150,8 +159,8 @@ const SHOWN_PARAMS = new Map([
   ['username', /^[A-Za-z0-9._-]*$/],
 ]);
 
-/** Schemes named in front of a URL that is scrubbed as text; any other word before a ':' may be a secret. */
-const KNOWN_SCHEMES = /^(?:rediss?|valkeys?|unix|tcp|tls|https?):\/{0,3}/i;
+/** A scheme the tool may name, with its slashes, in front of a URL that is scrubbed as text. */
+const KNOWN_SCHEMES = new RegExp(`^(?:${SCHEME_WORDS.join('|')}):\\/{0,3}`, 'i');
 
 /**
  * What a URL scrubbed as text may show after its scheme: a host, a port of digits, a database, or

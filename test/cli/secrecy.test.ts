@@ -115,6 +115,18 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  // ioredis's debug lines show every command's arguments, AUTH's among them: under DEBUG they stay
+  // off, in the tool and in its sweeper processes, and the run says so.
+  test('DEBUG=* (spawned, with --processes): the race runs, a note says ioredis stays quiet, and no line shows the password', async () => {
+    const url = `redis://racer:${encoded}@127.0.0.1:${port}`;
+    const result = await spawnCli(['--url', url, '--jobs', '50', '--mode', 'atomic', '--processes', '--sweepers', '2'], { DEBUG: '*' });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^emq-race: DEBUG: ioredis's lines stay off \(they would show the AUTH command's password\)$/m);
+    assertNoSecret('DEBUG=*', result.stdout, result.stderr);
+    const other = await spawnCli(['--version'], { DEBUG: 'express:*' });
+    assert.doesNotMatch(other.stderr, /DEBUG/, 'a DEBUG that names no ioredis line is left without a note');
+  });
+
   // `spawned`: the one form run as a user runs it, through every output (see the top of the file).
   const forms: readonly { name: string; url: () => string; env?: boolean; spawned?: boolean }[] = [
     { name: 'user:password@', url: () => `redis://racer:${encoded}@127.0.0.1:${port}`, spawned: true },

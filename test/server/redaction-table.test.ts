@@ -285,3 +285,49 @@ forOneServerKind(import.meta.url, 'redaction of every --url form through every o
     assertNoSecret('the URL as a command', result.stdout, result.stderr);
   });
 });
+
+/**
+ * A password typed where another flag's value goes, or joined to a flag the tool does not have
+ * (`--password=`, redis-cli's `-a`): the usage error names the flag and what it takes, not the
+ * value. No server is needed: each is refused before any connection.
+ */
+test('a password given to the wrong flag, or to one the tool does not have, is not printed back', async () => {
+  const secret = 'Zq7Secret9w0rd';
+  const url = `redis://:${secret}@127.0.0.1:7000`;
+  const cases: readonly (readonly [readonly string[], RegExp])[] = [
+    [[`--password=${secret}`], /^emq-race: unknown option '--password'$/],
+    [[`--pass=${secret}'x`], /^emq-race: unknown option '--pass'/],
+    [[`-a${secret}`], /^emq-race: unknown option '-a'$/],
+    [[`--urll=${url}`], /^emq-race: unknown option '--urll'/],
+    [['--jobs', secret], /^emq-race: --jobs: the value given \(not shown: it may be a password\) is not a whole number; expected 1 to /],
+    [['--jobs', url], /^emq-race: --jobs: the value given \(not shown/],
+    [['--latency', secret], /^emq-race: --latency: the value given \(not shown/],
+    [['--mode', secret], /^emq-race: --mode: the value given \(not shown: it may be a password\) is not a mode; expected one of atomic/],
+    [['--pending', secret], /^emq-race: --pending: the value given \(not shown/],
+    [['--fault', secret], /^emq-race: --fault: the value given \(not shown/],
+    [['--lib', secret], /^emq-race: --lib: the value given \(not shown/],
+    [['--expect', `atomic=${secret}`], /^emq-race: --expect: the value given \(not shown/],
+    [['--queue', `${secret}{x}`], /^emq-race: --queue: a queue name may not hold '\{', '\}'; use 1 to 100 letters/],
+    [['--queue', `-${secret}`], /^emq-race: --queue: the value given \(not shown/],
+    [['--url', `${secret}://127.0.0.1:7000`], /^emq-race: --url: the value given \(not shown: it may be a password\) has a scheme that is not supported/],
+    [['explain', '--schedule', `A:detect,${secret}:probe`], /^emq-race: --schedule: the value given \(not shown: it may be a password\) names another sweep/],
+    [['explain', '--counter', secret], /^emq-race: --counter: the value given \(not shown/],
+    [['grid', '--vary', secret], /^emq-race: --vary: the value given \(not shown/],
+    [['grid', '--vary', `sweepers=1,${secret}`], /^emq-race: --sweepers: the value given \(not shown/],
+  ];
+  for (const [args, line] of cases) {
+    for (const json of [false, true]) {
+      const what = [...args, ...(json ? ['--json'] : [])].join(' ');
+      const result = await runInProcess(json ? [...args, '--json'] : args);
+      assert.equal(result.code, 2, `${what}: ${result.stderr}`);
+      assert.match(oneErrorLine(result.stderr) ?? '', line, what);
+      if (json) assert.match(`emq-race: ${(JSON.parse(result.stdout) as { error: { message: string } }).error.message}`, line, what);
+      assertNoSecret(what, result.stdout, result.stderr);
+    }
+  }
+  // A mistyped value of the flag's own kind is still repeated, so the user sees the typo.
+  const typo = await runInProcess(['--mode', 'atomc']);
+  assert.match(oneErrorLine(typo.stderr) ?? '', /^emq-race: --mode: "atomc" is not a mode/);
+  const scheme = await runInProcess(['--url', 'HTTP://127.0.0.1:7000']);
+  assert.match(oneErrorLine(scheme.stderr) ?? '', /^emq-race: --url: scheme "http" is not supported/);
+});
