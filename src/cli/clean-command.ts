@@ -67,7 +67,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
       // On a cluster each queue lives on the primary owning its slot: clean goes there, for one
       // queue, and looks on every primary for --all (a run's queues are spread over them).
       // A cluster with a node down may give no slot map: discoverTopology waits once, then says so.
-      const topology = (await isClusterNode(redis)) ? await discoverTopology(target, signal) : undefined;
+      const topology = (await isClusterNode(redis, target.display)) ? await discoverTopology(target, signal) : undefined;
       const on = async (node: string | undefined): Promise<Redis> => {
         if (!topology || node === undefined) return redis;
         let held = nodes.get(node);

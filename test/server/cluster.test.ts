@@ -11,8 +11,10 @@ import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from
 import { pickQueueNames } from '../../src/queue/placement.js';
 import { queueSlot } from '../../src/queue/keys.js';
 import { crc16, keySlot } from '../../src/server/cluster/slot.js';
-import { isClusterInfo, nodeUrl, topologyFromSlots } from '../../src/server/cluster/topology.js';
-import { which } from '../../src/server/embedded-server.js';
+import { isClusterInfo, isClusterNode, nodeUrl, topologyFromSlots } from '../../src/server/cluster/topology.js';
+import { startEmbeddedServer, which } from '../../src/server/embedded-server.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { EmqError, ExitCode } from '../../src/errors.js';
 import { createdKeys, queueKeys } from '../../src/queue/keys.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { runCli } from '../helpers/cli.js';
@@ -209,6 +211,23 @@ test('--embedded-cluster 3 runs the race on a cluster of its own and tears it do
   assert.match(result.stdout, /^each column sums its mode's queues \(2 queues in all/m);
   assert.match(result.stdout, /^jobs +600$/m);
   assert.match(result.stdout, /queue \S+ on 127\.0\.0\.1:\d+: atomic/);
+});
+
+test('the cluster check on a connection lost meanwhile is one line and exit 3, not an unexpected error', async () => {
+  const server = await startEmbeddedServer({});
+  try {
+    const redis = await connect(parseServerUrl(server.url));
+    assert.equal(await isClusterNode(redis, server.url), false);
+    redis.disconnect();
+    await assert.rejects(isClusterNode(redis, server.url), (err: unknown) => {
+      assert.ok(err instanceof EmqError, String(err));
+      assert.equal(err.exitCode, ExitCode.server);
+      assert.ok(err.message.includes(server.url), err.message);
+      return true;
+    });
+  } finally {
+    await server.stop();
+  }
 });
 
 test('--cluster against a server that is not a cluster node is a usage error', async () => {

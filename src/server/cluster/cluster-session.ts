@@ -18,7 +18,7 @@ export async function openEmbeddedClusterSession(primaries: number, serverBin?: 
  * `required` (--cluster) a server that is not a cluster node is a usage error.
  */
 export async function clusterTopology(session: Session, required: boolean): Promise<Topology | undefined> {
-  if (!(await isClusterNode(session.admin))) {
+  if (!(await isClusterNode(session.admin, session.target.display))) {
     if (required) throw usageError(`--cluster: the server at ${session.target.display} is not a cluster node (INFO cluster: cluster_enabled:0)`);
     return undefined;
   }

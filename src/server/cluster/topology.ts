@@ -24,8 +24,13 @@ export function isClusterInfo(info: string): boolean {
   return /^cluster_enabled:1\s*$/m.test(info);
 }
 
-export async function isClusterNode(redis: Redis): Promise<boolean> {
-  return isClusterInfo(await redis.info('cluster'));
+/** Whether the server is a cluster node; a connection lost meanwhile is the one-line error every server failure is. */
+export async function isClusterNode(redis: Redis, where: string): Promise<boolean> {
+  try {
+    return isClusterInfo(await redis.info('cluster'));
+  } catch (err) {
+    throw describeServerError(err, where);
+  }
 }
 
 /** The --url with its host and port replaced by a node's; user, password and scheme stay. */
