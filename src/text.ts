@@ -127,6 +127,11 @@ export function shownValue(raw: string, plausible = false): string {
   return showable(raw, plausible) ? JSON.stringify(raw) : VALUE_NOT_SHOWN;
 }
 
+/** A refused choice as its error names it: shown when it is within reach of one of `choices` (nearWord). */
+export function shownChoice(raw: string, choices: readonly string[]): string {
+  return shownValue(raw, nearWord(raw, choices));
+}
+
 /** Whether shownValue repeats `raw`. */
 export function showable(raw: string, plausible = false): boolean {
   return plausible || /^[a-z][a-z-]{0,11}$/.test(raw);

@@ -8,7 +8,7 @@
  * a usage error, never last-wins.
  */
 import { usageError } from '../errors.js';
-import { nearWord, showable, shownValue } from '../text.js';
+import { nearWord, showable, shownChoice, shownValue } from '../text.js';
 import { OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../model.js';
 import { STRATEGIES, modes as allModes } from '../sweepers/strategies.js';
 
@@ -48,10 +48,8 @@ export function parseTerm(term: string): Expectation {
   const [mode, outcome, extra] = term.split('=').map((part) => part.trim());
   if (mode !== undefined && outcome !== undefined && extra === undefined) {
     const where = plainTerm(term) ? ` in ${JSON.stringify(term)}` : '';
-    if (!isMode(mode))
-      throw usageError(`--expect: ${shownValue(mode, nearWord(mode, allModes()))}${where} is not a mode; expected one of ${allModes().join(', ')}`);
-    if (!isOutcome(outcome))
-      throw usageError(`--expect: ${shownValue(outcome, nearWord(outcome, OUTCOMES))}${where} is not an outcome; expected clean or race`);
+    if (!isMode(mode)) throw usageError(`--expect: ${shownChoice(mode, allModes())}${where} is not a mode; expected one of ${allModes().join(', ')}`);
+    if (!isOutcome(outcome)) throw usageError(`--expect: ${shownChoice(outcome, OUTCOMES)}${where} is not an outcome; expected clean or race`);
     const canonical = `${mode}=${outcome}`;
     return { terms: [canonical], modes: { [mode]: { outcome, term: canonical } } };
   }

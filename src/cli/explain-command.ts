@@ -13,7 +13,7 @@ import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { COUNTER_FORMS, type CounterForm } from '../explain/counter-forms.js';
 import type { CounterRace } from '../explain/counter-race.js';
 import { serverHeadline } from '../server/connection.js';
-import { nearWord, outputWidth, shownValue, wrapLines } from '../text.js';
+import { outputWidth, shownChoice, wrapLines } from '../text.js';
 import type { Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
 import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
@@ -52,9 +52,7 @@ export function parseExplainModes(raw: string): Mode[] {
     if (!(replayed as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
       const choices = [...allModes(), ...Object.keys(modeSets())];
-      throw usageError(
-        `--mode: ${shownValue(part, nearWord(part, choices))} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays ${replayedWords()}`,
-      );
+      throw usageError(`--mode: ${shownChoice(part, choices)} is ${known ? 'a mode explain cannot replay' : 'not a mode'}; explain replays ${replayedWords()}`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
@@ -63,7 +61,7 @@ export function parseExplainModes(raw: string): Mode[] {
 
 function parseCounterForm(raw: string): CounterForm {
   if (!(COUNTER_FORMS as readonly string[]).includes(raw)) {
-    throw usageError(`--counter: ${shownValue(raw, nearWord(raw, COUNTER_FORMS))} is not a form of the counter; expected in-script or client`);
+    throw usageError(`--counter: ${shownChoice(raw, COUNTER_FORMS)} is not a form of the counter; expected in-script or client`);
   }
   return raw as CounterForm;
 }

@@ -16,7 +16,7 @@ import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { nearWord, outputWidth, shownValue, wrap, wrapLines } from '../text.js';
+import { outputWidth, shownChoice, shownValue, wrap, wrapLines } from '../text.js';
 import type { Io } from '../model.js';
 
 /**
@@ -103,15 +103,13 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
   const known = VARIABLE_FLAGS.join(', ');
   for (const word of words) {
     const at = word.indexOf('=');
-    if (at < 0) throw usageError(`--vary: ${shownValue(word, nearWord(word, VARIABLE_FLAGS))} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
+    if (at < 0) throw usageError(`--vary: ${shownChoice(word, VARIABLE_FLAGS)} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
     const flag = word.slice(0, at).trim().replace(/^--/, '');
     const list = word.slice(at + 1);
     if (!(VARIABLE_FLAGS as readonly string[]).includes(flag)) {
       const race = options.some((option) => option.long === `--${flag}`);
       const flags = options.flatMap((option) => (option.long ? [option.long.replace(/^--/, '')] : []));
-      throw usageError(
-        `--vary: ${shownValue(flag, nearWord(flag, flags))} is ${race ? 'not a numeric race flag' : 'not a race flag'}; a grid varies one of ${known}`,
-      );
+      throw usageError(`--vary: ${shownChoice(flag, flags)} is ${race ? 'not a numeric race flag' : 'not a race flag'}; a grid varies one of ${known}`);
     }
     if (axes.some((axis) => axis.flag === flag)) throw usageError(`--vary: ${flag} is varied twice; give its values in one list`);
     if (given(`--${flag}`)) throw usageError(`--vary: ${flag} is also given as --${flag}; leave one out`);

@@ -7,7 +7,7 @@ import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
 import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { checkExpectedModes } from './expect.js';
-import { nearWord, numberLike, plural, shownValue } from '../text.js';
+import { numberLike, plural, shownChoice, shownValue } from '../text.js';
 import { type LibraryName, type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
@@ -81,7 +81,7 @@ export function parseModes(raw: string): Mode[] {
   for (const part of raw.split(',').map((p) => p.trim())) {
     if (!(known as readonly string[]).includes(part)) {
       const choices = [...known, ...Object.keys(sets)];
-      throw usageError(`--mode: ${shownValue(part, nearWord(part, choices))} is not a mode; expected one of ${choices.join(', ')}`);
+      throw usageError(`--mode: ${shownChoice(part, choices)} is not a mode; expected one of ${choices.join(', ')}`);
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);
   }
@@ -214,7 +214,7 @@ export function urlOnce(raw: string, previous: string | undefined): string {
 
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
-    throw usageError(`--pending: ${shownValue(raw, nearWord(raw, PENDING_KINDS))} is not a pending type; expected list or zset`);
+    throw usageError(`--pending: ${shownChoice(raw, PENDING_KINDS)} is not a pending type; expected list or zset`);
   }
   return raw as PendingKind;
 }
@@ -228,11 +228,10 @@ export function parseQueueName(raw: string): string {
     );
   }
   // The name itself is not repeated (a password typed here would be): what is wrong with it is.
-  const refused = [...new Set(raw.replace(/[A-Za-z0-9_-]/g, ''))];
   if (raw.length === 0 || raw.length > 100)
     throw usageError(`--queue: a queue name of ${plural(raw.length, 'character')}; use 1 to 100 letters, digits, '-' or '_'`);
   if (!QUEUE_NAME.test(raw)) {
-    const named = refused.map((c) => (/\s/.test(c) ? 'a space' : /[\x00-\x1f\x7f]/.test(c) ? 'a control character' : `'${c}'`));
+    const named = [...raw.replace(/[A-Za-z0-9_-]/g, '')].map((c) => (/\s/.test(c) ? 'a space' : /[\x00-\x1f\x7f]/.test(c) ? 'a control character' : `'${c}'`));
     throw usageError(
       `--queue: a queue name may not hold ${[...new Set(named)].join(', ')}; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
     );

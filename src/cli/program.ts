@@ -177,7 +177,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // The race, the server and the report load when a race runs: --help, --version and a usage
   // error refused by commander start without them (docs/architecture.md, "How the command starts").
   const { raceReport } = await import('./race-report.js');
-  const { writeRacePage } = await import('../html/report-files.js');
+  const { announce, writeRacePage } = await import('../html/report-files.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
   const { chooseTarget, openSession, withSession } = await import('../server/session.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
@@ -218,7 +218,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (flags.exportTest !== undefined) io.err(`exported test: ${scrubUrlText(flags.exportTest)}\n`);
+      if (flags.exportTest !== undefined) announce(io, true, 'exported test', flags.exportTest);
     };
     const writePage = (): void => {
       if (flags.html !== undefined)

@@ -15,8 +15,8 @@ import type { GridJson } from '../grid/json.js';
 import type { ExploreReportJson } from '../explore/render.js';
 import type { Io, RunResult } from '../model.js';
 
-/** The file written, as given, but scrubbed: a URL with its password given as the file's name (a folder `redis:`) is not printed back. */
-function announce(io: Io, json: boolean, what: string, path: string): void {
+/** Where a file went (on stderr under --json), named as given but scrubbed: a URL with its password given as the file's name (a folder `redis:`) is not printed back. */
+export function announce(io: Io, json: boolean, what: string, path: string): void {
   (json ? io.err : io.out)(`${what}: ${scrubUrlText(path)}\n`);
 }
 

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { usageError } from '../errors.js';
-import { nearWord, shownValue } from '../text.js';
+import { shownChoice } from '../text.js';
 import { LIBRARY_NAMES, type FoundLibrary, type LibraryName } from '../model.js';
 import { LIBRARIES } from './table.js';
 import { missingApi } from './missing-api.js';
@@ -18,7 +18,7 @@ import { missingApi } from './missing-api.js';
 /** `--lib NAME`: one of the libraries the tool knows, or a usage error listing them. */
 export function parseLibraryName(raw: string): LibraryName {
   if (!(LIBRARY_NAMES as readonly string[]).includes(raw)) {
-    throw usageError(`--lib: ${shownValue(raw, nearWord(raw, LIBRARY_NAMES))} is not a library emq-race knows; expected one of ${LIBRARY_NAMES.join(', ')}`);
+    throw usageError(`--lib: ${shownChoice(raw, LIBRARY_NAMES)} is not a library emq-race knows; expected one of ${LIBRARY_NAMES.join(', ')}`);
   }
   return raw as LibraryName;
 }

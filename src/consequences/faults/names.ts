@@ -3,14 +3,14 @@
  * those that cannot (which ones, and why, each strategy says in sweepers/strategies.ts).
  */
 import { usageError } from '../../errors.js';
-import { nearWord, shownValue } from '../../text.js';
+import { shownChoice } from '../../text.js';
 import { FAULTS, type FaultName } from '../../model.js';
 
 /** A commander collector: `--fault` may be given several times; each name counts once. */
 export function collectFault(raw: string, previous: readonly FaultName[] = []): FaultName[] {
   const name = raw.trim();
   if (!(FAULTS as readonly string[]).includes(name)) {
-    throw usageError(`--fault: ${shownValue(raw, nearWord(name, FAULTS))} is not a fault; expected one of ${FAULTS.join(', ')} (repeat the flag for several)`);
+    throw usageError(`--fault: ${shownChoice(raw, FAULTS)} is not a fault; expected one of ${FAULTS.join(', ')} (repeat the flag for several)`);
   }
   return previous.includes(name as FaultName) ? [...previous] : [...previous, name as FaultName];
 }
