@@ -70,6 +70,27 @@ export function stoppedAnswering(where: string): boolean {
   return silentServers.has(where);
 }
 
+/**
+ * A reply in the Redis protocol but not of the shape the command's reply has (a SCAN answered
+ * with `+OK`, an INFO with no fields): the peer only looks like Redis. Thrown where the reply is
+ * read, which does not know the server's address; describeServerError puts it in words.
+ */
+export class UnlikeRedisReply extends Error {
+  constructor(
+    /** The command whose reply it was, as Redis names it. */
+    readonly command: string,
+    /** What was wrong with it, in words: never the reply itself, which a stranger wrote. */
+    readonly why: string,
+  ) {
+    super(`${command}: ${why}`);
+    this.name = 'UnlikeRedisReply';
+  }
+}
+
+/** The one refusal of a peer that does not speak Redis: a reply that is not RESP, or one no Redis gives. */
+const notRedis = (where: string, detail: string): EmqError =>
+  serverError(`the server at ${where} does not speak the Redis protocol${detail}: is it a Redis or Valkey port (or one that wants a rediss:// URL)?`);
+
 /** Dragonfly's refusal, by default, of a key a script names without declaring it in KEYS. */
 const UNDECLARED_KEY = /script tried accessing undeclared key/i;
 
@@ -139,8 +160,9 @@ export function describeServerError(err: unknown, where: string): EmqError {
   }
   if (/^Protocol error, got /.test(message)) {
     // ioredis' words for a reply that is not RESP: an HTTP server, an SSH port, a TLS port read as plain.
-    return serverError(`the server at ${where} does not speak the Redis protocol: is it a Redis or Valkey port (or one that wants a rediss:// URL)?`);
+    return notRedis(where, '');
   }
+  if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
   if (/^NOAUTH/.test(message)) {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }

@@ -16,6 +16,7 @@
  * queue to `clean` from another host meanwhile: resumed, it finds so, and says that it was paused.
  */
 import type { Redis } from 'ioredis';
+import { CursorWalk } from '../server/scan.js';
 import { describeServerError, EmqError, serverError, usageError } from '../errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
@@ -80,10 +81,11 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
   for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
+  const walk = new CursorWalk('SCAN');
   let cursor = '0';
   do {
     signal?.throwIfAborted();
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${common.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+    const { cursor: next, batch } = walk.page(await redis.scan(cursor, 'MATCH', `${common.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000));
     cursor = next;
     for (const key of batch) {
       const keys = byPrefix.get(key.slice(0, key.indexOf('}:') + 2));
@@ -366,10 +368,11 @@ export async function reclaimVanished(redis: Redis, claim: Claim): Promise<boole
  */
 export async function findQueueKeys(redis: Redis, keys: QueueKeys, limit: number, except?: string, between?: () => Promise<void>): Promise<string[]> {
   const found: string[] = [];
+  const walk = new CursorWalk('SCAN');
   let cursor = '0';
   do {
     if (cursor !== '0') await between?.();
-    const [next, batch] = await redis.scan(cursor, 'MATCH', queuePattern(keys), 'COUNT', 1000);
+    const { cursor: next, batch } = walk.page(await redis.scan(cursor, 'MATCH', queuePattern(keys), 'COUNT', 1000));
     cursor = next;
     for (const key of batch) {
       if (key !== except) found.push(key);

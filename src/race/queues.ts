@@ -5,7 +5,7 @@
  * side by side. On a single server every queue lives on that server.
  */
 import type { Redis } from 'ioredis';
-import { connect, type ServerTarget } from '../server/connection.js';
+import { closeConnection, connect, type ServerTarget } from '../server/connection.js';
 import { serverError } from '../errors.js';
 import type { Interrupts } from '../interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
@@ -70,7 +70,7 @@ export async function runQueues(
         );
         return { ...result, node };
       } finally {
-        await admin.quit().catch(() => admin.disconnect());
+        await closeConnection(admin);
       }
     }),
   );
@@ -121,7 +121,7 @@ export async function checkPlanBeforeWrites(
     }
     await checkRunMemory(loads, memoryTraits, signal);
   } finally {
-    for (const redis of opened) await redis.quit().catch(() => redis.disconnect());
+    for (const redis of opened) await closeConnection(redis);
   }
 }
 

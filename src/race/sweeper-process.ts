@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { leaveClosedTerminalAlone } from '../closed-terminal.js';
-import { connect } from '../server/connection.js';
+import { closeConnection, connect } from '../server/connection.js';
 import { EmqError, ExitCode, describeServerError } from '../errors.js';
 import { queueKeys } from '../queue/keys.js';
 import { measureServerClock } from '../server/clock.js';
@@ -80,7 +80,7 @@ async function sweep(): Promise<void> {
     sweeps: outcome.sweeps,
     cutShort: outcome.cutShort,
   });
-  await redis.quit().catch(() => redis?.disconnect());
+  await closeConnection(redis);
   process.disconnect?.();
 }
 

@@ -5,7 +5,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
-import { describeServerError, EmqError, noteStoppedAnswering, serverError, usageError } from '../errors.js';
+import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../errors.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
 import { nearWord, VALUE_NOT_SHOWN } from '../text.js';
@@ -343,6 +343,22 @@ export interface ConnectOptions {
    * the re-send of unanswered commands stay off: a command in flight fails, and the tool decides.
    */
   readonly reconnect?: boolean;
+}
+
+/**
+ * Closes a connection: QUIT, then the socket. ioredis resolves QUIT on its reply and leaves the
+ * socket for the server to close, so a peer that answers but never closes (one that says `+OK` to
+ * everything) would hold the process open for ever; a server gone already fails QUIT, and the
+ * socket is dropped all the same.
+ */
+export async function closeConnection(redis: Redis): Promise<void> {
+  try {
+    await redis.quit();
+  } catch {
+    // Nothing to say goodbye to: the socket goes below.
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**
@@ -715,9 +731,21 @@ export function parseServerInfo(info: string): ServerInfo {
   return { kind, version: kind === 'dragonfly' ? version.replace(/^df-/, '').replace(/^v(?=\d)/, '') : version };
 }
 
+/**
+ * Whether a reply reads as INFO's text: `# Section` headings and `field:value` lines, and, where
+ * `fields` is asked for, at least one field. A peer that answers INFO with `+OK` only looks like Redis.
+ */
+export function isInfoText(reply: unknown, fields: boolean): reply is string {
+  if (typeof reply !== 'string') return false;
+  const lines = reply.split(/\r?\n/).filter((line) => line.trim() !== '');
+  return lines.every((line) => line.startsWith('#') || line.indexOf(':') > 0) && (!fields || lines.some((line) => line.indexOf(':') > 0));
+}
+
 export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
   try {
-    const server = await redis.info('server');
+    const server: unknown = await redis.info('server');
+    // Every server the tool knows fills the server section: a reply without a field is not INFO's.
+    if (!isInfoText(server, true)) throw new UnlikeRedisReply('INFO', 'is not INFO text');
     const info = parseServerInfo(server);
     if (info.kind !== 'redis') return info;
     // KeyDB names itself only outside the server section, in a section Redis does not have (and

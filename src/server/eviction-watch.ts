@@ -11,7 +11,7 @@
  * the server's counters went down (a reset) adds everything counted since the reset.
  */
 import type { Redis } from 'ioredis';
-import { connect, type ServerTarget } from './connection.js';
+import { closeConnection, connect, type ServerTarget } from './connection.js';
 import { InterruptedError, serverError, type EmqError } from '../errors.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
@@ -87,7 +87,7 @@ interface Watched {
 async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err: EmqError) => void): Promise<EvictionWatch> {
   const watched: Watched[] = [];
   const close = async (): Promise<void> => {
-    for (const { redis } of watched.splice(0)) await redis.quit().catch(() => redis.disconnect());
+    for (const { redis } of watched.splice(0)) await closeConnection(redis);
   };
   try {
     for (const target of targets) {

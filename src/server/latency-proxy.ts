@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
 import { describeServerError, serverError, usageError } from '../errors.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
-import { connect, type ServerTarget } from './connection.js';
+import { closeConnection, connect, type ServerTarget } from './connection.js';
 import { Metronome, monotonicMs } from './metronome.js';
 
 export interface LatencyProxyOptions {
@@ -393,7 +393,6 @@ function bareHost(url: URL): string {
  */
 export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
   const proxy = await startProxyThread({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
-  const quit = (redis: Redis): Promise<unknown> => redis.quit().catch(() => redis.disconnect());
   try {
     const proxied = throughProxy(target, proxy);
     const direct = await connect(target);
@@ -428,10 +427,10 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
           close: () => proxy.close(),
         };
       } finally {
-        await quit(redis);
+        await closeConnection(redis);
       }
     } finally {
-      await quit(direct);
+      await closeConnection(direct);
     }
   } catch (err) {
     await proxy.close();

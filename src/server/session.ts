@@ -3,7 +3,7 @@
  * admin connection for seeding, claiming, auditing and cleanup.
  */
 import type { Redis } from 'ioredis';
-import { connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
+import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { usageError } from '../errors.js';
 import type { Io } from '../model.js';
@@ -76,7 +76,7 @@ export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer 
 
 /** Closes the admin connection, then stops the embedded server unless it is to be kept. */
 export async function closeSession(session: Session, keepServer: boolean): Promise<void> {
-  await session.admin.quit().catch(() => session.admin.disconnect());
+  await closeConnection(session.admin);
   if (!session.embedded) return;
   if (keepServer) session.embedded.detach();
   else await session.embedded.stop();

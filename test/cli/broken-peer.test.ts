@@ -1,0 +1,127 @@
+/**
+ * A peer that speaks the Redis protocol but answers nothing as Redis does: `+OK` to every command,
+ * or a proper INFO and then a SCAN that is no SCAN reply, or one whose cursor goes round for ever.
+ * The peer is a broken server, not a stand-in for Redis: each command line meets it once and must
+ * end with exit 3 and one line saying the server does not answer as Redis does, the process
+ * exiting on its own (no connection held open by a QUIT the peer never follows with a close, no
+ * SCAN walked for ever).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { spawnCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { runCli } from '../helpers/cli.js';
+
+type Behaviour = 'ok-to-all' | 'scan-ok' | 'scan-cycles';
+
+const INFO_SERVER = '# Server\r\nredis_version:7.2.0\r\n';
+const INFO_CLUSTER = '# Cluster\r\ncluster_enabled:0\r\n';
+const bulk = (text: string): string => `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+
+/** The commands in `buffer` (RESP arrays of bulk strings), and what is left of it unread. */
+function commands(buffer: string): { readonly done: string[][]; readonly rest: string } {
+  const done: string[][] = [];
+  let at = 0;
+  for (;;) {
+    const head = /^\*(\d+)\r\n/.exec(buffer.slice(at));
+    if (!head) break;
+    let next = at + head[0].length;
+    const words: string[] = [];
+    for (let i = 0; i < Number(head[1]); i++) {
+      const size = /^\$(\d+)\r\n/.exec(buffer.slice(next));
+      if (!size || buffer.length < next + size[0].length + Number(size[1]) + 2) return { done, rest: buffer.slice(at) };
+      next += size[0].length;
+      words.push(buffer.slice(next, next + Number(size[1])));
+      next += Number(size[1]) + 2;
+    }
+    done.push(words);
+    at = next;
+  }
+  return { done, rest: buffer.slice(at) };
+}
+
+function reply(behaviour: Behaviour, words: readonly string[]): string {
+  const name = (words[0] ?? '').toUpperCase();
+  if (behaviour === 'ok-to-all') return '+OK\r\n';
+  if (name === 'INFO') return bulk((words[1] ?? '').toLowerCase() === 'cluster' ? INFO_CLUSTER : INFO_SERVER);
+  if (name === 'SCAN') return behaviour === 'scan-ok' ? '+OK\r\n' : `*2\r\n${bulk(words[1] === '5' ? '9' : '5')}*0\r\n`;
+  return '+OK\r\n';
+}
+
+/** A broken peer on a port of its own; it never closes a connection itself, as such a peer need not. */
+async function brokenPeer(behaviour: Behaviour): Promise<{ readonly url: string; readonly server: Server; readonly sockets: Set<Socket> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      const { done, rest } = commands(buffer + chunk.toString('latin1'));
+      buffer = rest;
+      for (const words of done) socket.write(reply(behaviour, words));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  assert.ok(address && typeof address === 'object');
+  return { url: `redis://127.0.0.1:${address.port}`, server, sockets };
+}
+
+const NOT_REDIS =
+  /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ does not speak the Redis protocol \(its reply to (\w+) ([^)]*)\): is it a Redis or Valkey port/;
+
+for (const behaviour of ['ok-to-all', 'scan-ok', 'scan-cycles'] as const) {
+  describe(`a peer answering ${behaviour}`, () => {
+    let peer: Awaited<ReturnType<typeof brokenPeer>>;
+    before(async () => {
+      peer = await brokenPeer(behaviour);
+    });
+    after(async () => {
+      for (const socket of peer.sockets) socket.destroy();
+      await new Promise((resolve) => peer.server.close(resolve));
+    });
+
+    const expected =
+      behaviour === 'ok-to-all'
+        ? ['INFO', /is not INFO text/]
+        : ['SCAN', behaviour === 'scan-ok' ? /is not a cursor and a list/ : /keeps giving cursors it gave before/];
+    const lines: [string, string[]][] = [
+      ['clean --all --yes', ['clean', '--all', '--yes']],
+      ['clean --queue', ['clean', '--queue', 'race-broken']],
+      ...(behaviour === 'ok-to-all' ? ([['the race', ['--mode', 'atomic', '--jobs', '10']]] as [string, string[]][]) : []),
+    ];
+    for (const [what, args] of lines) {
+      // With a proper INFO, clean --queue reads one marker by GET and never SCANs: the peer's +OK is no marker of the tool's.
+      const refusedAsForeign = behaviour !== 'ok-to-all' && what === 'clean --queue';
+      test(`${what}: ${refusedAsForeign ? 'refused as no marker of the tool' : 'one line, exit 3'}, and the process ends`, async () => {
+        const result = await spawnCli([...args, '--url', peer.url]);
+        const line = oneErrorLine(result.stderr);
+        assert.ok(line, `one error line, no stack: ${result.stderr}`);
+        if (refusedAsForeign) {
+          assert.equal(result.code, 2, result.stderr);
+          assert.match(line, /was not written by emq-race: leaving queue race-broken alone; nothing removed/);
+          return;
+        }
+        assert.equal(result.code, 3, result.stderr);
+        const said = NOT_REDIS.exec(line);
+        assert.ok(said, line);
+        assert.equal(said[1], expected[0]);
+        assert.match(said[2] ?? '', expected[1] as RegExp);
+      });
+    }
+
+    test('in-process, clean --all returns with the same line and leaves no connection open to the peer', async () => {
+      const result = await runCli(['clean', '--all', '--yes', '--url', peer.url]);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? '', NOT_REDIS);
+      // Every socket the command opened is closed once it returns: the peer sees them go.
+      await new Promise<void>((resolve) => {
+        const look = (): void => (peer.sockets.size === 0 ? resolve() : void setTimeout(look, 5));
+        look();
+      });
+      assert.equal(peer.sockets.size, 0);
+    });
+  });
+}
