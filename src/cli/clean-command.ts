@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
-import { connect } from '../server/connection.js';
+import { closeConnection, connect } from '../server/connection.js';
 import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
 import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../interrupt.js';
 import type { Io } from '../model.js';
@@ -93,8 +93,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
       owned.sort((a, b) => a.queue.localeCompare(b.queue));
       const where = topology ? `the cluster of ${target.display} (${plural(topology.primaries.length, 'primary', 'primaries')})` : target.display;
       if (owned.length === 0) {
-        io.out(`no emq-race queues on ${where}\n`);
-        return ExitCode.ok;
+        io.out(`no emq-race queues on ${where}${unreadable.length > 0 ? ' that this user may read' : ''}\n`);
+        return leftOver(io, where, unreadable, []);
       }
       io.out(`emq-race queues on ${where}:\n`);
       for (const queue of owned) io.out(`  ${describeOwned(queue)}${topology ? ` [on ${nodeOf(queue.queue)}]` : ''}\n`);
@@ -105,12 +105,14 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
           );
         if (!(await io.confirm(`remove ${owned.length === 1 ? 'this queue' : `these ${owned.length} queues`}? [y/N] `, signal))) {
           io.out('nothing removed\n');
-          return ExitCode.ok;
+          return leftOver(io, where, unreadable, []);
         }
       }
-      return await removeQueues(through, owned, io, interrupts, { where: target.display, all: true, again });
+      const refused: string[] = [];
+      await removeQueues(through, owned, io, interrupts, { where: target.display, all: true, again, refused });
+      return leftOver(io, where, unreadable, refused);
     } finally {
-      for (const held of [redis, ...nodes.values()]) await held.quit().catch(() => held.disconnect());
+      for (const held of [redis, ...nodes.values()]) await closeConnection(held);
     }
   } catch (err) {
     // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
@@ -139,6 +141,23 @@ interface Removal {
   readonly all: boolean;
   /** The command that removes what a stop leaves. */
   readonly again: string;
+  /** With `all`: where the queues refused (and skipped) are named. */
+  readonly refused?: string[];
+}
+
+/**
+ * The end of `clean --all` that left queues behind: one line naming them all, and the exit code
+ * `clean --queue` gives for such a queue: 3 for a marker this user may not read (the server's
+ * permission refusal), 2 for a queue refused as in use.
+ */
+function leftOver(io: CleanIo, where: string, unreadable: readonly string[], refused: readonly string[]): number {
+  if (unreadable.length === 0 && refused.length === 0) return ExitCode.ok;
+  const parts = [
+    ...(refused.length > 0 ? [`refused: ${queueList(refused)}`] : []),
+    ...(unreadable.length > 0 ? [`owner marker not readable by this user: ${queueList(unreadable)}`] : []),
+  ];
+  io.err(`emq-race: clean --all left ${plural(refused.length + unreadable.length, 'queue')} on ${where} (${parts.join('; ')})\n`);
+  return unreadable.length > 0 ? ExitCode.server : ExitCode.usage;
 }
 
 /**
@@ -155,7 +174,6 @@ async function removeQueues(
   removal: Removal,
 ): Promise<number> {
   const { cleanQueue, FOREIGN_SHOWN } = await import('../queue/leftovers.js');
-  let refused = 0;
   let midway: string | undefined;
   const notStarted: string[] = [];
   // What a third signal names: the queues from the one under way on.
@@ -176,7 +194,7 @@ async function removeQueues(
       } catch (err) {
         const e = describeServerError(err, removal.where);
         if (!removal.all || e.exitCode !== ExitCode.usage) throw err;
-        refused++;
+        removal.refused?.push(queue.queue);
         io.err(`emq-race: ${e.message}\n`);
       }
       settle();
@@ -190,7 +208,7 @@ async function removeQueues(
     const said = midway === undefined && notStarted.length === queues.length ? 'nothing removed' : whatRemains(midway, notStarted, removal.again);
     throw new StoppedClean(`${stop.message}: ${said}`, stop.exitCode);
   }
-  return refused > 0 ? ExitCode.usage : ExitCode.ok;
+  return (removal.refused?.length ?? 0) > 0 ? ExitCode.usage : ExitCode.ok;
 }
 
 const queueList = (queues: readonly string[]): string => queues.map((queue) => `queue ${queue}`).join(', ');

@@ -15,7 +15,8 @@ import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js'
 import { unlinkLibraryKeys } from './cleanup.js';
 import { jobKeyChunks } from './seed.js';
 import { inCalls } from '../server/slices.js';
-import { parseOwnerValue, type OwnerMarker } from './owner-marker.js';
+import { CursorWalk } from '../server/scan.js';
+import { parseOwnerValue, processStart, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../text.js';
 
 export interface OwnedQueue {
@@ -55,11 +56,13 @@ const OWNER_KEY = /^emq:\{([^{}]*)\}:owner$/;
 export async function findOwnedQueues(redis: Redis, signal?: AbortSignal, unreadable: string[] = []): Promise<OwnedQueue[]> {
   const owned: OwnedQueue[] = [];
   const seen = new Set<string>();
+  const walk = new CursorWalk('SCAN');
   let cursor = '0';
   do {
     signal?.throwIfAborted();
-    const [next, batch] = await redis.scan(cursor, 'MATCH', 'emq:{*}:owner', 'COUNT', 1000);
-    cursor = next;
+    const page = walk.page(await redis.scan(cursor, 'MATCH', 'emq:{*}:owner', 'COUNT', 1000));
+    const batch = page.batch;
+    cursor = page.cursor;
     for (const key of batch) {
       const queue = OWNER_KEY.exec(key)?.[1];
       if (queue === undefined || !QUEUE_NAME.test(queue) || seen.has(queue)) continue;
@@ -110,9 +113,18 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
   return { queue, marker, value };
 }
 
-/** A run on this machine whose process still lives: its keys are in use. */
+/**
+ * A run on this machine whose process still lives: its keys are in use. Where the marker recorded
+ * when its process started and the system says when the process now holding that pid did, the two
+ * must match: a pid given again to another process does not keep the queue. An older marker, or a
+ * process this user may not see, is judged by whether the pid lives at all.
+ */
 function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
   if (marker.host !== host || !(marker.pid > 0) || marker.pid === process.pid) return false;
+  if (marker.procStart !== undefined) {
+    const now = processStart(marker.pid);
+    if (now !== undefined) return now === marker.procStart;
+  }
   try {
     process.kill(marker.pid, 0);
     return true;

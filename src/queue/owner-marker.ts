@@ -11,6 +11,7 @@
  * somebody else's queue, and `clean` trusts it no further than a `claiming` one.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LIMITS } from '../model.js';
 
@@ -36,6 +37,12 @@ export interface OwnerMarker {
   readonly started: number;
   readonly host: string;
   readonly pid: number;
+  /**
+   * The run's process as the system tells it apart from a later one given the same pid (Linux:
+   * the boot's id and the start time from /proc/PID/stat); absent where there is no /proc, and in
+   * markers of older versions.
+   */
+  readonly procStart?: string;
   readonly phase: OwnerPhase;
   /**
    * A library run's library (src/libraries/): its keys are everything under `emq:{Q}:LIBRARY:`,
@@ -46,7 +53,44 @@ export interface OwnerMarker {
 
 /** A run's marker as first written: `claiming`. */
 export function newOwnerMarker(run: string, jobs: number, library?: string): OwnerMarker {
-  return { tool: OWNER_TOOL, run, jobs, started: Date.now(), host: hostname(), pid: process.pid, phase: 'claiming', ...(library ? { library } : {}) };
+  const procStart = processStart(process.pid);
+  return {
+    tool: OWNER_TOOL,
+    run,
+    jobs,
+    started: Date.now(),
+    host: hostname(),
+    pid: process.pid,
+    ...(procStart !== undefined ? { procStart } : {}),
+    phase: 'claiming',
+    ...(library ? { library } : {}),
+  };
+}
+
+/**
+ * When the process `pid` started, as this machine's kernel counts it: the boot's id and field 22
+ * of /proc/PID/stat (clock ticks since boot), so that a pid given again to another process, in
+ * this boot or a later one, reads differently. Undefined where it cannot be read: no /proc (not
+ * Linux), no such process, or one this user may not see.
+ */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses itself: fields from 3 on follow the last ')'.
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3];
+    if (start === undefined || !/^\d+$/.test(start)) return undefined;
+    return `${bootId()}/${start}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 export function ownerValue(marker: OwnerMarker): string {
@@ -78,6 +122,7 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
     started: typeof m.started === 'number' ? m.started : 0,
     host: typeof m.host === 'string' ? m.host : '',
     pid: typeof m.pid === 'number' ? m.pid : 0,
+    ...(typeof m.procStart === 'string' && m.procStart.length <= 100 ? { procStart: m.procStart } : {}),
     phase: m.phase === 'claiming' || m.phase === 'owned' ? m.phase : 'legacy',
     // Only a plain word: it becomes part of a SCAN pattern.
     ...(typeof m.library === 'string' && /^[a-z0-9-]{1,40}$/.test(m.library) ? { library: m.library } : {}),

@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { libraryPrefix, queueKeys } from '../../src/queue/keys.js';
 import { cleanQueue, ownedQueue } from '../../src/queue/leftovers.js';
-import { ownerValue, newOwnerMarker, type OwnerMarker } from '../../src/queue/owner-marker.js';
+import { ownerValue, newOwnerMarker, parseOwnerValue, processStart, type OwnerMarker } from '../../src/queue/owner-marker.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
@@ -112,6 +112,7 @@ forEachServer('clean', (handle) => {
     const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(all.code, 2, all.stderr);
     assert.match(all.stderr, /race-beating is in use by a live run/);
+    assert.match(all.stderr, /^emq-race: clean --all left 1 queue on \S+ \(refused: queue race-beating\)$/m);
     assert.equal((await allKeys(redis)).length, 6);
     await redis.unlink(...(await allKeys(redis)));
 
@@ -123,6 +124,48 @@ forEachServer('clean', (handle) => {
     assert.match(oneErrorLine(result.stderr) ?? '', new RegExp(`in use by a run still going on this machine \\(pid ${process.pid}\\)`));
     assert.equal((await allKeys(redis)).length, 5);
     await redis.unlink(...(await allKeys(redis)));
+  });
+
+  test("a pid given again to another process does not keep a dead run's queue: the marker's start time must match too", {
+    skip: processStart(process.pid) === undefined && 'no /proc here: clean judges by the pid alone',
+  }, async () => {
+    // A live process that is not the run: it holds the pid the marker names, as a reused pid would.
+    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      const pid = other.pid ?? 0;
+      assert.ok(pid > 0);
+      const started = processStart(pid);
+      assert.ok(started !== undefined);
+      await crashedRun('race-reused', 3, { ...ownedMarker('5eed5eed5eed5eed', 3), host: hostname(), pid, procStart: `${started}0` });
+      const reused = await runCli(['clean', '--url', handle.url, '--queue', 'race-reused']);
+      assert.equal(reused.code, 0, reused.stderr);
+      assert.match(reused.stdout, /^removed queue race-reused: 5 keys$/m);
+      assert.deepEqual(await allKeys(redis), []);
+
+      // The same process, as the marker recorded it: the run still goes on.
+      await crashedRun('race-same', 3, { ...ownedMarker('5a3e5a3e5a3e5a3e', 3), host: hostname(), pid, procStart: started });
+      const same = await runCli(['clean', '--url', handle.url, '--queue', 'race-same']);
+      assert.equal(same.code, 2, same.stderr);
+      assert.match(oneErrorLine(same.stderr) ?? '', new RegExp(`in use by a run still going on this machine \\(pid ${pid}\\)`));
+      assert.equal((await allKeys(redis)).length, 5);
+      await redis.unlink(...(await allKeys(redis)));
+
+      // A marker of an older version, without the start time, is judged by the pid alone, as before.
+      const { procStart: _, ...older } = { ...ownedMarker('01d01d01d01d01d0', 3), host: hostname(), pid, procStart: started };
+      await crashedRun('race-older', 3, older);
+      const olderResult = await runCli(['clean', '--url', handle.url, '--queue', 'race-older']);
+      assert.equal(olderResult.code, 2, olderResult.stderr);
+      assert.equal((await allKeys(redis)).length, 5);
+      await redis.unlink(...(await allKeys(redis)));
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
+  test('the marker a run writes names its own process as the system tells it apart', () => {
+    const marker = newOwnerMarker('0000000000000000', 1);
+    assert.equal(marker.procStart, processStart(process.pid));
+    assert.deepEqual(parseOwnerValue(ownerValue(marker)), marker);
   });
 
   test('a clean stopped before its first deletion touches nothing and says so (unbegun); stopped after it, partly', async () => {
