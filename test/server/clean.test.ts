@@ -19,6 +19,7 @@ import { ownerValue, newOwnerMarker, parseOwnerValue, processStart, type OwnerMa
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
+import { errorJson } from '../../src/report/json-header.js';
 import { forEachServer } from '../helpers/servers.js';
 
 forEachServer('clean', (handle) => {
@@ -220,6 +221,22 @@ forEachServer('clean', (handle) => {
     assert.notEqual(await redis.get('emq:{race-lib-stop}:owner'), null);
     assert.equal((await cleanQueue(redis, owned)).stopped, undefined);
     assert.deepEqual(await allKeys(redis), []);
+  });
+
+  test('clean has no --json: asked for it, before or after its name, it prints the error object --json prints and nothing else', async () => {
+    await crashedRun('race-json', 2, ownedMarker('4a504a504a504a50', 2));
+    for (const args of [
+      ['clean', '--json', '--all', '--yes', '--url', handle.url],
+      ['--json', 'clean', '--queue', 'race-json', '--url', handle.url],
+    ]) {
+      const result = await runCli(args);
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(oneErrorLine(result.stderr), "emq-race: unknown option '--json'");
+      assert.deepEqual(JSON.parse(result.stdout), errorJson(2, "unknown option '--json'"));
+      assert.equal(result.stdout.trim().split('\n').length, 1);
+    }
+    assert.equal((await allKeys(redis)).length, 4);
+    await redis.unlink(...(await allKeys(redis)));
   });
 
   test('--all without a terminal refuses unless --yes; with nothing to clean it says so', async () => {
