@@ -1,6 +1,8 @@
 /**
  * The messages between the tool and a sweeper running in a process of its own (--processes):
- * setup (parent → child), ready, go (the barrier's release), then done or failed.
+ * setup (parent → child), ready, go (the barrier's release), then done or failed; and alive,
+ * every ALIVE_EVERY_MS from its start, by which the tool tells a child that stopped answering
+ * (SIGSTOP, stuck) from one still at work.
  */
 import type { TlsSettings } from '../server/tls.js';
 import type { Mode, PendingKind, Cadence } from '../model.js';
@@ -44,6 +46,13 @@ export interface WorkerDone {
   readonly cutShort: boolean;
 }
 
+export interface WorkerAlive {
+  readonly type: 'alive';
+}
+
+/** How often a child says it is alive: a tenth of the silence after which the tool gives up on it (process-race.ts). */
+export const ALIVE_EVERY_MS = 1_000;
+
 export interface WorkerFailed {
   readonly type: 'failed';
   readonly message: string;
@@ -51,6 +60,6 @@ export interface WorkerFailed {
 }
 
 export type ToWorker = WorkerSetup | WorkerGo;
-export type FromWorker = WorkerReady | WorkerDone | WorkerFailed;
+export type FromWorker = WorkerAlive | WorkerReady | WorkerDone | WorkerFailed;
 
 export const DESTINATION_CODES = ['unknown', 'pending', 'dead'] as const;

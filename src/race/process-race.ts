@@ -7,11 +7,30 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { EmqError, serverError, type ExitCode } from '../errors.js';
+import { awakeTimeout } from '../server/frozen.js';
 import { MoveLog } from '../sweepers/move-log.js';
 import type { RaceResult } from './race.js';
 import { DESTINATION_CODES, type FromWorker, type WorkerDone, type WorkerSetup } from './process-protocol.js';
 
 const WORKER = fileURLToPath(new URL('./sweeper-process.js', import.meta.url));
+
+/**
+ * How long a sweeper process may say nothing once it has spoken (it says `alive` every
+ * ALIVE_EVERY_MS, process-protocol.ts) before it counts as stopped: SIGSTOP, a debugger, an event
+ * loop stuck. The same as a silent server's one wait (connection.ts), so a run with a helper gone
+ * quiet ends within the bound a dead helper's does.
+ */
+const SILENT_MS = 10_000;
+
+/**
+ * Before its first word, a child is still starting Node and loading the tool's modules, which on a
+ * small machine starting many of them at once takes long (64 children on 2 cores: half a minute):
+ * it is given this much more per sweeper of the race.
+ */
+const START_MS_PER_SWEEPER = 2_000;
+
+/** How long a child has to end after SIGTERM (and SIGCONT) before SIGKILL. */
+const STOP_GRACE_MS = 3_000;
 
 export interface ProcessRaceSetup {
   readonly sweepers: number;
@@ -22,38 +41,69 @@ export interface ProcessRaceSetup {
 
 interface Child {
   readonly process: ChildProcess;
+  /** Resolves once the process has exited, however. */
+  readonly exited: Promise<void>;
   /** Resolves on the next message of the given type; rejects if the child fails or exits first. */
   next<T extends FromWorker['type']>(type: T): Promise<Extract<FromWorker, { type: T }>>;
 }
 
-function spawnChild(): Child {
+const running = (child: ChildProcess): boolean => child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+
+/** `startMs`: how long it may take to say its first word (see START_MS_PER_SWEEPER). */
+function spawnChild(startMs: number): Child {
   const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const inbox: FromWorker[] = [];
   const waiters: (() => void)[] = [];
+  // The first reason the child failed is the one told: a child the tool stops after it fell
+  // silent then exits, which says less.
   let ended: Error | undefined;
   const wake = (): void => {
     for (const waiter of waiters.splice(0)) waiter();
   };
+  let silence: NodeJS.Timeout | undefined;
+  const listen = (ms: number): void => {
+    clearTimeout(silence);
+    // Judged on time the tool was awake (frozen.ts): a tool stopped with its children (Ctrl-Z
+    // stops the whole group) does not blame them for its own pause once resumed.
+    awakeTimeout(
+      ms,
+      () => {
+        ended ??= serverError(
+          `a sweeper process (pid ${String(child.pid)}) sent nothing for ${ms / 1000} s: is it paused (SIGSTOP) or stuck? The race cannot be judged without its record`,
+        );
+        wake();
+      },
+      (timer) => (silence = timer),
+    );
+  };
+  listen(startMs);
   child.on('message', (message: FromWorker) => {
+    listen(SILENT_MS);
+    if (message.type === 'alive') return;
     inbox.push(message);
     wake();
   });
-  child.on('exit', (code, signal) => {
-    // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
-    ended = serverError(
-      `a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`,
-    );
-    wake();
-  });
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', (code, signal) => {
+      clearTimeout(silence);
+      // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
+      ended ??= serverError(
+        `a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`,
+      );
+      wake();
+      resolve();
+    }),
+  );
   child.on('error', (err: NodeJS.ErrnoException) => {
     // A message sent to a child that has just died fails (EPIPE, a closed channel) before its exit
     // is seen: the exit, which follows, says what happened, not the broken pipe.
     if (err.code === 'EPIPE' || err.code === 'ERR_IPC_CHANNEL_CLOSED' || err.code === 'ECONNRESET') return;
-    ended = err;
+    ended ??= err;
     wake();
   });
   return {
     process: child,
+    exited,
     async next(type) {
       for (;;) {
         const at = inbox.findIndex((m) => m.type === type || m.type === 'failed');
@@ -75,16 +125,43 @@ function recordOf(done: WorkerDone): MoveLog {
   return record;
 }
 
+/**
+ * Ends every child still running, and resolves once they have all exited. SIGTERM, then SIGCONT: a
+ * stopped child (SIGSTOP, Ctrl-Z on it alone) holds a SIGTERM unhandled until it runs again, and
+ * resumed after it, it ends at once rather than sweeping on. One that has not ended after
+ * STOP_GRACE_MS awake (stopped again, stuck) is killed: the run's clean-up must not race a sweeper
+ * still writing, nor wait on one for ever.
+ */
+function stopChildren(children: readonly Child[]): Promise<void> {
+  const live = children.filter((child) => running(child.process));
+  if (live.length === 0) return Promise.resolve();
+  for (const child of live) {
+    child.process.kill('SIGTERM');
+    child.process.kill('SIGCONT');
+  }
+  let grace: NodeJS.Timeout | undefined;
+  awakeTimeout(
+    STOP_GRACE_MS,
+    () => {
+      for (const child of live) if (running(child.process)) child.process.kill('SIGKILL');
+    },
+    (timer) => (grace = timer),
+  );
+  return Promise.all(live.map((child) => child.exited)).then(() => clearTimeout(grace));
+}
+
 export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResult> {
   const children: Child[] = [];
-  const stopAll = (): void => {
-    for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGTERM');
-  };
-  race.signal.addEventListener('abort', stopAll, { once: true });
+  // Once: every child is spawned before anything can call it (the spawning loop runs at one go).
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> => (stopping ??= stopChildren(children));
+  const onAbort = (): void => void stopAll();
+  race.signal.addEventListener('abort', onAbort, { once: true });
   try {
+    const startMs = SILENT_MS + START_MS_PER_SWEEPER * race.sweepers;
     for (let i = 0; i < race.sweepers; i++) {
       race.signal.throwIfAborted();
-      const child = spawnChild();
+      const child = spawnChild(startMs);
       children.push(child);
       child.process.send({ type: 'setup', ...race.setup });
     }
@@ -100,7 +177,7 @@ export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResul
       } catch (err) {
         // One failing sweeper stops the others, as in the one-process race; its reason is the one told.
         firstFailure ??= { reason: err };
-        stopAll();
+        void stopAll();
         throw err;
       }
     });
@@ -123,7 +200,8 @@ export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResul
       latencies: [],
     };
   } finally {
-    race.signal.removeEventListener('abort', stopAll);
-    stopAll();
+    race.signal.removeEventListener('abort', onAbort);
+    // The clean-up that follows must find no sweeper still writing.
+    await stopAll();
   }
 }

@@ -12,7 +12,7 @@ import { measureServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
 import { loadSweeper } from '../sweepers/strategies.js';
 import type { Sweeper } from '../sweepers/sweeper.js';
-import { DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './process-protocol.js';
+import { ALIVE_EVERY_MS, DESTINATION_CODES, type FromWorker, type ToWorker, type WorkerSetup } from './process-protocol.js';
 
 const send = (message: FromWorker): Promise<void> =>
   new Promise((resolve) => {
@@ -37,6 +37,14 @@ process.on('disconnect', () => {
   redis?.disconnect();
   process.exit(0);
 });
+
+// Said from the start, whatever the work: the tool counts a child silent for long as stopped. Unref'd,
+// so that it keeps no finished child alive.
+const sayAlive = (): void => {
+  if (process.connected) process.send?.({ type: 'alive' } satisfies FromWorker, undefined, {}, () => {});
+};
+sayAlive();
+setInterval(sayAlive, ALIVE_EVERY_MS).unref();
 
 async function fail(err: unknown): Promise<void> {
   const error = err instanceof EmqError ? err : describeServerError(err, setup?.display ?? 'the server');

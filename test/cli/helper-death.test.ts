@@ -1,7 +1,8 @@
 /**
  * The helper processes a run relies on, each killed (SIGKILL) from outside at each phase where it
  * lives: the embedded server's keeper while seeding, sweeping and auditing and during `explain`, and a sweeper child of
- * `--processes` while it prepares and while it sweeps. The tool must notice, end within the
+ * `--processes` while it prepares and while it sweeps; and a sweeper child stopped (SIGSTOP), with
+ * and without a Ctrl-C after. The tool must notice, end within the
  * documented bound (HELPER_DEATH_BOUND_MS, docs/shared-servers.md "Every way a run can end") with
  * one line and exit 3, and leave no process of the run (server, keeper, children) and, on a
  * `--url` server, none of the run's keys. The latency proxy's thread cannot be killed from outside
@@ -173,6 +174,44 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test('a sweeper child killed while it sweeps: exit 3 saying so, no child and no key left', async () => {
       await killSweeperChild('race-child-sweep', async () => (await redis.llen('emq:{race-child-sweep}:pending')) > 0);
+    });
+
+    /**
+     * A --processes race whose first sweeper child is stopped (SIGSTOP) once it sweeps, then `then`
+     * done to the tool; the end must show `code` and a line matching `says`, and leave no process
+     * of the run and no key. A stopped child answers nothing and holds a SIGTERM until it runs again.
+     */
+    const stopSweeperChild = async (queue: string, then: (cli: RunningCli) => void, code: number, says: RegExp): Promise<void> => {
+      const args = ['--url', server.url, '--processes', '--mode', 'loop', '--jobs', '10000', '--sweepers', '2', '--probe-delay', '5', '--queue', queue];
+      const cli = startCli(args);
+      const child = await helperOf(cli, 'sweeper-process.js');
+      await until(LIMIT_MS, 'the sweep', async () => (await redis.llen(`emq:{${queue}}:pending`)) > 0);
+      const ofRun = descendants(cli.child.pid ?? 0);
+      process.kill(child, 'SIGSTOP');
+      then(cli);
+      const result = await within(HELPER_DEATH_BOUND_MS, 'the run with a stopped sweeper child', cli.done);
+      assert.equal(result.code, code, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
+      await until(LIMIT_MS, 'every process of the run to end', () => ofRun.every((pid) => !alive(pid)));
+      assert.deepEqual(
+        (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}:`)),
+        [],
+        "the run's keys are gone",
+      );
+      assert.deepEqual(await unrelatedState(redis), initial);
+    };
+
+    test('a sweeper child stopped (SIGSTOP) while it sweeps, then SIGINT: exit 130, the stopped child ended, no key left', async () => {
+      await stopSweeperChild('race-child-stop-int', (cli) => cli.child.kill('SIGINT'), 130, /^emq-race: interrupted by SIGINT$/);
+    });
+
+    test('a sweeper child stopped (SIGSTOP) while it sweeps, and nothing else: exit 3 saying it fell silent, no child and no key left', async () => {
+      await stopSweeperChild(
+        'race-child-stop',
+        () => {},
+        3,
+        /^emq-race: a sweeper process \(pid \d+\) sent nothing for 10 s: is it paused \(SIGSTOP\) or stuck\? The race cannot be judged without its record/,
+      );
     });
   });
 }
