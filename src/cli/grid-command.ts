@@ -246,7 +246,8 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     if (cell.options.latency && target) proxyTarget(target.url);
   }
 
-  const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
+  const open = (signal: AbortSignal) =>
+    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env);
   // A grid keeps nothing (no --keep): its session closes, and its embedded server stops, however it ends.
   const stoppedBy = await withSession(open, io, false, async (session, interrupts) => {
     const started = performance.now();

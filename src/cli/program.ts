@@ -205,7 +205,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
   if (options.latency && target) proxyTarget(target.url);
 
-  const open = () => (flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin) : openSession(choice, io.env));
+  const open = (signal: AbortSignal) =>
+    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env);
   const keepServer = keepsSessionServer(options);
   return withSession(open, io, keepServer, async (session, interrupts) => {
     const raced = await raceReport(session, options, flags, userScript, interrupts, io);

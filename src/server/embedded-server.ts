@@ -34,6 +34,12 @@ export interface EmbeddedServer {
    * (killed from outside): by then the tool has stopped the server itself and removed its folder.
    */
   readonly lost: AbortSignal;
+  /**
+   * Aborted whenever the keeper exits unasked, killed or following its server out (the server
+   * died): for a wait on the server that cannot end once it is gone (the embedded cluster's
+   * joining). The reason is `lost`'s when the keeper was killed, else a ServerGoneError.
+   */
+  readonly ended: AbortSignal;
   /** Stops the server and removes its working folder. Safe to call twice. */
   stop(): Promise<void>;
   /** Leaves the server running after the tool exits (for --keep). */
@@ -193,17 +199,23 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   let stopped = false;
   const url = `redis://127.0.0.1:${port}`;
   const lost = new AbortController();
+  const ended = new AbortController();
   // A keeper that exits unasked while its server still runs was killed: nothing would stop the
   // server now, and its output pipes, held open by the server, would keep the tool alive for ever.
   // The tool stops it itself. A keeper that follows its server out (the server died) is not this:
   // the run's connection reports that loss.
   keeper.once('exit', (code, signal) => {
-    if (stopped || !isAlive(pid)) return;
+    if (stopped) return;
+    if (!isAlive(pid)) {
+      ended.abort(new ServerGoneError(`the embedded server at ${url} died (its process ended unasked)`));
+      return;
+    }
     stopped = true;
     process.off('exit', onExit);
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
     lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url));
+    ended.abort(lost.signal.reason);
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
@@ -219,6 +231,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     pid,
     bin,
     lost: lost.signal,
+    ended: ended.signal,
     async stop() {
       if (stopped) return;
       stopped = true;

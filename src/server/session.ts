@@ -90,14 +90,14 @@ export async function closeSession(session: Session, keepServer: boolean): Promi
  * nothing behind. A session that fails to open removes the handlers before its error goes on.
  */
 export async function withSession<T>(
-  open: () => Promise<Session>,
+  open: (signal: AbortSignal) => Promise<Session>,
   io: Pick<Io, 'err' | 'leave'>,
   keep: boolean,
   body: (session: Session, interrupts: Interrupts) => Promise<T>,
 ): Promise<T> {
   // The signals' lines go to stderr; a third signal leaves through the command line's own exit.
   const interrupts = watchInterrupts(io.err, io.leave);
-  const session = await open().catch((err: unknown) => {
+  const session = await open(interrupts.signal).catch((err: unknown) => {
     interrupts.dispose();
     throw err;
   });

@@ -8,8 +8,9 @@ import { sessionFor, type Session } from '../session.js';
 import { startEmbeddedCluster } from './embedded-cluster.js';
 import { discoverTopology, isClusterNode, type Topology } from './topology.js';
 
-export async function openEmbeddedClusterSession(primaries: number, serverBin?: string): Promise<Session> {
-  const cluster = await startEmbeddedCluster(primaries, serverBin);
+/** `signal`: the command's interrupts, which stop the cluster's start too. */
+export async function openEmbeddedClusterSession(primaries: number, serverBin: string | undefined, signal: AbortSignal): Promise<Session> {
+  const cluster = await startEmbeddedCluster(primaries, serverBin, signal);
   return sessionFor(parseServerUrl(cluster.url), cluster);
 }
 

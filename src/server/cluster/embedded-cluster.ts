@@ -10,9 +10,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { connect, parseServerUrl } from '../connection.js';
 import { findServerBinary, probePort, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
-import { serverError } from '../../errors.js';
+import { ServerGoneError, serverError } from '../../errors.js';
 
 const run = promisify(execFile);
+
+/** How long the nodes may take to join before the tool gives up on `--cluster create`. */
+const JOIN_MS = 60_000;
+
+/** How long a cli killed by a signal waits for the tool's own signal to be handled (see startEmbeddedCluster). */
+const SIGNAL_SETTLE_MS = 1_000;
+
+const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
 /** Cluster bus port = client port + this. */
 export const BUS_OFFSET = 10_000;
@@ -69,7 +77,26 @@ async function waitForClusterOk(nodes: readonly EmbeddedServer[]): Promise<void>
   }
 }
 
-export async function startEmbeddedCluster(primaries: number, serverBin?: string): Promise<EmbeddedCluster> {
+/**
+ * What ends the joining early: the run's signal (a Ctrl-C: its reason, so the command exits with the
+ * signal's code) or a node that died meanwhile, which the joining would otherwise wait JOIN_MS on.
+ */
+function joinStopped(signal: AbortSignal, nodes: readonly EmbeddedServer[]): Error | undefined {
+  if (signal.aborted) return signal.reason as Error;
+  const gone = nodes.find((node) => node.ended.aborted);
+  if (!gone) return undefined;
+  // A keeper killed says so in its own words; a node that died, in the cluster's.
+  return gone.lost.aborted
+    ? (gone.lost.reason as Error)
+    : new ServerGoneError(`a node of the embedded cluster (${gone.url}) died while the cluster was being created`);
+}
+
+/** `signal`: the run's interrupts; aborted, the nodes started so far are stopped and its reason thrown. */
+export async function startEmbeddedCluster(
+  primaries: number,
+  serverBin?: string,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<EmbeddedCluster> {
   const bin = findServerBinary(serverBin);
   const cli = clusterCli(bin);
   const nodes: EmbeddedServer[] = [];
@@ -88,16 +115,29 @@ export async function startEmbeddedCluster(primaries: number, serverBin?: string
           extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
         }),
       );
+      signal.throwIfAborted();
     }
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
     try {
-      await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 });
+      await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], {
+        timeout: JOIN_MS,
+        signal: AbortSignal.any([signal, ...nodes.map((node) => node.ended)]),
+      });
     } catch (err) {
-      const e = err as { stdout?: string; stderr?: string; message: string };
-      const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] ?? e.message;
+      const e = err as { stdout?: string; stderr?: string; message: string; signal?: string | null };
+      // The terminal's Ctrl-C reaches the cli too (it shares the tool's process group), and its
+      // death may be seen before the tool's own signal is handled: that signal, not a cli killed
+      // with nothing to say, is what the command ends with.
+      if (e.signal && !signal.aborted) await Promise.race([aborted(signal), sleep(SIGNAL_SETTLE_MS, undefined, { ref: false })]);
+      const stopped = joinStopped(signal, nodes);
+      if (stopped) throw stopped;
+      const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] || (e.signal ? `killed by ${e.signal}` : e.message);
       throw serverError(`could not join the embedded cluster with ${basename(cli)}: ${said}`);
     }
+    const stopped = joinStopped(signal, nodes);
+    if (stopped) throw stopped;
     await waitForClusterOk(nodes);
+    signal.throwIfAborted();
   } catch (err) {
     await stopAll();
     throw err;
@@ -112,6 +152,7 @@ export async function startEmbeddedCluster(primaries: number, serverBin?: string
     pid: first.pid,
     bin,
     lost: AbortSignal.any(nodes.map((node) => node.lost)),
+    ended: AbortSignal.any(nodes.map((node) => node.ended)),
     stop: stopAll,
     detach() {
       for (const node of nodes) node.detach();

@@ -1,0 +1,84 @@
+/**
+ * `--embedded-cluster` while its nodes join (`redis-cli --cluster create`): a Ctrl-C (the tool and
+ * the cli both signalled, as the terminal signals its whole foreground group) ends with the
+ * signal's exit code and line, and a node killed (SIGKILL) ends the run at once with exit 3 and one
+ * line naming it, not after the joining's own long wait. Either way no node, keeper, cli or node
+ * folder is left.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readlinkSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { which } from '../../src/server/embedded-server.js';
+import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
+import { alive, commandLine, descendants, killWithDescendants } from '../helpers/processes.js';
+import { oneServerKind } from '../helpers/servers.js';
+
+/** Guards against a hang, not timings. */
+const LIMIT_MS = 20_000;
+
+interface Joining {
+  readonly cli: RunningCli;
+  /** The `--cluster create` process. */
+  readonly joiner: number;
+  /** The nodes' servers, each with its folder. */
+  readonly nodes: readonly { pid: number; dir: string }[];
+  /** Every process below the tool at that moment. */
+  readonly all: readonly number[];
+}
+
+/** A run with an embedded cluster of 3, caught while its nodes join. */
+async function whileJoining(bin: string): Promise<Joining> {
+  const cli = startCli(['--embedded-cluster', '3', '--server-bin', bin, '--mode', 'atomic', '--jobs', '100']);
+  let joiner: number | undefined;
+  try {
+    await until(
+      LIMIT_MS,
+      'the cluster create',
+      () => (joiner = descendants(cli.child.pid ?? 0).find((pid) => /--cluster create/.test(commandLine(pid)))) !== undefined,
+    );
+  } catch (err) {
+    killWithDescendants(cli.child.pid ?? 0);
+    throw err;
+  }
+  const all = descendants(cli.child.pid ?? 0);
+  const nodes = all
+    .filter((pid) => /^\S*(redis|valkey)-server 127\.0\.0\.1:\d+/.test(commandLine(pid)))
+    .flatMap((pid) => {
+      try {
+        return [{ pid, dir: readlinkSync(`/proc/${pid}/cwd`) }];
+      } catch {
+        return [];
+      }
+    });
+  return { cli, joiner: joiner ?? 0, nodes, all };
+}
+
+/** The end of the run: `code`, one line matching `says`, and nothing of the cluster left. */
+async function endsWith(run: Joining, code: number, says: RegExp): Promise<void> {
+  const result = await within(LIMIT_MS, 'the run', run.cli.done);
+  assert.equal(result.code, code, result.stderr);
+  assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
+  assert.equal(run.nodes.length, 3, 'three nodes were running');
+  await until(LIMIT_MS, 'every process of the run to end', () => run.all.every((pid) => !alive(pid)));
+  for (const node of run.nodes) assert.equal(existsSync(node.dir), false, `the folder of node ${node.pid} is removed`);
+}
+
+const kind = oneServerKind(import.meta.url)[0];
+const skip = kind === undefined || which(kind.bin) === undefined ? 'no server installed' : false;
+
+describe(`--embedded-cluster while its nodes join [${kind?.kind ?? 'none'}]`, { skip }, () => {
+  test('SIGINT (the tool and the cli, as a Ctrl-C): exit 130 saying so, no node, keeper or folder left', async () => {
+    const run = await whileJoining(kind?.bin ?? '');
+    process.kill(run.joiner, 'SIGINT');
+    run.cli.child.kill('SIGINT');
+    await endsWith(run, 130, /^emq-race: interrupted by SIGINT$/);
+  });
+
+  test('a node killed (SIGKILL): exit 3 naming it, no node, keeper or folder left', async () => {
+    const run = await whileJoining(kind?.bin ?? '');
+    const [victim] = run.nodes;
+    assert.ok(victim, 'a node to kill');
+    process.kill(victim.pid, 'SIGKILL');
+    await endsWith(run, 3, /^emq-race: a node of the embedded cluster \(redis:\/\/127\.0\.0\.1:\d+\) died while the cluster was being created$/);
+  });
+});
