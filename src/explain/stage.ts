@@ -62,7 +62,7 @@ function executionKeys(keys: QueueKeys): string[] {
 export async function onStages<T>(session: Session, plan: StagePlan, interrupts: Interrupts, body: (stages: Stages) => Promise<T>): Promise<T> {
   const { admin, target } = session;
   const keys = queueKeys(plan.queue);
-  const claim = { admin, where: target.display, keys, jobs: 1, keep: plan.keep, ...(plan.warn ? { warn: plan.warn } : {}) };
+  const claim = { admin, target, keys, jobs: 1, keep: plan.keep, ...(plan.warn ? { warn: plan.warn } : {}) };
   return onClaimedQueue(claim, interrupts, async ({ runId, signal, confirmKeys }) => {
     const connections: Redis[] = [];
     try {

@@ -6,11 +6,13 @@
  * prints the `clean` line this run owes. A run whose keys vanished (a FLUSHALL, another client's
  * DEL, an eviction) stops and ends with exit 3 whatever it was doing; what is left of its keys is
  * deleted all the same, once it holds the marker again, so that nothing stays that `clean` would
- * refuse.
+ * refuse. A run whose admin connection closed under it (a CLIENT KILL on a healthy server) tidies
+ * up on one fresh connection, once it finds the marker still its own there.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, isBusyReply, stoppedAnswering, type EmqError } from '../errors.js';
+import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../errors.js';
 import { stopCause, type Interrupts } from '../interrupt.js';
+import { connect, type ServerTarget } from '../server/connection.js';
 import { cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
@@ -30,8 +32,8 @@ export interface ClaimedRun {
 
 export interface ClaimPlan {
   readonly admin: Redis;
-  /** The server's redacted address, for messages. */
-  readonly where: string;
+  /** The server `admin` is connected to: the clean-up connects there again if `admin` closed. */
+  readonly target: ServerTarget;
   readonly keys: QueueKeys;
   /** Every job the run will seed (expired and live): the marker records it for `clean`. */
   readonly jobs: number;
@@ -41,7 +43,8 @@ export interface ClaimPlan {
 }
 
 export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
-  const { admin, where, keys } = plan;
+  const { admin, keys } = plan;
+  const where = plan.target.display;
   const runId = newRunId();
   interrupts.signal.throwIfAborted();
   let claim: Claim;
@@ -87,20 +90,42 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
       const keep = plan.keep && !interrupts.signal.aborted;
       if (keep && failure) failure.message += `; ${keptHint(keys.queue)}`;
       if (!keep && !heartbeat.claimLost) {
-        // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
-        const ours = heartbeat.vanished ? await reclaimVanished(admin, claim).catch(() => undefined) : true;
-        if (ours) {
-          const error = await cleanUpRun(admin, keys, plan.jobs, failure, where, plan.library);
-          // A run that went well but could not remove its keys (no +unlink) ends with that error.
-          // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
-          if (error) throw error;
-        } else if (failure) {
-          failure.message +=
-            ours === false ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : `; ${leftBehindHint(keys.queue)}`;
+        const tidy = await cleanUpConnection(admin, plan.target, failure);
+        try {
+          // A fresh connection finds the marker as the run left it, or not: while the old one was
+          // gone, the heartbeat went unwritten, and the queue may have been cleaned or claimed since.
+          // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
+          const ours = heartbeat.vanished || tidy !== admin ? await reclaimVanished(tidy, claim).catch(() => undefined) : true;
+          if (ours) {
+            const error = await cleanUpRun(tidy, keys, plan.jobs, failure, where, { library: plan.library, reconnected: tidy !== admin });
+            // A run that went well but could not remove its keys (no +unlink) ends with that error.
+            // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
+            if (error) throw error;
+          } else {
+            const left = ours === false ? `another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : leftBehindHint(keys.queue);
+            if (failure) failure.message += `; ${left}`;
+            // A run whose connection closed after its last step, and whose keys could not be reached again.
+            // biome-ignore lint/correctness/noUnsafeFinally: keys left behind are the run's outcome when the work itself went well
+            else throw serverError(`lost the connection to the server at ${where}; ${left}`);
+          }
+        } finally {
+          if (tidy !== admin) tidy.disconnect();
         }
       }
     } finally {
       settle();
     }
   }
+}
+
+/**
+ * The connection a run's clean-up goes over: `admin` while it stands; else one fresh connection to
+ * the same server (connect's own options and bounded wait), so that a connection closed under a
+ * run on a healthy server (a CLIENT KILL) does not leave its keys behind. Not on a server that
+ * stopped answering (one wait for it is enough) nor on one gone with its keys; and `admin`, closed
+ * as it is, when none can be opened: the clean-up then says what remains.
+ */
+async function cleanUpConnection(admin: Redis, target: ServerTarget, failure: EmqError | undefined): Promise<Redis> {
+  if (admin.status === 'ready' || failure instanceof ServerGoneError || stoppedAnswering(target.display)) return admin;
+  return connect(target).catch(() => admin);
 }

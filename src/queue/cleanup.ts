@@ -56,7 +56,8 @@ export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: 
  * answering (one wait for it is enough). What cannot be deleted is said once: appended to the
  * run's `failure` when there is one, so a failed run still ends in one line. A run that went well
  * but could not delete its keys (an ACL without UNLINK, a lost connection) resolves to the error
- * it must end with.
+ * it must end with. `reconnected`: `admin` is a fresh connection, the run's own having closed
+ * under it; a failure's line then says that the keys went all the same.
  */
 export async function cleanUpRun(
   admin: Redis,
@@ -64,7 +65,7 @@ export async function cleanUpRun(
   jobCount: number,
   failure: EmqError | undefined,
   where: string,
-  library?: string,
+  { library, reconnected = false }: { readonly library?: string | undefined; readonly reconnected?: boolean } = {},
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
@@ -73,6 +74,7 @@ export async function cleanUpRun(
   if (admin.status === 'ready' && !stoppedAnswering(where)) {
     try {
       await deleteRunKeys(admin, keys, jobCount, library);
+      if (reconnected && failure) failure.message += '; its keys were removed over a new connection';
       return undefined;
     } catch (err) {
       cause = err;

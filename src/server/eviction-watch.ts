@@ -9,10 +9,17 @@
  * `evicted_keys` is a counter that CONFIG RESETSTAT sets back to 0, so the watch never compares a
  * reading with the one it started from: it adds up what each reading grew by, and a reading where
  * the server's counters went down (a reset) adds everything counted since the reset.
+ *
+ * A watch that cannot read must not pass a run as free of evictions. Its connection closed under
+ * it (a CLIENT KILL, a proxy that dropped it) is opened again, once per failed reading, with
+ * connect's own bounded wait, and the counter read there is compared with the last reading before
+ * the gap: an eviction during the gap is counted like any other. A watch that cannot open one
+ * stops the run with its own line. A server that stopped answering is the run's own error: every
+ * connection to it has been dropped, and one wait for it is enough.
  */
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, type ServerTarget } from './connection.js';
-import { InterruptedError, serverError, type EmqError } from '../errors.js';
+import { describeServerError, InterruptedError, serverError, stoppedAnswering, type EmqError } from '../errors.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
@@ -21,9 +28,15 @@ const EVICTION_POLL_MS = 100;
 export interface EvictionWatch {
   /**
    * Stops watching after one last reading, and closes its connections. Resolves to the eviction
-   * error when the server evicted anything since the watch began (reported or not), else undefined.
+   * error when the server evicted anything since the watch began (reported or not), and to the
+   * error of a watch that went blind (could not read again) when it did not count one.
    */
-  stop(): Promise<EmqError | undefined>;
+  stop(): Promise<WatchOutcome>;
+}
+
+interface WatchOutcome {
+  readonly evicted?: EmqError;
+  readonly blind?: EmqError;
 }
 
 const statField = (stats: string, name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
@@ -74,17 +87,28 @@ export function evictionError(where: string, policy: string, evicted: number, re
   );
 }
 
+/**
+ * Why a run stopped whose eviction watch lost its connection and could not open another (`cause`,
+ * in words): evictions from then on would go unseen.
+ */
+function blindWatchError(where: string, cause: EmqError): EmqError {
+  return serverError(
+    `the eviction watch lost its connection to the server at ${where} and could not open another (${cause.message}): ` +
+      'evictions while the run wrote could no longer be seen, so the run stopped and removed its own keys',
+  );
+}
+
 interface Watched {
-  readonly redis: Redis;
-  readonly where: string;
+  readonly target: ServerTarget;
+  redis: Redis;
   count: EvictionCount;
 }
 
 /**
- * Starts watching every target, whatever its policy now. `onEviction` is called once, with the
- * error, at the first reading that shows an eviction.
+ * Starts watching every target, whatever its policy now. `onStop` is called once, with the error,
+ * at the first reading that shows an eviction, or when the watch went blind.
  */
-async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err: EmqError) => void): Promise<EvictionWatch> {
+async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: EmqError) => void): Promise<EvictionWatch> {
   const watched: Watched[] = [];
   const close = async (): Promise<void> => {
     for (const { redis } of watched.splice(0)) await closeConnection(redis);
@@ -92,41 +116,62 @@ async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err
   try {
     for (const target of targets) {
       const redis = await connect(target);
-      watched.push({ redis, where: target.display, count: startCount(statsReading(await redis.info('stats'))) });
+      watched.push({ target, redis, count: startCount(statsReading(await redis.info('stats'))) });
     }
   } catch (err) {
     await close();
     throw err;
   }
-  let found: EmqError | undefined;
+  let evicted: EmqError | undefined;
+  let blind: EmqError | undefined;
+  // The tool's connections do not reconnect by themselves (connection.ts): one that closed under
+  // the watch is replaced by a fresh one, once per reading; the cumulative counter bridges the gap.
+  const stats = async (w: Watched): Promise<string> => {
+    if (w.redis.status === 'ready') {
+      try {
+        return await w.redis.info('stats');
+      } catch (err) {
+        if (stoppedAnswering(w.target.display)) throw err;
+      }
+    }
+    if (stoppedAnswering(w.target.display)) throw new Error('Connection is closed.');
+    w.redis.disconnect();
+    w.redis = await connect(w.target);
+    return w.redis.info('stats');
+  };
   const read = async (): Promise<void> => {
     for (const w of watched) {
-      w.count = advanceCount(w.count, statsReading(await w.redis.info('stats')));
-      if (w.count.evicted <= 0) continue;
-      // The policy now, which is the one that evicted (it may have changed since the run began).
-      const policy = parseMemoryInfo(await w.redis.info('memory')).policy;
-      // The latest count: the one the command ends with, however many came after the first.
-      const first = found === undefined;
-      found = evictionError(w.where, policy, w.count.evicted, w.count.reset);
-      if (first) onEviction(found);
+      const where = w.target.display;
+      try {
+        w.count = advanceCount(w.count, statsReading(await stats(w)));
+        if (w.count.evicted <= 0) continue;
+        // The policy now, which is the one that evicted (it may have changed since the run began).
+        const policy = parseMemoryInfo(await w.redis.info('memory')).policy;
+        // The latest count: the one the command ends with, however many came after the first.
+        const first = evicted === undefined && blind === undefined;
+        evicted = evictionError(where, policy, w.count.evicted, w.count.reset);
+        if (first) onStop(evicted);
+      } catch (err) {
+        // A server that stopped answering is the run's own error to report (see above).
+        if (stoppedAnswering(where) || evicted || blind) continue;
+        blind = blindWatchError(where, describeServerError(err, where));
+        onStop(blind);
+      }
     }
   };
   let busy: Promise<void> | undefined;
   const timer = setInterval(() => {
-    // A reading that fails (a lost server) is the run's own error to report, not the watch's.
-    busy ??= read()
-      .catch(() => {})
-      .finally(() => (busy = undefined));
+    busy ??= read().finally(() => (busy = undefined));
   }, EVICTION_POLL_MS);
-  let stopped: Promise<EmqError | undefined> | undefined;
+  let stopped: Promise<WatchOutcome> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
         clearInterval(timer);
         await busy;
-        await read().catch(() => {});
+        await read();
         await close();
-        return found;
+        return { ...(evicted ? { evicted } : {}), ...(blind && !evicted ? { blind } : {}) };
       })();
       return stopped;
     },
@@ -137,26 +182,30 @@ async function watchEvictions(targets: readonly ServerTarget[], onEviction: (err
  * `work` under an eviction watch on `targets`: an eviction stops it as a Ctrl-C would (the
  * interrupts handed to `work` abort), and the command ends with the eviction's error, counted at
  * the end, rather than whatever the stopped work threw; a signal keeps its own exit code. An
- * eviction seen only by the last reading still fails the work: its figures may miss keys.
+ * eviction seen only by the last reading still fails the work: its figures may miss keys. So does
+ * a watch that went blind, unless the work failed first of its own accord (most likely for the
+ * same reason: the server is gone), when the work's own error says more.
  */
 export async function underEvictionWatch<T>(
   targets: readonly ServerTarget[],
   interrupts: Interrupts,
   work: (interrupts: Interrupts) => Promise<T>,
 ): Promise<T> {
-  const evicted = new AbortController();
-  const watch = await watchEvictions(targets, (err) => evicted.abort(err));
-  const watched = withStop(interrupts, evicted.signal);
+  const stop = new AbortController();
+  const watch = await watchEvictions(targets, (err) => stop.abort(err));
+  const watched = withStop(interrupts, stop.signal);
   let result: T;
   try {
     result = await work(watched);
   } catch (err) {
-    const eviction = await watch.stop();
-    throw err instanceof InterruptedError ? err : (eviction ?? err);
+    // A blind watch that stopped the work is why it failed; one that went blind only after is not.
+    const stoppedIt = stop.signal.aborted;
+    const { evicted, blind } = await watch.stop();
+    throw err instanceof InterruptedError ? err : (evicted ?? (stoppedIt ? blind : undefined) ?? err);
   } finally {
     watched.release();
   }
-  const late = await watch.stop();
-  if (late) throw late;
+  const { evicted, blind } = await watch.stop();
+  if (evicted ?? blind) throw evicted ?? blind;
   return result;
 }

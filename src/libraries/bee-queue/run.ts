@@ -57,7 +57,7 @@ export const runBeeQueueMode: LibraryRunner = async (session, run, interrupts) =
   if (!found) throw new Error(`mode ${run.mode} ran without its library`);
   const Queue = await loadBeeQueue(found);
   const keys = queueKeys(run.queue);
-  const claim = { admin: session.admin, where: session.target.display, keys, jobs: run.jobs, keep: run.keep, library: BEE_QUEUE };
+  const claim = { admin: session.admin, target: session.target, keys, jobs: run.jobs, keep: run.keep, library: BEE_QUEUE };
   return onClaimedQueue(claim, interrupts, async (claimed) => {
     const clients = new BeeClients();
     const connections: Redis[] = [];

@@ -45,7 +45,7 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
   if (!found) throw new Error(`mode ${run.mode} ran without its library`);
   const bullmq = await loadBullmq(found);
   const keys = queueKeys(run.queue);
-  const claim = { admin: session.admin, where: session.target.display, keys, jobs: run.jobs, keep: run.keep, library: BULLMQ };
+  const claim = { admin: session.admin, target: session.target, keys, jobs: run.jobs, keep: run.keep, library: BULLMQ };
   return onClaimedQueue(claim, interrupts, async (claimed) => {
     const clients = new BullmqClients();
     const connections: Redis[] = [];

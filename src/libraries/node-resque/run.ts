@@ -34,7 +34,7 @@ export const runNodeResqueMode: LibraryRunner = async (session, run, interrupts)
   if (!found) throw new Error(`mode ${run.mode} ran without its library`);
   const resque = await loadNodeResque(found);
   const keys = queueKeys(run.queue);
-  const claim = { admin: session.admin, where: session.target.display, keys, jobs: run.jobs, keep: run.keep, library: NODE_RESQUE };
+  const claim = { admin: session.admin, target: session.target, keys, jobs: run.jobs, keep: run.keep, library: NODE_RESQUE };
   return onClaimedQueue(claim, interrupts, async (claimed) => {
     const clients = new ResqueClients();
     const connections: Redis[] = [];

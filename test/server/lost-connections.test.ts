@@ -1,0 +1,122 @@
+/**
+ * A run one of whose own connections is closed under it (CLIENT KILL) on a server that still
+ * answers: the eviction watch opens another and still counts what was evicted meanwhile, or stops
+ * the run when it cannot; a lost admin connection's clean-up goes over a fresh one, and names
+ * `clean` only when that fails too. The run is held at its first sweep call (held-call.ts) while
+ * the test kills a connection, found by CLIENT LIST: the run opens its admin connection first,
+ * its eviction watch next (cli/race-report.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { readmeAclRules, userUrl } from '../helpers/acl.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { oneErrorLine, within } from '../helpers/cli-process.js';
+import { holdCall } from '../helpers/held-call.js';
+import { forOneServerKind } from '../helpers/servers.js';
+
+const LIMIT_MS = 60_000;
+
+forOneServerKind(import.meta.url, 'a connection of the run closed under it', (handle) => {
+  let redis: Redis;
+  let queues = 0;
+  before(async () => {
+    redis = await connect(parseServerUrl(handle.url));
+  });
+  after(() => redis?.disconnect());
+
+  /** The run's own connections, oldest first: every client but the test's. */
+  const runConnections = async (): Promise<string[]> => {
+    const own = String(await redis.client('ID'));
+    const ids = String(await redis.client('LIST')).match(/^id=\d+/gm) ?? [];
+    return ids.map((id) => id.slice(3)).filter((id) => id !== own);
+  };
+  const left = async (queue: string): Promise<string[]> => (await redis.scan('0', 'MATCH', `emq:{${queue}}*`, 'COUNT', 100_000))[1];
+
+  /**
+   * A run of `queue` (as `user`, whose password `during` changes while it is held, when given),
+   * held at its first sweep call while `during` acts on its connections (admin first, watch next).
+   */
+  const heldRun = async (during: (ids: string[], user: string) => Promise<unknown>, queue: string): Promise<CliResult> => {
+    const user = `lost-${queues++}`;
+    await redis.call('ACL', 'SETUSER', user, 'reset', ...readmeAclRules('pw'));
+    const hold = await holdCall(handle.url, ['sweep-stalled']);
+    try {
+      const run = runCli(['--url', userUrl(hold.url, user, 'pw'), '--mode', 'atomic', '--jobs', '500', '--queue', queue]);
+      // A run that ends before its sweep (a refusal) ends the wait too, and fails the test below.
+      const ended = await within(LIMIT_MS, 'the sweep held', Promise.race([hold.held.then(() => undefined), run]));
+      if (ended) return ended;
+      await during(await runConnections(), user);
+      hold.release();
+      return await within(LIMIT_MS, 'the run', run);
+    } finally {
+      await hold.close();
+    }
+  };
+  /** New connections of `user` are refused from now on; the open ones stay logged in. */
+  const refuseNew = (user: string): Promise<unknown> => redis.call('ACL', 'SETUSER', user, 'resetpass', '>another');
+
+  test('the admin connection killed: the run ends exit 3 with one line, its keys removed over a new connection', async () => {
+    const result = await heldRun(([admin]) => redis.client('KILL', 'ID', String(admin)), 'race-lost-admin');
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: lost the connection to the server at \S+; its keys were removed over a new connection$/);
+    assert.deepEqual(await left('race-lost-admin'), []);
+  });
+
+  test('the admin connection killed and no new one let in: the line names emq-race clean, and the keys are there for it', async () => {
+    const result = await heldRun(async ([admin], user) => {
+      await refuseNew(user);
+      await redis.client('KILL', 'ID', String(admin));
+    }, 'race-lost-admin-refused');
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /^emq-race: lost the connection to the server at \S+; the keys of queue race-lost-admin-refused .* emq-race clean --queue race-lost-admin-refused/,
+    );
+    const keys = await left('race-lost-admin-refused');
+    assert.ok(keys.length > 0);
+    await redis.unlink(...keys);
+  });
+
+  test('the eviction watch killed and no new one let in: the run stops, exit 3, one line, its keys removed', async () => {
+    const result = await heldRun(async ([, watch], user) => {
+      await refuseNew(user);
+      await redis.client('KILL', 'ID', String(watch));
+    }, 'race-blind-watch');
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /^emq-race: the eviction watch lost its connection to the server at \S+ and could not open another \(the server at \S+ refused the credentials .*\): evictions while the run wrote could no longer be seen, so the run stopped and removed its own keys$/,
+    );
+    assert.deepEqual(await left('race-blind-watch'), []);
+  });
+
+  test('the eviction watch killed, then the server evicts before it reads again: the eviction is reported, exit 3, the keys removed', async () => {
+    await redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 20_000; i++) pipeline.set(`others:${i}`, 'v'.repeat(100));
+      await pipeline.exec();
+      const result = await heldRun(async ([, watch]) => {
+        const used = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+        // The kill and a limit below what the server holds, at once: the server evicts once the
+        // transaction is over, with the watch's connection already gone.
+        await redis
+          .multi()
+          .client('KILL', 'ID', String(watch))
+          .config('SET', 'maxmemory', String(used - 1_000_000))
+          .exec();
+      }, 'race-gap-eviction');
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(
+        oneErrorLine(result.stderr) ?? '',
+        /^emq-race: the server at \S+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped/,
+      );
+      assert.deepEqual(await left('race-gap-eviction'), []);
+    } finally {
+      await redis.config('SET', 'maxmemory', '0');
+      await redis.config('SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+});
