@@ -13,12 +13,16 @@
  * A watch that cannot read must not pass a run as free of evictions. Its connection closed under
  * it (a CLIENT KILL, a proxy that dropped it) is opened again, once per failed reading, with
  * connect's own bounded wait, and the counter read there is compared with the last reading before
- * the gap: an eviction during the gap is counted like any other. A watch that cannot open one
- * stops the run with its own line. A server that stopped answering is the run's own error: every
- * connection to it has been dropped, and one wait for it is enough.
+ * the gap: an eviction during the gap is counted like any other. A watch that cannot read again
+ * within ANSWER_TIMEOUT_MS (awake) stops the run with its own line; by then a server that died has
+ * failed the run's own connections, and their line, which says more, is the one the run ends
+ * with. A watch that cannot read at the end fails a run that went well. A server that stopped
+ * answering is the run's own error: every connection to it has been dropped, and one wait for it
+ * is enough.
  */
 import type { Redis } from 'ioredis';
-import { closeConnection, connect, type ServerTarget } from './connection.js';
+import { ANSWER_TIMEOUT_MS, closeConnection, connect, type ServerTarget } from './connection.js';
+import { awakeTimeout } from './frozen.js';
 import { describeServerError, InterruptedError, serverError, stoppedAnswering, type EmqError } from '../errors.js';
 import { withStop, type Interrupts } from '../interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
@@ -88,12 +92,12 @@ export function evictionError(where: string, policy: string, evicted: number, re
 }
 
 /**
- * Why a run stopped whose eviction watch lost its connection and could not open another (`cause`,
+ * Why a run stopped whose eviction watch lost its connection and could not read again (`cause`,
  * in words): evictions from then on would go unseen.
  */
 function blindWatchError(where: string, cause: EmqError): EmqError {
   return serverError(
-    `the eviction watch lost its connection to the server at ${where} and could not open another (${cause.message}): ` +
+    `the eviction watch lost its connection to the server at ${where} and could not read it again (${cause.message}): ` +
       'evictions while the run wrote could no longer be seen, so the run stopped and removed its own keys',
   );
 }
@@ -102,6 +106,8 @@ interface Watched {
   readonly target: ServerTarget;
   redis: Redis;
   count: EvictionCount;
+  /** Since a reading failed and none has succeeded: its error, and the timer that gives up on it. */
+  gap?: { error: EmqError; timer?: NodeJS.Timeout };
 }
 
 /**
@@ -139,11 +145,19 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
     w.redis = await connect(w.target);
     return w.redis.info('stats');
   };
-  const read = async (): Promise<void> => {
+  const goBlind = (w: Watched): void => {
+    if (evicted || blind || !w.gap) return;
+    blind = blindWatchError(w.target.display, w.gap.error);
+    onStop(blind);
+  };
+  /** One reading of every server; `last`, the one at the end: a server it cannot read then is not waited for. */
+  const read = async (last = false): Promise<void> => {
     for (const w of watched) {
       const where = w.target.display;
       try {
         w.count = advanceCount(w.count, statsReading(await stats(w)));
+        clearTimeout(w.gap?.timer);
+        delete w.gap;
         if (w.count.evicted <= 0) continue;
         // The policy now, which is the one that evicted (it may have changed since the run began).
         const policy = parseMemoryInfo(await w.redis.info('memory')).policy;
@@ -153,9 +167,19 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
         if (first) onStop(evicted);
       } catch (err) {
         // A server that stopped answering is the run's own error to report (see above).
-        if (stoppedAnswering(where) || evicted || blind) continue;
-        blind = blindWatchError(where, describeServerError(err, where));
-        onStop(blind);
+        if (stoppedAnswering(where)) continue;
+        const error = describeServerError(err, where);
+        if (w.gap) w.gap.error = error;
+        else w.gap = { error };
+        if (last) goBlind(w);
+        else if (w.gap.timer === undefined) {
+          const gap = w.gap;
+          awakeTimeout(
+            ANSWER_TIMEOUT_MS,
+            () => goBlind(w),
+            (timer) => (gap.timer = timer),
+          );
+        }
       }
     }
   };
@@ -169,7 +193,8 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       stopped ??= (async () => {
         clearInterval(timer);
         await busy;
-        await read();
+        for (const { gap } of watched) clearTimeout(gap?.timer);
+        await read(true);
         await close();
         return { ...(evicted ? { evicted } : {}), ...(blind && !evicted ? { blind } : {}) };
       })();

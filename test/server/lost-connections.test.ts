@@ -87,7 +87,7 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     assert.equal(result.code, 3, result.stderr);
     assert.match(
       oneErrorLine(result.stderr) ?? '',
-      /^emq-race: the eviction watch lost its connection to the server at \S+ and could not open another \(the server at \S+ refused the credentials .*\): evictions while the run wrote could no longer be seen, so the run stopped and removed its own keys$/,
+      /^emq-race: the eviction watch lost its connection to the server at \S+ and could not read it again \(the server at \S+ refused the credentials .*\): evictions while the run wrote could no longer be seen, so the run stopped and removed its own keys$/,
     );
     assert.deepEqual(await left('race-blind-watch'), []);
   });
