@@ -132,6 +132,7 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
   let blind: EmqError | undefined;
   // The tool's connections do not reconnect by themselves (connection.ts): one that closed under
   // the watch is replaced by a fresh one, once per reading; the cumulative counter bridges the gap.
+  const dropped = new WeakSet<Redis>();
   const stats = async (w: Watched): Promise<string> => {
     if (w.redis.status === 'ready') {
       try {
@@ -141,7 +142,12 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       }
     }
     if (stoppedAnswering(w.target.display)) throw new Error('Connection is closed.');
-    w.redis.disconnect();
+    // Once each: a connection whose replacement failed is still `w.redis` at the next reading, and
+    // ioredis adds a listener to its socket on every disconnect (Node then warns on stderr).
+    if (!dropped.has(w.redis)) {
+      dropped.add(w.redis);
+      w.redis.disconnect();
+    }
     w.redis = await connect(w.target);
     return w.redis.info('stats');
   };
