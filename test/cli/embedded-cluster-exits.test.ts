@@ -2,15 +2,16 @@
  * `--embedded-cluster` while its nodes join (`redis-cli --cluster create`): a Ctrl-C (the tool and
  * the cli both signalled, as the terminal signals its whole foreground group) ends with the
  * signal's exit code and line, and a node killed (SIGKILL) ends the run at once with exit 3 and one
- * line naming it, not after the joining's own long wait. Either way no node, keeper, cli or node
- * folder is left.
+ * line naming it, not after the joining's own long wait. A node killed once the run writes ends it
+ * at once too, with exit 3 and one line, though the other nodes still answer. Either way no node,
+ * keeper, cli or node folder is left.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readlinkSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, descendants, killWithDescendants } from '../helpers/processes.js';
+import { alive, askServer, commandLine, descendants, killWithDescendants } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 /** Guards against a hang, not timings. */
@@ -26,23 +27,51 @@ interface Joining {
   readonly all: readonly number[];
 }
 
+const NODE = /^\S*(?:redis|valkey)-server 127\.0\.0\.1:(\d+)/;
+
 /** A run with an embedded cluster of 3, caught while its nodes join. */
 async function whileJoining(bin: string): Promise<Joining> {
   const cli = startCli(['--embedded-cluster', '3', '--server-bin', bin, '--mode', 'atomic', '--jobs', '100']);
   let joiner: number | undefined;
-  try {
-    await until(
+  await caught(cli, () =>
+    until(
       LIMIT_MS,
       'the cluster create',
       () => (joiner = descendants(cli.child.pid ?? 0).find((pid) => /--cluster create/.test(commandLine(pid)))) !== undefined,
-    );
+    ),
+  );
+  return { ...processesOf(cli), joiner: joiner ?? 0 };
+}
+
+/** A run with an embedded cluster of 3, caught once a node holds keys of its queue (seeding or racing). */
+async function whileWriting(bin: string): Promise<Omit<Joining, 'joiner'>> {
+  // The loop sweeps slowly enough that the run is still going when its node dies.
+  const cli = startCli(['--embedded-cluster', '3', '--server-bin', bin, '--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000']);
+  await caught(cli, async () => {
+    for (;;) {
+      const ports = descendants(cli.child.pid ?? 0).flatMap((pid) => NODE.exec(commandLine(pid))?.[1] ?? []);
+      for (const port of ports) if (((await askServer(Number(port), (server) => server.dbsize())) ?? 0) > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+  return processesOf(cli);
+}
+
+/** `wait` for a moment of the run; if it fails, the run is killed with everything below it. */
+async function caught(cli: RunningCli, wait: () => Promise<unknown>): Promise<void> {
+  try {
+    await within(LIMIT_MS, 'the moment of the run', wait());
   } catch (err) {
     killWithDescendants(cli.child.pid ?? 0);
     throw err;
   }
+}
+
+/** Every process below the tool now, and its nodes with their folders. */
+function processesOf(cli: RunningCli): Omit<Joining, 'joiner'> {
   const all = descendants(cli.child.pid ?? 0);
   const nodes = all
-    .filter((pid) => /^\S*(redis|valkey)-server 127\.0\.0\.1:\d+/.test(commandLine(pid)))
+    .filter((pid) => NODE.test(commandLine(pid)))
     .flatMap((pid) => {
       try {
         return [{ pid, dir: readlinkSync(`/proc/${pid}/cwd`) }];
@@ -50,11 +79,11 @@ async function whileJoining(bin: string): Promise<Joining> {
         return [];
       }
     });
-  return { cli, joiner: joiner ?? 0, nodes, all };
+  return { cli, nodes, all };
 }
 
 /** The end of the run: `code`, one line matching `says`, and nothing of the cluster left. */
-async function endsWith(run: Joining, code: number, says: RegExp): Promise<void> {
+async function endsWith(run: Omit<Joining, 'joiner'>, code: number, says: RegExp): Promise<void> {
   const result = await within(LIMIT_MS, 'the run', run.cli.done);
   assert.equal(result.code, code, result.stderr);
   assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
@@ -80,5 +109,12 @@ describe(`--embedded-cluster while its nodes join [${kind?.kind ?? 'none'}]`, { 
     assert.ok(victim, 'a node to kill');
     process.kill(victim.pid, 'SIGKILL');
     await endsWith(run, 3, /^emq-race: a node of the embedded cluster \(redis:\/\/127\.0\.0\.1:\d+\) died while the cluster was being created$/);
+  });
+  test('a node killed (SIGKILL) while the run writes: exit 3 naming it, no node, keeper or folder left', async () => {
+    const run = await whileWriting(kind?.bin ?? '');
+    const [victim] = run.nodes;
+    assert.ok(victim, 'a node to kill');
+    process.kill(victim.pid, 'SIGKILL');
+    await endsWith(run, 3, /^emq-race: a node of the embedded cluster \(redis:\/\/127\.0\.0\.1:\d+\) died during the run$/);
   });
 });

@@ -91,6 +91,24 @@ function joinStopped(signal: AbortSignal, nodes: readonly EmbeddedServer[]): Err
     : new ServerGoneError(`a node of the embedded cluster (${gone.url}) died while the cluster was being created`);
 }
 
+/**
+ * The cluster's `lost`: a node's keeper killed (its own words), or a node that died. Unlike one
+ * embedded server, whose death its connections report, a cluster with a node gone still answers,
+ * with CLUSTERDOWN for a while and then as if nothing had happened for the other nodes' slots, so
+ * the run is stopped at once, and its keys go with the cluster the tool stops (no `clean` to name).
+ */
+function clusterLost(nodes: readonly EmbeddedServer[]): AbortSignal {
+  const lost = new AbortController();
+  for (const node of nodes) {
+    node.ended.addEventListener(
+      'abort',
+      () => lost.abort(node.lost.aborted ? node.lost.reason : new ServerGoneError(`a node of the embedded cluster (${node.url}) died during the run`)),
+      { once: true },
+    );
+  }
+  return lost.signal;
+}
+
 /** `signal`: the run's interrupts; aborted, the nodes started so far are stopped and its reason thrown. */
 export async function startEmbeddedCluster(
   primaries: number,
@@ -151,7 +169,7 @@ export async function startEmbeddedCluster(
     port: first.port,
     pid: first.pid,
     bin,
-    lost: AbortSignal.any(nodes.map((node) => node.lost)),
+    lost: clusterLost(nodes),
     ended: AbortSignal.any(nodes.map((node) => node.ended)),
     stop: stopAll,
     detach() {
