@@ -110,6 +110,27 @@ export function stopCause(signal: AbortSignal): EmqError | undefined {
 }
 
 /**
+ * `wait`, unless `signal` aborts first: then its reason, at once. For a wait the run cannot cut
+ * short between two steps of its own (one long call, a round trip through a slow proxy), which is
+ * otherwise left to settle on its own, unwatched, once nothing awaits it.
+ */
+export function orStopped<T>(signal: AbortSignal, wait: Promise<T>): Promise<T> {
+  if (signal.aborted) {
+    wait.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  let stop = (): void => {};
+  const stopped = new Promise<never>((_, reject) => {
+    stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  // The loser of the two is never awaited: its rejection must not count as unhandled.
+  wait.catch(() => {});
+  stopped.catch(() => {});
+  return Promise.race([wait, stopped]).finally(() => signal.removeEventListener('abort', stop));
+}
+
+/**
  * The same interrupts, with a signal that also aborts when `stop` does: a run stopped that way
  * cleans up as after a first Ctrl-C, and ends with `stop`'s reason. `release()` takes its
  * listeners off both signals once the run is over, so a command that runs many (a grid) does not

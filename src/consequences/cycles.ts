@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CycleTally } from '../audit/consequence-rules.js';
+import { orStopped } from '../interrupt.js';
 import { callReleaseStalled } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
@@ -21,12 +22,26 @@ const HEAD_BOUND = 100;
 const IDLE_MS = 1;
 
 export interface Releaser {
-  /** The sweepers are done: lease again what may be, then stop. Resolves to the leases made so. */
+  /**
+   * The sweepers are done: lease again what may be, then stop. Resolves to the leases made so;
+   * rejects with the signal's reason as soon as the run is stopped.
+   */
   finish(): Promise<number>;
   close(): void;
 }
 
-export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycles: number, tally: CycleTally, pending: PendingKind): Promise<Releaser> {
+/**
+ * `signal` stops it: a stopped run's sweepers are done at once, and what is left
+ * to lease again (every job of a large run, up to C − 1 times) would otherwise hold its clean-up.
+ */
+export async function startReleaser(
+  target: ServerTarget,
+  keys: QueueKeys,
+  cycles: number,
+  tally: CycleTally,
+  pending: PendingKind,
+  signal: AbortSignal,
+): Promise<Releaser> {
   const redis: Redis = await connect(target);
   let sweepersDone = false;
   let afterDone = 0;
@@ -34,6 +49,7 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
 
   const releasing = (async () => {
     for (;;) {
+      signal.throwIfAborted();
       const lastLook = sweepersDone;
       const reply = await callReleaseStalled(redis, {
         active: keys.active,
@@ -59,7 +75,9 @@ export async function startReleaser(target: ServerTarget, keys: QueueKeys, cycle
   return {
     async finish() {
       sweepersDone = true;
-      await releasing;
+      // A stopped run does not wait for the call in flight either (on a long pending list one call
+      // takes a while): close() cuts its connection, after which the server runs nothing more of it.
+      await orStopped(signal, releasing);
       if (failure !== undefined) throw failure;
       return afterDone;
     },

@@ -94,7 +94,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     try {
       if (c.observe) observer = await startObserver(setup.target, keys, pending);
       if (c.workers > 0) workers = await startWorkers(setup.target, keys, c.workers, signal, pending);
-      if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending);
+      if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending, signal);
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
       let result;
       try {
