@@ -121,7 +121,7 @@ export async function raceReport(
   let proxy: RaceProxy | undefined;
   const planned = await underHelper(session.embedded?.lost, interrupts, (kept) =>
     underEvictionWatch(watched, kept, async (watching) => {
-      proxy = options.latency ? await startRaceProxy(session.target, options.latency) : undefined;
+      proxy = options.latency ? await startRaceProxy(session.target, options.latency, watching.signal) : undefined;
       try {
         const raced: Session = proxy ? { ...session, raceTarget: proxy.target } : session;
         const lost = proxy?.lost;

@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
 import { describeServerError, serverError, usageError } from '../errors.js';
+import { orStopped } from '../interrupt.js';
 import { percentileOfSorted, type LatencyAsked } from '../model.js';
 import { closeConnection, connect, type ServerTarget } from './connection.js';
 import { Metronome, monotonicMs } from './metronome.js';
@@ -282,26 +283,29 @@ export interface RoundTrip {
   readonly p99: number;
 }
 
-/** One PING's round trip on `redis` (ms). */
-async function timedPing(redis: Redis): Promise<number> {
+/** One PING's round trip on `redis` (ms); the signal's reason, at once, if `signal` aborts first. */
+async function timedPing(redis: Redis, signal: AbortSignal | undefined): Promise<number> {
   const start = performance.now();
-  await redis.ping();
+  await (signal ? orStopped(signal, redis.ping()) : redis.ping());
   return performance.now() - start;
 }
 
-/** The round trips of `pings` PINGs, one after another, on `redis`, sorted (ms). */
-async function pingTimes(redis: Redis, pings: number): Promise<Float64Array> {
+/**
+ * The round trips of `pings` PINGs, one after another, on `redis`, sorted (ms). `signal` stops
+ * them, even mid-PING: at a long delay they take a minute and more (see startRaceProxy).
+ */
+async function pingTimes(redis: Redis, pings: number, signal?: AbortSignal): Promise<Float64Array> {
   if (!(pings >= 1)) throw new RangeError('measureRoundTrip: at least one PING');
   const times = new Float64Array(pings);
-  for (let i = 0; i < pings; i++) times[i] = await timedPing(redis);
+  for (let i = 0; i < pings; i++) times[i] = await timedPing(redis, signal);
   return times.sort();
 }
 
 const round2 = (ms: number): number => Math.round(ms * 100) / 100;
 
 /** Times `pings` PINGs, one after another, on `redis` (connected through the proxy, to measure it). */
-export async function measureRoundTrip(redis: Redis, pings: number): Promise<RoundTrip> {
-  const times = await pingTimes(redis, pings);
+export async function measureRoundTrip(redis: Redis, pings: number, signal?: AbortSignal): Promise<RoundTrip> {
+  const times = await pingTimes(redis, pings, signal);
   return { median: round2(percentileOfSorted(times, 50)), p99: round2(percentileOfSorted(times, 99)) };
 }
 
@@ -390,24 +394,39 @@ function bareHost(url: URL): string {
  * holds back that much (so a round trip through it is the server's own plus the delay asked for),
  * then measures the round trip through it, and straight to the server for comparison. Only a TCP
  * server can be reached this way: a unix:// socket is a usage error.
+ *
+ * The measuring is a few hundred PINGs one after another: at a delay of a second, well over a
+ * minute. `signal` (the run's stop) ends it at once, even mid-PING, the proxy closed and its
+ * reason thrown: nothing of the run is on the server yet.
  */
-export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked): Promise<RaceProxy> {
+export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked, signal: AbortSignal): Promise<RaceProxy> {
+  signal.throwIfAborted();
   const proxy = await startProxyThread({ ...proxyTarget(target.url), delayMs: asked.delayMs, jitterMs: asked.jitterMs });
+  // A stopped run does not wait for its QUIT to cross the proxy behind the PING still in flight.
+  const quit = (redis: Redis): Promise<unknown> => (signal.aborted ? Promise.resolve(redis.disconnect()) : closeConnection(redis));
   try {
     const proxied = throughProxy(target, proxy);
     const direct = await connect(target);
     try {
-      const redis = await connect(proxied);
+      // Its handshake crosses the proxy too: a few round trips of the delay.
+      const connecting = connect(proxied);
+      const redis = await orStopped(signal, connecting).catch((err: unknown) => {
+        void connecting.then(
+          (late) => late.disconnect(),
+          () => {},
+        );
+        throw err;
+      });
       try {
         // The proxy's own cost first, once it is warm: the fastest PING through it against the
         // fastest straight to the server.
-        await pingTimes(redis, warmUpPings(asked.delayMs));
-        const directTimes = await pingTimes(direct, CALIBRATION_PINGS);
-        const throughTimes = await pingTimes(redis, CALIBRATION_PINGS);
+        await pingTimes(redis, warmUpPings(asked.delayMs), signal);
+        const directTimes = await pingTimes(direct, CALIBRATION_PINGS, signal);
+        const throughTimes = await pingTimes(redis, CALIBRATION_PINGS, signal);
         let heldBackMs = round2(forwardingCost(throughTimes[0] ?? 0, directTimes[0] ?? 0, asked.delayMs));
         await proxy.holdBack(heldBackMs);
         const pings = pingsFor(asked);
-        let measuredRttMs = await measureRoundTrip(redis, pings);
+        let measuredRttMs = await measureRoundTrip(redis, pings, signal);
         // The hold-back is an estimate made on 50 PINGs; the round trips after it are the proof.
         // Where it took off more than forwarding costs, give the shortfall back and measure again;
         // still short (a busy machine), hold nothing back: every chunk then waits out half the
@@ -417,7 +436,7 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
           if (heldBackMs === 0 || measuredRttMs.median >= asked.delayMs || next === heldBackMs) break;
           heldBackMs = next;
           await proxy.holdBack(heldBackMs);
-          measuredRttMs = await measureRoundTrip(redis, pings);
+          measuredRttMs = await measureRoundTrip(redis, pings, signal);
         }
         const directRttMs = { median: round2(percentileOfSorted(directTimes, 50)), p99: round2(percentileOfSorted(directTimes, 99)) };
         return {
@@ -427,15 +446,16 @@ export async function startRaceProxy(target: ServerTarget, asked: LatencyAsked):
           close: () => proxy.close(),
         };
       } finally {
-        await closeConnection(redis);
+        await quit(redis);
       }
     } finally {
-      await closeConnection(direct);
+      await quit(direct);
     }
   } catch (err) {
     await proxy.close();
-    // A server lost, silent or refusing a PING while the proxy is measured is told like anywhere else.
-    throw describeServerError(err, target.display);
+    // A server lost, silent or refusing a PING while the proxy is measured is told like anywhere
+    // else; a stopped run ends with what stopped it, whatever the cut-off wait threw.
+    throw signal.aborted ? signal.reason : describeServerError(err, target.display);
   }
 }
 
