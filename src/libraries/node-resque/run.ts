@@ -12,6 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { orStopped } from '../../interrupt.js';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
@@ -83,9 +84,13 @@ async function queueCaller(resque: NodeResque, target: ServerTarget, keys: Resqu
   clients.check();
   let commands = 0;
   return {
-    async check() {
+    async check(stopped) {
       commands++;
-      const cleaned = await queue.cleanOldWorkers(AGE_MS);
+      // One call of node-resque's is the whole clean-up, a round trip per worker: on many jobs it
+      // runs for a minute. A stopped run waits for it no longer; the queue's connection, closed on
+      // the way out (clients.closeAll) before the run's keys are deleted, fails its next command,
+      // so nothing of it writes after the clean-up.
+      const cleaned = await orStopped(stopped, queue.cleanOldWorkers(AGE_MS));
       clients.check();
       return idsOf(
         Object.values(cleaned).map((failure) => failure.payload),
