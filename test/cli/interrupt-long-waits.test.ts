@@ -9,27 +9,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Redis } from 'ioredis';
-import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { which } from '../../src/server/embedded-server.js';
 import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
 import { holdCall, holdFirst, type HeldCall } from '../helpers/held-call.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { sends } from '../helpers/proxy.js';
 import { oneServerKind } from '../helpers/servers.js';
-import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
+import { filledServer, unrelatedState } from '../helpers/unrelated-data.js';
 
 const LIMIT_MS = 15_000;
 
 for (const kind of oneServerKind(import.meta.url)) {
   describe(`interruptions of long waits [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
-    let server: EmbeddedServer;
-    let redis: Redis;
-    let initial: UnrelatedState;
-    useFilledServer({ bin: kind.bin }, (started, connected, state) => {
-      server = started;
-      redis = connected;
-      initial = state;
-    });
+    const filled = filledServer({ bin: kind.bin });
 
     /**
      * Runs `args` through `hold`'s relay, sends SIGINT once the held call is there and the run
@@ -51,10 +43,10 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: interrupted by SIGINT$/);
       assert.equal(result.stdout, '');
       assert.deepEqual(
-        (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}`)),
+        (await allKeys(filled.redis)).filter((key) => key.startsWith(`emq:{${queue}}`)),
         [],
       );
-      assert.deepEqual(await unrelatedState(redis), initial);
+      assert.deepEqual(await unrelatedState(filled.redis), filled.initial);
     };
 
     test("--cycles: SIGINT while the re-leaser's call is held: exit 130, the run's keys deleted", async () => {
@@ -62,21 +54,21 @@ for (const kind of oneServerKind(import.meta.url)) {
       // also matches the check that it is loaded): the sweepers race on meanwhile, and the run
       // then waits for the re-leaser, as it did for every job left to lease again.
       const queue = 'race-cycles-stop';
-      const hold = await holdCall(server.url, ['release-stalled'], `emq:{${queue}}:active`);
+      const hold = await holdCall(filled.server.url, ['release-stalled'], `emq:{${queue}}:active`);
       await interruptHeld(hold, ['--mode', 'atomic', '--jobs', '2000', '--cycles', '3'], queue);
     });
 
     test("--latency: SIGINT while the proxy's round trip is measured: exit 130, nothing written", async () => {
       // The second PING on one connection: the warm-up through the proxy (at least three in a
       // row), before the first of the measured ones; nothing before it sends two.
-      const hold = await holdFirst(server.url, (chunk, sentBefore) => sends(chunk, 'PING') && sends(sentBefore, 'PING'));
+      const hold = await holdFirst(filled.server.url, (chunk, sentBefore) => sends(chunk, 'PING') && sends(sentBefore, 'PING'));
       await interruptHeld(hold, ['--mode', 'atomic', '--jobs', '100', '--latency', '20'], 'race-latency-stop');
     });
 
     test("--lib node-resque: SIGINT during node-resque's own cleanOldWorkers: exit 130, the namespace deleted", async () => {
       // The first worker node-resque cleans: its MULTI counts a failure in stat:failed, which the
       // seeding (dead workers, no failure) never does.
-      const hold = await holdFirst(server.url, (chunk, sentBefore) => {
+      const hold = await holdFirst(filled.server.url, (chunk, sentBefore) => {
         const text = sentBefore + chunk;
         return sends(text, 'INCR') && text.includes(':stat:failed');
       });
