@@ -20,8 +20,6 @@ const JOIN_MS = 60_000;
 /** How long a cli killed by a signal waits for the tool's own signal to be handled (see startEmbeddedCluster). */
 const SIGNAL_SETTLE_MS = 1_000;
 
-const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-
 /** Cluster bus port = client port + this. */
 export const BUS_OFFSET = 10_000;
 /** Highest client port: its bus port must stay a valid port, clear of the usual ephemeral range's top. */
@@ -78,31 +76,19 @@ async function waitForClusterOk(nodes: readonly EmbeddedServer[]): Promise<void>
 }
 
 /**
- * What ends the joining early: the run's signal (a Ctrl-C: its reason, so the command exits with the
- * signal's code) or a node that died meanwhile, which the joining would otherwise wait JOIN_MS on.
+ * The cluster's `lost`: a node's keeper killed (its own words), or a node that died, in the words
+ * of `when` at that moment. It stops the joining, which would otherwise wait JOIN_MS on a node
+ * gone, and then the run: unlike one embedded server, whose death its connections report, a
+ * cluster with a node gone still answers, with CLUSTERDOWN for a while and then as if nothing had
+ * happened for the other nodes' slots. The run's keys go with the cluster the tool stops (no
+ * `clean` to name).
  */
-function joinStopped(signal: AbortSignal, nodes: readonly EmbeddedServer[]): Error | undefined {
-  if (signal.aborted) return signal.reason as Error;
-  const gone = nodes.find((node) => node.ended.aborted);
-  if (!gone) return undefined;
-  // A keeper killed says so in its own words; a node that died, in the cluster's.
-  return gone.lost.aborted
-    ? (gone.lost.reason as Error)
-    : new ServerGoneError(`a node of the embedded cluster (${gone.url}) died while the cluster was being created`);
-}
-
-/**
- * The cluster's `lost`: a node's keeper killed (its own words), or a node that died. Unlike one
- * embedded server, whose death its connections report, a cluster with a node gone still answers,
- * with CLUSTERDOWN for a while and then as if nothing had happened for the other nodes' slots, so
- * the run is stopped at once, and its keys go with the cluster the tool stops (no `clean` to name).
- */
-function clusterLost(nodes: readonly EmbeddedServer[]): AbortSignal {
+function clusterLost(nodes: readonly EmbeddedServer[], when: () => string): AbortSignal {
   const lost = new AbortController();
   for (const node of nodes) {
     node.ended.addEventListener(
       'abort',
-      () => lost.abort(node.lost.aborted ? node.lost.reason : new ServerGoneError(`a node of the embedded cluster (${node.url}) died during the run`)),
+      () => lost.abort(node.lost.aborted ? node.lost.reason : new ServerGoneError(`a node of the embedded cluster (${node.url}) died ${when()}`)),
       { once: true },
     );
   }
@@ -118,6 +104,7 @@ export async function startEmbeddedCluster(
   const bin = findServerBinary(serverBin);
   const cli = clusterCli(bin);
   const nodes: EmbeddedServer[] = [];
+  let joined = false;
   const stopAll = async (): Promise<void> => {
     await Promise.all(nodes.map((node) => node.stop()));
   };
@@ -135,45 +122,51 @@ export async function startEmbeddedCluster(
       );
       signal.throwIfAborted();
     }
+    const lost = clusterLost(nodes, () => (joined ? 'during the run' : 'while the cluster was being created'));
+    // What ends the joining early: the run's signal (a Ctrl-C: its reason, so the command exits
+    // with the signal's code) or a node gone.
+    const stopIfStopped = (): void => {
+      if (signal.aborted) throw signal.reason;
+      if (lost.aborted) throw lost.reason;
+    };
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
     try {
       await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], {
         timeout: JOIN_MS,
-        signal: AbortSignal.any([signal, ...nodes.map((node) => node.ended)]),
+        signal: AbortSignal.any([signal, lost]),
       });
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string; signal?: string | null };
       // The terminal's Ctrl-C reaches the cli too (it shares the tool's process group), and its
       // death may be seen before the tool's own signal is handled: that signal, not a cli killed
       // with nothing to say, is what the command ends with.
-      if (e.signal && !signal.aborted) await Promise.race([aborted(signal), sleep(SIGNAL_SETTLE_MS, undefined, { ref: false })]);
-      const stopped = joinStopped(signal, nodes);
-      if (stopped) throw stopped;
+      if (e.signal && !signal.aborted) await sleep(SIGNAL_SETTLE_MS, undefined, { signal, ref: false }).catch(() => {});
+      stopIfStopped();
       const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] || (e.signal ? `killed by ${e.signal}` : e.message);
       throw serverError(`could not join the embedded cluster with ${basename(cli)}: ${said}`);
     }
-    const stopped = joinStopped(signal, nodes);
-    if (stopped) throw stopped;
+    stopIfStopped();
     await waitForClusterOk(nodes);
     signal.throwIfAborted();
+    joined = true;
+    const first = nodes[0];
+    // Only for the type checker: with fewer than 3 nodes `--cluster create` has already failed above.
+    if (!first) throw new Error('startEmbeddedCluster: no node was started');
+    return {
+      nodes,
+      url: first.url,
+      port: first.port,
+      pid: first.pid,
+      bin,
+      lost,
+      ended: AbortSignal.any(nodes.map((node) => node.ended)),
+      stop: stopAll,
+      detach() {
+        for (const node of nodes) node.detach();
+      },
+    };
   } catch (err) {
     await stopAll();
     throw err;
   }
-  const first = nodes[0];
-  // Only for the type checker: with fewer than 3 nodes `--cluster create` has already failed above.
-  if (!first) throw new Error('startEmbeddedCluster: no node was started');
-  return {
-    nodes,
-    url: first.url,
-    port: first.port,
-    pid: first.pid,
-    bin,
-    lost: clusterLost(nodes),
-    ended: AbortSignal.any(nodes.map((node) => node.ended)),
-    stop: stopAll,
-    detach() {
-      for (const node of nodes) node.detach();
-    },
-  };
 }
