@@ -4,7 +4,7 @@
  * key of a million ids never arrives in one reply; ids of no job of the run are left out.
  */
 import type { Redis } from 'ioredis';
-import { CursorWalk } from '../server/scan.js';
+import { scanPages } from '../server/scan.js';
 
 const SLICE = 10_000;
 
@@ -36,16 +36,11 @@ export async function readSortedSet(redis: Redis, key: string, into: Uint8Array,
 
 /** 1 where the set `key` holds the id. */
 export async function readSet(redis: Redis, key: string, into: Uint8Array, jobs: number, signal: AbortSignal): Promise<void> {
-  const walk = new CursorWalk('SSCAN');
-  let cursor = '0';
-  do {
-    signal.throwIfAborted();
-    const { cursor: next, batch: ids } = walk.page(await redis.sscan(key, cursor, 'COUNT', SLICE));
+  for await (const ids of scanPages('SSCAN', (cursor) => redis.sscan(key, cursor, 'COUNT', SLICE), { signal })) {
     // SSCAN may return a member twice: a set holds it once.
     for (const raw of ids) {
       const id = Number(raw);
       if (Number.isInteger(id) && id >= 1 && id <= jobs) into[id] = 1;
     }
-    cursor = next;
-  } while (cursor !== '0');
+  }
 }

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
 import { inCalls } from '../server/slices.js';
-import { CursorWalk } from '../server/scan.js';
+import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
 import { HEARTBEAT_TTL_MS } from './owner-claim.js';
 import { jobKeyChunks } from './seed.js';
@@ -38,15 +38,10 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
 /** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */
 export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: string, signal?: AbortSignal): Promise<number> {
   let deleted = 0;
-  const walk = new CursorWalk('SCAN');
-  let cursor = '0';
-  do {
-    // `clean` stops between calls on a signal; a run's own clean-up passes none and goes on.
-    signal?.throwIfAborted();
-    const { cursor: next, batch } = walk.page(await redis.scan(cursor, 'MATCH', libraryPattern(keys, library), 'COUNT', CHUNK));
-    cursor = next;
+  // `clean` stops between calls on a signal; a run's own clean-up passes none and goes on.
+  for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', libraryPattern(keys, library), 'COUNT', CHUNK), { signal })) {
     if (batch.length > 0) deleted += await redis.unlink(...batch);
-  } while (cursor !== '0');
+  }
   return deleted;
 }
 

@@ -15,7 +15,7 @@ import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js'
 import { unlinkLibraryKeys } from './cleanup.js';
 import { jobKeyChunks } from './seed.js';
 import { inCalls } from '../server/slices.js';
-import { CursorWalk } from '../server/scan.js';
+import { scanPages } from '../server/scan.js';
 import { parseOwnerValue, processStart, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../text.js';
 
@@ -56,13 +56,7 @@ const OWNER_KEY = /^emq:\{([^{}]*)\}:owner$/;
 export async function findOwnedQueues(redis: Redis, signal?: AbortSignal, unreadable: string[] = []): Promise<OwnedQueue[]> {
   const owned: OwnedQueue[] = [];
   const seen = new Set<string>();
-  const walk = new CursorWalk('SCAN');
-  let cursor = '0';
-  do {
-    signal?.throwIfAborted();
-    const page = walk.page(await redis.scan(cursor, 'MATCH', 'emq:{*}:owner', 'COUNT', 1000));
-    const batch = page.batch;
-    cursor = page.cursor;
+  for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', 'emq:{*}:owner', 'COUNT', 1000), { signal })) {
     for (const key of batch) {
       const queue = OWNER_KEY.exec(key)?.[1];
       if (queue === undefined || !QUEUE_NAME.test(queue) || seen.has(queue)) continue;
@@ -75,7 +69,7 @@ export async function findOwnedQueues(redis: Redis, signal?: AbortSignal, unread
       const marker = parseOwnerValue(value);
       if (marker && value !== null) owned.push({ queue, marker, value });
     }
-  } while (cursor !== '0');
+  }
   return owned.sort((a, b) => a.queue.localeCompare(b.queue));
 }
 

@@ -16,7 +16,7 @@
  * queue to `clean` from another host meanwhile: resumed, it finds so, and says that it was paused.
  */
 import type { Redis } from 'ioredis';
-import { CursorWalk } from '../server/scan.js';
+import { scanPages } from '../server/scan.js';
 import { describeServerError, EmqError, serverError, usageError } from '../errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
@@ -81,17 +81,13 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
   for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);
-  const walk = new CursorWalk('SCAN');
-  let cursor = '0';
-  do {
-    signal?.throwIfAborted();
-    const { cursor: next, batch } = walk.page(await redis.scan(cursor, 'MATCH', `${common.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000));
-    cursor = next;
+  const pattern = `${common.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000), { signal })) {
     for (const key of batch) {
       const keys = byPrefix.get(key.slice(0, key.indexOf('}:') + 2));
       if (keys) throw key === keys.owner ? inUse(keys) : hasKeys(keys, key);
     }
-  } while (cursor !== '0');
+  }
 }
 
 /**
@@ -368,16 +364,11 @@ export async function reclaimVanished(redis: Redis, claim: Claim): Promise<boole
  */
 export async function findQueueKeys(redis: Redis, keys: QueueKeys, limit: number, except?: string, between?: () => Promise<void>): Promise<string[]> {
   const found: string[] = [];
-  const walk = new CursorWalk('SCAN');
-  let cursor = '0';
-  do {
-    if (cursor !== '0') await between?.();
-    const { cursor: next, batch } = walk.page(await redis.scan(cursor, 'MATCH', queuePattern(keys), 'COUNT', 1000));
-    cursor = next;
+  for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', queuePattern(keys), 'COUNT', 1000), { between })) {
     for (const key of batch) {
       if (key !== except) found.push(key);
       if (found.length >= limit) return found;
     }
-  } while (cursor !== '0');
+  }
   return found;
 }

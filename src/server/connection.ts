@@ -732,20 +732,22 @@ export function parseServerInfo(info: string): ServerInfo {
 }
 
 /**
- * Whether a reply reads as INFO's text: `# Section` headings and `field:value` lines, and, where
- * `fields` is asked for, at least one field. A peer that answers INFO with `+OK` only looks like Redis.
+ * An INFO reply, checked to read as INFO's text: `# Section` headings and `field:value` lines, and,
+ * where `fields` is asked for, at least one field. A peer that answers INFO with `+OK` only looks
+ * like Redis: an UnlikeRedisReply.
  */
-export function isInfoText(reply: unknown, fields: boolean): reply is string {
-  if (typeof reply !== 'string') return false;
-  const lines = reply.split(/\r?\n/).filter((line) => line.trim() !== '');
-  return lines.every((line) => line.startsWith('#') || line.indexOf(':') > 0) && (!fields || lines.some((line) => line.indexOf(':') > 0));
+export function infoText(reply: unknown, fields: boolean): string {
+  const lines = typeof reply === 'string' ? reply.split(/\r?\n/).filter((line) => line.trim() !== '') : undefined;
+  const isField = (line: string): boolean => line.indexOf(':') > 0;
+  if (lines === undefined || !lines.every((line) => line.startsWith('#') || isField(line)) || (fields && !lines.some(isField)))
+    throw new UnlikeRedisReply('INFO', 'is not INFO text');
+  return reply as string;
 }
 
 export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
   try {
-    const server: unknown = await redis.info('server');
     // Every server the tool knows fills the server section: a reply without a field is not INFO's.
-    if (!isInfoText(server, true)) throw new UnlikeRedisReply('INFO', 'is not INFO text');
+    const server = infoText(await redis.info('server'), true);
     const info = parseServerInfo(server);
     if (info.kind !== 'redis') return info;
     // KeyDB names itself only outside the server section, in a section Redis does not have (and

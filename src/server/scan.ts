@@ -14,7 +14,7 @@ import { UnlikeRedisReply } from '../errors.js';
 const REPEATS_FORGIVEN = 16;
 
 /** One SCAN-family walk (SCAN, SSCAN): `page` checks each reply and says what to ask for next. */
-export class CursorWalk {
+class CursorWalk {
   private readonly seen = new Set<string>();
   private repeats = 0;
 
@@ -34,4 +34,24 @@ export class CursorWalk {
     }
     return { cursor, batch: batch as string[] };
   }
+}
+
+/**
+ * The pages of one SCAN-family walk, each reply checked (CursorWalk): `call` asks for the page at
+ * a cursor. `signal` is looked at before every call; `between` is awaited between two calls.
+ */
+export async function* scanPages(
+  command: string,
+  call: (cursor: string) => Promise<unknown>,
+  { signal, between }: { readonly signal?: AbortSignal | undefined; readonly between?: (() => Promise<void>) | undefined } = {},
+): AsyncGenerator<readonly string[]> {
+  const walk = new CursorWalk(command);
+  let cursor = '0';
+  do {
+    signal?.throwIfAborted();
+    const page = walk.page(await call(cursor));
+    cursor = page.cursor;
+    yield page.batch;
+    if (cursor !== '0') await between?.();
+  } while (cursor !== '0');
 }

@@ -5,8 +5,8 @@
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
 import type { Redis } from 'ioredis';
-import { isInfoText, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
-import { describeServerError, serverError, UnlikeRedisReply } from '../../errors.js';
+import { infoText, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
+import { describeServerError, serverError } from '../../errors.js';
 import { awakeTimeout } from '../frozen.js';
 import { SLOTS } from './slot.js';
 
@@ -27,10 +27,8 @@ export function isClusterInfo(info: string): boolean {
 /** Whether the server is a cluster node; a connection lost meanwhile is the one-line error every server failure is. */
 export async function isClusterNode(redis: Redis, where: string): Promise<boolean> {
   try {
-    const info: unknown = await redis.info('cluster');
     // A server without cluster support may answer the section empty; a reply that is not INFO's text is no server's.
-    if (!isInfoText(info, false)) throw new UnlikeRedisReply('INFO', 'is not INFO text');
-    return isClusterInfo(info);
+    return isClusterInfo(infoText(await redis.info('cluster'), false));
   } catch (err) {
     throw describeServerError(err, where);
   }
