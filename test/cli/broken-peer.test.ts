@@ -9,9 +9,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { spawnCli } from '../helpers/cli.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { oneErrorLine, until } from '../helpers/cli-process.js';
 
 type Behaviour = 'ok-to-all' | 'scan-ok' | 'scan-cycles';
 
@@ -117,10 +116,7 @@ for (const behaviour of ['ok-to-all', 'scan-ok', 'scan-cycles'] as const) {
       assert.equal(result.code, 3, result.stderr);
       assert.match(oneErrorLine(result.stderr) ?? '', NOT_REDIS);
       // Every socket the command opened is closed once it returns: the peer sees them go.
-      await new Promise<void>((resolve) => {
-        const look = (): void => (peer.sockets.size === 0 ? resolve() : void setTimeout(look, 5));
-        look();
-      });
+      await until(10_000, 'the peer to see every socket close', () => peer.sockets.size === 0, 5);
       assert.equal(peer.sockets.size, 0);
     });
   });

@@ -47,20 +47,19 @@ async function whileJoining(bin: string): Promise<Joining> {
 async function whileWriting(bin: string): Promise<Omit<Joining, 'joiner'>> {
   // The loop sweeps slowly enough that the run is still going when its node dies.
   const cli = startCli(['--embedded-cluster', '3', '--server-bin', bin, '--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000']);
-  await caught(cli, async () => {
-    for (;;) {
-      const ports = descendants(cli.child.pid ?? 0).flatMap((pid) => NODE.exec(commandLine(pid))?.[1] ?? []);
-      for (const port of ports) if (((await askServer(Number(port), (server) => server.dbsize())) ?? 0) > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  });
+  const writing = async (): Promise<boolean> => {
+    const ports = descendants(cli.child.pid ?? 0).flatMap((pid) => NODE.exec(commandLine(pid))?.[1] ?? []);
+    for (const port of ports) if (((await askServer(Number(port), (server) => server.dbsize())) ?? 0) > 0) return true;
+    return false;
+  };
+  await caught(cli, () => until(LIMIT_MS, 'a node holding keys of the run', writing, 20));
   return processesOf(cli);
 }
 
-/** `wait` for a moment of the run; if it fails, the run is killed with everything below it. */
+/** `wait` (bounded) for a moment of the run; if it fails, the run is killed with everything below it. */
 async function caught(cli: RunningCli, wait: () => Promise<unknown>): Promise<void> {
   try {
-    await within(LIMIT_MS, 'the moment of the run', wait());
+    await wait();
   } catch (err) {
     killWithDescendants(cli.child.pid ?? 0);
     throw err;

@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { readmeAclRules, userUrl } from '../helpers/acl.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { oneErrorLine, within } from '../helpers/cli-process.js';
+import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { holdCall } from '../helpers/held-call.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
@@ -54,16 +54,11 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
       await hold.close();
     }
   };
-  /** Resolves once the server has refused `times` logins of `user` (ACL LOG counts them). */
-  const refusedLogins = async (user: string, times: number): Promise<void> => {
-    for (;;) {
-      const log = (await redis.call('ACL', 'LOG')) as unknown[][];
-      const entry = log
-        .map((fields) => new Map(fields.map((v, i) => [fields[i - 1], v])))
-        .find((e) => e.get('username') === user && e.get('reason') === 'auth');
-      if (Number(entry?.get('count') ?? 0) >= times) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  /** How many logins of `user` the server has refused (ACL LOG counts them). */
+  const refusedLogins = async (user: string): Promise<number> => {
+    const log = (await redis.call('ACL', 'LOG')) as unknown[][];
+    const entry = log.map((fields) => new Map(fields.map((v, i) => [fields[i - 1], v]))).find((e) => e.get('username') === user && e.get('reason') === 'auth');
+    return Number(entry?.get('count') ?? 0);
   };
   /** New connections of `user` are refused from now on; the open ones stay logged in. */
   const refuseNew = (user: string): Promise<unknown> => redis.call('ACL', 'SETUSER', user, 'resetpass', '>another');
@@ -100,7 +95,7 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
       await refuseNew(user);
       await redis.client('KILL', 'ID', String(watch));
       // More refused logins than the listeners Node lets a socket hold before it warns (10).
-      await within(LIMIT_MS, 'the watch trying again', refusedLogins(user, 12));
+      await until(LIMIT_MS, 'the watch trying again', async () => (await refusedLogins(user)) >= 12, 50);
     }, 'race-blind-watch').finally(() => process.off('warning', hear));
     assert.deepEqual(warnings, []);
     assert.equal(result.code, 3, result.stderr);
