@@ -129,3 +129,17 @@ async function cleanUpConnection(admin: Redis, target: ServerTarget, failure: Em
   if (admin.status === 'ready' || failure instanceof ServerGoneError || stoppedAnswering(target.display)) return admin;
   return connect(target).catch(() => admin);
 }
+
+/**
+ * `step` over `admin`, or over one fresh connection to the same server when `admin` closed under
+ * the run (cleanUpConnection's rule): what the run made on the server that is not a key of its
+ * queue (the function mode's library) is removed however the admin connection ended.
+ */
+export async function overLiveConnection<T>(admin: Redis, target: ServerTarget, step: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = await cleanUpConnection(admin, target, undefined);
+  try {
+    return await step(redis);
+  } finally {
+    if (redis !== admin) redis.disconnect();
+  }
+}

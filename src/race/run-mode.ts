@@ -11,7 +11,7 @@ import { failoverLosses } from '../audit/failover-rules.js';
 import { auditJobs } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
-import { onClaimedQueue, type ClaimedRun } from '../queue/claimed-run.js';
+import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/claimed-run.js';
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
@@ -225,8 +225,10 @@ async function raceOnQueue(
     for (const redis of sweeperConnections) redis.disconnect();
     // The library is not a key of the queue: it goes on every way out but a third signal.
     if (sweepFunction && !run.keep) {
-      const library = sweepFunction.library;
-      await deleteSweepFunction(admin, sweepFunction).catch(() => {
+      const loaded = sweepFunction;
+      const library = loaded.library;
+      // Over a fresh connection when the admin's closed under the run, as the queue's keys are.
+      await overLiveConnection(admin, session.target, (redis) => deleteSweepFunction(redis, loaded)).catch(() => {
         run.warn?.(`could not delete the function library ${library}: it remains on the server (FUNCTION DELETE ${library})`);
       });
     }

@@ -13,7 +13,7 @@ import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { readmeAclRules, userUrl } from '../helpers/acl.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
-import { holdCall } from '../helpers/held-call.js';
+import { holdCall, holdFirst } from '../helpers/held-call.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 60_000;
@@ -33,6 +33,11 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     return ids.map((id) => id.slice(3)).filter((id) => id !== own);
   };
   const left = async (queue: string): Promise<string[]> => (await redis.scan('0', 'MATCH', `emq:{${queue}}*`, 'COUNT', 100_000))[1];
+  /** 'present' once for each of the tool's function libraries on the server. */
+  const libraries = async (): Promise<string[]> => {
+    const list = (await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_*')) as unknown[];
+    return list.map(() => 'present');
+  };
 
   /**
    * A run of `queue` (as `user`, whose password `during` changes while it is held, when given),
@@ -68,6 +73,29 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     assert.equal(result.code, 3, result.stderr);
     assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: lost the connection to the server at \S+; its keys were removed over a new connection$/);
     assert.deepEqual(await left('race-lost-admin'), []);
+  });
+
+  test('the admin connection killed in --mode function: the function library is deleted over the new connection too', async () => {
+    // Held at the first sweep's FCALL: the library is loaded by then, over the admin connection.
+    const hold = await holdFirst(handle.url, (chunk, sentBefore) => (sentBefore + chunk).includes('$5\r\nFCALL\r\n'));
+    let result: CliResult;
+    try {
+      const run = runCli(['--url', hold.url, '--mode', 'function', '--jobs', '500', '--queue', 'race-lost-admin-function']);
+      const ended = await within(LIMIT_MS, 'the sweep held', Promise.race([hold.held.then(() => undefined), run]));
+      assert.equal(ended, undefined, ended?.stderr);
+      assert.deepEqual(await libraries(), ['present'], 'the library is loaded while the sweep is held');
+      const [admin] = await runConnections();
+      await redis.client('KILL', 'ID', String(admin));
+      hold.release();
+      result = await within(LIMIT_MS, 'the run', run);
+    } finally {
+      await hold.close();
+    }
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: lost the connection to the server at \S+; its keys were removed over a new connection$/);
+    assert.doesNotMatch(result.stderr, /FUNCTION DELETE/);
+    assert.deepEqual(await libraries(), []);
+    assert.deepEqual(await left('race-lost-admin-function'), []);
   });
 
   test('the admin connection killed and no new one let in: the line names emq-race clean, and the keys are there for it', async () => {
