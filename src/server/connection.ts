@@ -736,7 +736,7 @@ export function parseServerInfo(info: string): ServerInfo {
  * where `fields` is asked for, at least one field. A peer that answers INFO with `+OK` only looks
  * like Redis: an UnlikeRedisReply.
  */
-export function infoText(reply: unknown, fields: boolean): string {
+function infoText(reply: unknown, fields: boolean): string {
   const lines = typeof reply === 'string' ? reply.split(/\r?\n/).filter((line) => line.trim() !== '') : undefined;
   const isField = (line: string): boolean => line.indexOf(':') > 0;
   if (lines === undefined || !lines.every((line) => line.startsWith('#') || isField(line)) || (fields && !lines.some(isField)))
@@ -744,10 +744,28 @@ export function infoText(reply: unknown, fields: boolean): string {
   return reply as string;
 }
 
+/**
+ * One section of INFO, checked by infoText, and a PING beside it in the same round trip, which must
+ * answer PONG: a peer that copies INFO's text but says +OK to the rest would otherwise be read
+ * later as a queue in use or a marker not the tool's. A PING the user's ACL refuses proves nothing
+ * either way, and is let be.
+ */
+export async function askInfo(redis: Redis, section: string, fields: boolean): Promise<string> {
+  const [reply, pong] = await Promise.all([redis.info(section), redis.ping().catch(pingRefused)]);
+  const text = infoText(reply, fields);
+  if (pong !== undefined && pong !== 'PONG') throw new UnlikeRedisReply('PING', 'is not PONG');
+  return text;
+}
+
+function pingRefused(err: unknown): undefined {
+  if (err instanceof Error && /^NOPERM/.test(err.message)) return undefined;
+  throw err;
+}
+
 export async function readServerInfo(redis: Redis, target: ServerTarget): Promise<ServerInfo> {
   try {
     // Every server the tool knows fills the server section: a reply without a field is not INFO's.
-    const server = infoText(await redis.info('server'), true);
+    const server = await askInfo(redis, 'server', true);
     const info = parseServerInfo(server);
     if (info.kind !== 'redis') return info;
     // KeyDB names itself only outside the server section, in a section Redis does not have (and

@@ -1,6 +1,7 @@
 /**
  * A peer that speaks the Redis protocol but answers nothing as Redis does: `+OK` to every command,
- * or a proper INFO and then a SCAN that is no SCAN reply, or one whose cursor goes round for ever.
+ * or a proper INFO and `+OK` to the rest (PING included), or a proper INFO and PING and then a SCAN
+ * that is no SCAN reply, or one whose cursor goes round for ever.
  * The peer is a broken server, not a stand-in for Redis: each command line meets it once and must
  * end with exit 3 and one line saying the server does not answer as Redis does, the process
  * exiting on its own (no connection held open by a QUIT the peer never follows with a close, no
@@ -12,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine, until } from '../helpers/cli-process.js';
 
-type Behaviour = 'ok-to-all' | 'scan-ok' | 'scan-cycles';
+type Behaviour = 'ok-to-all' | 'info-only' | 'scan-ok' | 'scan-cycles';
 
 const INFO_SERVER = '# Server\r\nredis_version:7.2.0\r\n';
 const INFO_CLUSTER = '# Cluster\r\ncluster_enabled:0\r\n';
@@ -44,6 +45,8 @@ function reply(behaviour: Behaviour, words: readonly string[]): string {
   const name = (words[0] ?? '').toUpperCase();
   if (behaviour === 'ok-to-all') return '+OK\r\n';
   if (name === 'INFO') return bulk((words[1] ?? '').toLowerCase() === 'cluster' ? INFO_CLUSTER : INFO_SERVER);
+  if (behaviour === 'info-only') return '+OK\r\n';
+  if (name === 'PING') return '+PONG\r\n';
   if (name === 'SCAN') return behaviour === 'scan-ok' ? '+OK\r\n' : `*2\r\n${bulk(words[1] === '5' ? '9' : '5')}*0\r\n`;
   return '+OK\r\n';
 }
@@ -71,7 +74,7 @@ async function brokenPeer(behaviour: Behaviour): Promise<{ readonly url: string;
 const NOT_REDIS =
   /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ does not speak the Redis protocol \(its reply to (\w+) ([^)]*)\): is it a Redis or Valkey port/;
 
-for (const behaviour of ['ok-to-all', 'scan-ok', 'scan-cycles'] as const) {
+for (const behaviour of ['ok-to-all', 'info-only', 'scan-ok', 'scan-cycles'] as const) {
   describe(`a peer answering ${behaviour}`, () => {
     let peer: Awaited<ReturnType<typeof brokenPeer>>;
     before(async () => {
@@ -85,15 +88,18 @@ for (const behaviour of ['ok-to-all', 'scan-ok', 'scan-cycles'] as const) {
     const expected =
       behaviour === 'ok-to-all'
         ? ['INFO', /is not INFO text/]
-        : ['SCAN', behaviour === 'scan-ok' ? /is not a cursor and a list/ : /keeps giving cursors it gave before/];
+        : behaviour === 'info-only'
+          ? ['PING', /is not PONG/]
+          : ['SCAN', behaviour === 'scan-ok' ? /is not a cursor and a list/ : /keeps giving cursors it gave before/];
     const lines: [string, string[]][] = [
       ['clean --all --yes', ['clean', '--all', '--yes']],
       ['clean --queue', ['clean', '--queue', 'race-broken']],
-      ...(behaviour === 'ok-to-all' ? ([['the race', ['--mode', 'atomic', '--jobs', '10']]] as [string, string[]][]) : []),
+      ...(behaviour === 'ok-to-all' || behaviour === 'info-only' ? ([['the race', ['--mode', 'atomic', '--jobs', '10']]] as [string, string[]][]) : []),
+      ...(behaviour === 'info-only' ? ([['grid', ['grid', '--vary', 'sweepers=2,4', '--jobs', '10']]] as [string, string[]][]) : []),
     ];
     for (const [what, args] of lines) {
-      // With a proper INFO, clean --queue reads one marker by GET and never SCANs: the peer's +OK is no marker of the tool's.
-      const refusedAsForeign = behaviour !== 'ok-to-all' && what === 'clean --queue';
+      // With a proper INFO and PING, clean --queue reads one marker by GET and never SCANs: the peer's +OK is no marker of the tool's.
+      const refusedAsForeign = behaviour.startsWith('scan-') && what === 'clean --queue';
       test(`${what}: ${refusedAsForeign ? 'refused as no marker of the tool' : 'one line, exit 3'}, and the process ends`, async () => {
         const result = await spawnCli([...args, '--url', peer.url]);
         const line = oneErrorLine(result.stderr);

@@ -5,7 +5,7 @@
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
 import type { Redis } from 'ioredis';
-import { infoText, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
+import { askInfo, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
 import { describeServerError, serverError } from '../../errors.js';
 import { awakeTimeout } from '../frozen.js';
 import { SLOTS } from './slot.js';
@@ -28,7 +28,7 @@ export function isClusterInfo(info: string): boolean {
 export async function isClusterNode(redis: Redis, where: string): Promise<boolean> {
   try {
     // A server without cluster support may answer the section empty; a reply that is not INFO's text is no server's.
-    return isClusterInfo(infoText(await redis.info('cluster'), false));
+    return isClusterInfo(await askInfo(redis, 'cluster', false));
   } catch (err) {
     throw describeServerError(err, where);
   }
