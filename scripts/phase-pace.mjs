@@ -6,11 +6,16 @@
 // wall time and peak RSS from /usr/bin/time.
 // With --seed-only it takes the tool out: the seeding alone (src/queue/seed.ts, as a run seeds) on a
 // fresh embedded server per size, and the server's CPU per job read from INFO cpu before and after,
-// which is where seeding's pace at a million is decided (docs/scale.md, "Seeding").
+// which is where seeding's pace at a million is decided (docs/scale.md, "Seeding"). With --floor
+// beside it, the server's floor for the same work with no script and no code of the tool's: the
+// same keys, fields and scores in the same order, written by plain HSET and ZADD commands that
+// redis-cli --pipe sends from a file, each size on a fresh server of its own.
 // After `npm run build`:
-//   node scripts/phase-pace.mjs [--pairs N] [--small N] [--large N] [--sweepers N] [--server-bin PATH] [--seed-only] [--json]
+//   node scripts/phase-pace.mjs [--pairs N] [--small N] [--large N] [--sweepers N] [--server-bin PATH] [--seed-only [--floor]] [--json]
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TIME = '/usr/bin/time';
@@ -25,7 +30,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { pairs: 3, small: 100_000, large: 1_000_000, sweepers: 16, serverBin: undefined, seedOnly: false, json: false };
+  const options = { pairs: 3, small: 100_000, large: 1_000_000, sweepers: 16, serverBin: undefined, seedOnly: false, floor: false, json: false };
   const whole = (flag, text, min) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < min) fail(`${flag} ${JSON.stringify(text)}: expected a whole number, ${min} or more`);
@@ -35,13 +40,15 @@ function parseArgs(argv) {
     const arg = argv[i];
     if (arg === '--json') options.json = true;
     else if (arg === '--seed-only') options.seedOnly = true;
+    else if (arg === '--floor') options.floor = true;
     else if (arg === '--pairs') options.pairs = whole(arg, argv[++i], 1);
     else if (arg === '--small') options.small = whole(arg, argv[++i], 1000);
     else if (arg === '--large') options.large = whole(arg, argv[++i], 1000);
     else if (arg === '--sweepers') options.sweepers = whole(arg, argv[++i], 1);
     else if (arg === '--server-bin') options.serverBin = argv[++i] ?? fail('--server-bin needs a path');
-    else fail(`unknown argument ${arg}; expected --pairs N --small N --large N --sweepers N --server-bin PATH --seed-only --json`);
+    else fail(`unknown argument ${arg}; expected --pairs N --small N --large N --sweepers N --server-bin PATH --seed-only --floor --json`);
   }
+  if (options.floor && !options.seedOnly) fail('--floor goes with --seed-only: it measures the seeding alone');
   if (options.large <= options.small) fail(`--large (${options.large}) must be above --small (${options.small})`);
   return options;
 }
@@ -108,23 +115,113 @@ async function seedAlone(jobs, dist) {
   }
 }
 
+/** RESP for one command, as redis-cli --pipe reads it. */
+const resp = (words) => `*${words.length}\r\n${words.map((w) => `$${Buffer.byteLength(w)}\r\n${w}\r\n`).join('')}`;
+
+/**
+ * A file of the plain commands that write what seed-jobs.lua writes for `jobs` jobs, in the order
+ * it writes them (the same slices, the same ids, each job's HSET, a ZADD every 3,000 members).
+ */
+async function floorCommands(jobs, dist, file) {
+  const { queueKeys, randomQueueName, newRunId, seedSlices, forEachSliceId, expiredDeadline } = dist;
+  const keys = queueKeys(randomQueueName());
+  const runId = newRunId();
+  const now = Date.now();
+  const out = createWriteStream(file);
+  let text = '';
+  let scored = [];
+  const flush = async (force) => {
+    if (!force && text.length < 1 << 20) return;
+    if (!out.write(text)) await new Promise((resolve) => out.once('drain', resolve));
+    text = '';
+  };
+  for (const slice of seedSlices(1, jobs, 5000)) {
+    const ids = [];
+    forEachSliceId(slice, (id) => ids.push(id));
+    for (const id of ids) {
+      text += resp(['HSET', keys.job(id), 'state', 'active', 'stalled', '0', 'run', runId]);
+      scored.push(String(expiredDeadline(now, id)), String(id));
+      if (scored.length === 6000) {
+        text += resp(['ZADD', keys.active, ...scored]);
+        scored = [];
+      }
+      await flush(false);
+    }
+    // seed-jobs.lua sends what it gathered at the end of each call.
+    if (scored.length > 0) text += resp(['ZADD', keys.active, ...scored]);
+    scored = [];
+  }
+  await flush(true);
+  await new Promise((resolve, reject) => out.end((err) => (err ? reject(err) : resolve())));
+}
+
+/** The same jobs as plain commands through redis-cli --pipe on a fresh embedded server: the server's CPU µs per job. */
+async function floorAlone(jobs, dist) {
+  const { startEmbeddedServer, connect, parseServerUrl } = dist;
+  const folder = mkdtempSync(join(tmpdir(), 'phase-pace-'));
+  try {
+    const file = join(folder, 'commands.resp');
+    await floorCommands(jobs, dist, file);
+    const server = await startEmbeddedServer(options.serverBin ? { bin: options.serverBin } : {});
+    try {
+      const redis = await connect(parseServerUrl(server.url));
+      try {
+        const before = await serverCpuSeconds(redis);
+        const input = openSync(file, 'r');
+        let piped;
+        try {
+          piped = spawnSync('redis-cli', ['-p', new URL(server.url).port, '--pipe'], { stdio: [input, 'pipe', 'pipe'], encoding: 'utf8' });
+        } finally {
+          closeSync(input);
+        }
+        if (piped.error || piped.status !== 0 || !/errors: 0,/.test(piped.stdout)) {
+          fail(`redis-cli --pipe: ${piped.error?.message ?? `${piped.stdout}${piped.stderr}`.trim().split('\n').at(-1)}`);
+        }
+        const after = await serverCpuSeconds(redis);
+        return Math.round(((after - before) * 1e6 * 100) / jobs) / 100;
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 if (options.seedOnly) {
   const load = (path) => import(new URL(`../dist/src/${path}`, import.meta.url).href);
   const modules = ['server/embedded-server.js', 'server/connection.js', 'queue/keys.js', 'queue/seed.js', 'queue/owner-marker.js', 'server/clock.js'];
   const dist = Object.assign({}, ...(await Promise.all(modules.map(load))));
+  if (options.floor && spawnSync('redis-cli', ['--version']).status !== 0) fail('--floor needs redis-cli on PATH (Debian: apt-get install redis-tools)');
   const pairs = [];
   for (let pair = 1; pair <= options.pairs; pair++) {
+    // With --floor each size's two measures run back to back, so both meet the same machine.
     const small = await seedAlone(options.small, dist);
+    const smallFloor = options.floor ? await floorAlone(options.small, dist) : undefined;
     const large = await seedAlone(options.large, dist);
-    pairs.push({ pair, smallServerUsPerJob: small, largeServerUsPerJob: large, share: share(small, large) });
+    const largeFloor = options.floor ? await floorAlone(options.large, dist) : undefined;
+    pairs.push({
+      pair,
+      smallServerUsPerJob: small,
+      largeServerUsPerJob: large,
+      share: share(small, large),
+      ...(options.floor ? { smallFloorUsPerJob: smallFloor, largeFloorUsPerJob: largeFloor, floorShare: share(smallFloor, largeFloor) } : {}),
+    });
   }
   if (options.json) console.log(JSON.stringify({ node: process.version, small: options.small, large: options.large, pairs }));
   else {
     console.log(`seeding alone on a fresh server per size, the server's CPU µs per job (INFO cpu), ${pairsText}:`);
-    for (const p of pairs)
+    for (const p of pairs) {
       console.log(
         `pair ${p.pair}: ${k(options.small)} jobs ${p.smallServerUsPerJob} µs, ${k(options.large)} jobs ${p.largeServerUsPerJob} µs: ${p.share.toFixed(2)} of the pace`,
       );
+      if (options.floor)
+        console.log(
+          `  the floor, plain commands by redis-cli --pipe: ${k(options.small)} ${p.smallFloorUsPerJob} µs, ${k(options.large)} ${p.largeFloorUsPerJob} µs: ${p.floorShare.toFixed(2)} of the pace`,
+        );
+    }
   }
   process.exit(0);
 }
