@@ -86,6 +86,25 @@ function betterWitness(a: Witness, b: Witness): boolean {
   return a.schedule < b.schedule;
 }
 
+/**
+ * One object for each distinct value `key` tells apart, handed back in place of every equal one.
+ * An exploration keeps every execution until it sums them (the schedules an execution stands for
+ * depend on the longest of all), and its traces repeat a few dozen turns (a sweep, a command, the
+ * sweeps that waited) and its jobs a few read-backs: kept once each, an execution is a list of
+ * references, about a quarter of the memory, which is what lets `--yes` run for hours. Pure but
+ * for the table it keeps.
+ */
+export function interner<T>(key: (value: T) => string): (value: T) => T {
+  const seen = new Map<string, T>();
+  return (value) => {
+    const name = key(value);
+    const held = seen.get(name);
+    if (held !== undefined) return held;
+    seen.set(name, value);
+    return value;
+  };
+}
+
 /** What the search found: each execution's trace and its result, read back and judged. */
 type Searched = Awaited<ReturnType<typeof search<Omit<Execution, 'trace' | 'schedules' | 'switches' | 'preemptions'>>>>;
 
@@ -161,6 +180,8 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
     const turned = { mode: plan.mode, batch: plan.batch, maxStalled: plan.maxStalled, ...(functionName !== undefined ? { functionName } : {}) };
     const job = { stalledBefore: plan.stalledBefore, maxStalled: plan.maxStalled };
     const sweeps = plan.sweeps ?? 2;
+    const sameTurn = interner<TraceTurn>((turn) => `${turn.sweep} ${turn.label} ${turn.runnable.join('')}`);
+    const sameFacts = interner<JobFacts>((facts) => JSON.stringify(facts));
     // One queue for the whole exploration, each execution on the job seeded afresh (explain/stage.ts).
     // A signal ends the search after the execution in hand and the claim, once cleaned up, throws its
     // cause: what was explored is still returned, marked incomplete.
@@ -190,13 +211,13 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
                 sweeps,
               );
               const result = {
-                facts: run.facts,
+                facts: sameFacts(run.facts),
                 moves: run.moves,
                 outcome: outcomeClass(auditJob(run.facts, run.moves, plan.stalledBefore, plan.maxStalled)),
                 predicted: outcomeClass(auditJob(model.facts, model.moves, plan.stalledBefore, plan.maxStalled)),
                 sameTurns: formatTrace(model.trace) === formatTrace(run.trace),
               };
-              return { trace: run.trace, result };
+              return { trace: run.trace.map(sameTurn), result };
             },
             () => interrupts.signal.aborted,
             plan.maxSwitches,

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { parseExploreModes } from '../../src/cli/explore-command.js';
 import { parseSchedule } from '../../src/explain/schedule.js';
 import { Conductor, preemptionsOf, type ExploreSweep, type TraceTurn } from '../../src/explore/conductor.js';
-import { summarize } from '../../src/explore/explore.js';
+import { interner, summarize } from '../../src/explore/explore.js';
 import { modelRun, plannedExploration, type ModelOptions } from '../../src/explore/model.js';
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
 import { allSchedules, binomial, boundedSchedules, schedulesOf, search, switchesOf, turnsPerSweep, type Turns } from '../../src/explore/search.js';
@@ -19,12 +19,12 @@ const DEFAULT_JOB: ModelOptions = { stalledBefore: 0, maxStalled: 3 };
 const DEFAULTS = { stalledBefore: 0, maxStalled: 3 };
 
 /** The model searched like the server is: every execution (within the bound), depth first. */
-async function exploreModel(mode: Mode, job: ModelOptions = DEFAULT_JOB, sweeps = 2, maxSwitches?: number) {
+async function exploreModel(mode: Mode, job: ModelOptions = DEFAULT_JOB, sweeps = 2, maxSwitches?: number, keep = (turn: TraceTurn) => turn) {
   const { runs, complete } = await search(
     async (prefix) => {
       const run = modelRun(mode, job, prefix, sweeps);
       const outcome = outcomeClass(auditJob(run.facts, run.moves, job.stalledBefore, job.maxStalled));
-      return { trace: run.trace, result: { facts: run.facts, moves: run.moves, outcome, predicted: outcome, sameTurns: true } };
+      return { trace: run.trace.map(keep), result: { facts: run.facts, moves: run.moves, outcome, predicted: outcome, sameTurns: true } };
     },
     () => false,
     maxSwitches,
@@ -266,4 +266,27 @@ test('two sweeps: a bound of 1 preemption is the serial orders and those where o
   const full = await exploreModel('loop');
   assert.equal(full.schedules, full.allSchedules);
   assert.equal(full.maxSwitches, null);
+});
+
+test('interner: one object per distinct turn, equal ones handed back as it; an exploration summed from them counts the same', async () => {
+  const sameTurn = () => interner<TraceTurn>((turn) => `${turn.sweep} ${turn.label} ${turn.runnable.join('')}`);
+  const same = sameTurn();
+  const first: TraceTurn = { sweep: 'A', label: 'zrem', runnable: ['A', 'B'] };
+  assert.equal(same(first), first);
+  assert.equal(same({ sweep: 'A', label: 'zrem', runnable: ['A', 'B'] }), first);
+  const other: TraceTurn = { sweep: 'A', label: 'zrem', runnable: ['A'] };
+  assert.equal(same(other), other);
+
+  // Three sweeps of the loop within two preemptions: the same sums, witnesses and executions.
+  const kept = new Set<TraceTurn>();
+  const shared = sameTurn();
+  const interned = await exploreModel('loop', DEFAULT_JOB, 3, 2, (turn) => {
+    const held = shared(turn);
+    kept.add(held);
+    return held;
+  });
+  const plain = await exploreModel('loop', DEFAULT_JOB, 3, 2);
+  assert.deepEqual(interned, plain);
+  const turns = plain.executions.reduce((sum, e) => sum + e.trace.length, 0);
+  assert.ok(kept.size * 10 < turns, `${kept.size} turn objects kept for ${turns} turns`);
 });
