@@ -90,9 +90,9 @@ function betterWitness(a: Witness, b: Witness): boolean {
  * One object for each distinct value `key` tells apart, handed back in place of every equal one.
  * An exploration keeps every execution until it sums them (the schedules an execution stands for
  * depend on the longest of all), and its traces repeat a few dozen turns (a sweep, a command, the
- * sweeps that waited) and its jobs a few read-backs: kept once each, an execution is a list of
- * references, about a quarter of the memory, which is what lets `--yes` run for hours. Pure but
- * for the table it keeps.
+ * sweeps that waited) and its jobs a few read-backs: kept once each, an execution is little more
+ * than a list of references (docs/explore.md gives a long `--yes` exploration's memory before and
+ * after). Pure but for the table it keeps.
  */
 export function interner<T>(key: (value: T) => string): (value: T) => T {
   const seen = new Map<string, T>();
