@@ -339,6 +339,12 @@ export interface AuditCounts {
   readonly stolenLeases: number | null;
   /** Where a strategy's own record disagrees with the server; null where not checked (only user scripts are). */
   readonly misreported: number | null;
+  /**
+   * Entries of pending, active and dead that name no job of the run (`0200` for job 200, a word
+   * that is no id, an id past the last job): only the sweepers write there, so each is one they
+   * wrote wrong. Null where not read (a queue library's run).
+   */
+  readonly strayEntries: number | null;
   /** Jobs moved more than once: the readout's "recovered N jobs twice". Not an anomaly of its own. */
   readonly jobsRecoveredMoreThanOnce: number;
 }
@@ -390,6 +396,7 @@ const SHIPPED_FIGURES = [
   { field: 'lostJobs', heading: 'lost\njobs', anomaly: true, source: 'server', headline: true, trialsAlways: true, section: 'race' },
   { field: 'misplaced', heading: 'misplaced', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
   { field: 'unreclaimed', heading: 'unreclaimed', anomaly: true, source: 'server', headline: false, trialsAlways: true, section: 'race' },
+  { field: 'strayEntries', heading: 'stray\nentries', anomaly: true, source: 'server', headline: false, shownWhen: ['not-zero'], section: 'race' },
   { field: 'unacknowledgedMoves', heading: 'unacked\nmoves', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
   { field: 'noscriptFallbacks', heading: 'noscript\nfallbacks', anomaly: false, headline: true, shownWhen: ['faults', 'not-zero'], section: 'flag' },
   {

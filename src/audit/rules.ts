@@ -25,6 +25,8 @@ export interface JobSnapshot {
   readonly runs?: Float64Array;
   /** Jobs seeded with valid leases, ids jobs+1 … jobs+live; the arrays cover them too. */
   readonly live?: number;
+  /** Entries of pending, active and dead that name no job of the run (not an id as seeding writes one, or past the last). */
+  readonly strayEntries?: number;
 }
 
 /**
@@ -97,10 +99,27 @@ export function isMisplaced(inActive: number, inPending: number, inDead: number,
 
 /**
  * A live job was stolen when a sweeper says it moved it, or the server shows it touched: out of
- * active, or its counter changed.
+ * active, in pending or dead (where it will run again beside its busy worker, or never), or its
+ * counter changed.
  */
-export function isStolen(moves: number, inActive: number, stalled: number, stalledBefore: number): boolean {
-  return moves > 0 || inActive === 0 || (!Number.isNaN(stalled) && stalled !== stalledBefore);
+export function isStolen(moves: number, inActive: number, stalled: number, stalledBefore: number, inPending = 0, inDead = 0): boolean {
+  return moves > 0 || inActive === 0 || inPending > 0 || inDead > 0 || (!Number.isNaN(stalled) && stalled !== stalledBefore);
+}
+
+/**
+ * An expired job left unreclaimed: still in active with its lease expired, or with a lease that
+ * something pushed into the future while nothing moved the job, counted its stall, or gave it to a
+ * worker (a sweep that renews leases instead of recovering them hides the job for as long). Pure.
+ */
+export function isUnreclaimed(
+  job: { readonly inActive: number; readonly activeExpired: number; readonly inPending: number; readonly inDead: number; readonly inRunning: number },
+  moved: number,
+  stalled: number,
+  stalledBefore: number,
+): boolean {
+  if (job.activeExpired > 0) return true;
+  const untouched = moved === 0 && (Number.isNaN(stalled) || stalled === stalledBefore);
+  return job.inActive > 0 && job.inPending === 0 && job.inDead === 0 && job.inRunning === 0 && untouched;
 }
 
 /**
@@ -232,13 +251,16 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
       if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
       if (isDeadLetteredEarly(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetteredEarly++;
     }
-    if ((snapshot.activeExpired[id] ?? 0) > 0) unreclaimed++;
+    const job = { inActive, activeExpired: snapshot.activeExpired[id] ?? 0, inPending, inDead, inRunning: snapshot.inRunning?.[id] ?? 0 };
+    if (isUnreclaimed(job, moved + reconciled.unacknowledged, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) unreclaimed++;
   }
 
   let stolenLeases = 0;
   const total = snapshot.jobs + (snapshot.live ?? 0);
   for (let id = snapshot.jobs + 1; id <= total; id++) {
-    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) stolenLeases++;
+    const stalled = snapshot.stalled[id] ?? Number.NaN;
+    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, stalled, snapshot.stalledBefore, snapshot.inPending[id] ?? 0, snapshot.inDead[id] ?? 0))
+      stolenLeases++;
   }
 
   let misreported: number | null = null;
@@ -265,6 +287,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     unacknowledgedMoves,
     stolenLeases: (snapshot.live ?? 0) > 0 ? stolenLeases : null,
     misreported,
+    strayEntries: snapshot.strayEntries ?? 0,
   };
 }
 

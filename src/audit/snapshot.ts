@@ -52,21 +52,29 @@ export async function readSnapshot(
     redis.zcard(keys.dead),
   ]);
 
+  // Only the run's sweepers write these keys: an entry that names no job of the run (0 from the
+  // script) is something they wrote wrong, counted, not dropped.
+  let strayEntries = 0;
   // A sorted-set pending scores its members 0 or 1 (re-leases), never a deadline, so the expired
   // flag means nothing there: masked off.
   await readMembers(redis, keys.pending, pendingKind, pendingSize, total, nowMs, signal, (word) => {
     const id = word & ID_MASK;
     if (id) inPending[id] = (inPending[id] ?? 0) + 1;
+    else strayEntries++;
   });
   await readMembers(redis, keys.active, 'zset', activeSize, total, nowMs, signal, (word) => {
     const id = word & ID_MASK;
-    if (!id) return;
+    if (!id) {
+      strayEntries++;
+      return;
+    }
     inActive[id] = 1;
     if (word & EXPIRED_FLAG) activeExpired[id] = 1;
   });
   await readMembers(redis, keys.dead, 'zset', deadSize, total, nowMs, signal, (word) => {
     const id = word & ID_MASK;
     if (id) inDead[id] = 1;
+    else strayEntries++;
   });
 
   // Job hashes are read in the order seeding created them (live jobs, seeded apart, nearly so),
@@ -92,7 +100,8 @@ export async function readSnapshot(
     },
   );
 
-  return shape.workers ? { ...snapshot, ...(await readWorkerTraces(redis, keys, total, nowMs, signal)) } : snapshot;
+  const members = { ...snapshot, strayEntries };
+  return shape.workers ? { ...members, ...(await readWorkerTraces(redis, keys, total, nowMs, signal)) } : members;
 }
 
 /** The running list and every job's `runs` counter: what workers leave behind. */

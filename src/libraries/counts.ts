@@ -39,6 +39,8 @@ export function libraryCounts(tally: JobTally, own: OwnFigures): AuditCounts {
     unacknowledgedMoves: 0,
     stolenLeases: null,
     misreported: null,
+    // A library's snapshot reads its own layout by job id (id-readers.ts); its stray entries are not counted.
+    strayEntries: null,
   };
 }
 

@@ -107,6 +107,8 @@ export interface RunJson extends ConsequenceJson {
   /** Null where not measured: no live jobs; a strategy whose record is not cross-checked (only user scripts are). */
   readonly stolenLeases: number | null;
   readonly misreported: number | null;
+  /** Entries of pending, active and dead naming no job of the run; null for a queue library's run. */
+  readonly strayEntries: number | null;
   /** With --cycles: jobs whose counter ended below the stalls they truly had, and those stalls; null otherwise. */
   readonly forgottenStalls: number | null;
   readonly forgottenStallCount: number | null;
@@ -213,6 +215,7 @@ export function runJson(run: RunResult): RunJson {
     retries: run.retries,
     stolenLeases: run.stolenLeases,
     misreported: run.misreported,
+    strayEntries: run.strayEntries,
     forgottenStalls: run.forgottenStalls,
     forgottenStallCount: run.forgottenStallCount,
     mostPendingEntries: run.mostPendingEntries,

@@ -363,6 +363,7 @@ export function readout(run: RunResult): string {
   if (run.unreclaimed > 0)
     parts.push(`left ${plural(run.unreclaimed, words.unreclaimed.one, words.unreclaimed.many)}${run.cutShort ? ' (its sweepers hit their sweep limit)' : ''}`);
   if (count('stolenLeases') > 0) parts.push(`took ${plural(count('stolenLeases'), 'job')} whose lease was still valid (stolen from a busy worker)`);
+  if (count('strayEntries') > 0) parts.push(`wrote ${plural(count('strayEntries'), 'entry', 'entries')} that name no job of the run (stray entries)`);
   if (count('misreported') > 0)
     parts.push(
       `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or naming no job of the run)`,

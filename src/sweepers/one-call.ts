@@ -19,7 +19,8 @@ export interface OneCall {
 
 /**
  * A sweep call's reply as job ids: nil (nothing moved) is an empty list, anything not a list is
- * refused, and an element that is no job id at all is counted apart, never recorded.
+ * refused, and an element that is no job id at all is counted apart, never recorded: an id only
+ * as seeding writes one (`0200` names no job hash, as the audit reads pending too).
  */
 export function returnedIds(reply: unknown): { ids: number[]; stray: number } {
   if (reply === null || reply === undefined) return { ids: [], stray: 0 };
@@ -29,7 +30,7 @@ export function returnedIds(reply: unknown): { ids: number[]; stray: number } {
   const ids: number[] = [];
   let stray = 0;
   for (const item of reply) {
-    const id = typeof item === 'string' && /^\d+$/.test(item) ? Number(item) : typeof item === 'number' ? item : Number.NaN;
+    const id = typeof item === 'string' && /^[1-9]\d*$/.test(item) ? Number(item) : typeof item === 'number' ? item : Number.NaN;
     if (Number.isSafeInteger(id) && id > 0 && id <= 0x7fffffff) ids.push(id);
     else stray++;
   }

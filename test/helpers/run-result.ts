@@ -29,6 +29,7 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     unacknowledgedMoves: 0,
     stolenLeases: 0,
     misreported: 0,
+    strayEntries: 0,
     jobsRecoveredMoreThanOnce: 0,
     mostPendingEntries: 0,
     wallMs: 10,

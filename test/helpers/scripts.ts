@@ -23,6 +23,26 @@ export const RETURNS_NOTHING = altered(/return expired\s*$/, 'return {}\n');
 /** Does what the built-in one does, but its return names one more job, 99999, that the run never had. */
 export const NAMES_A_JOB_NOBODY_HAD = altered(/return expired\s*$/, "if #expired > 0 then expired[#expired + 1] = '99999' end\nreturn expired\n");
 
+/** Recovers nothing: pushes each expired lease an hour on, and says it moved nothing. */
+export const RENEWS_LEASES = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+for i = 1, #expired do redis.call('ZADD', KEYS[1], 'XX', now + 3600000, expired[i]) end
+return {}
+`;
+
+/** Does what the built-in one does, but pushes each id to pending written with a leading 0 (\`0200\` for job 200): no job's name. */
+export const PUSHES_PADDED_IDS = altered(
+  /pendingCount = pendingCount \+ 1\n(\s*)toPending\[pendingCount\] = id/,
+  "pendingCount = pendingCount + 1\n$1toPending[pendingCount] = '0' .. id",
+);
+
+/**
+ * Does what the built-in one does, and pushes to pending, at every call, the live job `liveId`
+ * while its lease holds, and a word that is no job at all.
+ */
+export const pushesLiveJobAndJunk = (liveId: number): string => altered(/return expired\s*$/, `rcall('RPUSH', KEYS[2], '${liveId}', 'junk')\nreturn expired\n`);
+
 export const DOES_NOT_COMPILE = 'local x = (\n';
 
 export const FAILS_AT_RUN_TIME = "return redis.call('HGET', KEYS[1], 'x')\n";

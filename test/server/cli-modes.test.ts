@@ -10,7 +10,15 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { BUILT_IN_SCRIPT, DOES_NOT_COMPILE, FAILS_AT_RUN_TIME, scriptFile } from '../helpers/scripts.js';
+import {
+  BUILT_IN_SCRIPT,
+  DOES_NOT_COMPILE,
+  FAILS_AT_RUN_TIME,
+  PUSHES_PADDED_IDS,
+  pushesLiveJobAndJunk,
+  RENEWS_LEASES,
+  scriptFile,
+} from '../helpers/scripts.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { csvFields } from '../../src/report/csv.js';
 
@@ -124,6 +132,28 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
       ['atomic', 'script'],
     );
     assert.equal(report.runs[1]?.misreported, 0);
+  });
+
+  test('a user script that renews leases, pads ids or pushes a live job and junk: each wrong thing counted, never clean', async () => {
+    const cases = [
+      // 100 expired jobs left in active, leases an hour on: unreclaimed, though none is still expired.
+      { name: 'renews.lua', source: RENEWS_LEASES, expect: { unreclaimed: 100, recoveries: 0 } },
+      // Every push names no job: 100 stray entries, and 100 jobs in no place at all.
+      { name: 'padded.lua', source: PUSHES_PADDED_IDS, expect: { strayEntries: 100, lostJobs: 100 } },
+      // Live job 101 (ids after the 100 expired ones) pushed while its lease holds: stolen.
+      { name: 'live.lua', source: pushesLiveJobAndJunk(101), expect: { stolenLeases: 1 } },
+    ];
+    for (const { name, source, expect } of cases) {
+      const path = scriptFile(name, source);
+      const result = await runCli(['--url', handle.url, '--script', path, '--jobs', '100', '--sweepers', '2', '--batch', '50', '--json', '--expect', 'clean']);
+      assert.equal(result.code, 1, `${name}: the expectation is missed: ${result.stderr}`);
+      const run = (JSON.parse(result.stdout) as JsonReport).runs[0];
+      assert.ok(run);
+      for (const [field, value] of Object.entries(expect)) assert.equal(run[field], value, `${name}: ${field}`);
+      assert.equal(run.clean, false, name);
+      if (name === 'live.lua') assert.ok((run.strayEntries as number) > 0, 'junk pushed at every call: stray entries');
+      assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
+    }
   });
 
   test('--trials: every trial in runs, one summary per mode, --expect race over every loop trial', async () => {

@@ -9,6 +9,8 @@ import {
   incrementGap,
   isClean,
   isMisplaced,
+  isStolen,
+  isUnreclaimed,
   movesPerJob,
   placeCount,
   type JobSnapshot,
@@ -116,6 +118,7 @@ test('a clean run: every job moved once and counted once', () => {
     unacknowledgedMoves: 0,
     stolenLeases: null,
     misreported: null,
+    strayEntries: 0,
   });
   assert.ok(isClean(counts));
 });
@@ -133,7 +136,8 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     { moves: 1, stalled: 1, state: 'pending' },
     // in pending and dead at once: misplaced
     { moves: 1, pending: 1, dead: true, stalled: 1, state: 'dead' },
-    // in active with a live lease: not unreclaimed, not an anomaly
+    // seeded expired, now in active with a lease in the future, never moved nor counted: a sweep
+    // renewed its lease instead of recovering it, so it is unreclaimed too
     { moves: 0, active: true, expired: false, stalled: 0, state: 'active' },
     // in pending with a state that says dead: misplaced
     { moves: 1, pending: 1, stalled: 1, state: 'dead' },
@@ -155,7 +159,7 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     forgottenStallCount: null,
     lostJobs: 1,
     misplaced: 2,
-    unreclaimed: 1,
+    unreclaimed: 2,
     jobsRecoveredMoreThanOnce: 2,
     doubleExecutions: null,
     deadLetterEscapes: 0,
@@ -164,6 +168,7 @@ test('every anomaly is counted exactly on a mixed snapshot', () => {
     unacknowledgedMoves: 0,
     stolenLeases: null,
     misreported: null,
+    strayEntries: 0,
   });
   assert.equal(isClean(counts), false);
 });
@@ -267,4 +272,46 @@ test('calls in doubt: moves the server shows that no sweeper heard back are reco
   assert.equal(strict.unacknowledgedMoves, 0);
   assert.equal(strict.recoveries, 2);
   assert.equal(strict.extraIncrements, 1);
+});
+
+test('isUnreclaimed: an expired lease left, or one renewed with nothing done to the job', () => {
+  const job = { inActive: 1, activeExpired: 0, inPending: 0, inDead: 0, inRunning: 0 };
+  assert.equal(isUnreclaimed({ ...job, activeExpired: 1 }, 0, 0, 0), true, 'still expired in active');
+  assert.equal(isUnreclaimed(job, 0, 0, 0), true, 'its lease pushed into the future, never moved nor counted');
+  assert.equal(isUnreclaimed(job, 0, Number.NaN, 0), true, 'nor a counter written');
+  assert.equal(isUnreclaimed(job, 1, 1, 0), false, 'moved and counted: a worker may hold it again');
+  assert.equal(isUnreclaimed(job, 0, 1, 0), false, 'counted: a move the tool did not hear of');
+  assert.equal(isUnreclaimed({ ...job, inRunning: 1 }, 0, 0, 0), false, 'a worker holds it');
+  assert.equal(isUnreclaimed({ ...job, inPending: 1 }, 0, 0, 0), false, 'in pending as well: misplaced, not unreclaimed');
+  assert.equal(isUnreclaimed({ ...job, inActive: 0, inPending: 1 }, 1, 1, 0), false, 'recovered');
+});
+
+test('isStolen: a live job that a sweep touched, also when it only pushed it to pending or dead', () => {
+  assert.equal(isStolen(0, 1, 0, 0), false, 'untouched in active');
+  assert.equal(isStolen(1, 1, 0, 0), true, 'recorded as moved');
+  assert.equal(isStolen(0, 0, 0, 0), true, 'out of active');
+  assert.equal(isStolen(0, 1, 1, 0), true, 'its counter changed');
+  assert.equal(isStolen(0, 1, 0, 0, 1, 0), true, 'in pending while its worker still holds it: it will run twice');
+  assert.equal(isStolen(0, 1, 0, 0, 0, 1), true, 'in dead while its worker still holds it');
+});
+
+test('stray entries: what the snapshot counted is the figure, 0 on a clean read', () => {
+  const { snapshot, moves } = snapshotOf([{ moves: 1, pending: 1, stalled: 1, state: 'pending' }]);
+  assert.equal(auditJobs(snapshot, moves).strayEntries, 0);
+  const counts = auditJobs({ ...snapshot, strayEntries: 3 }, moves);
+  assert.equal(counts.strayEntries, 3);
+  assert.equal(isClean(counts), false);
+});
+
+test('a live job pushed to pending while its lease holds: a stolen lease, though it never left active', () => {
+  const live = blankSnapshot(1, 0, 1);
+  live.inPending[1] = 1;
+  live.stalled[1] = 1;
+  live.state[1] = STATE_CODES.pending;
+  live.inActive[2] = 1;
+  live.inPending[2] = 1;
+  live.stalled[2] = 0;
+  const moves = new Uint32Array(3);
+  moves[1] = 1;
+  assert.equal(auditJobs(live, moves).stolenLeases, 1);
 });

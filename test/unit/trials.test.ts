@@ -94,6 +94,7 @@ test("returnedIds: a script's return value as job ids", () => {
   assert.deepEqual(returnedIds(null), { ids: [], stray: 0 });
   assert.deepEqual(returnedIds(['1', '22', 3]), { ids: [1, 22, 3], stray: 0 });
   assert.deepEqual(returnedIds(['1', 'x', '-2', '0']), { ids: [1], stray: 3 });
+  assert.deepEqual(returnedIds(['0200', '2e2', ' 2', '200']), { ids: [200], stray: 3 }, 'only an id as seeding writes one');
   assert.throws(() => returnedIds(7), /returned 7, not an array/);
 });
 

@@ -7,7 +7,8 @@
     ARGV[1] 'list' or 'zset'
     ARGV[2] start index of the slice
     ARGV[3] stop index of the slice (inclusive; the caller keeps a slice to a few thousand members)
-    ARGV[4] jobs: ids outside 1..jobs are not seeded jobs and are packed as 0
+    ARGV[4] jobs: ids outside 1..jobs are not seeded jobs and are packed as 0, and so is any
+            member not written as an id is (`0200`, `2.0`, ` 2`, `0x2` name no job hash)
     ARGV[5] zset only: the audit's "now" in ms; a member scored at or before it has an expired lease
 
   Output:
@@ -19,9 +20,11 @@ local EXPIRED = 2147483648
 
 local kind = ARGV[1]
 local jobs = tonumber(ARGV[4])
+-- Only the digits of an id as seeding wrote it: tonumber alone would read `0200` or `2e2` as 200.
 local function jobId(member)
+  if not string.find(member, '^[1-9]%d*$') then return 0 end
   local id = tonumber(member)
-  if id and id >= 1 and id <= jobs and id % 1 == 0 then return id end
+  if id <= jobs then return id end
   return 0
 end
 
