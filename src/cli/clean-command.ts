@@ -225,7 +225,11 @@ function whatRemains(midway: string | undefined, notStarted: readonly string[], 
 function report(result: CleanResult, io: CleanIo, shown: number): void {
   const keys = plural(result.deleted, 'key');
   if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
-  else io.out(`removed queue ${result.queue}: ${keys}\n`);
+  else io.out(`removed queue ${result.queue}: ${keys}${result.library?.removed ? `, and its function library ${result.library.name}` : ''}\n`);
+  if (result.library && !result.library.removed)
+    io.err(
+      `emq-race: left the function library ${result.library.name} of queue ${result.queue}: this user may not delete it (FUNCTION DELETE ${result.library.name})\n`,
+    );
   if (result.foreign === null)
     io.err(`emq-race: keys under emq:{${result.queue}}: that emq-race did not create were not looked for: this user may not run SCAN\n`);
   else if (result.foreign.length > 0) {

@@ -45,7 +45,8 @@ export function describeKept(session: Pick<Session, 'embedded'>, runs: readonly 
   const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
     say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
-    if (run.keptLibrary) say(`kept: function library ${run.keptLibrary}; remove it with: FUNCTION DELETE ${run.keptLibrary}\n`);
+    if (run.keptLibrary)
+      say(`kept: function library ${run.keptLibrary}; emq-race clean --queue ${run.queue} removes it with the queue (or FUNCTION DELETE ${run.keptLibrary})\n`);
     if (run.failover?.keptServer) say(keptPromotedLine(run.queue, run.failover.keptServer));
   }
   if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);

@@ -11,6 +11,20 @@ const TEMPLATE_FILE = 'sweep-stalled-function.lua';
 const TEMPLATE = luaSource('sweep-stalled-function');
 const BODY_MARKER = '__SWEEP_STALLED__';
 
+export interface SweepFunction {
+  readonly library: string;
+  readonly name: string;
+}
+
+/**
+ * Names that carry the run id (hex), within what FUNCTION LOAD accepts: letters, digits, '_'. Here,
+ * with the source, so that `clean` finds a kept run's library from its marker's run id.
+ */
+export function sweepFunctionNames(runId: string): SweepFunction {
+  if (!/^[A-Za-z0-9_]+$/.test(runId)) throw new Error(`run id ${JSON.stringify(runId)} cannot name a function`);
+  return { library: `emq_race_${runId}`, name: `emq_race_sweep_${runId}` };
+}
+
 export function functionLibrarySource(library: string, name: string): string {
   // Function replacements, so that no `$` in the texts is read as a replacement pattern.
   return TEMPLATE.replace('#!lua name=__LIBRARY__', () => `#!lua name=${library}`)

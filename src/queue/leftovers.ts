@@ -4,12 +4,15 @@
  * a marker that says the queue was confirmed empty when the run claimed it (`owned`). There, a job
  * hash goes only if it carries the run's id. An unconfirmed (`claiming`) or older (`legacy`)
  * marker proves nothing about the keys beside it: only the marker itself is removed. A queue whose
- * run still beats its heartbeat is refused. Whatever stays under the prefix is reported.
+ * run still beats its heartbeat is refused. Whatever stays under the prefix is reported. A kept
+ * `--mode function` run's library, named from the run's id, goes with its queue.
  */
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { usageError } from '../errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
+import { deleteFunctionLibrary } from '../lua/function-calls.js';
+import { sweepFunctionNames } from '../lua/function-source.js';
 import { QUEUE_NAME, queueKeys, structureKeys, type QueueKeys } from './keys.js';
 import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
 import { unlinkLibraryKeys } from './cleanup.js';
@@ -39,6 +42,11 @@ export interface CleanResult {
    * counts only the replies that came before the stop, and `foreign` is not looked for).
    */
   readonly stopped?: 'unbegun' | 'partly';
+  /**
+   * The run's function library (a kept `--mode function` run's), where the server held one:
+   * `removed`, or `refused` when this user may not delete it.
+   */
+  readonly library?: { readonly name: string; readonly removed: boolean };
 }
 
 /** How many of the keys left behind a clean names. */
@@ -176,13 +184,39 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
     }
   }
   if (signal?.aborted) return stopped();
+  const library = markerOnly ? undefined : await removeRunLibrary(redis, owned.marker.run);
   deleted += await releaseClaim(redis, keys, owned.value);
   // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN).catch((err: unknown) => {
     if (aclRefusal(err) === 'command') return null;
     throw err;
   });
-  return { queue: owned.queue, deleted, foreign, markerOnly };
+  return { queue: owned.queue, deleted, foreign, markerOnly, ...(library ? { library } : {}) };
+}
+
+/**
+ * The function library a run of id `run` loaded (`--mode function` names it from the run's id,
+ * and leaves it with `--keep`), deleted if the server holds it. Looked for first, so that a user
+ * who may not list or delete functions, or a server without them, cleans the queue as before.
+ */
+async function removeRunLibrary(redis: Redis, run: string): Promise<CleanResult['library']> {
+  if (!/^[A-Za-z0-9_]+$/.test(run)) return undefined;
+  const { library } = sweepFunctionNames(run);
+  let found: unknown[];
+  try {
+    found = (await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', library)) as unknown[];
+  } catch (err) {
+    if (/^NOPERM|unknown command|unknown subcommand/i.test(String((err as Error)?.message))) return undefined;
+    throw err;
+  }
+  if (!Array.isArray(found) || found.length === 0) return undefined;
+  try {
+    await deleteFunctionLibrary(redis, library);
+    return { name: library, removed: true };
+  } catch (err) {
+    if (/^NOPERM/.test(String((err as Error)?.message))) return { name: library, removed: false };
+    throw err;
+  }
 }
 
 /** What a marker's phase lets clean do, in words. */

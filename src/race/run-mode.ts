@@ -18,7 +18,8 @@ import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js
 import { FailoverDrill } from './failover-drill.js';
 import { underHelper, type Interrupts } from '../interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
-import { deleteSweepFunction, loadSweepFunction, type SweepFunction } from '../sweepers/function-library.js';
+import type { SweepFunction } from '../lua/function-source.js';
+import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
 import { raceInProcesses } from './process-race.js';
 import { defaultMaxSweeps } from './race.js';
 import { raceRounds, type RoundsResult } from './rounds.js';

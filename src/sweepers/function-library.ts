@@ -6,18 +6,7 @@
 import type { Redis } from 'ioredis';
 import { serverError } from '../errors.js';
 import { deleteFunctionLibrary, loadFunctionLibrary } from '../lua/function-calls.js';
-import { functionLibrarySource } from '../lua/function-source.js';
-
-export interface SweepFunction {
-  readonly library: string;
-  readonly name: string;
-}
-
-/** Names that carry the run id (hex), within what FUNCTION LOAD accepts: letters, digits, '_'. */
-export function sweepFunctionNames(runId: string): SweepFunction {
-  if (!/^[A-Za-z0-9_]+$/.test(runId)) throw new Error(`run id ${JSON.stringify(runId)} cannot name a function`);
-  return { library: `emq_race_${runId}`, name: `emq_race_sweep_${runId}` };
-}
+import { functionLibrarySource, sweepFunctionNames, type SweepFunction } from '../lua/function-source.js';
 
 export function librarySource(fn: SweepFunction): string {
   return functionLibrarySource(fn.library, fn.name);

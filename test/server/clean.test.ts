@@ -56,6 +56,39 @@ forEachServer('clean', (handle) => {
     await redis.unlink('emq:{race-crashed}:notes');
   });
 
+  test("a kept --mode function run: clean removes its function library with its queue, and leaves another run's; a user who may not delete it hears so", async () => {
+    const kept = await runCli(['--url', handle.url, '--mode', 'function', '--jobs', '20', '--queue', 'race-kept-function', '--keep']);
+    assert.equal(kept.code, 0, kept.stderr);
+    // The line wraps with the table's width: read as one.
+    assert.match(kept.stdout.replace(/\s+/g, ' '), /kept: function library emq_race_\w+; emq-race clean --queue race-kept-function removes it/);
+    const libraries = async (): Promise<number> => ((await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_*')) as unknown[]).length;
+    assert.equal(await libraries(), 1);
+    // Another run's library, of the same shape, that no marker here names: it stays.
+    const other = 'emq_race_0000aaaa0000aaaa';
+    await redis.call('FUNCTION', 'LOAD', `#!lua name=${other}\nredis.register_function('${other}_f', function() return 1 end)`);
+    // A user with the README's rules and clean's, but not FUNCTION DELETE.
+    await redis.call('ACL', 'SETUSER', 'clean-no-fdelete', 'on', '>pw', '~emq:{race-*}:*', '+@all', '-function|delete');
+    const refused = await runCli(['clean', '--url', handle.url.replace('redis://', 'redis://clean-no-fdelete:pw@'), '--queue', 'race-kept-function']);
+    assert.equal(refused.code, 0, refused.stderr);
+    assert.match(refused.stdout, /^removed queue race-kept-function: \d+ keys$/m);
+    assert.match(
+      refused.stderr,
+      /left the function library emq_race_\w+ of queue race-kept-function: this user may not delete it \(FUNCTION DELETE emq_race_\w+\)/,
+    );
+    assert.equal(await libraries(), 2);
+    // Kept again and cleaned by a user who may: the library goes with the queue, the other stays.
+    const again = await runCli(['--url', handle.url, '--mode', 'function', '--jobs', '20', '--queue', 'race-kept-function', '--keep']);
+    assert.equal(again.code, 0, again.stderr);
+    const cleaned = await runCli(['clean', '--url', handle.url, '--queue', 'race-kept-function']);
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    assert.match(cleaned.stdout, /^removed queue race-kept-function: \d+ keys, and its function library emq_race_\w+$/m);
+    const left = (await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_*')) as unknown[][];
+    assert.equal(left.length, 2, "the refused one and the other run's");
+    await redis.call('FUNCTION', 'FLUSH');
+    await redis.call('ACL', 'DELUSER', 'clean-no-fdelete');
+    assert.deepEqual(await allKeys(redis), []);
+  });
+
   test("a job hash without the run id (or with another run's, or not a hash) survives clean, which says so", async () => {
     await crashedRun('race-mixed', 6, ownedMarker('0123012301230123', 6));
     // Written by someone else under the run's names: no run field, another run's id, a string.
