@@ -138,6 +138,18 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   if (/%(?![0-9A-Fa-f]{2})/.test(parsed.search)) {
     throw usageError(`${source}: the query in ${shown} has a '%' that starts no percent-escape; write a '%' as %25`);
   }
+  // A field given twice with two values would have the client pick one without a word (the tool
+  // reads the user info first, the client the query): the user would not know which password,
+  // user or database the run used. Its values are never named.
+  const given: Record<string, [string, string | undefined]> = {
+    password: ['password', parsed.password !== '' ? decoded('password', parsed.password) : undefined],
+    username: ['user name', parsed.username !== '' ? decoded('user name', parsed.username) : undefined],
+    db: ['database', !unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined],
+  };
+  for (const [field, [word, beforeQuery]] of Object.entries(given)) {
+    const values = new Set([...(beforeQuery !== undefined ? [beforeQuery] : []), ...parsed.searchParams.getAll(field)]);
+    if (values.size > 1) throw usageError(`${source}: ${shown} gives two different values for the ${word}; give it once`);
+  }
   const username = decoded('user name', parsed.username) || (parsed.searchParams.get('username') ?? '');
   const password = decoded('password', parsed.password) || (parsed.searchParams.get('password') ?? '');
   const dbText = (!unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined) ?? parsed.searchParams.get('db') ?? undefined;

@@ -36,6 +36,15 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
+  usage(
+    () => serverAddress('redis://:S3cr3t@h:1/0?password=other'),
+    /^--url: "redis:\/\/:\*\*\*@h:1\/0\?password=\*\*\*" gives two different values for the password; give it once$/,
+  );
+  usage(() => serverAddress('redis://h:1/?password=a&password=b'), /gives two different values for the password; give it once$/);
+  usage(() => serverAddress('redis://u@h:1/?username=v'), /gives two different values for the user name; give it once$/);
+  usage(() => serverAddress('redis://h:1/2?db=3'), /^--url: "redis:\/\/h:1\/2\?db=3" gives two different values for the database; give it once$/);
+  assert.equal(serverAddress('redis://h:1/?db=3&password=p').password, 'p', 'each once is fine');
+  assert.equal(serverAddress('redis://:p@h:1/3?db=3&password=p&db=3').db, 3, 'the same value twice is the same value');
   usage(() => serverAddress('redis://h:1/?keyPrefix=other:'), /^--url: a query parameter in "redis:\/\/h:1\/\?\*\*\*" is not supported/);
   usage(() => serverAddress('redis://h:1/?password=Zq7%'), /^--url: the query in "redis:\/\/h:1\/\?password=\*\*\*" has a '%' that starts no percent-escape/);
   // A '/' before the '@' could as well start a path whose query holds a password: nothing after the scheme is shown.
