@@ -22,9 +22,13 @@ function helpOnly(words) {
  * Until the command watches signals itself (src/interrupt.ts takes these listeners off as it
  * starts), a signal that comes while its modules load ends it as a later one would: with the
  * signal's exit code and one line, or under --json the one error object. Nothing has been written
- * by then. The two small modules the line needs load first; the program loads them anyway.
+ * by then. The two small modules the line needs load first; the program loads them anyway. A
+ * terminal that closed is left alone on that way out too (src/closed-terminal.ts): Node 20 would
+ * abort putting it back, or crash.
  */
 async function endEarlyOnSignals() {
+  const { leaveClosedTerminalAlone } = await import('../dist/src/closed-terminal.js');
+  leaveClosedTerminalAlone();
   const { InterruptedError } = await import('../dist/src/errors.js');
   const { errorJson } = await import('../dist/src/report/json-header.js');
   const early = (signal) => {

@@ -123,6 +123,34 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.deepEqual(await unrelatedState(redis), initial);
     };
 
+    test('closed while the program still loads, at moments a few ms apart: 129 or the hang-up itself, never an abort', async () => {
+      // The window between the first signal listener and the rest of the program lasts some tens
+      // of ms on a 2-core machine: closes spread over the first 200 ms land in it several times.
+      const endings: string[] = [];
+      for (let delayMs = 0; delayMs <= 200; delayMs += 12) {
+        const cli = onTerminal(['--url', server.url, '--queue', `race-tty-load-${delayMs}`, '--mode', 'atomic', '--jobs', '100000']);
+        const pid = await within(LIMIT_MS, 'the CLI on its terminal', cli.started);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        const ended = await within(LIMIT_MS, 'the CLI after its terminal closed', cli.close()).catch((err: Error) => {
+          killWithDescendants(pid);
+          throw err;
+        });
+        endings.push(ended.signal === null ? `exit ${ended.exit}` : `signal ${ended.signal}`);
+      }
+      // 129: the tool's own line and code; SIGHUP (1): the hang-up came before any listener, as the
+      // docs allow. Never Node's abort (SIGABRT 6, or SIGSEGV 11 on its way out).
+      assert.deepEqual(
+        endings.filter((e) => e !== 'exit 129' && e !== 'signal 1'),
+        [],
+        endings.join(', '),
+      );
+      assert.deepEqual(
+        (await allKeys(redis)).filter((key) => key.startsWith('emq:{race-tty-load-')),
+        [],
+        "no run's keys left",
+      );
+    });
+
     test("closed while seeding: exit 129, the run's keys gone, no abort", async () => {
       const queue = 'race-tty-seed';
       // The expired jobs seeded, the call that seeds the live ones (ids from 10,001) held at the
