@@ -72,7 +72,12 @@ export function findServerBinary(explicit?: string): string {
     let version: string;
     try {
       accessSync(resolved, constants.X_OK);
-      const out = spawnSync(resolved, ['--version'], { encoding: 'utf8', timeout: 5000 });
+      // In a session of its own, as the server will be: the terminal's Ctrl-C, sent to the tool's
+      // process group, must stop the tool (which hears it once this call returns), not kill the
+      // probe and leave it read as no server binary. (spawnSync honours `detached` as spawn does;
+      // Node's types leave it out, so the options are not a literal.)
+      const probe = { encoding: 'utf8' as const, timeout: 5000, detached: true };
+      const out = spawnSync(resolved, ['--version'], probe);
       version = `${out.stdout ?? ''}`;
     } catch {
       throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);

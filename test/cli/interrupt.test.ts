@@ -8,7 +8,8 @@
  * came; and a tool killed outright (SIGKILL) leaves no server and no folder behind.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -19,7 +20,8 @@ import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js
 import { holdCall, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { alive, connectOnceUp, embeddedChild } from '../helpers/processes.js';
+import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 
@@ -330,6 +332,21 @@ for (const kind of oneServerKind(import.meta.url)) {
       }
       assert.ok(handled > 0, 'no signal landed once the tool ran');
       assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test('a Ctrl-C to the process group while --server-bin is checked: exit 130, not the binary refused', async () => {
+      // A server binary whose --version answers after a second: the check is under way when the
+      // group's SIGINT comes, as a terminal's Ctrl-C reaches the tool and its children alike.
+      const dir = tempDir('emq-race-slow-bin-');
+      const bin = join(dir, 'slow-server');
+      writeFileSync(bin, `#!/bin/sh\n[ "$1" = --version ] && sleep 1\nexec ${which(kind.bin)} "$@"\n`, { mode: 0o755 });
+      const cli = startCli(['--server-bin', bin, '--mode', 'atomic', '--jobs', '200'], {}, { ownGroup: true });
+      const pid = cli.child.pid as number;
+      await until(LIMIT_MS, 'the --version check', () => descendants(pid).some((child) => commandLine(child).includes('--version')));
+      process.kill(-pid, 'SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      assert.equal(oneErrorLine(result.stderr), 'emq-race: interrupted by SIGINT');
     });
 
     test('explore, SIGINT: what was explored so far, marked incomplete, the modes not started named; every queue deleted; exit 130', async () => {

@@ -12,10 +12,13 @@ export interface RunningCli {
   waitForStderr(pattern: RegExp): Promise<void>;
 }
 
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { ownGroup?: boolean } = {}): RunningCli {
+  // `ownGroup`: the CLI leads a process group of its own, as a shell's foreground job does, so that
+  // a test can send a signal to the group (process.kill(-pid)) as a terminal's Ctrl-C does.
   const child = spawn(process.execPath, [BIN, ...args], {
     env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? false,
   });
   let stdout = '';
   let stderr = '';
