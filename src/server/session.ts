@@ -7,7 +7,7 @@ import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerIn
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { usageError } from '../errors.js';
 import type { Io } from '../model.js';
-import { watchInterrupts, type Interrupts } from '../interrupt.js';
+import { stopCause, watchInterrupts, type Interrupts } from '../interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
@@ -87,7 +87,10 @@ export async function closeSession(session: Session, keepServer: boolean): Promi
  * opens (so a Ctrl-C while an embedded server starts still cleans up), `body` run on the session,
  * then the session closed on every way out and the signal handlers removed. A server asked to be
  * kept (`keep`) is kept only when the body was not stopped by a signal: an interrupted run leaves
- * nothing behind. A session that fails to open removes the handlers before its error goes on.
+ * nothing behind. A session that fails to open removes the handlers before its error goes on. A
+ * body that ends with an exit code while a signal came too late for it to see (its output printed,
+ * the session closing, an embedded server stopping) ends with the signal's code all the same, and
+ * the line that says so: its "received, cleaning up" line promised a stop.
  */
 export async function withSession<T>(
   open: (signal: AbortSignal) => Promise<Session>,
@@ -102,8 +105,9 @@ export async function withSession<T>(
     throw err;
   });
   let interrupted = false;
+  let result: T;
   try {
-    return await body(session, interrupts);
+    result = await body(session, interrupts);
   } catch (err) {
     interrupted = interrupts.signal.aborted;
     throw err;
@@ -111,4 +115,10 @@ export async function withSession<T>(
     await closeSession(session, keep && !interrupted);
     interrupts.dispose();
   }
+  const late = stopCause(interrupts.signal);
+  if (late && typeof result === 'number' && result < 128) {
+    io.err(`emq-race: ${late.message}, once its output was complete\n`);
+    return late.exitCode as T;
+  }
+  return result;
 }

@@ -17,7 +17,7 @@ import { HEARTBEAT_TTL_MS } from '../../src/queue/owner-claim.js';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
-import { holdCall, type HeldCall } from '../helpers/held-call.js';
+import { holdCall, holdFirst, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
@@ -331,6 +331,27 @@ for (const kind of oneServerKind(import.meta.url)) {
         handled++;
       }
       assert.ok(handled > 0, 'no signal landed once the tool ran');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
+    test("a signal once the report is out, while the session closes: the signal's code all the same, and the line saying so", async () => {
+      // The session's own QUIT on its admin connection (the first the run opens), the last thing
+      // the run sends, held at a relay: the report is printed by then, and the signal meets the
+      // run closing its session.
+      const hold = await holdFirst(server.url, (chunk, before, connection) => connection === 0 && /\$4\r\nquit\r\n/i.test(before + chunk));
+      try {
+        const cli = startCli(['--url', hold.url, '--mode', 'atomic', '--jobs', '200', '--queue', 'race-late-signal']);
+        await within(LIMIT_MS, 'the session closing', hold.held);
+        cli.child.kill('SIGINT');
+        await cli.waitForStderr(/SIGINT received/);
+        hold.release();
+        const result = await within(LIMIT_MS, 'the run', cli.done);
+        assert.equal(result.code, 130, result.stderr);
+        assert.match(result.stdout, /jobs\/s/, 'the report was out');
+        assert.equal(oneErrorLine(result.stderr), 'emq-race: interrupted by SIGINT, once its output was complete');
+      } finally {
+        await hold.close();
+      }
       assert.deepEqual(await unrelatedState(redis), initial);
     });
 

@@ -37,10 +37,10 @@ export function holdCall(serverUrl: string, scripts: readonly ScriptName[], argu
 
 /**
  * Holds the first chunk sent through the relay to the server on `serverUrl` for which `matches`
- * is true; `matches` sees the chunk, and what its connection sent last before it (a call cut over
- * two chunks is still seen whole).
+ * is true; `matches` sees the chunk, what its connection sent last before it (a call cut over
+ * two chunks is still seen whole), and the connection's number, from 0 in the order they opened.
  */
-export async function holdFirst(serverUrl: string, matches: (chunk: string, sentBefore: string) => boolean): Promise<HeldCall> {
+export async function holdFirst(serverUrl: string, matches: (chunk: string, sentBefore: string, connection: number) => boolean): Promise<HeldCall> {
   let release = (): void => {};
   const released = new Promise<void>((resolve) => (release = resolve));
   let heldNow = (): void => {};
@@ -52,7 +52,7 @@ export async function holdFirst(serverUrl: string, matches: (chunk: string, sent
     if (holding) return 'pass';
     const sentBefore = tails.get(connection) ?? '';
     tails.set(connection, (sentBefore + chunk).slice(-512));
-    if (!matches(chunk, sentBefore)) return 'pass';
+    if (!matches(chunk, sentBefore, connection)) return 'pass';
     holding = true;
     heldNow();
     return released;
