@@ -77,7 +77,10 @@ export function findServerBinary(explicit?: string): string {
       // probe and leave it read as no server binary. (spawnSync honours `detached` as spawn does;
       // Node's types leave it out, so the options are not a literal.)
       const probe = { encoding: 'utf8' as const, timeout: 5000, detached: true };
-      const out = spawnSync(resolved, ['--version'], probe);
+      let out = spawnSync(resolved, ['--version'], probe);
+      // A Ctrl-C in the microseconds between the fork and the probe leaving the tool's group still
+      // ends it: asked again (the tool has that signal too, and stops once this call returns).
+      for (let again = 0; again < 2 && isTerminalSignal(out.signal); again++) out = spawnSync(resolved, ['--version'], probe);
       version = `${out.stdout ?? ''}`;
     } catch {
       throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);
@@ -219,8 +222,16 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     process.off('exit', onExit);
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
-    lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url));
-    ended.abort(lost.signal.reason);
+    const report = (): void => {
+      lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url));
+      ended.abort(lost.signal.reason);
+    };
+    // The keeper ignores a terminal's signals, but one that reached it as it was forked, still in
+    // the tool's process group (a Ctrl-C in the microseconds before it leaves), ends it before its
+    // traps are set: the tool got that signal too, and its own stop is given a moment to be the
+    // run's end. A keeper killed by anything else is reported at once.
+    if (isTerminalSignal(signal)) setTimeout(report, TERMINAL_SIGNAL_GRACE_MS).unref();
+    else report();
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
@@ -253,6 +264,14 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     },
   };
 }
+
+/** The signals a terminal sends a whole process group: Ctrl-C, a hang-up, and the shell's TERM. */
+function isTerminalSignal(signal: string | null): boolean {
+  return signal === 'SIGINT' || signal === 'SIGHUP' || signal === 'SIGTERM';
+}
+
+/** How long a keeper's death by a terminal's signal waits for the tool's own stop to come first. */
+const TERMINAL_SIGNAL_GRACE_MS = 200;
 
 function keeperDied(how: string, url: string): ServerGoneError {
   return new ServerGoneError(`the embedded server's keeper process died (${how}); the tool stopped its server at ${url} itself`);

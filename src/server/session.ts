@@ -102,7 +102,9 @@ export async function withSession<T>(
   const interrupts = watchInterrupts(io.err, io.leave);
   const session = await open(interrupts.signal).catch((err: unknown) => {
     interrupts.dispose();
-    throw err;
+    // A signal that came while the session opened is the end, whatever it broke on its way (a
+    // helper it reached too, as a Ctrl-C reaches the whole process group).
+    throw stopCause(interrupts.signal) ?? err;
   });
   let interrupted = false;
   let result: T;

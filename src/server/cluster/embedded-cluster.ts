@@ -141,6 +141,10 @@ export async function startEmbeddedCluster(
       // death may be seen before the tool's own signal is handled: that signal, not a cli killed
       // with nothing to say, is what the command ends with.
       if (e.signal && !signal.aborted) await sleep(SIGNAL_SETTLE_MS, undefined, { signal, ref: false }).catch(() => {});
+      // A node that died under the joining makes the cli fail on its own ("connection refused"),
+      // often before the node's keeper has told the tool: a moment is given for that word, the
+      // cause, to come first. Only a joining that failed waits it.
+      else if (!e.signal && !lost.aborted) await sleep(SIGNAL_SETTLE_MS, undefined, { signal: AbortSignal.any([signal, lost]), ref: false }).catch(() => {});
       stopIfStopped();
       const said = `${e.stderr ?? ''}${e.stdout ?? ''}`.trim().split('\n').slice(-1)[0] || (e.signal ? `killed by ${e.signal}` : e.message);
       throw serverError(`could not join the embedded cluster with ${basename(cli)}: ${said}`);
