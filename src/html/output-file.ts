@@ -53,6 +53,16 @@ function writablePath(flag: string, raw: string): string {
   } catch {
     throw usageError(`${flag}: cannot write ${raw}: folder ${folder} is not writable`);
   }
+  // Permission bits say nothing to root, nor of a folder that takes no file (/proc): a file made
+  // there and removed at once does, before the run rather than after it.
+  const probe = join(folder, `.${basename(path)}.${process.pid}.probe`);
+  try {
+    writeFileSync(probe, '', { flag: 'wx' });
+    rmSync(probe, { force: true });
+  } catch (err) {
+    const reason = err instanceof Error && 'code' in err ? String((err as NodeJS.ErrnoException).code) : String(err);
+    throw usageError(`${flag}: cannot write ${raw}: folder ${folder} takes no new file (${reason})`);
+  }
   try {
     if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
   } catch (err) {

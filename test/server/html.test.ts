@@ -215,6 +215,12 @@ describe('html: bad output paths are usage errors before any server is touched',
       /^emq-race: --html: cannot write \/nonexistent-folder\/r\.html: folder \/nonexistent-folder does not exist\n$/,
     ],
     ['explain --svg onto a folder', ['explain', '--svg', '.'], /^emq-race: --svg: cannot write \.: it is a folder\n$/],
+    // A folder whose permission bits let root write, but which takes no file: refused before the run, not after it.
+    [
+      'grid --html into /proc',
+      ['grid', '--html', '/proc/grid.html'],
+      /^emq-race: --html: cannot write \/proc\/grid\.html: folder \/proc takes no new file \(\w+\)\n$/,
+    ],
   ] as const) {
     test(what, async () => {
       const result = await runCli([...args, '--url', 'redis://127.0.0.1:1']);
