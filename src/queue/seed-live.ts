@@ -7,8 +7,11 @@ import type { Redis } from 'ioredis';
 import type { QueueKeys } from './keys.js';
 import { seedJobs, type SeedPlan } from './seed.js';
 
-/** How far in the server's future the live leases end. */
-const LIVE_FOR_MS = 3_600_000;
+/**
+ * How far in the server's future the live leases end: thirty days, so that no run, however long
+ * its --interval, --latency or --cycles make it, outlives them and sees a correct sweep take one.
+ */
+const LIVE_FOR_MS = 30 * 24 * 3_600_000;
 
 /** A seeding plan whose first id is one past the last expired job; the deadlines are this file's. */
 export type LiveSeedPlan = Omit<SeedPlan, 'expiredByMs' | 'firstId'> & { readonly firstId: number };
