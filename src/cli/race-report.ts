@@ -4,7 +4,7 @@
  */
 import { usageError } from '../errors.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
-import { underHelper, type Interrupts } from '../interrupt.js';
+import { orStopped, underHelper, type Interrupts } from '../interrupt.js';
 import { jobsForMode } from './options.js';
 import { keepsSessionServer, type MainFlags } from './race-flags.js';
 import type { RaceReport } from '../report/json.js';
@@ -74,7 +74,8 @@ export async function checkGridCells(session: Session, cells: readonly CellSetti
   if (!first) return;
   if (userScript !== undefined && first.options.script !== undefined)
     await loadUserScript(session.admin, userScript, first.options.script, session.target.display);
-  const topology = await clusterTopology(session, first.flags.cluster);
+  // A server that stops answering here holds the one bounded wait: a signal ends it at once.
+  const topology = await orStopped(signal, clusterTopology(session, first.flags.cluster));
   for (const cell of cells) refuseLatencyOnCluster(session, topology, cell.options);
   // Each cell's race says which modes it skips and why; here a skipped mode simply weighs nothing.
   const modes = await availableModes(session, first.options.modes, () => {});
@@ -109,7 +110,8 @@ export async function raceReport(
     ...(board ? { progress: board } : {}),
     warn: (line: string) => io.err(`emq-race: ${line}\n`),
   });
-  const topology = await clusterTopology(session, flags.cluster);
+  // A server that stops answering here holds the one bounded wait: a signal ends it at once.
+  const topology = await orStopped(interrupts.signal, clusterTopology(session, flags.cluster));
   refuseLatencyOnCluster(session, topology, options);
   const perQueue = spreadsQueues(topology, flags);
   const progress = show.progress && io.stderrIsTty && !options.csv;

@@ -59,10 +59,20 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test("--latency: SIGINT while the proxy's round trip is measured: exit 130, nothing written", async () => {
-      // The second PING on one connection: the warm-up through the proxy (at least three in a
-      // row), before the first of the measured ones; nothing before it sends two.
-      const hold = await holdFirst(filled.server.url, (chunk, sentBefore) => sends(chunk, 'PING') && sends(sentBefore, 'PING'));
+      // The second PING on one connection past the admin's (connection 0, which sends one beside
+      // each INFO it checks): the warm-up through the proxy (at least three in a row), before the
+      // first of the measured ones; no other connection sends two.
+      const hold = await holdFirst(filled.server.url, (chunk, sentBefore, connection) => connection > 0 && sends(chunk, 'PING') && sends(sentBefore, 'PING'));
       await interruptHeld(hold, ['--mode', 'atomic', '--jobs', '100', '--latency', '20'], 'race-latency-stop');
+    });
+
+    test('SIGINT while the check for a cluster is held, before the queue is claimed: exit 130, nothing written', async () => {
+      // INFO cluster on the admin connection, the race's first question once the session is open.
+      const hold = await holdFirst(
+        filled.server.url,
+        (chunk, sentBefore, connection) => connection === 0 && /cluster/i.test(sentBefore + chunk) && sends(chunk, 'INFO'),
+      );
+      await interruptHeld(hold, ['--mode', 'atomic', '--jobs', '100'], 'race-cluster-check-stop');
     });
 
     test("--lib node-resque: SIGINT during node-resque's own cleanOldWorkers: exit 130, the namespace deleted", async () => {

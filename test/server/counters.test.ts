@@ -40,6 +40,7 @@ type Counted = {
   misplaced: number;
   unreclaimed: number;
   doubleExecutions: number;
+  strayEntries: number;
 };
 
 /** Entries of each id in a list or sorted set, read whole. */
@@ -76,7 +77,12 @@ async function countFromKeys(redis: Redis, queue: string, run: KeptRun): Promise
     misplaced: 0,
     unreclaimed: 0,
     doubleExecutions: 0,
+    strayEntries: 0,
   };
+  // Entries naming no job of the run: not an id as seeding writes one, or past the last.
+  const isJob = (name: string): boolean => /^[1-9]\d*$/.test(name) && Number(name) <= run.jobs;
+  for (const [name, count] of pending) if (!isJob(name)) counts.strayEntries += count;
+  for (const name of [...active.keys(), ...dead.keys()]) if (!isJob(name)) counts.strayEntries++;
   // Every job's hash in one pipeline: the same HMGETs, without a round trip each.
   const reads = redis.pipeline();
   for (let id = 1; id <= run.jobs; id++) reads.hmget(keys.job(id), 'stalled', 'state', 'runs', 'releases');

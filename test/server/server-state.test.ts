@@ -55,11 +55,15 @@ forEachServer('audit on server state', (handle) => {
     await redis.rpush(keys.pending, '5');
     await redis.zadd(keys.dead, 0, '5');
     await redis.hset(keys.job(5), 'state', 'dead', 'stalled', 1);
-    // 6: live lease in active: not an anomaly
+    // 6: seeded expired, now in active with a lease in the future and never moved nor counted: a
+    // sweep renewed its lease rather than recovering it (unreclaimed)
     await redis.zadd(keys.active, now + 600_000, '6');
     await redis.hset(keys.job(6), 'state', 'active', 'stalled', 0);
     // 7: dead-lettered properly
     await redis.zadd(keys.dead, 0, '7');
+    // Entries that name no job: `07` (no job hash has that name) in pending, `8` (past the last job) in dead
+    await redis.rpush(keys.pending, '07');
+    await redis.zadd(keys.dead, 0, '8');
     await redis.hset(keys.job(7), 'state', 'dead', 'stalled', 1);
 
     const a = new MoveLog();
@@ -81,9 +85,10 @@ forEachServer('audit on server state', (handle) => {
       extraIncrements: 1,
       lostJobs: 1,
       misplaced: 1,
-      unreclaimed: 1,
+      unreclaimed: 2,
       jobsRecoveredMoreThanOnce: 1,
       mostPendingEntries: 3,
+      strayEntries: 2,
       // What this audit did not measure (no workers, observer, cycles, live leases or user script): null, never 0.
       doubleExecutions: null,
       deadLetterEscapes: 0,
