@@ -234,7 +234,7 @@ export interface LapsedLockFigures {
   readonly lapsedJobs: number;
   /** Jobs the check moved back to wait, by the callers' records: sweepers. */
   readonly recovered: number;
-  /** Jobs taken into active more than once (BullMQ's `ats`, attempts started): server. */
+  /** Jobs whose handler ran more than once (the tool's handlers count each run in the job's hash): server. */
   readonly executedTwice: number;
   /** The first worker's completions the library refused once it finished: workers. */
   readonly lateCompletionsRefused: number;

@@ -6,7 +6,7 @@
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
-import { FIGURES, jobsPerSec, jobsRaced, type RunResult } from '../model.js';
+import { FIGURES, jobsPerSec, jobsRaced, type LapsedLockFigures, type RunResult } from '../model.js';
 
 /** Counts of the run beside its figures (FIGURES, every one of which is summed too). */
 const SUMMED = [
@@ -60,6 +60,25 @@ function worst(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? Math.max(...known) : null;
 }
 
+/** --fault lapsed-lock's figures over several queues: each count summed, the library's words the first run's that has any. Pure. */
+export function sumLapsedLock(all: readonly (LapsedLockFigures | undefined)[]): LapsedLockFigures | undefined {
+  const figures = all.filter((f): f is LapsedLockFigures => f !== undefined);
+  const [first] = figures;
+  if (!first) return undefined;
+  const sum = (field: 'lapsedJobs' | 'recovered' | 'executedTwice' | 'lateCompletionsRefused' | 'lateCompletionsAccepted' | 'secondRunsRefused'): number =>
+    figures.reduce((total, f) => total + f[field], 0);
+  return {
+    ...first,
+    lapsedJobs: sum('lapsedJobs'),
+    recovered: sum('recovered'),
+    executedTwice: sum('executedTwice'),
+    lateCompletionsRefused: sum('lateCompletionsRefused'),
+    lateCompletionsAccepted: sum('lateCompletionsAccepted'),
+    secondRunsRefused: sum('secondRunsRefused'),
+    refusal: figures.find((f) => f.refusal !== null)?.refusal ?? null,
+  };
+}
+
 /** The totals row of every mode (and trial) present in `runs`, in order of first appearance. */
 export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
   const groups = new Map<string, RunResult[]>();
@@ -93,6 +112,7 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
       example: null,
       phasesMs: undefined,
       faultCounts: sumFaultCounts(group.map((run) => run.faultCounts)),
+      ...(first.lapsedLock ? { lapsedLock: sumLapsedLock(group.map((run) => run.lapsedLock)) } : {}),
       ...worsts,
       queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,
       node: [...new Set(group.map((run) => run.node).filter((n): n is string => n !== undefined))].join(','),

@@ -191,20 +191,43 @@ forEachServer('--lib bullmq', (handle) => {
     assert.match(String(lapsed.refusal), /^Missing lock for job \d+\. moveToFinished/);
     assert.equal(run.doubleExecutions, jobs);
     assert.equal(run.clean, false, 'a job run twice is an anomaly');
-    // An independent count from the kept keys: each job started twice (ats), completed once, counted stalled once.
+    // An independent count from the kept keys: each job taken twice (ats) and run twice (its
+    // handlers' count), completed once, counted stalled once.
     const base = `emq:{${queue}}:bullmq:`;
-    let startedTwice = 0;
+    let ranTwice = 0;
     for (let id = 1; id <= jobs; id++) {
-      const [ats, stc] = await foreign.admin.hmget(`${base}${id}`, 'ats', 'stc');
-      if (Number(ats) >= 2) startedTwice++;
+      const [ats, ran, stc] = await foreign.admin.hmget(`${base}${id}`, 'ats', 'emq-race:runs', 'stc');
+      assert.equal(ats, '2', `job ${id}: taken twice`);
+      if (Number(ran) >= 2) ranTwice++;
       assert.equal(stc, '1', `job ${id}: one stall counted`);
     }
-    assert.equal(startedTwice, lapsed.executedTwice);
+    assert.equal(ranTwice, lapsed.executedTwice);
     assert.equal(await foreign.admin.zcard(`${base}completed`), jobs, 'each job completed, by the second worker');
     assert.equal(await foreign.admin.llen(`${base}active`), 0);
     assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
     assert.deepEqual(await foreign.ourKeys(), []);
     await foreign.assertUntouched("the other application's BullMQ keys are untouched");
+  });
+
+  test('--fault lapsed-lock at --max-stalled 1: BullMQ fails each job on its second take without running it, so nothing ran twice', async () => {
+    const queue = `lapsed1-${Math.random().toString(16).slice(2, 8)}`;
+    const jobs = 20;
+    const args = ['--lib', 'bullmq', '--lib-from', PROJECT, '--mode', 'bullmq', '--fault', 'lapsed-lock', '--max-stalled', '1'];
+    const result = await runCli(['--url', handle.url, ...args, '--sweepers', '4', '--jobs', String(jobs), '--queue', queue, '--keep', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const [run] = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs;
+    assert.ok(run);
+    const lapsed = run.lapsedLock as Record<string, unknown>;
+    assert.equal(run.doubleExecutions, 0);
+    assert.equal(lapsed.executedTwice, 0);
+    const base = `emq:{${queue}}:bullmq:`;
+    for (let id = 1; id <= jobs; id++) {
+      const [ats, ran] = await foreign.admin.hmget(`${base}${id}`, 'ats', 'emq-race:runs');
+      assert.deepEqual([ats, ran], ['2', '1'], `job ${id}: taken twice, its handler run once`);
+    }
+    assert.equal(await foreign.admin.zcard(`${base}failed`), jobs, 'each job failed on its second take');
+    assert.equal((await runCli(['clean', '--url', handle.url, '--queue', queue])).code, 0);
+    assert.deepEqual(await foreign.ourKeys(), []);
   });
 
   test('--fault lapsed-lock where no worker holds a lock: exit 2, one line, nothing written', async () => {

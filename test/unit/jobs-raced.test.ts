@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jobsPerSec, jobsRaced } from '../../src/model.js';
-import { totalsPerMode } from '../../src/report/totals.js';
+import { jobsPerSec, jobsRaced, type LapsedLockFigures } from '../../src/model.js';
+import { sumLapsedLock, totalsPerMode } from '../../src/report/totals.js';
 import { runResult } from '../helpers/run-result.js';
 
 test('a race run to its end counts every job seeded; one cut short, only the leases it reclaimed', () => {
@@ -25,4 +25,41 @@ test('totals over queues side by side: the jobs each raced, over the longest wal
   assert.equal(total?.cutShort, true);
   assert.equal(total?.jobsPerSec, jobsPerSec(400 + 1000, 200));
   assert.equal(total?.jobsPerSec, 7000);
+});
+
+test("totals over queues of --fault lapsed-lock: each of the fault's counts summed, not the first queue's", () => {
+  const lapsed = (n: number, refusal: string | null): LapsedLockFigures => ({
+    lapsedJobs: n,
+    recovered: 3 * n,
+    executedTwice: n,
+    lateCompletionsRefused: n,
+    lateCompletionsAccepted: 0,
+    secondRunsRefused: 1,
+    refusal,
+    sources: {
+      recovered: 'sweepers',
+      executedTwice: 'server',
+      lateCompletionsRefused: 'workers',
+      lateCompletionsAccepted: 'workers',
+      secondRunsRefused: 'workers',
+    },
+  });
+  const [total] = totalsPerMode([
+    runResult({ jobs: 30, lapsedLock: lapsed(30, null) }),
+    runResult({ jobs: 30, lapsedLock: lapsed(30, 'Missing lock for job 4. moveToFinished'), queue: 'race-test-2' }),
+  ]);
+  assert.deepEqual(
+    { ...total?.lapsedLock, sources: undefined },
+    {
+      lapsedJobs: 60,
+      recovered: 180,
+      executedTwice: 60,
+      lateCompletionsRefused: 60,
+      lateCompletionsAccepted: 0,
+      secondRunsRefused: 2,
+      refusal: 'Missing lock for job 4. moveToFinished',
+      sources: undefined,
+    },
+  );
+  assert.equal(sumLapsedLock([undefined]), undefined);
 });

@@ -190,9 +190,9 @@ test("lapsed-lock: BullMQ's refusals of a completion whose lock is gone name the
   assert.equal(refusedJobId('Missing key for job 4. moveToFinished'), undefined);
 });
 
-test("lapsed-lock: the figures count jobs started twice or more from ats, and the workers' refusals by job", () => {
-  const started = new Uint32Array([0, 2, 1, 3, 0]);
-  const figures = lapsedLockFigures(4, 5, started, {
+test("lapsed-lock: the figures count jobs whose handler ran twice or more, and the workers' refusals by job", () => {
+  const ran = new Uint32Array([0, 2, 1, 3, 0]);
+  const figures = lapsedLockFigures(4, 5, ran, {
     refused: new Set(['1', '2', '3']),
     accepted: new Set(['4']),
     refusedAgain: new Set(['3']),
@@ -213,14 +213,14 @@ test("lapsed-lock: the figures count jobs started twice or more from ats, and th
   );
 });
 
-test('double executions: null without live workers, takes into active beyond one per job (ats) with them', () => {
+test("double executions: null without live workers, the handlers' runs beyond one per job with them", () => {
   const { snapshot, moves } = snapshotOf([
     { completed: true, stc: 1, moves: 1 },
     { completed: true, stc: 1, moves: 1 },
     { wait: 1, stc: 1, moves: 1 },
   ]);
-  snapshot.started[1] = 2;
-  snapshot.started[2] = 3;
+  snapshot.ran[1] = 2;
+  snapshot.ran[2] = 3;
   assert.equal(auditBullmq(snapshot, moves, 3).doubleExecutions, null);
   assert.equal(auditBullmq(snapshot, moves, 3, true).doubleExecutions, 3);
 });

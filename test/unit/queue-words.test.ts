@@ -106,8 +106,8 @@ test("a library's counter and stalled jobs in the readout of a run that found an
   assert.match(resque, /left 1 job held by a dead worker still registered/);
   const bull = readout(raced('bullmq-naive', { lostIncrements: 4, unreclaimed: 2, deadLetteredEarly: 1 }));
   assert.match(bull, /lost 4 stc increments \(moves the job's stc does not show\)/);
-  // BullMQ marks such a job to fail (defa), still in wait: it fails it only when a worker next takes it.
-  assert.match(bull, /marked 1 healthy job to fail \(defa, still in wait\) after 1 stall \(dead-lettered early/);
+  // BullMQ marks such a job to fail (defa): it fails it only when a worker next takes it.
+  assert.match(bull, /marked 1 healthy job to fail \(defa: BullMQ fails each at its next take\) after 1 stall \(dead-lettered early/);
   assert.doesNotMatch(bull, /sent \d+ healthy jobs? to failed/);
   const escaped = readout(raced('bullmq-naive', { deadLetterEscapes: 2 }));
   assert.match(escaped, /let 2 jobs escape the dead letter \(stalled 3\+ times, neither in failed nor marked to fail \(defa\)\)/);

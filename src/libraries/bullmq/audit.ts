@@ -13,8 +13,8 @@
  *   unreclaimed         jobs left in `active` with their lock gone (server);
  *   dead-lettered early jobs in `failed`, or marked to fail (`defa`), though their one stall is
  *                       below --max-stalled (server);
- *   double executions   with live workers only: takes into active beyond one per job, BullMQ's
- *                       own `ats` count (server).
+ *   double executions   with live workers only: runs of a job's handler beyond one, as the
+ *                       tool's handlers counted them in the job's hash (server).
  */
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
 import { incrementGap, JobTally } from '../../audit/rules.js';
@@ -44,8 +44,8 @@ export interface BullmqSnapshot {
    * removed (Job#remove deletes the hash), or the hash is one a stray HINCRBY made again after.
    */
   readonly removed: Uint8Array;
-  /** The hash's `ats`: how often BullMQ took the job into active (attempts started); 0 where none. */
-  readonly started: Uint32Array;
+  /** The hash's HANDLER_RUNS_FIELD: how often the tool's handlers ran the job (--fault lapsed-lock); 0 where none. */
+  readonly ran: Uint32Array;
 }
 
 /** A snapshot of `jobs` jobs with nothing read yet. */
@@ -64,7 +64,7 @@ export function blankBullmqSnapshot(jobs: number): BullmqSnapshot {
     failMarked: new Uint8Array(n),
     locked: new Uint8Array(n),
     removed: new Uint8Array(n),
-    started: new Uint32Array(n),
+    ran: new Uint32Array(n),
   };
 }
 
@@ -81,7 +81,7 @@ export function isFailing(s: BullmqSnapshot, id: number): boolean {
 /**
  * The run's figures: `moves[id]` is how often the callers recorded moving job `id`; `maxStalled`
  * is --max-stalled. With `workersRan` (live workers took the jobs: --fault lapsed-lock), the
- * double executions are counted from `ats`; without, they are null (no worker ran a job).
+ * double executions are counted from the handlers' own runs; without, they are null (no worker ran a job).
  */
 export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: number, workersRan = false): AuditCounts {
   const tally = new JobTally();
@@ -92,7 +92,7 @@ export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: n
   let deadLetterEscapes = 0;
   let doubleExecutions = 0;
   for (let id = 1; id <= s.jobs; id++) {
-    doubleExecutions += Math.max(0, (s.started[id] ?? 0) - 1);
+    doubleExecutions += Math.max(0, (s.ran[id] ?? 0) - 1);
     const stc = s.stc[id] ?? Number.NaN;
     const moved = moves[id] ?? 0;
     tally.moves(moved, s.inWait[id] ?? 0);

@@ -8,6 +8,13 @@ import { libraryPrefix, queueKeys } from '../../queue/keys.js';
 /** The folder of the library in the queue, and BullMQ's queue name there. */
 export const BULLMQ = 'bullmq';
 
+/**
+ * The field of a job's hash where the tool's own handlers (--fault lapsed-lock's two workers) count
+ * each time they run the job: a take BullMQ fails before the handler runs (a job it marked to fail)
+ * is no execution, so BullMQ's own `ats`, which counts takes, cannot say it. A name BullMQ never writes.
+ */
+export const HANDLER_RUNS_FIELD = 'emq-race:runs';
+
 export interface BullmqKeys {
   /** What BullMQ's `prefix` option is given: `emq:{Q}` (it adds `:bullmq:` itself). */
   readonly prefix: string;

@@ -16,13 +16,16 @@
  *      gone: "Missing lock for job N. moveToFinished"), and the worker reports the refusal as an
  *      error event, which the run counts rather than fails on.
  *
- * The audit then reads the keys as in any BullMQ run, and counts each take into active from the
- * job's own `ats` (attempts started), which BullMQ raises each time a worker takes the job.
+ * Each handler of the two workers counts its run in the job's hash (HANDLER_RUNS_FIELD) before it
+ * does anything else. The audit then reads the keys as in any BullMQ run, and the executions from
+ * that count: a take that BullMQ fails without running the handler (a job it marked to fail)
+ * raises the job's `ats` but runs nothing.
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serverError } from '../../errors.js';
 import type { LapsedLockFigures } from '../../model.js';
+import { HANDLER_RUNS_FIELD } from './keys.js';
 import { addJobs, markActiveJobs, waitForLapse, type SeedPlan } from './seed.js';
 
 /** The first worker's lockDuration (ms): how soon its locks lapse once it stops renewing them. */
@@ -65,6 +68,7 @@ export async function holdLapsingJobs(admin: Redis, plan: SeedPlan): Promise<Lap
     keys.name,
     async (job) => {
       started.add(String(job.id));
+      await admin.hincrby(keys.job(String(job.id)), HANDLER_RUNS_FIELD, 1);
       await released;
       return 'finished after its lock lapsed';
     },
@@ -112,11 +116,15 @@ export async function runAgain(admin: Redis, plan: SeedPlan, lapsing: LapsingWor
   const worker = clients.add(
     new bullmq.Worker(
       keys.name,
-      async () => {
+      async (job) => {
         running++;
-        // The handler's work is the take itself: it returns on the next turn.
-        await sleep(0);
-        running--;
+        try {
+          await admin.hincrby(keys.job(String(job.id)), HANDLER_RUNS_FIELD, 1);
+          // The handler's work is the run itself: it returns on the next turn.
+          await sleep(0);
+        } finally {
+          running--;
+        }
         return 'finished by the second worker';
       },
       {
@@ -148,15 +156,15 @@ export async function finishLate(lapsing: LapsingWorker, jobs: number, plan: Pic
   );
 }
 
-/** The figures of the fault, from the workers' records, the callers' and the audit's executions. Pure. */
+/** The figures of the fault, from the workers' records, the callers' and the handlers' runs the audit read. Pure. */
 export function lapsedLockFigures(
   jobs: number,
   recovered: number,
-  started: Uint32Array,
+  ran: Uint32Array,
   lapsing: Pick<LapsingWorker, 'refused' | 'accepted' | 'refusedAgain' | 'refusal'>,
 ): LapsedLockFigures {
   let executedTwice = 0;
-  for (let id = 1; id <= jobs; id++) if ((started[id] ?? 0) >= 2) executedTwice++;
+  for (let id = 1; id <= jobs; id++) if ((ran[id] ?? 0) >= 2) executedTwice++;
   return {
     lapsedJobs: jobs,
     recovered,

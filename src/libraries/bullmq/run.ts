@@ -92,7 +92,7 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       return libraryResult(run, raced, counts, MAX_CHECKS, {
         consequences: run.consequences ?? NO_CONSEQUENCES,
         faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 0, clientKills: 0 },
-        lapsedLock: lapsedLockFigures(run.jobs, counts.recoveries, snapshot.started, lapsing),
+        lapsedLock: lapsedLockFigures(run.jobs, counts.recoveries, snapshot.ran, lapsing),
       });
     } finally {
       await clients.closeAll();
