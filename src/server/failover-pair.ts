@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError } from '../errors.js';
+import { ServerGoneError, serverError } from '../errors.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { startProxyThread } from './latency-proxy.js';
@@ -88,6 +88,9 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         losses.push(server.lost);
       },
     );
+    // The replica dying, unasked, ends the run with its own line: no connection of the run goes to
+    // it, so none would say so (the primary is not watched so: the drill kills it on purpose).
+    losses.push(diedDuring(replica, 'replica'));
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
     // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
@@ -116,7 +119,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
     if (sentinel) {
       started.push(sentinel);
-      losses.push(sentinel.lost);
+      losses.push(sentinel.lost, diedDuring(sentinel, 'Sentinel'));
       await until(() => sentinel.knowsReplica(replica.port), settling(), 'Sentinel did not find the replica');
     }
     const url = `redis://127.0.0.1:${front.port}`;
@@ -243,4 +246,23 @@ async function until(check: () => Promise<boolean>, signal: AbortSignal, failure
     }
     await sleep(5);
   }
+}
+
+/**
+ * Aborted when `server`'s process ended unasked, with a line naming its part in the drill (its
+ * keeper killed is `lost`'s own line, and stays so).
+ */
+function diedDuring(server: { readonly url: string; readonly lost: AbortSignal; readonly ended: AbortSignal }, role: string): AbortSignal {
+  const died = new AbortController();
+  server.ended.addEventListener(
+    'abort',
+    () =>
+      died.abort(
+        server.lost.aborted
+          ? server.lost.reason
+          : new ServerGoneError(`the failover drill's ${role} (${server.url}) died during the run (its process ended unasked)`),
+      ),
+    { once: true },
+  );
+  return died.signal;
 }

@@ -24,6 +24,8 @@ export interface EmbeddedSentinel {
   readonly url: string;
   readonly pid: number;
   readonly lost: AbortSignal;
+  /** Aborted when Sentinel's process ended unasked (or its keeper was killed: `lost`). */
+  readonly ended: AbortSignal;
   /** Whether Sentinel has found the replica on `port` and holds it fit to be promoted. */
   knowsReplica(port: number): Promise<boolean>;
   /** The port of the server Sentinel currently names as the primary. */
@@ -56,6 +58,7 @@ export async function startSentinel(bin: string | undefined, primaryPort: number
     url: server.url,
     pid: server.pid,
     lost: server.lost,
+    ended: server.ended,
     async knowsReplica(port) {
       const replicas = (await admin.call('SENTINEL', 'REPLICAS', MASTER)) as string[][];
       return replicas.some((fields) => {

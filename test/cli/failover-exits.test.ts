@@ -225,6 +225,23 @@ for (const kind of oneServerKind(import.meta.url)) {
       await killKeeper(cli, run, replica);
     });
 
+    test("the replica's server killed (SIGKILL) mid-run: exit 3 with a line naming the replica, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
+      const run = await runningPair(cli).catch(killed(cli));
+      const replica = await sweepingReplica(cli).catch(killed(cli));
+      const server = descendants(cli.child.pid ?? 0).find((pid) => new RegExp(`-server 127\\.0\\.0\\.1:${replica.port}\\b`).test(commandLine(pid)));
+      assert.ok(server, "the replica's server process");
+      process.kill(server, 'SIGKILL');
+      const result = await within(LIMIT_MS, 'the run after the replica died', cli.done);
+      assert.equal(result.code, 3, result.stderr);
+      assert.equal(
+        oneErrorLine(result.stderr),
+        `emq-race: the failover drill's replica (redis://127.0.0.1:${replica.port}) died during the run (its process ended unasked)`,
+        result.stderr,
+      );
+      await assertNothingLeft(run);
+    });
+
     // Killed as soon as it is seen, a keeper of the pair dies before its server is spawned, between
     // the spawn and its report of the server's pid, or once the server is up: each a way out of its
     // own (the second once left the server running, orphaned, the tool waiting on its output pipes
