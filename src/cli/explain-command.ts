@@ -128,6 +128,8 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const { keptServerLines } = await import('../server/kept-server.js');
   const { onStage } = await import('../explain/stage.js');
   const { guardedReplays } = await import('../explain/guard.js');
+  const { refuseClusterNode } = await import('../server/cluster/topology.js');
+  const { orStopped } = await import('../interrupt.js');
   const { replayAtomic } = await import('../explain/atomic-replay.js');
   const { replayLoop } = await import('../explain/loop-replay.js');
   const { renderCounter, renderReplay } = await import('../explain/render.js');
@@ -150,6 +152,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
     io,
     flags.keep,
     async (session, interrupts) => {
+      await orStopped(interrupts.signal, refuseClusterNode(session.admin, session.target.display, 'explain'));
       const base = flags.queue ?? randomQueueName();
       const server = { ...session.info, url: session.target.display };
       const width = outputWidth(io);

@@ -150,6 +150,8 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   const { chooseTarget, openSession, withSession } = await import('../server/session.js');
   const { jsonHeader } = await import('../report/json-header.js');
   const { guardedReplays } = await import('../explain/guard.js');
+  const { refuseClusterNode } = await import('../server/cluster/topology.js');
+  const { orStopped } = await import('../interrupt.js');
   const { ExploredBeforeFailure, exploreMode } = await import('../explore/explore.js');
   const { BOUND_LEGEND, EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
   const { serverHasFunctions } = await import('../sweepers/function-library.js');
@@ -172,6 +174,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
     io,
     false,
     async (session, interrupts) => {
+      await orStopped(interrupts.signal, refuseClusterNode(session.admin, session.target.display, 'explore'));
       // By default every mode explore can run that this server can: the function mode needs
       // Functions, and an ACL user refused FUNCTION is left without it too.
       const functions = flags.mode === undefined && (await serverHasFunctions(session.admin).catch(() => false));

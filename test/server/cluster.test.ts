@@ -167,6 +167,21 @@ for (const kind of SERVER_KINDS) {
       for (const node of nodes) assert.equal(await node.dbsize(), 0);
     });
 
+    test('explain and explore against a cluster node: a usage error naming it, nothing written (not a MOVED from whichever node the queue is not on)', async () => {
+      for (const command of [
+        ['explain', '--mode', 'atomic'],
+        ['explore', '--mode', 'atomic,loop'],
+        ['explain', '--counter', 'client', '--json'],
+      ]) {
+        const result = await runCli([...command, '--url', cluster.url]);
+        assert.equal(result.code, 2, result.stderr);
+        const line = `${command[0]} runs on one server, and redis://127.0.0.1:\\d+ is a node of a cluster: give --url a server outside a cluster`;
+        if (command.includes('--json')) assert.match(result.stdout, new RegExp(`"exit":2,"message":"${line}`));
+        else assert.match(result.stderr, new RegExp(`^emq-race: ${line}`));
+        for (const node of nodes) assert.equal(await node.dbsize(), 0);
+      }
+    });
+
     test('clean on a cluster: --queue through any node reaches the primary of the queue, --all finds the queues on every primary', async () => {
       const kept = await runCli(['--url', cluster.url, '--queues', '3', '--mode', 'atomic', '--jobs', '50', '--queue', 'kept', '--keep', '--json']);
       assert.equal(kept.code, 0, kept.stderr);

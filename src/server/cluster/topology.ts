@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { askInfo, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
-import { describeServerError, serverError } from '../../errors.js';
+import { describeServerError, serverError, usageError } from '../../errors.js';
 import { awakeTimeout } from '../frozen.js';
 import { SLOTS } from './slot.js';
 
@@ -32,6 +32,17 @@ export async function isClusterNode(redis: Redis, where: string): Promise<boolea
   } catch (err) {
     throw describeServerError(err, where);
   }
+}
+
+/**
+ * `command` replays on one queue of one server: a cluster node would answer its calls with MOVED
+ * for a queue whose slot is another node's. Refused before anything is written (exit 2).
+ */
+export async function refuseClusterNode(redis: Redis, where: string, command: string): Promise<void> {
+  if (await isClusterNode(redis, where))
+    throw usageError(
+      `${command} runs on one server, and ${where} is a node of a cluster: give --url a server outside a cluster (the race itself runs on a cluster)`,
+    );
 }
 
 /** The --url with its host and port replaced by a node's; user, password and scheme stay. */
