@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, type ServerTarget } from '../server/connection.js';
 import { serverError } from '../errors.js';
-import type { Interrupts } from '../interrupt.js';
+import { withStop, type Interrupts } from '../interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
 import { queueSlot } from '../queue/keys.js';
 import { refuseUsedQueues } from '../queue/owner-claim.js';
@@ -48,7 +48,9 @@ function placeQueues(session: Pick<Session, 'target'>, topology: Topology | unde
 
 /**
  * One mode's run on `queues` queues named from `name`, side by side: each on the primary that owns
- * its slot (on a single server, on that server), with its own admin connection and sweepers.
+ * its slot (on a single server, on that server), with its own admin connection and sweepers. The
+ * first queue that fails (its node gone, say) stops the others at once, as a signal would: each
+ * cleans up on its own node, and the first failure is the run's.
  */
 export async function runQueues(
   session: Session,
@@ -58,24 +60,37 @@ export async function runQueues(
   runFor: (queue: string) => ModeRun,
   interrupts: Interrupts,
 ): Promise<RunResult[]> {
-  const settled = await Promise.allSettled(
-    placeQueues(session, topology, name, queues).map(async ({ queue, node, target }) => {
-      const admin = await connect(target);
-      try {
-        // On a single server the race may go through the latency proxy; a cluster refuses --latency.
-        const result = await runMode(
-          { target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) },
-          runFor(queue),
-          interrupts,
-        );
-        return { ...result, node };
-      } finally {
-        await closeConnection(admin);
-      }
-    }),
-  );
+  const firstFailure = new AbortController();
+  const watched = withStop(interrupts, firstFailure.signal);
+  let settled: PromiseSettledResult<RunResult>[];
+  try {
+    settled = await Promise.allSettled(
+      placeQueues(session, topology, name, queues).map(async ({ queue, node, target }) => {
+        try {
+          const admin = await connect(target);
+          try {
+            // On a single server the race may go through the latency proxy; a cluster refuses --latency.
+            const result = await runMode(
+              { target, admin, ...(!topology && session.raceTarget ? { raceTarget: session.raceTarget } : {}) },
+              runFor(queue),
+              watched,
+            );
+            return { ...result, node };
+          } finally {
+            await closeConnection(admin);
+          }
+        } catch (err) {
+          if (!firstFailure.signal.aborted) firstFailure.abort(err);
+          throw err;
+        }
+      }),
+    );
+  } finally {
+    watched.release();
+  }
+  // A signal is every queue's end; else the first queue's failure, which stopped the rest.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failed) throw interrupts.signal.aborted || !firstFailure.signal.aborted ? failed.reason : firstFailure.signal.reason;
   return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
 }
 

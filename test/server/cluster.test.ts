@@ -18,6 +18,7 @@ import { EmqError, ExitCode } from '../../src/errors.js';
 import { createdKeys, queueKeys } from '../../src/queue/keys.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { runCli } from '../helpers/cli.js';
+import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { ANOMALIES, type RunResult } from '../../src/model.js';
 
@@ -226,6 +227,33 @@ test('--embedded-cluster 3 runs the race on a cluster of its own and tears it do
   assert.match(result.stdout, /^each column sums its mode's queues \(2 queues in all/m);
   assert.match(result.stdout, /^jobs +600$/m);
   assert.match(result.stdout, /queue \S+ on 127\.0\.0\.1:\d+: atomic/);
+});
+
+test('a node of a --url cluster killed mid-run stops every queue at once: exit 3 naming that node, the others left empty', async () => {
+  const kind = SERVER_KINDS.find((k) => which(k.bin) !== undefined);
+  assert.ok(kind, 'a server to cluster');
+  const own = await startEmbeddedCluster(3, kind.bin);
+  const nodes = own.nodes.map((node) => new Redis({ host: '127.0.0.1', port: node.port, maxRetriesPerRequest: 0 }));
+  try {
+    // Each queue's loop pauses 50 ms after each probe: every queue sweeps for about 50 s, far past
+    // the bound below, unless the run stops the others when one fails.
+    const run = runCli(['--url', own.url, '--queues', '3', '--mode', 'loop', '--jobs', '2000', '--sweepers', '2', '--probe-delay', '50']);
+    const sweeping = async (node: Redis): Promise<boolean> => {
+      const [, found] = await node.scan('0', 'MATCH', '*:pending', 'COUNT', 10_000);
+      return found.length > 0 && (await node.llen(found[0] as string)) > 0;
+    };
+    await until(30_000, 'every queue sweeping', async () => (await Promise.all(nodes.map(sweeping))).every(Boolean));
+    const [victim] = own.nodes;
+    assert.ok(victim);
+    process.kill(victim.pid, 'SIGKILL');
+    const result = await within(20_000, 'the run after a node died', run);
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? result.stderr, new RegExp(`127\\.0\\.0\\.1:${victim.port}`));
+    for (const node of nodes.slice(1)) assert.equal(await node.dbsize(), 0, 'the other queues cleaned up on their nodes');
+  } finally {
+    for (const node of nodes) node.disconnect();
+    await own.stop();
+  }
 });
 
 test('the cluster check on a connection lost meanwhile is one line and exit 3, not an unexpected error', async () => {
