@@ -327,8 +327,9 @@ export function readout(run: RunResult): string {
     let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
     // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
     if (count('overcountedStalls') > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
-    // A failover drill's losses are the old primary's writes the promoted replica never received.
-    if (run.failover && !STRATEGIES[run.mode].roundTrips) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
+    // A failover drill's losses are the old primary's writes the promoted replica never received,
+    // wherever the mode keeps its counter whole on its own (every mode but the loop, which races).
+    if (run.failover && !STRATEGIES[run.mode].racesByDesign) meaning = ' (recoveries the promoted replica never received: see the failover line below)';
     // A library's counter has one meaning of its own.
     if (counter?.lost) meaning = ` (${counter.lost})`;
     parts.push(`lost ${plural(count('lostIncrements'), counter?.increment ?? 'counter increment')}${meaning}`);

@@ -203,6 +203,11 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
     lostIncrements: 80,
   } as unknown as RunResult;
   const line = readout(run);
+  // Under a failover drill, a mode that keeps its counter whole (claim counts with HINCRBY) lost
+  // its increments to the failover, not to two sweeps; the loop, which races, keeps its words.
+  const failover = { ackedMovesLost: 80, counterIncrementsLost: 80 } as unknown as RunResult['failover'];
+  assert.match(readout({ ...run, mode: 'claim', failover } as RunResult), /lost 80 stall-counter increments \(recoveries the promoted replica never received/);
+  assert.match(readout({ ...run, failover } as RunResult), /two sweeps read the same count and wrote back the same value/);
   assert.match(line, /recovered 60 jobs more than once \(80 extra recoveries, by the sweepers' own records\)/);
   assert.match(line, /jobs that would run up to 4 times/);
   assert.match(line, /lost 80 stall-counter increments \(recoveries the counter does not show: two sweeps read the same count and wrote back the same value\)/);
