@@ -175,7 +175,7 @@ export interface ConsequenceOptions {
 
 /** The failover drill's schedule: see docs/failover.md. */
 export interface FailoverSettings {
-  /** The link to the replica is cut after this many acknowledged sweep calls. */
+  /** The link to the replica is cut after this many answered sweep calls. */
   readonly after: number;
   /** Sweep calls let through between the cut and the failover. */
   readonly calls: number;

@@ -143,7 +143,7 @@ export function raceFlagOptions(): Option[] {
       .argParser(collectFault),
     new Option(
       '--failover-after <k>',
-      `with --fault failover: cut the replica's link after the k-th acknowledged sweep call (${range(LIMITS.failoverAfter)}; default ${LIMITS.failoverAfter.default})`,
+      `with --fault failover: cut the replica's link after the k-th answered sweep call (${range(LIMITS.failoverAfter)}; default ${LIMITS.failoverAfter.default})`,
     ).argParser(intFlag('--failover-after', LIMITS.failoverAfter)),
     new Option(
       '--failover-calls <m>',

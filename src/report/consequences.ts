@@ -125,7 +125,7 @@ function failoverLine(f: FailoverFigures): string {
   // Cut before K calls only when the sweeps ran dry first: said so, with the calls made.
   const cut =
     f.callsBeforeCut < f.after
-      ? `once the sweeps had run dry, after ${plural(f.callsBeforeCut, 'acknowledged sweep call')} (fewer than --failover-after ${f.after})`
-      : `after ${plural(f.after, 'acknowledged sweep call')}`;
+      ? `once the sweeps had run dry, after ${plural(f.callsBeforeCut, 'answered sweep call')} (fewer than --failover-after ${f.after})`
+      : `after ${plural(f.after, 'answered sweep call')}`;
   return `the replica's link${lag} was cut ${cut} and the primary killed ${plural(f.callsAfterCut, 'call')} later${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

@@ -1,6 +1,6 @@
 /**
  * --fault failover on Redis and Valkey: the run's own primary and replica, the replica's link cut
- * after the K-th acknowledged sweep call, the primary killed M calls later, the replica promoted.
+ * after the K-th answered sweep call, the primary killed M calls later, the replica promoted.
  * The atomic sweep loses exactly what the calls after the cut moved, with the link's lag too, and
  * the test counts that loss itself on the promoted replica --keep left running. After the run no
  * server of the pair is left, nor its data folder. WAIT, Sentinel, the other modes and the grid
