@@ -25,7 +25,7 @@ for (const kind of SERVER_KINDS) {
         assert.equal(f.after, 5);
         // The queue lived on the drill's own pair, not on a server the report could name.
         assert.equal(run.node, null);
-        assert.ok(f.callsBeforeCut >= 5, `acknowledged before the cut: ${f.callsBeforeCut}`);
+        assert.ok(f.callsBeforeCut >= 5, `answered before the cut: ${f.callsBeforeCut}`);
         assert.equal(f.replicaLagMs, 20);
         assert.equal(f.promotedBy, 'tool');
         assert.equal(f.callsAfterCut, 2);
@@ -56,7 +56,7 @@ for (const kind of SERVER_KINDS) {
       const result = await runCli([...atomicDrill(kind), '--trials', '2', ...SMALL.filter((arg) => arg !== '--json')]);
       assert.equal(result.code, 0, result.stderr);
       for (const trial of [1, 2])
-        assert.match(result.stdout, new RegExp(`^ {2}faults on atomic, trial ${trial}: the replica's link was cut after 5 acknowledged`, 'm'));
+        assert.match(result.stdout, new RegExp(`^ {2}faults on atomic, trial ${trial}: the replica's link was cut after 5 answered`, 'm'));
     });
 
     test('a --failover-after beyond the calls the race makes: the cut comes once the sweeps run dry, and the line says so', async () => {
@@ -64,7 +64,7 @@ for (const kind of SERVER_KINDS) {
       assert.equal(result.code, 0, result.stderr);
       assert.match(
         result.stdout,
-        /link was cut\s+once\s+the\s+sweeps\s+had\s+run\s+dry,\s+after\s+\d+\s+acknowledged\s+sweep\s+calls\s+\(fewer\s+than\s+--failover-after\s+1000000\)/,
+        /link was cut\s+once\s+the\s+sweeps\s+had\s+run\s+dry,\s+after\s+\d+\s+answered\s+sweep\s+calls\s+\(fewer\s+than\s+--failover-after\s+1000000\)/,
       );
     });
   });
