@@ -32,6 +32,9 @@ async function endEarlyOnSignals() {
   const { InterruptedError } = await import('../dist/src/errors.js');
   const { errorJson } = await import('../dist/src/report/json-header.js');
   const early = (signal) => {
+    // A terminal that hung up fails the write (EIO): that must not end the process with its own
+    // error (exit 1) before it exits with the signal's code.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
     const stop = new InterruptedError(signal);
     if (args.includes('--json')) process.stdout.write(`${JSON.stringify(errorJson(stop.exitCode, stop.message))}\n`);
     else process.stderr.write(`emq-race: ${stop.message}\n`);
