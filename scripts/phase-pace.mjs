@@ -95,16 +95,18 @@ async function serverCpuSeconds(redis) {
   return Number.isFinite(main) ? main : field('used_cpu_user') + field('used_cpu_sys');
 }
 
-/** Seeds `jobs` on a fresh embedded server as a run seeds them, with the tool's modules `dist`; the server's CPU µs per job. */
-async function seedAlone(jobs, dist) {
-  const { startEmbeddedServer, connect, parseServerUrl, queueKeys, randomQueueName, seedJobs, newRunId, serverTimeMs } = dist;
+/**
+ * The server's CPU µs per job that `work(redis, server)` costs, on a fresh embedded server of its
+ * own (INFO cpu read before and after): the one bracket both of seeding's measures share.
+ */
+async function serverUsPerJob(jobs, dist, work) {
+  const { startEmbeddedServer, connect, parseServerUrl } = dist;
   const server = await startEmbeddedServer(options.serverBin ? { bin: options.serverBin } : {});
   try {
     const redis = await connect(parseServerUrl(server.url));
     try {
-      const keys = queueKeys(randomQueueName());
       const before = await serverCpuSeconds(redis);
-      await seedJobs(redis, keys, { jobs, runId: newRunId(), stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+      await work(redis, server);
       const after = await serverCpuSeconds(redis);
       return Math.round(((after - before) * 1e6 * 100) / jobs) / 100;
     } finally {
@@ -113,6 +115,15 @@ async function seedAlone(jobs, dist) {
   } finally {
     await server.stop();
   }
+}
+
+/** Seeds `jobs` on a fresh embedded server as a run seeds them, with the tool's modules `dist`; the server's CPU µs per job. */
+async function seedAlone(jobs, dist) {
+  const { queueKeys, randomQueueName, seedJobs, newRunId, serverTimeMs } = dist;
+  return serverUsPerJob(jobs, dist, async (redis) => {
+    const keys = queueKeys(randomQueueName());
+    await seedJobs(redis, keys, { jobs, runId: newRunId(), stalledBefore: 0, serverNowMs: await serverTimeMs(redis) });
+  });
 }
 
 /** RESP for one command, as redis-cli --pipe reads it. */
@@ -157,34 +168,22 @@ async function floorCommands(jobs, dist, file) {
 
 /** The same jobs as plain commands through redis-cli --pipe on a fresh embedded server: the server's CPU µs per job. */
 async function floorAlone(jobs, dist) {
-  const { startEmbeddedServer, connect, parseServerUrl } = dist;
   const folder = mkdtempSync(join(tmpdir(), 'phase-pace-'));
   try {
     const file = join(folder, 'commands.resp');
     await floorCommands(jobs, dist, file);
-    const server = await startEmbeddedServer(options.serverBin ? { bin: options.serverBin } : {});
-    try {
-      const redis = await connect(parseServerUrl(server.url));
+    return await serverUsPerJob(jobs, dist, async (_redis, server) => {
+      const input = openSync(file, 'r');
+      let piped;
       try {
-        const before = await serverCpuSeconds(redis);
-        const input = openSync(file, 'r');
-        let piped;
-        try {
-          piped = spawnSync('redis-cli', ['-p', new URL(server.url).port, '--pipe'], { stdio: [input, 'pipe', 'pipe'], encoding: 'utf8' });
-        } finally {
-          closeSync(input);
-        }
-        if (piped.error || piped.status !== 0 || !/errors: 0,/.test(piped.stdout)) {
-          fail(`redis-cli --pipe: ${piped.error?.message ?? `${piped.stdout}${piped.stderr}`.trim().split('\n').at(-1)}`);
-        }
-        const after = await serverCpuSeconds(redis);
-        return Math.round(((after - before) * 1e6 * 100) / jobs) / 100;
+        piped = spawnSync('redis-cli', ['-p', new URL(server.url).port, '--pipe'], { stdio: [input, 'pipe', 'pipe'], encoding: 'utf8' });
       } finally {
-        redis.disconnect();
+        closeSync(input);
       }
-    } finally {
-      await server.stop();
-    }
+      if (piped.error || piped.status !== 0 || !/errors: 0,/.test(piped.stdout)) {
+        fail(`redis-cli --pipe: ${piped.error?.message ?? `${piped.stdout}${piped.stderr}`.trim().split('\n').at(-1)}`);
+      }
+    });
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

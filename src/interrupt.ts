@@ -22,6 +22,11 @@ export interface Interrupts {
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
+/** One of the signals that stop a run: a terminal sends them to the whole process group, helpers included. */
+export function isStopSignal(signal: string | null): boolean {
+  return (SIGNALS as readonly string[]).includes(signal ?? '');
+}
+
 /** What each signal's line says the command does next, after "SIGINT received, " (and "a second signal: "). */
 export interface SignalWords {
   readonly first: string;

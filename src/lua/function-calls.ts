@@ -9,6 +9,12 @@ export async function loadFunctionLibrary(redis: Redis, source: string): Promise
   await redis.call('FUNCTION', 'LOAD', source);
 }
 
+/** FUNCTION LIST LIBRARYNAME: the libraries whose names match `pattern` (an exact name matches itself alone). */
+export async function listFunctionLibraries(redis: Redis, pattern: string): Promise<unknown[]> {
+  const reply = await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', pattern);
+  return Array.isArray(reply) ? reply : [];
+}
+
 /** FUNCTION DELETE of one library, by its exact name. */
 export async function deleteFunctionLibrary(redis: Redis, library: string): Promise<void> {
   await redis.call('FUNCTION', 'DELETE', library);

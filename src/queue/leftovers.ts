@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { usageError } from '../errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
-import { deleteFunctionLibrary } from '../lua/function-calls.js';
+import { deleteFunctionLibrary, listFunctionLibraries } from '../lua/function-calls.js';
 import { sweepFunctionNames } from '../lua/function-source.js';
 import { QUEUE_NAME, queueKeys, structureKeys, type QueueKeys } from './keys.js';
 import { findQueueKeys, HEARTBEAT_TTL_MS, releaseClaim } from './owner-claim.js';
@@ -204,12 +204,12 @@ async function removeRunLibrary(redis: Redis, run: string): Promise<CleanResult[
   const { library } = sweepFunctionNames(run);
   let found: unknown[];
   try {
-    found = (await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', library)) as unknown[];
+    found = await listFunctionLibraries(redis, library);
   } catch (err) {
     if (/^NOPERM|unknown command|unknown subcommand/i.test(String((err as Error)?.message))) return undefined;
     throw err;
   }
-  if (!Array.isArray(found) || found.length === 0) return undefined;
+  if (found.length === 0) return undefined;
   try {
     await deleteFunctionLibrary(redis, library);
     return { name: library, removed: true };

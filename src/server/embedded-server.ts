@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServerGoneError, serverError, usageError } from '../errors.js';
+import { isStopSignal } from '../interrupt.js';
 
 export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
 
@@ -80,7 +81,7 @@ export function findServerBinary(explicit?: string): string {
       let out = spawnSync(resolved, ['--version'], probe);
       // A Ctrl-C in the microseconds between the fork and the probe leaving the tool's group still
       // ends it: asked again (the tool has that signal too, and stops once this call returns).
-      for (let again = 0; again < 2 && isTerminalSignal(out.signal); again++) out = spawnSync(resolved, ['--version'], probe);
+      for (let again = 0; again < 2 && isStopSignal(out.signal); again++) out = spawnSync(resolved, ['--version'], probe);
       version = `${out.stdout ?? ''}`;
     } catch {
       throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);
@@ -230,7 +231,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     // the tool's process group (a Ctrl-C in the microseconds before it leaves), ends it before its
     // traps are set: the tool got that signal too, and its own stop is given a moment to be the
     // run's end. A keeper killed by anything else is reported at once.
-    if (isTerminalSignal(signal)) setTimeout(report, TERMINAL_SIGNAL_GRACE_MS).unref();
+    if (isStopSignal(signal)) setTimeout(report, TERMINAL_SIGNAL_GRACE_MS).unref();
     else report();
   });
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
@@ -263,11 +264,6 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
       keeper.unref();
     },
   };
-}
-
-/** The signals a terminal sends a whole process group: Ctrl-C, a hang-up, and the shell's TERM. */
-function isTerminalSignal(signal: string | null): boolean {
-  return signal === 'SIGINT' || signal === 'SIGHUP' || signal === 'SIGTERM';
 }
 
 /** How long a keeper's death by a terminal's signal waits for the tool's own stop to come first. */

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { serverError } from '../errors.js';
-import { deleteFunctionLibrary, loadFunctionLibrary } from '../lua/function-calls.js';
+import { deleteFunctionLibrary, listFunctionLibraries, loadFunctionLibrary } from '../lua/function-calls.js';
 import { functionLibrarySource, sweepFunctionNames, type SweepFunction } from '../lua/function-source.js';
 
 export function librarySource(fn: SweepFunction): string {
@@ -15,7 +15,7 @@ export function librarySource(fn: SweepFunction): string {
 /** Whether the server knows FUNCTION (Redis 7+, Valkey): asks about a library that cannot exist. */
 export async function serverHasFunctions(redis: Redis): Promise<boolean> {
   try {
-    await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_probe_');
+    await listFunctionLibraries(redis, 'emq_race_probe_');
     return true;
   } catch (err) {
     if (err instanceof Error && /unknown command|unknown subcommand/i.test(err.message)) return false;

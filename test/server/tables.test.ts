@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { parseModes } from '../../src/cli/options.js';
 import { racePage } from '../../src/html/page.js';
@@ -65,13 +66,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
       lateCompletionsAccepted: 0,
       secondRunsRefused: 0,
       refusal: 'Missing lock for job 1. moveToFinished',
-      sources: {
-        recovered: 'sweepers',
-        executedTwice: 'server',
-        lateCompletionsRefused: 'workers',
-        lateCompletionsAccepted: 'workers',
-        secondRunsRefused: 'workers',
-      },
+      sources: LAPSED_LOCK_SOURCES,
     },
     ...over,
   });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jobsPerSec, jobsRaced, type LapsedLockFigures } from '../../src/model.js';
 import { sumLapsedLock, totalsPerMode } from '../../src/report/totals.js';
+import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { runResult } from '../helpers/run-result.js';
 
 test('a race run to its end counts every job seeded; one cut short, only the leases it reclaimed', () => {
@@ -36,13 +37,7 @@ test("totals over queues of --fault lapsed-lock: each of the fault's counts summ
     lateCompletionsAccepted: 0,
     secondRunsRefused: 1,
     refusal,
-    sources: {
-      recovered: 'sweepers',
-      executedTwice: 'server',
-      lateCompletionsRefused: 'workers',
-      lateCompletionsAccepted: 'workers',
-      secondRunsRefused: 'workers',
-    },
+    sources: LAPSED_LOCK_SOURCES,
   });
   const [total] = totalsPerMode([
     runResult({ jobs: 30, lapsedLock: lapsed(30, null) }),

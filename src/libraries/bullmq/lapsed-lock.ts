@@ -156,6 +156,15 @@ export async function finishLate(lapsing: LapsingWorker, jobs: number, plan: Pic
   );
 }
 
+/** Where each of the fault's figures comes from: the same for every run. */
+export const LAPSED_LOCK_SOURCES: LapsedLockFigures['sources'] = {
+  recovered: 'sweepers',
+  executedTwice: 'server',
+  lateCompletionsRefused: 'workers',
+  lateCompletionsAccepted: 'workers',
+  secondRunsRefused: 'workers',
+};
+
 /** The figures of the fault, from the workers' records, the callers' and the handlers' runs the audit read. Pure. */
 export function lapsedLockFigures(
   jobs: number,
@@ -173,13 +182,7 @@ export function lapsedLockFigures(
     lateCompletionsAccepted: lapsing.accepted.size,
     secondRunsRefused: lapsing.refusedAgain.size,
     refusal: lapsing.refusal(),
-    sources: {
-      recovered: 'sweepers',
-      executedTwice: 'server',
-      lateCompletionsRefused: 'workers',
-      lateCompletionsAccepted: 'workers',
-      secondRunsRefused: 'workers',
-    },
+    sources: LAPSED_LOCK_SOURCES,
   };
 }
 
