@@ -21,7 +21,7 @@ import { describeServerError, EmqError, serverError, usageError } from '../error
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
-import { ownerValue, type OwnerMarker } from './owner-marker.js';
+import { ownerValue, parseOwnerValue, type OwnerMarker } from './owner-marker.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
 const CLAIM_TTL_MS = 30_000;
@@ -148,12 +148,13 @@ const PRESENCE_EVERY_MS = 200;
 /** The heartbeat of a run that owns its queue. */
 export interface Heartbeat {
   /**
-   * Aborted when the run must stop: the marker holds another run's claim (`claimLost`), the
+   * Aborted when the run must stop: the marker holds another run's claim or a value no run
+   * writes (`claimLost`), the
    * run's own keys vanished (`vanished`), or the heartbeat could not be refreshed (the reason is
    * the error).
    */
   readonly lost: AbortSignal;
-  /** True once a check found the marker holding another run's claim: the queue's keys may no longer be this run's. */
+  /** True once a check found the marker holding another run's claim, or a value no run writes: the queue's keys may no longer be this run's. */
   readonly claimLost: boolean;
   /**
    * True once a check found the marker, the heartbeat or a job hash the run relies on gone from
@@ -204,6 +205,18 @@ function pausedError(keys: QueueKeys, where: string, gone: readonly string[], pa
       `last written ${seconds(pause.sinceBeatMs)} before, expired meanwhile (it lives ${HEARTBEAT_TTL_MS / 1000} s), and queue ${keys.queue} was removed from the server at ${where} (${namedKeys(gone)} gone): ` +
       `most likely by emq-race clean --queue ${keys.queue} from another host, which takes a queue whose heartbeat has expired (or by a FLUSHALL, FLUSHDB or DEL); ` +
       "the run stops here, deletes what is left of its keys by name (what it wrote after it resumed included) and reports no figures, since what the server lost is no strategy's doing",
+  );
+}
+
+/**
+ * Why a run stopped whose marker now holds a value no emq-race run writes: another client
+ * overwrote it, or the peer at `where` stopped answering as Redis does (a relay that turned to
+ * +OK). Either way the keys may not be the run's to delete, and `clean` will not take them.
+ */
+function overwrittenError(keys: QueueKeys, where: string): EmqError {
+  return serverError(
+    `the owner marker ${keys.owner} of queue ${keys.queue} now holds a value that no emq-race run writes: another client overwrote it, or the server at ${where} stopped answering as Redis does; ` +
+      `stopped, and none of the queue's keys deleted (emq-race clean leaves a queue whose marker is not emq-race's alone: look at ${keys.owner}, and remove the queue's keys by hand if nobody needs them)`,
   );
 }
 
@@ -281,7 +294,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     noticeStood(answered);
     if (owner !== null && owner !== value) {
       claimLost = true;
-      return stopWith(takenError(keys));
+      return stopWith(parseOwnerValue(owner ?? null) ? takenError(keys) : overwrittenError(keys, where));
     }
     // A heartbeat not written for as long as it lives expired (the process stood still, or the
     // connection waited behind a long call): while the marker holds this run's claim, it is written

@@ -262,6 +262,32 @@ forEachServer(
       await untouched();
     });
 
+    test('a run whose marker is overwritten with a value no emq-race run writes stops with exit 3 saying so, and deletes none of its keys', async () => {
+      const run = runCli(['--url', handle.url, '--queue', 'race-overwritten', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
+      await within(
+        LIMIT_MS,
+        'the run sweeping',
+        (async () => {
+          while ((await admin.llen('emq:{race-overwritten}:pending')) === 0) await sleep(5);
+        })(),
+      );
+      // What a relay that turned to +OK to everything answers a GET, and what another client might write.
+      await admin.set('emq:{race-overwritten}:owner', 'OK');
+      const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', run);
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr) ?? '';
+      assert.match(
+        line,
+        /the owner marker emq:\{race-overwritten\}:owner of queue race-overwritten now holds a value that no emq-race run writes: another client overwrote it, or the server at .+ stopped answering as Redis does; stopped, and none of the queue's keys deleted/,
+      );
+      assert.doesNotMatch(line, /another run's claim/);
+      const left = (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-overwritten}:'));
+      assert.ok(left.includes('emq:{race-overwritten}:job:1') && left.includes('emq:{race-overwritten}:active'), 'the keys stay');
+      assert.equal(await admin.get('emq:{race-overwritten}:owner'), 'OK', 'the value written over the marker stays');
+      await admin.unlink(...left);
+      await untouched();
+    });
+
     test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
       const run = runCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
       await within(
