@@ -32,7 +32,7 @@ export class CallTimes {
 export interface Caller {
   /** `stopped` aborts once the run is stopped or another caller failed: a caller waiting between its calls waits on it. */
   check(stopped: AbortSignal): Promise<string[]>;
-  /** Calls it has made: one per call of the library's own recovery (a script, or node-resque's cleanOldWorkers and its many commands), one per command or MULTI for a port. */
+  /** Round trips it has made: one per command sent alone and one per MULTI or pipeline, whether a library's own recovery sent them (a script call; node-resque's cleanOldWorkers, counted on its client) or a port. */
   readonly commands: number;
   /** The caller stopped at a bound of its own (a library whose caller retries within one check). */
   readonly cutShort?: boolean;

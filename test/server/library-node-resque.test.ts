@@ -108,6 +108,51 @@ forEachServer('--lib node-resque', (handle) => {
     await foreign.assertUntouched("the other application's node-resque keys are untouched");
   });
 
+  test("node-resque's own run counts the round trips its cleanOldWorkers makes, as many as the server saw from its callers", async () => {
+    const monitor = await foreign.admin.monitor();
+    const marker = `monitor-done-${Math.random().toString(16).slice(2)}`;
+    const bySource = new Map<string, string[]>();
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0]?.toUpperCase() === 'ECHO' && args[1] === marker) done();
+      else if (source !== 'lua')
+        bySource.set(source, [...(bySource.get(source) ?? []), ...[args.map((arg, i) => (i === 0 ? arg.toUpperCase() : arg)).join(' ')]]);
+    });
+    let run: JsonRun | undefined;
+    try {
+      const result = await runCli(raceArgs('--mode', 'node-resque'));
+      assert.equal(result.code, 0, result.stderr);
+      run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
+      // MONITOR's lines trail the replies a little: wait for one sent after everything else.
+      await foreign.admin.echo(marker);
+      await finished;
+    } finally {
+      monitor.disconnect();
+    }
+    assert.ok(run);
+    // The callers are the connections that unregistered workers (SREM) and registered none (SADD).
+    const callers = [...bySource.values()].filter((sent) => sent.some((c) => c.startsWith('SREM ')) && !sent.some((c) => c.startsWith('SADD ')));
+    assert.equal(callers.length, 8, 'one connection per caller');
+    let trips = 0;
+    for (const sent of callers) {
+      // From after node-resque's connection test (SET and GET of a key of its own) to its QUIT:
+      // a command alone is a round trip, a MULTI with its commands and EXEC one.
+      const from = sent.findIndex((c) => c.startsWith('GET ') && c.endsWith('connection_test_key')) + 1;
+      assert.ok(from > 0, 'the connection test comes first');
+      let inMulti = false;
+      for (const command of sent.slice(from)) {
+        if (command === 'MULTI') {
+          trips++;
+          inMulti = true;
+        } else if (command === 'EXEC') inMulti = false;
+        else if (!inMulti && command !== 'QUIT') trips++;
+      }
+    }
+    assert.ok(trips > run.jobs * 2, `cleanOldWorkers makes several round trips per worker: ${trips}`);
+    assert.equal(run.roundTrips, trips, 'the round trips the run counted are the ones the server saw');
+  });
+
   test("--keep: node-resque's own run's figures equal a count made from its kept keys, and clean --all removes the run", () =>
     foreign.keeping(async () => {
       // A kept run that raced (three tries at most): its keys are then what the count is made from.

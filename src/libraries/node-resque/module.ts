@@ -25,7 +25,18 @@ export interface ResqueFailure {
   readonly payload?: { readonly args?: readonly unknown[] };
 }
 
+/**
+ * The one method of node-resque's ioredis client the tool wraps, to count the round trips its
+ * recovery makes: ioredis sends every command through it, a pipeline's (MULTI's too) with a
+ * stream marked `isPipeline`, all in one go.
+ */
+export interface CommandSender {
+  sendCommand(command: unknown, stream?: { readonly isPipeline?: boolean }, ...rest: unknown[]): unknown;
+}
+
 export interface ResqueQueue {
+  /** The queue's connection; after connect() its ioredis client is `redis`. */
+  readonly connection?: { readonly redis?: Partial<CommandSender> };
   connect(): Promise<void>;
   end(): Promise<void>;
   enqueue(queue: string, func: string, args: unknown[]): Promise<boolean>;

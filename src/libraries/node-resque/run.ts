@@ -16,11 +16,13 @@ import { orStopped } from '../../interrupt.js';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
+import type { FoundLibrary } from '../../model.js';
+import { missingApi } from '../missing-api.js';
 import { libraryResult, raceCallers, type Caller } from '../race.js';
 import type { LibraryRunner } from '../runner.js';
 import { auditResque } from './audit.js';
 import { NODE_RESQUE, jobIdOf, resqueKeys, type ResqueKeys } from './keys.js';
-import { loadNodeResque, type NodeResque, type ResqueConnection } from './module.js';
+import { loadNodeResque, type CommandSender, type NodeResque, type ResqueConnection } from './module.js';
 import { portedCleanOldWorkers, type Exec, type Transaction } from './port.js';
 import { ResqueClients, seedDeadWorkers } from './seed.js';
 import { readResqueSnapshot } from './snapshot.js';
@@ -50,7 +52,7 @@ export const runNodeResqueMode: LibraryRunner = async (session, run, interrupts)
       const callers: Caller[] = [];
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
-        if (run.mode === 'node-resque') callers.push(await queueCaller(resque, raceTarget, rk, run.jobs, clients));
+        if (run.mode === 'node-resque') callers.push(await queueCaller(resque, found, raceTarget, rk, run.jobs, clients));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
@@ -78,14 +80,23 @@ function resqueConnection(target: ServerTarget, namespace: string): ResqueConnec
 }
 
 /** A node-resque Queue of the user's package, its cleanOldWorkers called as an application calls it. */
-async function queueCaller(resque: NodeResque, target: ServerTarget, keys: ResqueKeys, jobs: number, clients: ResqueClients): Promise<Caller> {
+async function queueCaller(
+  resque: NodeResque,
+  found: FoundLibrary,
+  target: ServerTarget,
+  keys: ResqueKeys,
+  jobs: number,
+  clients: ResqueClients,
+): Promise<Caller> {
   const queue = clients.addQueue(new resque.Queue({ connection: resqueConnection(target, keys.namespace) }));
   await queue.connect();
   clients.check();
-  let commands = 0;
+  const client = queue.connection?.redis;
+  if (typeof client?.sendCommand !== 'function') throw missingApi(found, 'node-resque', 'ioredis client at Queue#connection.redis after connect()');
+  // Counted from now: the client's connect-time commands (its ready check) are not the recovery's.
+  const roundTrips = countRoundTrips(client as CommandSender);
   return {
     async check(stopped) {
-      commands++;
       // One call of node-resque's is the whole clean-up, a round trip per worker: on many jobs it
       // runs for a minute. A stopped run waits for it no longer; the queue's connection, closed on
       // the way out (clients.closeAll) before the run's keys are deleted, fails its next command,
@@ -98,9 +109,33 @@ async function queueCaller(resque: NodeResque, target: ServerTarget, keys: Resqu
       );
     },
     get commands() {
-      return commands;
+      return roundTrips();
     },
   };
+}
+
+/**
+ * Wraps `client`'s sendCommand to count the round trips it makes from now on: one per command
+ * sent alone, one per pipeline or MULTI, whose commands ioredis sends together in one go (the
+ * ports count theirs the same way). Resolves to the count so far.
+ */
+function countRoundTrips(client: CommandSender): () => number {
+  let trips = 0;
+  let inPipeline = false;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream, ...rest) => {
+    if (!stream?.isPipeline) trips++;
+    else if (!inPipeline) {
+      // A pipeline's commands are sent in one synchronous loop: the first of them counts.
+      trips++;
+      inPipeline = true;
+      queueMicrotask(() => {
+        inPipeline = false;
+      });
+    }
+    return send(command, stream, ...rest);
+  };
+  return () => trips;
 }
 
 /** The job ids of the payloads a call pushed onto `failed`, as strings for the race's record. */
