@@ -122,8 +122,9 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       seedConnections: 5,
       // 48,000 bytes; 89,240 with --fault lapsed-lock's scripts.
       scriptBytes: 90 * 1024,
-      // --fault lapsed-lock at 200 and 1,000 jobs: 773–788 bytes a job kept (each job completed, its hash grown), 536 by the peak's rise;
-      // the naive port's second worker runs each job once per push: 278 bytes a duplicate kept, 303 by the peak's rise.
+      // --fault lapsed-lock at 200 and 1,000 jobs, measured again with the handlers' run count in each hash: 772–779 bytes a job kept
+      // (each job completed, its hash grown), 635–768 by the peak's rise; the naive port's second worker runs each job once per push:
+      // 265–273 bytes a duplicate (2,749–2,760 a job kept with eight callers, under the 800 + 7 × 320 the guard weighs).
       lapsedLock: { bytesPerJob: 800, bytesPerDuplicate: 320 },
       commands: [
         'client|setinfo',
