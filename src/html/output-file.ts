@@ -3,7 +3,9 @@
  * and the paths of one command against each other before its action starts (`checkOutputFiles`),
  * both before any server is touched; the file is written whole or not at all: into a temporary
  * file beside it, then renamed over the target, so an interrupted or failed write leaves nothing
- * half-written.
+ * half-written. A symbolic link is written through (its target replaced, the link kept), and a
+ * path that is no plain file (a device such as /dev/null, a pipe) is refused: a rename would
+ * replace the device itself.
  */
 import { accessSync, constants, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -31,7 +33,12 @@ export function outputFileFlag(flag: string, fresh?: 'fresh'): (raw: string) => 
   return parser;
 }
 
-/** The path as given, once its folder exists and is writable and it is no folder itself. */
+/**
+ * The path as given, once its folder exists and is writable and it is no folder itself, nor
+ * anything but a plain file (a device, a pipe, a socket: the write renames a new file over its
+ * target, which would replace /dev/null itself). A symbolic link is judged by where it leads,
+ * which is what writeWhole writes.
+ */
 function writablePath(flag: string, raw: string): string {
   if (raw.trim() === '') throw usageError(`${flag}: needs a file name`);
   // `--html --json` would otherwise write a file named "--json".
@@ -39,7 +46,7 @@ function writablePath(flag: string, raw: string): string {
     throw usageError(
       `${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`,
     );
-  const path = resolve(raw);
+  const path = realPath(raw);
   const folder = dirname(path);
   let folderStat;
   try {
@@ -64,7 +71,9 @@ function writablePath(flag: string, raw: string): string {
     throw usageError(`${flag}: cannot write ${raw}: folder ${folder} takes no new file (${reason})`);
   }
   try {
-    if (statSync(path).isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
+    const stat = statSync(path);
+    if (stat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
+    if (!stat.isFile()) throw usageError(`${flag}: cannot write ${raw}: it is no plain file (a device, a pipe or a socket); name a file`);
   } catch (err) {
     if (err instanceof EmqError) throw err;
   }
@@ -122,8 +131,9 @@ export function checkOutputFiles(command: Command): void {
 /** The flags that name a file the command reads, which no output may name. */
 const INPUT_FLAGS = ['--script', '--tls-ca', '--tls-cert', '--tls-key', '--server-bin'];
 
+/** Writes `content` whole to where `path` leads: through a symbolic link, to its target, the link left as it is. */
 export function writeWhole(path: string, content: string): void {
-  const target = resolve(path);
+  const target = realPath(path);
   const temporary = join(dirname(target), `.${basename(target)}.${nodeCrypto().randomBytes(4).toString('hex')}.tmp`);
   try {
     writeFileSync(temporary, content, { encoding: 'utf8', flag: 'wx' });

@@ -5,7 +5,8 @@
  * step per replay step, table values equal to the embedded JSON, and a screenshot that is not blank.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,12 +15,14 @@ import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../../src/explain/schedule.js';
 import { commandLine, commandPieces, shellQuote } from '../../src/html/command-line.js';
 import { escapeMarkup, jsonForScriptBlock } from '../../src/html/escape.js';
+import { writeWhole } from '../../src/html/output-file.js';
 import { explainPage, explainSvg, racePage } from '../../src/html/page.js';
 import type { RaceReportJson, ReplaysJson, RunJson, TrialSummaryJson } from '../../src/html/report-data.js';
 import { explainCommandLine, raceCommandLine } from '../../src/html/reproduce.js';
 import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { pageReport } from '../helpers/page-report.js';
@@ -229,6 +232,47 @@ describe('html: bad output paths are usage errors before any server is touched',
       assert.equal(result.stdout, '');
     });
   }
+
+  test('a device or a pipe is no file to write: refused, and left what it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-fifo-'));
+    try {
+      const fifo = join(dir, 'page.html');
+      execFileSync('mkfifo', [fifo]);
+      for (const [args, path] of [
+        [['explain', '--svg', '/dev/null'], '/dev/null'],
+        [['grid', '--html', fifo], fifo],
+        [['--html', fifo], fifo],
+      ] as const) {
+        const result = await runCli([...args, '--url', 'redis://127.0.0.1:1']);
+        assert.equal(result.code, 2, result.stderr);
+        assert.equal(
+          oneErrorLine(result.stderr),
+          `emq-race: ${args.at(-2)}: cannot write ${path}: it is no plain file (a device, a pipe or a socket); name a file`,
+        );
+        assert.equal(result.stdout, '');
+      }
+      assert.ok(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
+      assert.ok(statSync(fifo).isFIFO(), 'the pipe is still a pipe');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('through a symbolic link the page goes to its target, and the link stays a link', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-link-'));
+    try {
+      const target = join(dir, 'target.html');
+      const link = join(dir, 'link.html');
+      writeFileSync(target, 'old');
+      symlinkSync(target, link);
+      writeWhole(link, 'new');
+      assert.ok(lstatSync(link).isSymbolicLink(), 'the link is kept');
+      assert.equal(readFileSync(target, 'utf8'), 'new');
+      assert.deepEqual(readdirSync(dir).sort(), ['link.html', 'target.html'], 'no temporary file left');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Loads a page, checks it is quiet and self-contained, and that a screenshot of it shows something. */
