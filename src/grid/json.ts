@@ -155,12 +155,15 @@ export interface CellRace {
 export function gridCell(index: number, at: Readonly<Record<string, number>>, modes: readonly Mode[], race: CellRace, wallMs: number): GridCellJson {
   const rows = race.totals ?? race.runs;
   const ran = modes.filter((mode) => rows.some((run) => run.mode === mode));
+  // The bound takes the round trip measured through the proxy: the race's connections' own. A
+  // trial summed over several queues has none: its queues' sweepers share one server's thread,
+  // or race apart on several nodes, and the one-queue bound holds for neither.
+  const rttMs = race.totals ? undefined : race.latency?.measuredRttMs.median;
   return {
     index,
     at,
     latency: race.latency ?? null,
-    // The bound takes the round trip measured through the proxy: the race's connections' own.
-    modes: ran.map((mode) => modeCell(mode, rows, race.latency?.measuredRttMs.median)),
+    modes: ran.map((mode) => modeCell(mode, rows, rttMs)),
     runs: race.runs.map(runJson),
     wallMs: Math.round(wallMs),
   };

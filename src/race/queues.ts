@@ -91,7 +91,16 @@ export async function runQueues(
   // A signal is every queue's end; else the first queue's failure, which stopped the rest.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw interrupts.signal.aborted || !firstFailure.signal.aborted ? failed.reason : firstFailure.signal.reason;
-  return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  return results.map((result) => (sharesItsServer(result, results) ? { ...result, serverUsPerJob: null } : result));
+}
+
+/**
+ * A queue raced beside another on the same server (node): the server's script time between its
+ * two readings is every such queue's, so no time per job of its own can be read from it.
+ */
+function sharesItsServer(result: RunResult, all: readonly RunResult[]): boolean {
+  return all.filter((other) => other.node === result.node).length > 1;
 }
 
 /** One plan the memory guard looks at: its steps, and how many queues each step runs side by side. */

@@ -179,6 +179,8 @@ forOneServerKind(import.meta.url, 'json', (handle) => {
         queues.reduce((sum, run) => sum + run.anomalies, 0),
       );
     }
+    // Two queues raced side by side on one server: its script time is theirs together, no one's per job.
+    for (const run of [...json.runs, ...(json.totals ?? [])]) assert.equal(run.serverUsPerJob, null, `${run.mode} ${run.queue}`);
   });
 
   test('workers, observer, faults and live leases: the fields they add are in the schema', async () => {

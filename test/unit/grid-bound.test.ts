@@ -1,7 +1,9 @@
 /** The bound a grid cell's one-call race is held to: round trips and the server's own time, pure. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { modeCell, raceBoundMs, type CellRun } from '../../src/grid/json.js';
+import { gridCell, modeCell, raceBoundMs, type CellRun } from '../../src/grid/json.js';
+import type { LatencyReport } from '../../src/server/latency-proxy.js';
+import { runResult } from '../helpers/run-result.js';
 
 /** To a thousandth of a ms, so that 5 × 1.1 is 5.5. */
 const ms = (value: number): number => Math.round(value * 1000) / 1000;
@@ -48,4 +50,16 @@ test("a run its sweep limit cut short counts, in its cell's pace and bound, only
   // the sweepers stopped at their limit) and 40 calls (5 each, + 1 for the empty call).
   assert.equal(cell.jobsPerSec, 480_000);
   assert.equal(cell.boundJobsPerSec, Math.round(4800 / ((1.1 + 6.5) / 1000)));
+});
+
+test('a trial summed over several queues has no bound: their sweepers share the server, or race apart on several nodes', () => {
+  const rtt = { median: 1, p99: 1 };
+  const latency: LatencyReport = { requestedMs: 1, jitterMs: 0, measuredRttMs: rtt, pings: 10, directRttMs: rtt, heldBackMs: 0 };
+  const one = runResult({ jobs: 4000, batch: 100, sweepers: 8, wallMs: 13, serverUsPerJob: 1 });
+  const alone = gridCell(1, { sweepers: 8 }, ['atomic'], { runs: [one], latency }, 20);
+  assert.equal(alone.modes[0]?.overBound, 0.5, 'one queue: held to its bound');
+  const summed = { ...one, jobs: 16_000, queue: '4 queues' };
+  const side = gridCell(1, { sweepers: 8 }, ['atomic'], { runs: [one, one, one, one], totals: [summed], latency }, 20);
+  assert.equal(side.modes[0]?.boundJobsPerSec, null);
+  assert.equal(side.modes[0]?.overBound, null);
 });
