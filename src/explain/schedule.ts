@@ -7,7 +7,7 @@
  * nothing unless the write reached max-stalled.
  */
 import { usageError } from '../errors.js';
-import { nearWord, showable, shownValue } from '../text.js';
+import { nearWord, showable, shownValue, VALUE_NOT_SHOWN } from '../text.js';
 import { DEAD_LETTER_STEP, LOOP_STEPS, type LoopStep } from '../sweepers/loop-steps.js';
 
 export const SWEEP_NAMES = ['A', 'B'] as const;
@@ -44,19 +44,24 @@ export function parseSchedule(raw: string): ScheduleEntry[] {
   const shown = (part: string): string => shownValue(part, /^[a-z]{1,2}\s*:\s*[a-z_-]{1,24}$/i.test(part) || nearWord(part, REPLAY_STEPS));
   const entries: ScheduleEntry[] = [];
   const next = new Map<SweepName, number>(SWEEP_NAMES.map((name) => [name, 0]));
-  for (const part of parts) {
+  for (const [position, part] of parts.entries()) {
     const match = /^([^:\s]+)\s*:\s*([^:\s]+)$/.exec(part);
-    if (!match) throw fail(`${shown(part)} is not SWEEP:STEP (for example A:detect)`);
+    // An item not shown is named by its place in the list, so that it can still be found.
+    const item = `item ${position + 1} of ${parts.length}`;
+    if (part === '') throw fail(`${item} is empty (two commas in a row, or one at an end); expected SWEEP:STEP items such as ${DEFAULT_SCHEDULE}`);
+    const quoted = shown(part);
+    const named = quoted === VALUE_NOT_SHOWN ? `${item}, ${quoted},` : quoted;
+    if (!match) throw fail(`${named} is not SWEEP:STEP (for example A:detect; items are separated by commas)`);
     const sweepText = (match[1] ?? '').toUpperCase();
     const stepText = (match[2] ?? '').toLowerCase();
     if (!(SWEEP_NAMES as readonly string[]).includes(sweepText)) {
-      const named = /^[a-z]{1,2}$/i.test(match[1] ?? '') ? `sweep ${JSON.stringify(match[1])}` : 'another sweep';
-      throw fail(`${shown(part)} names ${named}; the sweeps are A and B`);
+      const sweepNamed = /^[a-z]{1,2}$/i.test(match[1] ?? '') ? `sweep ${JSON.stringify(match[1])}` : 'another sweep';
+      throw fail(`${named} names ${sweepNamed}; the sweeps are A and B`);
     }
     if (!(REPLAY_STEPS as readonly string[]).includes(stepText)) {
       const typed = match[2] ?? '';
-      const named = showable(typed, nearWord(typed, REPLAY_STEPS)) ? `step ${JSON.stringify(typed)}` : 'another step';
-      throw fail(`${shown(part)} names ${named}; the loop's steps are ${steps}, then ${DEAD_LETTER_STEP}`);
+      const stepNamed = showable(typed, nearWord(typed, REPLAY_STEPS)) ? `step ${JSON.stringify(typed)}` : 'another step';
+      throw fail(`${named} names ${stepNamed}; the loop's steps are ${steps}, then ${DEAD_LETTER_STEP}`);
     }
     const sweep = sweepText as SweepName;
     const step = stepText as ReplayStep;

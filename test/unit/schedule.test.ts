@@ -62,6 +62,21 @@ test('spaces around items and lower-case sweep names are accepted', () => {
   assert.equal(entries.map(formatEntry).join(','), SERIAL_SCHEDULE);
 });
 
+test('an item not shown (it may be a password) is named by its place in the list, and an empty one says so', () => {
+  assert.equal(
+    scheduleError('A:detect,,B:detect'),
+    '--schedule: item 2 of 3 is empty (two commas in a row, or one at an end); expected SWEEP:STEP items such as ' + DEFAULT_SCHEDULE,
+  );
+  assert.match(scheduleError('A:detect,'), /^--schedule: item 2 of 2 is empty/);
+  const hidden = scheduleError('A:detect;B:detect');
+  assert.match(hidden, /^--schedule: item 1 of 1, the value given \(not shown: it may be a password\), is not SWEEP:STEP/);
+  assert.doesNotMatch(hidden, /B:detect/);
+  assert.match(
+    scheduleError('A:detect,hunter2:s3cretpw'),
+    /^--schedule: item 2 of 2, the value given \(not shown: it may be a password\), names another sweep/,
+  );
+});
+
 test('bad schedules are one usage error that says what is wrong', () => {
   assert.match(scheduleError(''), /is empty/);
   assert.match(scheduleError('A-detect'), /is not SWEEP:STEP/);
