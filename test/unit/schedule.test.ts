@@ -65,7 +65,7 @@ test('spaces around items and lower-case sweep names are accepted', () => {
 test('an item not shown (it may be a password) is named by its place in the list, and an empty one says so', () => {
   assert.equal(
     scheduleError('A:detect,,B:detect'),
-    '--schedule: item 2 of 3 is empty (two commas in a row, or one at an end); expected SWEEP:STEP items such as ' + DEFAULT_SCHEDULE,
+    `--schedule: item 2 of 3 is empty (two commas in a row, or one at an end); expected SWEEP:STEP items such as ${DEFAULT_SCHEDULE}`,
   );
   assert.match(scheduleError('A:detect,'), /^--schedule: item 2 of 2 is empty/);
   const hidden = scheduleError('A:detect;B:detect');
