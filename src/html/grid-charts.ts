@@ -175,11 +175,14 @@ export function drawGridCharts(kit: ChartKit): void {
   function modeOf(cell: GridCellJson, mode: string): GridModeCellJson | undefined {
     return Array.isArray(cell.modes) ? cell.modes.find((m) => m.mode === mode) : undefined;
   }
+  /** Thousands grouped, as the terminal's table prints them. */
+  const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
   function tooltip(cell: GridCellJson, m: GridModeCellJson): string {
     const lines = [
-      `${m.mode} · ${axes.map((axis) => valueLabel(axis.flag, cell.at[axis.flag])).join(' · ')} (cell ${cell.index})`,
-      `${m.doubleRecoveriesPer1000} double recoveries per 1,000 jobs (${m.doubleRecoveries} over ${m.trials} trial${m.trials === 1 ? '' : 's'} of ${m.jobs} jobs)`,
-      `${m.jobsPerSec} jobs/s`,
+      // Cells counted from 1, as the table's # column and the progress lines count them.
+      `${m.mode} · ${axes.map((axis) => valueLabel(axis.flag, cell.at[axis.flag])).join(' · ')} (cell ${cell.index + 1})`,
+      `${grouped(m.doubleRecoveriesPer1000)} double recoveries per 1,000 jobs (${grouped(m.doubleRecoveries)} over ${m.trials} trial${m.trials === 1 ? '' : 's'} of ${grouped(m.jobs)} jobs)`,
+      `${grouped(m.jobsPerSec)} jobs/s`,
       `anomalies in ${m.racedTrials} of ${m.trials} trial${m.trials === 1 ? '' : 's'}`,
     ];
     const rtt = cell.latency?.measuredRttMs;

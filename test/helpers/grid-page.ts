@@ -77,8 +77,9 @@ export async function checkGridPage(
       const found = mine.filter((mark) => mark.cell === cell.index && mark.mode === m.mode);
       assert.equal(found.length, 1, `${chart}: cell ${cell.index} ${m.mode}`);
       assert.equal(found[0]?.value, String(figure(m)), `${chart}: cell ${cell.index} ${m.mode}`);
+      const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
       const tooltip = new RegExp(
-        `^${m.mode} · [^\\n]*\\n${m.doubleRecoveriesPer1000} double recoveries per 1,000 jobs [^\\n]*\\n${m.jobsPerSec} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`,
+        `^${m.mode} · [^\\n]* \\(cell ${cell.index + 1}\\)\\n${grouped(m.doubleRecoveriesPer1000)} double recoveries per 1,000 jobs [^\\n]*\\n${grouped(m.jobsPerSec)} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`,
       );
       assert.match(found[0]?.title ?? '', tooltip, 'a tooltip with the figures');
     }
