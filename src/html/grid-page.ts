@@ -14,6 +14,13 @@ import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
 import { SVG_STYLE } from './svg-style.js';
 import type { GridAxisJson, GridCellJson, GridJson } from '../grid/json.js';
+import { groupThousands } from '../text.js';
+
+/** A figure with its thousands grouped, as the terminal's table prints it; its decimals as the JSON has them. */
+function grouped(value: number): string {
+  const [whole = '', fraction] = String(value).split('.');
+  return fraction === undefined ? groupThousands(whole) : `${groupThousands(whole)}.${fraction}`;
+}
 
 export interface GridPageContext {
   /** The command line that reproduces the grid, password redacted. */
@@ -68,7 +75,9 @@ function cellsTable(grid: GridJson): string {
           `<td class="num${first ? ' first' : ''}${field === 'doubleRecoveriesPer1000' && m ? (m.doubleRecoveriesPer1000 > 0 ? ' anomaly bad' : ' anomaly ok') : ''}" data-cell="${esc(cell.index)}" data-mode="${esc(mode)}" data-field="${field}">${esc(text)}</td>`;
         if (!m) return td('doubleRecoveriesPer1000', NOT_RUN, true) + td('jobsPerSec', NOT_RUN) + td('racedTrials', NOT_RUN);
         return (
-          td('doubleRecoveriesPer1000', m.doubleRecoveriesPer1000, true) + td('jobsPerSec', m.jobsPerSec) + td('racedTrials', `${m.racedTrials}/${m.trials}`)
+          td('doubleRecoveriesPer1000', grouped(m.doubleRecoveriesPer1000), true) +
+          td('jobsPerSec', grouped(m.jobsPerSec)) +
+          td('racedTrials', `${m.racedTrials}/${m.trials}`)
         );
       }),
     ];

@@ -103,9 +103,11 @@ export async function checkGridPage(
       grid.modes.flatMap((mode) => {
         const m = cell.modes.find((item) => item.mode === mode);
         const figure = (field: string, text: string | number) => `${cell.index} ${mode} ${field}: ${m ? text : '—'}`;
+        // Thousands grouped, as the terminal prints them.
+        const grouped = (n: number | undefined): string => (n === undefined ? '' : n.toLocaleString('en-US', { maximumFractionDigits: 2 }));
         return [
-          figure('doubleRecoveriesPer1000', m?.doubleRecoveriesPer1000 ?? ''),
-          figure('jobsPerSec', m?.jobsPerSec ?? ''),
+          figure('doubleRecoveriesPer1000', grouped(m?.doubleRecoveriesPer1000)),
+          figure('jobsPerSec', grouped(m?.jobsPerSec)),
           figure('racedTrials', `${m?.racedTrials}/${m?.trials}`),
         ];
       }),
