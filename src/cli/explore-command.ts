@@ -12,7 +12,7 @@ import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
-import { groupThousands, outputWidth, plural, wrapLines } from '../text.js';
+import { groupThousands, outputWidth, plural, shownChoice, wrapLines } from '../text.js';
 import { type Io, LIMITS, type Mode } from '../model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 import { modelledModes, plannedExploration } from '../explore/model.js';
@@ -78,7 +78,8 @@ export function parseExploreModes(raw: string): Mode[] {
     if (!(explorable() as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
       throw usageError(
-        `--mode: ${JSON.stringify(part)} is ${known ? 'a mode explore cannot run' : 'not a mode'}; explore runs ${explorable().join(', ')}, or all`,
+        // A known mode is repeated; any other word only as shownChoice allows (it may be a password).
+        `--mode: ${known ? JSON.stringify(part) : shownChoice(part, [...explorable(), 'all'])} is ${known ? 'a mode explore cannot run' : 'not a mode'}; explore runs ${explorable().join(', ')}, or all`,
       );
     }
     if (!modes.includes(part as Mode)) modes.push(part as Mode);

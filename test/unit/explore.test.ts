@@ -193,6 +193,14 @@ test('--mode: the modes explore holds a model of, all of them, or a usage error 
   assert.deepEqual(parseExploreModes('all'), ['atomic', 'loop', 'watch', 'claim', 'function']);
   assert.throws(() => parseExploreModes('script'), /"script" is a mode explore cannot run; explore runs atomic, loop, watch, claim, function, or all/);
   assert.throws(() => parseExploreModes('zrem-claim'), /"zrem-claim" is not a mode/);
+  // A word that reads as no mode is not repeated: it may be a password typed in the wrong place.
+  for (const raw of ['S3cr3t!Pass', 'atomic,Zq9Sekrit']) {
+    assert.throws(
+      () => parseExploreModes(raw),
+      (err: Error) =>
+        err.message === '--mode: the value given (not shown: it may be a password) is not a mode; explore runs atomic, loop, watch, claim, function, or all',
+    );
+  }
 });
 
 test('bounded counting: the schedules within K preemptions, counted, equal those listed', () => {
