@@ -87,12 +87,29 @@ export async function findOwnedQueues(redis: Redis, signal?: AbortSignal, unread
  */
 async function readMarker(redis: Redis, key: string): Promise<string | null | undefined> {
   try {
-    return await redis.get(key);
+    return await markerText(redis, key);
   } catch (err) {
     if (aclRefusal(err) === 'key') return undefined;
     throw err;
   }
 }
+
+/**
+ * The text at an owner marker's name, or null where there is none. Another program's key of
+ * another type there (a hash, a list) is no marker emq-race wrote: it reads as text no marker
+ * has, rather than as a WRONGTYPE error that would stop `clean --all` before the other queues.
+ */
+async function markerText(redis: Redis, key: string): Promise<string | null> {
+  try {
+    return await redis.get(key);
+  } catch (err) {
+    if (/^WRONGTYPE/.test(String((err as Error)?.message))) return NOT_A_STRING;
+    throw err;
+  }
+}
+
+/** What markerText reads at a key that holds no string: not JSON, so parseOwnerValue takes it for no marker. */
+const NOT_A_STRING = '(not a string)';
 
 /** What an ACL refused: the command itself (`no permissions to run the 'scan' command`) or a key; undefined for any other error. */
 function aclRefusal(err: unknown): 'command' | 'key' | undefined {
@@ -104,7 +121,7 @@ function aclRefusal(err: unknown): 'command' | 'key' | undefined {
 /** The queue's marker if emq-race wrote it; a usage error (nothing touched) otherwise. */
 export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueue> {
   const keys = queueKeys(queue);
-  const value = await redis.get(keys.owner);
+  const value = await markerText(redis, keys.owner);
   if (value === null) {
     const other = await findQueueKeys(redis, keys, 1);
     if (other.length > 0) throw usageError(`queue ${queue} has keys (${other[0]}) but no owner marker: not emq-race's to delete; nothing removed`);

@@ -272,6 +272,20 @@ forEachServer('clean', (handle) => {
     await redis.unlink(...(await allKeys(redis)));
   });
 
+  test("another program's key of another type where a marker would be: clean --queue refuses it (exit 2), --all cleans the rest and leaves it", async () => {
+    await redis.hset('emq:{race-hashed}:owner', 'a', 'b');
+    await crashedRun('race-beside', 3, ownedMarker('5555666677778888', 3));
+    const one = await runCli(['clean', '--url', handle.url, '--queue', 'race-hashed']);
+    assert.equal(one.code, 2, one.stderr);
+    assert.equal(oneErrorLine(one.stderr), 'emq-race: emq:{race-hashed}:owner was not written by emq-race: leaving queue race-hashed alone; nothing removed');
+    const all = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^removed queue race-beside: 5 keys$/m);
+    assert.deepEqual(await allKeys(redis), ['emq:{race-hashed}:owner'], 'the hash stays, as it was');
+    assert.deepEqual(await redis.hgetall('emq:{race-hashed}:owner'), { a: 'b' });
+    await redis.unlink('emq:{race-hashed}:owner');
+  });
+
   test('--all without a terminal refuses unless --yes; with nothing to clean it says so', async () => {
     await crashedRun('race-one', 2, ownedMarker('1111222233334444', 2));
     const refused = await runCli(['clean', '--url', handle.url, '--all']);
