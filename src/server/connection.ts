@@ -107,6 +107,11 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   if (parsed.hash.includes('@')) {
     throw usageError(`${source}: ${shown} has a '#', after which a URL's parser reads nothing as the address; percent-encode a '#' in a password as %23`);
   }
+  // Anywhere else a '#' cuts the URL short just as silently: a ?password= value ends there (and
+  // the server answers "wrong password"), or a trailing '#…' is dropped unread.
+  if (url.includes('#')) {
+    throw usageError(`${source}: ${shown} has a '#', and a URL's parser drops it and all that follows; percent-encode a '#' in a password as %23`);
+  }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) {
     // Named only when written as a scheme known elsewhere (`http://`): any other word before a
     // ':' may be a password's start (`pa55word://…`), and the URL is not repeated either.

@@ -33,6 +33,13 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
     () => serverAddress('redis://u:#Zq7w0rd@h:1'),
     /^--url: "redis:\/\/\*\*\*" has a '#', after which a URL's parser reads nothing as the address; percent-encode a '#' in a password as %23$/,
   );
+  // A '#' anywhere else cuts the URL short as silently: a query's password, or a fragment dropped unread.
+  usage(
+    () => serverAddress('redis://h:1/?username=u&password=Zq9#Sekrit'),
+    /^--url: "redis:\/\/h:1\/\?username=u&password=\*\*\*#\*\*\*" has a '#', and a URL's parser drops it and all that follows; percent-encode a '#' in a password as %23$/,
+  );
+  usage(() => serverAddress('redis://h:1#Zq9Sekrit'), /^--url: "redis:\/\/h:1#\*\*\*" has a '#', and a URL's parser drops it and all that follows/);
+  assert.equal(serverAddress('redis://h:1/?password=Zq9%23Sekrit').password, 'Zq9#Sekrit', "a '#' percent-encoded is the password's");
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
