@@ -3,7 +3,7 @@
  * Certificate checks stay on unless --tls-insecure says otherwise, explicitly.
  */
 import { Option, type Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../input-file.js';
 import { createRequire } from 'node:module';
 import { usageError } from '../errors.js';
 
@@ -40,11 +40,9 @@ export function addTlsOptions(command: Command): Command {
 
 function readPem(flag: string, file: string): Buffer {
   try {
-    return readFileSync(file);
+    return readInputFile(file, INPUT_FILE_LIMIT);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
-    throw usageError(`${flag}: ${JSON.stringify(file)}: ${why}`);
+    throw usageError(`${flag}: ${JSON.stringify(file)}: ${err instanceof InputFileError ? err.reason : String(err)}`);
   }
 }
 

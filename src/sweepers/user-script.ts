@@ -3,7 +3,7 @@
  * server's script cache before anything is seeded, so a script that does not compile stops the
  * run with the server's own message and nothing written.
  */
-import { readFileSync } from 'node:fs';
+import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../input-file.js';
 import { loadScript } from '../lua/registry.js';
 import type { Redis } from 'ioredis';
 import { describeServerError, usageError } from '../errors.js';
@@ -11,12 +11,9 @@ import { describeServerError, usageError } from '../errors.js';
 export function readUserScript(path: string): string {
   let source: string;
   try {
-    source = readFileSync(path, 'utf8');
+    source = readInputFile(path, INPUT_FILE_LIMIT).toString('utf8');
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    throw usageError(
-      `--script: cannot read ${JSON.stringify(path)}${code === 'ENOENT' ? ': no such file' : code === 'EISDIR' ? ': it is a folder' : code ? ` (${code})` : ''}`,
-    );
+    throw usageError(`--script: cannot read ${JSON.stringify(path)}: ${err instanceof InputFileError ? err.reason : String(err)}`);
   }
   if (source.trim() === '') throw usageError(`--script: ${JSON.stringify(path)} is empty`);
   return source;

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
@@ -120,6 +121,25 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
     const result = await runCli(['--url', handle.url, '--script', '/nonexistent/sweep.lua']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^emq-race: --script: cannot read .*no such file\n$/);
+  });
+
+  test('a script or PEM file that is no plain file, or far too large, is refused before it is read, with nothing written', async () => {
+    const big = scriptFile('big.lua', `-- ${'x'.repeat(5 * 1024 * 1024)}\nreturn {}`);
+    const fifo = join(dirname(big), 'sweep.lua');
+    execFileSync('mkfifo', [fifo]);
+    for (const [args, why] of [
+      [['--script', '/dev/zero'], /^emq-race: --script: cannot read "\/dev\/zero": it is no plain file \(a device, a pipe or a socket\)\n$/],
+      // Opening a pipe with no writer would wait past every signal: it is never opened.
+      [['--script', fifo], /^emq-race: --script: cannot read ".+": it is no plain file/],
+      [['--script', big], /^emq-race: --script: cannot read ".+": it holds 6 MB, more than the 4 MB such a file ever needs\n$/],
+      [['--tls-ca', '/dev/zero'], /^emq-race: --tls-ca: "\/dev\/zero": it is no plain file/],
+    ] as const) {
+      const url = args[0] === '--tls-ca' ? `rediss://127.0.0.1:${new URL(handle.url).port}` : handle.url;
+      const result = await runCli(['--url', url, ...args]);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, why);
+    }
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
   test('--script with --mode atomic runs both, and the built-in script as a user script is clean', async () => {
