@@ -71,6 +71,17 @@ if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   const { run } = helpOnly(args) ? await import('../dist/src/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);
   process.exitCode = code;
+  // What the run printed for a script to read, lost to a full disk: the run's own end is not its
+  // caller's to trust (docs/ci.md, exit code 4). A reader that went away is no such loss.
+  if (!helpOnly(args) && code <= 128) {
+    const { lostOutput } = await import('../dist/src/cli/process-io.js');
+    const lost = await lostOutput();
+    if (lost) {
+      process.stderr.write(`emq-race: stdout could not take the output (${lost}): what the command printed there is lost\n`);
+      // A failure keeps its own code; a success whose report is lost is none.
+      if (code === 0) process.exitCode = 4;
+    }
+  }
   // A run a signal stopped (its code 128 + the signal's number, as shells report one) leaves as
   // soon as its last lines are out. Left to end by itself, Node closes its signal listeners early
   // in its teardown, and a closed terminal's second hang-up (the shell's, after the kernel's)

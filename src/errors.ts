@@ -9,6 +9,8 @@ export const ExitCode = {
   expectationFailed: 1,
   usage: 2,
   server: 3,
+  /** stdout refused the report (a full disk): the run itself ended as its code would have said. */
+  outputLost: 4,
   sighup: 129,
   sigint: 130,
   sigterm: 143,

@@ -77,6 +77,7 @@ const EXIT_CODES_HELP = `Exit codes:
   3    server unreachable, refused the credentials, a server error, or the
        server evicted keys, or lost the run's, while the run was live (the
        run stops at once), or a helper process of the tool died
+  4    done, but stdout could not take the report (a full disk)
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
        143 by SIGTERM; the run's keys are removed first
 With --json a failure still prints one object on stdout:

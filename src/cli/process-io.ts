@@ -9,11 +9,32 @@ import type { Io } from '../model.js';
 
 /**
  * A reader that goes away (`| head`, a closed terminal) is no error of the run's: what it would
- * have read is dropped, quietly, and the run still cleans up and exits as it would have.
+ * have read is dropped, quietly, and the run still cleans up and exits as it would have. Any other
+ * failure to write stdout (a full disk, `> /dev/full`) loses the report a script reads: the run
+ * still cleans up, and `lostOutput` says so for the process to end with ExitCode.outputLost.
  */
 const closed = { out: false, err: false };
-process.stdout.on('error', () => (closed.out = true));
+/** The write errors of a reader gone: a closed pipe, a terminal hung up. */
+const READER_GONE = new Set(['EPIPE', 'EIO', 'ECONNRESET']);
+let lostOut: string | undefined;
+const noteOut = (err: unknown): void => {
+  closed.out = true;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'an error';
+  if (!READER_GONE.has(code)) lostOut ??= code;
+};
+process.stdout.on('error', noteOut);
 process.stderr.on('error', () => (closed.err = true));
+
+/**
+ * Once stdout has taken (or refused) the last of what was written to it: why it lost it, a code
+ * such as ENOSPC, or undefined when all was written or its reader went away.
+ */
+export async function lostOutput(): Promise<string | undefined> {
+  if (!closed.out) await new Promise<void>((resolve) => process.stdout.write('', (err) => resolve(err ? noteOut(err) : undefined)));
+  // A stream's error event comes a tick after the write that failed.
+  await new Promise((resolve) => setImmediate(resolve));
+  return lostOut;
+}
 
 leaveClosedTerminalAlone();
 

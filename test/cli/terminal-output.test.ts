@@ -150,6 +150,34 @@ test('a closed pipe: --help | head -1 and --json | head -c 10 end quietly, help 
   }
 });
 
+/** Runs `emq-race ARGS > /dev/full` in a shell: every write to stdout fails with ENOSPC. */
+function intoFullDisk(args: readonly string[]): Promise<{ stderr: string; status: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', '"$0" "$@" > /dev/full', process.execPath, BIN, ...args], {
+      env: { ...process.env, REDIS_URL: '', NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ stderr: withoutProgress(stderr), status: status ?? -1 }));
+  });
+}
+
+test('a report stdout cannot take (a full disk) is no success: exit 4 and one line; a failure keeps its code', async () => {
+  for (const [args, status, more] of [
+    [['--json', '--jobs', '200', '--expect', 'loop=race'], 4, /^emq-race: expectation met: loop=race\n/],
+    [['--jobs', '200'], 4, /^/],
+    [['--url', 'redis://127.0.0.1:1', '--json'], 3, /^emq-race: cannot reach the server at redis:\/\/127\.0\.0\.1:1: connection refused\n/],
+  ] as const) {
+    const result = await intoFullDisk(args);
+    const what = args.join(' ');
+    assert.equal(result.status, status, `${what}: ${result.stderr}`);
+    assert.match(result.stderr, more, what);
+    assert.match(result.stderr, /emq-race: stdout could not take the output \(ENOSPC\): what the command printed there is lost\n$/, what);
+  }
+});
+
 test('without a terminal, a run longer than 5 s prints plain progress lines on stderr, and none on stdout', async () => {
   // Long by its own pace: 20 sweeps of 10 jobs, each sweeper resting 700 ms between its sweeps.
   const result = await runCli(['--mode', 'atomic', '--jobs', '200', '--batch', '10', '--interval', '700', '--live', '0', '--json'], { COLUMNS: '' });
