@@ -205,16 +205,20 @@ forEachServer(
       }
     });
 
-    test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
-      // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
-      const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
-      await within(
+    /** Until the run on `queue` has moved a job to pending: it is sweeping. */
+    const untilSweeping = (queue: string): Promise<void> =>
+      within(
         LIMIT_MS,
         'the run sweeping',
         (async () => {
-          while ((await admin.llen('emq:{race-alive}:pending')) === 0) await sleep(5);
+          while ((await admin.llen(`emq:{${queue}}:pending`)) === 0) await sleep(5);
         })(),
       );
+
+    test('clean refuses a queue whose run is alive (its heartbeat, whatever the host), and leaves its keys; the run still cleans up after itself', async () => {
+      // Long enough (at least 15 s of probe delays) to outlast both cleans on a busy machine; it is stopped after them.
+      const cli = startCli(['--url', handle.url, '--queue', 'race-alive', '--mode', 'loop', '--jobs', '6000', '--sweepers', '2', '--probe-delay', '5']);
+      await untilSweeping('race-alive');
       const owner = await admin.get('emq:{race-alive}:owner');
       assert.equal(await admin.get('emq:{race-alive}:heartbeat'), parseOwnerValue(owner)?.run);
       const one = await runCli(['clean', '--url', handle.url, '--queue', 'race-alive']);
@@ -239,13 +243,7 @@ forEachServer(
     test("a run whose claim is taken from it (another run's marker in place of its own) stops with exit 3 and deletes none of its keys", async () => {
       // In this process: what is checked is the run's own stop, not a process's.
       const run = runCli(['--url', handle.url, '--queue', 'race-taken', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
-      await within(
-        LIMIT_MS,
-        'the run sweeping',
-        (async () => {
-          while ((await admin.llen('emq:{race-taken}:pending')) === 0) await sleep(5);
-        })(),
-      );
+      await untilSweeping('race-taken');
       // What the clean of an emq-race from before heartbeats, then another run, might do.
       const theirs = parseOwnerValue(await admin.get('emq:{race-taken}:owner'));
       assert.ok(theirs);
@@ -264,13 +262,7 @@ forEachServer(
 
     test('a run whose marker is overwritten with a value no emq-race run writes stops with exit 3 saying so, and deletes none of its keys', async () => {
       const run = runCli(['--url', handle.url, '--queue', 'race-overwritten', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
-      await within(
-        LIMIT_MS,
-        'the run sweeping',
-        (async () => {
-          while ((await admin.llen('emq:{race-overwritten}:pending')) === 0) await sleep(5);
-        })(),
-      );
+      await untilSweeping('race-overwritten');
       // What a relay that turned to +OK to everything answers a GET, and what another client might write.
       await admin.set('emq:{race-overwritten}:owner', 'OK');
       const result = await within(HEARTBEAT_EVERY_MS + LIMIT_MS, 'the run', run);
@@ -290,13 +282,7 @@ forEachServer(
 
     test('a run whose marker is deleted by another client stops with exit 3 saying so, blames no person, and removes what is left of its keys', async () => {
       const run = runCli(['--url', handle.url, '--queue', 'race-unmarked', '--mode', 'loop', '--jobs', '4000', '--sweepers', '2', '--probe-delay', '5']);
-      await within(
-        LIMIT_MS,
-        'the run sweeping',
-        (async () => {
-          while ((await admin.llen('emq:{race-unmarked}:pending')) === 0) await sleep(5);
-        })(),
-      );
+      await untilSweeping('race-unmarked');
       await admin.del('emq:{race-unmarked}:owner');
       const result = await within(LIMIT_MS, 'the run', run);
       assert.equal(result.code, 3, result.stderr);
