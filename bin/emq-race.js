@@ -19,17 +19,17 @@ function helpOnly(words) {
 }
 
 /**
- * Until the command watches signals itself (src/interrupt.ts takes these listeners off as it
+ * Until the command watches signals itself (src/shared/interrupt.ts takes these listeners off as it
  * starts), a signal that comes while its modules load ends it as a later one would: with the
  * signal's exit code and one line, or under --json the one error object. Nothing has been written
  * by then. The two small modules the line needs load first; the program loads them anyway. A
- * terminal that closed is left alone on that way out too (src/closed-terminal.ts): Node 20 would
+ * terminal that closed is left alone on that way out too (src/shared/closed-terminal.ts): Node 20 would
  * abort putting it back, or crash.
  */
 async function endEarlyOnSignals() {
-  const { leaveClosedTerminalAlone } = await import('../dist/src/closed-terminal.js');
+  const { leaveClosedTerminalAlone } = await import('../dist/src/shared/closed-terminal.js');
   leaveClosedTerminalAlone();
-  const { InterruptedError } = await import('../dist/src/errors.js');
+  const { InterruptedError } = await import('../dist/src/shared/errors.js');
   const { errorJson } = await import('../dist/src/report/json-header.js');
   const early = (signal) => {
     // A terminal that hung up fails the write (EIO): that must not end the process with its own
@@ -68,7 +68,7 @@ if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
 } else {
   if (!helpOnly(args)) await endEarlyOnSignals();
-  const { run } = helpOnly(args) ? await import('../dist/src/help-bundle.js') : await import('../dist/src/cli/program.js');
+  const { run } = helpOnly(args) ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);
   process.exitCode = code;
   // What the run printed for a script to read, lost to a full disk: the run's own end is not its

@@ -20,9 +20,9 @@ import { build } from 'esbuild';
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
 const BUILD_INFO = 'dist/.tsbuildinfo';
-// In dist/src/ itself, so that the paths the bundled modules take from import.meta.url (model.ts's
-// `../../package.json`) lead where they lead from the compiled modules, one folder down.
-const HELP_BUNDLE = 'dist/src/help-bundle.js';
+// Two folders down, as the compiled modules are, so that the paths the bundled modules take from
+// import.meta.url (shared/model.ts's `../../../package.json`) lead where they lead from them.
+const HELP_BUNDLE = 'dist/src/cli/help-bundle.js';
 // The files of src/ that run as they are, beside the compiled modules that load them: the Lua
 // scripts and the embedded server's keeper (a shell script).
 const SHIPPED_AS_IS = ['.lua', '.sh'];

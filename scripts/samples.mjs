@@ -26,7 +26,7 @@ const { findSamples, lineCount, MAX_README_LINES, outputShape, replaceSamples, s
 );
 const { withoutProgress } = await import('../dist/test/helpers/progress-lines.js');
 const { hasJq, prepareSample, throughJq } = await import('../dist/test/helpers/sample-setups.js');
-const { FIGURES } = await import('../dist/src/model.js');
+const { FIGURES } = await import('../dist/src/shared/model.js');
 const optionalRows = FIGURES.filter((f) => f.shownWhen?.includes('not-zero')).map((f) => f.heading.replace('\n', ' '));
 
 const BIN = join(process.cwd(), 'bin', 'emq-race.js');

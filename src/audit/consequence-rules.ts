@@ -4,7 +4,7 @@
  * the server or kept by the run, so each rule is tested directly.
  */
 import { STATE_CODES, excess } from './job-state.js';
-import type { AuditCounts } from '../model.js';
+import type { AuditCounts } from '../shared/model.js';
 
 /**
  * A call that went unanswered (its connection cut with it in flight) may still have run: the

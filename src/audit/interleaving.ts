@@ -24,7 +24,7 @@
  * job's story the same way).
  */
 import type { QueueKeys } from '../queue/keys.js';
-import type { InterleavingExample, SweeperCommand } from '../model.js';
+import type { InterleavingExample, SweeperCommand } from '../shared/model.js';
 
 export interface OrderContext {
   readonly keys: QueueKeys;

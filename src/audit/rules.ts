@@ -2,7 +2,7 @@
  * The audit's arithmetic: pure functions over what was read back from the server (a JobSnapshot)
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
-import { ANOMALIES, type Anomaly, type AuditCounts } from '../model.js';
+import { ANOMALIES, type Anomaly, type AuditCounts } from '../shared/model.js';
 import { doubleExecutions, isDeadLetterEscape, isDeadLetteredEarly, overcount, placement, reconcileGap } from './consequence-rules.js';
 import { STATE_CODES, excess } from './job-state.js';
 

@@ -10,12 +10,12 @@
 import type { Redis } from 'ioredis';
 import { blankSnapshot, type JobSnapshot } from './rules.js';
 import { callAuditJobs, callAuditMembers } from '../lua/bulk-scripts.js';
-import { serverError } from '../errors.js';
+import { serverError } from '../shared/errors.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { forEachSliceId, seedSlices, sliceSize } from '../queue/seed.js';
 import { serverTimeMs } from '../server/clock.js';
 import { inCalls, inSlices } from '../server/slices.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 /** Members or jobs per script call: a few milliseconds of the server's time. */
 const PER_CALL = 5000;

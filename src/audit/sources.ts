@@ -5,7 +5,7 @@
  * server's final state of a loop run looks like an atomic run's, and only those records show the
  * second move); some set one against the other. The report says which, figure by figure.
  */
-import { ANOMALIES, FIGURES, type AuditCounts, type FigureSource, type FigureSources, type SourcedFigure } from '../model.js';
+import { ANOMALIES, FIGURES, type AuditCounts, type FigureSource, type FigureSources, type SourcedFigure } from '../shared/model.js';
 
 /** Each figure's source when it is measured: FIGURES says, and the forgotten stalls' total is theirs. */
 function sourceOf(name: SourcedFigure): FigureSource | undefined {

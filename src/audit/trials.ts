@@ -5,7 +5,7 @@
  * statistics are tested directly.
  */
 import { isClean } from './rules.js';
-import { ANOMALIES, type Anomaly, type AuditCounts } from '../model.js';
+import { ANOMALIES, type Anomaly, type AuditCounts } from '../shared/model.js';
 
 export interface Spread {
   readonly min: number;

@@ -17,8 +17,8 @@ import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
 import { best, ratio, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
 import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
-import { plural, rangeText } from '../text.js';
-import { LIMITS, type Io } from '../model.js';
+import { plural, rangeText } from '../shared/text.js';
+import { LIMITS, type Io } from '../shared/model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));

@@ -28,7 +28,7 @@ import { readSnapshot } from '../audit/snapshot.js';
 import { atomicSweeper } from '../sweepers/atomic.js';
 import { loopSweeper } from '../sweepers/loop.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
-import { jobsPerSec } from '../model.js';
+import { jobsPerSec } from '../shared/model.js';
 
 export interface SweepFigures extends Partial<CallLatency> {
   readonly sweepers: number;

@@ -6,12 +6,12 @@ import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
 import { closeConnection, connect } from '../server/connection.js';
-import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../errors.js';
-import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../interrupt.js';
-import type { Io } from '../model.js';
+import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
+import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
+import type { Io } from '../shared/model.js';
 import { parseQueueName, urlOnce } from './options.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
-import { plural } from '../text.js';
+import { plural } from '../shared/text.js';
 
 interface CleanFlags extends TlsFlags {
   queue?: string;

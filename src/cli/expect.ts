@@ -7,9 +7,9 @@
  * terms and may be repeated. Terms that agree merge; terms that ask opposite things of a mode are
  * a usage error, never last-wins.
  */
-import { usageError } from '../errors.js';
-import { nearWord, showable, shownChoice, shownValue } from '../text.js';
-import { OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../model.js';
+import { usageError } from '../shared/errors.js';
+import { nearWord, showable, shownChoice, shownValue } from '../shared/text.js';
+import { OUTCOMES, type Expectation, type ExpectedOutcome, type Mode, type Outcome } from '../shared/model.js';
 import { STRATEGIES, modes as allModes } from '../sweepers/strategies.js';
 
 const FORMS = `clean, race, or MODE=clean / MODE=race per mode (e.g. atomic=clean,loop=race)`;

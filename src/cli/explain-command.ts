@@ -3,7 +3,7 @@
  * server options are the main command's; the replays themselves live beside this file.
  */
 import { Option, type Command } from 'commander';
-import { ExitCode, usageError } from '../errors.js';
+import { ExitCode, usageError } from '../shared/errors.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ExplainReportJson } from '../html/report-data.js';
 import { randomQueueName } from '../queue/keys.js';
@@ -13,10 +13,10 @@ import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { COUNTER_FORMS, type CounterForm } from '../explain/counter-forms.js';
 import type { CounterRace } from '../explain/counter-race.js';
 import { serverHeadline } from '../server/connection.js';
-import { outputWidth, shownChoice, wrapLines } from '../text.js';
+import { outputWidth, shownChoice, wrapLines } from '../shared/text.js';
 import type { Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
-import { VERSION, type Io, LIMITS, type Mode } from '../model.js';
+import { VERSION, type Io, LIMITS, type Mode } from '../shared/model.js';
 import { modeSets, modes as allModes, replayedModes, replayOf } from '../sweepers/strategies.js';
 
 /** Jobs per detect, as in the main command; the replay's queue holds one. */
@@ -129,7 +129,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const { onStage } = await import('../explain/stage.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { refuseClusterNode } = await import('../server/cluster/topology.js');
-  const { orStopped } = await import('../interrupt.js');
+  const { orStopped } = await import('../shared/interrupt.js');
   const { replayAtomic } = await import('../explain/atomic-replay.js');
   const { replayLoop } = await import('../explain/loop-replay.js');
   const { renderCounter, renderReplay } = await import('../explain/render.js');

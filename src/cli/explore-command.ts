@@ -4,7 +4,7 @@
  * itself lives in explore/.
  */
 import { Option, type Command } from 'commander';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, urlOnce } from './options.js';
 import { commandLine } from '../html/command-line.js';
@@ -12,8 +12,8 @@ import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
-import { groupThousands, outputWidth, plural, shownChoice, wrapLines } from '../text.js';
-import { type Io, LIMITS, type Mode } from '../model.js';
+import { groupThousands, outputWidth, plural, shownChoice, wrapLines } from '../shared/text.js';
+import { type Io, LIMITS, type Mode } from '../shared/model.js';
 import { modeSets, modes as allModes } from '../sweepers/strategies.js';
 import { modelledModes, plannedExploration } from '../explore/model.js';
 
@@ -152,11 +152,11 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   const { jsonHeader } = await import('../report/json-header.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { refuseClusterNode } = await import('../server/cluster/topology.js');
-  const { orStopped } = await import('../interrupt.js');
+  const { orStopped } = await import('../shared/interrupt.js');
   const { ExploredBeforeFailure, exploreMode } = await import('../explore/explore.js');
   const { BOUND_LEGEND, EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
   const { serverHasFunctions } = await import('../sweepers/function-library.js');
-  const { stopCause } = await import('../interrupt.js');
+  const { stopCause } = await import('../shared/interrupt.js');
   if (flags.stalledBefore >= flags.maxStalled) {
     throw usageError(`--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled})`);
   }

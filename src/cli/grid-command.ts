@@ -7,7 +7,7 @@
  */
 import { Option, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag } from '../html/output-file.js';
@@ -16,8 +16,8 @@ import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { outputWidth, shownChoice, shownValue, wrap, wrapLines } from '../text.js';
-import type { Io } from '../model.js';
+import { outputWidth, shownChoice, shownValue, wrap, wrapLines } from '../shared/text.js';
+import type { Io } from '../shared/model.js';
 
 /**
  * Race flags a grid does not take, each with why: every cell keeps nothing and names its own fresh

@@ -6,10 +6,10 @@
  */
 import type { EventEmitter } from 'node:events';
 import { Help, Option, type Command } from 'commander';
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
-import type { Io } from '../model.js';
-import { nearCommand, outputWidth, wrap } from '../text.js';
+import type { Io } from '../shared/model.js';
+import { nearCommand, outputWidth, wrap } from '../shared/text.js';
 
 type Groups = readonly (readonly [string, readonly string[]])[];
 

@@ -2,13 +2,13 @@
  * Defaults, limits and the validating parsers behind every flag. Each parser throws a usage error
  * that names the flag and what it accepts, so commander's callers never see a NaN.
  */
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
 import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { checkExpectedModes } from './expect.js';
-import { numberLike, plural, shownChoice, shownValue } from '../text.js';
-import { type LibraryName, type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../model.js';
+import { numberLike, plural, shownChoice, shownValue } from '../shared/text.js';
+import { type LibraryName, type Mode, PENDING_KINDS, type PendingKind, type LatencyAsked, type RaceOptions } from '../shared/model.js';
 
 /** The jobs a mode runs on: --jobs, or for a round-trip mode the smaller of --jobs and --loop-jobs. */
 export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number {

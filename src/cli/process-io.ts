@@ -3,9 +3,9 @@
  * each stream is a terminal (and how wide), and the yes/no question asked on a terminal. Everything else writes
  * through an Io it is handed, so the tests can run the whole command line in-process.
  */
-import { leaveClosedTerminalAlone } from '../closed-terminal.js';
-import { InterruptedError } from '../errors.js';
-import type { Io } from '../model.js';
+import { leaveClosedTerminalAlone } from '../shared/closed-terminal.js';
+import { InterruptedError } from '../shared/errors.js';
+import type { Io } from '../shared/model.js';
 
 /**
  * A reader that goes away (`| head`, a closed terminal) is no error of the run's: what it would

@@ -4,10 +4,10 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { checkOutputFiles } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
-import { nearCommand } from '../text.js';
+import { nearCommand } from '../shared/text.js';
 import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
@@ -19,7 +19,7 @@ import { modesNeeding } from '../sweepers/strategies.js';
 import { addTlsOptions } from '../server/tls.js';
 import { addGridCommand } from './grid-command.js';
 import { errorJson } from '../report/json-header.js';
-import { VERSION, type Io } from '../model.js';
+import { VERSION, type Io } from '../shared/model.js';
 
 export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 

@@ -5,8 +5,8 @@
 import { Option } from 'commander';
 import { collectFault } from '../consequences/faults/names.js';
 import { outputFileFlag } from '../html/output-file.js';
-import { usageError } from '../errors.js';
-import { shownValue } from '../text.js';
+import { usageError } from '../shared/errors.js';
+import { shownValue } from '../shared/text.js';
 import {
   checkLibraryFlagsGiven,
   checkRaceOptions,
@@ -24,10 +24,10 @@ import {
 } from './options.js';
 import { parseExpectation } from './expect.js';
 import type { TlsFlags } from '../server/tls.js';
-import { LIBRARY_NAMES, LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../model.js';
+import { LIBRARY_NAMES, LIMITS, type Expectation, type FaultName, type Mode, type PendingKind, type RaceOptions } from '../shared/model.js';
 import { STRATEGIES, modeSets, replayOf } from '../sweepers/strategies.js';
 import { parseLibraryName } from '../libraries/resolve.js';
-import type { LibraryName } from '../model.js';
+import type { LibraryName } from '../shared/model.js';
 
 export interface MainFlags extends TlsFlags {
   mode: Mode[];

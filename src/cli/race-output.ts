@@ -12,9 +12,9 @@ import { renderTrialsTable } from '../report/trials-table.js';
 import { serverHeadline } from '../server/connection.js';
 import { keptPromotedLine, keptServerLines } from '../server/kept-server.js';
 import type { Session } from '../server/session.js';
-import { groupFigure, outputWidth, wrapLines } from '../text.js';
+import { groupFigure, outputWidth, wrapLines } from '../shared/text.js';
 import type { MainFlags } from './race-flags.js';
-import type { Io, RaceOptions, RunResult } from '../model.js';
+import type { Io, RaceOptions, RunResult } from '../shared/model.js';
 
 /** The report on stdout in the format asked for: JSON, CSV, the trials table, or the runs table. */
 export function printReport(report: RaceReport, runs: readonly RunResult[], options: RaceOptions, flags: MainFlags, io: Io): void {

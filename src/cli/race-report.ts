@@ -2,14 +2,14 @@
  * One race on an open session, every mode and trial of it, made into a report: what the main
  * command prints, and what `emq-race grid` runs once per cell.
  */
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
-import { orStopped, underHelper, type Interrupts } from '../interrupt.js';
+import { orStopped, underHelper, type Interrupts } from '../shared/interrupt.js';
 import { jobsForMode } from './options.js';
 import { keepsSessionServer, type MainFlags } from './race-flags.js';
 import type { RaceReport } from '../report/json.js';
 import { judge } from '../report/verdict.js';
-import { errorWidth } from '../text.js';
+import { errorWidth } from '../shared/text.js';
 import { clusterTopology } from '../server/cluster/cluster-session.js';
 import type { Topology } from '../server/cluster/topology.js';
 import { checkPlanBeforeWrites, nodeName, runQueues } from '../race/queues.js';
@@ -23,7 +23,7 @@ import { loadUserScript } from '../sweepers/user-script.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { findLibrary } from '../libraries/resolve.js';
 import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
-import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../model.js';
+import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../shared/model.js';
 
 /** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
 function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {

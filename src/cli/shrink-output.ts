@@ -4,11 +4,11 @@
  * report, and the witness written as a test file that must not exist yet.
  */
 import { writeFileSync } from 'node:fs';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { exportedTest } from '../explore/export-test.js';
 import { shrinkRun } from '../explore/shrink.js';
-import type { Interrupts } from '../interrupt.js';
-import { VERSION, type Io, type ModeRun, type RaceOptions, type RunResult, type ShrunkWitness } from '../model.js';
+import type { Interrupts } from '../shared/interrupt.js';
+import { VERSION, type Io, type ModeRun, type RaceOptions, type RunResult, type ShrunkWitness } from '../shared/model.js';
 import { isClean } from '../audit/rules.js';
 import type { RaceReport } from '../report/json.js';
 import type { Session } from '../server/session.js';

@@ -9,13 +9,13 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CycleTally } from '../audit/consequence-rules.js';
-import { orStopped } from '../interrupt.js';
+import { orStopped } from '../shared/interrupt.js';
 import { callReleaseStalled } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { EXPIRED_BY_MS } from '../queue/seed.js';
 import { serverTimeMs } from '../server/clock.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 /** Head entries (score-0 members of a sorted set) one call looks at: the bound on its cost when used-up jobs gather in pending. */
 const HEAD_BOUND = 100;

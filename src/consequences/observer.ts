@@ -11,7 +11,7 @@ import { sampleVerdict, type WindowCounts } from '../audit/consequence-rules.js'
 import { callObserveJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 /** Entries looked at from the tail of each list per sample: the bound on a sample's cost. */
 const LIST_TAIL_BOUND = 1000;

@@ -3,9 +3,9 @@
  * made before anything is written: combinations that cannot work, and a server-wide fault that
  * needs the user's explicit say-so.
  */
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 import { faultsForMode } from './faults/names.js';
-import type { Consequences, ConsequenceOptions, FaultName, Mode } from '../model.js';
+import type { Consequences, ConsequenceOptions, FaultName, Mode } from '../shared/model.js';
 
 /** `embedded`: the run has a private server of its own, so nobody else's scripts can be flushed. */
 export function checkConsequenceOptions(options: ConsequenceOptions, embedded: boolean, processes = false): void {

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 /** How long an idle worker waits before looking at an empty pending list again. */
 const IDLE_MS = 1;

@@ -6,12 +6,12 @@
  * dying stops it too, as it stops a race: the tool has stopped the server itself, and the replays
  * end with the keeper's line (exit 3) rather than a lost connection.
  */
-import { underHelper, type Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../shared/interrupt.js';
 import { checkRunMemory } from '../queue/memory-guard.js';
 import { underEvictionWatch } from '../server/eviction-watch.js';
 import type { Session } from '../server/session.js';
 import { memoryTraits } from '../sweepers/strategies.js';
-import { LIMITS, type Mode, type ModeRun } from '../model.js';
+import { LIMITS, type Mode, type ModeRun } from '../shared/model.js';
 
 /** One queue a replay (or the counter race) writes: its one job, its two sweeps' connections. */
 export interface ReplayQueue {

@@ -7,7 +7,7 @@
 import { formatArgs, formatReply } from '../server/command-text.js';
 import type { CounterRace, CounterReadout } from './counter-race.js';
 import { isCleanReadout, readoutRows, type Readout } from './readout.js';
-import { wrap, wrapLines } from '../text.js';
+import { wrap, wrapLines } from '../shared/text.js';
 import type { Replay } from './replay.js';
 import { replyNames, type WireStep } from './wire.js';
 import { DEAD_LETTER_STEP } from '../sweepers/loop-steps.js';

@@ -1,7 +1,7 @@
 /** What one replay of a sweeping strategy produced: its timeline and its readout. */
 import { READOUT_SOURCES, type Readout } from './readout.js';
 import type { WireStep } from './wire.js';
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 
 export interface Replay {
   /** The mode replayed; which replay it was is its `replay` trait in the strategy table. */

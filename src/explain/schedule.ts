@@ -6,8 +6,8 @@
  * extension) after its write; left out, it takes its turn right after that write, and sends
  * nothing unless the write reached max-stalled.
  */
-import { usageError } from '../errors.js';
-import { nearWord, showable, shownValue, VALUE_NOT_SHOWN } from '../text.js';
+import { usageError } from '../shared/errors.js';
+import { nearWord, showable, shownValue, VALUE_NOT_SHOWN } from '../shared/text.js';
 import { DEAD_LETTER_STEP, LOOP_STEPS, type LoopStep } from '../sweepers/loop-steps.js';
 
 export const SWEEP_NAMES = ['A', 'B'] as const;

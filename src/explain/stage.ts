@@ -11,7 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../queue/claimed-run.js';
-import type { Interrupts } from '../interrupt.js';
+import type { Interrupts } from '../shared/interrupt.js';
 import { queueKeys, structureKeys, type QueueKeys } from '../queue/keys.js';
 import { seedJobs } from '../queue/seed.js';
 import { measureServerClock, type ServerClock } from '../server/clock.js';

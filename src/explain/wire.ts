@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Exec } from '../sweepers/sweeper.js';
 import type { SweepName } from './schedule.js';
-import type { Reply } from '../model.js';
+import type { Reply } from '../shared/model.js';
 
 export interface WireStep {
   readonly sweep: SweepName;

@@ -7,9 +7,9 @@
  * execution in hand: what was explored is returned, marked incomplete.
  */
 import type { Redis } from 'ioredis';
-import type { Interrupts } from '../interrupt.js';
+import type { Interrupts } from '../shared/interrupt.js';
 import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 import { onStages } from '../explain/stage.js';
 import { connect } from '../server/connection.js';
 import type { Session } from '../server/session.js';

@@ -7,7 +7,7 @@
  * strategy that does not (`atomic`, the one Lua script). The text is made here, pure; the command
  * line writes it, refusing a file that exists.
  */
-import type { ShrunkWitness } from '../model.js';
+import type { ShrunkWitness } from '../shared/model.js';
 
 /** The file's text for a witness explain replays (`witness.command` set); `made` says what made it. */
 export function exportedTest(witness: ShrunkWitness, command: string, made: string): string {

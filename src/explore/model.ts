@@ -5,7 +5,7 @@
  * own code (sweepers/), command for command, so the exploration can set every run on the server
  * against the model's prediction for the same order. Pure.
  */
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 import { EXPLORE_SWEEPS, defaultTurn, type ExploreSweep, type TraceTurn } from './conductor.js';
 import { allSchedules, boundedSchedules, search, turnsPerSweep, type Explored, type Turns } from './search.js';
 import type { JobFacts } from './outcome.js';

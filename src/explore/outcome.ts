@@ -6,7 +6,7 @@
  */
 import { auditJobs, blankSnapshot } from '../audit/rules.js';
 import { stateCode } from '../audit/job-state.js';
-import { ANOMALIES, type AuditCounts } from '../model.js';
+import { ANOMALIES, type AuditCounts } from '../shared/model.js';
 
 /** The job as it stands after both sweeps. */
 export interface JobFacts {

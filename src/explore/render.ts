@@ -1,5 +1,5 @@
 /** What explore prints: a table per mode, fitted to the width, and the JSON contract. Pure. */
-import { groupThousands, plural, wrap, wrapLines } from '../text.js';
+import { groupThousands, plural, wrap, wrapLines } from '../shared/text.js';
 import type { Exploration } from './explore.js';
 import { CLEAN } from './outcome.js';
 

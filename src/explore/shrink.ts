@@ -15,8 +15,8 @@
  */
 import { onStage, type Stage } from '../explain/stage.js';
 import type { SweepName } from '../explain/schedule.js';
-import type { Interrupts } from '../interrupt.js';
-import { ANOMALIES, LIMITS, type Anomaly, type ModeRun, type RunResult, type ShrinkStep, type ShrunkWitness } from '../model.js';
+import type { Interrupts } from '../shared/interrupt.js';
+import { ANOMALIES, LIMITS, type Anomaly, type ModeRun, type RunResult, type ShrinkStep, type ShrunkWitness } from '../shared/model.js';
 import { race, defaultMaxSweeps } from '../race/race.js';
 import { runMode } from '../race/run-mode.js';
 import { SeededScheduler, type ScheduledTurn } from '../race/seeded-scheduler.js';

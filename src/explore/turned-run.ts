@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Stage } from '../explain/stage.js';
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { ServerClock } from '../server/clock.js';
 import { gatedConnection } from '../race/gated-connection.js';

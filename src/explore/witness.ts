@@ -8,7 +8,7 @@
 import { DEAD_LETTER_STEP, LOOP_STEPS } from '../sweepers/loop-steps.js';
 import type { ReplayStep, SweepName } from '../explain/schedule.js';
 import { replayOf } from '../sweepers/strategies.js';
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 import type { TraceTurn } from './conductor.js';
 
 /** The loop's steps with the commands each sends, in its order. */

@@ -7,7 +7,7 @@
 import { anomalyTotal } from '../audit/rules.js';
 import { jsonHeader, runJson, type JsonHeader, type RunJson, type ServerJson } from '../report/json.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
-import { jobsPerSec, jobsRaced, type Anomaly, type AuditCounts, type Mode, type RunResult } from '../model.js';
+import { jobsPerSec, jobsRaced, type Anomaly, type AuditCounts, type Mode, type RunResult } from '../shared/model.js';
 
 /** One axis: the race flag it varies (its long name without the dashes) and the values, in order. */
 export interface GridAxisJson {

@@ -6,8 +6,8 @@ import type { GridCellJson, GridModeCellJson } from './json.js';
 import { cellLabel, timeLeftMs, type CellAt, type GridAxis } from './plan.js';
 import { formatRate } from './table.js';
 import { formatDuration } from '../race/progress.js';
-import type { Io } from '../model.js';
-import { errorWidth, trimToWidth, wrap } from '../text.js';
+import type { Io } from '../shared/model.js';
+import { errorWidth, trimToWidth, wrap } from '../shared/text.js';
 
 /** "emq-race grid: cell 3/6 (sweepers=2 latency=1)": how both progress forms name a cell. */
 function cellHeading(axes: readonly GridAxis[], total: number, index: number, at: CellAt): string {

@@ -6,7 +6,7 @@
  */
 import { gridCell, type CellRace, type GridCellJson } from './json.js';
 import type { CellAt } from './plan.js';
-import type { Mode } from '../model.js';
+import type { Mode } from '../shared/model.js';
 
 export interface GridRun {
   readonly cells: readonly CellAt[];

@@ -4,8 +4,8 @@
  * and the jobs per second, then a line per mode saying where it raced. Columns that do not fit the
  * width go on to a second block under the first, with the row names repeated. Pure.
  */
-import { groupThousands, plural, rangeText, wrapLines } from '../text.js';
-import type { Mode } from '../model.js';
+import { groupThousands, plural, rangeText, wrapLines } from '../shared/text.js';
+import type { Mode } from '../shared/model.js';
 import type { GridCellJson, GridJson, GridModeCellJson } from './json.js';
 import { cellLabel, gridCells, type CellAt, type GridAxis } from './plan.js';
 

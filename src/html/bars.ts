@@ -7,10 +7,10 @@ import { escapeMarkup as esc } from './escape.js';
 import type { Spread } from '../audit/trials.js';
 import { anomalyOf, isSpread, reportedAnomalies, type RunJson, type TrialSummaryJson } from './report-data.js';
 import type { Drawing } from './sequence-diagram.js';
-import type { Anomaly } from '../model.js';
+import type { Anomaly } from '../shared/model.js';
 import { headWords } from '../report/legend.js';
 import { headingOf } from '../report/figure-heading.js';
-import { groupFigure } from '../text.js';
+import { groupFigure } from '../shared/text.js';
 
 /**
  * A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"),

@@ -6,7 +6,7 @@
  * every switch of sweep marked. Every string is escaped.
  */
 import type { ExplorationJson, ExploreReportJson } from '../explore/render.js';
-import { groupThousands, plural } from '../text.js';
+import { groupThousands, plural } from '../shared/text.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
 import { escapeMarkup as esc } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';

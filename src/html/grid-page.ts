@@ -14,7 +14,7 @@ import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
 import { SVG_STYLE } from './svg-style.js';
 import type { GridAxisJson, GridCellJson, GridJson } from '../grid/json.js';
-import { groupThousands } from '../text.js';
+import { groupThousands } from '../shared/text.js';
 
 /** A figure with its thousands grouped, as the terminal's table prints it; its decimals as the JSON has them. */
 function grouped(value: number): string {

@@ -10,7 +10,7 @@
 import { accessSync, constants, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EmqError, ExitCode, usageError } from '../errors.js';
+import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { createRequire } from 'node:module';
 
 /** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */

@@ -24,11 +24,11 @@ import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { ANOMALIES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../model.js';
+import { ANOMALIES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
 import { shrinkLines } from '../report/shrink.js';
 import { latencyWords } from '../report/report.js';
 import { queueWords } from '../sweepers/strategies.js';
-import { groupFigure } from '../text.js';
+import { groupFigure } from '../shared/text.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */

@@ -3,7 +3,7 @@
  * so what a reader sees and the data block embedded beside it cannot disagree.
  */
 import type { Spread } from '../audit/trials.js';
-import { ANOMALIES, type Anomaly, type Reply, type ShrunkWitness } from '../model.js';
+import { ANOMALIES, type Anomaly, type Reply, type ShrunkWitness } from '../shared/model.js';
 import type { JsonHeader, RunJson as ReportRunJson, ServerJson } from '../report/json.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 

@@ -13,7 +13,7 @@ import type { ExplainReportJson, RaceReportJson } from './report-data.js';
 import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
 import type { GridJson } from '../grid/json.js';
 import type { ExploreReportJson } from '../explore/render.js';
-import type { Io, RunResult } from '../model.js';
+import type { Io, RunResult } from '../shared/model.js';
 
 /** Where a file went (on stderr under --json), named as given but scrubbed: a URL with its password given as the file's name (a folder `redis:`) is not printed back. */
 export function announce(io: Io, json: boolean, what: string, path: string): void {

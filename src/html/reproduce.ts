@@ -4,7 +4,7 @@
  */
 import { commandLine, type CommandValue } from './command-line.js';
 import { DEFAULT_SCHEDULE } from '../explain/schedule.js';
-import { LIMITS } from '../model.js';
+import { LIMITS } from '../shared/model.js';
 import { modeSets, replayedModes, replayOf } from '../sweepers/strategies.js';
 
 /** `value`, or undefined where it is the default (and so left out of the line). */

@@ -7,11 +7,11 @@
 import { READOUT_LEGEND, noteFor } from '../explain/render.js';
 import type { WireStep } from '../explain/wire.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { wrap } from '../text.js';
+import { wrap } from '../shared/text.js';
 import { escapeMarkup as esc } from './escape.js';
 import type { StepJson } from './report-data.js';
 import { SVG_STYLE } from './svg-style.js';
-import type { Reply } from '../model.js';
+import type { Reply } from '../shared/model.js';
 
 const DIAGRAM_WIDTH = 1040;
 const LANE = { A: 130, server: 520, B: 910 } as const;

@@ -8,7 +8,7 @@
  * a run is not called clean on a count nobody made.
  */
 import type { JobTally } from '../audit/rules.js';
-import type { AuditCounts } from '../model.js';
+import type { AuditCounts } from '../shared/model.js';
 
 type CounterFigures = 'lostIncrements' | 'extraIncrements' | 'overcountedStalls' | 'overcountedStallCount' | 'deadLetterEscapes' | 'deadLetteredEarly';
 

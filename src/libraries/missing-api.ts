@@ -4,8 +4,8 @@
  * (its `lacks`); resolve.ts asks before any server starts, and the module's loader again when it
  * loads the package for a run.
  */
-import { usageError, type EmqError } from '../errors.js';
-import type { FoundLibrary } from '../model.js';
+import { usageError, type EmqError } from '../shared/errors.js';
+import type { FoundLibrary } from '../shared/model.js';
 
 /** What one library's module needs of the package's exports: the first piece it lacks, in words (`Worker#moveStalledJobsToWait`), or undefined. */
 export type Lacks = (loaded: unknown) => string | undefined;

@@ -6,8 +6,8 @@
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
-import { heldServerError, isBusyReply } from '../errors.js';
-import { NO_CONSEQUENCES, jobsPerSec, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../model.js';
+import { heldServerError, isBusyReply } from '../shared/errors.js';
+import { NO_CONSEQUENCES, jobsPerSec, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../shared/model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
 /**

@@ -9,9 +9,9 @@
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { usageError } from '../errors.js';
-import { shownChoice } from '../text.js';
-import { LIBRARY_NAMES, type FoundLibrary, type LibraryName } from '../model.js';
+import { usageError } from '../shared/errors.js';
+import { shownChoice } from '../shared/text.js';
+import { LIBRARY_NAMES, type FoundLibrary, type LibraryName } from '../shared/model.js';
 import { LIBRARIES } from './table.js';
 import { missingApi } from './missing-api.js';
 

@@ -7,7 +7,7 @@
  * entry here, and its modes' names in MODES (model.ts) and the schema's mode enum
  * (docs/architecture.md, "How to add a library").
  */
-import type { FaultName, LibraryName, Mode, QueueWords } from '../model.js';
+import type { FaultName, LibraryName, Mode, QueueWords } from '../shared/model.js';
 import type { LibraryRunner } from './runner.js';
 import type { Lacks } from './missing-api.js';
 import { bullmqLacks } from './bullmq/module.js';

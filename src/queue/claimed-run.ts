@@ -10,8 +10,8 @@
  * up on one fresh connection, once it finds the marker still its own there.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../errors.js';
-import { stopCause, type Interrupts } from '../interrupt.js';
+import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { stopCause, type Interrupts } from '../shared/interrupt.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import { cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';

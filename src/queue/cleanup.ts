@@ -5,7 +5,7 @@
  * queue the run claimed empty, they are found there by SCAN (see libraryPrefix in keys.ts).
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../errors.js';
+import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';

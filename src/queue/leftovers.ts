@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
 import { deleteFunctionLibrary, listFunctionLibraries } from '../lua/function-calls.js';
 import { sweepFunctionNames } from '../lua/function-source.js';
@@ -20,7 +20,7 @@ import { jobKeyChunks } from './seed.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
 import { parseOwnerValue, processStart, type OwnerMarker } from './owner-marker.js';
-import { plural } from '../text.js';
+import { plural } from '../shared/text.js';
 
 export interface OwnedQueue {
   readonly queue: string;

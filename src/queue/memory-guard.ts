@@ -16,15 +16,15 @@
  * a plan made only of such runs writes no slice at all.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, serverError, usageError } from '../errors.js';
-import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../model.js';
+import { describeServerError, serverError, usageError } from '../shared/errors.js';
+import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../shared/model.js';
 import { serverTimeMs } from '../server/clock.js';
 import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { claimQueue, releaseClaim } from './owner-claim.js';
 import { newOwnerMarker } from './owner-marker.js';
 import { seedJobs } from './seed.js';
-import { plural } from '../text.js';
+import { plural } from '../shared/text.js';
 
 /** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
 const PROBE_JOBS = 1000;

@@ -17,7 +17,7 @@
  */
 import type { Redis } from 'ioredis';
 import { scanPages } from '../server/scan.js';
-import { describeServerError, EmqError, serverError, usageError } from '../errors.js';
+import { describeServerError, EmqError, serverError, usageError } from '../shared/errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';

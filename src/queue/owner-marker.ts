@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { LIMITS } from '../model.js';
+import { LIMITS } from '../shared/model.js';
 
 export const OWNER_TOOL = 'emq-race';
 

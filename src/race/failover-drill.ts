@@ -11,7 +11,7 @@
  * connection; a call whose WAIT came back short of its replicas is unconfirmed, not acknowledged.
  */
 import type { Sweeper, SweeperFactory } from '../sweepers/sweeper.js';
-import type { FailoverSettings } from '../model.js';
+import type { FailoverSettings } from '../shared/model.js';
 
 export interface FailoverSteps {
   cut(signal: AbortSignal): Promise<void>;

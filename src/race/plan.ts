@@ -4,15 +4,15 @@
  * The steps run one after another, and each step's queues are deleted before the next begins; only
  * the queues of one step (several with --queues) are alive at once.
  */
-import { describeServerError } from '../errors.js';
+import { describeServerError } from '../shared/errors.js';
 import { serverHasFunctions } from '../sweepers/function-library.js';
-import type { Interrupts } from '../interrupt.js';
+import type { Interrupts } from '../shared/interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
 import { consequencesFor } from '../consequences/plan.js';
 import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
 import { runMode } from './run-mode.js';
 import type { Session } from '../server/session.js';
-import { defaultLive, type Mode, type RaceOptions, type ModeRun, type RunResult } from '../model.js';
+import { defaultLive, type Mode, type RaceOptions, type ModeRun, type RunResult } from '../shared/model.js';
 
 /** `NAME`, `NAME-mode` with several modes, and `-tK` with several trials. */
 export function runQueueName(base: string, mode: Mode, modeCount: number, trial: number, trials: number): string {

@@ -5,7 +5,7 @@
  * (SIGSTOP, stuck) from one still at work.
  */
 import type { TlsSettings } from '../server/tls.js';
-import type { Mode, PendingKind, Cadence } from '../model.js';
+import type { Mode, PendingKind, Cadence } from '../shared/model.js';
 
 export interface WorkerSetup {
   readonly type: 'setup';

@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { EmqError, serverError, type ExitCode } from '../errors.js';
+import { EmqError, serverError, type ExitCode } from '../shared/errors.js';
 import { awakeTimeout } from '../server/frozen.js';
 import { MoveLog } from '../sweepers/move-log.js';
 import type { RaceResult } from './race.js';

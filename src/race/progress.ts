@@ -9,8 +9,8 @@
  * since a log viewer does not cut lines. Races that run side by side (--queues) share the line:
  * it sums them per mode.
  */
-import type { ProgressBoard } from '../model.js';
-import { groupThousands, plural, trimToWidth, visibleLength, wrap } from '../text.js';
+import type { ProgressBoard } from '../shared/model.js';
+import { groupThousands, plural, trimToWidth, visibleLength, wrap } from '../shared/text.js';
 
 export type ProgressWriter = (text: string) => void;
 

@@ -6,8 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, type ServerTarget } from '../server/connection.js';
-import { serverError } from '../errors.js';
-import { withStop, type Interrupts } from '../interrupt.js';
+import { serverError } from '../shared/errors.js';
+import { withStop, type Interrupts } from '../shared/interrupt.js';
 import { pickQueueNames } from '../queue/placement.js';
 import { queueSlot } from '../queue/keys.js';
 import { refuseUsedQueues } from '../queue/owner-claim.js';
@@ -17,7 +17,7 @@ import type { PlanStep } from './plan.js';
 import { runMode } from './run-mode.js';
 import { memoryTraits } from '../sweepers/strategies.js';
 import type { Session } from '../server/session.js';
-import type { ModeRun, RunResult } from '../model.js';
+import type { ModeRun, RunResult } from '../shared/model.js';
 
 /** `host:port` of a URL, or the socket path of a unix:// one: how reports name a node. */
 export function nodeName(url: string): string {

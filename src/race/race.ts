@@ -14,7 +14,7 @@ import { sweepUntilDone } from './sweeper-life.js';
 import { gatedConnection } from './gated-connection.js';
 import type { SeededScheduler } from './seeded-scheduler.js';
 import type { Sweeper, SweeperContext, SweeperFactory } from '../sweepers/sweeper.js';
-import { BACK_TO_BACK, type Cadence } from '../model.js';
+import { BACK_TO_BACK, type Cadence } from '../shared/model.js';
 
 export interface RaceSetup {
   readonly connections: readonly Redis[];

@@ -20,7 +20,7 @@ import { SeededScheduler } from './seeded-scheduler.js';
 import type { ServerClock } from '../server/clock.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { startWorkers, type WorkerPool } from '../consequences/workers.js';
-import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../model.js';
+import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../shared/model.js';
 
 export interface RoundsSetup {
   /** The server as the race's connections reach it: through the latency proxy with --latency. */

@@ -16,7 +16,7 @@ import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FailoverDrill } from './failover-drill.js';
-import { underHelper, type Interrupts } from '../interrupt.js';
+import { underHelper, type Interrupts } from '../shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import type { SweepFunction } from '../lua/function-source.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
@@ -45,7 +45,7 @@ import {
   type PendingKind,
   type PhasesMs,
   type RunResult,
-} from '../model.js';
+} from '../shared/model.js';
 
 /** What a run settles before it starts, from its spec and defaults. */
 interface Settled {

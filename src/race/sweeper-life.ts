@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sweeper } from '../sweepers/sweeper.js';
-import type { Cadence } from '../model.js';
+import type { Cadence } from '../shared/model.js';
 
 export interface LoopOutcome {
   readonly sweeps: number;

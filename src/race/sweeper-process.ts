@@ -4,9 +4,9 @@
  * the parent's to handle (it stops this process), and a parent that goes away ends this one.
  */
 import type { Redis } from 'ioredis';
-import { leaveClosedTerminalAlone } from '../closed-terminal.js';
+import { leaveClosedTerminalAlone } from '../shared/closed-terminal.js';
 import { closeConnection, connect } from '../server/connection.js';
-import { EmqError, ExitCode, describeServerError } from '../errors.js';
+import { EmqError, ExitCode, describeServerError } from '../shared/errors.js';
 import { queueKeys } from '../queue/keys.js';
 import { measureServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';

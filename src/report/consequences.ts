@@ -3,8 +3,8 @@
  * JSON fields that appear where they apply, and a plain-words line on what the faults did. Their
  * table columns sit with the others in report.ts.
  */
-import type { FailoverFigures, FaultName, LapsedLockFigures, RunResult } from '../model.js';
-import { groupThousands, plural } from '../text.js';
+import type { FailoverFigures, FaultName, LapsedLockFigures, RunResult } from '../shared/model.js';
+import { groupThousands, plural } from '../shared/text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;

@@ -5,7 +5,7 @@
  * which modes ran or which flags were given. A figure the run did not measure is an empty field.
  */
 import { runJson, type RunJson } from './json.js';
-import { FIGURES, type RunResult } from '../model.js';
+import { FIGURES, type RunResult } from '../shared/model.js';
 
 /** Who and where, the settings, the verdict. */
 const HEAD = [

@@ -5,8 +5,8 @@
  * sent, and said so. Keys lose the queue's prefix, as in explain's timeline; 80 columns.
  */
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { wrap } from '../text.js';
-import type { InterleavingExample, RunResult } from '../model.js';
+import { wrap } from '../shared/text.js';
+import type { InterleavingExample, RunResult } from '../shared/model.js';
 
 const WIDTH = 80;
 const COMMAND_COLUMN = 46;

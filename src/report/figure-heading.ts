@@ -4,7 +4,7 @@
  * one of its parts (a library's list: `duplicate in wait`). Pure.
  */
 import { queueWords } from '../sweepers/strategies.js';
-import { FIGURES, type Figure } from '../model.js';
+import { FIGURES, type Figure } from '../shared/model.js';
 
 /**
  * Where the runs' queues name the part apart — the model queue beside a library

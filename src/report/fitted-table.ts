@@ -4,7 +4,7 @@
  * column, so adding a figure costs a line rather than width. When the columns do not all fit, the
  * table goes on below with the next ones, each part headed again.
  */
-import { visibleLength } from '../text.js';
+import { visibleLength } from '../shared/text.js';
 
 export interface FittedRow {
   readonly label: string;

@@ -3,7 +3,7 @@
  * command fails: apart from the report's shape (json.ts), so that a command's definition and its
  * error path load no more than these few lines.
  */
-import { VERSION } from '../model.js';
+import { VERSION } from '../shared/model.js';
 
 /**
  * The `schema` number every JSON object carries: raised when a field is renamed or removed or

@@ -18,7 +18,7 @@ import {
   type PhasesMs,
   type RunResult,
   type ShrunkWitness,
-} from '../model.js';
+} from '../shared/model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import { jsonHeader, type JsonHeader } from './json-header.js';

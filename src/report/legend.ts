@@ -4,8 +4,8 @@
  * means. Grouped by source, in the table's order, wrapped to 80 columns.
  */
 import { SOURCE_WORDS } from '../audit/sources.js';
-import { wrap } from '../text.js';
-import type { FigureSource, FigureSources, SourcedFigure } from '../model.js';
+import { wrap } from '../shared/text.js';
+import type { FigureSource, FigureSources, SourcedFigure } from '../shared/model.js';
 
 const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser', 'observer'];
 

@@ -6,7 +6,7 @@ import { shrinkLines } from './shrink.js';
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import { serverHeadline } from '../server/connection.js';
-import { groupThousands, plural, wrapLines } from '../text.js';
+import { groupThousands, plural, wrapLines } from '../shared/text.js';
 import { renderFittedTable } from './fitted-table.js';
 import { consequenceLines, hasCycles, hasFaults, hasWorkers, observed } from './consequences.js';
 import { exampleLines } from './example.js';
@@ -15,7 +15,7 @@ import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
 import { figureHeading } from './figure-heading.js';
-import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../model.js';
+import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../shared/model.js';
 
 export interface Column {
   readonly head: string;

@@ -2,7 +2,7 @@
  * What `--shrink` found, in a few lines under the report: the path from the seeded run to one job
  * and two sweeps, and the witness as the explain line that replays it. Pure.
  */
-import type { ShrunkWitness } from '../model.js';
+import type { ShrunkWitness } from '../shared/model.js';
 
 const WORDS: Readonly<Record<string, string>> = {
   lostIncrements: 'a lost increment',

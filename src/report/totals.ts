@@ -6,7 +6,7 @@
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
-import { FIGURES, jobsPerSec, jobsRaced, type LapsedLockFigures, type RunResult } from '../model.js';
+import { FIGURES, jobsPerSec, jobsRaced, type LapsedLockFigures, type RunResult } from '../shared/model.js';
 
 /** Counts of the run beside its figures (FIGURES, every one of which is summed too). */
 const SUMMED = [

@@ -8,7 +8,7 @@
  * (a server without Functions skips the function mode) misses.
  */
 import { anomalyTotal } from '../audit/rules.js';
-import { ANOMALIES, type Anomaly, type Expectation, type ExpectedOutcome, type Mode, type Outcome, type RunResult } from '../model.js';
+import { ANOMALIES, type Anomaly, type Expectation, type ExpectedOutcome, type Mode, type Outcome, type RunResult } from '../shared/model.js';
 
 /** A run that did not come out as expected, with the figures that say so. */
 export interface RunMiss {

@@ -3,7 +3,7 @@
  * waiting behind other sweepers' calls on the server's one command thread. Kept in a growable
  * Float64Array, so a run of 10,000 calls costs 80 kB, not 10,000 objects.
  */
-import { percentileOfSorted } from '../model.js';
+import { percentileOfSorted } from '../shared/model.js';
 
 export class LatencyLog {
   private values = new Float64Array(256);

@@ -3,7 +3,7 @@
  * with the queue's key prefix left out (the heading names it). Shared by explain's timeline and the
  * race report's example, so both print the wire the same way; text.ts breaks their lines.
  */
-import type { Reply } from '../model.js';
+import type { Reply } from '../shared/model.js';
 
 /** A reply the way redis-cli prints one, on one line. */
 export function formatReply(reply: Reply): string {

@@ -5,10 +5,10 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
-import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../errors.js';
+import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../shared/errors.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
-import { nearWord, VALUE_NOT_SHOWN } from '../text.js';
+import { nearWord, VALUE_NOT_SHOWN } from '../shared/text.js';
 
 // node:net and node:tls are required where a TLS connection through the latency proxy needs them:
 // every command imports this module for its URL checks, and --help should not load TLS.

@@ -14,8 +14,8 @@ import { delimiter, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServerGoneError, serverError, usageError } from '../errors.js';
-import { isStopSignal } from '../interrupt.js';
+import { ServerGoneError, serverError, usageError } from '../shared/errors.js';
+import { isStopSignal } from '../shared/interrupt.js';
 
 export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
 

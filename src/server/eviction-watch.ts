@@ -23,8 +23,8 @@
 import type { Redis } from 'ioredis';
 import { ANSWER_TIMEOUT_MS, closeConnection, connect, type ServerTarget } from './connection.js';
 import { awakeTimeout } from './frozen.js';
-import { describeServerError, InterruptedError, serverError, stoppedAnswering, type EmqError } from '../errors.js';
-import { withStop, type Interrupts } from '../interrupt.js';
+import { describeServerError, InterruptedError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { withStop, type Interrupts } from '../shared/interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
 const EVICTION_POLL_MS = 100;

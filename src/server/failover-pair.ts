@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServerGoneError, serverError } from '../errors.js';
+import { ServerGoneError, serverError } from '../shared/errors.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { startProxyThread } from './latency-proxy.js';

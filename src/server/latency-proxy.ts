@@ -22,9 +22,9 @@ import { createServer, connect as connectTcp, type AddressInfo, type Server, typ
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
-import { describeServerError, serverError, usageError } from '../errors.js';
-import { orStopped } from '../interrupt.js';
-import { percentileOfSorted, type LatencyAsked } from '../model.js';
+import { describeServerError, serverError, usageError } from '../shared/errors.js';
+import { orStopped } from '../shared/interrupt.js';
+import { percentileOfSorted, type LatencyAsked } from '../shared/model.js';
 import { closeConnection, connect, type ServerTarget } from './connection.js';
 import { Metronome, monotonicMs } from './metronome.js';
 

@@ -8,7 +8,7 @@
  * walk. A walk whose cursors have come round again more often than it has seen distinct ones (and
  * more than a few times) is in a cycle no keyspace has: the server is broken, and the walk ends.
  */
-import { UnlikeRedisReply } from '../errors.js';
+import { UnlikeRedisReply } from '../shared/errors.js';
 
 /** Cursors seen again that a walk forgives before it judges the cycle, however short the walk. */
 const REPEATS_FORGIVEN = 16;

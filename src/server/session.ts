@@ -5,9 +5,9 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { usageError } from '../errors.js';
-import type { Io } from '../model.js';
-import { stopCause, watchInterrupts, type Interrupts } from '../interrupt.js';
+import { usageError } from '../shared/errors.js';
+import type { Io } from '../shared/model.js';
+import { stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {

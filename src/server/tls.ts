@@ -3,9 +3,9 @@
  * Certificate checks stay on unless --tls-insecure says otherwise, explicitly.
  */
 import { Option, type Command } from 'commander';
-import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../input-file.js';
+import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../shared/input-file.js';
 import { createRequire } from 'node:module';
-import { usageError } from '../errors.js';
+import { usageError } from '../shared/errors.js';
 
 // node:tls is required only to try the files a --tls-* flag names: the flags themselves are part
 // of every command's --help, which should not load TLS.

@@ -7,7 +7,7 @@
  * command runner.
  */
 import type { SweeperSample } from './sweeper.js';
-import type { Reply, SweeperCommand } from '../model.js';
+import type { Reply, SweeperCommand } from '../shared/model.js';
 
 const SAMPLE_SIZE = 32;
 

@@ -4,7 +4,7 @@
  * name clash fails rather than overwriting anyone's code) and deleted by that exact name.
  */
 import type { Redis } from 'ioredis';
-import { serverError } from '../errors.js';
+import { serverError } from '../shared/errors.js';
 import { deleteFunctionLibrary, listFunctionLibraries, loadFunctionLibrary } from '../lua/function-calls.js';
 import { functionLibrarySource, sweepFunctionNames, type SweepFunction } from '../lua/function-source.js';
 

@@ -14,7 +14,7 @@ import type { QueueKeys } from '../queue/keys.js';
 import { pushArgs } from './pending.js';
 import type { Destination } from './move-log.js';
 import type { Exec } from './sweeper.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 /** The page's steps, in the page's order. */
 export const LOOP_STEPS = ['detect', 'probe', 'move', 'read', 'write'] as const;

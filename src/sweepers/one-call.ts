@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { CachedScript } from '../lua/cached-script.js';
 import { LatencyLog } from '../server/call-latency.js';
-import { serverError } from '../errors.js';
+import { serverError } from '../shared/errors.js';
 import { MoveLog } from './move-log.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 

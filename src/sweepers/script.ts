@@ -3,7 +3,7 @@
  * it moved is what it returns; the audit cross-checks those returns against the server.
  */
 import { CachedScript } from '../lua/cached-script.js';
-import { heldServerError, isBusyReply, serverError } from '../errors.js';
+import { heldServerError, isBusyReply, serverError } from '../shared/errors.js';
 import { oneCallSweeper } from './one-call.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 

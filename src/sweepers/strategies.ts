@@ -12,7 +12,7 @@
  * schema's mode enum (docs/architecture.md, "How to add a strategy").
  */
 import { LIBRARIES, libraryModes } from '../libraries/table.js';
-import { MODEL_QUEUE_WORDS, type FaultName, type LibraryName, type Mode, type QueueWords } from '../model.js';
+import { MODEL_QUEUE_WORDS, type FaultName, type LibraryName, type Mode, type QueueWords } from '../shared/model.js';
 import type { MemoryTraits } from '../queue/memory-guard.js';
 import type { SweeperFactory } from './sweeper.js';
 

@@ -7,7 +7,7 @@ import type { LatencyLog } from '../server/call-latency.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { MoveLog } from './move-log.js';
 import type { ServerClock } from '../server/clock.js';
-import type { PendingKind } from '../model.js';
+import type { PendingKind } from '../shared/model.js';
 
 export interface SweeperContext {
   readonly redis: Redis;

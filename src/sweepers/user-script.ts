@@ -3,10 +3,10 @@
  * server's script cache before anything is seeded, so a script that does not compile stops the
  * run with the server's own message and nothing written.
  */
-import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../input-file.js';
+import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../shared/input-file.js';
 import { loadScript } from '../lua/registry.js';
 import type { Redis } from 'ioredis';
-import { describeServerError, usageError } from '../errors.js';
+import { describeServerError, usageError } from '../shared/errors.js';
 
 export function readUserScript(path: string): string {
   let source: string;

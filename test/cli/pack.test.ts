@@ -91,7 +91,7 @@ describe('the packed package, installed', () => {
       'LICENSE',
       'bin/emq-race.js',
       'dist/src/cli/program.js',
-      'dist/src/help-bundle.js',
+      'dist/src/cli/help-bundle.js',
       'dist/src/lua/sweep-stalled.lua',
       'dist/src/lua/instruments/seed-jobs.lua',
       'dist/src/server/server-keeper.sh',
@@ -180,14 +180,14 @@ describe('the packed package, installed', () => {
     // One of each shape bin/emq-race.js sends to the bundle (test/server/help-bundle.test.ts holds
     // the bundle's output to the modules' for all of them), and two that are not help alone.
     for (const args of [['-h'], ['help'], ['help', 'no-such-command'], ['explain', '--help']]) {
-      assert.deepEqual(await loaded(args), ['help-bundle.js'], `emq-race ${args.join(' ')}`);
+      assert.deepEqual(await loaded(args), ['cli/help-bundle.js'], `emq-race ${args.join(' ')}`);
     }
     for (const args of [
       ['--sweepers', '0'],
       ['--json', '--help'],
     ]) {
       const files = await loaded(args);
-      assert.ok(files.includes('cli/program.js') && !files.includes('help-bundle.js'), `emq-race ${args.join(' ')} loaded ${files.join(', ')}`);
+      assert.ok(files.includes('cli/program.js') && !files.includes('cli/help-bundle.js'), `emq-race ${args.join(' ')} loaded ${files.join(', ')}`);
     }
   });
 

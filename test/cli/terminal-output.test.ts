@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { tableColumns } from '../../src/report/report.js';
-import { stripAnsi } from '../../src/text.js';
+import { stripAnsi } from '../../src/shared/text.js';
 import { BIN, runCli, type CliResult } from '../helpers/cli.js';
 import { withoutProgress } from '../helpers/progress-lines.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FailoverFigures } from '../../src/model.js';
+import type { FailoverFigures } from '../../src/shared/model.js';
 import { assertMatchesSchema } from './json-schema.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { runCli } from './cli.js';

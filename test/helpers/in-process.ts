@@ -3,7 +3,7 @@
  * and, for what a person sees on a terminal, stderr that says it is one (with its width).
  */
 import { run } from '../../src/cli/program.js';
-import type { Io } from '../../src/model.js';
+import type { Io } from '../../src/shared/model.js';
 import { cliResult, type CliResult } from './cli.js';
 
 export interface InProcessRun {

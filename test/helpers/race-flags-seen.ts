@@ -1,6 +1,6 @@
 /** The main command's flags at their defaults, as the HTML page's rerun line sees them: tests spread what they change over it. */
 import type { RaceFlagsSeen } from '../../src/html/reproduce.js';
-import { LIMITS } from '../../src/model.js';
+import { LIMITS } from '../../src/shared/model.js';
 
 export const DEFAULT_FLAGS_SEEN: RaceFlagsSeen = {
   mode: ['atomic', 'loop'],

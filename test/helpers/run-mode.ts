@@ -1,9 +1,9 @@
 /** Runs one mode through the tool's own runMode, with small defaults and a fresh queue name. */
 import assert from 'node:assert/strict';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
-import { ANOMALIES, type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/model.js';
+import { ANOMALIES, type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/shared/model.js';
 
 let counter = 0;
 export const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;

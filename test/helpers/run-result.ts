@@ -1,6 +1,6 @@
 /** A whole RunResult for pure tests of the report: a clean atomic run unless told otherwise. */
 import { figureSources } from '../../src/audit/sources.js';
-import { NO_CONSEQUENCES, type RunResult } from '../../src/model.js';
+import { NO_CONSEQUENCES, type RunResult } from '../../src/shared/model.js';
 
 export function runResult(over: Partial<RunResult> = {}): RunResult {
   const run: Omit<RunResult, 'sources' | 'example'> = {

@@ -3,7 +3,7 @@
  * the suite's tests, closed after, with interrupt handling as the CLI has it.
  */
 import { after, before } from 'node:test';
-import { watchInterrupts, type Interrupts } from '../../src/interrupt.js';
+import { watchInterrupts, type Interrupts } from '../../src/shared/interrupt.js';
 import { closeSession, openSession, type Session } from '../../src/server/session.js';
 import type { ServerHandle } from './servers.js';
 

@@ -10,7 +10,7 @@ import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
 import { JSON_SCHEMA } from '../../src/report/json.js';
-import { LIMITS, VERSION, type IntLimit } from '../../src/model.js';
+import { LIMITS, VERSION, type IntLimit } from '../../src/shared/model.js';
 
 interface BadInput {
   readonly args: readonly string[];

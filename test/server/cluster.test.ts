@@ -14,13 +14,13 @@ import { crc16, keySlot } from '../../src/server/cluster/slot.js';
 import { isClusterInfo, isClusterNode, nodeUrl, topologyFromSlots } from '../../src/server/cluster/topology.js';
 import { startEmbeddedServer, which } from '../../src/server/embedded-server.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { createdKeys, queueKeys } from '../../src/queue/keys.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
-import { ANOMALIES, type RunResult } from '../../src/model.js';
+import { ANOMALIES, type RunResult } from '../../src/shared/model.js';
 
 interface JsonRun extends Record<string, unknown> {
   mode: string;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deleteRunKeys } from '../../src/queue/cleanup.js';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { queueKeys } from '../../src/queue/keys.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';

@@ -12,7 +12,7 @@ import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { forEachServer } from '../helpers/servers.js';
 import { fillUnrelated, unrelatedState } from '../helpers/unrelated-data.js';
-import { MODES } from '../../src/model.js';
+import { MODES } from '../../src/shared/model.js';
 import { modeSets } from '../../src/sweepers/strategies.js';
 
 forEachServer('data safety', (handle) => {

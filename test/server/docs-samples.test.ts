@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/program.js';
 import { which } from '../../src/server/embedded-server.js';
-import { FIGURES } from '../../src/model.js';
+import { FIGURES } from '../../src/shared/model.js';
 import { cliEnv } from '../helpers/cli.js';
 import { commandLine, findSamples, outputShape, type Sample, sampleBlock, shapeDifferences, writeSampleFiles } from '../helpers/docs-samples.js';
 import { withoutProgress } from '../helpers/progress-lines.js';

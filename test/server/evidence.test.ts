@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Redis } from 'ioredis';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { deleteRunKeys } from '../../src/queue/cleanup.js';
 import { queueKeys } from '../../src/queue/keys.js';
 import type { Session } from '../../src/server/session.js';
@@ -17,7 +17,7 @@ import { allKeys } from '../helpers/keyspace.js';
 import { assertNoAnomaly, queueName, runWith } from '../helpers/run-mode.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
-import { ANOMALIES, type PendingKind } from '../../src/model.js';
+import { ANOMALIES, type PendingKind } from '../../src/shared/model.js';
 
 /** Commands the server ran for a queue, from clients (not inside scripts), as MONITOR shows them. */
 async function monitored(admin: Redis, prefix: string, body: () => Promise<void>): Promise<string[][]> {

@@ -9,7 +9,7 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { exportedTest } from '../../src/explore/export-test.js';
-import type { ShrunkWitness } from '../../src/model.js';
+import type { ShrunkWitness } from '../../src/shared/model.js';
 import { BIN, runProcess } from '../helpers/cli.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';

@@ -14,7 +14,7 @@ import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, parseSchedule } from '../../src/expl
 import { onStage, type Stage } from '../../src/explain/stage.js';
 import type { WireStep } from '../../src/explain/wire.js';
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';

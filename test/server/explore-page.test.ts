@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { ExploreReportJson } from '../../src/explore/render.js';
 import { witnessTurns } from '../../src/html/explore-page.js';
-import { groupThousands } from '../../src/text.js';
+import { groupThousands } from '../../src/shared/text.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';

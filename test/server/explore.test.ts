@@ -16,8 +16,8 @@ import { explorationJson, renderExploration } from '../../src/explore/render.js'
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
 import { allSchedules, binomial, boundedSchedules, search } from '../../src/explore/search.js';
 import { readFacts, runTurned } from '../../src/explore/turned-run.js';
-import type { Interrupts } from '../../src/interrupt.js';
-import type { Mode } from '../../src/model.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
+import type { Mode } from '../../src/shared/model.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';

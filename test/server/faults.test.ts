@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';

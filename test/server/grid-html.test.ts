@@ -26,7 +26,7 @@ import {
   yScaleFor,
 } from '../../src/html/grid-charts.js';
 import { gridCsp, gridPage, incompleteWords, scriptHashSource } from '../../src/html/grid-page.js';
-import type { Mode } from '../../src/model.js';
+import type { Mode } from '../../src/shared/model.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { checkGridPage, DATA_BLOCK, embeddedGrid, type Drawn } from '../helpers/grid-page.js';
 import { runCli } from '../helpers/cli.js';

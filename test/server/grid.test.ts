@@ -16,7 +16,7 @@ import { cellCount, cellLabel, gridCells, timeLeftMs } from '../../src/grid/plan
 import { modeCell, type GridJson } from '../../src/grid/json.js';
 import { alignParts, cellParts, formatJobsPerSec, formatRate, layOut, renderGridTables } from '../../src/grid/table.js';
 import { anomalyTotal } from '../../src/audit/rules.js';
-import { ANOMALIES } from '../../src/model.js';
+import { ANOMALIES } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
 import { startCli, within } from '../helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';

@@ -1,15 +1,15 @@
 /**
- * The help bundle (dist/src/help-bundle.js, which bin/emq-race.js loads for a help request alone)
+ * The help bundle (dist/src/cli/help-bundle.js, which bin/emq-race.js loads for a help request alone)
  * against the compiled modules: every help request the bin sends to it, for the main command and
  * every subcommand, prints the same text with the same exit code whatever the width, the terminal
  * or the colour setting. Both run in this process, through the Io seam.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Io } from '../../src/model.js';
+import type { Io } from '../../src/shared/model.js';
 import { type Entry, runInProcess } from '../helpers/in-process.js';
 
-const BUNDLE = new URL('../../src/help-bundle.js', import.meta.url).href;
+const BUNDLE = new URL('../../src/cli/help-bundle.js', import.meta.url).href;
 
 /** What a person may run the help on: a pipe (80 columns, or $COLUMNS), a terminal of its own width, colour forced. */
 const SETTINGS: readonly { readonly name: string; readonly io: Partial<Io> }[] = [

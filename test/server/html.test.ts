@@ -27,7 +27,7 @@ import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { pageReport } from '../helpers/page-report.js';
 import { DEFAULT_FLAGS_SEEN } from '../helpers/race-flags-seen.js';
-import { ANOMALIES } from '../../src/model.js';
+import { ANOMALIES } from '../../src/shared/model.js';
 
 const stepsOf = (schedule: string) => schedule.split(',').map((item) => ({ sweep: item.split(':')[0] ?? '' }));
 describe('html: pure parts', () => {

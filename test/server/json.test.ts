@@ -14,7 +14,7 @@ import { BUILT_IN_SCRIPT, FORGETS_ZREM, scriptFile } from '../helpers/scripts.js
 import { forOneServerKind } from '../helpers/servers.js';
 import { runResult } from '../helpers/run-result.js';
 import { JSON_SCHEMA, reportJson } from '../../src/report/json.js';
-import { ANOMALIES, LIBRARY_NAMES, VERSION } from '../../src/model.js';
+import { ANOMALIES, LIBRARY_NAMES, VERSION } from '../../src/shared/model.js';
 import { modes } from '../../src/sweepers/strategies.js';
 import { libraryOf } from '../../src/libraries/table.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { LIMITS } from '../../src/model.js';
+import { LIMITS } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, within } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { threadLoss } from '../../src/server/latency-proxy.js';
 import { within } from '../helpers/cli-process.js';
 

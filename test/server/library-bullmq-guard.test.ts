@@ -26,7 +26,7 @@ import { BullmqClients, seedStalledJobs } from '../../src/libraries/bullmq/seed.
 import { readBullmqSnapshot } from '../../src/libraries/bullmq/snapshot.js';
 import { raceCallers, type Caller } from '../../src/libraries/race.js';
 import { findLibrary } from '../../src/libraries/resolve.js';
-import type { AuditCounts } from '../../src/model.js';
+import type { AuditCounts } from '../../src/shared/model.js';
 import { connect, libraryClientOptions } from '../../src/server/connection.js';
 import type { Session } from '../../src/server/session.js';
 import { forEachServer } from '../helpers/servers.js';

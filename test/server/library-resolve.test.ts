@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { checkLibraryFlagsGiven } from '../../src/cli/options.js';
 import { findLibrary } from '../../src/libraries/resolve.js';
-import type { LibraryName } from '../../src/model.js';
+import type { LibraryName } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { forOneServerKind } from '../helpers/servers.js';

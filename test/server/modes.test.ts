@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isClean } from '../../src/audit/rules.js';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, NAMES_A_JOB_NOBODY_HAD, RETURNS_NOTHING } from '../helpers/scripts.js';
 import { forEachServer, oneServerKind } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
-import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/model.js';
+import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/shared/model.js';
 
 let counter = 0;
 const queueName = (label: string): string => `modes-t${process.pid}-${label}-${counter++}`;

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which } from '../../src/server/embedded-server.js';
 import { JSON_SCHEMA } from '../../src/report/json.js';
-import { VERSION } from '../../src/model.js';
+import { VERSION } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { tempDir } from '../helpers/temp-dir.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isClean } from '../../src/audit/rules.js';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import type { Session } from '../../src/server/session.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { assertNoAnomaly, runWith } from '../helpers/run-mode.js';

@@ -13,7 +13,7 @@ import { seedJobsPipelined } from '../../src/bench/calibration/pipelined-seed.js
 import { readSnapshotStraightforward } from '../../src/bench/calibration/straightforward-audit.js';
 import { measureSize } from '../../src/bench/measure.js';
 import { connect } from '../../src/server/connection.js';
-import type { Interrupts } from '../../src/interrupt.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../../src/queue/keys.js';
 import { defaultMaxSweeps, race } from '../../src/race/race.js';
 import { expiredDeadline, forEachSliceId, jobKeyChunks, seedJobs, seedSlices, sliceSize } from '../../src/queue/seed.js';
@@ -28,7 +28,7 @@ import { allKeys } from '../helpers/keyspace.js';
 import { runWith } from '../helpers/run-mode.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
-import { LIMITS } from '../../src/model.js';
+import { LIMITS } from '../../src/shared/model.js';
 
 let counter = 0;
 const fresh = (label: string): QueueKeys => queueKeys(`scale-t${process.pid}-${label}-${counter++}`);

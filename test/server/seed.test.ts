@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { escapeMarkup } from '../../src/html/escape.js';
-import { ANOMALIES, FIGURES } from '../../src/model.js';
+import { ANOMALIES, FIGURES } from '../../src/shared/model.js';
 import { BIN, runCli, runProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { describeServerError } from '../../src/errors.js';
+import { describeServerError } from '../../src/shared/errors.js';
 import { sessionFor } from '../../src/server/session.js';
 import { once } from 'node:events';
 import { alive, commandLine, descendants } from '../helpers/processes.js';

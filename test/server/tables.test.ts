@@ -15,7 +15,7 @@ import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { parseModes } from '../../src/cli/options.js';
 import { racePage } from '../../src/html/page.js';
-import { FIGURES, NO_CONSEQUENCES, registerFigure, type RunResult } from '../../src/model.js';
+import { FIGURES, NO_CONSEQUENCES, registerFigure, type RunResult } from '../../src/shared/model.js';
 import { renderCsv } from '../../src/report/csv.js';
 import { reportJson, runJson } from '../../src/report/json.js';
 import { renderTable } from '../../src/report/report.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { before, test } from 'node:test';
-import { EmqError } from '../../src/errors.js';
+import { EmqError } from '../../src/shared/errors.js';
 import { parseExplainModes } from '../../src/cli/explain-command.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../../src/server/connection.js';
 import { runCli, type CliResult } from '../helpers/cli.js';

@@ -16,7 +16,7 @@ import {
 import { STATE_CODES } from '../../src/audit/job-state.js';
 import { auditJobs, blankSnapshot, type JobSnapshot } from '../../src/audit/rules.js';
 import { checkConsequenceOptions } from '../../src/consequences/plan.js';
-import { EmqError } from '../../src/errors.js';
+import { EmqError } from '../../src/shared/errors.js';
 import { collectFault, faultsForMode } from '../../src/consequences/faults/names.js';
 import { STRATEGIES } from '../../src/sweepers/strategies.js';
 

@@ -13,7 +13,7 @@ import {
 } from '../../src/bench/main.js';
 import { latencyCase, runSample, slowDown, type RunSample } from '../../src/bench/latency.js';
 import type { SizeFigures } from '../../src/bench/measure.js';
-import { EmqError } from '../../src/errors.js';
+import { EmqError } from '../../src/shared/errors.js';
 
 test('bench flags: sizes, batch, repeats, out, json', () => {
   assert.deepEqual(parseBenchArgs([]), {

@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { checkExpectedModes, mergeExpectations, parseExpectation, parseTerm } from '../../src/cli/expect.js';
 import { describeMet, describeMisses, formatExpectation, judge, outcomeFor, verdictLine } from '../../src/report/verdict.js';
 import { runResult } from '../helpers/run-result.js';
-import type { Expectation, Mode } from '../../src/model.js';
+import type { Expectation, Mode } from '../../src/shared/model.js';
 
 function usage(fn: () => unknown, pattern: RegExp): void {
   assert.throws(fn, (err: unknown) => {

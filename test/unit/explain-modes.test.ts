@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { parseExplainModes } from '../../src/cli/explain-command.js';
 import { STRATEGIES, modes, registerStrategy, replayedModes, replayOf } from '../../src/sweepers/strategies.js';
 

@@ -13,7 +13,7 @@ import { modelRun, plannedExploration, type ModelOptions } from '../../src/explo
 import { auditJob, outcomeClass } from '../../src/explore/outcome.js';
 import { allSchedules, binomial, boundedSchedules, schedulesOf, search, switchesOf, turnsPerSweep, type Turns } from '../../src/explore/search.js';
 import { loopSchedule } from '../../src/explore/witness.js';
-import type { Mode } from '../../src/model.js';
+import type { Mode } from '../../src/shared/model.js';
 
 const DEFAULT_JOB: ModelOptions = { stalledBefore: 0, maxStalled: 3 };
 const DEFAULTS = { stalledBefore: 0, maxStalled: 3 };

@@ -12,7 +12,7 @@ import { queueKeys } from '../../src/queue/keys.js';
 import { exampleLines } from '../../src/report/example.js';
 import { sourceLegend } from '../../src/report/legend.js';
 import { readout } from '../../src/report/report.js';
-import type { Reply, RunResult, SweeperCommand } from '../../src/model.js';
+import type { Reply, RunResult, SweeperCommand } from '../../src/shared/model.js';
 
 const keys = queueKeys('q');
 const context: OrderContext = { keys, stalledBefore: 0, pendingOnlyGrows: true, othersTakeFromPending: false, activeOnlyShrinks: true };

@@ -1,11 +1,11 @@
 /**
- * The signal counting of src/interrupt.ts, with the signals emitted on the process (its listeners
+ * The signal counting of src/shared/interrupt.ts, with the signals emitted on the process (its listeners
  * run as a real signal runs them, and nothing is sent to the test's own process).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { watchInterrupts } from '../../src/interrupt.js';
+import { watchInterrupts } from '../../src/shared/interrupt.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const listeners = (): number[] => SIGNALS.map((signal) => process.listenerCount(signal));

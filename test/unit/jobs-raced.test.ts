@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jobsPerSec, jobsRaced, type LapsedLockFigures } from '../../src/model.js';
+import { jobsPerSec, jobsRaced, type LapsedLockFigures } from '../../src/shared/model.js';
 import { sumLapsedLock, totalsPerMode } from '../../src/report/totals.js';
 import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { runResult } from '../helpers/run-result.js';

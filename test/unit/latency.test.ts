@@ -1,7 +1,7 @@
 /** The pure arithmetic behind call latencies, server histograms, --loop-jobs and progress lines. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { percentileOfSorted } from '../../src/model.js';
+import { percentileOfSorted } from '../../src/shared/model.js';
 import { LatencyLog, summarizeLatency } from '../../src/server/call-latency.js';
 import { loopJobsNote } from '../../src/cli/race-output.js';
 import { jobsForMode } from '../../src/cli/options.js';
@@ -16,7 +16,7 @@ import {
   serverRunId,
   type ScriptStats,
 } from '../../src/server/latency-histogram.js';
-import { LIMITS, type RunResult } from '../../src/model.js';
+import { LIMITS, type RunResult } from '../../src/shared/model.js';
 
 test('nearest-rank percentiles of sorted values', () => {
   const values = Float64Array.from({ length: 100 }, (_, i) => i + 1);

@@ -12,7 +12,7 @@ import { maxStalledCount } from '../../src/libraries/bullmq/run.js';
 import { inTestedRange, parseLibraryName, versionWarning } from '../../src/libraries/resolve.js';
 import { libraryOf } from '../../src/libraries/table.js';
 import { libraryAsked, modesWithLibrary } from '../../src/cli/options.js';
-import { EmqError } from '../../src/errors.js';
+import { EmqError } from '../../src/shared/errors.js';
 
 interface Facts {
   wait?: number;

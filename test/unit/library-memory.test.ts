@@ -16,7 +16,7 @@ import {
 } from '../../src/queue/memory-guard.js';
 import { LIBRARIES } from '../../src/libraries/table.js';
 import { memoryTraits } from '../../src/sweepers/strategies.js';
-import { NO_CONSEQUENCES, type Mode, type ModeRun } from '../../src/model.js';
+import { NO_CONSEQUENCES, type Mode, type ModeRun } from '../../src/shared/model.js';
 
 /** Costs no library run uses: any figure from them would show. */
 const COSTS = { hash: 1e6, active: 1e6, pending: 1e6, dead: 1e6, listEntry: 1e6 };

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EmqError, describeServerError } from '../../src/errors.js';
+import { EmqError, describeServerError } from '../../src/shared/errors.js';
 import { raceCallers, raceFailure, type Caller } from '../../src/libraries/race.js';
 
 const BUSY = 'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.';

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { racePage } from '../../src/html/page.js';
 import { NO_COUNTER, NO_STALL_COUNT } from '../../src/libraries/counts.js';
-import { NO_CONSEQUENCES, type RunResult } from '../../src/model.js';
+import { NO_CONSEQUENCES, type RunResult } from '../../src/shared/model.js';
 import { renderCsv } from '../../src/report/csv.js';
 import { reportJson, runJson } from '../../src/report/json.js';
 import { readout, renderTable } from '../../src/report/report.js';

@@ -1,13 +1,13 @@
 /** Flag parsing and the checks across flags: every bad value is a usage error naming its flag. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { queueKeys, queuePattern } from '../../src/queue/keys.js';
 import { randomQueueName } from '../../src/queue/keys.js';
 import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
 import { parseExpectation } from '../../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
-import { LIMITS, type RaceOptions } from '../../src/model.js';
+import { LIMITS, type RaceOptions } from '../../src/shared/model.js';
 import { chooseTarget } from '../../src/server/session.js';
 
 function usage(fn: () => unknown, pattern: RegExp): void {

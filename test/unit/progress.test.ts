@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fitPieces, keepLinesApart, progressBoard, progressSummary, type ProgressEntry } from '../../src/race/progress.js';
-import { visibleLength } from '../../src/text.js';
+import { visibleLength } from '../../src/shared/text.js';
 
 const race: ProgressEntry = { mode: 'atomic', queue: 'race-0123abcd', left: 750_000, jobs: 1_000_000, elapsedMs: 10_000 };
 

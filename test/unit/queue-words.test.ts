@@ -10,7 +10,7 @@ import { summarizeTrials } from '../../src/audit/trials.js';
 import { figureLabel } from '../../src/html/bars.js';
 import { LIBRARIES } from '../../src/libraries/table.js';
 import { NO_COUNTER, NO_STALL_COUNT } from '../../src/libraries/counts.js';
-import { FIGURES, MODEL_QUEUE_WORDS, type Mode, type RunResult } from '../../src/model.js';
+import { FIGURES, MODEL_QUEUE_WORDS, type Mode, type RunResult } from '../../src/shared/model.js';
 import { figureHeading } from '../../src/report/figure-heading.js';
 import { readout, renderTable } from '../../src/report/report.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
-import { describeServerError, ExitCode } from '../../src/errors.js';
+import { describeServerError, ExitCode } from '../../src/shared/errors.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
 import { tlsSettings } from '../../src/server/tls.js';
 

@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EmqError, ExitCode } from '../../src/errors.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { orderAsRun } from '../../src/explain/atomic-replay.js';
 import { counterReadout } from '../../src/explain/counter-race.js';
 import { isCleanReadout, readoutOf } from '../../src/explain/readout.js';
 import { formatReply } from '../../src/server/command-text.js';
-import { wrap } from '../../src/text.js';
+import { wrap } from '../../src/shared/text.js';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE, formatEntry, parseSchedule, replayTurns } from '../../src/explain/schedule.js';
 import type { WireStep } from '../../src/explain/wire.js';
 

@@ -3,7 +3,7 @@ import { functionLibrarySource, librarySourceLine } from '../../src/lua/function
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { describeServerError } from '../../src/errors.js';
+import { describeServerError } from '../../src/shared/errors.js';
 import { commandOnLine, scriptAclRefusal } from '../../src/lua/script-acl.js';
 import { SWEEP_STALLED_LUA, luaSource } from '../../src/lua/registry.js';
 

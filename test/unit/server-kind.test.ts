@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeServerError, ExitCode } from '../../src/errors.js';
+import { describeServerError, ExitCode } from '../../src/shared/errors.js';
 import { parseServerInfo, serverHeadline } from '../../src/server/connection.js';
 
 const info = (...lines: string[]): string => `${lines.join('\r\n')}\r\n`;

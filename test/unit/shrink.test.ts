@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { explainArgs, exportedTest } from '../../src/explore/export-test.js';
 import { anomalyToKeep, fewerSwitches, firstSweeps } from '../../src/explore/shrink.js';
 import { switchesOf } from '../../src/explore/search.js';
-import { ANOMALIES, type Anomaly, type ShrunkWitness } from '../../src/model.js';
+import { ANOMALIES, type Anomaly, type ShrunkWitness } from '../../src/shared/model.js';
 import { shrinkLines } from '../../src/report/shrink.js';
 
 const none = Object.fromEntries(ANOMALIES.map((name) => [name, 0])) as Record<Anomaly, number>;

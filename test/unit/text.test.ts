@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { groupFigure, groupThousands, nearWord, numberLike, plural, shownValue, VALUE_NOT_SHOWN } from '../../src/text.js';
+import { groupFigure, groupThousands, nearWord, numberLike, plural, shownValue, VALUE_NOT_SHOWN } from '../../src/shared/text.js';
 
 test('groupThousands writes what en-US toLocaleString writes, for every size of integer and sign', () => {
   const values = [0, 7, 999, 1000, 1001, 99_999, 100_000, 123_456, 1_000_000, 1_234_567, 987_654_321, Number.MAX_SAFE_INTEGER, 1e21];

@@ -13,7 +13,7 @@ import { runQueueName } from '../../src/race/plan.js';
 import { pauseMs } from '../../src/race/sweeper-life.js';
 import { returnedIds } from '../../src/sweepers/one-call.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../../src/audit/trials.js';
-import { ANOMALIES, defaultLive } from '../../src/model.js';
+import { ANOMALIES, defaultLive } from '../../src/shared/model.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { runResult } from '../helpers/run-result.js';
 

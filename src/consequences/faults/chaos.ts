@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ServerTarget } from '../../server/connection.js';
 import type { FaultPlan } from './sweeper-faults.js';
-import type { FaultName, ChaosCounts } from '../../model.js';
+import type { FaultName, ChaosCounts } from '../../shared/model.js';
 
 /** Pause between two blows: short enough to land inside a run of a few hundred milliseconds. */
 const FLUSH_EVERY_MS = 2;

@@ -2,9 +2,9 @@
  * The faults a run can inject, and the split of a run's faults into those that reach its mode and
  * those that cannot (which ones, and why, each strategy says in sweepers/strategies.ts).
  */
-import { usageError } from '../../errors.js';
-import { shownChoice } from '../../text.js';
-import { FAULTS, type FaultName } from '../../model.js';
+import { usageError } from '../../shared/errors.js';
+import { shownChoice } from '../../shared/text.js';
+import { FAULTS, type FaultName } from '../../shared/model.js';
 
 /** A commander collector: `--fault` may be given several times; each name counts once. */
 export function collectFault(raw: string, previous: readonly FaultName[] = []): FaultName[] {

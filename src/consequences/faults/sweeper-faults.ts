@@ -10,8 +10,8 @@
  */
 import type { Redis } from 'ioredis';
 import { once } from 'node:events';
-import { serverError } from '../../errors.js';
-import type { FaultName, FaultCounts } from '../../model.js';
+import { serverError } from '../../shared/errors.js';
+import type { FaultName, FaultCounts } from '../../shared/model.js';
 
 export interface SweeperFaults {
   /**

@@ -12,7 +12,7 @@
  * counter figures are not measured (null, NO_COUNTER), like the figures with no meaning here.
  */
 import { JobTally } from '../../audit/rules.js';
-import type { AuditCounts } from '../../model.js';
+import type { AuditCounts } from '../../shared/model.js';
 import { NO_COUNTER, libraryCounts, placesOf } from '../counts.js';
 
 /** Per-job facts read from Bee-Queue's keys, indexed by job id (1..jobs; index 0 unused). */

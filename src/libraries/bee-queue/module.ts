@@ -4,7 +4,7 @@
  * tool: it is an optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import type { FoundLibrary } from '../../model.js';
+import type { FoundLibrary } from '../../shared/model.js';
 import { lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 /** The options of the `redis` (node_redis 3) client Bee-Queue makes itself for each connection. */

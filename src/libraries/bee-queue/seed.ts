@@ -14,7 +14,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError } from '../../errors.js';
+import { serverError } from '../../shared/errors.js';
 import type { BeeKeys } from './keys.js';
 import type { BeeQueue, BeeQueueClass, BeeSettings } from './module.js';
 

@@ -18,7 +18,7 @@
  */
 import { isDeadLetterEscape, isDeadLetteredEarly, overcount } from '../../audit/consequence-rules.js';
 import { incrementGap, JobTally } from '../../audit/rules.js';
-import type { AuditCounts } from '../../model.js';
+import type { AuditCounts } from '../../shared/model.js';
 import { libraryCounts, placesOf } from '../counts.js';
 
 /** Per-job facts read from BullMQ's keys, indexed by job id (1..jobs; index 0 unused). */

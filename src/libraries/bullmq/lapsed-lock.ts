@@ -23,8 +23,8 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError } from '../../errors.js';
-import type { LapsedLockFigures } from '../../model.js';
+import { serverError } from '../../shared/errors.js';
+import type { LapsedLockFigures } from '../../shared/model.js';
 import { HANDLER_RUNS_FIELD } from './keys.js';
 import { addJobs, markActiveJobs, waitForLapse, type SeedPlan } from './seed.js';
 

@@ -4,7 +4,7 @@
  * optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import type { FoundLibrary } from '../../model.js';
+import type { FoundLibrary } from '../../shared/model.js';
 import { exportsOf, lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 export interface BullmqJob {

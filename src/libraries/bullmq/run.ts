@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
-import { NO_CONSEQUENCES, type ModeRun } from '../../model.js';
+import { NO_CONSEQUENCES, type ModeRun } from '../../shared/model.js';
 import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
 import { PhaseBarrier } from '../phase-barrier.js';
 import type { LibraryRunner } from '../runner.js';

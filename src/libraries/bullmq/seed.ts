@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError } from '../../errors.js';
+import { serverError } from '../../shared/errors.js';
 import type { BullmqKeys } from './keys.js';
 import type { Bullmq, BullmqQueue, BullmqWorker } from './module.js';
 

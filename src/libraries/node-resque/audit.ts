@@ -17,7 +17,7 @@
  * against the pushes all together, not job by job.
  */
 import { JobTally } from '../../audit/rules.js';
-import type { AuditCounts } from '../../model.js';
+import type { AuditCounts } from '../../shared/model.js';
 import { NO_STALL_COUNT, libraryCounts } from '../counts.js';
 
 /** Per-job facts read from node-resque's keys, indexed by job id (1..jobs; index 0 unused). */

@@ -4,7 +4,7 @@
  * tool: it is an optional peer dependency.
  */
 import { pathToFileURL } from 'node:url';
-import type { FoundLibrary } from '../../model.js';
+import type { FoundLibrary } from '../../shared/model.js';
 import { exportsOf, lacksMethods, missingApi, type Lacks } from '../missing-api.js';
 
 /** node-resque's connection options: where its own client connects, and its key namespace. */

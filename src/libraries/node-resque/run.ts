@@ -12,11 +12,11 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { orStopped } from '../../interrupt.js';
+import { orStopped } from '../../shared/interrupt.js';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions, type ServerTarget } from '../../server/connection.js';
-import type { FoundLibrary } from '../../model.js';
+import type { FoundLibrary } from '../../shared/model.js';
 import { missingApi } from '../missing-api.js';
 import { libraryResult, raceCallers, type Caller } from '../race.js';
 import type { LibraryRunner } from '../runner.js';

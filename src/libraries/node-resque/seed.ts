@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverError } from '../../errors.js';
+import { serverError } from '../../shared/errors.js';
 import { RESQUE_CLASS, RESQUE_QUEUE, type ResqueKeys } from './keys.js';
 import type { NodeResque, ResqueConnection, ResqueQueue, ResqueWorker } from './module.js';
 

@@ -3,7 +3,7 @@
  * INFO cluster saying cluster_enabled:1), and the topology every queue is placed by.
  */
 import { parseServerUrl } from '../connection.js';
-import { usageError } from '../../errors.js';
+import { usageError } from '../../shared/errors.js';
 import { sessionFor, type Session } from '../session.js';
 import { startEmbeddedCluster } from './embedded-cluster.js';
 import { discoverTopology, isClusterNode, type Topology } from './topology.js';

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { connect, parseServerUrl } from '../connection.js';
 import { findServerBinary, probePort, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
-import { ServerGoneError, serverError } from '../../errors.js';
+import { ServerGoneError, serverError } from '../../shared/errors.js';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { askInfo, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
-import { describeServerError, serverError, usageError } from '../../errors.js';
+import { describeServerError, serverError, usageError } from '../../shared/errors.js';
 import { awakeTimeout } from '../frozen.js';
 import { SLOTS } from './slot.js';
 

@@ -2,7 +2,7 @@
  * Every failure the tool expects ends as one EmqError: a line for people and an exit code for
  * scripts. Anything else reaching the top is a bug and prints its stack.
  */
-import { scriptAclRefusal } from './lua/script-acl.js';
+import { scriptAclRefusal } from '../lua/script-acl.js';
 
 export const ExitCode = {
   ok: 0,

@@ -707,7 +707,7 @@ export interface PhasesMs {
   readonly clean: number;
 }
 
-export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface Io {
   readonly out: (text: string) => void;
