@@ -3,7 +3,7 @@
  * Certificate checks stay on unless --tls-insecure says otherwise, explicitly.
  */
 import { Option, type Command } from 'commander';
-import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../shared/input-file.js';
+import { readInputFile } from '../shared/input-file.js';
 import { createRequire } from 'node:module';
 import { usageError } from '../shared/errors.js';
 
@@ -39,11 +39,7 @@ export function addTlsOptions(command: Command): Command {
 }
 
 function readPem(flag: string, file: string): Buffer {
-  try {
-    return readInputFile(file, INPUT_FILE_LIMIT);
-  } catch (err) {
-    throw usageError(`${flag}: ${JSON.stringify(file)}: ${err instanceof InputFileError ? err.reason : String(err)}`);
-  }
+  return readInputFile(file, `${flag}: ${JSON.stringify(file)}`);
 }
 
 /** The TLS settings for `url`, or undefined for a plain connection; usage errors for misplaced flags. */

@@ -5,33 +5,38 @@
  * process), and opening a named pipe with no writer waits past every signal.
  */
 import { readFileSync, statSync } from 'node:fs';
-
-/** Why a file was not read: a plain reason for the caller's one line. */
-export class InputFileError extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
+import { usageError } from './errors.js';
 
 const MB = 1024 * 1024;
 
-/** `path` read whole, once it is a plain file of at most `limitBytes`; an InputFileError saying why not otherwise. */
-export function readInputFile(path: string, limitBytes: number): Buffer {
+/** The most a sweep script or a PEM file may hold: far above any real one. */
+const INPUT_FILE_LIMIT = 4 * MB;
+
+/**
+ * `path` read whole, once it is a plain file of at most INPUT_FILE_LIMIT; otherwise a usage error,
+ * `lead` (the flag and the file, as the caller names them) followed by why.
+ */
+export function readInputFile(path: string, lead: string): Buffer {
+  const refuse = (reason: string): never => {
+    throw usageError(`${lead}: ${reason}`);
+  };
+  let stat;
   try {
-    const stat = statSync(path);
-    if (stat.isDirectory()) throw new InputFileError('it is a folder');
-    if (!stat.isFile()) throw new InputFileError('it is no plain file (a device, a pipe or a socket)');
-    if (stat.size > limitBytes)
-      throw new InputFileError(`it holds ${Math.ceil(stat.size / MB)} MB, more than the ${limitBytes / MB} MB such a file ever needs`);
+    stat = statSync(path);
+  } catch (err) {
+    return refuse(whyUnread(err));
+  }
+  if (stat.isDirectory()) refuse('it is a folder');
+  if (!stat.isFile()) refuse('it is no plain file (a device, a pipe or a socket)');
+  if (stat.size > INPUT_FILE_LIMIT) refuse(`it holds ${Math.ceil(stat.size / MB)} MB, more than the ${INPUT_FILE_LIMIT / MB} MB such a file ever needs`);
+  try {
     return readFileSync(path);
   } catch (err) {
-    if (err instanceof InputFileError) throw err;
-    const code = (err as { code?: string }).code;
-    throw new InputFileError(
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ? `cannot be read (${code})` : 'cannot be read',
-    );
+    return refuse(whyUnread(err));
   }
 }
 
-/** The most a sweep script or a PEM file may hold: far above any real one. */
-export const INPUT_FILE_LIMIT = 4 * MB;
+function whyUnread(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  return code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ? `cannot be read (${code})` : 'cannot be read';
+}

@@ -3,18 +3,13 @@
  * server's script cache before anything is seeded, so a script that does not compile stops the
  * run with the server's own message and nothing written.
  */
-import { INPUT_FILE_LIMIT, InputFileError, readInputFile } from '../shared/input-file.js';
+import { readInputFile } from '../shared/input-file.js';
 import { loadScript } from '../lua/registry.js';
 import type { Redis } from 'ioredis';
 import { describeServerError, usageError } from '../shared/errors.js';
 
 export function readUserScript(path: string): string {
-  let source: string;
-  try {
-    source = readInputFile(path, INPUT_FILE_LIMIT).toString('utf8');
-  } catch (err) {
-    throw usageError(`--script: cannot read ${JSON.stringify(path)}: ${err instanceof InputFileError ? err.reason : String(err)}`);
-  }
+  const source = readInputFile(path, `--script: cannot read ${JSON.stringify(path)}`).toString('utf8');
   if (source.trim() === '') throw usageError(`--script: ${JSON.stringify(path)} is empty`);
   return source;
 }
