@@ -11,6 +11,9 @@ import { REPRODUCTION_HOST_ID, yScaleFor } from '../../src/html/grid-charts.js';
 import { openPage } from './browser.js';
 import { pngColours } from './png.js';
 
+/** A figure with its thousands grouped, as the terminal's table prints it. */
+const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+
 export const DATA_BLOCK = /(<script type="application\/json" id="emq-grid">\n)([\s\S]*?)(\n<\/script>)/;
 
 export function embeddedGrid(html: string): GridJson {
@@ -77,7 +80,6 @@ export async function checkGridPage(
       const found = mine.filter((mark) => mark.cell === cell.index && mark.mode === m.mode);
       assert.equal(found.length, 1, `${chart}: cell ${cell.index} ${m.mode}`);
       assert.equal(found[0]?.value, String(figure(m)), `${chart}: cell ${cell.index} ${m.mode}`);
-      const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
       const tooltip = new RegExp(
         `^${m.mode} · [^\\n]* \\(cell ${cell.index + 1}\\)\\n${grouped(m.doubleRecoveriesPer1000)} double recoveries per 1,000 jobs [^\\n]*\\n${grouped(m.jobsPerSec)} jobs/s\\nanomalies in ${m.racedTrials} of ${m.trials} trials?`,
       );
@@ -103,11 +105,9 @@ export async function checkGridPage(
       grid.modes.flatMap((mode) => {
         const m = cell.modes.find((item) => item.mode === mode);
         const figure = (field: string, text: string | number) => `${cell.index} ${mode} ${field}: ${m ? text : '—'}`;
-        // Thousands grouped, as the terminal prints them.
-        const grouped = (n: number | undefined): string => (n === undefined ? '' : n.toLocaleString('en-US', { maximumFractionDigits: 2 }));
         return [
-          figure('doubleRecoveriesPer1000', grouped(m?.doubleRecoveriesPer1000)),
-          figure('jobsPerSec', grouped(m?.jobsPerSec)),
+          figure('doubleRecoveriesPer1000', m ? grouped(m.doubleRecoveriesPer1000) : ''),
+          figure('jobsPerSec', m ? grouped(m.jobsPerSec) : ''),
           figure('racedTrials', `${m?.racedTrials}/${m?.trials}`),
         ];
       }),
