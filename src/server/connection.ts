@@ -100,6 +100,10 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   try {
     parsed = new URL(url);
   } catch {
+    // A port past 65535 is the one part the parser refuses that a person can fix by eye: said so,
+    // from the redacted form only (the digits are not repeated: they may be a password's).
+    const port = /^[a-z]+:\/\/(?:[^/?#]*@)?(?:\[[^\]]*\]|[^/?#@:]*):(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
+    if (port !== undefined && Number(port) > 65535) throw usageError(`${source}: ${shown} has a port past 65535; expected 1 to 65535`);
     throw usageError(`${source}: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
   }
   // Everything after a '#' is a fragment, which a server URL has no use for: most likely a

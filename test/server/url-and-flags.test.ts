@@ -43,6 +43,9 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
+  usage(() => serverAddress('redis://h:65536'), /^--url: "redis:\/\/h:65536" has a port past 65535; expected 1 to 65535$/);
+  usage(() => serverAddress('redis://:Zq7w0rd@[::1]:99999/0'), /^--url: "redis:\/\/:\*\*\*@\[::1\]:99999\/0" has a port past 65535/);
+  usage(() => serverAddress('redis://h:65535x'), /is not a URL/);
   usage(
     () => serverAddress('redis://:S3cr3t@h:1/0?password=other'),
     /^--url: "redis:\/\/:\*\*\*@h:1\/0\?password=\*\*\*" gives two different values for the password; give it once$/,
