@@ -243,7 +243,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
       writePage();
       announceExport();
     }
-    if (options.keep) describeKept(keepServer ? session : { embedded: undefined }, runs, io, machineOutput);
+    if (options.keep) describeKept(session.target, keepServer ? session.embedded : undefined, runs, io, machineOutput);
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
     return report.verdict && !report.verdict.pass ? ExitCode.expectationFailed : ExitCode.ok;

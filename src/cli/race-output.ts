@@ -9,9 +9,9 @@ import { renderCsv } from '../report/csv.js';
 import { reportJson, type RaceReport } from '../report/json.js';
 import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
 import { renderTrialsTable } from '../report/trials-table.js';
-import { serverHeadline } from '../server/connection.js';
-import { keptPromotedLine, keptServerLines } from '../server/kept-server.js';
-import type { Session } from '../server/session.js';
+import { serverAddress, serverHeadline, type ServerTarget } from '../server/connection.js';
+import type { EmbeddedServer } from '../server/embedded-server.js';
+import { keptPromotedLine, keptQueueLine, keptServerLines } from '../server/kept-server.js';
 import { groupFigure, outputWidth, wrapLines } from '../shared/text.js';
 import type { MainFlags } from './race-flags.js';
 import type { Io, RaceOptions, RunResult } from '../shared/model.js';
@@ -39,17 +39,18 @@ function useColor(io: Io): boolean {
   return io.stdoutIsTty;
 }
 
-export function describeKept(session: Pick<Session, 'embedded'>, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
+/** What --keep left: each run's queue (and library, and promoted replica), and the embedded server `kept` when it stays. */
+export function describeKept(target: ServerTarget, kept: EmbeddedServer | undefined, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
   // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
   // On stdout, under the table, the lines wrap like the table's own sentences.
   const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
   for (const run of runs) {
-    say(`kept: queue ${run.queue} (keys emq:{${run.queue}}:*)\n`);
+    say(keptQueueLine(run.queue, serverAddress(target.url).db));
     if (run.keptLibrary)
       say(`kept: function library ${run.keptLibrary}; emq-race clean --queue ${run.queue} removes it with the queue (or FUNCTION DELETE ${run.keptLibrary})\n`);
     if (run.failover?.keptServer) say(keptPromotedLine(run.queue, run.failover.keptServer));
   }
-  if (session.embedded) for (const line of keptServerLines(session.embedded)) say(line);
+  if (kept) for (const line of keptServerLines(kept)) say(line);
 }
 
 /** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */

@@ -20,6 +20,15 @@ function stop(s: { readonly url: string; readonly pid: number }): string {
   return `stop it with: redis-cli -p ${new URL(s.url).port} shutdown nosave (or kill ${s.pid})`;
 }
 
+/**
+ * What --keep says of a queue it leaves: its keys, and the database they are in when the URL chose
+ * another than 0, where redis-cli looks unless told (`-n`).
+ */
+export function keptQueueLine(queue: string, db: number | undefined): string {
+  const where = db ? ` in database ${db}` : '';
+  return `kept: queue ${queue} (keys emq:{${queue}}:*${where})\n`;
+}
+
 /** What --keep says of the replica a failover drill promoted and left running with the run's keys. */
 export function keptPromotedLine(queue: string, server: { readonly url: string; readonly pid: number }): string {
   return `kept: the promoted replica of queue ${queue}'s failover drill at ${server.url}, pid ${server.pid}; ${stop(server)}\n`;

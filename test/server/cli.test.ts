@@ -248,6 +248,21 @@ forEachServer('cli', (handle) => {
     await redis.quit();
   });
 
+  test('--keep in another database than 0 names it, for the race and for explain, where redis-cli looks only when told (-n 3)', async () => {
+    const url = `${handle.url}/3`;
+    const kept = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--live', '0', '--queue', 'race-kept-db', '--keep']);
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.match(kept.stdout, /^kept: queue race-kept-db \(keys emq:\{race-kept-db\}:\* in database 3\)$/m);
+    const explained = await runCli(['explain', '--url', url, '--queue', 'race-kept-ex', '--keep', '--json']);
+    assert.equal(explained.code, 0, explained.stderr);
+    assert.match(explained.stderr, /^kept: queue race-kept-ex-\S+ \(keys emq:\{race-kept-ex-\S+\}:\* in database 3\)$/m);
+    const redis = new Redis(url);
+    const keys = await allKeys(redis);
+    assert.ok(keys.length > 0 && keys.every((k) => k.startsWith('emq:{race-kept-')), keys.join(' '));
+    await redis.unlink(...keys);
+    await redis.quit();
+  });
+
   for (const [signal, code] of [
     ['SIGINT', 130],
     ['SIGTERM', 143],
