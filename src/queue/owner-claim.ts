@@ -133,7 +133,9 @@ async function withClaimReleased(redis: Redis, keys: QueueKeys, claiming: string
   } catch (err) {
     const release = describeServerError(err, where);
     const left = `its unconfirmed marker ${keys.owner} expires by itself within ${CLAIM_TTL_MS / 1000} s, and clean removes nothing else under such a marker`;
-    return new EmqError(`${failure.message}; releasing the claim then failed: ${release.message}; ${left}`, release.exitCode);
+    // The same refusal twice (a user without EVALSHA) is said once.
+    const why = release.message === failure.message ? ' for the same reason' : `: ${release.message}`;
+    return new EmqError(`${failure.message}; releasing the claim then failed${why}; ${left}`, release.exitCode);
   }
 }
 
