@@ -95,7 +95,10 @@ function racedLine(mode: Mode, cells: readonly GridCellJson[], axes: readonly Gr
     )})`;
   const first = raced[0];
   const where = first && axes.length > 0 ? `; first at ${cellLabel(axes, first.cell.at)}` : '';
-  return `${mode}: anomalies in ${raced.length} of ${plural(mine.length, 'cell')}${where}`;
+  // A run its sweep limit stopped leaves leases unreclaimed, an anomaly of the limit, not of a race.
+  const cut = raced.filter(({ cell }) => cell.runs.some((run) => run.mode === mode && run.cutShort)).length;
+  const cutWords = cut > 0 ? ` (${cut === raced.length ? (cut === 1 ? 'it was' : 'all were') : `${cut} of them were`} cut short by --max-sweeps)` : '';
+  return `${mode}: anomalies in ${raced.length} of ${plural(mine.length, 'cell')}${cutWords}${where}`;
 }
 
 /** The whole grid for a terminal of `width` columns. */

@@ -424,6 +424,19 @@ forOneServerKind(import.meta.url, 'grid: the table and a stop', (handle) => {
     assert.deepEqual(await allKeys(fixture.admin()), []);
   });
 
+  test("a cell its sweep limit cut short: the line on where the mode had anomalies says so, since those are the limit's", async () => {
+    // One sweep of 10 per sweeper leaves most of 300 leases unreclaimed, in every cell.
+    const result = await runCli(
+      ['grid', '--url', handle.url, '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '300', '--batch', '10', '--max-sweeps', '1'],
+      {
+        COLUMNS: '200',
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^atomic: anomalies in 2 of 2 cells \(all were cut short by --max-sweeps\); first at sweepers=1$/m);
+    assert.deepEqual(await allKeys(fixture.admin()), []);
+  });
+
   test('Ctrl-C mid-grid: the finished cells printed and marked incomplete, every queue cleaned, exit 130', async () => {
     const html = join(fixture.dir(), 'stopped.html');
     const cli = startCli([
