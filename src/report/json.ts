@@ -16,6 +16,7 @@ import {
   type Outcome,
   type PendingKind,
   type PhasesMs,
+  type RaceSize,
   type RunResult,
   type ShrunkWitness,
 } from '../shared/model.js';
@@ -61,14 +62,9 @@ export interface ServerJson {
 }
 
 /** One run (one mode, one trial, one queue) as the JSON carries it. */
-export interface RunJson extends ConsequenceJson {
+export interface RunJson extends ConsequenceJson, RaceSize {
   readonly mode: Mode;
   readonly queue: string;
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
   /** True exactly when every anomaly figure is 0. */
   readonly clean: boolean;
   /**

@@ -113,13 +113,20 @@ export interface Expectation {
   readonly others?: ExpectedOutcome;
 }
 
-export interface RaceOptions {
-  readonly modes: readonly Mode[];
-  readonly jobs: number;
+/**
+ * What sizes a race and its every run: the sweepers, the jobs and the batch each sweep takes, and
+ * the stall counter's limit and the stalls each job starts with.
+ */
+export interface RaceSize {
   readonly sweepers: number;
+  readonly jobs: number;
   readonly batch: number;
   readonly maxStalled: number;
   readonly stalledBefore: number;
+}
+
+export interface RaceOptions extends RaceSize {
+  readonly modes: readonly Mode[];
   readonly probeDelayMs: number;
   /** The base queue name; with several modes each gets `NAME-mode`. */
   readonly queue: string | undefined;
@@ -590,14 +597,9 @@ export interface ChaosCounts {
   readonly clientKills: number;
 }
 
-export interface ModeRun {
+export interface ModeRun extends RaceSize {
   readonly mode: Mode;
   readonly queue: string;
-  readonly jobs: number;
-  readonly sweepers: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
   readonly probeDelayMs: number;
   readonly keep: boolean;
   /** Faults, workers, cycles, observer; absent for the plain race. */
@@ -631,14 +633,9 @@ export interface ModeRun {
   readonly seed?: number;
 }
 
-export interface RunResult extends AuditCounts {
+export interface RunResult extends AuditCounts, RaceSize {
   readonly mode: Mode;
   readonly queue: string;
-  readonly sweepers: number;
-  readonly jobs: number;
-  readonly batch: number;
-  readonly maxStalled: number;
-  readonly stalledBefore: number;
   readonly wallMs: number;
   readonly jobsPerSec: number;
   /** Commands the sweepers sent, all together. */
