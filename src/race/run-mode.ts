@@ -16,6 +16,7 @@ import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FailoverDrill } from './failover-drill.js';
+import { withLibraryAclHint } from '../shared/errors.js';
 import { underHelper, type Interrupts } from '../shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import type { SweepFunction } from '../lua/function-source.js';
@@ -71,7 +72,12 @@ type RunSession = Pick<Session, 'admin' | 'target' | 'raceTarget'> & { readonly 
 export async function runMode(session: RunSession, run: ModeRun, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {
   const library = STRATEGIES[run.mode].library;
   // A library's mode is the library's to run, seed to audit (src/libraries/).
-  if (library) return (await LIBRARIES[library].load())(session, run, interrupts);
+  if (library) {
+    const runLibrary = await LIBRARIES[library].load();
+    return runLibrary(session, run, interrupts).catch((err: unknown) => {
+      throw withLibraryAclHint(err, library);
+    });
+  }
   const settled = settle(run);
   interrupts.signal.throwIfAborted();
   if (settled.consequences.failover) return onFailoverPair(session.embedded?.bin, run, settled, interrupts, clientNow);

@@ -121,6 +121,20 @@ export function isBusyReply(err: unknown): boolean {
   return err instanceof BusyServerError || /^BUSY\b/.test(String((err as { message?: unknown })?.message ?? err));
 }
 
+/** Where a permission error sends the user: the ACL line of the tool's own commands. */
+const ACL_HINT = 'see "Least privilege" in the README for the ACL the tool needs';
+
+/**
+ * A permission error of a `--lib` run, sent where its ACL is: the library's own commands (BullMQ's
+ * scripts alone call some forty), which the tool's own ACL line does not grant. Any other error
+ * as it is.
+ */
+export function withLibraryAclHint(err: unknown, library: string): unknown {
+  if (!(err instanceof EmqError) || !err.message.includes(ACL_HINT)) return err;
+  const hint = `a --lib ${library} run also needs the commands ${library} itself sends: see the --lib row under "Least privilege" in docs/shared-servers.md`;
+  return new EmqError(err.message.replaceAll(ACL_HINT, hint), err.exitCode);
+}
+
 /**
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
@@ -168,16 +182,19 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^NOAUTH/.test(message)) {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }
+  // A transaction the server discarded for a refused command is that refusal (node-resque's MULTI).
+  const discarded = /^EXECABORT Transaction discarded because of: (NOPERM.*)$/s.exec(message)?.[1];
+  if (discarded !== undefined) return describeServerError({ message: discarded }, where);
   if (/^NOPERM/.test(message)) {
     // Key and channel refusals do not say which command was refused; ioredis knows it.
     const command = e?.command?.name ? ` (${e.command.name.toUpperCase()})` : '';
-    return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; see "Least privilege" in the README for the ACL the tool needs`);
+    return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; ${ACL_HINT}`);
   }
   const inScript = scriptAclRefusal(message);
   if (inScript) {
     const command = inScript.command ?? 'a command';
     return serverError(
-      `permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; see "Least privilege" in the README for the ACL the tool needs`,
+      `permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; ${ACL_HINT}`,
     );
   }
   if (UNDECLARED_KEY.test(message)) {

@@ -201,6 +201,24 @@ forEachServer('least privilege, feature by feature', (handle) => {
     });
   }
 
+  test('--lib under the base line alone: one "permission denied" line that sends the user to the --lib row, exit 3, nothing left', async () => {
+    for (const library of ['bullmq', 'bee-queue', 'node-resque']) {
+      const keysBefore = await allKeys(admin);
+      const result = await runCli(['--url', userUrl(handle.url, 'emq-race-base'), '--lib', library, '--jobs', '20']);
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr) ?? '';
+      // node-resque's refusal comes inside a MULTI the server discarded (EXECABORT): named as a refusal all the same.
+      assert.match(
+        line,
+        new RegExp(
+          `^emq-race: permission denied on [^;]+; a --lib ${library} run also needs the commands ${library} itself sends: see the --lib row under "Least privilege" in docs/shared-servers.md`,
+        ),
+      );
+      assert.doesNotMatch(line, /the ACL the tool needs/, "not sent to the line of the tool's own commands");
+      assert.deepEqual(await allKeys(admin), keysBefore, `${library}: no key left behind`);
+    }
+  });
+
   test('--mode all: runs under the base line plus the watch and function lines; without them, one line', async () => {
     const keysBefore = await allKeys(admin);
     const refused = await runCli(['--url', userUrl(handle.url, 'emq-race-base'), '--mode', 'all', ...SMALL]);
