@@ -2,6 +2,7 @@
  * Defaults, limits and the validating parsers behind every flag. Each parser throws a usage error
  * that names the flag and what it accepts, so commander's callers never see a NaN.
  */
+import type { Command } from 'commander';
 import { usageError } from '../shared/errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
@@ -210,6 +211,29 @@ export function checkLibraryFlagsGiven(options: Pick<RaceOptions, 'library' | 'm
 export function urlOnce(raw: string, previous: string | undefined): string {
   if (previous !== undefined) throw usageError('--url: given twice; name the one server the command should use');
   return raw;
+}
+
+/** Flags that gather what each use gives (axes, faults, expectation terms): given again, they add. */
+const GATHERING = ['--vary', '--fault', '--expect'];
+
+/**
+ * A flag that takes a value, given twice, is a usage error rather than the last value silently
+ * used: `--jobs 100 … --jobs 1000` in a script is a slip, and the run's figures would be for what
+ * only one of them meant. Neither value is shown (either may be a password put in the wrong
+ * place). Switches (`--json`) and the flags that gather their values stay repeatable; `--url`
+ * says so itself (urlOnce). For `command` and every subcommand of it.
+ */
+export function refuseRepeatedValues(command: Command): void {
+  for (const option of command.options) {
+    const flag = option.long;
+    if (!flag || !(option.required || option.optional) || GATHERING.includes(flag) || flag === '--url') continue;
+    let given = false;
+    command.on(`option:${option.name()}`, () => {
+      if (given) throw usageError(`${flag}: given twice; give it once${flag === '--mode' ? ' (several modes go in one list: --mode atomic,loop)' : ''}`);
+      given = true;
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedValues(sub);
 }
 
 export function parsePendingKind(raw: string): PendingKind {

@@ -13,6 +13,7 @@ import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
+import { refuseRepeatedValues } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -111,6 +112,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   addExploreCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
   teachHelp(program, tracked);
+  refuseRepeatedValues(program);
   const failed = (code: number, message: string): number => {
     if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
     return code;

@@ -261,7 +261,8 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test("the primary's keeper killed from outside mid-run: exit 3 with the keeper's line, nothing left", async () => {
       // The cut only once the sweeps run dry: the primary is still the primary when its keeper is killed.
-      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--failover-after', '1000000']);
+      const late = LOOP_DRILL.map((arg, i) => (LOOP_DRILL[i - 1] === '--failover-after' ? '1000000' : arg));
+      const cli = startCli(['--server-bin', kind.bin, ...late]);
       const run = await runningPair(cli).catch(killed(cli));
       await sweepingReplica(cli).catch(killed(cli));
       await killKeeper(cli, run, keeperOf(cli, PRIMARY));

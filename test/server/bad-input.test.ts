@@ -130,6 +130,13 @@ const CASES: readonly BadInput[] = [
   bad(['explore', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
   bad(['clean', '--queue', 'x', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
   bad(['grid', '--url', 'redis://127.0.0.1:1'], '--url: given twice'),
+  // Any other flag with a value: the last one is not silently taken, and neither value is shown.
+  bad(['--jobs', '100', '--jobs', '1000'], '--jobs: given twice; give it once'),
+  bad(['--mode', 'atomic', '--mode', 'loop'], '--mode: given twice', '--mode atomic,loop'),
+  bad(['--queue', 'race-a', '--queue', 'Zq7w0rd'], '--queue: given twice; give it once'),
+  bad(['grid', '--vary', 'sweepers=1,2', '--batch', '10', '--batch', '20'], '--batch: given twice'),
+  bad(['explain', '--counter', 'client', '--counter', 'in-script'], '--counter: given twice'),
+  bad(['clean', '--queue', 'x', '--queue', 'y'], '--queue: given twice'),
 ];
 
 /** Cases also run as a spawned process, end to end through bin/emq-race.js. */
