@@ -12,6 +12,23 @@ function replyErrorMessage(err: unknown): string | undefined {
   return err instanceof Error && err.name === 'ReplyError' ? err.message : undefined;
 }
 
+/**
+ * A failing script's reply in the script writer's words: the server's trailer (`script: SHA1, on
+ * @user_script:N.`) and the `user_script:N:` before a Lua error become the line of the script it
+ * failed at, and a bare ERR goes; a reply's own code (WRONGTYPE) stays, since it says what went
+ * wrong. Its first line only. Pure.
+ */
+export function scriptFailureWords(message: string): string {
+  const first = message.split('\n')[0] ?? '';
+  const trailer = /\s*script: [0-9a-f]{40}, on @user_script:(\d+)\.?$/i.exec(first);
+  if (!trailer) return first;
+  const body = first
+    .slice(0, trailer.index)
+    .replace(/^ERR /, '')
+    .replace(/^user_script:\d+: /, '');
+  return `${body}, at line ${trailer[1]} of the script`;
+}
+
 export function scriptSweeper(context: SweeperContext): Sweeper {
   const source = context.userScript;
   if (source === undefined) throw new Error('the script mode needs the script source');
@@ -32,7 +49,7 @@ export function scriptSweeper(context: SweeperContext): Sweeper {
         }
         // The user's script failing is a fact about the script, said as such.
         const message = replyErrorMessage(err);
-        if (message !== undefined) throw serverError(`the sweep script failed while running: ${message.split('\n')[0]}`);
+        if (message !== undefined) throw serverError(`the sweep script failed while running: ${scriptFailureWords(message)}`);
         throw err;
       }
     },

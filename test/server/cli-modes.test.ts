@@ -10,6 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, runCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import {
   BUILT_IN_SCRIPT,
@@ -99,7 +100,10 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
     const path = scriptFile('fails.lua', FAILS_AT_RUN_TIME);
     const result = await runCli(['--url', handle.url, '--script', path, '--jobs', '100']);
     assert.equal(result.code, 3);
-    assert.match(result.stderr, /^emq-race: the sweep script failed while running: WRONGTYPE/);
+    assert.equal(
+      oneErrorLine(result.stderr),
+      'emq-race: the sweep script failed while running: WRONGTYPE Operation against a key holding the wrong kind of value, at line 1 of the script',
+    );
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
