@@ -20,7 +20,11 @@ export async function loadUserScript(redis: Redis, source: string, path: string,
     return await loadScript(redis, source);
   } catch (err) {
     if (err instanceof Error && err.name === 'ReplyError' && /compil/i.test(err.message)) {
-      throw usageError(`--script ${path}: the server could not compile it: ${err.message.replace(/^ERR\s+/, '').split('\n')[0]}`);
+      // The server's words for where (`Error compiling script (new function): user_script:2:`) as the script's line.
+      const why = (err.message.split('\n')[0] ?? '')
+        .replace(/^ERR\s+/, '')
+        .replace(/^Error compiling script \(new function\): user_script:(\d+): /, 'line $1: ');
+      throw usageError(`--script ${path}: the server could not compile it: ${why}`);
     }
     throw describeServerError(err, where);
   }
