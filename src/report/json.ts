@@ -14,9 +14,8 @@ import {
   type InterleavingExample,
   type Mode,
   type Outcome,
-  type PendingKind,
   type PhasesMs,
-  type RaceSize,
+  type RunSetup,
   type RunResult,
   type ShrunkWitness,
 } from '../shared/model.js';
@@ -62,7 +61,7 @@ export interface ServerJson {
 }
 
 /** One run (one mode, one trial, one queue) as the JSON carries it. */
-export interface RunJson extends ConsequenceJson, RaceSize {
+export interface RunJson extends ConsequenceJson, RunSetup {
   readonly mode: Mode;
   readonly queue: string;
   /** True exactly when every anomaly figure is 0. */
@@ -94,11 +93,6 @@ export interface RunJson extends ConsequenceJson, RaceSize {
   readonly roundTrips: number;
   readonly sweeps: number;
   readonly cutShort: boolean;
-  readonly trial: number;
-  readonly pending: PendingKind;
-  readonly live: number;
-  readonly maxSweeps: number;
-  readonly processes: boolean;
   readonly retries: number;
   /** Null where not measured: no live jobs; a strategy whose record is not cross-checked (only user scripts are). */
   readonly stolenLeases: number | null;

@@ -633,7 +633,16 @@ export interface ModeRun extends RaceSize {
   readonly seed?: number;
 }
 
-export interface RunResult extends AuditCounts, RaceSize {
+/** How one run was set up beyond its size, as its result and its JSON both carry it. */
+export interface RunSetup extends RaceSize {
+  readonly trial: number;
+  readonly pending: PendingKind;
+  readonly live: number;
+  readonly maxSweeps: number;
+  readonly processes: boolean;
+}
+
+export interface RunResult extends AuditCounts, RunSetup {
   readonly mode: Mode;
   readonly queue: string;
   readonly wallMs: number;
@@ -656,11 +665,6 @@ export interface RunResult extends AuditCounts, RaceSize {
   readonly failover?: FailoverFigures;
   /** What the lapsed locks did; absent without --fault lapsed-lock. */
   readonly lapsedLock?: LapsedLockFigures;
-  readonly trial: number;
-  readonly pending: PendingKind;
-  readonly live: number;
-  readonly maxSweeps: number;
-  readonly processes: boolean;
   /** Attempts repeated because WATCH saw a change (watch mode; 0 elsewhere). */
   readonly retries: number;
   /** The function mode's library, when --keep left it on the server. */
