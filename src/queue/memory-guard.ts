@@ -16,7 +16,7 @@
  * a plan made only of such runs writes no slice at all.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, serverError, usageError } from '../shared/errors.js';
+import { describeServerError, EmqError, ExitCode, serverError, usageError } from '../shared/errors.js';
 import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../shared/model.js';
 import { serverTimeMs } from '../server/clock.js';
 import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
@@ -91,7 +91,13 @@ async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeSh
   const count = Math.max(1, Math.min(PROBE_JOBS, shape.lastId));
   const firstId = shape.lastId - count + 1;
   const marker = newOwnerMarker(`probe-${probeQueue}`, shape.lastId);
-  const claim = await claimQueue(redis, keys, marker, where, signal);
+  const claim = await claimQueue(redis, keys, marker, where, signal).catch((err: unknown) => {
+    // A queue the user never named: the refusal says whose it is and why it has that name.
+    if (err instanceof EmqError && err.exitCode === ExitCode.usage) {
+      throw usageError(`the memory guard measures what a job costs in a throwaway queue named after the run's, ${probeQueue}: ${err.message}`);
+    }
+    throw err;
+  });
   try {
     await seedJobs(redis, keys, { jobs: count, firstId, runId: marker.run, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, signal);
     const ids = Array.from({ length: count }, (_, i) => String(firstId + i));

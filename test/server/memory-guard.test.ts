@@ -94,6 +94,21 @@ for (const kind of SERVER_KINDS) {
       });
     }
 
+    test("the measuring queue taken by somebody else's key: refused (exit 2), naming it as the guard's, nothing written", async () => {
+      await redis.set('emq:{race-guarded-m}:job:1', 'theirs');
+      try {
+        const result = await runCli(['--url', server.url, '--queue', 'race-guarded', '--mode', 'atomic', '--jobs', '500']);
+        assert.equal(result.code, 2, result.stderr);
+        assert.equal(
+          oneErrorLine(result.stderr),
+          "emq-race: the memory guard measures what a job costs in a throwaway queue named after the run's, race-guarded-m: queue race-guarded-m already has keys (emq:{race-guarded-m}:job:1): refusing to write over them; pick another --queue",
+        );
+        assert.deepEqual(await redis.keys('emq:{race-guarded*'), ['emq:{race-guarded-m}:job:1'], 'nothing written beside their key');
+      } finally {
+        await redis.unlink('emq:{race-guarded-m}:job:1');
+      }
+    });
+
     test('the guard is no blanket refusal: a run that fits runs', async () => {
       const before = await evicted(redis);
       const result = await runCli(['--url', server.url, '--jobs', '2000', '--mode', 'atomic', '--json']);
