@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { watchInterrupts } from '../../src/shared/interrupt.js';
+import { ServerGoneError, serverError, usageError } from '../../src/shared/errors.js';
+import { underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const listeners = (): number[] => SIGNALS.map((signal) => process.listenerCount(signal));
@@ -50,4 +51,39 @@ test('after its clean-up, a stopped run still counts a late signal: a second is 
   assert.equal(left[0]?.[0], 129, 'the first signal’s exit code');
   await sleep(200);
   assert.deepEqual(listeners(), before, 'the listeners go once late signals have had their time');
+});
+
+test("a server error the run meets just before its helper's death is known ends with the helper's line; a usage error does not wait for one", async () => {
+  const interrupts = watchInterrupts(
+    () => {},
+    () => assert.fail('left'),
+  );
+  try {
+    // A node's socket closes at once; its keeper's exit, which names it, comes some ms later.
+    const lost = new AbortController();
+    const news = new ServerGoneError('a node of the embedded cluster (redis://127.0.0.1:1) died during the run');
+    setTimeout(() => lost.abort(news), 50);
+    await assert.rejects(
+      underHelper(lost.signal, interrupts, async () => {
+        throw serverError('lost the connection to the server at redis://127.0.0.1:1');
+      }),
+      (err) => err === news,
+    );
+    // Nothing to wait for: a usage error is the run's own, at once, and a helper that never dies leaves a server error as it is.
+    const quiet = new AbortController();
+    await assert.rejects(
+      underHelper(quiet.signal, interrupts, async () => {
+        throw usageError('refused');
+      }),
+      /refused/,
+    );
+    await assert.rejects(
+      underHelper(quiet.signal, interrupts, async () => {
+        throw serverError('the server at redis://127.0.0.1:1 is out of memory');
+      }),
+      /out of memory/,
+    );
+  } finally {
+    interrupts.dispose();
+  }
 });
