@@ -6,6 +6,7 @@
  * behind"); only a third, deliberate one leaves at once, naming the `clean` line for every queue
  * whose keys it leaves. The exit code is always the first signal's.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EmqError, ExitCode, InterruptedError } from './errors.js';
 
 export interface Interrupts {
@@ -182,7 +183,7 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
     // A server's death reaches the run's sockets at once, and the tool only through the helper
     // that waited on it (a keeper's exit, a few ms later, more on a loaded machine): a server
     // error is given that long to turn out to be the helper's news.
-    if (err instanceof EmqError && err.exitCode === ExitCode.server && !lost.aborted) await abortedWithin(lost, HELPER_NEWS_MS);
+    if (err instanceof EmqError && err.exitCode === ExitCode.server && !lost.aborted) await sleep(HELPER_NEWS_MS, undefined, { signal: lost }).catch(() => {});
     throw !(err instanceof InterruptedError) && lost.aborted ? lost.reason : err;
   } finally {
     watched.release();
@@ -191,16 +192,3 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
 
 /** How long a server error waits for a helper's death to be known before it is taken as the run's own. */
 const HELPER_NEWS_MS = 1000;
-
-/** Resolves once `signal` aborts or `ms` have passed, whichever comes first. */
-function abortedWithin(signal: AbortSignal, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
