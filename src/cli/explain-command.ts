@@ -12,7 +12,7 @@ import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { COUNTER_FORMS, type CounterForm } from '../explain/counter-forms.js';
 import type { CounterRace } from '../explain/counter-race.js';
-import { serverAddress, serverHeadline } from '../server/connection.js';
+import { serverHeadline } from '../server/connection.js';
 import { outputWidth, shownChoice, wrapLines } from '../shared/text.js';
 import type { Replay } from '../explain/replay.js';
 import { DEFAULT_SCHEDULE, formatEntry, parseSchedule, type ScheduleEntry } from '../explain/schedule.js';
@@ -125,7 +125,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const { jsonHeader } = await import('../report/json-header.js');
   const { replayJson } = await import('../explain/replay.js');
   const { counterJson, raceCounter } = await import('../explain/counter-race.js');
-  const { keptQueueLine, keptServerLines } = await import('../server/kept-server.js');
+  const { describeKept } = await import('../server/kept-server.js');
   const { onStage } = await import('../explain/stage.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { refuseClusterNode } = await import('../server/cluster/topology.js');
@@ -196,24 +196,15 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
       }
       const url = chooseTarget(choice, io.env)?.url;
       writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
-      if (flags.keep) {
-        const db = serverAddress(session.target.url).db;
+      if (flags.keep)
         describeKept(
-          queues.map((queue) => keptQueueLine(queue, db)),
-          session.embedded ? keptServerLines(session.embedded) : [],
+          session.target,
+          session.embedded,
+          queues.map((queue) => ({ queue })),
           io,
           flags.json,
         );
-      }
       return ExitCode.ok;
     },
   );
-}
-
-/** What `--keep` left: each queue's keys (`queueLines`), and the embedded server's lines (`serverLines`) when there was one. */
-function describeKept(queueLines: readonly string[], serverLines: readonly string[], io: Io, json: boolean): void {
-  // In --json mode stdout carries the JSON alone, so this goes to stderr; under the transcript it
-  // wraps like the transcript.
-  const say = json ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
-  for (const line of [...queueLines, ...serverLines]) say(line);
 }

@@ -183,7 +183,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
   const { chooseTarget, openSession, withSession } = await import('../server/session.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
-  const { describeKept, printReport } = await import('./race-output.js');
+  const { printReport } = await import('./race-output.js');
+  const { describeKept } = await import('../server/kept-server.js');
   const { formatExpectation, verdictLine } = await import('../report/verdict.js');
   const { checkConsequenceOptions } = await import('../consequences/plan.js');
   const { readUserScript } = await import('../sweepers/user-script.js');

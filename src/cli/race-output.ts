@@ -1,6 +1,6 @@
 /**
- * What the main command prints once its race is over: the report in the format asked for, what
- * --keep left in place, and the note on a round-trip mode run on fewer jobs. Loaded with the race
+ * What the main command prints once its race is over: the report in the format asked for, and the
+ * note on a round-trip mode run on fewer jobs (what --keep left: server/kept-server.ts). Loaded with the race
  * itself, so that the renderers (and the table and colour libraries under them) stay out of a
  * start-up that only asks for help.
  */
@@ -9,9 +9,7 @@ import { renderCsv } from '../report/csv.js';
 import { reportJson, type RaceReport } from '../report/json.js';
 import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
 import { renderTrialsTable } from '../report/trials-table.js';
-import { serverAddress, serverHeadline, type ServerTarget } from '../server/connection.js';
-import type { EmbeddedServer } from '../server/embedded-server.js';
-import { keptPromotedLine, keptQueueLine, keptServerLines } from '../server/kept-server.js';
+import { serverHeadline } from '../server/connection.js';
 import { groupFigure, outputWidth, wrapLines } from '../shared/text.js';
 import type { MainFlags } from './race-flags.js';
 import type { Io, RaceOptions, RunResult } from '../shared/model.js';
@@ -37,20 +35,6 @@ function useColor(io: Io): boolean {
   if (io.env.NO_COLOR) return false;
   if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
   return io.stdoutIsTty;
-}
-
-/** What --keep left: each run's queue (and library, and promoted replica), and the embedded server `kept` when it stays. */
-export function describeKept(target: ServerTarget, kept: EmbeddedServer | undefined, runs: readonly RunResult[], io: Io, machineOutput: boolean): void {
-  // With --json (or --csv) stdout carries that output alone, so this goes to stderr.
-  // On stdout, under the table, the lines wrap like the table's own sentences.
-  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
-  for (const run of runs) {
-    say(keptQueueLine(run.queue, serverAddress(target.url).db));
-    if (run.keptLibrary)
-      say(`kept: function library ${run.keptLibrary}; emq-race clean --queue ${run.queue} removes it with the queue (or FUNCTION DELETE ${run.keptLibrary})\n`);
-    if (run.failover?.keptServer) say(keptPromotedLine(run.queue, run.failover.keptServer));
-  }
-  if (kept) for (const line of keptServerLines(kept)) say(line);
 }
 
 /** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */

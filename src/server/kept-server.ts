@@ -1,14 +1,42 @@
 /**
- * What --keep says of an embedded server it leaves running. Apart from the server's start-up, so
- * that the commands print it without loading what starts a server.
+ * What --keep says it left: the queues, the function library, the promoted replica and the
+ * embedded server, for the race and for `explain` alike. Apart from the server's start-up, so that
+ * the commands print it without loading what starts a server.
  */
+import type { Io, RunResult } from '../shared/model.js';
+import { outputWidth, wrapLines } from '../shared/text.js';
+import { serverAddress, type ServerTarget } from './connection.js';
 import type { EmbeddedServer } from './embedded-server.js';
+
+/**
+ * Says what --keep left: each run's queue (and its function library, its promoted replica), then
+ * `server`, the embedded server, when it stays. With --json or --csv (`machineOutput`) stdout
+ * carries that output alone, so this goes to stderr; on stdout the lines wrap like the report's
+ * own sentences.
+ */
+export function describeKept(
+  target: Pick<ServerTarget, 'url'>,
+  server: EmbeddedServer | undefined,
+  runs: readonly Pick<RunResult, 'queue' | 'keptLibrary' | 'failover'>[],
+  io: Io,
+  machineOutput: boolean,
+): void {
+  const say = machineOutput ? io.err : (line: string) => io.out(wrapLines(line, outputWidth(io)));
+  const { db } = serverAddress(target.url);
+  for (const run of runs) {
+    say(keptQueueLine(run.queue, db));
+    if (run.keptLibrary)
+      say(`kept: function library ${run.keptLibrary}; emq-race clean --queue ${run.queue} removes it with the queue (or FUNCTION DELETE ${run.keptLibrary})\n`);
+    if (run.failover?.keptServer) say(keptPromotedLine(run.queue, run.failover.keptServer));
+  }
+  if (server) for (const line of keptServerLines(server)) say(line);
+}
 
 /**
  * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
  * cluster (whose first node stands for it), every other node too.
  */
-export function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
+function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
   return [
     `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
     ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
@@ -24,12 +52,12 @@ function stop(s: { readonly url: string; readonly pid: number }): string {
  * What --keep says of a queue it leaves: its keys, and the database they are in when the URL chose
  * another than 0, where redis-cli looks unless told (`-n`).
  */
-export function keptQueueLine(queue: string, db: number | undefined): string {
+function keptQueueLine(queue: string, db: number | undefined): string {
   const where = db ? ` in database ${db}` : '';
   return `kept: queue ${queue} (keys emq:{${queue}}:*${where})\n`;
 }
 
 /** What --keep says of the replica a failover drill promoted and left running with the run's keys. */
-export function keptPromotedLine(queue: string, server: { readonly url: string; readonly pid: number }): string {
+function keptPromotedLine(queue: string, server: { readonly url: string; readonly pid: number }): string {
   return `kept: the promoted replica of queue ${queue}'s failover drill at ${server.url}, pid ${server.pid}; ${stop(server)}\n`;
 }
