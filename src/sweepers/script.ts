@@ -5,6 +5,7 @@
 import { CachedScript } from '../lua/cached-script.js';
 import { heldServerError, isBusyReply, serverError } from '../shared/errors.js';
 import { oneCallSweeper } from './one-call.js';
+import { scriptErrorParts } from './user-script.js';
 import type { Sweeper, SweeperContext } from './sweeper.js';
 
 /** A server's error reply (as opposed to a lost connection), with its message. */
@@ -12,21 +13,10 @@ function replyErrorMessage(err: unknown): string | undefined {
   return err instanceof Error && err.name === 'ReplyError' ? err.message : undefined;
 }
 
-/**
- * A failing script's reply in the script writer's words: the server's trailer (`script: SHA1, on
- * @user_script:N.`) and the `user_script:N:` before a Lua error become the line of the script it
- * failed at, and a bare ERR goes; a reply's own code (WRONGTYPE) stays, since it says what went
- * wrong. Its first line only. Pure.
- */
+/** A failing script's reply as its writer reads it (see scriptErrorParts): what, then at which line; the reply's first line as it is where no line is named. */
 export function scriptFailureWords(message: string): string {
-  const first = message.split('\n')[0] ?? '';
-  const trailer = /\s*script: [0-9a-f]{40}, on @user_script:(\d+)\.?$/i.exec(first);
-  if (!trailer) return first;
-  const body = first
-    .slice(0, trailer.index)
-    .replace(/^ERR /, '')
-    .replace(/^user_script:\d+: /, '');
-  return `${body}, at line ${trailer[1]} of the script`;
+  const { words, line } = scriptErrorParts(message);
+  return line === undefined ? (message.split('\n')[0] ?? '') : `${words}, at line ${line} of the script`;
 }
 
 export function scriptSweeper(context: SweeperContext): Sweeper {

@@ -14,17 +14,37 @@ export function readUserScript(path: string): string {
   return source;
 }
 
+/**
+ * Where in a user's script the server's error reply says it failed, and what. The line comes from
+ * the `user_script:N:` before a compile or Lua error, or from the trailer of an error raised while
+ * running (`script: SHA1, on @user_script:N.`); the words are the rest, without a bare ERR or the
+ * compiler's `Error compiling script (new function):`. A reply's own code (WRONGTYPE) stays, since
+ * it says what went wrong. The first line only; Redis 7 and Valkey 8 word these alike. Pure.
+ */
+export function scriptErrorParts(message: string): { readonly words: string; readonly line?: string } {
+  let words = (message.split('\n')[0] ?? '').replace(/^ERR\s+/, '').replace(/^Error compiling script \(new function\): /, '');
+  let line: string | undefined;
+  const trailer = /\s*script: [0-9a-f]{40}, on @user_script:(\d+)\.?$/i.exec(words);
+  if (trailer) {
+    line = trailer[1];
+    words = words.slice(0, trailer.index);
+  }
+  const at = /^user_script:(\d+): /.exec(words);
+  if (at) {
+    line ??= at[1];
+    words = words.slice(at[0].length);
+  }
+  return line === undefined ? { words } : { words, line };
+}
+
 /** SCRIPT LOAD: the server compiles the script; a compile error is the user's input, so a usage error. */
 export async function loadUserScript(redis: Redis, source: string, path: string, where: string): Promise<string> {
   try {
     return await loadScript(redis, source);
   } catch (err) {
     if (err instanceof Error && err.name === 'ReplyError' && /compil/i.test(err.message)) {
-      // The server's words for where (`Error compiling script (new function): user_script:2:`) as the script's line.
-      const why = (err.message.split('\n')[0] ?? '')
-        .replace(/^ERR\s+/, '')
-        .replace(/^Error compiling script \(new function\): user_script:(\d+): /, 'line $1: ');
-      throw usageError(`--script ${path}: the server could not compile it: ${why}`);
+      const { words, line } = scriptErrorParts(err.message);
+      throw usageError(`--script ${path}: the server could not compile it: ${line === undefined ? words : `line ${line}: ${words}`}`);
     }
     throw describeServerError(err, where);
   }
