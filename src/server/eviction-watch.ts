@@ -18,12 +18,13 @@
  * failed the run's own connections, and their line, which says more, is the one the run ends
  * with. A watch that cannot read at the end fails a run that went well. A server that stopped
  * answering is the run's own error: every connection to it has been dropped, and one wait for it
- * is enough.
+ * is enough. A BUSY reply (a script holding the server) is no gap while the run is live: the
+ * reading after the script ends counts what the wait hid, however long it was.
  */
 import type { Redis } from 'ioredis';
 import { ANSWER_TIMEOUT_MS, closeConnection, connect, type ServerTarget } from './connection.js';
 import { awakeTimeout } from './frozen.js';
-import { describeServerError, InterruptedError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { describeServerError, InterruptedError, isBusyReply, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { withStop, type Interrupts } from '../shared/interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
@@ -114,7 +115,7 @@ interface Watched {
  * Starts watching every target, whatever its policy now. `onStop` is called once, with the error,
  * at the first reading that shows an eviction, or when the watch went blind.
  */
-async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: EmqError) => void): Promise<EvictionWatch> {
+async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: EmqError) => void, answerTimeoutMs: number): Promise<EvictionWatch> {
   const watched: Watched[] = [];
   const close = async (): Promise<void> => {
     for (const { redis } of watched.splice(0)) await closeConnection(redis);
@@ -174,6 +175,11 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       } catch (err) {
         // A server that stopped answering is the run's own error to report (see above).
         if (stoppedAnswering(where)) continue;
+        // BUSY is a server that answers but is held by a script (a library's own recovery on many
+        // jobs, a --script): the counter it gives once the script ends covers the wait, so the wait
+        // is no blindness, and the run's own calls, refused alike, are the ones that know whose
+        // script it was. Only at the end, when no later reading will come, does it count as one.
+        if (!last && isBusyReply(err)) continue;
         const error = describeServerError(err, where);
         if (w.gap) w.gap.error = error;
         else w.gap = { error };
@@ -181,7 +187,7 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
         else if (w.gap.timer === undefined) {
           const gap = w.gap;
           awakeTimeout(
-            ANSWER_TIMEOUT_MS,
+            answerTimeoutMs,
             () => goBlind(w),
             (timer) => (gap.timer = timer),
           );
@@ -215,15 +221,17 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
  * the end, rather than whatever the stopped work threw; a signal keeps its own exit code. An
  * eviction seen only by the last reading still fails the work: its figures may miss keys. So does
  * a watch that went blind, unless the work failed first of its own accord (most likely for the
- * same reason: the server is gone), when the work's own error says more.
+ * same reason: the server is gone), when the work's own error says more. `answerTimeoutMs`: how
+ * long a watch that cannot read waits before it goes blind (shorter only in tests).
  */
 export async function underEvictionWatch<T>(
   targets: readonly ServerTarget[],
   interrupts: Interrupts,
   work: (interrupts: Interrupts) => Promise<T>,
+  answerTimeoutMs = ANSWER_TIMEOUT_MS,
 ): Promise<T> {
   const stop = new AbortController();
-  const watch = await watchEvictions(targets, (err) => stop.abort(err));
+  const watch = await watchEvictions(targets, (err) => stop.abort(err), answerTimeoutMs);
   const watched = withStop(interrupts, stop.signal);
   let result: T;
   try {

@@ -3,14 +3,21 @@
  * one caller's checkStalledJobs on 8,000 jobs (an LREM per job, each scanning `active`) holds the
  * server past it, and the other caller's call is refused with BUSY. The run ends exit 3 with that
  * said in words, never as the abort the race sent the caller it stopped. A user's --script that
- * spins past it is said the same way: the script's length, not a failure of the script.
+ * spins past it is said the same way: the script's length, not a failure of the script. The
+ * eviction watch, refused with BUSY longer than its wait, does not stop the run as blind: the
+ * reading after the script counts what the wait hid (a library's recovery on 80,000 jobs ended with
+ * the watch's line, not the library's finding).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { closeConnection, connect, parseServerUrl } from '../../src/server/connection.js';
+import { underEvictionWatch } from '../../src/server/eviction-watch.js';
+import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { forOneServerKind } from '../helpers/servers.js';
@@ -62,6 +69,57 @@ forOneServerKind(
         assert.doesNotMatch(result.stderr, /failed while running/);
       } finally {
         rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test('the eviction watch refused with BUSY for longer than its wait: no blindness while the run is live, but blind if the server is still held at the end', async () => {
+      const target = parseServerUrl(handle.url);
+      const interrupts: Interrupts = { signal: new AbortController().signal, owe: () => () => {}, dispose: () => {} };
+      const holder = await connect(target);
+      // Spins `ms` on the server's clock: past the 100 ms threshold, every other call is refused with BUSY.
+      const spin = (ms: number): Promise<unknown> =>
+        holder.eval(
+          "local t = redis.call('TIME') local start = t[1] * 1000000 + t[2] repeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - start > tonumber(ARGV[1]) * 1000 return 1",
+          0,
+          String(ms),
+        );
+      try {
+        // Refused for about 600 ms, the watch's wait 200 ms: the reading after the script counts the wait.
+        assert.equal(
+          await underEvictionWatch(
+            [target],
+            interrupts,
+            async () => {
+              await spin(700);
+              return 'done';
+            },
+            200,
+          ),
+          'done',
+        );
+        // Still held when the work ends: the last reading cannot be taken, and the run is not passed.
+        let held: Promise<unknown> | undefined;
+        await assert.rejects(
+          underEvictionWatch(
+            [target],
+            interrupts,
+            async () => {
+              held = spin(700);
+              await sleep(300);
+            },
+            200,
+          ),
+          (err: Error) => {
+            assert.match(
+              err.message,
+              /^the eviction watch lost its connection to the server at \S+ and could not read it again \(the server at \S+ is busy running a script past its busy-reply-threshold \(BUSY\)/,
+            );
+            return true;
+          },
+        );
+        await held;
+      } finally {
+        await closeConnection(holder);
       }
     });
   },
