@@ -11,13 +11,14 @@ import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag } from '../html/output-file.js';
+import { libraryAsked } from './options.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
 import { outputWidth, shownChoice, shownValue, wrap, wrapLines } from '../shared/text.js';
-import type { Io } from '../shared/model.js';
+import { LIMITS, type Io } from '../shared/model.js';
 
 /**
  * Race flags a grid does not take, each with why: every cell keeps nothing and names its own fresh
@@ -72,16 +73,25 @@ const DEFAULT_AXES: readonly GridAxis[] = [
 ];
 
 /**
- * Jobs per run and per call in a grid, unless --jobs and --batch say otherwise: 40 calls of 1,000,
- * five for each of 8 sweepers, so a cell's rate is the calls' pace and not the first and last
- * call's (at 1,000 jobs in calls of 100, some of 8 sweepers made 3 calls where others made 1). The
+ * Jobs per run and per call in a grid, unless --jobs and --batch say otherwise: 80 calls of 1,000,
+ * ten for each of 8 sweepers, so a cell's rate is the calls' pace and not the first and last
+ * call's (at 1,000 jobs in calls of 100, some of 8 sweepers made 3 calls where others made 1; at
+ * 40,000, five calls each, the start and the end of the race still weighed enough that a cell at
+ * 1 ms with 8 sweepers reached 0.79 to 0.89 of its bound, against 0.88 to 0.93 at 80,000). The
  * larger call is for the bound (docs/grid.md, "What the bound leaves out"): the tool's own work per
  * call (reading the reply, forwarding it through the proxy) then weighs a tenth of what it did at
  * 100, so a cell at 1 ms with 8 sweepers is held by the server's thread and the round trip, which
  * the bound counts, rather than by the tool's CPU, which it does not.
  */
-const GRID_JOBS = 40_000;
+const GRID_JOBS = 80_000;
 const GRID_BATCH = 1000;
+/**
+ * A library's own recovery (BullMQ's moveStalledJobsToWait, Bee-Queue's checkStalledJobs) takes
+ * every stalled job in one script call, whose cost grows faster than the jobs: at 40,000 BullMQ's
+ * held the server past the default busy-reply-threshold of 5 s, so a grid of a library's modes
+ * seeds the race's own default unless --jobs says otherwise.
+ */
+const GRID_LIBRARY_JOBS = LIMITS.jobs.default;
 /** The round-trip modes' jobs in a grid, unless --loop-jobs says otherwise: a rate per 1,000 jobs needs no more, and the loop at 10 ms takes 30 s for these. */
 const GRID_LOOP_JOBS = 500;
 
@@ -145,7 +155,7 @@ const GRID_NOTE = `Every cell is a full race (claim, seed, race, audit, clean-up
 
 export function addGridCommand(program: Command, io: Io, exit: { code: number }, argv: readonly string[]): void {
   const options = raceFlagOptions().filter((option) => !NOT_IN_GRID.has(option.long ?? ''));
-  options.find((option) => option.long === '--jobs')?.default(GRID_JOBS);
+  options.find((option) => option.long === '--jobs')?.default(GRID_JOBS, `${GRID_JOBS}, or ${GRID_LIBRARY_JOBS} for a library's modes`);
   options.find((option) => option.long === '--batch')?.default(GRID_BATCH);
   const loopJobs = options.find((option) => option.long === '--loop-jobs');
   if (loopJobs) {
@@ -188,6 +198,12 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
     });
 }
 
+/** The jobs every cell seeds, unless an axis varies them: --jobs, else the default for the modes raced. */
+function gridJobs(flags: GridFlags, given: (flag: string) => boolean, axes: readonly GridAxis[]): number {
+  if (given('--jobs') || axes.some((axis) => axis.flag === 'jobs')) return flags.jobs;
+  return libraryAsked({ ...flags, modeGiven: given('--mode') }) ? GRID_LIBRARY_JOBS : flags.jobs;
+}
+
 function refuse(flag: string, why: string): never {
   throw usageError(`grid: ${flag} is not taken: ${why} (docs/grid.md)`);
 }
@@ -217,6 +233,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   }
   const base: MainFlags = {
     ...flags,
+    jobs: gridJobs(flags, given, axes),
     keep: false,
     csv: false,
     wide: false,

@@ -3,7 +3,8 @@
  * small runs. Every cell races each mode; BullMQ's own check and the guarded port stay clean in
  * every cell, the naive port races where it has company and not alone; the JSON is the grid's
  * contract; the runs' keys are all gone after, and another application's BullMQ queue on the same
- * server is byte for byte what it was, through the grid and `clean --all`.
+ * server is byte for byte what it was, through the grid and `clean --all`. Without --jobs, a grid of
+ * a library's modes seeds the race's default, not the grid's own.
  */
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -75,5 +76,34 @@ forEachServer('grid --lib bullmq', (handle) => {
     const cleaned = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
     assert.equal(cleaned.code, 0, cleaned.stderr);
     await foreign.assertUntouched("the other application's BullMQ keys are untouched by clean --all");
+  });
+
+  test("grid --lib bullmq without --jobs: the race's default of 1,000 (the round-trip ports 500), not the grid's 80,000, on which BullMQ's own check holds the server past busy-reply-threshold", async () => {
+    const result = await runCli([
+      'grid',
+      '--url',
+      handle.url,
+      '--lib',
+      'bullmq',
+      '--lib-from',
+      PROJECT,
+      '--vary',
+      'sweepers=2',
+      '--vary',
+      'latency=0',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const grid = JSON.parse(result.stdout) as GridJson;
+    assert.deepEqual(
+      grid.cells.flatMap((cell) => cell.runs.map((run) => [run.mode, run.jobs])),
+      [
+        ['bullmq', 1000],
+        ['bullmq-naive', 500],
+        ['bullmq-guarded', 500],
+      ],
+    );
+    assert.deepEqual(await foreign.ourKeys(), []);
+    await foreign.assertUntouched("the other application's BullMQ keys are untouched by the grid");
   });
 });

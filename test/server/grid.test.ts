@@ -181,7 +181,7 @@ test('help grid: its flags, --vary among them, what a cell is, examples, all wit
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^Usage: emq-race grid \[options\]/);
   assert.match(help.stdout, /^ {2}--vary <flag=list> +an axis: a numeric race flag/m);
-  assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 40000\)$/m);
+  assert.match(help.stdout, /^ {2}--jobs <n> .*\(default: 80000,\n {28}or 1000 for a library's modes\)$/m);
   assert.match(help.stdout, /^ {2}--batch <n> .*\(default: 1000\)$/m, 'calls of 1,000: the bound is the server and the round trip, not the tool');
   assert.match(
     help.stdout,
