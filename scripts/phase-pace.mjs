@@ -4,9 +4,10 @@
 // For every phase in the runs' `phasesMs` it prints the large run's jobs/s as a share of the small
 // run's (1.00: the same pace; the docs hold seeding, audit and clean-up to 0.8), with each run's
 // wall time and peak RSS from /usr/bin/time.
-// With --seed-only it takes the tool out: the seeding alone (src/queue/seed.ts, as a run seeds) on a
-// fresh embedded server per size, and the server's CPU per job read from INFO cpu before and after,
-// which is where seeding's pace at a million is decided (docs/scale.md, "Seeding"). With --floor
+// With --seed-only it takes the tool out: the seeding alone (src/queue/seed.ts, as a run seeds its
+// expired jobs; not the live ones it seeds after them, see docs/scale.md) on a fresh embedded
+// server per size, and the server's CPU per job read from INFO cpu before and after, which is
+// where seeding's pace at a million is decided (docs/scale.md, "Seeding"). With --floor
 // beside it, the server's floor for the same work with no script and no code of the tool's: the
 // same keys, fields and scores in the same order, written by plain HSET and ZADD commands that
 // redis-cli --pipe sends from a file, each size on a fresh server of its own.
