@@ -21,26 +21,15 @@ const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 
 forEachServer('grid --lib bullmq', (handle) => {
   const foreign = useForeignQueue(handle, 'bull:', foreignBullmq, 20);
+  /** `emq-race grid --lib bullmq … --json` on this server: its JSON, once it exited 0. */
+  const libraryGrid = async (args: readonly string[]): Promise<GridJson> => {
+    const result = await runCli(['grid', '--url', handle.url, '--lib', 'bullmq', '--lib-from', PROJECT, ...args, '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as GridJson;
+  };
 
   test('grid --lib bullmq --vary sweepers=1,8 --vary latency=0,2: every cell races the three modes; the library and the guarded port clean, the naive port races with 8', async () => {
-    const result = await runCli([
-      'grid',
-      '--url',
-      handle.url,
-      '--lib',
-      'bullmq',
-      '--lib-from',
-      PROJECT,
-      '--vary',
-      'sweepers=1,8',
-      '--vary',
-      'latency=0,2',
-      '--jobs',
-      '20',
-      '--json',
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    const grid = JSON.parse(result.stdout) as GridJson;
+    const grid = await libraryGrid(['--vary', 'sweepers=1,8', '--vary', 'latency=0,2', '--jobs', '20']);
     assertMatchesSchema(grid);
     assert.equal(grid.complete, true);
     assert.deepEqual(grid.modes, ['bullmq', 'bullmq-naive', 'bullmq-guarded']);
@@ -79,22 +68,7 @@ forEachServer('grid --lib bullmq', (handle) => {
   });
 
   test("grid --lib bullmq without --jobs: the race's default of 1,000 (the round-trip ports 500), not the grid's 80,000, on which BullMQ's own check holds the server past busy-reply-threshold", async () => {
-    const result = await runCli([
-      'grid',
-      '--url',
-      handle.url,
-      '--lib',
-      'bullmq',
-      '--lib-from',
-      PROJECT,
-      '--vary',
-      'sweepers=2',
-      '--vary',
-      'latency=0',
-      '--json',
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    const grid = JSON.parse(result.stdout) as GridJson;
+    const grid = await libraryGrid(['--vary', 'sweepers=2', '--vary', 'latency=0']);
     assert.deepEqual(
       grid.cells.flatMap((cell) => cell.runs.map((run) => [run.mode, run.jobs])),
       [
