@@ -24,7 +24,7 @@ import { VERSION, type Io } from '../shared/model.js';
 
 export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 
-function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }): Command {
+function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }, hint: FlagHint): Command {
   const program = new Command('emq-race')
     .description(
       "Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.",
@@ -37,7 +37,7 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
       // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
-      outputError: (message, write) => write(`emq-race: ${commanderLine(message)}\n`),
+      outputError: (message, write) => write(`emq-race: ${commanderLine(message, hint)}\n`),
     })
     .exitOverride();
   for (const option of raceFlagOptions()) program.addOption(option);
@@ -107,12 +107,20 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       (io.leave ?? ((left: number) => process.exit(left)))(code, message);
     },
   };
-  const program = buildProgram(tracked, (flags) => main(flags, tracked), exit);
+  // Set once every command is known: commander's error line is written from inside parsing.
+  let raceFlagHint: FlagHint = () => '';
+  const program = buildProgram(
+    tracked,
+    (flags) => main(flags, tracked),
+    exit,
+    (option) => raceFlagHint(option),
+  );
   addExplainCommand(program, tracked, exit);
   addExploreCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
   teachHelp(program, tracked);
   refuseRepeatedValues(program);
+  raceFlagHint = raceFlagGivenToCommand(program, argv);
   const failed = (code: number, message: string): number => {
     if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
     return code;
@@ -123,7 +131,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   } catch (err) {
     if (err instanceof CommanderError) {
       // Commander has already written its line on stderr (outputError above).
-      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message));
+      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, raceFlagHint));
     }
     // Every message is scrubbed once more on its way out: no path may print a password, even one
     // that forgot to use the redacted URL.
@@ -136,13 +144,33 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
+/** What follows commander's "unknown option" line for that option: nothing, or why it is unknown there. */
+type FlagHint = (option: string) => string;
+
 /**
  * Commander's message as the one line the tool prints, scrubbed as every error is. An unknown
  * option is named without the value joined to it (`--password=…`, `-aVALUE`): that value is
  * often the very password (`--password=` and redis-cli's `-a` are other tools' flags).
  */
-function commanderLine(message: string): string {
-  return scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
+function commanderLine(message: string, hint: FlagHint): string {
+  const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
+  const option = /^unknown option '([^']+)'/.exec(line)?.[1];
+  return option === undefined ? line : `${line}${hint(option)}`;
+}
+
+/**
+ * A flag of the race given to a command that does not take it (`explore --lib bullmq`, `clean
+ * --json`) is no typo: commander's line is followed by whose flag it is, and where the command's
+ * own flags are listed. Anything else: nothing.
+ */
+function raceFlagGivenToCommand(program: Command, argv: readonly string[]): FlagHint {
+  const name = subcommandFirst(program, argv)[2];
+  const command = program.commands.find((c) => c.name() === name);
+  const takes = (c: Command, option: string): boolean => c.options.some((o) => o.long === option || o.short === option);
+  return (option) =>
+    command && !takes(command, option) && takes(program, option)
+      ? `; ${option} is a flag of the race itself, not of ${command.name()} (emq-race help ${command.name()} lists its flags)`
+      : '';
 }
 
 /** Commander's message as one line. */

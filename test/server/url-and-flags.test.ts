@@ -85,7 +85,22 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
   { name: '--queue --help', args: ['--queue', '--help'], line: /^emq-race: --queue: "--help" looks like an option, not a queue name/ },
   { name: '--html --json', args: ['--html', '--json'], line: /^emq-race: --html: "--json" looks like an option, not a file name/ },
-  { name: 'a race flag before explain', args: ['--jobs', '5', 'explain'], line: /unknown option '--jobs'/ },
+  {
+    name: 'a race flag before explain',
+    args: ['--jobs', '5', 'explain'],
+    line: /unknown option '--jobs'; --jobs is a flag of the race itself, not of explain \(emq-race help explain lists its flags\)$/,
+  },
+  {
+    name: 'a race flag given to explore',
+    args: ['explore', '--lib', 'bullmq'],
+    line: /^emq-race: unknown option '--lib'; --lib is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
+  },
+  {
+    name: "a race flag given to explore, with commander's suggestion",
+    args: ['explore', '--sweepers', '3'],
+    line: /^emq-race: unknown option '--sweepers' \(Did you mean --sweeps\?\); --sweepers is a flag of the race itself, not of explore/,
+  },
+  { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
 ];
 for (const { name, args, line } of CLI_CASES) {
   test(`${name}: one line, exit 2, nothing started`, async () => {
