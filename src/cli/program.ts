@@ -24,7 +24,7 @@ import { VERSION, type Io } from '../shared/model.js';
 
 export { raceOptionsFrom, type MainFlags } from './race-flags.js';
 
-function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }, hint: FlagHint): Command {
+function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exit: { code: number }, argv: readonly string[]): Command {
   const program = new Command('emq-race')
     .description(
       "Seed expired leases into a live Redis or Valkey, race N sweepers (one atomic Lua script vs a loop of round trips), audit the server's state against the sweepers' own records and print what went wrong.",
@@ -37,7 +37,8 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
       writeErr: io.err,
       // Commander's own usage errors become one line, like ours.
       // A URL given where a command name goes is echoed in "unknown command": scrubbed like every error.
-      outputError: (message, write) => write(`emq-race: ${commanderLine(message, hint)}\n`),
+      // Written from inside parsing, when every command is known.
+      outputError: (message, write) => write(`emq-race: ${commanderLine(message, program, argv)}\n`),
     })
     .exitOverride();
   for (const option of raceFlagOptions()) program.addOption(option);
@@ -107,20 +108,12 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       (io.leave ?? ((left: number) => process.exit(left)))(code, message);
     },
   };
-  // Set once every command is known: commander's error line is written from inside parsing.
-  let raceFlagHint: FlagHint = () => '';
-  const program = buildProgram(
-    tracked,
-    (flags) => main(flags, tracked),
-    exit,
-    (option) => raceFlagHint(option),
-  );
+  const program = buildProgram(tracked, (flags) => main(flags, tracked), exit, argv);
   addExplainCommand(program, tracked, exit);
   addExploreCommand(program, tracked, exit);
   addGridCommand(program, tracked, exit, argv);
   teachHelp(program, tracked);
   refuseRepeatedValues(program);
-  raceFlagHint = raceFlagGivenToCommand(program, argv);
   const failed = (code: number, message: string): number => {
     if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
     return code;
@@ -131,7 +124,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   } catch (err) {
     if (err instanceof CommanderError) {
       // Commander has already written its line on stderr (outputError above).
-      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, raceFlagHint));
+      return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, program, argv));
     }
     // Every message is scrubbed once more on its way out: no path may print a password, even one
     // that forgot to use the redacted URL.
@@ -144,18 +137,15 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   }
 }
 
-/** What follows commander's "unknown option" line for that option: nothing, or why it is unknown there. */
-type FlagHint = (option: string) => string;
-
 /**
  * Commander's message as the one line the tool prints, scrubbed as every error is. An unknown
  * option is named without the value joined to it (`--password=…`, `-aVALUE`): that value is
  * often the very password (`--password=` and redis-cli's `-a` are other tools' flags).
  */
-function commanderLine(message: string, hint: FlagHint): string {
+function commanderLine(message: string, program: Command, argv: readonly string[]): string {
   const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
   const option = /^unknown option '([^']+)'/.exec(line)?.[1];
-  return option === undefined ? line : `${line}${hint(option)}`;
+  return option === undefined ? line : `${line}${raceFlagNote(program, argv, option)}`;
 }
 
 /**
@@ -163,14 +153,11 @@ function commanderLine(message: string, hint: FlagHint): string {
  * --json`) is no typo: commander's line is followed by whose flag it is, and where the command's
  * own flags are listed. Anything else: nothing.
  */
-function raceFlagGivenToCommand(program: Command, argv: readonly string[]): FlagHint {
+function raceFlagNote(program: Command, argv: readonly string[], option: string): string {
   const name = subcommandFirst(program, argv)[2];
   const command = program.commands.find((c) => c.name() === name);
-  const takes = (c: Command, option: string): boolean => c.options.some((o) => o.long === option || o.short === option);
-  return (option) =>
-    command && !takes(command, option) && takes(program, option)
-      ? `; ${option} is a flag of the race itself, not of ${command.name()} (emq-race help ${command.name()} lists its flags)`
-      : '';
+  const takes = (c: Command): boolean => c.options.some((o) => o.long === option || o.short === option);
+  return command && !takes(command) && takes(program) ? `; ${option} is a flag of the race itself, not of ${name} (emq-race help ${name} lists its flags)` : '';
 }
 
 /** Commander's message as one line. */
