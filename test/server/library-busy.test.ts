@@ -24,6 +24,10 @@ import { forOneServerKind } from '../helpers/servers.js';
 
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 
+/** A script that spins `ms` on the server's clock: past the 100 ms threshold, every other call is refused with BUSY. */
+const spinning = (ms: number): string =>
+  `local t = redis.call('TIME')\nlocal start = t[1] * 1000000 + t[2]\nrepeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - start > ${ms * 1000}\nreturn {}\n`;
+
 forOneServerKind(
   import.meta.url,
   'a library script past busy-reply-threshold',
@@ -55,10 +59,7 @@ forOneServerKind(
       // Each call spins 400 ms on the server's clock, past the 100 ms threshold: the other sweeper's call is refused.
       const dir = mkdtempSync(join(tmpdir(), 'emq-race-busy-'));
       const script = join(dir, 'slow.lua');
-      writeFileSync(
-        script,
-        "local t = redis.call('TIME')\nlocal start = t[1] * 1000000 + t[2]\nrepeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - start > 400000\nreturn {}\n",
-      );
+      writeFileSync(script, spinning(400));
       try {
         const result = await runCli(['--url', handle.url, '--script', script, '--sweepers', '2', '--jobs', '20']);
         assert.equal(result.code, 3, result.stderr);
@@ -76,13 +77,7 @@ forOneServerKind(
       const target = parseServerUrl(handle.url);
       const interrupts: Interrupts = { signal: new AbortController().signal, owe: () => () => {}, dispose: () => {} };
       const holder = await connect(target);
-      // Spins `ms` on the server's clock: past the 100 ms threshold, every other call is refused with BUSY.
-      const spin = (ms: number): Promise<unknown> =>
-        holder.eval(
-          "local t = redis.call('TIME') local start = t[1] * 1000000 + t[2] repeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - start > tonumber(ARGV[1]) * 1000 return 1",
-          0,
-          String(ms),
-        );
+      const spin = (ms: number): Promise<unknown> => holder.eval(spinning(ms), 0);
       try {
         // Refused for about 600 ms, the watch's wait 200 ms: the reading after the script counts the wait.
         assert.equal(
