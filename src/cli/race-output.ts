@@ -1,8 +1,8 @@
 /**
  * What the main command prints once its race is over: the report in the format asked for, and the
- * note on a round-trip mode run on fewer jobs (what --keep left: server/kept-server.ts). Loaded with the race
- * itself, so that the renderers (and the table and colour libraries under them) stay out of a
- * start-up that only asks for help.
+ * note on a round-trip mode run on fewer jobs (what --keep left: server/kept-server.ts). Loaded
+ * with the race itself, so that the renderers (and the table and colour libraries under them) stay
+ * out of a start-up that only asks for help.
  */
 import { consequenceLines } from '../report/consequences.js';
 import { renderCsv } from '../report/csv.js';
