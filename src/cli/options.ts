@@ -236,6 +236,30 @@ export function refuseRepeatedValues(command: Command): void {
   for (const sub of command.commands) refuseRepeatedValues(sub);
 }
 
+/**
+ * A flag that takes a value, followed by another flag of the tool (`--jobs --sweepers 4`, `--url
+ * --json`), is a value left out. Commander would hand the second flag to the first as its value,
+ * whose parser could then only say the value is wrong without showing it (it might have been a
+ * password), and the word after it would stand alone as a stray argument. Said here instead, as
+ * the one line, before commander parses anything: the second flag is named without whatever
+ * follows an `=` in it. `args` is the command line as parsed (after subcommandFirst), from argv[2].
+ */
+export function refuseFlagsAsValues(program: Command, args: readonly string[]): void {
+  const commands = [program, ...program.commands];
+  const flagNames = new Set(['--help', '-h', ...commands.flatMap((command) => command.options.flatMap((o) => [o.long, o.short]))]);
+  const command = program.commands.find((sub) => sub.name() === args[0]) ?? program;
+  for (let at = command === program ? 0 : 1; at < args.length; at++) {
+    const word = args[at] ?? '';
+    if (word === '--') return;
+    const option = command.options.find((o) => o.long === word || o.short === word);
+    // An optional value is taken only when it does not start with '-': nothing to refuse.
+    if (!option?.required) continue;
+    const name = (args[at + 1] ?? '').split('=')[0] ?? '';
+    if (flagNames.has(name)) throw usageError(`${word}: no value given: the flag ${name} follows it; give the value right after ${word} (${option.flags})`);
+    at++;
+  }
+}
+
 export function parsePendingKind(raw: string): PendingKind {
   if (!(PENDING_KINDS as readonly string[]).includes(raw)) {
     throw usageError(`--pending: ${shownChoice(raw, PENDING_KINDS)} is not a pending type; expected list or zset`);

@@ -13,7 +13,7 @@ import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { refuseRepeatedValues } from './options.js';
+import { refuseFlagsAsValues, refuseRepeatedValues } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -119,7 +119,9 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     return code;
   };
   try {
-    await program.parseAsync(subcommandFirst(program, argv));
+    const ordered = subcommandFirst(program, argv);
+    refuseFlagsAsValues(program, ordered.slice(2));
+    await program.parseAsync(ordered);
     return exit.code;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -144,6 +146,9 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
  */
 function commanderLine(message: string, program: Command, argv: readonly string[]): string {
   const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
+  // Said as refuseFlagsAsValues says a value left out before another flag.
+  const missing = /^option '(-[^ ']+) ([^']+)' argument missing$/.exec(line);
+  if (missing) return `${missing[1]}: no value given; give the value right after ${missing[1]} (${missing[1]} ${missing[2]})`;
   const option = /^unknown option '([^']+)'/.exec(line)?.[1];
   return option === undefined ? line : `${line}${raceFlagNote(program, argv, option)}`;
 }

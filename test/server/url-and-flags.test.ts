@@ -83,8 +83,47 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   { name: '?db=abc', args: ['--url', 'redis://127.0.0.1:6390/?db=abc'], line: /the database in .* must be a number/ },
   { name: 'a backslash in the URL', args: ['--url', 'redis://:secret\\@127.0.0.1:6390'], line: /contains a backslash/ },
   { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
-  { name: '--queue --help', args: ['--queue', '--help'], line: /^emq-race: --queue: "--help" looks like an option, not a queue name/ },
-  { name: '--html --json', args: ['--html', '--json'], line: /^emq-race: --html: "--json" looks like an option, not a file name/ },
+  // A flag where a value goes is a value left out: said so, the flag named, before anything is parsed.
+  {
+    name: '--queue --help',
+    args: ['--queue', '--help'],
+    line: /^emq-race: --queue: no value given: the flag --help follows it; give the value right after --queue \(--queue <name>\)$/,
+  },
+  {
+    name: '--html --json',
+    args: ['--html', '--json'],
+    line: /^emq-race: --html: no value given: the flag --json follows it; give the value right after --html \(--html <file>\)$/,
+  },
+  {
+    name: '--jobs --sweepers 4',
+    args: ['--jobs', '--sweepers', '4'],
+    line: /^emq-race: --jobs: no value given: the flag --sweepers follows it; give the value right after --jobs \(--jobs <n>\)$/,
+  },
+  // Not "an argument that is neither a command nor a flag", as the 4 left standing alone made it.
+  {
+    name: '--url --sweepers 4',
+    args: ['--url', '--sweepers', '4'],
+    line: /^emq-race: --url: no value given: the flag --sweepers follows it; give the value right after --url \(--url <url>\)$/,
+  },
+  // The flag after it is named without what follows its '=': a URL with a password, here.
+  {
+    name: '--url --url=URL',
+    args: ['--url', '--url=redis://:secret@127.0.0.1:1'],
+    line: /^emq-race: --url: no value given: the flag --url follows it; give the value right after --url \(--url <url>\)$/,
+  },
+  {
+    name: "a subcommand's flag",
+    args: ['explore', '--max-switches', '--json'],
+    line: /^emq-race: --max-switches: no value given: the flag --json follows it; give the value right after --max-switches \(--max-switches <k>\)$/,
+  },
+  {
+    name: 'a value left out at the end',
+    args: ['--jobs', '5', '--sweepers'],
+    line: /^emq-race: --sweepers: no value given; give the value right after --sweepers \(--sweepers <n>\)$/,
+  },
+  // A word that starts with '-' but is no flag of the tool is still the flag's value, judged by its parser.
+  { name: '--stalled-before -1', args: ['--stalled-before', '-1'], line: /^emq-race: --stalled-before: -1 is out of range; expected 0 to 999999$/ },
+  { name: '--html -x', args: ['--html', '-x'], line: /^emq-race: --html: "-x" looks like an option, not a file name/ },
   {
     name: 'a race flag before explain',
     args: ['--jobs', '5', 'explain'],
@@ -108,6 +147,7 @@ for (const { name, args, line } of CLI_CASES) {
     assert.equal(result.code, 2, result.stderr);
     assert.match(oneErrorLine(result.stderr) ?? '', line);
     assert.equal(result.stdout, '');
+    assert.doesNotMatch(result.stderr, /secret/);
   });
 }
 
