@@ -6,7 +6,7 @@
 import { Option, type Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { randomQueueName } from '../queue/keys.js';
-import { intFlag, urlOnce } from './options.js';
+import { intFlag, refuseEmptyMode, urlOnce } from './options.js';
 import { commandLine } from '../html/command-line.js';
 import { outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
@@ -75,6 +75,7 @@ function explorable(): Mode[] {
 export function parseExploreModes(raw: string): Mode[] {
   const modes: Mode[] = [];
   for (const part of raw.split(',').flatMap((p) => (p.trim() === 'all' ? explorable() : [p.trim()]))) {
+    refuseEmptyMode(raw, part);
     if (!(explorable() as readonly string[]).includes(part)) {
       const known = (allModes() as readonly string[]).includes(part) || Object.keys(modeSets()).includes(part);
       throw usageError(

@@ -73,6 +73,15 @@ export function latencyAsked(flags: { latency?: number; latencyJitter?: number; 
   return { delayMs: flags.latency, jitterMs: flags.latencyJitter ?? 0 };
 }
 
+/**
+ * An empty item of a --mode list (`loop,,claim`, `atomic,`, or nothing at all) is said as that,
+ * not as a mode unknown whose name (empty) the error could not show.
+ */
+export function refuseEmptyMode(raw: string, part: string): void {
+  if (raw.trim() === '') throw usageError('--mode: no mode given; name one, or several separated by commas, as in atomic,loop');
+  if (part === '') throw usageError('--mode: an empty mode in the list; separate modes with single commas, as in atomic,loop');
+}
+
 export function parseModes(raw: string): Mode[] {
   const sets: Readonly<Record<string, readonly Mode[]>> = modeSets();
   const set = sets[raw];
@@ -80,6 +89,7 @@ export function parseModes(raw: string): Mode[] {
   const known = allModes();
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
+    refuseEmptyMode(raw, part);
     if (!(known as readonly string[]).includes(part)) {
       const choices = [...known, ...Object.keys(sets)];
       throw usageError(`--mode: ${shownChoice(part, choices)} is not a mode; expected one of ${choices.join(', ')}`);

@@ -193,6 +193,8 @@ test('--mode: the modes explore holds a model of, all of them, or a usage error 
   assert.deepEqual(parseExploreModes('all'), ['atomic', 'loop', 'watch', 'claim', 'function']);
   assert.throws(() => parseExploreModes('script'), /"script" is a mode explore cannot run; explore runs atomic, loop, watch, claim, function, or all/);
   assert.throws(() => parseExploreModes('zrem-claim'), /"zrem-claim" is not a mode/);
+  assert.throws(() => parseExploreModes('all,'), /^EmqError: --mode: an empty mode in the list; separate modes with single commas, as in atomic,loop$/);
+  assert.throws(() => parseExploreModes(''), /^EmqError: --mode: no mode given/);
   // A word that reads as no mode is not repeated: it may be a password typed in the wrong place.
   for (const raw of ['S3cr3t!Pass', 'atomic,Zq9Sekrit']) {
     assert.throws(

@@ -35,6 +35,12 @@ test('modes: single, both, comma lists; unknown ones are refused', () => {
   usage(() => parseModes('fast'), /^--mode: "fast" is not a mode/);
 });
 
+test('modes: an empty item of the list, or no mode at all, is said as that', () => {
+  for (const raw of ['loop,,claim', 'atomic,', ',loop', ' , '])
+    usage(() => parseModes(raw), /^--mode: an empty mode in the list; separate modes with single commas, as in atomic,loop$/);
+  for (const raw of ['', ' ']) usage(() => parseModes(raw), /^--mode: no mode given; name one, or several separated by commas, as in atomic,loop$/);
+});
+
 test('queue names', () => {
   assert.equal(parseQueueName('my_queue-1'), 'my_queue-1');
   for (const bad of ['a{b}', 'a*', 'a b', 'a?', '', 'x'.repeat(101), 'a:b', 'a[1]', 'a\\b']) usage(() => parseQueueName(bad), /^--queue:/);
