@@ -84,7 +84,8 @@ export function parseServerUrl(url: string, source = '--url'): ServerTarget {
 export function serverAddress(url: string, source = '--url'): ServerAddress {
   const display = redactUrl(url);
   // A value with nothing shown of it (a word that may be the password alone) is not quoted as '***'.
-  const shown = display === '***' ? VALUE_NOT_SHOWN : JSON.stringify(display);
+  // Nor is an empty one (`--url=`), which has nothing to hide: said as what it is.
+  const shown = url.trim() === '' ? 'an empty value' : display === '***' ? VALUE_NOT_SHOWN : JSON.stringify(display);
   // The WHATWG parser drops a tab or line break anywhere, so the password used would not be the
   // one typed; other control characters are refused with them, as no password a person types.
   if (/[\x00-\x1f\x7f]/.test(url))

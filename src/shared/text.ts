@@ -134,7 +134,8 @@ export function shownChoice(raw: string, choices: readonly string[]): string {
 
 /** Whether shownValue repeats `raw`. */
 export function showable(raw: string, plausible = false): boolean {
-  return plausible || /^[a-z][a-z-]{0,11}$/.test(raw);
+  // An empty value (`--vary=`) hides nothing.
+  return plausible || raw.trim() === '' || /^[a-z][a-z-]{0,11}$/.test(raw);
 }
 
 /** A number mistyped: digits, signs and separators with at most two letters (`10k`, `1e6`, `5ms`, `1,000`). */

@@ -84,6 +84,8 @@ test('URLs: schemes, redaction', () => {
   usage(() => parseServerUrl('http://host:1'), /^--url: scheme "http" is not supported/);
   // A lone word may be the password given by itself: it is not echoed.
   usage(() => parseServerUrl('nonsense'), /^--url: the value given \(not shown: it may be a password\) is not a URL/);
+  // An empty one (`--url=`) is said to be empty.
+  usage(() => parseServerUrl(''), /^--url: an empty value is not a URL; expected redis:\/\//);
   // An address without its scheme gets the URL it most likely meant, never with its password.
   usage(() => parseServerUrl('localhost:6379'), /^--url: "localhost:6379" has no scheme; did you mean redis:\/\/localhost:6379\?$/);
   usage(

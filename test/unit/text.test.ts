@@ -38,6 +38,8 @@ test('shownValue repeats a value mistyped as one of its kind, and no other: a pa
   for (const raw of ['10k', '1e6', '5ms', '1,000', '-3', '1.5', ' 7 ', '']) assert.equal(shownValue(raw, numberLike(raw)), JSON.stringify(raw), raw);
   // Short lowercase words are shown whatever the flag (`fast` for a mode, `abc` for a number).
   for (const raw of ['fast', 'hash', 'abc', 'in-script']) assert.equal(shownValue(raw, numberLike(raw)), JSON.stringify(raw), raw);
+  // An empty value (`--vary=`, `--lib=`) hides nothing, whatever the flag.
+  for (const raw of ['', '  ']) assert.equal(shownValue(raw), JSON.stringify(raw), raw);
   // Anything else is not: digits with letters, capitals, symbols, URLs, long words.
   for (const raw of [
     's3cretPW',
