@@ -48,7 +48,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   const { describeOwned, findOwnedQueues, ownedQueue } = await import('../queue/leftovers.js');
   const { discoverTopology, isClusterNode } = await import('../server/cluster/topology.js');
   const { queueSlot } = await import('../queue/keys.js');
-  const { cleanCommand } = await import('../queue/cleanup.js');
+  const { cleanCommand } = await import('../queue/owner-claim.js');
   if (Boolean(flags.all) === (flags.queue !== undefined)) {
     throw usageError('clean: give either --queue NAME or --all');
   }

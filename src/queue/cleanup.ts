@@ -9,7 +9,7 @@ import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError }
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
-import { HEARTBEAT_TTL_MS } from './owner-claim.js';
+import { cleanCommand, HEARTBEAT_TTL_MS } from './owner-claim.js';
 import { jobKeyChunks } from './seed.js';
 
 const CHUNK = 1000;
@@ -82,11 +82,6 @@ export async function cleanUpRun(
   const error = describeServerError(cause, where);
   error.message += `; ${hint}`;
   return error;
-}
-
-/** The `clean` a line names for what is left: `args` as given, the server as the user gave it (never the URL, which may hold a password). */
-export function cleanCommand(args: string): string {
-  return `emq-race clean ${args} (and the same --url)`;
 }
 
 /** What a --keep run that failed says of its keys: left, on purpose, and how to remove them. */

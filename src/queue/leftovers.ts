@@ -8,7 +8,6 @@
  * `--mode function` run's library, named from the run's id, goes with its queue.
  */
 import type { Redis } from 'ioredis';
-import { hostname } from 'node:os';
 import { usageError } from '../shared/errors.js';
 import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
 import { deleteFunctionLibrary, listFunctionLibraries } from '../lua/function-calls.js';
@@ -19,7 +18,7 @@ import { unlinkLibraryKeys } from './cleanup.js';
 import { jobKeyChunks } from './seed.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
-import { parseOwnerValue, processStart, type OwnerMarker } from './owner-marker.js';
+import { parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../shared/text.js';
 
 export interface OwnedQueue {
@@ -130,26 +129,6 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
   const marker = parseOwnerValue(value);
   if (!marker) throw usageError(`${keys.owner} was not written by emq-race: leaving queue ${queue} alone; nothing removed`);
   return { queue, marker, value };
-}
-
-/**
- * A run on this machine whose process still lives: its keys are in use. Where the marker recorded
- * when its process started and the system says when the process now holding that pid did, the two
- * must match: a pid given again to another process does not keep the queue. An older marker, or a
- * process this user may not see, is judged by whether the pid lives at all.
- */
-function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
-  if (marker.host !== host || !(marker.pid > 0) || marker.pid === process.pid) return false;
-  if (marker.procStart !== undefined) {
-    const now = processStart(marker.pid);
-    if (now !== undefined) return now === marker.procStart;
-  }
-  try {
-    process.kill(marker.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
 }
 
 /** Refuses a queue whose run is alive: its heartbeat stands (from any host), or its process lives here. */

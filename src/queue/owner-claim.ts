@@ -21,7 +21,7 @@ import { describeServerError, EmqError, serverError, usageError } from '../share
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
-import { ownerValue, parseOwnerValue, type OwnerMarker } from './owner-marker.js';
+import { ownerValue, parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
 const CLAIM_TTL_MS = 30_000;
@@ -39,9 +39,50 @@ export interface Claim {
   readonly value: string;
 }
 
-/** The claim's refusal of a queue whose marker exists: in use by a run, or kept by one. */
-function inUse(keys: QueueKeys): EmqError {
-  return usageError(`queue ${keys.queue} is already in use (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
+/** The `clean` a line names for what is left: `args` as given, the server as the user gave it (never the URL, which may hold a password). */
+export function cleanCommand(args: string): string {
+  return `emq-race clean ${args} (and the same --url)`;
+}
+
+/** A queue's marker as the claim found it when refusing the queue, with whether its run's heartbeat stands. */
+interface FoundMarker {
+  readonly value: string | null;
+  readonly heartbeat: string | null;
+}
+
+/**
+ * The claim's refusal of a queue whose marker exists, saying whose it is when the marker is the
+ * tool's own: a run still going (its heartbeat stands, it is still claiming, or its process lives
+ * on this machine, paused past its heartbeat: `clean`'s own rule), which the user
+ * waits for or steps around, or a run that ended and left its keys (--keep, or stopped before its
+ * clean-up), which `clean` removes. The marker's host and run id are shown only as the plain
+ * words a run writes: a marker is a key anyone may have written.
+ */
+function inUse(keys: QueueKeys, found?: FoundMarker): EmqError {
+  const stem = `queue ${keys.queue} is already in use`;
+  const marker = parseOwnerValue(found?.value ?? null);
+  if (!found || !marker) return usageError(`${stem} (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
+  const who = [
+    /^[0-9a-f]{1,32}$/.test(marker.run) ? `run ${marker.run}` : '',
+    marker.started > 0 ? `started ${new Date(marker.started).toISOString()}` : '',
+    marker.pid > 0 && /^[\w.-]{1,100}$/.test(marker.host) ? `by pid ${marker.pid} on ${marker.host}` : '',
+  ].filter(Boolean);
+  const named = who.length > 0 ? ` (${who.join(', ')})` : '';
+  if (found.heartbeat !== null || marker.phase === 'claiming' || stillRunning(marker))
+    return usageError(`${stem} by a run still going${named}: pick another --queue, or let that run end first`);
+  return usageError(
+    `${stem}: a run that ended${named} left its keys there (kept with --keep, or stopped before it removed them); pick another --queue, or remove them with ${cleanCommand(`--queue ${keys.queue}`)}`,
+  );
+}
+
+/** The marker and heartbeat of a queue the claim refuses; undefined when they cannot be read (the refusal then names the marker alone). */
+async function readMarker(redis: Redis, keys: QueueKeys): Promise<FoundMarker | undefined> {
+  try {
+    const [value, heartbeat] = await Promise.all([redis.get(keys.owner), redis.get(keys.heartbeat)]);
+    return { value, heartbeat };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The claim's refusal of a queue that holds keys of somebody else's. */
@@ -71,12 +112,14 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   // Every queue's at once, pipelined: one round trip however many trials and queues the plan has.
   const planned = [...byPrefix.values()];
   const pipeline = redis.pipeline();
-  for (const keys of planned) pipeline.get(keys.owner);
-  const markers = (await pipeline.exec()) ?? [];
-  for (const [i, [err, marker]] of markers.entries()) {
-    if (err) throw err;
-    const keys = planned[i];
-    if (keys && marker !== null) throw inUse(keys);
+  for (const keys of planned) pipeline.get(keys.owner).get(keys.heartbeat);
+  const replies = (await pipeline.exec()) ?? [];
+  for (const [i, keys] of planned.entries()) {
+    const [markerErr, value] = replies[2 * i] ?? [];
+    const [heartbeatErr, heartbeat] = replies[2 * i + 1] ?? [];
+    if (markerErr) throw markerErr;
+    if (value === null || value === undefined) continue;
+    throw inUse(keys, heartbeatErr ? undefined : { value: String(value), heartbeat: heartbeat === null ? null : String(heartbeat) });
   }
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
@@ -85,7 +128,7 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000), { signal })) {
     for (const key of batch) {
       const keys = byPrefix.get(key.slice(0, key.indexOf('}:') + 2));
-      if (keys) throw key === keys.owner ? inUse(keys) : hasKeys(keys, key);
+      if (keys) throw key === keys.owner ? inUse(keys, await readMarker(redis, keys)) : hasKeys(keys, key);
     }
   }
 }
@@ -98,7 +141,7 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
 export async function claimQueue(redis: Redis, keys: QueueKeys, marker: OwnerMarker, where: string, signal?: AbortSignal): Promise<Claim> {
   const claiming = ownerValue({ ...marker, phase: 'claiming' });
   const won = await redis.set(keys.owner, claiming, 'PX', CLAIM_TTL_MS, 'NX');
-  if (won !== 'OK') throw inUse(keys);
+  if (won !== 'OK') throw inUse(keys, await readMarker(redis, keys));
   try {
     let renewed = Date.now();
     const existing = await findQueueKeys(redis, keys, 1, keys.owner, async () => {

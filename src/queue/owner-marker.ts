@@ -119,7 +119,8 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
     tool: OWNER_TOOL,
     run: m.run,
     jobs: m.jobs as number,
-    started: typeof m.started === 'number' ? m.started : 0,
+    // Shown as a date: one past what a Date holds (a marker anyone may have written) reads as unknown.
+    started: typeof m.started === 'number' && Number.isFinite(new Date(m.started).getTime()) ? m.started : 0,
     host: typeof m.host === 'string' ? m.host : '',
     pid: typeof m.pid === 'number' ? m.pid : 0,
     ...(typeof m.procStart === 'string' && m.procStart.length <= 100 ? { procStart: m.procStart } : {}),
@@ -127,4 +128,24 @@ export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
     // Only a plain word: it becomes part of a SCAN pattern.
     ...(typeof m.library === 'string' && /^[a-z0-9-]{1,40}$/.test(m.library) ? { library: m.library } : {}),
   };
+}
+
+/**
+ * A run on this machine whose process still lives: its keys are in use. Where the marker recorded
+ * when its process started and the system says when the process now holding that pid did, the two
+ * must match: a pid given again to another process does not keep the queue. An older marker, or a
+ * process this user may not see, is judged by whether the pid lives at all.
+ */
+export function stillRunning(marker: OwnerMarker, host = hostname()): boolean {
+  if (marker.host !== host || !(marker.pid > 0) || marker.pid === process.pid) return false;
+  if (marker.procStart !== undefined) {
+    const now = processStart(marker.pid);
+    if (now !== undefined) return now === marker.procStart;
+  }
+  try {
+    process.kill(marker.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
 }

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { freePort } from '../../src/server/embedded-server.js';
 import { BIN, runCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -230,22 +231,27 @@ forEachServer('cli', (handle) => {
     );
   });
 
-  test("--keep leaves exactly the run's keys; a second run on that queue is refused with exit 2", async () => {
+  test("--keep leaves exactly the run's keys; a second run on that queue is refused with exit 2", async (t) => {
     const kept = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--live', '0', '--queue', 'race-kept', '--keep']);
     assert.equal(kept.code, 0, kept.stderr);
     assert.match(kept.stdout, /kept: queue race-kept \(keys emq:\{race-kept\}:\*\)/);
     const redis = new Redis(handle.url);
+    // Closed however the test ends: an open connection would keep the file's process from ending.
+    t.after(() => redis.disconnect());
     const keys = await allKeys(redis);
     assert.equal(keys.length, 50 + 2, 'owner, pending and 50 job hashes (active and dead are empty, so gone)');
     assert.ok(keys.every((k) => k.startsWith('emq:{race-kept}:')));
     const before = await redis.get('emq:{race-kept}:owner');
     const again = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50', '--queue', 'race-kept']);
     assert.equal(again.code, 2);
-    assert.match(again.stderr, /^emq-race: queue race-kept is already in use/);
+    // Whose keys, and the line that removes them: the kept run has ended (its process is this one, still alive, but not a run any more).
+    assert.match(
+      oneErrorLine(again.stderr) ?? '',
+      /^emq-race: queue race-kept is already in use: a run that ended \(run [0-9a-f]{16}, started \S+Z, by pid \d+ on [\w.-]+\) left its keys there \(kept with --keep, or stopped before it removed them\); pick another --queue, or remove them with emq-race clean --queue race-kept \(and the same --url\)$/,
+    );
     assert.equal(await redis.get('emq:{race-kept}:owner'), before);
     assert.equal((await allKeys(redis)).length, keys.length);
     await redis.unlink(...keys);
-    await redis.quit();
   });
 
   test('--keep in another database than 0 names it, for the race and for explain, where redis-cli looks only when told (-n 3)', async () => {

@@ -164,15 +164,39 @@ forEachServer('audit on server state', (handle) => {
     assert.equal(await redis.get(keys.heartbeat), 'run-1', 'the heartbeat is written with the promotion');
     assert.ok((await redis.pttl(keys.heartbeat)) > 0, 'the heartbeat expires');
 
-    await assert.rejects(
-      claimQueue(redis, keys, newOwnerMarker('run-2', 5), where),
-      (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.usage && /already in use/.test(err.message),
-    );
+    // Refused as a run still going (its heartbeat stands), named by what its marker holds: the
+    // run id only as a run writes one (not 'run-1'), the start, the pid and the host.
+    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-2', 5), where), (err: unknown) => {
+      assert.ok(err instanceof EmqError && err.exitCode === ExitCode.usage);
+      assert.match(
+        err.message,
+        new RegExp(
+          `^queue ${keys.queue} is already in use by a run still going \\(started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, by pid ${process.pid} on [\\w.-]+\\): pick another --queue, or let that run end first$`,
+        ),
+      );
+      return true;
+    });
     assert.equal(await redis.get(keys.owner), claim.value, 'the loser leaves the winner its marker');
     assert.equal(await releaseClaim(redis, keys, ownerValue(newOwnerMarker('run-2', 5))), 0, 'releasing needs the exact value');
     assert.equal(await releaseClaim(redis, keys, claim.value), 1);
     await redis.unlink(keys.heartbeat);
     assert.equal(await redis.exists(keys.owner), 0);
+
+    // A marker of the tool's form that anyone could have written: nothing of its run id or host is
+    // repeated (a terminal's control sequences, here), a start past what a Date holds is left out,
+    // and with no heartbeat and no process of it here, the queue reads as left by a run that ended.
+    const forged = { tool: 'emq-race', run: 'x\u001b[31m', jobs: 1, started: 1e300, host: 'evil\u001b[2J', pid: 5, phase: 'owned' };
+    await redis.set(keys.owner, JSON.stringify(forged));
+    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-4', 5), where), (err: unknown) => {
+      assert.ok(err instanceof EmqError && err.exitCode === ExitCode.usage);
+      assert.equal(
+        err.message,
+        `queue ${keys.queue} is already in use: a run that ended left its keys there (kept with --keep, or stopped before it removed them); pick another --queue, or remove them with emq-race clean --queue ${keys.queue} (and the same --url)`,
+      );
+      return true;
+    });
+    assert.equal(await redis.get(keys.owner), JSON.stringify(forged), 'the refused claim leaves the marker it found');
+    await redis.del(keys.owner);
 
     await redis.set(keys.job(1), 'the user keeps this');
     await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-3', 5), where), /already has keys/);

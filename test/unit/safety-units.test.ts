@@ -24,6 +24,10 @@ test('owner markers: what a run writes is recognised; anything else is not the t
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":1000000000000}'), undefined);
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":20000000}')?.jobs, 20_000_000);
   assert.equal(parseOwnerValue('{"tool":"emq-race",'), undefined);
+  // A start past what a Date holds reads as unknown (0): shown as a date, it would throw.
+  for (const started of ['1e300', '-1e300', '8640000000000001'])
+    assert.equal(parseOwnerValue(`{"tool":"emq-race","run":"x","jobs":1,"started":${started}}`)?.started, 0, started);
+  assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":1,"started":1764806400000}')?.started, 1_764_806_400_000);
 });
 
 test('TLS flags: only with rediss://, certificate and key together, explicit insecure', () => {
