@@ -53,10 +53,10 @@ interface FoundMarker {
 /**
  * The claim's refusal of a queue whose marker exists, saying whose it is when the marker is the
  * tool's own: a run still going (its heartbeat stands, it is still claiming, or its process lives
- * on this machine, paused past its heartbeat: `clean`'s own rule), which the user
- * waits for or steps around, or a run that ended and left its keys (--keep, or stopped before its
- * clean-up), which `clean` removes. The marker's host and run id are shown only as the plain
- * words a run writes: a marker is a key anyone may have written.
+ * on this machine, paused past its heartbeat: `clean`'s own rule), which the user waits for or
+ * steps around; or a run that ended and left its keys (--keep, or stopped before its clean-up),
+ * which `clean` removes. The marker's run id and host are shown only as the plain words a run
+ * writes: a marker is a key anyone may have written.
  */
 function inUse(keys: QueueKeys, found?: FoundMarker): EmqError {
   const stem = `queue ${keys.queue} is already in use`;
