@@ -112,14 +112,13 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: A
   // Every queue's at once, pipelined: one round trip however many trials and queues the plan has.
   const planned = [...byPrefix.values()];
   const pipeline = redis.pipeline();
-  for (const keys of planned) pipeline.get(keys.owner).get(keys.heartbeat);
-  const replies = (await pipeline.exec()) ?? [];
-  for (const [i, keys] of planned.entries()) {
-    const [markerErr, value] = replies[2 * i] ?? [];
-    const [heartbeatErr, heartbeat] = replies[2 * i + 1] ?? [];
-    if (markerErr) throw markerErr;
-    if (value === null || value === undefined) continue;
-    throw inUse(keys, heartbeatErr ? undefined : { value: String(value), heartbeat: heartbeat === null ? null : String(heartbeat) });
+  for (const keys of planned) pipeline.get(keys.owner);
+  const markers = (await pipeline.exec()) ?? [];
+  for (const [i, [err, marker]] of markers.entries()) {
+    if (err) throw err;
+    const keys = planned[i];
+    // Whose marker it is, read again with its heartbeat, only for the queue refused.
+    if (keys && marker !== null) throw inUse(keys, await readMarker(redis, keys));
   }
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
