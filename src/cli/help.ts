@@ -7,6 +7,7 @@
 import type { EventEmitter } from 'node:events';
 import { Help, Option, type Command } from 'commander';
 import { usageError } from '../shared/errors.js';
+import { takesValue } from './options.js';
 import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
 import type { Io } from '../shared/model.js';
 import { nearCommand, outputWidth, wrap } from '../shared/text.js';
@@ -233,9 +234,8 @@ export function teachHelp(program: Command, io: Io): void {
     .allowExcessArguments()
     .action((_name: string | undefined, _flags: unknown, help: Command) => {
       // Flags written before `help` come after it here (see subcommandFirst): skip them and their values.
-      const takesValue = (word: string): boolean => program.options.some((o) => (o.long === word || o.short === word) && (o.required || o.optional));
       const words = help.args;
-      const at = words.findIndex((word, i) => !word.startsWith('-') && !(i > 0 && takesValue(words[i - 1] ?? '')));
+      const at = words.findIndex((word, i) => !word.startsWith('-') && !(i > 0 && takesValue(program.options, words[i - 1] ?? '')));
       const name = at < 0 ? undefined : words[at];
       if (name === undefined || name === 'help') program.help();
       const command = program.commands.find((c) => c.name() === name);

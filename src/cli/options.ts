@@ -2,7 +2,7 @@
  * Defaults, limits and the validating parsers behind every flag. Each parser throws a usage error
  * that names the flag and what it accepts, so commander's callers never see a NaN.
  */
-import type { Command } from 'commander';
+import type { Command, Option } from 'commander';
 import { usageError } from '../shared/errors.js';
 import { QUEUE_NAME } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
@@ -246,6 +246,17 @@ export function refuseRepeatedValues(command: Command): void {
   for (const sub of command.commands) refuseRepeatedValues(sub);
 }
 
+/** The option of `options` that `word` names, by its long or its short flag. */
+export function optionNamed(options: readonly Option[], word: string): Option | undefined {
+  return options.find((o) => o.long === word || o.short === word);
+}
+
+/** Whether `word` names an option of `options` that takes a value (so the next word is that value). */
+export function takesValue(options: readonly Option[], word: string): boolean {
+  const option = optionNamed(options, word);
+  return Boolean(option?.required || option?.optional);
+}
+
 /**
  * A flag that takes a value, followed by another flag of the tool (`--jobs --sweepers 4`, `--url
  * --json`), is a value left out. Commander would hand the second flag to the first as its value,
@@ -261,7 +272,7 @@ export function refuseFlagsAsValues(program: Command, args: readonly string[]): 
   for (let at = command === program ? 0 : 1; at < args.length; at++) {
     const word = args[at] ?? '';
     if (word === '--') return;
-    const option = command.options.find((o) => o.long === word || o.short === word);
+    const option = optionNamed(command.options, word);
     // An optional value is taken only when it does not start with '-': nothing to refuse.
     if (!option?.required) continue;
     const name = (args[at + 1] ?? '').split('=')[0] ?? '';

@@ -13,7 +13,7 @@ import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { refuseFlagsAsValues, refuseRepeatedValues } from './options.js';
+import { optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -79,12 +79,11 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
  */
 export function asksForJson(program: Command, argv: readonly string[]): boolean {
   const options = [program, ...program.commands].flatMap((command) => command.options);
-  const takesValue = (word: string): boolean => options.some((o) => (o.long === word || o.short === word) && (o.required || o.optional));
   for (let at = 2; at < argv.length; at++) {
     const word = argv[at] ?? '';
     if (word === '--') return false;
     if (word === '--json') return true;
-    if (takesValue(word)) at++;
+    if (takesValue(options, word)) at++;
   }
   return false;
 }
@@ -161,7 +160,7 @@ function commanderLine(message: string, program: Command, argv: readonly string[
 function raceFlagNote(program: Command, argv: readonly string[], option: string): string {
   const name = subcommandFirst(program, argv)[2];
   const command = program.commands.find((c) => c.name() === name);
-  const takes = (c: Command): boolean => c.options.some((o) => o.long === option || o.short === option);
+  const takes = (c: Command): boolean => optionNamed(c.options, option) !== undefined;
   return command && !takes(command) && takes(program) ? `; ${option} is a flag of the race itself, not of ${name} (emq-race help ${name} lists its flags)` : '';
 }
 
@@ -187,8 +186,7 @@ export function subcommandFirst(program: Command, argv: readonly string[]): stri
     if (subcommands.has(arg)) break;
     // A word that is no option and no subcommand: the race's (mistyped) command, left as it is.
     if (!arg.startsWith('-') || arg === '--') return [...argv];
-    const option = program.options.find((o) => o.long === arg || o.short === arg);
-    at += option && (option.required || option.optional) ? 2 : 1;
+    at += takesValue(program.options, arg) ? 2 : 1;
   }
   if (at === 0 || at >= args.length) return [...argv];
   return [...argv.slice(0, 2), args[at] ?? '', ...args.slice(0, at), ...args.slice(at + 1)];
