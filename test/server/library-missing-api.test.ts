@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal, oneErrorLine } from '../helpers/cli-process.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -67,7 +67,7 @@ forOneServerKind(import.meta.url, 'a library lacking what emq-race calls', (hand
   for (const { lib, version, source, missing } of CASES) {
     test(`${lib} ${version} without ${missing}: exit 2, one line naming it, nothing written`, async () => {
       const project = projectWith(lib, version, source);
-      const at = join(project, 'node_modules', lib, 'index.js').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const at = literal(join(project, 'node_modules', lib, 'index.js'));
       await refusedCleanly(
         project,
         lib,

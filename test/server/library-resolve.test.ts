@@ -17,14 +17,12 @@ import { checkLibraryFlagsGiven } from '../../src/cli/options.js';
 import { findLibrary } from '../../src/libraries/resolve.js';
 import type { LibraryName } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal, oneErrorLine } from '../helpers/cli-process.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** The tool's own folder, whose node_modules holds the libraries as its tests install them. */
 const TOOL = fileURLToPath(new URL('../../../', import.meta.url));
-
-const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A project whose node_modules holds `lib`'s real package.json alone: what the package declares, and none of its dependencies. */
 function projectWithManifestOf(lib: string): { project: string; folder: string } {

@@ -9,7 +9,7 @@ import { EmqError } from '../../src/shared/errors.js';
 import { parseExplainModes } from '../../src/cli/explain-command.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../../src/server/connection.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal, oneErrorLine } from '../helpers/cli-process.js';
 import { makeCerts } from '../helpers/certs.js';
 import { forEachServer } from '../helpers/servers.js';
 
@@ -79,43 +79,29 @@ test('redactUrl and scrubUrlText: every password form becomes ***, user names an
   assert.equal(scrubUrlText('expected redis://[user:password@]host:port'), 'expected redis://[user:password@]host:port');
 });
 
+/**
+ * The case of a flag (the first word of `usage`) whose value was left out, `next` (another flag)
+ * following it: the one line that says so, whole.
+ */
+function leftOut(name: string, args: string[], next: string, usage: string): { name: string; args: string[]; line: RegExp } {
+  const flag = usage.split(' ')[0] ?? '';
+  const line = `emq-race: ${flag}: no value given: the flag ${next} follows it; give the value right after ${flag} (${usage})`;
+  return { name, args, line: new RegExp(`^${literal(line)}$`) };
+}
+
 const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   { name: '?db=abc', args: ['--url', 'redis://127.0.0.1:6390/?db=abc'], line: /the database in .* must be a number/ },
   { name: 'a backslash in the URL', args: ['--url', 'redis://:secret\\@127.0.0.1:6390'], line: /contains a backslash/ },
   { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
   // A flag where a value goes is a value left out: said so, the flag named, before anything is parsed.
-  {
-    name: '--queue --help',
-    args: ['--queue', '--help'],
-    line: /^emq-race: --queue: no value given: the flag --help follows it; give the value right after --queue \(--queue <name>\)$/,
-  },
-  {
-    name: '--html --json',
-    args: ['--html', '--json'],
-    line: /^emq-race: --html: no value given: the flag --json follows it; give the value right after --html \(--html <file>\)$/,
-  },
-  {
-    name: '--jobs --sweepers 4',
-    args: ['--jobs', '--sweepers', '4'],
-    line: /^emq-race: --jobs: no value given: the flag --sweepers follows it; give the value right after --jobs \(--jobs <n>\)$/,
-  },
+  leftOut('--queue --help', ['--queue', '--help'], '--help', '--queue <name>'),
+  leftOut('--html --json', ['--html', '--json'], '--json', '--html <file>'),
+  leftOut('--jobs --sweepers 4', ['--jobs', '--sweepers', '4'], '--sweepers', '--jobs <n>'),
   // Not "an argument that is neither a command nor a flag", as the 4 left standing alone made it.
-  {
-    name: '--url --sweepers 4',
-    args: ['--url', '--sweepers', '4'],
-    line: /^emq-race: --url: no value given: the flag --sweepers follows it; give the value right after --url \(--url <url>\)$/,
-  },
+  leftOut('--url --sweepers 4', ['--url', '--sweepers', '4'], '--sweepers', '--url <url>'),
   // The flag after it is named without what follows its '=': a URL with a password, here.
-  {
-    name: '--url --url=URL',
-    args: ['--url', '--url=redis://:secret@127.0.0.1:1'],
-    line: /^emq-race: --url: no value given: the flag --url follows it; give the value right after --url \(--url <url>\)$/,
-  },
-  {
-    name: "a subcommand's flag",
-    args: ['explore', '--max-switches', '--json'],
-    line: /^emq-race: --max-switches: no value given: the flag --json follows it; give the value right after --max-switches \(--max-switches <k>\)$/,
-  },
+  leftOut('--url --url=URL', ['--url', '--url=redis://:secret@127.0.0.1:1'], '--url', '--url <url>'),
+  leftOut("a subcommand's flag", ['explore', '--max-switches', '--json'], '--json', '--max-switches <k>'),
   {
     name: 'a value left out at the end',
     args: ['--jobs', '5', '--sweepers'],
