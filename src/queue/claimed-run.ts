@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { stopCause, type Interrupts } from '../shared/interrupt.js';
 import { connect, type ServerTarget } from '../server/connection.js';
-import { cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
+import { busyHint, cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
@@ -57,7 +57,10 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // (--keep or not: a run a signal stops deletes its keys, below). Leaving at once may leave the
   // heartbeat too (a server too slow to take its removal), and `clean` refuses the queue until it
   // expires.
-  const settle = interrupts.owe(leftBehindHint(keys.queue));
+  // Not on the tool's own server: a third signal ends the process, and its keeper stops the server
+  // with every key on it.
+  const serverGoes = plan.target.embedded === true;
+  const settle = serverGoes ? () => undefined : interrupts.owe(leftBehindHint(keys.queue));
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
@@ -90,23 +93,41 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
       const keep = plan.keep && !interrupts.signal.aborted;
       if (keep && failure) failure.message += `; ${keptHint(keys.queue)}`;
       if (!keep && !heartbeat.claimLost) {
-        const tidy = await cleanUpConnection(admin, plan.target, failure);
+        const { redis: tidy, refusal } = await cleanUpConnection(admin, plan.target, failure);
         try {
           // A fresh connection finds the marker as the run left it, or not: while the old one was
           // gone, the heartbeat went unwritten, and the queue may have been cleaned or claimed since.
           // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
-          const ours = heartbeat.vanished || tidy !== admin ? await reclaimVanished(tidy, claim).catch(() => undefined) : true;
+          let busy = isBusyReply(refusal);
+          const ours =
+            heartbeat.vanished || tidy !== admin
+              ? await reclaimVanished(tidy, claim).catch((err: unknown) => {
+                  busy = isBusyReply(err);
+                  return undefined;
+                })
+              : true;
           if (ours) {
-            const error = await cleanUpRun(tidy, keys, plan.jobs, failure, where, { library: plan.library, reconnected: tidy !== admin });
+            const error = await cleanUpRun(tidy, keys, plan.jobs, failure, where, {
+              library: plan.library,
+              reconnected: tidy !== admin,
+              serverGoes,
+              closedBy: refusal,
+            });
             // A run that went well but could not remove its keys (no +unlink) ends with that error.
             // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
             if (error) throw error;
           } else {
-            const left = ours === false ? `another run has claimed queue ${keys.queue} since, so none of its keys were deleted` : leftBehindHint(keys.queue);
-            if (failure) failure.message += `; ${left}`;
+            // Keys left on the tool's own server go with it: nothing to tell of them.
+            const left =
+              ours === false
+                ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted`
+                : serverGoes
+                  ? ''
+                  : `; ${busy ? busyHint(keys.queue) : leftBehindHint(keys.queue)}`;
+            if (failure) failure.message += left;
             // A run whose connection closed after its last step, and whose keys could not be reached again.
             // biome-ignore lint/correctness/noUnsafeFinally: keys left behind are the run's outcome when the work itself went well
-            else throw serverError(`lost the connection to the server at ${where}; ${left}`);
+            else throw serverError(`lost the connection to the server at ${where}${left}`);
           }
         } finally {
           if (tidy !== admin) tidy.disconnect();
@@ -123,11 +144,23 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
  * the same server (connect's own options and bounded wait), so that a connection closed under a
  * run on a healthy server (a CLIENT KILL) does not leave its keys behind. Not on a server that
  * stopped answering (one wait for it is enough) nor on one gone with its keys; and `admin`, closed
- * as it is, when none can be opened: the clean-up then says what remains.
+ * as it is, when none can be opened, with the error that refused it (a server still held up by a
+ * script refuses one with BUSY): the clean-up then says what remains, and why.
  */
-async function cleanUpConnection(admin: Redis, target: ServerTarget, failure: EmqError | undefined): Promise<Redis> {
-  if (admin.status === 'ready' || failure instanceof ServerGoneError || stoppedAnswering(target.display)) return admin;
-  return connect(target).catch(() => admin);
+async function cleanUpConnection(
+  admin: Redis,
+  target: ServerTarget,
+  failure: EmqError | undefined,
+): Promise<{ readonly redis: Redis; readonly refusal?: unknown }> {
+  // A server a script held up answers again (BUSY at once, while the script runs) though a call
+  // went unanswered meanwhile, and the connection that waited for it was closed: worth one try.
+  const silent = stoppedAnswering(target.display) && !isBusyReply(failure);
+  const standing = admin.status === 'ready' && admin.stream?.writable !== false;
+  if (standing || failure instanceof ServerGoneError || silent) return { redis: admin };
+  return connect(target).then(
+    (redis) => ({ redis }),
+    (refusal: unknown) => ({ redis: admin, refusal }),
+  );
 }
 
 /**
@@ -136,7 +169,7 @@ async function cleanUpConnection(admin: Redis, target: ServerTarget, failure: Em
  * queue (the function mode's library) is removed however the admin connection ended.
  */
 export async function overLiveConnection<T>(admin: Redis, target: ServerTarget, step: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = await cleanUpConnection(admin, target, undefined);
+  const { redis } = await cleanUpConnection(admin, target, undefined);
   try {
     return await step(redis);
   } finally {

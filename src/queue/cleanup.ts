@@ -5,7 +5,7 @@
  * queue the run claimed empty, they are found there by SCAN (see libraryPrefix in keys.ts).
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
@@ -60,13 +60,20 @@ export async function cleanUpRun(
   jobCount: number,
   failure: EmqError | undefined,
   where: string,
-  { library, reconnected = false }: { readonly library?: string | undefined; readonly reconnected?: boolean } = {},
+  {
+    library,
+    reconnected = false,
+    serverGoes = false,
+    closedBy = new Error('Connection is closed.'),
+  }: { readonly library?: string | undefined; readonly reconnected?: boolean; readonly serverGoes?: boolean; readonly closedBy?: unknown } = {},
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
-  const hint = leftBehindHint(keys.queue);
-  let cause: unknown = new Error('Connection is closed.');
-  if (admin.status === 'ready' && !stoppedAnswering(where)) {
+  let hint = leftBehindHint(keys.queue);
+  let cause: unknown = closedBy;
+  // A server that held the run up with a script answers (BUSY, at once) though a call of the run's
+  // went unanswered while the script ran: its keys are worth one try, the script may have ended.
+  if (admin.status === 'ready' && (!stoppedAnswering(where) || isBusyReply(failure))) {
     try {
       await deleteRunKeys(admin, keys, jobCount, library);
       if (reconnected && failure) failure.message += '; its keys were removed over a new connection';
@@ -75,6 +82,10 @@ export async function cleanUpRun(
       cause = err;
     }
   }
+  // The tool's own server, stopped as the command ends, takes what could not be deleted with it:
+  // no line sends the user to a server that will be gone.
+  if (serverGoes) return undefined;
+  if (isBusyReply(cause)) hint = busyHint(keys.queue);
   if (failure) {
     failure.message += `; ${hint}`;
     return undefined;
@@ -82,6 +93,19 @@ export async function cleanUpRun(
   const error = describeServerError(cause, where);
   error.message += `; ${hint}`;
   return error;
+}
+
+/**
+ * Said when the clean-up itself was refused with BUSY: a script still holds the server, and it
+ * goes on after the run has ended (a client that leaves does not stop its script). The tool stops
+ * no script itself: SCRIPT KILL stops whichever one runs, and by then it may not be the run's.
+ */
+const STILL_BUSY =
+  "the server still refuses every call with BUSY, as a script is still running on it: if it is the run's (--script, or a library's), stop it with redis-cli SCRIPT KILL, or SHUTDOWN NOSAVE once it has written";
+
+/** What a run whose clean-up the server refused with BUSY says of its keys: first free the server, then clean. */
+export function busyHint(queue: string): string {
+  return `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}`;
 }
 
 /** What a --keep run that failed says of its keys: left, on purpose, and how to remove them. */

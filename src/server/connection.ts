@@ -23,6 +23,11 @@ export interface ServerTarget {
   readonly tls?: TlsSettings;
   /** The URL came from REDIS_URL, no --url given: a failure to connect says so. */
   readonly fromEnvironment?: true;
+  /**
+   * The tool's own embedded server (or cluster), stopped when the command ends unless a run that
+   * was not interrupted asked to keep it: keys a run could not delete go with it.
+   */
+  readonly embedded?: true;
 }
 
 /**

@@ -58,7 +58,8 @@ export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv =
  * The session on `target`, for a single server and an embedded cluster alike. A server started for
  * it is stopped, and the connection closed, when the session cannot be opened: nothing else would.
  */
-export async function sessionFor(target: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+  const target: ServerTarget = embedded ? { ...given, embedded: true } : given;
   let admin: Redis | undefined;
   try {
     admin = await connect(target);

@@ -6,7 +6,8 @@
  * spins past it is said the same way: the script's length, not a failure of the script. The
  * eviction watch, refused with BUSY longer than its wait, does not stop the run as blind: the
  * reading after the script counts what the wait hid (a library's recovery on 80,000 jobs ended with
- * the watch's line, not the library's finding).
+ * the watch's line, not the library's finding). A run whose clean-up the server refuses with BUSY,
+ * a script still holding it, says so and how to free it before it says how to remove the keys.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -20,6 +21,9 @@ import { underEvictionWatch } from '../../src/server/eviction-watch.js';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
+import { onClaimedQueue } from '../../src/queue/claimed-run.js';
+import { queueKeys } from '../../src/queue/keys.js';
+import { heldServerError, noteStoppedAnswering } from '../../src/shared/errors.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -115,6 +119,44 @@ forOneServerKind(
         await held;
       } finally {
         await closeConnection(holder);
+      }
+    });
+
+    test("a script still holding the server when a run's work fails with BUSY: the line says the server still refuses every call, how to free it, and only then how to remove the keys", async () => {
+      // The run's own wait for the script (ANSWER_TIMEOUT_MS) is long: its end is made here at once,
+      // as it ends after that wait, with the admin connection dropped and the server seen silent.
+      // Last in the file: from here this process counts the server as silent.
+      const target = parseServerUrl(handle.url);
+      const interrupts: Interrupts = { signal: new AbortController().signal, owe: () => () => {}, dispose: () => {} };
+      const admin = await connect(target);
+      const holder = await connect(target);
+      const watcher = await connect(target);
+      let held: Promise<unknown> | undefined;
+      try {
+        const plan = { admin, target, keys: queueKeys('race-held'), jobs: 0, keep: false };
+        await assert.rejects(
+          onClaimedQueue(plan, interrupts, async () => {
+            held = holder.eval(spinning(1500), 0);
+            await sleep(300);
+            admin.disconnect();
+            noteStoppedAnswering(target.display, 10_000);
+            throw heldServerError('the sweep script (--script)', ': a call of it ran too long');
+          }),
+          (err: Error) => {
+            assert.match(
+              err.message,
+              /^the sweep script \(--script\) held the server past its busy-reply-threshold, .*: a call of it ran too long; the server still refuses every call with BUSY, as a script is still running on it: if it is the run's \(--script, or a library's\), stop it with redis-cli SCRIPT KILL, or SHUTDOWN NOSAVE once it has written; once it answers again, the keys of queue race-held \(emq:\{race-held\}:\*\) may remain on the server: remove them with emq-race clean --queue race-held/,
+            );
+            return true;
+          },
+        );
+        await held;
+        // What the line says is so: once the script has ended, the queue's marker is there.
+        assert.equal(await watcher.exists('emq:{race-held}:owner'), 1);
+        await watcher.del(...(await watcher.keys('emq:{race-held}:*')));
+      } finally {
+        await held?.catch(() => undefined);
+        for (const redis of [admin, holder, watcher]) await closeConnection(redis);
       }
     });
   },

@@ -9,7 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { describeServerError } from '../../src/shared/errors.js';
+import { describeServerError, serverError } from '../../src/shared/errors.js';
+import { cleanUpRun } from '../../src/queue/cleanup.js';
+import { queueKeys } from '../../src/queue/keys.js';
 import { sessionFor } from '../../src/server/session.js';
 import { once } from 'node:events';
 import { alive, commandLine, descendants } from '../helpers/processes.js';
@@ -126,6 +128,28 @@ for (const kind of SERVER_KINDS) {
         });
         // Killed by the tool (SIGKILL): gone once the kernel has reaped it.
         await until(LIMIT_MS, 'the server to end', () => !alive(server.pid));
+      } finally {
+        await server.stop();
+      }
+    });
+
+    test("keys a failed run could not delete on the tool's own server: no line sends the user to a server that goes with them", async () => {
+      const server = await startEmbeddedServer({ bin: kind.bin });
+      try {
+        const session = await sessionFor(parseServerUrl(server.url), server);
+        assert.equal(session.target.embedded, true, 'a session on an embedded server knows it');
+        assert.equal(parseServerUrl(server.url).embedded, undefined, 'a URL alone does not');
+        // The admin connection closed: the clean-up cannot reach the keys.
+        session.admin.disconnect();
+        const ownServer = serverError('the run failed');
+        assert.equal(await cleanUpRun(session.admin, queueKeys('race-gone'), 10, ownServer, session.target.display, { serverGoes: true }), undefined);
+        assert.equal(ownServer.message, 'the run failed');
+        const userServer = serverError('the run failed');
+        assert.equal(await cleanUpRun(session.admin, queueKeys('race-gone'), 10, userServer, session.target.display), undefined);
+        assert.match(
+          userServer.message,
+          /^the run failed; the keys of queue race-gone \(emq:\{race-gone\}:\*\) may remain on the server: remove them with emq-race clean --queue race-gone/,
+        );
       } finally {
         await server.stop();
       }
