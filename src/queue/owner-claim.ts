@@ -85,6 +85,15 @@ async function readMarker(redis: Redis, keys: QueueKeys): Promise<FoundMarker | 
   }
 }
 
+/** The other queues of a command that are in use too: a few by name, `clean --all` for the rest. Pure. */
+export function alsoInUse(queues: readonly string[]): string {
+  const SHOWN = 3;
+  const names = queues.slice(0, SHOWN);
+  if (queues.length > SHOWN) names.push(`${queues.length - SHOWN} more`);
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return `this command's ${queues.length === 1 ? 'queue' : 'queues'} ${list} ${queues.length === 1 ? 'is' : 'are'} in use too: ${cleanCommand('--all')} lists every queue a run left`;
+}
+
 /** The claim's refusal of a queue that holds keys of somebody else's. */
 function hasKeys(keys: QueueKeys, key: string): EmqError {
   return usageError(`queue ${keys.queue} already has keys (${key}): refusing to write over them; pick another --queue`);
@@ -92,34 +101,52 @@ function hasKeys(keys: QueueKeys, key: string): EmqError {
 
 /**
  * Refuses, before anything is written, a command any of whose `queues` already has keys on this
- * server. Each claim checks its own queue again, but only when its turn comes: without this a
+ * server, or any of whose `claimedFirst` (the queues whose claim comes first, and checks them
+ * itself) has a marker. Each claim checks its own queue again, but only when its turn comes: without this a
  * command of several modes would race and clean up its first queues before finding the last one
  * taken. One SCAN serves them all: of the queue names' common start, each key found then matched
  * to its queue exactly.
  */
-export async function refuseUsedQueues(redis: Redis, queues: readonly string[], where: string, signal?: AbortSignal): Promise<void> {
+export async function refuseUsedQueues(
+  redis: Redis,
+  queues: readonly string[],
+  where: string,
+  signal?: AbortSignal,
+  claimedFirst: readonly string[] = [],
+): Promise<void> {
   try {
-    await findUsedQueue(redis, queues, signal);
+    await findUsedQueue(redis, queues, claimedFirst, signal);
   } catch (err) {
     throw describeServerError(err, where);
   }
 }
 
-async function findUsedQueue(redis: Redis, queues: readonly string[], signal?: AbortSignal): Promise<void> {
+async function findUsedQueue(redis: Redis, queues: readonly string[], claimedFirst: readonly string[], signal?: AbortSignal): Promise<void> {
   const byPrefix = new Map(queues.map((queue) => [queueKeys(queue).prefix, queueKeys(queue)]));
-  if (byPrefix.size === 0) return;
+  if (byPrefix.size + claimedFirst.length === 0) return;
   // A marker first, as the claim finds it first: in use (or kept) says more than a key it holds.
   // Every queue's at once, pipelined: one round trip however many trials and queues the plan has.
-  const planned = [...byPrefix.values()];
+  // The first claim's own queues too, so that a refusal names every queue of the command in use,
+  // in the words that claim would use; their other keys are left to it.
+  const planned = [...claimedFirst.map((queue) => queueKeys(queue)), ...byPrefix.values()];
   const pipeline = redis.pipeline();
   for (const keys of planned) pipeline.get(keys.owner);
   const markers = (await pipeline.exec()) ?? [];
+  const taken: QueueKeys[] = [];
   for (const [i, [err, marker]] of markers.entries()) {
     if (err) throw err;
     const keys = planned[i];
-    // Whose marker it is, read again with its heartbeat, only for the queue refused.
-    if (keys && marker !== null) throw inUse(keys, await readMarker(redis, keys));
+    if (keys && marker !== null) taken.push(keys);
   }
+  const [first, ...others] = taken;
+  if (first) {
+    // Whose marker it is, read again with its heartbeat, only for the queue refused; the others
+    // named, so that clearing the one does not just lead to the next refusal.
+    const refusal = inUse(first, await readMarker(redis, first));
+    if (others.length > 0) refusal.message += `; ${alsoInUse(others.map((keys) => keys.queue))}`;
+    throw refusal;
+  }
+  if (byPrefix.size === 0) return;
   const prefixes = [...byPrefix.keys()];
   let common = prefixes[0] ?? '';
   for (const prefix of prefixes) while (!prefix.startsWith(common)) common = common.slice(0, -1);

@@ -136,8 +136,9 @@ export async function checkPlanBeforeWrites(
       // The first step's claim checks its own queues before anything of the command is written, and
       // says why it failed as it would alone (taken, in use, or a permission refused on the way): the
       // steps after it are the ones checked here.
-      const queuesHere = placed.slice(1).flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
-      await refuseUsedQueues(redis, queuesHere, target.display, signal);
+      // Their markers are read with the rest all the same, so that a refusal names every queue in use.
+      const queuesOf = (steps: typeof placed) => steps.flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
+      await refuseUsedQueues(redis, queuesOf(placed.slice(1)), target.display, signal, queuesOf(placed.slice(0, 1)));
       const moments = placed
         .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
         .filter((moment) => moment.length > 0);

@@ -254,6 +254,31 @@ forEachServer('cli', (handle) => {
     await redis.unlink(...keys);
   });
 
+  test('a command several of whose queues a kept run left: the refusal names the others too, so clearing one does not just lead to the next', async (t) => {
+    const kept = await runCli(['--url', handle.url, '--mode', 'atomic,loop,claim,watch,function', '--jobs', '10', '--queue', 'race-many', '--keep']);
+    assert.equal(kept.code, 0, kept.stderr);
+    const redis = new Redis(handle.url);
+    t.after(() => redis.disconnect());
+    const keys = await allKeys(redis);
+    const again = await runCli(['--url', handle.url, '--mode', 'atomic,loop,claim', '--jobs', '10', '--queue', 'race-many']);
+    assert.equal(again.code, 2);
+    assert.match(
+      oneErrorLine(again.stderr) ?? '',
+      /^emq-race: queue race-many-atomic is already in use: a run that ended \(.*\) left its keys there .*emq-race clean --queue race-many-atomic \(and the same --url\); this command's queues race-many-loop and race-many-claim are in use too: emq-race clean --all \(and the same --url\) lists every queue a run left$/,
+    );
+    // Four others: three named, the rest counted; one other: named alone.
+    const five = await runCli(['--url', handle.url, '--mode', 'atomic,loop,claim,watch,function', '--jobs', '10', '--queue', 'race-many']);
+    assert.match(oneErrorLine(five.stderr) ?? '', /; this command's queues race-many-loop, race-many-claim, race-many-watch and 1 more are in use too: /);
+    const two = await runCli(['--url', handle.url, '--mode', 'loop,watch', '--jobs', '10', '--queue', 'race-many']);
+    assert.match(oneErrorLine(two.stderr) ?? '', /^emq-race: queue race-many-loop is already in use: .*; this command's queue race-many-watch is in use too: /);
+    assert.deepEqual((await allKeys(redis)).sort(), keys.sort(), 'nothing written or removed by the refused runs');
+    for (const mode of ['atomic', 'loop', 'claim', 'watch', 'function']) {
+      const cleaned = await runCli(['clean', '--url', handle.url, '--queue', `race-many-${mode}`]);
+      assert.equal(cleaned.code, 0, cleaned.stderr);
+    }
+    assert.deepEqual(await allKeys(redis), []);
+  });
+
   test('--keep in another database than 0 names it, for the race and for explain, where redis-cli looks only when told (-n 3)', async () => {
     const url = `${handle.url}/3`;
     const kept = await runCli(['--url', url, '--mode', 'atomic', '--jobs', '20', '--live', '0', '--queue', 'race-kept-db', '--keep']);
