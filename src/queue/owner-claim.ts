@@ -86,7 +86,7 @@ async function readMarker(redis: Redis, keys: QueueKeys): Promise<FoundMarker | 
 }
 
 /** The other queues of a command that are in use too: a few by name, `clean --all` for the rest. Pure. */
-export function alsoInUse(queues: readonly string[]): string {
+function alsoInUse(queues: readonly string[]): string {
   const SHOWN = 3;
   const names = queues.slice(0, SHOWN);
   if (queues.length > SHOWN) names.push(`${queues.length - SHOWN} more`);
