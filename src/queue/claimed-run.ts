@@ -91,7 +91,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
       // --keep keeps what a run wrote for the user to read, but a run a signal stopped leaves
       // nothing behind, as its embedded server goes with it: the first signal's line says so.
       const keep = plan.keep && !interrupts.signal.aborted;
-      if (keep && failure) failure.message += `; ${keptHint(keys.queue)}`;
+      if (keep && failure) failure.message += `; ${keptHint(keys.queue, plan.target)}`;
       if (!keep && !heartbeat.claimLost) {
         const { redis: tidy, refusal } = await cleanUpConnection(admin, plan.target, failure);
         try {

@@ -5,6 +5,7 @@
  * queue the run claimed empty, they are found there by SCAN (see libraryPrefix in keys.ts).
  */
 import type { Redis } from 'ioredis';
+import type { ServerTarget } from '../server/connection.js';
 import { describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
@@ -108,9 +109,13 @@ export function busyHint(queue: string): string {
   return `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}`;
 }
 
-/** What a --keep run that failed says of its keys: left, on purpose, and how to remove them. */
-export function keptHint(queue: string): string {
-  return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with ${cleanCommand(`--queue ${queue}`)}`;
+/**
+ * What a --keep run that failed says of its keys: left, on purpose, and how to remove them; on the
+ * tool's own server, kept with them, `clean` needs that server's URL, which the user never gave.
+ */
+export function keptHint(queue: string, target: Pick<ServerTarget, 'display' | 'embedded'>): string {
+  const clean = target.embedded ? `emq-race clean --queue ${queue} --url ${target.display}` : cleanCommand(`--queue ${queue}`);
+  return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with ${clean}`;
 }
 
 /**

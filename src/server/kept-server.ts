@@ -43,6 +43,16 @@ function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly Em
   ];
 }
 
+/**
+ * What a command's one error line adds when --keep leaves the embedded server running after a
+ * failure: where it is and how to stop it, as a run that went well says it on lines of its own.
+ */
+export function keptServerClause(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string {
+  return keptServerLines(server)
+    .map((line) => line.trimEnd())
+    .join('; ');
+}
+
 /** How to stop a server --keep left running. */
 function stop(s: { readonly url: string; readonly pid: number }): string {
   return `stop it with: redis-cli -p ${new URL(s.url).port} shutdown nosave (or kill ${s.pid})`;

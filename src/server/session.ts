@@ -5,7 +5,8 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { usageError } from '../shared/errors.js';
+import { EmqError, usageError } from '../shared/errors.js';
+import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
 import { stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
@@ -113,6 +114,8 @@ export async function withSession<T>(
     result = await body(session, interrupts);
   } catch (err) {
     interrupted = interrupts.signal.aborted;
+    // A kept server outlives a failed command too: its one line says where, or it runs on unknown.
+    if (keep && !interrupted && session.embedded && err instanceof EmqError) err.message += `; ${keptServerClause(session.embedded)}`;
     throw err;
   } finally {
     await closeSession(session, keep && !interrupted);

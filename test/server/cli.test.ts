@@ -11,7 +11,7 @@ import { freePort } from '../../src/server/embedded-server.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
+import { FAILS_AT_RUN_TIME, FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
 
 const RUN_FIELDS = [
@@ -144,6 +144,32 @@ test("--keep on the embedded server leaves it running with the run's keys, and s
     // Its keeper outlives the tool while the server runs, and removes the folder once it stops.
     for (let waited = 0; existsSync(dir) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(!existsSync(dir), `the kept server's folder left after it stopped: ${dir}`);
+  }
+});
+
+test('--keep on the embedded server, the run failed: its one line says where the kept server is and how to stop it, and clean names its URL', async () => {
+  const script = scriptFile('fails-at-run-time.lua', FAILS_AT_RUN_TIME);
+  const result = await runCli(['--script', script, '--jobs', '20', '--queue', 'race-keepfailed', '--keep']);
+  assert.equal(result.code, 3, result.stderr);
+  const line = oneErrorLine(result.stderr) ?? result.stderr;
+  const said =
+    /^emq-race: the sweep script failed while running: .*; the keys of queue race-keepfailed \(emq:\{race-keepfailed\}:\*\) are kept \(--keep\): remove them with emq-race clean --queue race-keepfailed --url (redis:\/\/127\.0\.0\.1:(\d+)); kept: embedded server at \1, pid (\d+); stop it with: redis-cli -p \2 shutdown nosave \(or kill \3\)$/.exec(
+      line,
+    );
+  assert.ok(said, line);
+  const [, url, , pid] = said;
+  try {
+    // The line's clean, as given, removes the kept keys.
+    const cleaned = await runCli(['clean', '--queue', 'race-keepfailed', '--url', String(url)]);
+    assert.equal(cleaned.code, 0, cleaned.stderr);
+    const redis = new Redis(String(url));
+    try {
+      assert.deepEqual(await allKeys(redis), []);
+    } finally {
+      redis.disconnect();
+    }
+  } finally {
+    process.kill(Number(pid), 'SIGTERM');
   }
 });
 
