@@ -137,15 +137,48 @@ export interface StartOptions {
 // Beside the compiled modules: the build copies it there (scripts/build.mjs), as it does the .lua files.
 const KEEPER = fileURLToPath(new URL('./server-keeper.sh', import.meta.url));
 
+/** Filesystem errors in words, by their code; the code itself for any other. */
+const FOLDER_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such folder',
+  ENOTDIR: 'not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'a read-only file system',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'over the disk quota',
+};
+
+/**
+ * A fresh folder of the server's own in the system's temporary folder (TMPDIR), with Sentinel's
+ * configuration in it when there is one. A folder that cannot be made is the user's machine
+ * speaking, not a bug: one line says where and why, and what to do instead.
+ */
+function serverFolder(sentinelConfig: string | undefined): string {
+  const parent = tmpdir();
+  let dir: string | undefined;
+  try {
+    dir = mkdtempSync(join(parent, 'emq-race-server-'));
+    if (sentinelConfig !== undefined) writeFileSync(join(dir, 'sentinel.conf'), sentinelConfig);
+    return dir;
+  } catch (err) {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    const code = String((err as NodeJS.ErrnoException).code ?? '');
+    const why = FOLDER_ERRORS[code] ?? (code || String((err as Error).message));
+    const named = process.env.TMPDIR ? ` (TMPDIR)` : '';
+    throw serverError(
+      `cannot start the embedded server: cannot make its folder in ${parent}${named}: ${why}; point TMPDIR at a folder you can write, or give --url`,
+    );
+  }
+}
+
 export async function startEmbeddedServer(options: StartOptions = {}): Promise<EmbeddedServer> {
   const bin = findServerBinary(options.bin);
   let lastError = '';
   // A free port can be taken between the probe and the server's bind: try a few.
   for (let attempt = 0; attempt < (options.port ? 1 : 5); attempt++) {
     const port = options.port ?? (await freePort());
-    const dir = mkdtempSync(join(tmpdir(), 'emq-race-server-'));
+    const dir = serverFolder(options.sentinelConfig);
     const sentinel = options.sentinelConfig !== undefined ? [join(dir, 'sentinel.conf'), '--sentinel'] : [];
-    if (options.sentinelConfig !== undefined) writeFileSync(join(dir, 'sentinel.conf'), options.sentinelConfig);
     const serverArgs = [...sentinel, ...privateServerArgs(port, dir), ...(options.extraArgs ?? [])];
     const keeper = spawn('sh', [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     // The keeper's end of the lifeline: an error here means the keeper is gone, which its exit reports.

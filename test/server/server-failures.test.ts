@@ -217,3 +217,27 @@ for (const kind of SERVER_KINDS) {
     });
   });
 }
+
+test('no folder for the embedded server (TMPDIR missing, or not a folder): one line saying where and why, exit 3, no stack', async () => {
+  const before = process.env.TMPDIR;
+  try {
+    for (const [dir, why] of [
+      ['/nonexistent-emq-race', 'no such folder'],
+      ['/etc/hostname', 'not a folder'],
+    ] as const) {
+      // The system's temporary folder is read from the process's own environment.
+      process.env.TMPDIR = dir;
+      for (const args of [['--jobs', '10'], ['explain'], ['--jobs', '10', '--json']]) {
+        const result = await runCli(args);
+        assert.equal(result.code, 3, result.stderr);
+        assert.equal(
+          oneErrorLine(result.stderr),
+          `emq-race: cannot start the embedded server: cannot make its folder in ${dir} (TMPDIR): ${why}; point TMPDIR at a folder you can write, or give --url`,
+        );
+      }
+    }
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  }
+});
