@@ -136,9 +136,11 @@ export async function checkPlanBeforeWrites(
       // The first step's claim checks its own queues before anything of the command is written, and
       // says why it failed as it would alone (taken, in use, or a permission refused on the way): the
       // steps after it are the ones checked here.
-      // Their markers are read with the rest all the same, so that a refusal names every queue in use.
+      // Their markers are read with the rest all the same where there is a rest, so that a refusal
+      // names every queue of the command in use; a command of one step sends nothing here.
       const queuesOf = (steps: typeof placed) => steps.flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
-      await refuseUsedQueues(redis, queuesOf(placed.slice(1)), target.display, signal, queuesOf(placed.slice(0, 1)));
+      const later = queuesOf(placed.slice(1));
+      await refuseUsedQueues(redis, later, target.display, signal, later.length > 0 ? queuesOf(placed.slice(0, 1)) : []);
       const moments = placed
         .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
         .filter((moment) => moment.length > 0);
