@@ -59,7 +59,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // expires.
   // Not on the tool's own server: a third signal ends the process, and its keeper stops the server
   // with every key on it.
-  const serverGoes = plan.target.embedded === true;
+  const serverGoes = plan.target.own !== undefined;
   const settle = serverGoes ? () => undefined : interrupts.owe(leftBehindHint(keys.queue));
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
@@ -91,7 +91,8 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
       // --keep keeps what a run wrote for the user to read, but a run a signal stopped leaves
       // nothing behind, as its embedded server goes with it: the first signal's line says so.
       const keep = plan.keep && !interrupts.signal.aborted;
-      if (keep && failure) failure.message += `; ${keptHint(keys.queue, plan.target)}`;
+      // A failover drill's pair goes with a failed run, --keep or not: nothing is kept to tell of.
+      if (keep && failure && plan.target.own !== 'run') failure.message += `; ${keptHint(keys.queue, plan.target)}`;
       if (!keep && !heartbeat.claimLost) {
         const { redis: tidy, refusal } = await cleanUpConnection(admin, plan.target, failure);
         try {

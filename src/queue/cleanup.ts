@@ -113,8 +113,8 @@ export function busyHint(queue: string): string {
  * What a --keep run that failed says of its keys: left, on purpose, and how to remove them; on the
  * tool's own server, kept with them, `clean` needs that server's URL, which the user never gave.
  */
-export function keptHint(queue: string, target: Pick<ServerTarget, 'display' | 'embedded'>): string {
-  const clean = target.embedded ? `emq-race clean --queue ${queue} --url ${target.display}` : cleanCommand(`--queue ${queue}`);
+export function keptHint(queue: string, target: Pick<ServerTarget, 'display' | 'own'>): string {
+  const clean = target.own ? `emq-race clean --queue ${queue} --url ${target.display}` : cleanCommand(`--queue ${queue}`);
   return `the keys of queue ${queue} (emq:{${queue}}:*) are kept (--keep): remove them with ${clean}`;
 }
 

@@ -24,10 +24,12 @@ export interface ServerTarget {
   /** The URL came from REDIS_URL, no --url given: a failure to connect says so. */
   readonly fromEnvironment?: true;
   /**
-   * The tool's own embedded server (or cluster), stopped when the command ends unless a run that
-   * was not interrupted asked to keep it: keys a run could not delete go with it.
+   * A server of the tool's own, and how long it lives: `command`, the embedded server (or cluster),
+   * stopped when the command ends unless --keep keeps it (a failed run's too, not an interrupted
+   * one's); `run`, a failover drill's pair, stopped when its run ends, whose promoted replica alone
+   * --keep keeps, and only after a run that went well. Keys a run leaves on it go with it.
    */
-  readonly embedded?: true;
+  readonly own?: 'command' | 'run';
 }
 
 /**

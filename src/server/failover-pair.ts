@@ -168,7 +168,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       await front.switchTo(replica.port);
     };
     return {
-      target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})` },
+      target: { url, display: `${url} (primary ${primaryTarget.display}, replica ${replicaTarget.display})`, own: 'run' },
       primaryPid: primary.pid,
       replicaPid: replica.pid,
       lost: AbortSignal.any(losses),

@@ -60,7 +60,7 @@ export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv =
  * it is stopped, and the connection closed, when the session cannot be opened: nothing else would.
  */
 export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
-  const target: ServerTarget = embedded ? { ...given, embedded: true } : given;
+  const target: ServerTarget = embedded ? { ...given, own: 'command' } : given;
   let admin: Redis | undefined;
   try {
     admin = await connect(target);

@@ -11,6 +11,8 @@ import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { assertNothingLeft, atomicDrill, countOnKept, runsOf, runWatched, SMALL } from '../helpers/failover-runs.js';
 import { runCli } from '../helpers/cli.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { FAILS_AT_RUN_TIME, scriptFile } from '../helpers/scripts.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
 for (const kind of SERVER_KINDS) {
@@ -57,6 +59,13 @@ for (const kind of SERVER_KINDS) {
       assert.equal(result.code, 0, result.stderr);
       for (const trial of [1, 2])
         assert.match(result.stdout, new RegExp(`^ {2}faults on atomic, trial ${trial}: the replica's link was cut after 5 answered`, 'm'));
+    });
+
+    test('--keep, the run failed: the pair goes with it, so the line names no kept keys and no clean', async () => {
+      const script = scriptFile('fails-at-run-time.lua', FAILS_AT_RUN_TIME);
+      const result = await runCli([...atomicDrill(kind).filter((arg) => arg !== 'atomic' && arg !== '--mode'), '--script', script, '--keep', ...SMALL]);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(oneErrorLine(result.stderr) ?? result.stderr, /^emq-race: the sweep script failed while running: [^;]*$/);
     });
 
     test('a --failover-after beyond the calls the race makes: the cut comes once the sweeps run dry, and the line says so', async () => {

@@ -137,8 +137,8 @@ for (const kind of SERVER_KINDS) {
       const server = await startEmbeddedServer({ bin: kind.bin });
       try {
         const session = await sessionFor(parseServerUrl(server.url), server);
-        assert.equal(session.target.embedded, true, 'a session on an embedded server knows it');
-        assert.equal(parseServerUrl(server.url).embedded, undefined, 'a URL alone does not');
+        assert.equal(session.target.own, 'command', 'a session on an embedded server knows it');
+        assert.equal(parseServerUrl(server.url).own, undefined, 'a URL alone does not');
         // The admin connection closed: the clean-up cannot reach the keys.
         session.admin.disconnect();
         const ownServer = serverError('the run failed');
