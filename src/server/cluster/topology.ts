@@ -67,7 +67,8 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
   return {
     primaries: [...primaries].sort(),
     ownerOf: (slot) => owners[slot],
-    targetOf: (node) => ({ ...parseServerUrl(nodeUrl(seed.url, node)), ...(seed.tls ? { tls: seed.tls } : {}) }),
+    // A node of the tool's own cluster is the tool's own as the cluster is, and lives as long.
+    targetOf: (node) => ({ ...parseServerUrl(nodeUrl(seed.url, node)), ...(seed.tls ? { tls: seed.tls } : {}), ...(seed.own ? { own: seed.own } : {}) }),
   };
 }
 
