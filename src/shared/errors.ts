@@ -179,6 +179,13 @@ export function describeServerError(err: unknown, where: string): EmqError {
     return notRedis(where, '');
   }
   if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
+  if (/max number of clients reached/i.test(message)) {
+    // Each sweeper has a connection of its own, beside the run's few: a server near its maxclients
+    // refuses the ones past it.
+    return serverError(
+      `the server at ${where} refused a connection: it already holds as many clients as its maxclients setting allows; a run opens one per sweeper and a few of its own: race with fewer --sweepers, or raise maxclients`,
+    );
+  }
   if (/^NOAUTH/.test(message)) {
     return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
   }

@@ -155,6 +155,26 @@ for (const kind of SERVER_KINDS) {
       }
     });
 
+    test('a server at its maxclients: one line saying so and what to do, exit 3, nothing written', async () => {
+      const server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--maxclients', '6'] });
+      try {
+        const result = await runCli(['--url', server.url, '--jobs', '100', '--sweepers', '16']);
+        assert.equal(result.code, 3, result.stderr);
+        assert.equal(
+          oneErrorLine(result.stderr),
+          `emq-race: the server at ${server.url} refused a connection: it already holds as many clients as its maxclients setting allows; a run opens one per sweeper and a few of its own: race with fewer --sweepers, or raise maxclients`,
+        );
+        const redis = await connect(parseServerUrl(server.url));
+        try {
+          assert.equal(await redis.dbsize(), 0);
+        } finally {
+          redis.disconnect();
+        }
+      } finally {
+        await server.stop();
+      }
+    });
+
     describe('maxmemory', () => {
       let server: EmbeddedServer;
       let redis: Redis;
