@@ -179,6 +179,13 @@ export function describeServerError(err: unknown, where: string): EmqError {
     return notRedis(where, '');
   }
   if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
+  const unknown = /^ERR unknown command '([^']{1,64})'/i.exec(message)?.[1];
+  if (unknown !== undefined) {
+    // The server's words echo the command's first arguments (a key, a marker's JSON): left out.
+    return serverError(
+      `the server at ${where} does not know the command ${unknown.toUpperCase()} (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in the README for every command the tool sends`,
+    );
+  }
   if (/max number of clients reached/i.test(message)) {
     // Each sweeper has a connection of its own, beside the run's few: a server near its maxclients
     // refuses the ones past it.

@@ -43,6 +43,21 @@ test('redactUrl hides the password, also in a URL that does not parse', () => {
   assert.equal(redactUrl('redis://u:pw@h:notaport'), 'redis://u:***@h:notaport');
 });
 
+test('describeServerError: a command the server does not know (renamed or disabled) is named, its echoed arguments left out; maxclients in words', () => {
+  const unknown = new Error(`ERR unknown command 'evalsha', with args beginning with: 'fc5c' '2' 'emq:{q}:owner' '{"tool"' `);
+  const line = describeServerError(unknown, 'redis://h:1');
+  assert.equal(line.exitCode, ExitCode.server);
+  assert.equal(
+    line.message,
+    'the server at redis://h:1 does not know the command EVALSHA (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in the README for every command the tool sends',
+  );
+  const full = describeServerError(new Error('ERR max number of clients reached'), 'redis://h:1');
+  assert.match(
+    full.message,
+    /^the server at redis:\/\/h:1 refused a connection: it already holds as many clients as its maxclients setting allows; .*fewer --sweepers/,
+  );
+});
+
 test('describeServerError: NOPERM names the refused command; TLS failures say what to pass', () => {
   const noperm = Object.assign(new Error('NOPERM this user has no permissions to access one of the keys used as arguments'), { command: { name: 'set' } });
   const line = describeServerError(noperm, 'redis://u:***@h:1');
