@@ -265,6 +265,29 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(existsSync(child.dir), false, "the embedded server's folder is removed");
     });
 
+    test('embedded server: three SIGINTs mid-seed, the server stopped with its keys, and no clean line sends the user to it', async () => {
+      const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
+      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
+      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
+      try {
+        while ((await own.dbsize()) === 0) await sleep(10);
+      } finally {
+        own.disconnect();
+      }
+      // One at a time: signals of a kind sent together may arrive as one.
+      cli.child.kill('SIGINT');
+      await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
+      cli.child.kill('SIGINT');
+      await within(LIMIT_MS, 'the second notice', cli.waitForStderr(/a second signal/));
+      cli.child.kill('SIGINT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 130, result.stderr);
+      // However far the clean-up got before the third: nothing it says names a clean on a server gone.
+      assert.doesNotMatch(result.stderr, /emq-race clean|may remain/);
+      await until(LIMIT_MS, 'the embedded server to stop', () => !alive(child.pid));
+      await until(LIMIT_MS, "the embedded server's folder to go", () => !existsSync(child.dir));
+    });
+
     /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
     const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
       const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
