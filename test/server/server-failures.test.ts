@@ -155,6 +155,24 @@ for (const kind of SERVER_KINDS) {
       }
     });
 
+    test('a server with AUTH renamed away, given a password: the command named, never the password the server echoes back', async () => {
+      // The server's own words: "ERR unknown command 'auth', with args beginning with: '<password>'".
+      const server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--rename-command', 'AUTH', 'auth-renamed-away'] });
+      try {
+        for (const url of [`redis://:hunter2secret@127.0.0.1:${server.port}`, `redis://bob:hunter2secret@127.0.0.1:${server.port}`]) {
+          const result = await runCli(['--url', url, '--jobs', '10']);
+          assert.equal(result.code, 3, result.stderr);
+          assert.doesNotMatch(result.stderr + result.stdout, /hunter2secret/);
+          assert.match(
+            oneErrorLine(result.stderr) ?? '',
+            /^emq-race: the server at redis:\/\/\w*:\*\*\*@127\.0\.0\.1:\d+ does not know the command AUTH \(renamed or disabled/,
+          );
+        }
+      } finally {
+        await server.stop();
+      }
+    });
+
     test('a server at its maxclients: one line saying so and what to do, exit 3, nothing written', async () => {
       const server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--maxclients', '6'] });
       try {
