@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { stopCause, type Interrupts } from '../shared/interrupt.js';
 import { connect, type ServerTarget } from '../server/connection.js';
-import { busyHint, cleanUpRun, keptHint, leftBehindHint } from './cleanup.js';
+import { cleanUpRun, keptHint, keysLeftHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
 import { newOwnerMarker, newRunId } from './owner-marker.js';
@@ -56,9 +56,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // From here the queue holds keys of the run's: a third signal names the line that removes them
   // (--keep or not: a run a signal stops deletes its keys, below). Leaving at once may leave the
   // heartbeat too (a server too slow to take its removal), and `clean` refuses the queue until it
-  // expires.
-  // Not on the tool's own server: a third signal ends the process, and its keeper stops the server
-  // with every key on it.
+  // expires. Not on the tool's own server, which goes with the process, every key on it.
   const serverGoes = plan.target.own !== undefined;
   const settle = serverGoes ? () => undefined : interrupts.owe(leftBehindHint(keys.queue));
   const heartbeat = keepHeartbeat(admin, claim, where);
@@ -99,14 +97,13 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
           // A fresh connection finds the marker as the run left it, or not: while the old one was
           // gone, the heartbeat went unwritten, and the queue may have been cleaned or claimed since.
           // Undefined: the marker could not be taken back (a lost server), so nothing is deleted.
-          let busy = isBusyReply(refusal);
-          const ours =
+          const { ours, cause = refusal }: { ours: boolean | undefined; cause?: unknown } =
             heartbeat.vanished || tidy !== admin
-              ? await reclaimVanished(tidy, claim).catch((err: unknown) => {
-                  busy = isBusyReply(err);
-                  return undefined;
-                })
-              : true;
+              ? await reclaimVanished(tidy, claim).then(
+                  (ours) => ({ ours }),
+                  (cause: unknown) => ({ ours: undefined, cause }),
+                )
+              : { ours: true };
           if (ours) {
             const error = await cleanUpRun(tidy, keys, plan.jobs, failure, where, {
               library: plan.library,
@@ -124,7 +121,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
                 ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted`
                 : serverGoes
                   ? ''
-                  : `; ${busy ? busyHint(keys.queue) : leftBehindHint(keys.queue)}`;
+                  : `; ${keysLeftHint(keys.queue, cause)}`;
             if (failure) failure.message += left;
             // A run whose connection closed after its last step, and whose keys could not be reached again.
             // biome-ignore lint/correctness/noUnsafeFinally: keys left behind are the run's outcome when the work itself went well

@@ -70,7 +70,6 @@ export async function cleanUpRun(
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
-  let hint = leftBehindHint(keys.queue);
   let cause: unknown = closedBy;
   // A server that held the run up with a script answers (BUSY, at once) though a call of the run's
   // went unanswered while the script ran: its keys are worth one try, the script may have ended.
@@ -86,7 +85,7 @@ export async function cleanUpRun(
   // The tool's own server, stopped as the command ends, takes what could not be deleted with it:
   // no line sends the user to a server that will be gone.
   if (serverGoes) return undefined;
-  if (isBusyReply(cause)) hint = busyHint(keys.queue);
+  const hint = keysLeftHint(keys.queue, cause);
   if (failure) {
     failure.message += `; ${hint}`;
     return undefined;
@@ -104,9 +103,12 @@ export async function cleanUpRun(
 const STILL_BUSY =
   "the server still refuses every call with BUSY, as a script is still running on it: if it is the run's (--script, or a library's), stop it with redis-cli SCRIPT KILL, or SHUTDOWN NOSAVE once it has written";
 
-/** What a run whose clean-up the server refused with BUSY says of its keys: first free the server, then clean. */
-export function busyHint(queue: string): string {
-  return `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}`;
+/**
+ * What a run says of keys it could not delete, by `cause`, what kept them: the `clean` that
+ * removes them, after the words that free the server first when a script holds it (BUSY).
+ */
+export function keysLeftHint(queue: string, cause: unknown): string {
+  return isBusyReply(cause) ? `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}` : leftBehindHint(queue);
 }
 
 /**
