@@ -139,6 +139,8 @@ forOneServerKind(
             held = holder.eval(spinning(1500), 0);
             await sleep(300);
             admin.disconnect();
+            // Closed, as the connection that waited is long before a run fails on it (ANSWER_TIMEOUT_MS).
+            while (admin.status !== 'end') await sleep(5);
             noteStoppedAnswering(target.display, 10_000);
             throw heldServerError('the sweep script (--script)', ': a call of it ran too long');
           }),
