@@ -247,15 +247,32 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.deepEqual(await unrelatedState(redis), initial);
     });
 
-    test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
-      const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
+    /** Starts a run on the embedded server and waits until `ready` holds there (`what`); resolves with the run and the server. */
+    const onEmbedded = async (
+      args: readonly string[],
+      what: string,
+      ready: (own: Redis) => Promise<boolean>,
+    ): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
+      const cli = startCli(['--server-bin', kind.bin, ...args]);
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
       const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {
-        while ((await own.dbsize()) === 0) await sleep(10);
+        await until(LIMIT_MS, what, () => ready(own), 10);
       } finally {
         own.disconnect();
       }
+      return { cli, server: child };
+    };
+    const seedingOnEmbedded = () => onEmbedded(['--mode', 'atomic', '--jobs', '60000'], 'seeding', async (own) => (await own.dbsize()) > 0);
+    const sweepingOnEmbedded = () =>
+      onEmbedded(
+        ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone'],
+        'sweeping',
+        async (own) => (await own.llen('emq:{race-gone}:pending')) > 0,
+      );
+
+    test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
+      const { cli, server: child } = await seedingOnEmbedded();
       cli.child.kill('SIGINT');
       await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
       cli.child.kill('SIGINT');
@@ -266,14 +283,7 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test('embedded server: three SIGINTs mid-seed, the server stopped with its keys, and no clean line sends the user to it', async () => {
-      const cli = startCli(['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '60000']);
-      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
-      try {
-        while ((await own.dbsize()) === 0) await sleep(10);
-      } finally {
-        own.disconnect();
-      }
+      const { cli, server: child } = await seedingOnEmbedded();
       // One at a time: signals of a kind sent together may arrive as one.
       cli.child.kill('SIGINT');
       await within(LIMIT_MS, 'the first notice', cli.waitForStderr(/SIGINT received, cleaning up/));
@@ -287,19 +297,6 @@ for (const kind of oneServerKind(import.meta.url)) {
       await until(LIMIT_MS, 'the embedded server to stop', () => !alive(child.pid));
       await until(LIMIT_MS, "the embedded server's folder to go", () => !existsSync(child.dir));
     });
-
-    /** Starts a run on the embedded server and waits until it is sweeping; resolves with the server. */
-    const sweepingOnEmbedded = async (): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
-      const cli = startCli(['--server-bin', kind.bin, '--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone']);
-      const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
-      const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
-      try {
-        await until(LIMIT_MS, 'sweeping', async () => (await own.llen('emq:{race-gone}:pending')) > 0);
-      } finally {
-        own.disconnect();
-      }
-      return { cli, server: child };
-    };
 
     test('the embedded server is stopped after a single SIGTERM while sweeping', async () => {
       const { cli, server: child } = await sweepingOnEmbedded();
