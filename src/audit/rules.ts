@@ -124,10 +124,14 @@ export function isUnreclaimed(
 
 /**
  * A strategy's record disagrees with the server about a job when it says it moved the job yet the
- * job is still in active, or it says nothing yet the job left active.
+ * job is still in active, or it says nothing yet the job left active; and, where every move leaves
+ * its entry behind (`entries` given: a list pending that nothing consumes), when it says it moved
+ * the job more times than the job stands in pending and dead together (one id returned twice by
+ * one call, say). `moves` counts the moves the audit reconciled from the server too: a call whose
+ * reply a killed connection lost moved its jobs all the same.
  */
-export function recordDisagrees(moves: number, inActive: number): boolean {
-  return moves > 0 === inActive > 0;
+export function recordDisagrees(moves: number, inActive: number, entries?: number): boolean {
+  return moves > 0 === inActive > 0 || (entries !== undefined && moves > entries);
 }
 
 export interface AuditOptions {
@@ -135,6 +139,12 @@ export interface AuditOptions {
   readonly crossCheck?: boolean;
   /** Returned values that name no job of the run (not a job id, or an id above its jobs): each one a disagreement. */
   readonly strayIds?: number;
+  /**
+   * Every move leaves one entry in pending or dead until the audit reads it: a list pending, no
+   * workers or re-leaser taking entries out, no failover losing them. The cross-check then also
+   * holds the record to the entries.
+   */
+  readonly movesLeaveEntries?: boolean;
 }
 
 /** The figures every audit counts alike, job by job: the main one here and each library's (numbers: a tally measures what it is given). */
@@ -211,6 +221,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   let deadLetterEscapes = 0;
   let deadLetteredEarly = 0;
   let unacknowledgedMoves = 0;
+  let misreported = context.strayIds ?? 0;
 
   for (let id = 1; id <= snapshot.jobs; id++) {
     const moved = moves[id] ?? 0;
@@ -224,6 +235,8 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     // Moves the server shows that no sweeper heard back are recoveries all the same.
     tally.moves(moved + reconciled.unacknowledged, inPending);
     tally.counterGap(reconciled.gap);
+    if (context.crossCheck && recordDisagrees(moved + reconciled.unacknowledged, inActive, context.movesLeaveEntries ? inPending + inDead : undefined))
+      misreported++;
     if (context.trueStalls) {
       const forgotten = forgottenStalls(context.trueStalls[id] ?? 1, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
       if (forgotten > 0) {
@@ -259,14 +272,9 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   const total = snapshot.jobs + (snapshot.live ?? 0);
   for (let id = snapshot.jobs + 1; id <= total; id++) {
     const stalled = snapshot.stalled[id] ?? Number.NaN;
-    if (isStolen(moves[id] ?? 0, snapshot.inActive[id] ?? 0, stalled, snapshot.stalledBefore, snapshot.inPending[id] ?? 0, snapshot.inDead[id] ?? 0))
-      stolenLeases++;
-  }
-
-  let misreported: number | null = null;
-  if (context.crossCheck) {
-    misreported = context.strayIds ?? 0;
-    for (let id = 1; id <= total; id++) if (recordDisagrees(moves[id] ?? 0, snapshot.inActive[id] ?? 0)) misreported++;
+    const [inActive, inPending, inDead] = [snapshot.inActive[id] ?? 0, snapshot.inPending[id] ?? 0, snapshot.inDead[id] ?? 0];
+    if (isStolen(moves[id] ?? 0, inActive, stalled, snapshot.stalledBefore, inPending, inDead)) stolenLeases++;
+    if (context.crossCheck && recordDisagrees(moves[id] ?? 0, inActive, context.movesLeaveEntries ? inPending + inDead : undefined)) misreported++;
   }
 
   const figures = tally.figures;
@@ -286,7 +294,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     windowInBoth: null,
     unacknowledgedMoves,
     stolenLeases: (snapshot.live ?? 0) > 0 ? stolenLeases : null,
-    misreported,
+    misreported: context.crossCheck ? misreported : null,
     strayEntries: snapshot.strayEntries ?? 0,
   };
 }

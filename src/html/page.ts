@@ -24,10 +24,10 @@ import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { ANOMALIES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
+import { ANOMALIES, FIGURES, type InterleavingExample, type Mode, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
 import { shrinkLines } from '../report/shrink.js';
 import { latencyWords } from '../report/report.js';
-import { queueWords } from '../sweepers/strategies.js';
+import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
 import { groupFigure } from '../shared/text.js';
 
 export interface PageContext {
@@ -78,26 +78,42 @@ interface Column {
   readonly head: string;
   readonly field: keyof RunJson;
   readonly anomaly?: boolean;
+  /** A figure that is no anomaly and no recovery: shown only where some run has it. */
+  readonly other?: boolean;
   /** The figure whose source the legend under the table names. */
   readonly figure?: SourcedFigure;
 }
 
-/** The page's table over runs of `modes`: the recoveries and every anomaly of FIGURES, between the run's size and its pace. */
+/**
+ * The page's table over runs of `modes`: the recoveries, every anomaly of FIGURES, then the other
+ * figures (retries, unacknowledged moves, …), between the run's size and its pace.
+ */
 function tableColumns(modes: readonly string[]): readonly Column[] {
+  const others = FIGURES.filter((figure) => !figure.anomaly && figure.field !== 'recoveries');
   return [
     { head: 'sweepers', field: 'sweepers' },
     { head: 'jobs', field: 'jobs' },
     { head: figureLabel('recoveries', modes), field: 'recoveries', figure: 'recoveries' },
     ...ANOMALIES.map((name): Column => ({ head: figureLabel(name, modes), field: name, anomaly: true, figure: name })),
+    ...others.map((figure): Column => ({ head: figureLabel(figure.field, modes), field: figure.field as keyof RunJson, other: true })),
     { head: 'wall ms', field: 'wallMs' },
     { head: 'jobs/s', field: 'jobsPerSec' },
   ];
 }
 
-/** Columns for these runs: counts that no run of this report measured (no workers, say) get none. */
+/**
+ * Columns for these runs: counts that no run of this report measured (no workers, say) get none,
+ * and the other figures show, as in the terminal's table, where some run has one or where a run's
+ * mode always shows it (a watch run's retries).
+ */
 function columnsFor(runs: readonly RunJson[]): readonly Column[] {
   const reported: readonly string[] = reportedAnomalies(runs);
-  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.anomaly || reported.includes(column.field));
+  const shown = (column: Column): boolean =>
+    runs.some((run) => {
+      const value = run[column.field];
+      return (typeof value === 'number' && value > 0) || STRATEGIES[run.mode as Mode]?.ownColumn === column.field;
+    });
+  return tableColumns(runs.map((run) => run.mode)).filter((column) => (column.anomaly ? reported.includes(column.field) : column.other ? shown(column) : true));
 }
 
 /** What a cell shows for a count the run did not measure. */

@@ -372,6 +372,7 @@ async function judge(
     ...(settled.consequences.cycles > 1 ? { trueStalls: raced.tally.trueStalls } : {}),
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
+    movesLeaveEntries: settled.pending === 'list' && settled.consequences.workers === 0 && settled.consequences.cycles === 1 && !settled.consequences.failover,
   });
   return [
     withCycleSums(audited, raced.tally, settled.consequences.cycles, raced.windows),

@@ -22,7 +22,10 @@ export function renderFittedTable(heads: readonly string[], rows: readonly Fitte
   const labelWidth = Math.max(0, ...rows.map((row) => visibleLength(row.label)));
   // One width for every column, so that the parts of a table split in two line up.
   const columnWidth = Math.max(...heads.map(visibleLength), ...rows.flatMap((row) => row.cells.map(visibleLength)));
-  const perPart = Math.max(1, Math.floor((width - labelWidth) / (GAP + columnWidth)));
+  // Not even one column beside the labels (a trials spread on a narrow terminal): each label on a
+  // line of its own, its cell under it, a column at a time.
+  if (labelWidth + GAP + columnWidth > width) return stacked(heads, rows, columnWidth);
+  const perPart = Math.floor((width - labelWidth) / (GAP + columnWidth));
   const parts: string[] = [];
   for (let first = 0; first < heads.length; first += perPart) {
     const shown = (cells: readonly string[]): string =>
@@ -35,4 +38,14 @@ export function renderFittedTable(heads: readonly string[], rows: readonly Fitte
     parts.push(lines.join('\n'));
   }
   return parts.join('\n\n');
+}
+
+function stacked(heads: readonly string[], rows: readonly FittedRow[], columnWidth: number): string {
+  return heads
+    .map((head, column) => {
+      const headLine = ' '.repeat(GAP) + padStart(head, columnWidth);
+      const lines = rows.flatMap((row) => [row.label, ' '.repeat(GAP) + padStart(row.cells[column] ?? '', columnWidth)]);
+      return [headLine, '─'.repeat(visibleLength(headLine)), ...lines].join('\n');
+    })
+    .join('\n\n');
 }

@@ -324,7 +324,15 @@ export function readout(run: RunResult): string {
       `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs that would run up to ${run.mostPendingEntries} times)`,
     );
   if (count('lostIncrements') > 0) {
-    let meaning = forgotten ? '' : ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)';
+    // The cause is named only where the run shows it: a mode whose counter is read then written
+    // back (the loop) and jobs that two sweeps recovered. Any other mode's losses (a --script that
+    // never counts, say) are the page's measure alone.
+    const raced = STRATEGIES[run.mode].racesByDesign && run.doubleRecoveries > 0;
+    let meaning = forgotten
+      ? ''
+      : raced
+        ? ' (recoveries the counter does not show: two sweeps read the same count and wrote back the same value)'
+        : ' (recoveries the counter does not show)';
     // By the page's definition an increment is lost whenever two sweeps raise the counter once; the counters themselves may still end too high.
     if (count('overcountedStalls') > 0) meaning = " (by the page's measure: recoveries the counter does not show)";
     // A failover drill's losses are the old primary's writes the promoted replica never received,
@@ -367,7 +375,7 @@ export function readout(run: RunResult): string {
   if (count('strayEntries') > 0) parts.push(`wrote ${plural(count('strayEntries'), 'entry', 'entries')} that name no job of the run (stray entries)`);
   if (count('misreported') > 0)
     parts.push(
-      `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, or naming no job of the run)`,
+      `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, returned more often than it stands in pending and dead, or naming no job of the run)`,
     );
   const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;

@@ -20,6 +20,12 @@ export const IGNORES_DEADLINE = altered(/rcall\('ZRANGEBYSCORE', KEYS\[1\], '-in
 /** Moves every job it is given but returns nothing: its returns disagree with what it did. */
 export const RETURNS_NOTHING = altered(/return expired\s*$/, 'return {}\n');
 
+/** Does what the built-in one does, but its return names the call's first job twice: one move returned as two. */
+export const RETURNS_FIRST_TWICE = altered(/return expired\s*$/, 'expired[#expired + 1] = expired[1]\nreturn expired\n');
+
+/** Moves every expired job as the built-in one does, but never raises its counter (nor dead-letters it). */
+export const NEVER_COUNTS = altered(/if rcall\('HINCRBY', jobKey, 'stalled', '1'\) >= maxStalled then/, 'if false then');
+
 /** Does what the built-in one does, but its return names one more job, 99999, that the run never had. */
 export const NAMES_A_JOB_NOBODY_HAD = altered(/return expired\s*$/, "if #expired > 0 then expired[#expired + 1] = '99999' end\nreturn expired\n");
 

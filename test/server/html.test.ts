@@ -314,6 +314,16 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("the page's race table has the terminal's other rows too: a watch run's retries", async () => {
+    const file = join(dir, 'watch.html');
+    const result = await runCli(['--url', handle.url, '--mode', 'watch', '--jobs', '50', '--sweepers', '4', '--json', '--html', file]);
+    assert.equal(result.code, 0, result.stderr);
+    const run = (JSON.parse(result.stdout) as MainJson).runs[0];
+    const html = readFileSync(file, 'utf8');
+    assert.match(html, new RegExp(`<th scope="row">retries</th><td class="num" data-run="0" data-field="retries">${String(run?.retries)}</td>`));
+    assert.doesNotMatch(html, /data-field="noscriptFallbacks"/, 'a figure no run has, and no mode always shows, has no row');
+  });
+
   test("main command: the page shows the run's own JSON, table and bars alike", { skip: browserSkip }, async () => {
     const file = join(dir, 'race.html');
     // Fifty jobs: four loop sweepers still race on them every time, so the page has an example to show.

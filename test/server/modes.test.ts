@@ -10,8 +10,17 @@ import { isClean } from '../../src/audit/rules.js';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
+import { readout } from '../../src/report/report.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { BUILT_IN_SCRIPT, FORGETS_ZREM, IGNORES_DEADLINE, NAMES_A_JOB_NOBODY_HAD, RETURNS_NOTHING } from '../helpers/scripts.js';
+import {
+  BUILT_IN_SCRIPT,
+  FORGETS_ZREM,
+  IGNORES_DEADLINE,
+  NAMES_A_JOB_NOBODY_HAD,
+  NEVER_COUNTS,
+  RETURNS_FIRST_TWICE,
+  RETURNS_NOTHING,
+} from '../helpers/scripts.js';
 import { forEachServer, oneServerKind } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/shared/model.js';
@@ -140,6 +149,19 @@ forEachServer('modes', (handle, kind) => {
     const run = await runOnce(session, interrupts, 'script', { userScript: RETURNS_NOTHING, sweepers: 2, jobs: 300, live: 0 });
     assert.equal(run.recoveries, 0);
     assert.ok((run.misreported ?? 0) >= 100, `misreported ${run.misreported}`);
+  });
+
+  test('a user script that returns a job twice for one move is reported, and lost increments without a race are not blamed on one', async () => {
+    const twice = await runOnce(session, interrupts, 'script', { userScript: RETURNS_FIRST_TWICE, sweepers: 2, jobs: 300, live: 0, batch: 100 });
+    // Every job moved once and stands once in pending; the first of each call was returned twice.
+    assert.equal(twice.duplicatePending, 0);
+    assert.equal(twice.misreported, twice.doubleRecoveries);
+    assert.ok(twice.doubleRecoveries >= 3, `doubleRecoveries ${twice.doubleRecoveries}`);
+    const never = await runOnce(session, interrupts, 'script', { userScript: NEVER_COUNTS, sweepers: 1, jobs: 200, live: 0 });
+    assert.equal(never.lostIncrements, 200);
+    assert.equal(never.misreported, 0);
+    assert.match(readout(never), /lost 200 stall-counter increments \(recoveries the counter does not show\)/);
+    assert.doesNotMatch(readout(never), /two sweeps/);
   });
 
   test("a user script that returns an id above the run's jobs is reported: one misreport per such return", async () => {

@@ -217,6 +217,22 @@ test('not measured is not zero: workers, live jobs and a cross-check make their 
   assert.equal(auditJobs(live, new Uint32Array(3)).stolenLeases, 0);
 });
 
+test('the cross-check counts a move whose reply was lost as returned, and holds returns to the entries they left', () => {
+  // Job 1: moved by a call whose reply a killed connection lost (out of active, counted, in pending).
+  // Job 2: returned twice by one call that pushed it once. Job 3: moved once, returned once.
+  const { snapshot, moves } = snapshotOf([
+    { moves: 0, pending: 1, stalled: 1, state: 'pending' },
+    { moves: 2, pending: 1, stalled: 1, state: 'pending' },
+    { moves: 1, pending: 1, stalled: 1, state: 'pending' },
+  ]);
+  const inDoubt = auditJobs(snapshot, moves, { crossCheck: true, callsInDoubt: true });
+  assert.equal(inDoubt.unacknowledgedMoves, 1);
+  assert.equal(inDoubt.misreported, 0, 'the lost reply is no misreport, and entries are not held to without movesLeaveEntries');
+  assert.equal(auditJobs(snapshot, moves, { crossCheck: true, callsInDoubt: true, movesLeaveEntries: true }).misreported, 1);
+  assert.equal(auditJobs(snapshot, moves, { crossCheck: true }).misreported, 1, 'without calls in doubt job 1 left active unreturned');
+  assert.equal(auditJobs(snapshot, moves, { movesLeaveEntries: true }).misreported, null, 'no cross-check, nothing measured');
+});
+
 test('movesPerJob sums every sweeper record, and counts apart the ids that name no job of the run', () => {
   const a = new MoveLog();
   const b = new MoveLog();

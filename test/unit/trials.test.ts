@@ -74,6 +74,11 @@ test('recordDisagrees: returned yet still in active, or gone from active yet not
   assert.equal(recordDisagrees(0, 1), false);
   assert.equal(recordDisagrees(2, 1), true);
   assert.equal(recordDisagrees(0, 0), true);
+  // Where every move leaves its entry: one id returned twice by a call that pushed it once.
+  assert.equal(recordDisagrees(2, 0, 1), true);
+  assert.equal(recordDisagrees(2, 0, 2), false);
+  assert.equal(recordDisagrees(1, 0, 1), false);
+  assert.equal(recordDisagrees(2, 0), false, 'entries not given (workers took some): moves are not held to them');
 });
 
 test('pauseMs: the interval plus a jitter below --jitter', () => {
@@ -137,4 +142,13 @@ test('two trials: the jobs/s median is a whole number, and a clean mode is clean
     renderTrialsTable(summarizeTrials([runResult({ trial: 1 }), runResult({ trial: 2 })]), { color: false, width: 100, wide: false }),
     /^atomic: clean in both trials\.$/m,
   );
+});
+
+test('the trials table fits a 40-column terminal: a spread too wide beside its label goes under it', () => {
+  const runs = [runResult({ trial: 1, jobsPerSec: 23_529 }), runResult({ trial: 2, jobsPerSec: 34_483 }), runResult({ trial: 3, jobsPerSec: 29_006 })];
+  const table = renderTrialsTable(summarizeTrials(runs), { color: false, width: 40, wide: false });
+  for (const line of table.split('\n')) assert.ok(line.length <= 40, `${line.length} columns: ${line}`);
+  assert.match(table, /^jobs\/s\n +23,529 \/ 29,006 \/ 34,483$/m);
+  // Where a column fits beside its labels, the table keeps its rows.
+  assert.match(renderTrialsTable(summarizeTrials(runs), { color: false, width: 80, wide: false }), /^jobs\/s +23,529 \/ 29,006 \/ 34,483$/m);
 });
