@@ -3,11 +3,11 @@
  * and the paths of one command against each other before its action starts (`checkOutputFiles`),
  * both before any server is touched; the file is written whole or not at all: into a temporary
  * file beside it, then renamed over the target, so an interrupted or failed write leaves nothing
- * half-written. A symbolic link is written through (its target replaced, the link kept), and a
- * path that is no plain file (a device such as /dev/null, a pipe) is refused: a rename would
- * replace the device itself.
+ * half-written. A symbolic link is written through (its target replaced, the link kept); one that
+ * leads nowhere, and a path that is no plain file (a device such as /dev/null, a pipe), are
+ * refused: a rename would replace the link or the device itself.
  */
-import { accessSync, constants, existsSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
@@ -26,7 +26,9 @@ const OUTPUT_PARSERS = new WeakSet<(raw: string) => string>();
 export function outputFileFlag(flag: string, fresh?: 'fresh'): (raw: string) => string {
   const parser = (raw: string): string => {
     const path = writablePath(flag, raw);
-    if (fresh && existsSync(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
+    // lstat, not exists: a symbolic link that leads nowhere is there all the same, and the write,
+    // which makes no file where one stands, would refuse it after the run.
+    if (fresh && standsThere(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
     return path;
   };
   OUTPUT_PARSERS.add(parser);
@@ -46,6 +48,14 @@ function writablePath(flag: string, raw: string): string {
     throw usageError(
       `${flag}: ${JSON.stringify(raw)} looks like an option, not a file name; give the file right after ${flag} (./${raw} for a name that starts with '-')`,
     );
+  let link: string | undefined;
+  try {
+    if (lstatSync(raw).isSymbolicLink()) link = readlinkSync(raw);
+  } catch {
+    // Nothing there yet: a new file.
+  }
+  if (link !== undefined && !existsSync(raw))
+    throw usageError(`${flag}: cannot write ${raw}: it is a symbolic link to ${link}, which does not exist; name the file itself`);
   const path = realPath(raw);
   const folder = dirname(path);
   let folderStat;
@@ -78,6 +88,16 @@ function writablePath(flag: string, raw: string): string {
     if (err instanceof EmqError) throw err;
   }
   return raw;
+}
+
+/** Whether anything stands at the path: a file, a folder, a link (one that leads nowhere too). */
+function standsThere(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Where a path leads: its folder's real path (symbolic links followed) and its name, or the file's own real path where it exists. */

@@ -258,6 +258,29 @@ describe('html: bad output paths are usage errors before any server is touched',
     }
   });
 
+  test('a symbolic link that leads nowhere is refused before the run, for a page and an exported test alike', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-dangling-'));
+    try {
+      const link = join(dir, 'out.mjs');
+      symlinkSync('nofile.mjs', link);
+      for (const args of [
+        ['--html', link],
+        ['--mode', 'loop', '--seed', '7', '--export-test', link],
+      ]) {
+        const result = await runCli([...args, '--url', 'redis://127.0.0.1:1']);
+        assert.equal(result.code, 2, result.stderr);
+        assert.equal(
+          oneErrorLine(result.stderr),
+          `emq-race: ${args.at(-2)}: cannot write ${link}: it is a symbolic link to nofile.mjs, which does not exist; name the file itself`,
+        );
+        assert.equal(result.stdout, '');
+      }
+      assert.deepEqual(readdirSync(dir), ['out.mjs']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('through a symbolic link the page goes to its target, and the link stays a link', () => {
     const dir = mkdtempSync(join(tmpdir(), 'emq-link-'));
     try {
