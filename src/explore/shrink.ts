@@ -46,6 +46,14 @@ export function anomalyToKeep(run: Pick<RunResult, Anomaly>): Anomaly | undefine
   return [...preferred, ...ANOMALIES].find((name) => (run[name] ?? 0) > 0);
 }
 
+/**
+ * The seeds tried on one job and two sweeps: the run's own and the ones after it, past the last
+ * `--seed` takes (2^32 − 1) round to 0, so that each can be given back to `--seed`. Pure.
+ */
+export function oneJobSeeds(seed: number): number[] {
+  return Array.from({ length: SEEDS_ON_ONE_JOB }, (_, i) => (seed + i) % 2 ** 32);
+}
+
 /** A trace's sweeps as runs of one sweep: `AAABBA` → [A×3, B×2, A×1]. Pure. */
 function blocksOf(sweeps: readonly SweepName[]): { sweep: SweepName; turns: number }[] {
   const blocks: { sweep: SweepName; turns: number }[] = [];
@@ -104,18 +112,18 @@ export async function shrinkRun(session: Session, interrupts: Interrupts, plan: 
     steps.push(step);
     plan.note?.(step);
   };
-  const seededRun = async (jobs: number, sweepers: number): Promise<boolean> => {
+  const seededRun = async (stage: 'jobs' | 'sweepers', jobs: number, sweepers: number): Promise<boolean> => {
     const run: ModeRun = { ...plan.run, queue: `${plan.queue}-${fresh++}`, jobs, sweepers, live: 0, keep: false, seed: plan.seed };
     const result = await runMode(session, run, interrupts);
     const kept = (result[anomaly] ?? 0) > 0;
-    record({ jobs, sweepers, seed: plan.seed, found: kept });
+    record({ stage, jobs, sweepers, seed: plan.seed, found: kept });
     return kept;
   };
 
   let jobs = found.jobs;
-  while (jobs > 1 && (await seededRun(Math.max(1, Math.floor(jobs / 2)), found.sweepers))) jobs = Math.max(1, Math.floor(jobs / 2));
+  while (jobs > 1 && (await seededRun('jobs', Math.max(1, Math.floor(jobs / 2)), found.sweepers))) jobs = Math.max(1, Math.floor(jobs / 2));
   let sweepers = found.sweepers;
-  while (sweepers > 2 && (await seededRun(jobs, sweepers - 1))) sweepers--;
+  while (sweepers > 2 && (await seededRun('sweepers', jobs, sweepers - 1))) sweepers--;
 
   const onOneJob = <T>(body: (stage: Stage) => Promise<T>): Promise<T> =>
     onStage(session, { queue: `${plan.queue}-${fresh++}`, stalledBefore, keep: false }, interrupts, body);
@@ -127,9 +135,10 @@ export async function shrinkRun(session: Session, interrupts: Interrupts, plan: 
 
   // One job, two sweeps: the race's own sweepers under the seeded scheduler, seed after seed.
   let best: OneJobRun | undefined;
-  for (let seed = plan.seed; seed < plan.seed + SEEDS_ON_ONE_JOB && !best; seed++) {
+  for (const seed of oneJobSeeds(plan.seed)) {
+    if (best) break;
     interrupts.signal.throwIfAborted();
-    const tried = await onOneJob(async (stage) => {
+    const oneJob = await onOneJob(async (stage) => {
       const scheduler = new SeededScheduler(2, seed, true, ONE_JOB_GAP);
       const raced = await race({
         connections: stage.connections,
@@ -148,8 +157,8 @@ export async function shrinkRun(session: Session, interrupts: Interrupts, plan: 
       for (const log of raced.records) log.countInto(moves);
       return judged(stage, firstSweeps(scheduler.trace), moves[1] ?? 0);
     });
-    record({ jobs: 1, sweepers: 2, seed, found: tried.kept });
-    if (tried.kept) best = tried;
+    record({ stage: 'one-job', jobs: 1, sweepers: 2, seed, found: oneJob.kept });
+    if (oneJob.kept) best = oneJob;
   }
   if (!best) return { mode, anomaly, outcome: outcomeClass(found), from, steps, switches: null, schedule: null, command: null };
 

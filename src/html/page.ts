@@ -349,6 +349,13 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
   return document(`emq-race: ${uniqueValues(runs, (r) => r.mode)} on ${report.server.kind} ${report.server.version}`, sections, report);
 }
 
+/** Each shrink step's stage, as the page's table names it. */
+const STAGE_WORDS: Readonly<Record<ShrunkWitness['steps'][number]['stage'], string>> = {
+  jobs: 'half the jobs',
+  sweepers: 'a sweeper fewer',
+  'one-job': 'one job, two sweeps',
+};
+
 /**
  * --shrink: the path from the seeded run to one job and two sweeps, in the report's own words
  * (report/shrink.ts), every seeded run it made, and the explain line that replays the witness.
@@ -358,14 +365,14 @@ function shrinkSection(shrink: ShrunkWitness | undefined): string[] {
   const [path = '', said, replay] = shrinkLines(shrink, (line) => line);
   const rows = shrink.steps.map(
     (step, i) =>
-      `<tr data-step="${i + 1}"><td class="num">${i + 1}</td><td class="num">${esc(groupFigure(step.jobs))}</td><td class="num">${esc(step.sweepers)}</td><td class="num">${esc(step.seed)}</td><td class="anomaly ${step.found ? 'bad' : 'ok'}" data-field="found">${step.found ? 'yes' : 'no'}</td></tr>`,
+      `<tr data-step="${i + 1}"><td class="num">${i + 1}</td><td data-field="stage">${STAGE_WORDS[step.stage]}</td><td class="num">${esc(groupFigure(step.jobs))}</td><td class="num">${esc(step.sweepers)}</td><td class="num">${esc(step.seed)}</td><td class="anomaly ${step.found ? 'bad' : 'ok'}" data-field="found">${step.found ? 'yes' : 'no'}</td></tr>`,
   );
   return [
     '<section id="shrink">',
     '<h2>The anomaly, shrunk</h2>',
     `<p>${esc(path)}</p>`,
     ...(said !== undefined && replay !== undefined ? [`<p>${esc(said)}</p>`, `<pre id="witness"><code>${esc(replay.trim())}</code></pre>`] : []),
-    `<div class="scroll"><table id="shrink-table"><thead><tr><th>#</th><th>jobs</th><th>sweepers</th><th>seed</th><th>${esc(figureLabel(shrink.anomaly, [shrink.mode]))} kept</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
+    `<div class="scroll"><table id="shrink-table"><thead><tr><th>#</th><th>tried</th><th>jobs</th><th>sweepers</th><th>seed</th><th>${esc(figureLabel(shrink.anomaly, [shrink.mode]))} kept</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`,
     '</section>',
   ];
 }

@@ -13,10 +13,11 @@ const WORDS: Readonly<Record<string, string>> = {
 /** The lines; `fit` wraps a sentence to the width (the explain line is left whole, to be copied). */
 export function shrinkLines(witness: ShrunkWitness, fit: (line: string) => string): string[] {
   const { from, steps } = witness;
+  // Only the steps that kept the anomaly are the path; the one-job seeds are counted apart.
   const kept = steps.filter((step) => step.found);
-  const fewerJobs = kept.filter((step) => step.sweepers === from.sweepers && step.jobs < from.jobs).map((step) => step.jobs);
-  const fewerSweepers = kept.filter((step) => step.sweepers < from.sweepers && step.jobs > 1).map((step) => step.sweepers);
-  const oneJob = steps.filter((step) => step.jobs === 1 && step.sweepers === 2);
+  const fewerJobs = kept.filter((step) => step.stage === 'jobs').map((step) => step.jobs);
+  const fewerSweepers = kept.filter((step) => step.stage === 'sweepers').map((step) => step.sweepers);
+  const oneJob = steps.filter((step) => step.stage === 'one-job');
   const found = oneJob.find((step) => step.found);
   const path = [
     `jobs ${[from.jobs, ...fewerJobs].join(' → ')}`,

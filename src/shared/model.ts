@@ -550,6 +550,8 @@ export interface SweeperCommand {
  */
 /** One seeded run the shrinking made, and whether the anomaly it keeps came up in it. */
 export interface ShrinkStep {
+  /** What the run tried: half the jobs, one sweeper fewer, or one job and two sweeps under another seed. */
+  readonly stage: 'jobs' | 'sweepers' | 'one-job';
   readonly jobs: number;
   readonly sweepers: number;
   readonly seed: number;
@@ -564,7 +566,7 @@ export interface ShrunkWitness {
   /** The class the audit gives the witness's one job. */
   readonly outcome: string;
   /** The seeded run it started from. */
-  readonly from: Omit<ShrinkStep, 'found'>;
+  readonly from: Omit<ShrinkStep, 'found' | 'stage'>;
   /** Every run made, in order: fewer jobs, then fewer sweepers, then one job and two sweeps. */
   readonly steps: readonly ShrinkStep[];
   /** Changes of sweep in the witness; null when no one-job run kept the anomaly. */

@@ -19,7 +19,7 @@ const witness = (command: string): ShrunkWitness => ({
   anomaly: 'overcountedStalls',
   outcome: 'duplicateAndOverCount',
   from: { jobs: 50, sweepers: 4, seed: 7 },
-  steps: [{ jobs: 1, sweepers: 2, seed: 7, found: true }],
+  steps: [{ stage: 'one-job', jobs: 1, sweepers: 2, seed: 7, found: true }],
   switches: 2,
   schedule: null,
   command,

@@ -37,7 +37,7 @@ interface SeededJson {
     mode: string;
     anomaly: string;
     outcome: string;
-    steps: { jobs: number; sweepers: number; seed: number; found: boolean }[];
+    steps: { stage: string; jobs: number; sweepers: number; seed: number; found: boolean }[];
     switches: number | null;
     command: string | null;
   };
@@ -182,7 +182,7 @@ forEachServer('--seed', (handle, kind) => {
     assert.equal(shrink.mode, 'loop');
     assert.ok(Number((json.runs[0] as SeededRun)[shrink.anomaly]) > 0, `the kept figure, ${shrink.anomaly}, was in the seeded run`);
     assert.ok(
-      shrink.steps.some((step) => step.jobs === 1 && step.sweepers === 2 && step.found),
+      shrink.steps.some((step) => step.stage === 'one-job' && step.jobs === 1 && step.sweepers === 2 && step.found),
       'one job and two sweeps kept it',
     );
     assert.ok(shrink.switches !== null && shrink.switches <= 3, `switches: ${shrink.switches}`);

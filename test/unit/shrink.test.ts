@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { explainArgs, exportedTest } from '../../src/explore/export-test.js';
-import { anomalyToKeep, fewerSwitches, firstSweeps } from '../../src/explore/shrink.js';
+import { anomalyToKeep, fewerSwitches, firstSweeps, oneJobSeeds } from '../../src/explore/shrink.js';
 import { switchesOf } from '../../src/explore/search.js';
 import { ANOMALIES, type Anomaly, type ShrunkWitness } from '../../src/shared/model.js';
 import { shrinkLines } from '../../src/report/shrink.js';
@@ -51,12 +51,12 @@ const WITNESS: ShrunkWitness = {
   outcome: 'duplicateAndLostIncrement',
   from: { jobs: 200, sweepers: 4, seed: 7 },
   steps: [
-    { jobs: 100, sweepers: 4, seed: 7, found: true },
-    { jobs: 50, sweepers: 4, seed: 7, found: false },
-    { jobs: 100, sweepers: 3, seed: 7, found: true },
-    { jobs: 100, sweepers: 2, seed: 7, found: false },
-    { jobs: 1, sweepers: 2, seed: 7, found: false },
-    { jobs: 1, sweepers: 2, seed: 8, found: true },
+    { stage: 'jobs', jobs: 100, sweepers: 4, seed: 7, found: true },
+    { stage: 'jobs', jobs: 50, sweepers: 4, seed: 7, found: false },
+    { stage: 'sweepers', jobs: 100, sweepers: 3, seed: 7, found: true },
+    { stage: 'sweepers', jobs: 100, sweepers: 2, seed: 7, found: false },
+    { stage: 'one-job', jobs: 1, sweepers: 2, seed: 7, found: false },
+    { stage: 'one-job', jobs: 1, sweepers: 2, seed: 8, found: true },
   ],
   switches: 3,
   schedule: 'A:zrangebyscore,B:zrangebyscore',
@@ -75,6 +75,19 @@ test("the shrink's lines: the path taken, and the explain line whole", () => {
   const lost = shrinkLines({ ...WITNESS, steps, switches: null, schedule: null, command: null }, (line) => line);
   assert.equal(lost.length, 1);
   assert.match(lost[0] ?? '', /no seed of 2 tried showed it on one job and two sweeps\.$/);
+  // Two sweepers from the start: a halving to one job that kept nothing is no step of the path,
+  // nor a seed of the one-job stage.
+  const two: ShrunkWitness = {
+    ...WITNESS,
+    from: { jobs: 2, sweepers: 2, seed: 3 },
+    steps: [
+      { stage: 'jobs', jobs: 1, sweepers: 2, seed: 3, found: false },
+      { stage: 'one-job', jobs: 1, sweepers: 2, seed: 3, found: true },
+    ],
+  };
+  assert.match(shrinkLines(two, (line) => line)[0] ?? '', /: jobs 2, sweepers 2, then one job and two sweeps: seed 3 \(1 seed tried\)\.$/);
+  const halved: ShrunkWitness = { ...two, steps: [{ stage: 'jobs', jobs: 1, sweepers: 2, seed: 3, found: true }, ...two.steps.slice(1)] };
+  assert.match(shrinkLines(halved, (line) => line)[0] ?? '', /: jobs 2 → 1, sweepers 2, then one job and two sweeps: seed 3 \(1 seed tried\)\.$/);
 });
 
 test('the exported test names its mode on the first line and carries the schedule and the flags', () => {
@@ -87,4 +100,11 @@ test('the exported test names its mode on the first line and carries the schedul
   assert.match(text, /^const SCHEDULE = 'A:detect,A:probe,B:detect.*B:write';$/m);
   assert.match(text, /^const FLAGS = \['--max-stalled', '5'\];$/m);
   assert.match(text, /execFile\('emq-race', args/);
+});
+
+test("the one-job seeds start at the run's own and round past the last to 0, each one --seed takes", () => {
+  assert.deepEqual(oneJobSeeds(7).slice(0, 3), [7, 8, 9]);
+  const top = oneJobSeeds(4_294_967_295);
+  assert.deepEqual(top.slice(0, 3), [4_294_967_295, 0, 1]);
+  assert.ok(top.every((seed) => Number.isInteger(seed) && seed >= 0 && seed <= 4_294_967_295));
 });
