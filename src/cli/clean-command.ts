@@ -9,7 +9,7 @@ import { closeConnection, connect } from '../server/connection.js';
 import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
 import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
 import type { Io } from '../shared/model.js';
-import { parseQueueName, urlOnce } from './options.js';
+import { parseCleanQueueName, urlOnce } from './options.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { plural } from '../shared/text.js';
 
@@ -29,7 +29,7 @@ export function addCleanCommand(program: Command, io: CleanIo, exit: { code: num
     .copyInheritedSettings(program)
     .allowExcessArguments(false)
     .description("remove a kept or crashed run's keys (only queues whose owner marker emq-race wrote, only the keys a run creates, by name)")
-    .addOption(new Option('--queue <name>', 'the queue to remove').argParser(parseQueueName))
+    .addOption(new Option('--queue <name>', 'the queue to remove').argParser(parseCleanQueueName))
     .addOption(new Option('--all', 'every queue emq-race owns on the server (asks first on a terminal)'))
     .addOption(new Option('--yes', 'with --all: remove without asking (needed when stdin is not a terminal)'))
     .addOption(new Option('--url <url>', 'server URL (default: $REDIS_URL); clean needs a server that outlives a run').argParser(urlOnce));

@@ -4,7 +4,7 @@
  */
 import type { Command, Option } from 'commander';
 import { usageError } from '../shared/errors.js';
-import { QUEUE_NAME } from '../queue/keys.js';
+import { GIVEN_QUEUE_NAME_MAX, QUEUE_NAME, QUEUE_NAME_MAX } from '../queue/keys.js';
 import { STRATEGIES, modeSets, modes as allModes, modesNeeding } from '../sweepers/strategies.js';
 import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { checkExpectedModes } from './expect.js';
@@ -289,6 +289,18 @@ export function parsePendingKind(raw: string): PendingKind {
 }
 
 export function parseQueueName(raw: string): string {
+  return queueNameUpTo(raw, GIVEN_QUEUE_NAME_MAX);
+}
+
+/**
+ * `clean --queue`: any name a run may have given its queues, the suffixes of its modes, trials and
+ * --queues included, so that the `clean` line a kept run prints for each is taken as printed.
+ */
+export function parseCleanQueueName(raw: string): string {
+  return queueNameUpTo(raw, QUEUE_NAME_MAX);
+}
+
+function queueNameUpTo(raw: string, max: number): string {
   // `--queue --help` would otherwise run on a queue named "--help": a value that looks like an
   // option is a missing value.
   if (raw.startsWith('-')) {
@@ -297,12 +309,12 @@ export function parseQueueName(raw: string): string {
     );
   }
   // The name itself is not repeated (a password typed here would be): what is wrong with it is.
-  if (raw.length === 0 || raw.length > 100)
-    throw usageError(`--queue: a queue name of ${plural(raw.length, 'character')}; use 1 to 100 letters, digits, '-' or '_'`);
+  if (raw.length === 0 || raw.length > max)
+    throw usageError(`--queue: a queue name of ${plural(raw.length, 'character')}; use 1 to ${max} letters, digits, '-' or '_'`);
   if (!QUEUE_NAME.test(raw)) {
     const named = [...raw.replace(/[A-Za-z0-9_-]/g, '')].map((c) => (/\s/.test(c) ? 'a space' : /[\x00-\x1f\x7f]/.test(c) ? 'a control character' : `'${c}'`));
     throw usageError(
-      `--queue: a queue name may not hold ${[...new Set(named)].join(', ')}; use 1 to 100 letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
+      `--queue: a queue name may not hold ${[...new Set(named)].join(', ')}; use 1 to ${max} letters, digits, '-' or '_' (no braces, glob characters or spaces)`,
     );
   }
   return raw;

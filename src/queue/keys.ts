@@ -9,8 +9,14 @@ import { createRequire } from 'node:module';
 const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 /** Letters, digits, '-' and '_': nothing that could break the hash tag or a SCAN pattern. */
-// Up to 128 so that a --queue name (at most 100) still fits with a suffix such as "-atomic".
-export const QUEUE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+// Up to 160 so that a --queue name (at most 100) still fits with every suffix a run adds to it:
+// its mode (up to "-node-resque-guarded"), its trial ("-t10000"), its place among --queues
+// ("-63", and "-99999" more on a cluster), 136 characters at most.
+export const QUEUE_NAME_MAX = 160;
+export const QUEUE_NAME = new RegExp(`^[A-Za-z0-9_-]{1,${QUEUE_NAME_MAX}}$`);
+
+/** The longest name `--queue` takes: a run's own queues add their suffixes to it (QUEUE_NAME). */
+export const GIVEN_QUEUE_NAME_MAX = 100;
 
 export interface QueueKeys {
   readonly queue: string;

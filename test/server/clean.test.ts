@@ -56,6 +56,21 @@ forEachServer('clean', (handle) => {
     await redis.unlink('emq:{race-crashed}:notes');
   });
 
+  test('a --queue of 100 characters: the queues a kept run named with their modes are cleaned by name, as printed', async () => {
+    const base = 'k'.repeat(100);
+    const kept = await runCli(['--url', handle.url, '--queue', base, '--mode', 'atomic,loop', '--jobs', '20', '--keep']);
+    assert.equal(kept.code, 0, kept.stderr);
+    for (const mode of ['atomic', 'loop']) {
+      const result = await runCli(['clean', '--url', handle.url, '--queue', `${base}-${mode}`]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`^removed queue ${base}-${mode}: \\d+ keys$`, 'm'));
+    }
+    assert.deepEqual(await allKeys(redis), []);
+    const long = await runCli(['clean', '--url', handle.url, '--queue', 'k'.repeat(161)]);
+    assert.equal(long.code, 2);
+    assert.equal(oneErrorLine(long.stderr), "emq-race: --queue: a queue name of 161 characters; use 1 to 160 letters, digits, '-' or '_'");
+  });
+
   test("a kept --mode function run: clean removes its function library with its queue, and leaves another run's; a user who may not delete it hears so", async () => {
     const kept = await runCli(['--url', handle.url, '--mode', 'function', '--jobs', '20', '--queue', 'race-kept-function', '--keep']);
     assert.equal(kept.code, 0, kept.stderr);
