@@ -4,6 +4,7 @@
  * report, and the witness written as a test file that must not exist yet.
  */
 import { writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { exportedTest } from '../explore/export-test.js';
 import { shrinkRun } from '../explore/shrink.js';
@@ -52,12 +53,16 @@ function shrinkBase(options: RaceOptions, found: RunResult, userScript: string |
   };
 }
 
-/** Writes the witness as a node:test file at `path`, which must not exist; without a witness explain replays, nothing. */
-export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined): void {
+/**
+ * Writes the witness as a node:test file at `path`, which must not exist; without a witness
+ * explain replays, nothing. `command` is the race's own line (every flag that shaped the seeded
+ * run, the server left out), which the file names as what made it.
+ */
+export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string): void {
   if (!shrink?.command) {
     throw new EmqError(`--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`, ExitCode.expectationFailed);
   }
-  const made = `emq-race ${VERSION}: --mode ${shrink.mode} --seed ${shrink.from.seed} --jobs ${shrink.from.jobs} --sweepers ${shrink.from.sweepers} --shrink, then --export-test`;
+  const made = `emq-race ${VERSION}: ${command} --export-test ${basename(path)}`;
   try {
     writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });
   } catch (err) {

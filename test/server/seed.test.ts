@@ -211,6 +211,10 @@ forEachServer('--seed', (handle, kind) => {
     const env = { ...inherited, PATH: `${dir}:${process.env.PATH ?? ''}`, REDIS_URL: handle.url };
     const text = readFileSync(file, 'utf8');
     assert.match(text.split('\n')[0] ?? '', /^const MODE = 'loop';/);
+    // What made it: the race's own line, every flag that shaped the run, the server left out.
+    const made = /^\/\/ Made by emq-race \S+: (emq-race .*)$/m.exec(text)?.[1] ?? '';
+    assert.match(made, /^emq-race --mode loop --sweepers 4 --jobs 50 .*--seed 7 --shrink .*--export-test witness\.test\.mjs$/);
+    assert.doesNotMatch(made, /--url|redis:/);
     // The summary as Node's default reporter prints it off a terminal: TAP on Node 20 ("# fail 1"),
     // the spec reporter on Node 23 and later ("ℹ fail 1").
     const summary = (word: string) => new RegExp(`^(?:# |ℹ )${word} 1$`, 'm');
