@@ -4,7 +4,10 @@
  * The steps run one after another, and each step's queues are deleted before the next begins; only
  * the queues of one step (several with --queues) are alive at once.
  */
-import { describeServerError } from '../shared/errors.js';
+import { describeServerError, EmqError } from '../shared/errors.js';
+import { cleanCommand } from '../queue/owner-claim.js';
+import { keptPromotedWords } from '../server/kept-server.js';
+import type { ServerTarget } from '../server/connection.js';
 import { serverHasFunctions } from '../sweepers/function-library.js';
 import type { Interrupts } from '../shared/interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
@@ -92,6 +95,30 @@ export function planSteps(options: RaceOptions, modes: readonly Mode[], userScri
   return steps;
 }
 
+/**
+ * What the runs that went well before a command was stopped (a signal, an error) kept with --keep,
+ * in words for its one error line: their queues on a server that outlives the command (not the
+ * tool's own, which goes with it or is named on its own), and every promoted replica a failover
+ * drill left running, with how to stop it. Empty when they kept nothing. Pure.
+ */
+export function keptBefore(target: Pick<ServerTarget, 'own'>, runs: readonly Pick<RunResult, 'queue' | 'failover'>[]): string {
+  // A drill's keys are on its promoted replica, not on the command's server.
+  const queues = target.own === undefined ? runs.filter((run) => !run.failover).map((run) => run.queue) : [];
+  const replicas = runs.flatMap((run) => (run.failover?.keptServer ? [keptPromotedWords(run.queue, run.failover.keptServer)] : []));
+  const parts: string[] = [];
+  if (queues.length === 1) parts.push(`queue ${queues[0]} (emq:{${queues[0]}}:*): remove it with ${cleanCommand(`--queue ${queues[0]}`)}`);
+  else if (queues.length > 1) {
+    const SHOWN = 3;
+    const names =
+      queues.length > SHOWN
+        ? `${queues.slice(0, SHOWN).join(', ')} and ${queues.length - SHOWN} more`
+        : `${queues.slice(0, -1).join(', ')} and ${queues.at(-1)}`;
+    parts.push(`queues ${names}: remove them with ${cleanCommand('--all')}`);
+  }
+  parts.push(...replicas);
+  return parts.length === 0 ? '' : `the runs that finished before it kept (--keep) ${parts.join('; ')}`;
+}
+
 export async function runPlan(
   session: Session,
   options: RaceOptions,
@@ -103,10 +130,24 @@ export async function runPlan(
   const steps = planSteps(options, modes, userScript, hooks.adjust, options.queue ?? randomQueueName());
   await hooks.beforeWrites?.(steps);
   const runs: RunResult[] = [];
-  for (const step of steps) {
-    if (steps.length > 1) hooks.progress?.(step.trial, options.trials ?? 1, step.mode);
-    if (hooks.spread) runs.push(...(await hooks.spread(step.name, step.runFor)));
-    else runs.push(await runMode(session, step.runFor(step.name), interrupts));
+  // What --keep kept of the runs that went well stays when a later one is stopped: named on the
+  // command's one error line, and on a third signal's way out.
+  let settleKept = (): void => undefined;
+  try {
+    for (const step of steps) {
+      if (steps.length > 1) hooks.progress?.(step.trial, options.trials ?? 1, step.mode);
+      if (hooks.spread) runs.push(...(await hooks.spread(step.name, step.runFor)));
+      else runs.push(await runMode(session, step.runFor(step.name), interrupts));
+      const kept = options.keep ? keptBefore(session.target, runs) : '';
+      settleKept();
+      if (kept) settleKept = interrupts.owe(kept);
+    }
+  } catch (err) {
+    const kept = options.keep ? keptBefore(session.target, runs) : '';
+    if (kept && err instanceof EmqError) err.message += `; ${kept}`;
+    throw err;
+  } finally {
+    settleKept();
   }
   return runs;
 }

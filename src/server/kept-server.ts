@@ -69,5 +69,10 @@ function keptQueueLine(queue: string, db: number | undefined): string {
 
 /** What --keep says of the replica a failover drill promoted and left running with the run's keys. */
 function keptPromotedLine(queue: string, server: { readonly url: string; readonly pid: number }): string {
-  return `kept: the promoted replica of queue ${queue}'s failover drill at ${server.url}, pid ${server.pid}; ${stop(server)}\n`;
+  return `kept: ${keptPromotedWords(queue, server)}\n`;
+}
+
+/** The promoted replica a failover drill left running, in words: where it is and how to stop it. */
+export function keptPromotedWords(queue: string, server: { readonly url: string; readonly pid: number }): string {
+  return `the promoted replica of queue ${queue}'s failover drill at ${server.url}, pid ${server.pid}; ${stop(server)}`;
 }

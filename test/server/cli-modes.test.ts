@@ -121,6 +121,21 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
+  test('--keep, and a later mode fails: the one line names what the modes that went well before it kept', async () => {
+    const path = scriptFile('fails-later.lua', FAILS_AT_RUN_TIME);
+    const result = await runCli(['--url', handle.url, '--mode', 'atomic,script', '--script', path, '--jobs', '100', '--queue', 'race-later', '--keep']);
+    assert.equal(result.code, 3);
+    assert.match(
+      oneErrorLine(result.stderr) ?? result.stderr,
+      /; the runs that finished before it kept \(--keep\) queue race-later-atomic \(emq:\{race-later-atomic\}:\*\): remove it with emq-race clean --queue race-later-atomic \(and the same --url\)$/,
+    );
+    for (const queue of ['race-later-atomic', 'race-later-script']) {
+      const cleaned = await runCli(['clean', '--url', handle.url, '--queue', queue]);
+      assert.equal(cleaned.code, 0, cleaned.stderr);
+    }
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
+  });
+
   test('a missing script file is a usage error', async () => {
     const result = await runCli(['--url', handle.url, '--script', '/nonexistent/sweep.lua']);
     assert.equal(result.code, 2);

@@ -9,11 +9,11 @@ import { csvField } from '../../src/report/csv.js';
 import { sweepFunctionNames } from '../../src/lua/function-source.js';
 import { librarySource } from '../../src/sweepers/function-library.js';
 import { modesWithScript, parseModes, parsePendingKind } from '../../src/cli/options.js';
-import { runQueueName } from '../../src/race/plan.js';
+import { keptBefore, runQueueName } from '../../src/race/plan.js';
 import { pauseMs } from '../../src/race/sweeper-life.js';
 import { returnedIds } from '../../src/sweepers/one-call.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../../src/audit/trials.js';
-import { ANOMALIES, defaultLive } from '../../src/shared/model.js';
+import { ANOMALIES, defaultLive, type RunResult } from '../../src/shared/model.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { runResult } from '../helpers/run-result.js';
 
@@ -151,4 +151,25 @@ test('the trials table fits a 40-column terminal: a spread too wide beside its l
   assert.match(table, /^jobs\/s\n +23,529 \/ 29,006 \/ 34,483$/m);
   // Where a column fits beside its labels, the table keeps its rows.
   assert.match(renderTrialsTable(summarizeTrials(runs), { color: false, width: 80, wide: false }), /^jobs\/s +23,529 \/ 29,006 \/ 34,483$/m);
+});
+
+test('keptBefore: what the runs that went well kept, for the line of a command stopped after them', () => {
+  const runs = ['q-t1', 'q-t2', 'q-t3', 'q-t4', 'q-t5'].map((queue) => ({ queue, failover: undefined }));
+  assert.equal(keptBefore({}, []), '');
+  assert.equal(
+    keptBefore({}, runs.slice(0, 1)),
+    'the runs that finished before it kept (--keep) queue q-t1 (emq:{q-t1}:*): remove it with emq-race clean --queue q-t1 (and the same --url)',
+  );
+  assert.equal(
+    keptBefore({}, runs.slice(0, 3)),
+    'the runs that finished before it kept (--keep) queues q-t1, q-t2 and q-t3: remove them with emq-race clean --all (and the same --url)',
+  );
+  assert.match(keptBefore({}, runs), /queues q-t1, q-t2, q-t3 and 2 more: remove them/);
+  // The tool's own server goes with the command, or is named on its own: its queues are not.
+  assert.equal(keptBefore({ own: 'command' }, runs), '');
+  const drilled = [{ queue: 'd-t1', failover: { keptServer: { url: 'redis://127.0.0.1:45847', pid: 17868 } } as RunResult['failover'] }];
+  assert.equal(
+    keptBefore({ own: 'command' }, drilled),
+    "the runs that finished before it kept (--keep) the promoted replica of queue d-t1's failover drill at redis://127.0.0.1:45847, pid 17868; stop it with: redis-cli -p 45847 shutdown nosave (or kill 17868)",
+  );
 });
