@@ -221,9 +221,9 @@ function failoverSection(runs: readonly RunJson[]): string[] {
       : '';
     return [
       `<li class="drill" data-mode="${esc(run.mode)}" data-trial="${esc(run.trial ?? 1)}"><strong>${esc(run.mode)}${run.trial !== undefined ? `, trial ${esc(run.trial)}` : ''}</strong><ol>`,
-      `<li>${esc(Math.min(f.after, f.callsBeforeCut))} sweep calls acknowledged and replicated${esc(lag)}${f.callsBeforeCut < f.after ? esc(` (fewer than --failover-after ${f.after}: the sweeps ran dry first)`) : ''}.</li>`,
+      `<li>${esc(f.callsBeforeCut)} sweep calls acknowledged and replicated${esc(lag)}${f.callsBeforeCut < f.after ? esc(` (fewer than --failover-after ${f.after}: the sweeps ran dry first)`) : f.callsBeforeCut > f.after ? esc(` (--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`) : ''}.</li>`,
       `<li>The replication link cut, once the replica had caught up.</li>`,
-      `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated.</li>`,
+      `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated${f.callsAfterCut < f.calls ? esc(` (fewer than --failover-calls ${f.calls}: the sweeps ran dry first)`) : ''}.</li>`,
       `<li class="failover-moment" data-field="promotedBy" data-value="${esc(f.promotedBy)}"><strong>Failover:</strong> the primary killed (SIGKILL), the replica promoted by ${f.promotedBy === 'sentinel' ? 'Sentinel' : 'the tool'}, every connection carried over.</li>`,
       `<li>On the promoted replica: <span data-field="ackedMovesLost">${esc(f.ackedMovesLost)}</span> acknowledged moves lost${esc(predicted)}, ${esc(f.jobsRecoveredTwice)} jobs recovered twice, ${esc(f.counterIncrementsLost)} counter increments lost.</li>`,
       wait,

@@ -392,6 +392,7 @@ function failoverFigures(
   const wait = drill.settings.waitReplicas;
   return {
     after: drill.settings.after,
+    calls: drill.settings.calls,
     ackedMovesLost: losses.ackedMovesLost,
     // A one-call sweep moves what it returns, all or nothing: its loss is known before the audit.
     predictedLoss: STRATEGIES[run.mode].roundTrips ? null : counts.predictedLoss,

@@ -122,10 +122,17 @@ function failoverLine(f: FailoverFigures): string {
     ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)${withoutWait(f)}`
     : '';
   const lag = f.replicaLagMs > 0 ? ` (held ${f.replicaLagMs} ms each way)` : '';
-  // Cut before K calls only when the sweeps ran dry first: said so, with the calls made.
+  // The drill's own counts: cut before K calls only when the sweeps ran dry first, after more when
+  // calls in flight at the K-th were answered before the link could be cut; the same of M after it.
   const cut =
     f.callsBeforeCut < f.after
       ? `once the sweeps had run dry, after ${plural(f.callsBeforeCut, 'answered sweep call')} (fewer than --failover-after ${f.after})`
-      : `after ${plural(f.after, 'answered sweep call')}`;
-  return `the replica's link${lag} was cut ${cut} and the primary killed ${plural(f.callsAfterCut, 'call')} later${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
+      : f.callsBeforeCut > f.after
+        ? `after ${plural(f.callsBeforeCut, 'answered sweep call')} (--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`
+        : `after ${plural(f.after, 'answered sweep call')}`;
+  const killed =
+    f.callsAfterCut < f.calls
+      ? `once the sweeps had run dry, ${plural(f.callsAfterCut, 'call')} later (fewer than --failover-calls ${f.calls})`
+      : `${plural(f.callsAfterCut, 'call')} later`;
+  return `the replica's link${lag} was cut ${cut} and the primary killed ${killed}${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
 }

@@ -197,6 +197,8 @@ export interface FailoverSettings {
 /** What a failover run found, each figure with where it comes from (docs/failover.md). */
 export interface FailoverFigures {
   readonly after: number;
+  /** --failover-calls: the sweep calls the drill lets through between the cut and the failover. */
+  readonly calls: number;
   /** Moves the sweepers had acknowledged (confirmed by WAIT, with --wait-replicas) that the new primary does not hold: server+sweepers. */
   readonly ackedMovesLost: number;
   /** The drill's own count: jobs moved by the calls acknowledged after the cut; null for modes whose sweep is many round trips. */

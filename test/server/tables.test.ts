@@ -43,6 +43,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
     library: { name: 'bullmq', version: '6.7.0' },
     failover: {
       after: 5,
+      calls: 2,
       ackedMovesLost: 20,
       predictedLoss: 20,
       jobsRecoveredTwice: 20,
