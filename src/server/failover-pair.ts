@@ -25,6 +25,12 @@ export interface FailoverPair {
   readonly lost: AbortSignal;
   /** Who promotes the replica: the tool itself, or the pair's Sentinel (--sentinel). */
   readonly promotedBy: 'tool' | 'sentinel';
+  /**
+   * Waits until the replica holds all the primary wrote. Before the race: a link that reads up
+   * may not carry anything yet (after its first sync the primary may start the stream only at the
+   * replica's next acknowledgement, up to a second later), and every WAIT meanwhile would time out.
+   */
+  caughtUp(signal: AbortSignal): Promise<void>;
   /** Waits until the replica holds all the primary wrote, then cuts the replication link. */
   cut(signal: AbortSignal): Promise<void>;
   /**
@@ -123,6 +129,12 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       await until(() => sentinel.knowsReplica(replica.port), settling(), 'Sentinel did not find the replica');
     }
     const url = `redis://127.0.0.1:${front.port}`;
+    const caughtUp = (signal: AbortSignal, failure: string): Promise<void> =>
+      until(
+        async () => replicaOffset(await replicaAdmin.info('replication')) >= primaryOffset(await primaryAdmin.info('replication')),
+        AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+        failure,
+      );
     let promotedDone = false;
     const failOver = async (signal: AbortSignal, promoted: ((primary: Redis) => Promise<void>) | undefined): Promise<void> => {
       front.hold();
@@ -173,13 +185,9 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       replicaPid: replica.pid,
       lost: AbortSignal.any(losses),
       promotedBy: sentinel ? 'sentinel' : 'tool',
+      caughtUp: (signal) => caughtUp(signal, 'the replica did not catch up with the primary before the race'),
       async cut(signal) {
-        const wait = AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]);
-        await until(
-          async () => replicaOffset(await replicaAdmin.info('replication')) >= primaryOffset(await primaryAdmin.info('replication')),
-          wait,
-          'the replica did not catch up with the primary before the cut',
-        );
+        await caughtUp(signal, 'the replica did not catch up with the primary before the cut');
         link.partition();
       },
       async failover(signal, promoted) {
