@@ -287,6 +287,9 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
       });
       progress.stop();
       const stoppedBy = outcome.stoppedBy;
+      // Stopped before any cell finished (a read-only replica found at the first write, a signal):
+      // there is nothing to show, so the command ends as a single race would, with its line alone.
+      if (stoppedBy !== undefined && outcome.cells.length === 0) return stoppedBy;
       const stopped =
         stoppedBy instanceof EmqError
           ? { exit: stoppedBy.exitCode, message: scrubUrlText(stoppedBy.message) }

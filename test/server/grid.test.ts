@@ -18,7 +18,8 @@ import { alignParts, cellParts, formatJobsPerSec, formatRate, layOut, renderGrid
 import { anomalyTotal } from '../../src/audit/rules.js';
 import { ANOMALIES } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
-import { startCli, within } from '../helpers/cli-process.js';
+import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { FAILS_AT_RUN_TIME, scriptFile } from '../helpers/scripts.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer, forOneServerKind, type ServerHandle } from '../helpers/servers.js';
 import type { Browser } from 'playwright-core';
@@ -421,6 +422,21 @@ forOneServerKind(import.meta.url, 'grid: the table and a stop', (handle) => {
     assert.match(result.stdout, /^sweepers 1 +0 · /m);
     assert.match(result.stdout, /^atomic: clean in every cell \(8 cells, 8 runs\)$/m);
     assert.match(result.stdout, /^loop: (anomalies in \d of 8 cells; first at sweepers=4 batch=\d+ probe-delay=\d|clean in every cell)/m);
+    assert.deepEqual(await allKeys(fixture.admin()), []);
+  });
+
+  test('a grid whose first cell fails ends as one race would: its line alone, no empty table, no page; under --json the error object', async () => {
+    const script = scriptFile('grid-fails.lua', FAILS_AT_RUN_TIME);
+    const page = join(fixture.dir(), 'failed.html');
+    const args = ['grid', '--url', handle.url, '--vary', 'sweepers=1,2', '--script', script, '--jobs', '50', '--html', page];
+    const result = await runCli(args);
+    assert.equal(result.code, 3, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(oneErrorLine(result.stderr) ?? result.stderr, /^emq-race: the sweep script failed while running: WRONGTYPE/);
+    assert.equal(existsSync(page), false, 'no page of no cells');
+    const json = await runCli([...args, '--json']);
+    assert.equal(json.code, 3);
+    assert.equal((JSON.parse(json.stdout) as { error: { exit: number } }).error.exit, 3);
     assert.deepEqual(await allKeys(fixture.admin()), []);
   });
 
