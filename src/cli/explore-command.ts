@@ -95,7 +95,7 @@ export function addExploreCommand(program: Command, io: Io, exit: { code: number
     // A stray word (a URL without --url) is an error, never a run on another server than meant.
     .allowExcessArguments(false)
     .description(
-      "Run every order of two sweeps' round trips on one job, one fresh queue per order, and judge each outcome from the server: how many orders break each mode, and the fewest switches that do.",
+      "Run every order of two sweeps' round trips on one job, seeded afresh for each order, and judge each outcome from the server: how many orders break each mode, and the fewest switches that do.",
     )
     .addOption(new Option('--mode <modes>', `a comma list of ${explorable().join(', ')} (default: all)`).argParser(parseExploreModes))
     .addOption(new Option('--sweeps <n>', 'sweeps on the job: 2, or 3 with --max-switches').default(2).argParser(intFlag('--sweeps', SWEEPS)))

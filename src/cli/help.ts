@@ -122,7 +122,7 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
   explore: [
     [
       'emq-race explore',
-      "every mode: each order of two sweeps' round trips on one job run on a fresh queue, its outcome judged by the audit (some ten seconds)",
+      "every mode: each order of two sweeps' round trips on one job, seeded afresh for each, its outcome judged by the audit (some ten seconds)",
     ],
     ['emq-race explore --mode loop --json', 'the loop alone, as JSON: schedules, executions, schedules per outcome and a witness for each'],
     [

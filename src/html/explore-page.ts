@@ -150,7 +150,7 @@ export function explorePage(report: ExploreReportJson, ctx: ExplorePageContext):
   const sections = [
     '<header>',
     '<h1>emq-race explore</h1>',
-    `<p class="lede">Every order of ${report.sweeps === 2 ? 'two' : 'three'} sweeps' round trips on one job${report.maxSwitches === null ? '' : ' within the bound'}, each run on a fresh queue of the server and its outcome read back and judged by the audit. A schedule gives each sweep as many turns as its longest execution took; schedules that differ only in where a stopped sweep's turns pass are one execution.</p>`,
+    `<p class="lede">Every order of ${report.sweeps === 2 ? 'two' : 'three'} sweeps' round trips on one job${report.maxSwitches === null ? '' : ' within the bound'}, each run on the job seeded afresh in one queue of the server and its outcome read back and judged by the audit. A schedule gives each sweep as many turns as its longest execution took; schedules that differ only in where a stopped sweep's turns pass are one execution.</p>`,
     '</header>',
     '<section id="run">',
     '<h2>The exploration</h2>',
