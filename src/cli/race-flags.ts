@@ -342,4 +342,8 @@ function checkSeedFlags(flags: MainFlags, modes: readonly Mode[]): void {
   if (shrinking && !modes.some((mode) => replayOf(mode) === 'loop')) {
     throw usageError(`${shrinking}: the witness is replayed step by step by explain, which only the loop has: add --mode loop`);
   }
+  // explain's loop pushes with RPUSH: a witness shrunk on another pending would be one the raced run never sent.
+  if (shrinking && flags.pending !== 'list') {
+    throw usageError(`${shrinking}: the witness is replayed by explain, whose loop pushes onto a list: leave out --pending ${flags.pending}`);
+  }
 }
