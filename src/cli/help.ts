@@ -72,7 +72,7 @@ function helpGroupOf(flag: string, groups: Groups = GROUPS): string | undefined 
 
 const EXIT_CODES_HELP = `Exit codes:
   0    done (and every --expect held)
-  1    an --expect failed
+  1    an --expect failed, or --export-test found no witness to write
   2    bad usage or input, the queue is already in use, or the run would not
        fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, a server error, or the

@@ -235,12 +235,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // --shrink and --export-test start from the seeded runs just made, on the same server.
     const shrinking = flags.shrink === true || flags.exportTest !== undefined;
     const shrink = shrinking ? await import('./shrink-output.js') : undefined;
-    const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io) : raced.report;
+    const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io, flags.exportTest !== undefined) : raced.report;
     if (shrink && flags.exportTest !== undefined)
       shrink.writeExportedTest(
         flags.exportTest,
         report.shrink,
         (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined),
+        options.seed as number,
       );
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).

@@ -23,16 +23,21 @@ export async function withShrink(
   options: RaceOptions,
   userScript: string | undefined,
   io: Io,
+  exporting: boolean,
 ): Promise<RaceReport> {
   const seed = options.seed as number;
   const found = report.runs.find((run) => replayOf(run.mode) === 'loop' && !isClean(run));
   if (!found) {
-    io.err(`emq-race: --shrink: no loop run found an anomaly under seed ${seed}: nothing to shrink (try another seed)\n`);
+    // --export-test ends with its own line, which says the same: one line, not two.
+    if (!exporting) io.err(`emq-race: --shrink: ${nothingFound(seed)}\n`);
     return report;
   }
   const shrink = await shrinkRun(session, interrupts, { run: shrinkBase(options, found, userScript), seed, queue: `${found.queue}-s` }, found);
   return shrink ? { ...report, shrink } : report;
 }
+
+/** Why there is nothing to shrink. */
+const nothingFound = (seed: number): string => `no loop run found an anomaly under seed ${seed}: nothing to shrink (try another seed)`;
 
 /** The seeded run found, as the runs the shrinking makes from it start. */
 function shrinkBase(options: RaceOptions, found: RunResult, userScript: string | undefined): ModeRun {
@@ -58,8 +63,9 @@ function shrinkBase(options: RaceOptions, found: RunResult, userScript: string |
  * explain replays, nothing. `command` is the race's own line (every flag that shaped the seeded
  * run, the server left out), which the file names as what made it.
  */
-export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string): void {
-  if (!shrink?.command) {
+export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string, seed: number): void {
+  if (!shrink) throw new EmqError(`--export-test: ${nothingFound(seed)}; nothing written to ${path}`, ExitCode.expectationFailed);
+  if (!shrink.command) {
     throw new EmqError(`--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`, ExitCode.expectationFailed);
   }
   const made = `emq-race ${VERSION}: ${command} --export-test ${basename(path)}`;

@@ -8,7 +8,7 @@
  * file is never overwritten.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
@@ -157,7 +157,10 @@ forEachServer('--seed', (handle, kind) => {
       [['--seed', 'seven'], /^emq-race: --seed: "seven" is not a whole number/],
       [['--shrink'], /^emq-race: --shrink: only with --seed/],
       [['--seed', '1', '--shrink', '--mode', 'atomic'], /^emq-race: --shrink: .*add --mode loop\n$/],
-      [['--seed', '1', '--export-test', 'w.test.mjs', '--pending', 'zset'], /^emq-race: --export-test: .*whose loop pushes onto a list: leave out --pending zset\n$/],
+      [
+        ['--seed', '1', '--export-test', 'w.test.mjs', '--pending', 'zset'],
+        /^emq-race: --export-test: .*whose loop pushes onto a list: leave out --pending zset\n$/,
+      ],
     ];
     const admin = new Redis(handle.url);
     try {
@@ -172,6 +175,23 @@ forEachServer('--seed', (handle, kind) => {
     } finally {
       admin.disconnect();
     }
+  });
+
+  test('--export-test when no loop run raced: one line, exit 1, nothing written; --shrink alone says so and goes on', async () => {
+    const dir = tempDir('emq-race-seed-none-');
+    const file = join(dir, 'none.test.mjs');
+    // One sweeper cannot race: nothing to shrink under any seed.
+    const args = ['--url', handle.url, '--mode', 'loop', '--seed', '3', '--sweepers', '1', '--jobs', '20'];
+    const exported = await runCli([...args, '--export-test', file]);
+    assert.equal(exported.code, 1, exported.stderr);
+    assert.equal(
+      exported.stderr.split('\n').filter(Boolean).join('\n'),
+      `emq-race: --export-test: no loop run found an anomaly under seed 3: nothing to shrink (try another seed); nothing written to ${file}`,
+    );
+    assert.equal(existsSync(file), false);
+    const shrunk = await runCli([...args, '--shrink']);
+    assert.equal(shrunk.code, 0, shrunk.stderr);
+    assert.match(shrunk.stderr, /^emq-race: --shrink: no loop run found an anomaly under seed 3: nothing to shrink \(try another seed\)$/m);
   });
 
   test('--shrink ends at a witness of at most 3 switches that explain replays; --export-test writes it as a test that fails for the loop only', async () => {
