@@ -61,7 +61,7 @@ for (const kind of SERVER_KINDS) {
         assert.match(
           result.stdout,
           new RegExp(
-            `^ {2}faults on atomic, trial ${trial}: the replica's link was cut after (5 answered|\\d+ answered sweep calls \\(--failover-after 5, and \\d+ more in flight then\\))`,
+            `^ {2}faults on atomic, trial ${trial}: the replica's link was cut after (5 answered|\\d+ answered\\s+sweep\\s+calls\\s+\\(--failover-after\\s+5,\\s+and\\s+\\d+\\s+more\\s+in\\s+flight\\s+then\\))`,
             'm',
           ),
         );
