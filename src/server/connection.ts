@@ -652,6 +652,9 @@ function quietClientWarnings(): void {
  * credentials, read from the URL as the tool's own connections read it (the URL itself is never
  * handed over), and its TLS settings. The library's client retries a command as it always does.
  */
+/** Reconnects a library's client tries before it ends: some 3 s at most. */
+const LIBRARY_RECONNECT_ATTEMPTS = 8;
+
 export function libraryClientOptions(target: ServerTarget): RedisOptions {
   const tls = tlsOptions(target);
   return {
@@ -659,6 +662,10 @@ export function libraryClientOptions(target: ServerTarget): RedisOptions {
     connectTimeout: 5000,
     // What BullMQ asks of a worker's connections: a command waits for a reconnect rather than failing.
     maxRetriesPerRequest: null,
+    // But not for ever: a server that refuses every connection (at its maxclients, say) would
+    // keep the library's clients trying, and the run waiting, without end. Once these attempts
+    // are spent the client ends, and what waited on it fails with the server's own refusal.
+    retryStrategy: (attempt: number) => (attempt <= LIBRARY_RECONNECT_ATTEMPTS ? Math.min(100 * attempt, 500) : null),
     disableClientInfo: true,
     ...(tls ? { tls } : {}),
   };

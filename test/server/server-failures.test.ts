@@ -176,17 +176,26 @@ for (const kind of SERVER_KINDS) {
     test('a server at its maxclients: one line saying so and what to do, exit 3, nothing written', async () => {
       const server = await startEmbeddedServer({ bin: kind.bin, extraArgs: ['--maxclients', '6'] });
       try {
-        const result = await runCli(['--url', server.url, '--jobs', '100', '--sweepers', '16']);
-        assert.equal(result.code, 3, result.stderr);
-        assert.equal(
-          oneErrorLine(result.stderr),
-          `emq-race: the server at ${server.url} refused a connection: it already holds as many clients as its maxclients setting allows; a run opens one per sweeper and a few of its own: race with fewer --sweepers, or raise maxclients`,
-        );
-        const redis = await connect(parseServerUrl(server.url));
-        try {
-          assert.equal(await redis.dbsize(), 0);
-        } finally {
-          redis.disconnect();
+        // The tool's own sweepers, BullMQ's workers and node-resque's queues: each refused the same way.
+        for (const args of [[], ['--lib', 'bullmq', '--mode', 'bullmq'], ['--lib', 'node-resque']]) {
+          const result = await runCli(['--url', server.url, '--jobs', '20', '--sweepers', '16', ...args]);
+          assert.equal(result.code, 3, result.stderr);
+          assert.equal(
+            oneErrorLine(result.stderr),
+            `emq-race: the server at ${server.url} refused a connection: it already holds as many clients as its maxclients setting allows; a run opens one per sweeper and a few of its own: race with fewer --sweepers, or raise maxclients`,
+            args.join(' '),
+          );
+          const redis = await connect(parseServerUrl(server.url));
+          try {
+            assert.equal(await redis.dbsize(), 0);
+            // No client of the run goes on knocking once it ended (each knock a rejected connection).
+            const rejected = async (): Promise<number> => Number(/rejected_connections:(\d+)/.exec(await redis.info('stats'))?.[1]);
+            const before = await rejected();
+            await new Promise((resolve) => setTimeout(resolve, 1500));
+            assert.equal(await rejected(), before, `${args.join(' ')}: a client of the run still reconnects`);
+          } finally {
+            redis.disconnect();
+          }
         }
       } finally {
         await server.stop();

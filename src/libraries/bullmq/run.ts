@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis';
 import { onClaimedQueue } from '../../queue/claimed-run.js';
 import { queueKeys } from '../../queue/keys.js';
 import { connect, libraryClientOptions } from '../../server/connection.js';
+import { orStopped } from '../../shared/interrupt.js';
 import { NO_CONSEQUENCES, type ModeRun } from '../../shared/model.js';
 import { CallTimes, libraryResult, raceCallers, type Caller } from '../race.js';
 import { PhaseBarrier } from '../phase-barrier.js';
@@ -69,7 +70,7 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
       const meetings = { gate: new PhaseBarrier(run.sweepers), delete: new PhaseBarrier(run.sweepers) };
       for (let i = 0; i < run.sweepers; i++) {
         claimed.signal.throwIfAborted();
-        if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients));
+        if (run.mode === 'bullmq') callers.push(await workerCaller(bullmq, libraryClientOptions(raceTarget), bull, run, clients, claimed.signal));
         else {
           const redis = await connect(raceTarget);
           connections.push(redis);
@@ -102,7 +103,7 @@ export const runBullmqMode: LibraryRunner = async (session, run, interrupts) => 
 };
 
 /** A BullMQ worker of the user's package, its stalled check called as its own timer calls it. */
-async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys, run: ModeRun, clients: BullmqClients): Promise<Caller> {
+async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys, run: ModeRun, clients: BullmqClients, signal: AbortSignal): Promise<Caller> {
   const worker = clients.add(
     new bullmq.Worker(keys.name, null, {
       connection,
@@ -115,7 +116,8 @@ async function workerCaller(bullmq: Bullmq, connection: object, keys: BullmqKeys
   );
   const moved: string[] = [];
   worker.on('stalled', (jobId: string) => moved.push(jobId));
-  await worker.waitUntilReady();
+  // A signal stops the wait for a worker whose connection never comes up.
+  await orStopped(signal, worker.waitUntilReady());
   let commands = 0;
   const callTimes = new CallTimes();
   return {

@@ -36,7 +36,7 @@ export interface CommandSender {
 
 export interface ResqueQueue {
   /** The queue's connection; after connect() its ioredis client is `redis`. */
-  readonly connection?: { readonly redis?: Partial<CommandSender> };
+  readonly connection?: { readonly redis?: Partial<CommandSender> & { disconnect?(): void } };
   connect(): Promise<void>;
   end(): Promise<void>;
   enqueue(queue: string, func: string, args: unknown[]): Promise<boolean>;

@@ -67,6 +67,10 @@ export class ResqueClients {
     this.abandonWorkers();
     const open = this.queues.splice(0);
     await Promise.allSettled(open.map((queue) => queue.end()));
+    // Queue#end closes only a connection that passed node-resque's own test: one the server
+    // refused (at its maxclients, say) would go on reconnecting, each time answered and so each
+    // time counted as a first attempt, and hold the process open for ever.
+    for (const queue of open) queue.connection?.redis?.disconnect?.();
   }
 }
 
