@@ -108,13 +108,13 @@ export function modesWithScript(modes: readonly Mode[], script: string | undefin
 }
 
 /**
- * --lib alone runs the library's modes; with --mode, they join the modes given, unless --mode
- * already names some of them (then only those run).
+ * --lib alone runs the library's modes (and the script mode, when --script asked for it); with
+ * --mode, they join the modes given, unless --mode already names some of them (then only those run).
  */
 export function modesWithLibrary(modes: readonly Mode[], lib: LibraryName | undefined, modeGiven: boolean): Mode[] {
   if (lib === undefined) return [...modes];
   const own = LIBRARIES[lib].modes.map((m) => m.mode);
-  if (!modeGiven) return own;
+  if (!modeGiven) return [...own, ...modes.filter((mode) => modesNeeding('script-file').includes(mode))];
   if (modes.some((mode) => own.includes(mode))) return [...modes];
   return [...modes, ...own];
 }

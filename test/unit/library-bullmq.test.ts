@@ -164,6 +164,8 @@ test('--lib: a known name, or a usage error listing the known ones', () => {
 test('--lib alone runs its three modes; with --mode naming some of them only those; --mode with a library mode names its library', () => {
   assert.deepEqual(modesWithLibrary(['atomic', 'loop'], 'bullmq', false), ['bullmq', 'bullmq-naive', 'bullmq-guarded']);
   assert.deepEqual(modesWithLibrary(['bullmq-naive'], 'bullmq', true), ['bullmq-naive']);
+  // --script beside --lib, no --mode: the script mode runs with the library's, not dropped unread.
+  assert.deepEqual(modesWithLibrary(['script'], 'bullmq', false), ['bullmq', 'bullmq-naive', 'bullmq-guarded', 'script']);
   assert.deepEqual(modesWithLibrary(['atomic'], 'bullmq', true), ['atomic', 'bullmq', 'bullmq-naive', 'bullmq-guarded']);
   assert.deepEqual(libraryAsked({ mode: ['bullmq-guarded'], modeGiven: true }), { name: 'bullmq', from: '.' });
   assert.deepEqual(libraryAsked({ mode: ['atomic'], lib: 'bullmq', libFrom: '/p', modeGiven: false }), { name: 'bullmq', from: '/p' });
