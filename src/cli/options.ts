@@ -194,6 +194,7 @@ const LIBRARY_RUN_IGNORES: readonly (readonly [flag: string, why: string])[] = [
   ['--interval', "the callers' pace is the library run's own"],
   ['--jitter', "the callers' pace is the library run's own"],
   ['--probe-delay', "it paces the tool's loop's probe, which a library's check does not make"],
+  ['--server-stats', "the server's latency histogram is read around the tool's own sweep calls, not a library's"],
 ];
 
 /**
