@@ -394,7 +394,8 @@ function unseenByServer(run: RunResult): string {
   const why: string[] = [];
   if (run.pending === 'zset') why.push('a sorted set holds a job once');
   else if (run.consequences.workers > 0) why.push(`workers took entries from ${pending}`);
-  else if (run.lapsedLock) why.push(`the second worker took the entries from ${pending} and ran them`);
+  // Took them, not ran them: BullMQ fails a job marked to fail at its take without running it.
+  else if (run.lapsedLock) why.push(`the second worker took the entries from ${pending}`);
   if (run.consequences.cycles > 1) why.push(`re-leases took jobs back out of ${pending}`);
   // A failover drill: the first push of a job recovered twice died with the old primary.
   if (run.failover) why.push('the promoted replica never received the first recovery of a job recovered again after the failover');
