@@ -171,7 +171,10 @@ export function raceFlagOptions(): Option[] {
       `race your installed queue library's own stalled recovery and two ports of it (${LIBRARY_NAMES.join(', ')}): its modes, unless --mode names some`,
     ).argParser(parseLibraryName),
     new Option('--lib-from <dir>', 'the project whose installed library --lib races (default: the current folder)'),
-    new Option('--script <file>', 'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode (or --lib, beside its modes) is given'),
+    new Option(
+      '--script <file>',
+      'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode (or --lib, beside its modes) is given',
+    ),
     new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list', 'list').argParser(parsePendingKind),
     new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10)`).argParser(
       intFlag('--max-sweeps', LIMITS.maxSweeps),

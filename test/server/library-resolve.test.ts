@@ -108,7 +108,10 @@ forOneServerKind(import.meta.url, 'finding the library before any server starts'
       /^emq-race: --interval: the bullmq modes do not use it .*leave --interval, --jitter out/,
     );
     await refused(['--mode', 'bullmq-naive', ...from, '--probe-delay', '5'], /^emq-race: --probe-delay: the bullmq modes do not use it/);
-    await refused(['--lib', 'node-resque', ...from, '--server-stats'], /^emq-race: --server-stats: the node-resque modes do not use it \(the server's latency histogram/);
+    await refused(
+      ['--lib', 'node-resque', ...from, '--server-stats'],
+      /^emq-race: --server-stats: the node-resque modes do not use it \(the server's latency histogram/,
+    );
     await refused(['--lib', 'bullmq', ...from, '--batch', '5'], /^emq-race: --batch: the bullmq modes do not use it/);
     await refused(
       ['--lib', 'bee-queue', ...from, '--max-stalled', '2'],
