@@ -11,7 +11,15 @@
  * connection; a call whose WAIT came back short of its replicas is unconfirmed, not acknowledged.
  */
 import type { Sweeper, SweeperFactory } from '../sweepers/sweeper.js';
-import type { FailoverSettings } from '../shared/model.js';
+import type { FailoverFigures, FailoverSettings } from '../shared/model.js';
+
+/** Where each of a drill's figures comes from (docs/failover.md): the same for every run. */
+export const FAILOVER_SOURCES: FailoverFigures['sources'] = {
+  ackedMovesLost: 'server+sweepers',
+  predictedLoss: 'sweepers',
+  jobsRecoveredTwice: 'sweepers',
+  counterIncrementsLost: 'server+sweepers',
+};
 
 export interface FailoverSteps {
   cut(signal: AbortSignal): Promise<void>;

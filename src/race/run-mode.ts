@@ -15,7 +15,7 @@ import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/cl
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
-import { FailoverDrill } from './failover-drill.js';
+import { FAILOVER_SOURCES, FailoverDrill } from './failover-drill.js';
 import { withLibraryAclHint } from '../shared/errors.js';
 import { underHelper, type Interrupts } from '../shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
@@ -409,7 +409,7 @@ function failoverFigures(
     keptServer: null,
     withoutWait: null,
     promotedBy,
-    sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
+    sources: FAILOVER_SOURCES,
   };
 }
 

@@ -1,6 +1,7 @@
 /** A whole RunResult for pure tests of the report: a clean atomic run unless told otherwise. */
 import { figureSources } from '../../src/audit/sources.js';
-import { NO_CONSEQUENCES, type RunResult } from '../../src/shared/model.js';
+import { FAILOVER_SOURCES } from '../../src/race/failover-drill.js';
+import { NO_CONSEQUENCES, type FailoverFigures, type RunResult } from '../../src/shared/model.js';
 
 export function runResult(over: Partial<RunResult> = {}): RunResult {
   const run: Omit<RunResult, 'sources' | 'example'> = {
@@ -58,4 +59,27 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
     duplicatePendingAtEnd: over.duplicatePendingAtEnd ?? over.duplicatePending ?? 0,
   };
   return { ...run, sources: over.sources ?? figureSources(run, run.consequences.cycles), example: over.example ?? null };
+}
+
+/** A failover drill's figures with every field set (a WAIT, lag, a kept replica, the run without WAIT), unless told otherwise. */
+export function failoverFigures(over: Partial<FailoverFigures> = {}): FailoverFigures {
+  return {
+    after: 5,
+    calls: 2,
+    ackedMovesLost: 20,
+    predictedLoss: 20,
+    jobsRecoveredTwice: 20,
+    counterIncrementsLost: 20,
+    callsBeforeCut: 5,
+    callsAfterCut: 2,
+    unconfirmedMoves: 0,
+    waitTimeouts: 0,
+    waitReplicas: { replicas: 1, timeoutMs: 500 },
+    replicaLagMs: 20,
+    keptServer: { url: 'redis://127.0.0.1:2', pid: 2 },
+    withoutWait: { jobsPerSec: 1000, ackedMovesLost: 20, order: 'before' },
+    promotedBy: 'tool',
+    sources: FAILOVER_SOURCES,
+    ...over,
+  };
 }

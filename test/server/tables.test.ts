@@ -24,7 +24,7 @@ import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { STRATEGIES, modeSets, modes, registerStrategy } from '../../src/sweepers/strategies.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema, schemaGaps, type SchemaWords } from '../helpers/json-schema.js';
-import { runResult } from '../helpers/run-result.js';
+import { failoverFigures, runResult } from '../helpers/run-result.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
@@ -41,24 +41,7 @@ function fullRun(over: Partial<RunResult> = {}): RunResult {
     forgottenStallCount: 0,
     node: '127.0.0.1:1',
     library: { name: 'bullmq', version: '6.7.0' },
-    failover: {
-      after: 5,
-      calls: 2,
-      ackedMovesLost: 20,
-      predictedLoss: 20,
-      jobsRecoveredTwice: 20,
-      counterIncrementsLost: 20,
-      callsBeforeCut: 5,
-      callsAfterCut: 2,
-      unconfirmedMoves: 0,
-      waitTimeouts: 0,
-      waitReplicas: { replicas: 1, timeoutMs: 500 },
-      replicaLagMs: 20,
-      keptServer: { url: 'redis://127.0.0.1:2', pid: 2 },
-      withoutWait: { jobsPerSec: 1000, ackedMovesLost: 20, order: 'before' },
-      promotedBy: 'tool',
-      sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
-    },
+    failover: failoverFigures(),
     lapsedLock: {
       lapsedJobs: 20,
       recovered: 20,

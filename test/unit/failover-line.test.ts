@@ -3,26 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { consequenceLines } from '../../src/report/consequences.js';
 import type { FailoverFigures } from '../../src/shared/model.js';
-import { runResult } from '../helpers/run-result.js';
+import { failoverFigures, runResult } from '../helpers/run-result.js';
 
-const FIGURES: FailoverFigures = {
-  after: 5,
-  calls: 2,
-  ackedMovesLost: 20,
-  predictedLoss: 20,
-  jobsRecoveredTwice: 20,
-  counterIncrementsLost: 20,
-  callsBeforeCut: 5,
-  callsAfterCut: 2,
-  unconfirmedMoves: 0,
-  waitTimeouts: 0,
-  waitReplicas: null,
-  replicaLagMs: 0,
-  keptServer: null,
-  withoutWait: null,
-  promotedBy: 'tool',
-  sources: { ackedMovesLost: 'server+sweepers', predictedLoss: 'sweepers', jobsRecoveredTwice: 'sweepers', counterIncrementsLost: 'server+sweepers' },
-};
+// No lag, no WAIT: the line's cut and failover alone.
+const FIGURES = failoverFigures({ replicaLagMs: 0, waitReplicas: null, withoutWait: null, keptServer: null });
 
 const line = (over: Partial<FailoverFigures>): string =>
   consequenceLines(
