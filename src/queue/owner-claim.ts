@@ -22,6 +22,7 @@ import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
 import { ownerValue, parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
+import { fewNamed } from '../shared/text.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
 const CLAIM_TTL_MS = 30_000;
@@ -87,11 +88,7 @@ async function readMarker(redis: Redis, keys: QueueKeys): Promise<FoundMarker | 
 
 /** The other queues of a command that are in use too: a few by name, `clean --all` for the rest. Pure. */
 function alsoInUse(queues: readonly string[]): string {
-  const SHOWN = 3;
-  const names = queues.slice(0, SHOWN);
-  if (queues.length > SHOWN) names.push(`${queues.length - SHOWN} more`);
-  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-  return `this command's ${queues.length === 1 ? 'queue' : 'queues'} ${list} ${queues.length === 1 ? 'is' : 'are'} in use too: ${cleanCommand('--all')} lists every queue a run left`;
+  return `this command's ${queues.length === 1 ? 'queue' : 'queues'} ${fewNamed(queues)} ${queues.length === 1 ? 'is' : 'are'} in use too: ${cleanCommand('--all')} lists every queue a run left`;
 }
 
 /** The claim's refusal of a queue that holds keys of somebody else's. */

@@ -7,6 +7,7 @@
 import { describeServerError, EmqError } from '../shared/errors.js';
 import { cleanCommand } from '../queue/owner-claim.js';
 import { keptPromotedWords } from '../server/kept-server.js';
+import { fewNamed } from '../shared/text.js';
 import type { ServerTarget } from '../server/connection.js';
 import { serverHasFunctions } from '../sweepers/function-library.js';
 import type { Interrupts } from '../shared/interrupt.js';
@@ -107,14 +108,7 @@ export function keptBefore(target: Pick<ServerTarget, 'own'>, runs: readonly Pic
   const replicas = runs.flatMap((run) => (run.failover?.keptServer ? [keptPromotedWords(run.queue, run.failover.keptServer)] : []));
   const parts: string[] = [];
   if (queues.length === 1) parts.push(`queue ${queues[0]} (emq:{${queues[0]}}:*): remove it with ${cleanCommand(`--queue ${queues[0]}`)}`);
-  else if (queues.length > 1) {
-    const SHOWN = 3;
-    const names =
-      queues.length > SHOWN
-        ? `${queues.slice(0, SHOWN).join(', ')} and ${queues.length - SHOWN} more`
-        : `${queues.slice(0, -1).join(', ')} and ${queues.at(-1)}`;
-    parts.push(`queues ${names}: remove them with ${cleanCommand('--all')}`);
-  }
+  else if (queues.length > 1) parts.push(`queues ${fewNamed(queues)}: remove them with ${cleanCommand('--all')}`);
   parts.push(...replicas);
   return parts.length === 0 ? '' : `the runs that finished before it kept (--keep) ${parts.join('; ')}`;
 }

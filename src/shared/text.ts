@@ -102,6 +102,13 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${groupThousands(n)} ${n === 1 ? one : many}`;
 }
 
+/** A few names in a sentence: "a", "a and b", "a, b and c", "a, b, c and 2 more". */
+export function fewNamed(names: readonly string[], shown = 3): string {
+  const listed = names.slice(0, shown);
+  if (names.length > shown) listed.push(`${names.length - shown} more`);
+  return listed.length <= 1 ? (listed[0] ?? '') : `${listed.slice(0, -1).join(', ')} and ${listed.at(-1)}`;
+}
+
 /** The least and the most of `values` as "low–high", one figure when both read the same; "" for none. */
 export function rangeText(values: readonly number[], format: (n: number) => string = String): string {
   if (values.length === 0) return '';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { groupFigure, groupThousands, nearWord, numberLike, plural, shownValue, VALUE_NOT_SHOWN } from '../../src/shared/text.js';
+import { fewNamed, groupFigure, groupThousands, nearWord, numberLike, plural, shownValue, VALUE_NOT_SHOWN } from '../../src/shared/text.js';
 
 test('groupThousands writes what en-US toLocaleString writes, for every size of integer and sign', () => {
   const values = [0, 7, 999, 1000, 1001, 99_999, 100_000, 123_456, 1_000_000, 1_234_567, 987_654_321, Number.MAX_SAFE_INTEGER, 1e21];
@@ -60,4 +60,12 @@ test('shownValue repeats a value mistyped as one of its kind, and no other: a pa
   assert.equal(nearWord('lop', ['loop']), true, 'one edit');
   assert.equal(nearWord('no', ['node-resque']), false, 'the start of a choice counts from three letters');
   assert.equal(nearWord('a b', ['atomic']), false, 'one word only');
+});
+
+test('fewNamed: a few names in a sentence, the rest counted', () => {
+  assert.equal(fewNamed([]), '');
+  assert.equal(fewNamed(['a']), 'a');
+  assert.equal(fewNamed(['a', 'b']), 'a and b');
+  assert.equal(fewNamed(['a', 'b', 'c']), 'a, b and c');
+  assert.equal(fewNamed(['a', 'b', 'c', 'd', 'e']), 'a, b, c and 2 more');
 });
