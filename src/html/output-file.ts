@@ -26,9 +26,7 @@ const OUTPUT_PARSERS = new WeakSet<(raw: string) => string>();
 export function outputFileFlag(flag: string, fresh?: 'fresh'): (raw: string) => string {
   const parser = (raw: string): string => {
     const path = writablePath(flag, raw);
-    // lstat, not exists: a symbolic link that leads nowhere is there all the same, and the write,
-    // which makes no file where one stands, would refuse it after the run.
-    if (fresh && standsThere(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
+    if (fresh && existsSync(path)) throw usageError(`${flag}: ${raw} exists already; nothing was overwritten (remove it or name another file)`);
     return path;
   };
   OUTPUT_PARSERS.add(parser);
@@ -54,6 +52,8 @@ function writablePath(flag: string, raw: string): string {
   } catch {
     // Nothing there yet: a new file.
   }
+  // A link that leads nowhere: the write, which makes no file where one stands, would refuse it
+  // only after the run.
   if (link !== undefined && !existsSync(raw))
     throw usageError(`${flag}: cannot write ${raw}: it is a symbolic link to ${link}, which does not exist; name the file itself`);
   const path = realPath(raw);
@@ -88,16 +88,6 @@ function writablePath(flag: string, raw: string): string {
     if (err instanceof EmqError) throw err;
   }
   return raw;
-}
-
-/** Whether anything stands at the path: a file, a folder, a link (one that leads nowhere too). */
-function standsThere(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Where a path leads: its folder's real path (symbolic links followed) and its name, or the file's own real path where it exists. */
