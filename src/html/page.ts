@@ -27,6 +27,7 @@ import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, FIGURES, type InterleavingExample, type Mode, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
 import { shrinkLines } from '../report/shrink.js';
 import { latencyWords } from '../report/report.js';
+import { inFlightNote } from '../report/consequences.js';
 import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
 import { groupFigure } from '../shared/text.js';
 
@@ -221,7 +222,7 @@ function failoverSection(runs: readonly RunJson[]): string[] {
       : '';
     return [
       `<li class="drill" data-mode="${esc(run.mode)}" data-trial="${esc(run.trial ?? 1)}"><strong>${esc(run.mode)}${run.trial !== undefined ? `, trial ${esc(run.trial)}` : ''}</strong><ol>`,
-      `<li>${esc(f.callsBeforeCut)} sweep calls acknowledged and replicated${esc(lag)}${f.callsBeforeCut < f.after ? esc(` (fewer than --failover-after ${f.after}: the sweeps ran dry first)`) : f.callsBeforeCut > f.after ? esc(` (--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`) : ''}.</li>`,
+      `<li>${esc(f.callsBeforeCut)} sweep calls acknowledged and replicated${esc(lag)}${f.callsBeforeCut < f.after ? esc(` (fewer than --failover-after ${f.after}: the sweeps ran dry first)`) : f.callsBeforeCut > f.after ? esc(` ${inFlightNote(f)}`) : ''}.</li>`,
       `<li>The replication link cut, once the replica had caught up.</li>`,
       `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated${f.callsAfterCut < f.calls ? esc(` (fewer than --failover-calls ${f.calls}: the sweeps ran dry first)`) : ''}.</li>`,
       `<li class="failover-moment" data-field="promotedBy" data-value="${esc(f.promotedBy)}"><strong>Failover:</strong> the primary killed (SIGKILL), the replica promoted by ${f.promotedBy === 'sentinel' ? 'Sentinel' : 'the tool'}, every connection carried over.</li>`,

@@ -115,6 +115,11 @@ function withoutWait(f: FailoverFigures): string {
   return `; without WAIT, the same schedule on a fresh pair run just ${w.order} swept ${groupThousands(w.jobsPerSec)} jobs/s and lost ${plural(w.ackedMovesLost, 'acknowledged move')}`;
 }
 
+/** Why the drill's calls before the cut outnumber --failover-after: calls in flight at the K-th were answered before the link could be cut. */
+export function inFlightNote(f: Pick<FailoverFigures, 'after' | 'callsBeforeCut'>): string {
+  return `(--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`;
+}
+
 /** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */
 function failoverLine(f: FailoverFigures): string {
   const predicted = f.predictedLoss === null ? '' : ` (predicted ${f.predictedLoss})`;
@@ -128,7 +133,7 @@ function failoverLine(f: FailoverFigures): string {
     f.callsBeforeCut < f.after
       ? `once the sweeps had run dry, after ${plural(f.callsBeforeCut, 'answered sweep call')} (fewer than --failover-after ${f.after})`
       : f.callsBeforeCut > f.after
-        ? `after ${plural(f.callsBeforeCut, 'answered sweep call')} (--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`
+        ? `after ${plural(f.callsBeforeCut, 'answered sweep call')} ${inFlightNote(f)}`
         : `after ${plural(f.after, 'answered sweep call')}`;
   const killed =
     f.callsAfterCut < f.calls
