@@ -105,7 +105,7 @@ function lapsedLockLine(f: LapsedLockFigures): string {
     f.secondRunsRefused > 0
       ? `, and refused the second worker's completion of ${plural(f.secondRunsRefused, 'job')} it had taken twice (another take held the lock)`
       : '';
-  return `${plural(f.lapsedJobs, 'job')} whose locks lapsed while their worker still ran them: the check ${moves}, a second worker ran them, ${f.executedTwice} executed more than once, and the library refused ${plural(f.lateCompletionsRefused, 'late completion')} of the first worker${refusal}${accepted}${again}`;
+  return `${plural(f.lapsedJobs, 'job')} whose locks lapsed while their worker still ran them: the check ${moves}, ${f.executedTwice} of them executed more than once (the handlers' own counts), and the library refused ${plural(f.lateCompletionsRefused, 'late completion')} of the first worker${refusal}${accepted}${again}`;
 }
 
 /** WAIT's price: the companion run without it, under the same schedule, beside this one. */

@@ -1,6 +1,7 @@
-/** The failover drill's line under the table: the drill's own counts, never the flags' values in their place. */
+/** The lines under the table for a failover drill and for lapsed locks: the run's own counts, never the flags' values or a claim the figures do not make. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { consequenceLines } from '../../src/report/consequences.js';
 import type { FailoverFigures } from '../../src/shared/model.js';
 import { failoverFigures, runResult } from '../helpers/run-result.js';
@@ -23,4 +24,30 @@ test('the cut and the failover as the drill counted them', () => {
     line({ calls: 10_000, callsAfterCut: 16 }),
     /and the primary killed once the sweeps had run dry, 16 calls later \(fewer than --failover-calls 10000\);/,
   );
+});
+
+test("lapsed locks: the line gives the handlers' count of jobs run again, never that a second worker ran them all", () => {
+  const lapsed = (executedTwice: number): string =>
+    consequenceLines(
+      runResult({
+        lapsedLock: {
+          lapsedJobs: 200,
+          recovered: 1_600,
+          executedTwice,
+          lateCompletionsRefused: 200,
+          lateCompletionsAccepted: 0,
+          secondRunsRefused: 200,
+          refusal: 'Missing lock for job 1. moveToFinished',
+          sources: LAPSED_LOCK_SOURCES,
+        },
+        faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 0, clientKills: 0 },
+      }),
+    ).join('\n');
+  // The naive port: eight moves a job, yet only some of the jobs ran again (the rest were failed unrun).
+  const line = lapsed(4);
+  assert.match(
+    line,
+    /200 jobs whose locks lapsed while their worker still ran them: the check made 1,600 moves of them back to wait, 4 of them executed more than once/,
+  );
+  assert.doesNotMatch(line, /a second worker ran them/);
 });
