@@ -7,24 +7,49 @@ import { STATE_CODES, excess } from './job-state.js';
 import type { AuditCounts } from '../shared/model.js';
 
 /**
- * A call that went unanswered (its connection cut with it in flight) may still have run: the
- * server finishes a command or a script whatever its client does. Where calls were in doubt, the
- * server shows such moves two ways, and the larger count is reconciled as unacknowledged moves:
- * - a job out of active whose counter rose with no move recorded (a script or a transaction moves
- *   and counts in one step): one such rise per job, anything beyond it stays an anomaly;
- * - entries in pending beyond the job's recorded moves (a loop's push that ran while its reply was
- *   lost; the loop writes the counter after the push, so that write never came): each is a move,
- *   since only a sweep puts a job in pending. Workers and the re-leaser only take entries out, so
- *   this never counts more moves than were made.
- * Each unacknowledged move is a recovery the counter must show, so it adds to the gap. `gap` is
- * recorded moves − counter rise, as incrementGap returns it; `moved` the recorded moves; `entries`
- * the job's entries in pending.
+ * What may have happened to one job in calls a fault left in doubt (CallDoubts in model.ts).
+ * `allowance` bounds its unacknowledged moves: for a round-trip mode, the calls lost while a
+ * sweeper held this job (each changes one job, and at most one move of it); for a one-call mode,
+ * whose lost calls' jobs the server chose, its stalls that no recorded move accounts for (a
+ * correct sweep moves a job once per stall), the run's total bounded apart (auditJobs). `trusted`:
+ * the mode's moves leave one entry each in pending and count each stall with its move or after its
+ * push, as every built-in strategy's do; a user's --script is trusted with neither, only with
+ * having taken the job out of active. `holds`: the mode's sweepers hold the job they change (round
+ * trips), so an increment of a held job whose push never came is that sweeper's, not an extra one.
  */
-export function reconcileGap(gap: number, inActive: number, callsInDoubt: boolean, moved = 0, entries = 0): { gap: number; unacknowledged: number } {
-  if (!callsInDoubt) return { gap, unacknowledged: 0 };
-  const byCounter = gap < 0 && inActive === 0 ? 1 : 0;
-  const unacknowledged = Math.max(byCounter, entries - moved);
-  return { gap: gap + unacknowledged, unacknowledged };
+export interface JobDoubt {
+  readonly allowance: number;
+  readonly trusted: boolean;
+  readonly holds: boolean;
+}
+
+/**
+ * A call that went unanswered (its connection cut with it in flight) may still have run: the
+ * server finishes a command or a script whatever its client does. Such moves show on the server as
+ * a job out of active and in pending or dead with no move recorded: by its counter risen beyond
+ * its recorded moves, or by entries in pending beyond them (a loop's push that ran while its reply
+ * was lost; the loop writes the counter after the push, so that write never came). At most
+ * `doubt.allowance` of them are reconciled as unacknowledged moves, recoveries the counter must
+ * show, so each adds to the gap; anything beyond stays an anomaly. A job in no place is no move
+ * (a sweeper cut off between taking it out of active and its push lost it: a lost job). `gap` is
+ * recorded moves − counter rise, as incrementGap returns it; `moved` the recorded moves; `entries`
+ * the job's entries in pending; `placed` whether it stands in pending or dead.
+ */
+export function reconcileGap(
+  gap: number,
+  job: { readonly inActive: number; readonly placed: boolean; readonly moved: number; readonly entries: number },
+  doubt: JobDoubt | undefined,
+): { gap: number; unacknowledged: number } {
+  if (!doubt || doubt.allowance <= 0) return { gap, unacknowledged: 0 };
+  const movedOut = job.inActive === 0 && job.placed;
+  let shown = 0;
+  if (movedOut) shown = doubt.trusted ? Math.max(-gap, job.entries - job.moved, 0) : 1;
+  const unacknowledged = Math.min(doubt.allowance, shown);
+  let reconciled = gap + unacknowledged;
+  // The held job's own increment, written before a push that never came (a claim's HINCRBY): the
+  // stall was counted by the sweeper that held it, not from nowhere.
+  if (doubt.holds && reconciled < 0) reconciled += Math.min(doubt.allowance - unacknowledged, -reconciled);
+  return { gap: reconciled, unacknowledged };
 }
 
 export type Placement = 'placed' | 'lost' | 'misplaced';

@@ -3,7 +3,7 @@
  * and what the sweepers recorded (moves per job). No I/O here, so every rule is tested directly.
  */
 import { ANOMALIES, type Anomaly, type AuditCounts } from '../shared/model.js';
-import { doubleExecutions, isDeadLetterEscape, isDeadLetteredEarly, overcount, placement, reconcileGap } from './consequence-rules.js';
+import { doubleExecutions, isDeadLetterEscape, isDeadLetteredEarly, type JobDoubt, overcount, placement, reconcileGap } from './consequence-rules.js';
 import { STATE_CODES, excess } from './job-state.js';
 
 /** Per-job facts read from the server, indexed by job id (1..jobs; index 0 is unused). */
@@ -50,8 +50,8 @@ export function blankSnapshot(jobs: number, stalledBefore: number, live = 0): Jo
 
 /** What the audit needs beyond the snapshot and the moves, when the run had faults or cycles. */
 export interface AuditContext {
-  /** A sweeper's call went unanswered: moves the tool never heard of may have happened. */
-  readonly callsInDoubt?: boolean;
+  /** Sweep calls a fault left unanswered: moves the tool never heard of may have happened. */
+  readonly doubts?: AuditDoubts;
   /** For dead-letter escapes; without it none are counted. */
   readonly maxStalled?: number;
   /**
@@ -59,6 +59,25 @@ export interface AuditContext {
    * per re-lease). Without it every job stalled once, and forgotten stalls are not measured.
    */
   readonly trueStalls?: Uint32Array;
+}
+
+/** The calls in doubt (CallDoubts in model.ts) as the audit reads them, with what the mode's moves leave behind. */
+export interface AuditDoubts {
+  /** Per job id: calls lost while a round-trip sweeper held the job. */
+  readonly held: Uint32Array;
+  /** One-call modes: the jobs the unanswered calls may have moved in all (calls × --batch); 0 for round trips. */
+  readonly blindMoves: number;
+  /** The mode sweeps in one call per batch, whose jobs the server chooses (no job is held). */
+  readonly oneCall: boolean;
+  /** The mode is a built-in strategy: one entry in pending per move, the stall counted with it (JobDoubt). */
+  readonly trusted: boolean;
+}
+
+/** The per-job counts of CallDoubts.held, sized for a run's `size` ids. */
+export function heldCounts(held: readonly number[], size: number): Uint32Array {
+  const counts = new Uint32Array(size);
+  for (const id of held) if (id < size) counts[id] = (counts[id] ?? 0) + 1;
+  return counts;
 }
 
 /**
@@ -222,6 +241,9 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   let deadLetteredEarly = 0;
   let unacknowledgedMoves = 0;
   let misreported = context.strayIds ?? 0;
+  const doubts = context.doubts;
+  // The jobs the one-call mode's unanswered calls may still have moved, spent as the audit finds them.
+  let blindMoves = doubts?.blindMoves ?? 0;
 
   for (let id = 1; id <= snapshot.jobs; id++) {
     const moved = moves[id] ?? 0;
@@ -230,7 +252,15 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     const inDead = snapshot.inDead[id] ?? 0;
 
     const gap = incrementGap(moved, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
-    const reconciled = reconcileGap(gap, inActive, context.callsInDoubt ?? false, moved, inPending);
+    // Without --cycles each job stalled once: the expired lease it was seeded with.
+    const stalls = context.trueStalls?.[id] ?? 1;
+    const doubt: JobDoubt | undefined = doubts && {
+      allowance: doubts.oneCall ? Math.min(blindMoves, Math.max(0, stalls - moved)) : (doubts.held[id] ?? 0),
+      trusted: doubts.trusted,
+      holds: !doubts.oneCall,
+    };
+    const reconciled = reconcileGap(gap, { inActive, placed: inPending + inDead > 0, moved, entries: inPending }, doubt);
+    if (doubts?.oneCall) blindMoves -= reconciled.unacknowledged;
     unacknowledgedMoves += reconciled.unacknowledged;
     // Moves the server shows that no sweeper heard back are recoveries all the same.
     tally.moves(moved + reconciled.unacknowledged, inPending);
@@ -257,8 +287,6 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     if (place === 'lost') lostJobs++;
     else if (place === 'misplaced') misplaced++;
     doubleExecutionCount += doubleExecutions(runs);
-    // Without --cycles each job stalled once: the expired lease it was seeded with.
-    const stalls = context.trueStalls?.[id] ?? 1;
     tally.overcount(overcount(stalls, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore));
     if (context.maxStalled !== undefined) {
       if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;

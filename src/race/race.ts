@@ -97,7 +97,8 @@ export async function race(setup: RaceSetup): Promise<RaceResult> {
     try {
       const connection = setup.connections[index];
       const faults = setup.faults;
-      const recover = faults && connection ? (err: unknown) => faults.recover(index, connection, err, signal) : undefined;
+      // The job the failed sweep held, if any, is let go either way: the next sweep starts afresh.
+      const recover = faults && connection ? (err: unknown) => faults.recover(index, connection, err, signal, sweeper.record.takeHeld()) : undefined;
       const outcome = await sweepUntilDone(
         scheduler ? numberedSweeps(sweeper, scheduler, index) : sweeper,
         setup.maxSweeps,

@@ -20,7 +20,7 @@ import { SeededScheduler } from './seeded-scheduler.js';
 import type { ServerClock } from '../server/clock.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
 import { startWorkers, type WorkerPool } from '../consequences/workers.js';
-import type { ChaosCounts, FaultCounts, Cadence, Consequences } from '../shared/model.js';
+import type { CallDoubts, ChaosCounts, FaultCounts, Cadence, Consequences } from '../shared/model.js';
 
 export interface RoundsSetup {
   /** The server as the race's connections reach it: through the latency proxy with --latency. */
@@ -59,7 +59,8 @@ export interface RoundsResult {
   readonly windows: WindowCounts | undefined;
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   readonly executions: number | undefined;
-  readonly callsInDoubt: boolean;
+  /** The calls a fault left in doubt; undefined without sweeper faults. */
+  readonly doubts: CallDoubts | undefined;
   readonly retries: number;
   readonly strayIds: number;
   /** Per-call times of the one-call strategies, over every round. */
@@ -144,7 +145,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     windows,
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
-    callsInDoubt: plan?.callsInDoubt ?? false,
+    doubts: plan?.doubts,
     sample,
   };
 }

@@ -8,7 +8,7 @@ import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobIds } from '../audit/job-state.js';
 import { failoverLosses } from '../audit/failover-rules.js';
-import { auditJobs } from '../audit/rules.js';
+import { type AuditDoubts, auditJobs, heldCounts } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
 import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/claimed-run.js';
@@ -40,8 +40,10 @@ import {
   jobsRaced,
   type AuditCounts,
   type Cadence,
+  type CallDoubts,
   type Consequences,
   type FailoverFigures,
+  type Mode,
   type ModeRun,
   type PendingKind,
   type PhasesMs,
@@ -368,7 +370,7 @@ async function judge(
   });
   if (ownHashes) await claimed.confirmKeys(missingJobIds(snapshot.state, MISSING_CHECKED));
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
-    callsInDoubt: raced.callsInDoubt,
+    ...(raced.doubts ? { doubts: auditDoubts(raced.doubts, run.mode, run.batch, raced.tally.totalMoves.length) } : {}),
     maxStalled: run.maxStalled,
     // Only re-leases make a job stall more than once: without them the true count is not measured.
     ...(settled.consequences.cycles > 1 ? { trueStalls: raced.tally.trueStalls } : {}),
@@ -461,5 +463,21 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     serverUsPerJob: latency ? raced.serverUsPerJob : null,
     sources: figureSources(counts, settled.consequences.cycles),
     example,
+  };
+}
+
+/**
+ * The calls a fault left in doubt, as the audit reads them for this mode: a round-trip mode's held
+ * jobs, or a one-call mode's unanswered calls, each of up to `batch` jobs; and whether the mode's
+ * moves are the tool's own, whose traces on the server the audit may trust (a user's --script's
+ * are not).
+ */
+function auditDoubts(doubts: CallDoubts, mode: Mode, batch: number, size: number): AuditDoubts {
+  const oneCall = !STRATEGIES[mode].roundTrips;
+  return {
+    held: heldCounts(doubts.held, size),
+    blindMoves: oneCall ? doubts.blindCalls * batch : 0,
+    oneCall,
+    trusted: STRATEGIES[mode].needs !== 'script-file',
   };
 }

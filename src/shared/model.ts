@@ -596,6 +596,17 @@ export interface FaultCounts {
   readonly reconnects: number;
 }
 
+/**
+ * The sweep calls that may have run without their reply reaching the tool (a reply lost to a killed
+ * connection, a sweeper crashed), as the audit reconciles them: the job a round-trip sweeper held
+ * at each (one entry per call; a job can appear more than once), and the calls that held none,
+ * whose jobs the server chose (a one-call sweep's) or that changed no job (a round trip's detect).
+ */
+export interface CallDoubts {
+  readonly held: readonly number[];
+  readonly blindCalls: number;
+}
+
 export interface ChaosCounts {
   readonly scriptFlushes: number;
   readonly clientKills: number;

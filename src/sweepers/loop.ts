@@ -35,6 +35,7 @@ export function loopSweeper(context: SweeperContext): Sweeper {
         if (!(await probe(jobExec, keys, id, nowMs))) continue;
         // Abortable: a long --probe-delay must not hold up a Ctrl-C.
         if (probeDelayMs > 0) await sleep(probeDelayMs, undefined, { signal });
+        record.hold(Number(id));
         await move(jobExec, keys, id, context.pending, afterRemove);
         const stalled = await read(jobExec, keys, id);
         await write(jobExec, keys, id, stalled);

@@ -10,9 +10,26 @@ export class MoveLog {
   private ids = new Int32Array(1024);
   private destinations = new Uint8Array(1024);
   private size = 0;
+  private inHand = 0;
 
   get length(): number {
     return this.size;
+  }
+
+  /**
+   * A round-trip sweeper is about to change job `id` on the server (its first write of the job):
+   * until its move is added, a call whose reply is lost, or a crash, leaves that job in doubt, and
+   * the audit may reconcile one unacknowledged move of it, no other (takeHeld).
+   */
+  hold(id: number): void {
+    this.inHand = id;
+  }
+
+  /** The job held and not yet added (0 for none), let go: the sweep it belonged to has ended. */
+  takeHeld(): number {
+    const id = this.inHand;
+    this.inHand = 0;
+    return id;
   }
 
   /** `unknown` is for strategies (a script) that report what they moved but not where to. */
@@ -20,6 +37,7 @@ export class MoveLog {
     if (!Number.isSafeInteger(id) || id <= 0 || id > 0x7fffffff) {
       throw new Error(`job id ${id} is not a positive 32-bit integer`);
     }
+    this.inHand = 0;
     if (this.size === this.ids.length) {
       const ids = new Int32Array(this.size * 2);
       ids.set(this.ids);

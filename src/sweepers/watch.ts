@@ -32,10 +32,15 @@ export function watchSweeper(context: SweeperContext): Sweeper {
     transaction.hset(jobKey, 'stalled', stalled + 1, 'state', destination);
     // MULTI, the three queued commands and EXEC: five commands in one round trip.
     transactionCommands += 5;
+    record.hold(Number(id));
     const sent = transaction.exec();
     context.faults?.afterSend();
     const replies = await sent;
-    if (replies === null) return 'changed';
+    if (replies === null) {
+      // EXEC discarded the transaction: nothing of it ran.
+      record.takeHeld();
+      return 'changed';
+    }
     for (const [err] of replies) if (err) throw err;
     record.add(Number(id), destination);
     return 'moved';

@@ -24,7 +24,12 @@ export function claimSweeper(context: SweeperContext): Sweeper {
       for (const id of ids) {
         if (signal.aborted) break;
         if (!(await probe(exec, keys, id, nowMs))) continue;
-        if (Number(await exec('ZREM', keys.active, id)) !== 1) continue;
+        record.hold(Number(id));
+        if (Number(await exec('ZREM', keys.active, id)) !== 1) {
+          // Another sweeper claimed it: this one changed nothing.
+          record.takeHeld();
+          continue;
+        }
         context.faults?.afterClaim();
         const stalled = Number(await exec('HINCRBY', keys.job(id), 'stalled', 1));
         const destination = stalled >= maxStalled ? 'dead' : 'pending';

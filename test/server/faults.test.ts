@@ -10,6 +10,7 @@ import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { assertNoAnomaly, runWith } from '../helpers/run-mode.js';
+import { PUSHES_TWICE, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 
@@ -28,6 +29,20 @@ forEachServer('faults', (handle) => {
     // The crashed call ran on the server: its moves are there, only its reply is missing.
     assert.ok(run.unacknowledgedMoves > 0 && run.unacknowledgedMoves <= 100, `unacknowledgedMoves ${run.unacknowledgedMoves}`);
     assert.equal(run.recoveries, 2000);
+  });
+
+  test("sweeper-crash under a --script that pushes twice: only the crashed call's jobs are reconciled, the script's own duplicates stay its own", async () => {
+    const script = scriptFile('pushes-twice.lua', PUSHES_TWICE);
+    const result = await runCli(['--url', handle.url, '--script', script, '--fault', 'sweeper-crash', '--sweepers', '4', '--jobs', '1000', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number>[] }).runs;
+    // Each job moved once, pushed twice: the crashed call's 100 are the only moves no reply named.
+    assert.equal(run?.crashes, 1);
+    assert.equal(run?.recoveries, 1000);
+    assert.ok((run?.unacknowledgedMoves ?? -1) >= 0 && (run?.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run?.unacknowledgedMoves}`);
+    assert.equal(run?.doubleRecoveries, 0);
+    assert.equal(run?.lostIncrements, 0);
+    assert.equal(run?.duplicatePending, 1000);
   });
 
   test('sweeper-crash on a lone loop sweeper: the job it took out of active is lost', async () => {

@@ -14,7 +14,7 @@ import {
   withCycleSums,
 } from '../../src/audit/consequence-rules.js';
 import { STATE_CODES } from '../../src/audit/job-state.js';
-import { auditJobs, blankSnapshot, type JobSnapshot } from '../../src/audit/rules.js';
+import { type AuditDoubts, auditJobs, blankSnapshot, heldCounts, type JobSnapshot } from '../../src/audit/rules.js';
 import { checkConsequenceOptions } from '../../src/consequences/plan.js';
 import { EmqError } from '../../src/shared/errors.js';
 import { collectFault, faultsForMode } from '../../src/consequences/faults/names.js';
@@ -23,31 +23,49 @@ import { STRATEGIES } from '../../src/sweepers/strategies.js';
 const { active, pending, dead, done } = STATE_CODES;
 
 describe('reconcileGap', () => {
-  test('a counter rise no sweeper heard of, job out of active, calls in doubt: one unacknowledged move', () => {
-    assert.deepEqual(reconcileGap(-1, 0, true), { gap: 0, unacknowledged: 1 });
+  const out = (moved = 0, entries = 0) => ({ inActive: 0, placed: true, moved, entries });
+  const loop = (allowance = 1) => ({ allowance, trusted: true, holds: true });
+  const atomic = (allowance = 1) => ({ allowance, trusted: true, holds: false });
+  const script = (allowance = 1) => ({ allowance, trusted: false, holds: false });
+  test('a counter rise no sweeper heard of, job out of active and placed, a call in doubt: one unacknowledged move', () => {
+    assert.deepEqual(reconcileGap(-1, out(), atomic()), { gap: 0, unacknowledged: 1 });
   });
-  test('only one per job: a second unexplained rise stays an extra increment', () => {
-    assert.deepEqual(reconcileGap(-2, 0, true), { gap: -1, unacknowledged: 1 });
+  test('no more than the allowance: a second unexplained rise stays an extra increment', () => {
+    assert.deepEqual(reconcileGap(-2, out(), atomic()), { gap: -1, unacknowledged: 1 });
+    // Two calls lost while holding it (a re-leased job, --cycles): two.
+    assert.deepEqual(reconcileGap(-2, out(), loop(2)), { gap: 0, unacknowledged: 2 });
   });
-  test('no call in doubt, or the job still in active: nothing is reconciled', () => {
-    assert.deepEqual(reconcileGap(-1, 0, false), { gap: -1, unacknowledged: 0 });
-    assert.deepEqual(reconcileGap(-1, 1, true), { gap: -1, unacknowledged: 0 });
+  test('no call in doubt for the job, or the job still in active: nothing is reconciled', () => {
+    assert.deepEqual(reconcileGap(-1, out(), undefined), { gap: -1, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(-1, out(), atomic(0)), { gap: -1, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(-1, { ...out(), inActive: 1 }, atomic()), { gap: -1, unacknowledged: 0 });
   });
   test('lost increments are never reconciled', () => {
-    assert.deepEqual(reconcileGap(2, 0, true), { gap: 2, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(2, out(), loop()), { gap: 2, unacknowledged: 0 });
   });
   test("a loop's push whose reply was lost: an entry in pending no move explains is a move, and its stall a lost increment", () => {
     // Recorded no move, in pending once, counter untouched (the write comes after the push).
-    assert.deepEqual(reconcileGap(0, 0, true, 0, 1), { gap: 1, unacknowledged: 1 });
+    assert.deepEqual(reconcileGap(0, out(0, 1), loop()), { gap: 1, unacknowledged: 1 });
     // Two pushes recorded, three entries, the counter raised twice.
-    assert.deepEqual(reconcileGap(0, 0, true, 2, 3), { gap: 1, unacknowledged: 1 });
+    assert.deepEqual(reconcileGap(0, out(2, 3), loop()), { gap: 1, unacknowledged: 1 });
   });
   test('a script whose reply was lost shows both ways at once: one move, not two', () => {
-    assert.deepEqual(reconcileGap(-1, 0, true, 0, 1), { gap: 0, unacknowledged: 1 });
+    assert.deepEqual(reconcileGap(-1, out(0, 1), atomic()), { gap: 0, unacknowledged: 1 });
   });
   test('fewer entries than moves (taken out by a worker, or dead-lettered) reconcile nothing; nor do more without a call in doubt', () => {
-    assert.deepEqual(reconcileGap(1, 0, true, 2, 1), { gap: 1, unacknowledged: 0 });
-    assert.deepEqual(reconcileGap(0, 0, false, 0, 1), { gap: 0, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(1, out(2, 1), loop()), { gap: 1, unacknowledged: 0 });
+    assert.deepEqual(reconcileGap(0, out(0, 1), undefined), { gap: 0, unacknowledged: 0 });
+  });
+  test('a job in no place is no move: a claim cut off between its count and its push lost it, and the count is its own', () => {
+    const lost = { inActive: 0, placed: false, moved: 0, entries: 0 };
+    assert.deepEqual(reconcileGap(-1, lost, loop()), { gap: 0, unacknowledged: 0 });
+    // A one-call mode holds no job: there the rise stays unexplained.
+    assert.deepEqual(reconcileGap(-1, lost, atomic()), { gap: -1, unacknowledged: 0 });
+  });
+  test("a user's script is trusted with neither its entries nor its counter: out of active and placed is one move", () => {
+    // It pushes twice and counts twice: one move reconciled, the rest stays what it is.
+    assert.deepEqual(reconcileGap(-2, out(0, 2), script()), { gap: -1, unacknowledged: 1 });
+    assert.deepEqual(reconcileGap(0, out(0, 2), atomic()), { gap: 1, unacknowledged: 1 });
   });
 });
 
@@ -131,6 +149,11 @@ describe('CycleTally', () => {
   });
 });
 
+/** One unanswered call of a one-call built-in mode (batch 100), over `size` ids. */
+const blindCall = (size: number): AuditDoubts => ({ held: new Uint32Array(size), blindMoves: 100, oneCall: true, trusted: true });
+/** Round-trip calls lost while these jobs were held. */
+const heldAt = (ids: number[], size: number): AuditDoubts => ({ held: heldCounts(ids, size), blindMoves: 0, oneCall: false, trusted: true });
+
 function snapshot(over: Partial<JobSnapshot> & { jobs: number }): JobSnapshot {
   return { ...blankSnapshot(over.jobs, 0), ...over };
 }
@@ -138,7 +161,7 @@ function snapshot(over: Partial<JobSnapshot> & { jobs: number }): JobSnapshot {
 describe('auditJobs with the new counts', () => {
   test('a crashed script call: moved on the server, unknown to the sweeper, reconciled', () => {
     const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 1]), stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, pending]) });
-    const counts = auditJobs(snap, new Uint32Array(2), { callsInDoubt: true });
+    const counts = auditJobs(snap, new Uint32Array(2), { doubts: blindCall(2) });
     assert.equal(counts.unacknowledgedMoves, 1);
     assert.equal(counts.extraIncrements, 0);
     assert.equal(counts.recoveries, 1);
@@ -218,7 +241,7 @@ describe('auditJobs with the new counts', () => {
     tally.addMoves(Uint32Array.from([0, 1]));
     // Recorded once, in pending twice, the counter never written: the second push's reply was lost.
     const snap = snapshot({ jobs: 1, inPending: Uint32Array.from([0, 2]), stalled: Float64Array.from([0, 1]), state: Uint8Array.from([0, pending]) });
-    const counts = withCycleSums(auditJobs(snap, tally.totalMoves, { callsInDoubt: true }), tally, 1);
+    const counts = withCycleSums(auditJobs(snap, tally.totalMoves, { doubts: heldAt([1], 2) }), tally, 1);
     assert.equal(counts.unacknowledgedMoves, 1);
     assert.equal(counts.doubleRecoveries, 1);
     assert.equal(counts.jobsRecoveredMoreThanOnce, 1);

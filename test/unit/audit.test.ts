@@ -11,6 +11,7 @@ import {
   isMisplaced,
   isStolen,
   isUnreclaimed,
+  heldCounts,
   movesPerJob,
   placeCount,
   type JobSnapshot,
@@ -225,10 +226,12 @@ test('the cross-check counts a move whose reply was lost as returned, and holds 
     { moves: 2, pending: 1, stalled: 1, state: 'pending' },
     { moves: 1, pending: 1, stalled: 1, state: 'pending' },
   ]);
-  const inDoubt = auditJobs(snapshot, moves, { crossCheck: true, callsInDoubt: true });
+  // One unanswered call of the user's script (a one-call mode, batch 100), whose traces are not trusted.
+  const doubts = { held: new Uint32Array(4), blindMoves: 100, oneCall: true, trusted: false };
+  const inDoubt = auditJobs(snapshot, moves, { crossCheck: true, doubts });
   assert.equal(inDoubt.unacknowledgedMoves, 1);
   assert.equal(inDoubt.misreported, 0, 'the lost reply is no misreport, and entries are not held to without movesLeaveEntries');
-  assert.equal(auditJobs(snapshot, moves, { crossCheck: true, callsInDoubt: true, movesLeaveEntries: true }).misreported, 1);
+  assert.equal(auditJobs(snapshot, moves, { crossCheck: true, doubts, movesLeaveEntries: true }).misreported, 1);
   assert.equal(auditJobs(snapshot, moves, { crossCheck: true }).misreported, 1, 'without calls in doubt job 1 left active unreturned');
   assert.equal(auditJobs(snapshot, moves, { movesLeaveEntries: true }).misreported, null, 'no cross-check, nothing measured');
 });
@@ -275,7 +278,8 @@ test('calls in doubt: moves the server shows that no sweeper heard back are reco
     // recorded and answered: nothing to reconcile
     { moves: 1, pending: 1, stalled: 1, state: 'pending' },
   ]);
-  const counts = auditJobs(snapshot, moves, { callsInDoubt: true });
+  // Round trips lost while jobs 1, 2 and 3 were held.
+  const counts = auditJobs(snapshot, moves, { doubts: { held: heldCounts([1, 2, 3], 5), blindMoves: 0, oneCall: false, trusted: true } });
   assert.equal(counts.unacknowledgedMoves, 3);
   assert.equal(counts.recoveries, 5);
   assert.equal(counts.doubleRecoveries, 1);

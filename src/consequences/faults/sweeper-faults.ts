@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { serverError } from '../../shared/errors.js';
-import type { FaultName, FaultCounts } from '../../shared/model.js';
+import type { CallDoubts, FaultName, FaultCounts } from '../../shared/model.js';
 
 export interface SweeperFaults {
   /**
@@ -53,6 +53,8 @@ export class FaultPlan {
   private readonly clientIds = new Map<number, number>();
   private lostReplies = 0;
   private reconnects = 0;
+  private readonly held: number[] = [];
+  private blindCalls = 0;
 
   constructor(
     readonly faults: readonly FaultName[],
@@ -66,9 +68,18 @@ export class FaultPlan {
     return { crashes: this.crashedSweepers.size, lostReplies: this.lostReplies, reconnects: this.reconnects };
   }
 
-  /** True once any call may have run without its reply reaching the tool. */
-  get callsInDoubt(): boolean {
-    return this.lostReplies > 0 || this.crashedSweepers.size > 0;
+  /**
+   * The calls that may have run without their reply reaching the tool (a lost reply, a crash), for
+   * the audit to reconcile (reconcileGap): the job a round-trip sweeper held at each, and how many
+   * held none (a one-call sweep's, whose jobs the server chose; a round trip's before it held one).
+   */
+  get doubts(): CallDoubts {
+    return { held: [...this.held], blindCalls: this.blindCalls };
+  }
+
+  private doubt(heldJob: number): void {
+    if (heldJob > 0) this.held.push(heldJob);
+    else this.blindCalls++;
   }
 
   /** The server-side ids of the live sweeper connections: the only ones the chaos connection kills. */
@@ -97,10 +108,16 @@ export class FaultPlan {
    * A sweep failed. A crashed sweeper stops; with client-kill, a lost connection is waited back and
    * the sweeper goes on with a new sweep (the lost one is not re-sent); anything else is rethrown.
    */
-  async recover(index: number, redis: Redis, err: unknown, signal: AbortSignal): Promise<'stop' | 'retry'> {
-    if (this.crashedSweepers.has(index)) return 'stop';
+  async recover(index: number, redis: Redis, err: unknown, signal: AbortSignal, heldJob = 0): Promise<'stop' | 'retry'> {
+    if (this.crashedSweepers.has(index)) {
+      this.doubt(heldJob);
+      return 'stop';
+    }
     if (!this.reconnecting || !isConnectionLoss(err)) throw err;
-    if (!NOT_SENT.test(String((err as { message?: unknown })?.message ?? err))) this.lostReplies++;
+    if (!NOT_SENT.test(String((err as { message?: unknown })?.message ?? err))) {
+      this.lostReplies++;
+      this.doubt(heldJob);
+    }
     for (let attempt = 0; attempt < RECOVERY_ATTEMPTS; attempt++) {
       signal.throwIfAborted();
       await this.untilReady(redis, signal);
