@@ -144,7 +144,7 @@ function memoryUsageRefusal(err: unknown): Error | undefined {
   const e = err as { message?: string; command?: { name?: string } };
   if (!/^NOPERM/.test(String(e?.message)) || e?.command?.name?.toLowerCase() !== 'memory') return undefined;
   return serverError(
-    'permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in the README)',
+    'permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in docs/shared-servers.md)',
   );
 }
 

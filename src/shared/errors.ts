@@ -122,7 +122,7 @@ export function isBusyReply(err: unknown): boolean {
 }
 
 /** Where a permission error sends the user: the ACL line of the tool's own commands. */
-const ACL_HINT = 'see "Least privilege" in the README for the ACL the tool needs';
+const ACL_HINT = 'see "Least privilege" in docs/shared-servers.md for the ACL the tool needs';
 
 /**
  * A permission error of a `--lib` run, sent where its ACL is: the library's own commands (BullMQ's
@@ -183,7 +183,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (unknown !== undefined) {
     // The server's words echo the command's first arguments (a key, a marker's JSON): left out.
     return serverError(
-      `the server at ${where} does not know the command ${unknown.toUpperCase()} (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in the README for every command the tool sends`,
+      `the server at ${where} does not know the command ${unknown.toUpperCase()} (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in docs/shared-servers.md for every command the tool sends`,
     );
   }
   if (/max number of clients reached/i.test(message)) {

@@ -49,7 +49,7 @@ test('describeServerError: a command the server does not know (renamed or disabl
   assert.equal(line.exitCode, ExitCode.server);
   assert.equal(
     line.message,
-    'the server at redis://h:1 does not know the command EVALSHA (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in the README for every command the tool sends',
+    'the server at redis://h:1 does not know the command EVALSHA (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in docs/shared-servers.md for every command the tool sends',
   );
   const full = describeServerError(new Error('ERR max number of clients reached'), 'redis://h:1');
   assert.match(
