@@ -59,28 +59,51 @@ function quietClientDebug() {
   if (patterns.some(matches)) process.stderr.write("emq-race: DEBUG: ioredis's lines stay off (they would show the AUTH command's password)\n");
 }
 
+/**
+ * The version and the help print without the modules that watch stdout for a run
+ * (src/cli/process-io.ts), so they watch it here the same way: what stdout lost to a full disk
+ * (ENOSPC, say), once the last write has gone out; a reader that went away (`| head -c0`) is no
+ * loss. Listening from the start: a failed write's error event comes a tick after it.
+ */
+function watchStdout() {
+  let lost;
+  process.stdout.on('error', (err) => {
+    const code = err?.code ?? 'an error';
+    if (!['EPIPE', 'EIO', 'ECONNRESET'].includes(code)) lost ??= code;
+  });
+  return () =>
+    new Promise((resolve) => {
+      process.stdout.write('', () => setImmediate(() => resolve(lost)));
+    });
+}
+
+/** Exit code 4 and its one line, as for a run (docs/ci.md): what a script reads is lost. */
+function sayLost(lost, code) {
+  if (!lost) return;
+  process.stderr.write(`emq-race: stdout could not take the output (${lost}): what the command printed there is lost\n`);
+  // A failure keeps its own code; a success whose output is lost is none.
+  if (code === 0) process.exitCode = 4;
+}
+
 quietClientDebug();
 
 if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
+  const lostSoFar = watchStdout();
   const { readFileSync } = await import('node:fs');
-  // A reader that went away (`| head -c0`) is no error, as for every other output.
-  process.stdout.on('error', () => {});
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
+  sayLost(await lostSoFar(), 0);
 } else {
-  if (!helpOnly(args)) await endEarlyOnSignals();
-  const { run } = helpOnly(args) ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
+  const help = helpOnly(args);
+  const lostSoFar = help ? watchStdout() : undefined;
+  if (!help) await endEarlyOnSignals();
+  const { run } = help ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);
   process.exitCode = code;
   // What the run printed for a script to read, lost to a full disk: the run's own end is not its
   // caller's to trust (docs/ci.md, exit code 4). A reader that went away is no such loss.
-  if (!helpOnly(args) && code <= 128) {
-    const { lostOutput } = await import('../dist/src/cli/process-io.js');
-    const lost = await lostOutput();
-    if (lost) {
-      process.stderr.write(`emq-race: stdout could not take the output (${lost}): what the command printed there is lost\n`);
-      // A failure keeps its own code; a success whose report is lost is none.
-      if (code === 0) process.exitCode = 4;
-    }
+  if (code <= 128) {
+    if (lostSoFar) sayLost(await lostSoFar(), code);
+    else sayLost(await (await import('../dist/src/cli/process-io.js')).lostOutput(), code);
   }
   // A run a signal stopped (its code 128 + the signal's number, as shells report one) leaves as
   // soon as its last lines are out. Left to end by itself, Node closes its signal listeners early

@@ -169,6 +169,10 @@ test('a report stdout cannot take (a full disk) is no success: exit 4 and one li
     [['--json', '--jobs', '200', '--expect', 'loop=race'], 4, /^emq-race: expectation met: loop=race\n/],
     [['--jobs', '200'], 4, /^/],
     [['--url', 'redis://127.0.0.1:1', '--json'], 3, /^emq-race: cannot reach the server at redis:\/\/127\.0\.0\.1:1: connection refused\n/],
+    // The version and the help, which print without the run's modules, lose theirs the same way.
+    [['--version'], 4, /^/],
+    [['--help'], 4, /^/],
+    [['explain', '--help'], 4, /^/],
   ] as const) {
     const result = await intoFullDisk(args);
     const what = args.join(' ');
