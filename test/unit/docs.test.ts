@@ -105,3 +105,17 @@ test('the anchor rule matches GitHub on the headings these pages use', () => {
   const anchors = headingAnchors('## Checking your own script: `--script FILE.lua`\n### Ctrl-C, SIGTERM and a lost server\n## A run\n## A run\n');
   assert.deepEqual([...anchors], ['checking-your-own-script---script-filelua', 'ctrl-c-sigterm-and-a-lost-server', 'a-run', 'a-run-1']);
 });
+
+test("the grid's ratio quoted in the README and in docs/grid.md is the one its JSON (docs/grid-run.json) gives", () => {
+  const grid = JSON.parse(readFileSync(join(DOCS, 'grid-run.json'), 'utf8')) as {
+    cells: { at: Record<string, number>; modes: { mode: string; jobsPerSec: number }[] }[];
+  };
+  const cell = grid.cells.find((c) => c.at.sweepers === 8 && c.at.latency === 1);
+  const rate = (mode: string): number => cell?.modes.find((m) => m.mode === mode)?.jobsPerSec ?? Number.NaN;
+  const ratio = Math.round(rate('atomic') / rate('loop')).toLocaleString('en-US');
+  const oneMs = /([\d,]+)× the loop's jobs per second at a 1 ms round trip/;
+  assert.equal(readFileSync(README, 'utf8').replace(/\n/g, ' ').match(oneMs)?.[1], ratio);
+  const page = readFileSync(join(DOCS, 'grid.md'), 'utf8').replace(/\n\s*/g, ' ');
+  assert.equal(page.match(oneMs)?.[1], ratio);
+  assert.match(page, new RegExp(`at a 1 ms round trip \\(${rate('atomic').toLocaleString('en-US')} against ${rate('loop').toLocaleString('en-US')}\\)`));
+});
