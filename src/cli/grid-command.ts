@@ -271,7 +271,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     const progress = gridProgress(io, axes, cells.length, started);
     try {
       // Refused here, the grid has written nothing: no cell has run, and no JSON or page is made.
-      await checkGridCells(session, cellOptions, userScript, interrupts.signal);
+      await checkGridCells(session, cellOptions, userScript, interrupts);
       const outcome = await runGrid({
         cells,
         modes: first.options.modes,

@@ -69,7 +69,13 @@ export interface CellSettings {
  * rather than a grid stopped halfway). Each cell's race checks again before its writes, as the
  * server's room may shrink while the grid runs.
  */
-export async function checkGridCells(session: Session, cells: readonly CellSettings[], userScript: string | undefined, signal: AbortSignal): Promise<void> {
+export async function checkGridCells(
+  session: Session,
+  cells: readonly CellSettings[],
+  userScript: string | undefined,
+  interrupts: Pick<Interrupts, 'signal' | 'owe'>,
+): Promise<void> {
+  const { signal } = interrupts;
   const first = cells[0];
   if (!first) return;
   if (userScript !== undefined && first.options.script !== undefined)
@@ -83,7 +89,7 @@ export async function checkGridCells(session: Session, cells: readonly CellSetti
     queues: spreadsQueues(topology, flags) ? flags.queues : 1,
     steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags), randomQueueName()),
   }));
-  await checkPlanBeforeWrites(session, topology, plans, signal);
+  await checkPlanBeforeWrites(session, topology, plans, interrupts);
 }
 
 /** Every mode's run on the session's server, and the report they make. */
@@ -141,7 +147,7 @@ export async function raceReport(
               ? { spread: (name: string, runFor: (queue: string) => ModeRun) => runQueues(raced, topology, name, flags.queues, runFor, runInterrupts) }
               : {}),
             // Every step is checked against maxmemory before the first one writes.
-            beforeWrites: (steps) => checkPlanBeforeWrites(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts.signal),
+            beforeWrites: (steps) => checkPlanBeforeWrites(session, topology, [{ queues: perQueue ? flags.queues : 1, steps }], runInterrupts),
           }),
         );
       } finally {

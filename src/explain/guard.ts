@@ -44,7 +44,7 @@ export async function guardedReplays<T>(
       // One replay after another: each queue is a moment of its own.
       [{ where: session.target.display, redis: session.admin, moments: runs.map((run) => [run]), probeQueue: `${longest.slice(0, 120)}-m` }],
       memoryTraits,
-      kept.signal,
+      kept,
       {
         subject: `explain (${runs.length === 1 ? 'one queue' : `${runs.length} queues, one after another`}, one job each)`,
         remedy: 'use a server with more room',

@@ -24,6 +24,8 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import { claimQueue, releaseClaim } from './owner-claim.js';
 import { newOwnerMarker } from './owner-marker.js';
 import { seedJobs } from './seed.js';
+import { keysLeftHint, leftBehindHint } from './cleanup.js';
+import type { Interrupts } from '../shared/interrupt.js';
 import { plural } from '../shared/text.js';
 
 /** Jobs in the measuring slice: enough for the sorted sets to take their large encoding (above 128). */
@@ -86,7 +88,14 @@ export interface ProbeShape {
  * touched), fills `pending` and `dead` with its ids, reads MEMORY USAGE of each kind of key, and
  * deletes the slice, whatever happens.
  */
-async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeShape, where: string, signal?: AbortSignal): Promise<DataCosts> {
+async function measureDataCosts(
+  redis: Redis,
+  probeQueue: string,
+  shape: ProbeShape,
+  where: string,
+  interrupts?: Pick<Interrupts, 'signal' | 'owe'>,
+): Promise<DataCosts> {
+  const signal = interrupts?.signal;
   const keys = queueKeys(probeQueue);
   const count = Math.max(1, Math.min(PROBE_JOBS, shape.lastId));
   const firstId = shape.lastId - count + 1;
@@ -98,6 +107,9 @@ async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeSh
     }
     throw err;
   });
+  // From here the slice holds keys: a third signal names the line that removes them, as a run's does.
+  const settle = interrupts?.owe(leftBehindHint(probeQueue)) ?? (() => undefined);
+  let failure: unknown;
   try {
     await seedJobs(redis, keys, { jobs: count, firstId, runId: marker.run, stalledBefore: 0, serverNowMs: await serverTimeMs(redis) }, signal);
     const ids = Array.from({ length: count }, (_, i) => String(firstId + i));
@@ -121,9 +133,20 @@ async function measureDataCosts(redis: Redis, probeQueue: string, shape: ProbeSh
       listEntry: (await usage(keys.running)) / count,
     };
   } catch (err) {
-    throw memoryUsageRefusal(err) ?? err;
+    failure = memoryUsageRefusal(err) ?? err;
+    throw failure;
   } finally {
-    await removeProbe(redis, keys, firstId, shape.lastId, claim.value);
+    // The slice may remain: the line says how to remove it. A removal that fails after the
+    // measuring failed (a signal, a lost server) must not hide why the measuring failed.
+    await removeProbe(redis, keys, firstId, shape.lastId, claim.value).then(settle, (err: unknown) => {
+      const hint = `; ${keysLeftHint(probeQueue, err)}`;
+      if (failure instanceof Error) failure.message += hint;
+      else {
+        const described = describeServerError(err, where);
+        described.message += hint;
+        throw described;
+      }
+    });
   }
 }
 
@@ -368,7 +391,12 @@ export interface ServerLoad {
  * without a maxmemory are not measured, and nothing is written to them. The slice is measured once,
  * on the first server with a limit, and its costs stand for every server of the run.
  */
-export async function checkRunMemory(loads: readonly ServerLoad[], traits: TraitsOf, signal?: AbortSignal, words?: RefusalWords): Promise<void> {
+export async function checkRunMemory(
+  loads: readonly ServerLoad[],
+  traits: TraitsOf,
+  interrupts?: Pick<Interrupts, 'signal' | 'owe'>,
+  words?: RefusalWords,
+): Promise<void> {
   const limited: ServerLoad[] = [];
   for (const load of loads) {
     const memory = parseMemoryInfo(await load.redis.info('memory').catch((err: unknown) => Promise.reject(describeServerError(err, load.where))));
@@ -379,7 +407,7 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
   const firstMemory = parseMemoryInfo(await first.redis.info('memory'));
   const runs = limited.flatMap((load) => load.moments.flat());
   // Runs of queue libraries only: their own layouts say what they cost, and no slice is written.
-  const costs = runs.every((run) => traits(run.mode).layout) ? NO_COSTS : await measureSlice(first, firstMemory, runs, signal);
+  const costs = runs.every((run) => traits(run.mode).layout) ? NO_COSTS : await measureSlice(first, firstMemory, runs, interrupts);
   for (const load of limited) {
     // Read after the slice is gone: what the measuring itself left (its commands' histograms) is counted once, there.
     const [memoryInfo, latency] = await Promise.all([load.redis.info('memory'), load.redis.info('latencystats').catch(() => '')]).catch((err: unknown) =>
@@ -396,7 +424,12 @@ export async function checkRunMemory(loads: readonly ServerLoad[], traits: Trait
 const NO_COSTS: DataCosts = { hash: 0, active: 0, pending: 0, dead: 0, listEntry: 0 };
 
 /** The model queue's costs, measured on a slice seeded on the first server with a limit (refused when not even the slice fits). */
-async function measureSlice(first: ServerLoad, firstMemory: MemoryInfo, runs: readonly ModeRun[], signal?: AbortSignal): Promise<DataCosts> {
+async function measureSlice(
+  first: ServerLoad,
+  firstMemory: MemoryInfo,
+  runs: readonly ModeRun[],
+  interrupts?: Pick<Interrupts, 'signal' | 'owe'>,
+): Promise<DataCosts> {
   const shape: ProbeShape = {
     pending: runs[0]?.pending ?? 'list',
     lastId: Math.max(1, ...runs.map((run) => run.jobs + (run.live ?? 0))),
@@ -413,7 +446,7 @@ async function measureSlice(first: ServerLoad, firstMemory: MemoryInfo, runs: re
         `not even the slice of ${plural(Math.min(PROBE_JOBS, shape.lastId), 'job')} that measures what a job costs fits there (about ${mb(probeBytes)}), and the run needs more. Refusing, nothing written: use a server with more room`,
     );
   }
-  return await measureDataCosts(first.redis, first.probeQueue, shape, first.where, signal).catch((err: unknown) =>
+  return await measureDataCosts(first.redis, first.probeQueue, shape, first.where, interrupts).catch((err: unknown) =>
     Promise.reject(describeServerError(err, first.where)),
   );
 }

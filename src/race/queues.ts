@@ -120,8 +120,9 @@ export async function checkPlanBeforeWrites(
   session: Session,
   topology: Topology | undefined,
   plans: readonly PlannedQueues[],
-  signal?: AbortSignal,
+  interrupts?: Pick<Interrupts, 'signal' | 'owe'>,
 ): Promise<void> {
+  const signal = interrupts?.signal;
   const placed = plans.flatMap(({ queues, steps }) => steps.map((step) => ({ step, placements: placeQueues(session, topology, step.name, queues) })));
   const longest = placed.flatMap(({ placements }) => placements.map((p) => p.queue)).reduce((a, b) => (b.length > a.length ? b : a), '');
   const here = nodeName(session.target.url);
@@ -146,7 +147,7 @@ export async function checkPlanBeforeWrites(
         .filter((moment) => moment.length > 0);
       loads.push({ where: target.display, redis, moments, probeQueue: probeQueueOn(node, longest, topology) });
     }
-    await checkRunMemory(loads, memoryTraits, signal);
+    await checkRunMemory(loads, memoryTraits, interrupts);
   } finally {
     for (const redis of opened) await closeConnection(redis);
   }

@@ -14,6 +14,9 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { which } from '../../src/server/embedded-server.js';
 import { evictedKeys } from '../../src/server/eviction-watch.js';
+import { leftBehindHint } from '../../src/queue/cleanup.js';
+import { checkRunMemory } from '../../src/queue/memory-guard.js';
+import { memoryTraits } from '../../src/sweepers/strategies.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';
@@ -93,6 +96,38 @@ for (const kind of SERVER_KINDS) {
         await assertForeignIntact();
       });
     }
+
+    test('while the measuring slice holds keys, a third signal owes the line that removes them; once it is gone, nothing', async () => {
+      const owed: { line: string; settled: boolean }[] = [];
+      const interrupts = {
+        signal: new AbortController().signal,
+        owe: (line: string) => {
+          const entry = { line, settled: false };
+          owed.push(entry);
+          return () => void (entry.settled = true);
+        },
+      };
+      const run = {
+        mode: 'atomic',
+        queue: 'race-owed',
+        jobs: 500,
+        live: 50,
+        sweepers: 2,
+        batch: 100,
+        maxStalled: 3,
+        stalledBefore: 0,
+        probeDelayMs: 0,
+        keep: false,
+        pending: 'list',
+      } as const;
+      await checkRunMemory([{ where: server.url, redis, moments: [[run]], probeQueue: 'race-owed-m' }], memoryTraits, interrupts);
+      assert.deepEqual(
+        owed.map(({ line, settled }) => ({ line, settled })),
+        [{ line: leftBehindHint('race-owed-m'), settled: true }],
+      );
+      assert.deepEqual(await redis.keys('emq:{race-owed*'), [], 'the slice is gone');
+      await assertForeignIntact();
+    });
 
     test("the measuring queue taken by somebody else's key: refused (exit 2), naming it as the guard's, nothing written", async () => {
       await redis.set('emq:{race-guarded-m}:job:1', 'theirs');
