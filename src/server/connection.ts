@@ -434,11 +434,20 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     const error = address.db !== undefined && isMissingDatabase(first) ? missingDatabase(target, address.db) : describeServerError(first, target.display);
     throw fromWhere(target, connectFailure(target, error));
   }
+  answered.add(target);
   return redis;
 }
 
-/** Why a connection failed, in words: a lost connection while connecting is most often a TLS mismatch. */
+/**
+ * The targets (one per command's server) a connection has reached: a later connection to one of
+ * them that is closed while connecting met a server that went away (shut down, restarted), not one
+ * that speaks another protocol, and its line says it lost the connection.
+ */
+const answered = new WeakSet<ServerTarget>();
+
+/** Why a connection failed, in words: a lost connection while first connecting is most often a TLS mismatch. */
 function connectFailure(target: ServerTarget, error: Error): Error {
+  if (answered.has(target)) return error;
   if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
     // What a TLS-only port does with a plain client.
     return serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);

@@ -14,7 +14,9 @@ import { readmeAclRules, userUrl } from '../helpers/acl.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { holdCall, holdFirst } from '../helpers/held-call.js';
+import { startProxy } from '../helpers/proxy.js';
 import { forOneServerKind } from '../helpers/servers.js';
+import { startTestServer } from '../helpers/test-server.js';
 
 const LIMIT_MS = 60_000;
 
@@ -161,4 +163,25 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
       await redis.config('SET', 'maxmemory-policy', 'noeviction');
     }
   });
+});
+
+test('a connection closed while connecting to a server the command already reached is a lost connection, not a hint at TLS', async () => {
+  const server = await startTestServer('redis-server');
+  // The first connection goes through; every later one is closed at its first command.
+  const proxy = await startProxy(Number(new URL(server.url).port), (_chunk, connection) => (connection === 0 ? 'pass' : 'cut'));
+  try {
+    const target = parseServerUrl(proxy.url);
+    const first = await connect(target);
+    first.disconnect();
+    await assert.rejects(connect(target), (err: Error) => {
+      assert.match(err.message, /^lost the connection to the server at redis:\/\/127\.0\.0\.1:\d+/);
+      assert.doesNotMatch(err.message, /TLS/);
+      return true;
+    });
+    // A server never reached before: the same close is most likely a TLS port.
+    await assert.rejects(connect(parseServerUrl(proxy.url)), /closed the connection while connecting: if it speaks TLS on this port, use a rediss:\/\/ URL/);
+  } finally {
+    await proxy.close();
+    await server.stop();
+  }
 });
