@@ -38,6 +38,8 @@ lifeline='
 pid=$1
 stop() {
   kill -TERM "$pid" 2>/dev/null
+  # A server paused by SIGSTOP would take its TERM only once let go, after the 5 s.
+  kill -CONT "$pid" 2>/dev/null
   n=0
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$n" -ge 250 ]; then kill -KILL "$pid" 2>/dev/null; break; fi
@@ -60,11 +62,35 @@ reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
 trap 'kill -USR1 "$reader" 2>/dev/null' TERM
+# A child's end wakes the wait below. The reader ends by itself only after a "keep" line, or while
+# it stops the server (exit 0); one ended by a signal (killed by hand, say) leaves the lifeline
+# unwatched, and the server would outlive the tool: it is stopped here the same way at once.
+trap ':' CHLD
+
+stop_server() {
+  kill -TERM "$pid" 2>/dev/null
+  kill -CONT "$pid" 2>/dev/null
+  n=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$n" -ge 250 ]; then kill -KILL "$pid" 2>/dev/null; break; fi
+    sleep 0.02
+    n=$((n + 1))
+  done
+}
 
 # A trapped signal ends a wait early: wait again while the server lives.
-wait "$pid"
-while kill -0 "$pid" 2>/dev/null; do wait "$pid"; done
+watched=1
+while kill -0 "$pid" 2>/dev/null; do
+  wait "$pid"
+  if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
+    watched=0
+    wait "$reader"
+    if [ $? -gt 128 ]; then stop_server; fi
+  fi
+done
 rm -rf "$dir"
-kill -TERM "$reader" 2>/dev/null
-wait "$reader"
+if [ "$watched" = 1 ]; then
+  kill -TERM "$reader" 2>/dev/null
+  wait "$reader"
+fi
 exit 0

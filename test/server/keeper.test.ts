@@ -1,0 +1,26 @@
+/**
+ * The embedded server's keeper ties the server's life to the tool's through a lifeline that a
+ * reader of its own watches. The reader killed from outside would leave the lifeline unwatched, so
+ * that a tool killed later (SIGKILL) would leave its server running for good: the keeper stops the
+ * server at once instead, as at the lifeline's end, and removes its folder.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startEmbeddedServer } from '../../src/server/embedded-server.js';
+import { until } from '../helpers/cli-process.js';
+import { alive, childrenOf, commandLine, parentOf } from '../helpers/processes.js';
+
+test("the keeper's lifeline reader killed: the keeper stops the server at once, nothing of it left", async () => {
+  const server = await startEmbeddedServer();
+  try {
+    const keeper = parentOf(server.pid);
+    assert.ok(keeper !== undefined, 'the server has a keeper');
+    const [reader] = childrenOf(keeper).filter((pid) => pid !== server.pid && commandLine(pid).includes('emq-race-lifeline'));
+    assert.ok(reader !== undefined, `the keeper's children: ${childrenOf(keeper).map(commandLine).join('; ')}`);
+    process.kill(reader, 'SIGKILL');
+    await until(10_000, 'the server and its keeper gone', () => !alive(server.pid) && !alive(keeper), 20);
+    await until(5_000, 'the tool told the keeper ended', () => server.ended.aborted, 20);
+  } finally {
+    await server.stop();
+  }
+});
