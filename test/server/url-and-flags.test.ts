@@ -43,6 +43,13 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   usage(() => serverAddress('redis://:secret\\@h:1'), /^--url: "redis:\/\/:\*\*\*@h:1" contains a backslash/);
   usage(() => serverAddress('redis://:se%zzcret@h:1'), /^--url: the password in "redis:\/\/:\*\*\*@h:1" has a '%' that starts no percent-escape/);
   usage(() => serverAddress('redis://h:0'), /^--url: port 0 in "redis:\/\/h:0" is not a port a server can listen on/);
+  // A unix socket is this machine's: a host would be dropped unread, or the path's first folder read as one.
+  for (const url of ['unix://otherhost/tmp/r.sock', 'unix://tmp/r.sock', 'unix://h:7/tmp/r.sock']) {
+    usage(
+      () => serverAddress(url),
+      /names a host before its socket path, which a unix:\/\/ URL does not take; write the path after three slashes: unix:\/\/\/path\/to\/socket$/,
+    );
+  }
   usage(() => serverAddress('redis://h:65536'), /^--url: "redis:\/\/h:65536" has a port past 65535; expected 1 to 65535$/);
   usage(() => serverAddress('redis://:Zq7w0rd@[::1]:99999/0'), /^--url: "redis:\/\/:\*\*\*@\[::1\]:99999\/0" has a port past 65535/);
   usage(() => serverAddress('redis://h:65535x'), /is not a URL/);
