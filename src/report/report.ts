@@ -403,7 +403,7 @@ function unseenByServer(run: RunResult): string {
   const deadLettered = (run.deadLetteredEarly ?? 0) > 0 || run.stalledBefore + 1 >= run.maxStalled;
   if (run.failover && STRATEGIES[run.mode].deadLettersAfterPush) {
     if (deadLettered) why.push(`dead-lettered jobs were taken back out of ${pending}`);
-  } else if (!run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
+  } else if (deadLettered && !run.failover && !run.lapsedLock && run.pending === 'list' && run.consequences.workers === 0 && run.consequences.cycles === 1) {
     // The loop pushes first and dead-letters after; the other strategies send a job at max-stalled straight to dead.
     why.push(
       STRATEGIES[run.mode].deadLettersAfterPush
@@ -411,6 +411,8 @@ function unseenByServer(run: RunResult): string {
         : `moves of jobs at max-stalled went to ${dead}, not ${pending}`,
     );
   }
+  // A user's script that returned moves the server does not show: the extra recoveries are its word alone.
+  if ((run.misreported ?? 0) > 0) why.push("the script's returned values name moves the server does not show (misreported)");
   const shown = atEnd === 0 ? 'none' : `only ${groupThousands(atEnd)}`;
   const rest = atEnd === 0 ? 'they are' : 'the rest are';
   const taken = run.duplicatePending - atEnd;
@@ -418,7 +420,8 @@ function unseenByServer(run: RunResult): string {
     taken > 0
       ? `known from the sweepers' own records (the re-leaser found ${groupThousands(taken)} as duplicate entries when it took them out)`
       : "known from the sweepers' own records alone";
-  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries (${why.join('; ')}): ${rest} ${known}.`;
+  const because = why.length > 0 ? ` (${why.join('; ')})` : '';
+  return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries${because}: ${rest} ${known}.`;
 }
 
 /** Under --seed, the line that says the run is one order of many, and how to have it again. */

@@ -218,6 +218,15 @@ test("the readout: extra recoveries labelled as the sweepers' records, up to K r
     zset,
     /The server's final state shows none of the 80 extra recoveries as duplicate entries \(a sorted set holds a job once\): they are known from the sweepers' own records alone\./,
   );
+  // A script that returns each job twice, none of them at max-stalled: no cause is named that the run did not have.
+  const returnsTwice = readout({ ...run, mode: 'script', duplicatePending: 0, duplicatePendingAtEnd: 0, misreported: 80, stalledBefore: 0 } as RunResult);
+  assert.match(
+    returnsTwice,
+    /The server's final state shows none of the 80 extra recoveries as duplicate entries \(the script's returned values name moves the server does not show \(misreported\)\): they are known/,
+  );
+  assert.doesNotMatch(returnsTwice, /max-stalled|dead-lettered/);
+  const noCause = readout({ ...run, duplicatePending: 0, duplicatePendingAtEnd: 0, stalledBefore: 0 } as RunResult);
+  assert.match(noCause, /shows none of the 80 extra recoveries as duplicate entries: they are known/);
   const cycles = readout({ ...run, forgottenStalls: 12, forgottenStallCount: 15, consequences: { ...run.consequences, cycles: 3 } } as RunResult);
   assert.match(cycles, /forgot 15 stalls of 12 jobs/);
   assert.doesNotMatch(cycles, /two sweeps read the same count/, 'forgotten stalls named, the lost increments stand plain');
