@@ -141,7 +141,9 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   // A socket is on this machine: a host (or port) would be dropped unread, and in `unix://tmp/s.sock`
   // the first folder of the path is read as one.
   if (unix && (parsed.hostname !== '' || parsed.port !== '')) {
-    throw usageError(`${source}: ${shown} names a host before its socket path, which a unix:// URL does not take; write the path after three slashes: unix:///path/to/socket`);
+    throw usageError(
+      `${source}: ${shown} names a host before its socket path, which a unix:// URL does not take; write the path after three slashes: unix:///path/to/socket`,
+    );
   }
   for (const name of parsed.searchParams.keys()) {
     // Not named: a name the tool does not read may be a password typed there (the URL shows it as ***).
