@@ -218,6 +218,14 @@ export function describeServerError(err: unknown, where: string): EmqError {
       `the server at ${where} refuses keys a script does not declare in KEYS, and the tool's scripts reach each job's hash by its id: start the server with --default_lua_flags=allow-undeclared-keys (Dragonfly)`,
     );
   }
+  if (/^WRONGTYPE/.test(message)) {
+    // The key is named when it is one of the tool's (under emq:): a command's first argument is its key.
+    const args = (e?.command as { args?: unknown[] } | undefined)?.args;
+    const key = e?.command?.name && typeof args?.[0] === 'string' && args[0].startsWith('emq:') ? ` (${e.command.name.toUpperCase()} ${args[0]})` : '';
+    return serverError(
+      `the server at ${where} holds a key of the run's as another type than the run wrote (WRONGTYPE)${key}: another client, or a --script, wrote it as something else while the run was live`,
+    );
+  }
   if (/^READONLY/.test(message)) {
     return serverError(`the server at ${where} is a read-only replica: point --url at a primary`);
   }

@@ -126,3 +126,17 @@ test('an awake wait: it fires once its time has passed with the process awake, a
   await sleep(60);
   assert.equal(fired, 0, 'a cleared wait never fires');
 });
+
+test("describeServerError: WRONGTYPE says a key of the run's was written as another type, naming it only when it is the tool's", () => {
+  const wrong = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), {
+    command: { name: 'rpush', args: ['emq:{q}:pending', '7'] },
+  });
+  assert.equal(
+    describeServerError(wrong, 'redis://h:1').message,
+    "the server at redis://h:1 holds a key of the run's as another type than the run wrote (WRONGTYPE) (RPUSH emq:{q}:pending): another client, or a --script, wrote it as something else while the run was live",
+  );
+  const elsewhere = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), {
+    command: { name: 'get', args: ['app:secret'] },
+  });
+  assert.doesNotMatch(describeServerError(elsewhere, 'redis://h:1').message, /app:secret/);
+});
