@@ -124,7 +124,11 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
   if (value === null) {
     const other = await findQueueKeys(redis, keys, 1);
     if (other.length > 0) throw usageError(`queue ${queue} has keys (${other[0]}) but no owner marker: not emq-race's to delete; nothing removed`);
-    throw usageError(`queue ${queue} not found: no ${keys.owner} on this server`);
+    // A run kept in another database (its kept: line names it) is found only with that database in the URL.
+    const db = redis.options.db ?? 0;
+    throw usageError(
+      `queue ${queue} not found: no ${keys.owner} in database ${db} of this server (a queue kept in another database is cleaned with it in the URL: redis://host:port/N)`,
+    );
   }
   const marker = parseOwnerValue(value);
   if (!marker) throw usageError(`${keys.owner} was not written by emq-race: leaving queue ${queue} alone; nothing removed`);

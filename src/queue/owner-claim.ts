@@ -62,7 +62,9 @@ interface FoundMarker {
 function inUse(keys: QueueKeys, found?: FoundMarker): EmqError {
   const stem = `queue ${keys.queue} is already in use`;
   const marker = parseOwnerValue(found?.value ?? null);
-  if (!found || !marker) return usageError(`${stem} (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
+  if (!found) return usageError(`${stem} (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
+  // Somebody else's key where the tool's marker would be: no run's, and not clean's to remove.
+  if (!marker) return usageError(`${stem}: ${keys.owner} exists and was not written by emq-race; pick another --queue`);
   const who = [
     /^[0-9a-f]{1,32}$/.test(marker.run) ? `run ${marker.run}` : '',
     marker.started > 0 ? `started ${new Date(marker.started).toISOString()}` : '',

@@ -288,6 +288,15 @@ forEachServer('clean', (handle) => {
     await redis.unlink(...(await allKeys(redis)));
   });
 
+  test('a queue not found names the database looked in, since a run kept in another one is found only with it in the URL', async () => {
+    const missing = await runCli(['clean', '--url', `${handle.url}/3`, '--queue', 'race-nowhere']);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.equal(
+      oneErrorLine(missing.stderr),
+      'emq-race: queue race-nowhere not found: no emq:{race-nowhere}:owner in database 3 of this server (a queue kept in another database is cleaned with it in the URL: redis://host:port/N)',
+    );
+  });
+
   test("another program's key of another type where a marker would be: clean --queue refuses it (exit 2), --all cleans the rest and leaves it", async () => {
     await redis.hset('emq:{race-hashed}:owner', 'a', 'b');
     await crashedRun('race-beside', 3, ownedMarker('5555666677778888', 3));

@@ -196,6 +196,14 @@ forEachServer('audit on server state', (handle) => {
       return true;
     });
     assert.equal(await redis.get(keys.owner), JSON.stringify(forged), 'the refused claim leaves the marker it found');
+    // A key not of the tool's form where its marker would be: no run's, and nothing for clean.
+    await redis.set(keys.owner, 'foo');
+    await assert.rejects(claimQueue(redis, keys, newOwnerMarker('run-5', 5), where), (err: unknown) => {
+      assert.ok(err instanceof EmqError && err.exitCode === ExitCode.usage);
+      assert.equal(err.message, `queue ${keys.queue} is already in use: ${keys.owner} exists and was not written by emq-race; pick another --queue`);
+      return true;
+    });
+    assert.equal(await redis.get(keys.owner), 'foo', 'the refused claim leaves the key it found');
     await redis.del(keys.owner);
 
     await redis.set(keys.job(1), 'the user keeps this');
