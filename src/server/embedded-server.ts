@@ -132,7 +132,11 @@ export interface StartOptions {
    * server's own folder (Sentinel rewrites it as it goes), which it is started with.
    */
   readonly sentinelConfig?: string;
+  /** What the process is, for a line about its keeper: the embedded server unless said (a Sentinel). */
+  readonly role?: { readonly name: string; readonly short: string };
 }
+
+const SERVER_ROLE: NonNullable<StartOptions['role']> = { name: 'the embedded server', short: 'its server' };
 
 // Beside the compiled modules: the build copies it there (scripts/build.mjs), as it does the .lua files.
 const KEEPER = fileURLToPath(new URL('./server-keeper.sh', import.meta.url));
@@ -199,13 +203,13 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => output,
       () => report,
     );
-    if (pid !== undefined) return embedded(keeper, pid, bin, port, dir);
+    if (pid !== undefined) return embedded(keeper, pid, bin, port, dir, options.role);
     // Killed from outside while its server started: no clash over a port, nothing to try again.
     // Its server may already run, its pid reported or not: stopped through the keeper's group.
     if (keeper.signalCode !== null) {
       killGroup(keeper);
       rmSync(dir, { recursive: true, force: true });
-      throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`);
+      throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`, options.role);
     }
     // The server's last words, or the keeper's shell saying why it could not start it.
     lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
@@ -237,7 +241,7 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
   return undefined;
 }
 
-function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string): EmbeddedServer {
+function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
   let stopped = false;
   const url = `redis://127.0.0.1:${port}`;
   const lost = new AbortController();
@@ -257,7 +261,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     killPid(pid);
     rmSync(dir, { recursive: true, force: true });
     const report = (): void => {
-      lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url));
+      lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url, role));
       ended.abort(lost.signal.reason);
     };
     // The keeper ignores a terminal's signals, but one that reached it as it was forked, still in
@@ -302,8 +306,8 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
 /** How long a keeper's death by a terminal's signal waits for the tool's own stop to come first. */
 const TERMINAL_SIGNAL_GRACE_MS = 200;
 
-function keeperDied(how: string, url: string): ServerGoneError {
-  return new ServerGoneError(`the embedded server's keeper process died (${how}); the tool stopped its server at ${url} itself`);
+function keeperDied(how: string, url: string, role: StartOptions['role'] = SERVER_ROLE): ServerGoneError {
+  return new ServerGoneError(`${role.name}'s keeper process died (${how}); the tool stopped ${role.short} at ${url} itself`);
 }
 
 /**

@@ -45,7 +45,11 @@ function sentinelConfig(primaryPort: number): string {
 }
 
 export async function startSentinel(bin: string | undefined, primaryPort: number): Promise<EmbeddedSentinel> {
-  const server: EmbeddedServer = await startEmbeddedServer({ ...(bin !== undefined ? { bin } : {}), sentinelConfig: sentinelConfig(primaryPort) });
+  const server: EmbeddedServer = await startEmbeddedServer({
+    ...(bin !== undefined ? { bin } : {}),
+    sentinelConfig: sentinelConfig(primaryPort),
+    role: { name: "the failover drill's Sentinel", short: 'the Sentinel' },
+  });
   let redis: Redis | undefined;
   try {
     redis = await connect(parseServerUrl(server.url));

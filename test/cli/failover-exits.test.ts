@@ -150,7 +150,12 @@ function groupMembers(pgid: number): number[] {
  * server's port, then no process or folder of the run left, and nothing left in the keeper's
  * process group (its server among them, pid reported to the tool or not).
  */
-async function killKeeper(cli: RunningCli, seen: { pids: number[]; dirs: string[] }, keeper: { pid: number; port: number }): Promise<void> {
+async function killKeeper(
+  cli: RunningCli,
+  seen: { pids: number[]; dirs: string[] },
+  keeper: { pid: number; port: number },
+  role = { name: 'the embedded server', short: 'its server' },
+): Promise<void> {
   // What runs now as well as what was seen first (a server started again on another port, say).
   const now = descendants(cli.child.pid ?? 0);
   const run = { pids: [...new Set([...seen.pids, ...now])], dirs: [...new Set([...seen.dirs, ...dataDirs(now)])] };
@@ -159,7 +164,7 @@ async function killKeeper(cli: RunningCli, seen: { pids: number[]; dirs: string[
   assert.equal(result.code, 3, result.stderr);
   assert.equal(
     oneErrorLine(result.stderr),
-    `emq-race: the embedded server's keeper process died (SIGKILL); the tool stopped its server at redis://127.0.0.1:${keeper.port} itself`,
+    `emq-race: ${role.name}'s keeper process died (SIGKILL); the tool stopped ${role.short} at redis://127.0.0.1:${keeper.port} itself`,
     result.stderr,
   );
   await assertNothingLeft(run);
@@ -272,7 +277,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--sentinel']);
       const run = await runningPair(cli, 4).catch(killed(cli));
       await sweepingReplica(cli).catch(killed(cli));
-      await killKeeper(cli, run, keeperOf(cli, / --sentinel /));
+      await killKeeper(cli, run, keeperOf(cli, / --sentinel /), { name: "the failover drill's Sentinel", short: 'the Sentinel' });
     });
   });
 }
