@@ -59,6 +59,11 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // expires. Not on the tool's own server, which goes with the process, every key on it.
   const serverGoes = plan.target.own !== undefined;
   const settle = serverGoes ? () => undefined : interrupts.owe(leftBehindHint(keys.queue));
+  // The tool's own server goes with a command a signal stopped: the calls in flight on the run's
+  // connection (seeding's, the audit's) are dropped at once rather than waited for (a paused
+  // server would hold them for the whole bounded wait), and nothing is sent on it after (below).
+  const dropAdmin = (): void => admin.disconnect();
+  if (serverGoes) interrupts.signal.addEventListener('abort', dropAdmin, { once: true });
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
@@ -85,13 +90,17 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     throw failure;
   } finally {
     try {
-      await heartbeat.stop();
+      // The tool's own server, after a signal, is stopped with everything on it as the command ends:
+      // the heartbeat's removal and the keys' would only wait on it (a paused server, the whole
+      // bounded wait each).
+      const goesNow = serverGoes && interrupts.signal.aborted;
+      await heartbeat.stop(goesNow);
       // --keep keeps what a run wrote for the user to read, but a run a signal stopped leaves
       // nothing behind, as its embedded server goes with it: the first signal's line says so.
       const keep = plan.keep && !interrupts.signal.aborted;
       // A failover drill's pair goes with a failed run, --keep or not: nothing is kept to tell of.
       if (keep && failure && plan.target.own !== 'run') failure.message += `; ${keptHint(keys.queue, plan.target)}`;
-      if (!keep && !heartbeat.claimLost) {
+      if (!keep && !heartbeat.claimLost && !goesNow) {
         const { redis: tidy, refusal } = await cleanUpConnection(admin, plan.target, failure);
         try {
           // A fresh connection finds the marker as the run left it, or not: while the old one was
@@ -132,6 +141,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
         }
       }
     } finally {
+      interrupts.signal.removeEventListener('abort', dropAdmin);
       settle();
     }
   }

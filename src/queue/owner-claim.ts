@@ -243,8 +243,12 @@ export interface Heartbeat {
    * (and aborts `lost`), or undefined when all is there.
    */
   check(jobs?: readonly string[]): Promise<EmqError | undefined>;
-  /** Stops refreshing; then removes the heartbeat key unless the claim was lost (best effort: it expires anyway). */
-  stop(): Promise<void>;
+  /**
+   * Stops refreshing; then removes the heartbeat key unless the claim was lost (best effort: it
+   * expires anyway). `abandon`: the server goes with the command (the tool's own, after a signal),
+   * so neither the refresh in flight nor the removal is waited for.
+   */
+  stop(abandon?: boolean): Promise<void>;
 }
 
 const namedKeys = (gone: readonly string[]): string => (gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', '));
@@ -421,8 +425,9 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
       return vanished;
     },
     check,
-    async stop() {
+    async stop(abandon = false) {
       clearInterval(timer);
+      if (abandon) return;
       await inFlight;
       if (!claimLost) await redis.unlink(keys.heartbeat).catch(() => {});
     },

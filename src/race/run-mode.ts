@@ -186,6 +186,9 @@ async function raceOnQueue(
   // The race's own connections take raceTarget (the latency proxy with --latency); seeding and the audit go direct.
   const raceTarget = session.raceTarget ?? session.target;
   const sweeperConnections: Redis[] = [];
+  const dropSweepers = (): void => {
+    for (const redis of sweeperConnections) redis.disconnect();
+  };
   let sweepFunction: SweepFunction | undefined;
   let settleLibrary: (() => void) | undefined;
   try {
@@ -207,6 +210,10 @@ async function raceOnQueue(
         sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
+    // On the tool's own server a stopped run (a signal, its keys gone) ends the command, and the
+    // server goes with it: the sweepers' calls in flight are dropped, not waited for (a paused
+    // server would hold each for the whole bounded wait).
+    if (session.target.own !== undefined) signal.addEventListener('abort', dropSweepers, { once: true });
     // Seeding went through admin, direct; the race's own connections take raceTarget.
     const failover = settled.consequences.failover;
     // The run's heartbeat refreshes written after the cut died with the old primary: the one the
@@ -233,7 +240,8 @@ async function raceOnQueue(
     };
     return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}), phasesMs };
   } finally {
-    for (const redis of sweeperConnections) redis.disconnect();
+    signal.removeEventListener('abort', dropSweepers);
+    dropSweepers();
     // The library is not a key of the queue: it goes on every way out but a third signal.
     if (sweepFunction && !run.keep) {
       const loaded = sweepFunction;

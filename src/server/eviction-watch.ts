@@ -37,6 +37,8 @@ export interface EvictionWatch {
    * error of a watch that went blind (could not read again) when it did not count one.
    */
   stop(): Promise<WatchOutcome>;
+  /** Ends the watch with no last reading and its connections dropped: for a run a signal stopped, whose outcome is the signal's. */
+  abandon(): void;
 }
 
 interface WatchOutcome {
@@ -212,6 +214,11 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       })();
       return stopped;
     },
+    abandon() {
+      clearInterval(timer);
+      for (const { gap } of watched) clearTimeout(gap?.timer);
+      for (const { redis } of watched.splice(0)) redis.disconnect();
+    },
   };
 }
 
@@ -237,10 +244,16 @@ export async function underEvictionWatch<T>(
   try {
     result = await work(watched);
   } catch (err) {
+    // A signal's stop is the outcome whatever the last reading would say: none is waited for (a
+    // paused server would hold it for the whole bounded wait).
+    if (err instanceof InterruptedError) {
+      watch.abandon();
+      throw err;
+    }
     // A blind watch that stopped the work is why it failed; one that went blind only after is not.
     const stoppedIt = stop.signal.aborted;
     const { evicted, blind } = await watch.stop();
-    throw err instanceof InterruptedError ? err : (evicted ?? (stoppedIt ? blind : undefined) ?? err);
+    throw evicted ?? (stoppedIt ? blind : undefined) ?? err;
   } finally {
     watched.release();
   }

@@ -76,9 +76,14 @@ export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer |
   }
 }
 
-/** Closes the admin connection, then stops the embedded server unless it is to be kept. */
+/**
+ * Closes the admin connection, then stops the embedded server unless it is to be kept. The
+ * server's connection is only dropped, not closed with QUIT, when the server is stopped anyway: a
+ * paused one would hold the QUIT for the whole bounded wait.
+ */
 export async function closeSession(session: Session, keepServer: boolean): Promise<void> {
-  await closeConnection(session.admin);
+  if (session.embedded && !keepServer) session.admin.disconnect();
+  else await closeConnection(session.admin);
   if (!session.embedded) return;
   if (keepServer) session.embedded.detach();
   else await session.embedded.stop();
