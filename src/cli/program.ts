@@ -149,7 +149,11 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   const missing = /^option '(-[^ ']+) ([^']+)' argument missing$/.exec(line);
   if (missing) return `${missing[1]}: no value given; give the value right after ${missing[1]} (${missing[1]} ${missing[2]})`;
   const option = /^unknown option '([^']+)'/.exec(line)?.[1];
-  return option === undefined ? line : `${line}${raceFlagNote(program, argv, option)}`;
+  if (option === undefined) return line;
+  const note = raceFlagNote(program, argv, option);
+  // Beside the note, commander's guess of --help (for `--keep`: two letters apart) is noise; a near
+  // flag of the command's own (`--sweeps` for `--sweepers`) may be what was meant, and stays.
+  return note ? `${line.replace(/ \(Did you mean --help\?\)$/, '')}${note}` : line;
 }
 
 /**

@@ -132,6 +132,11 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     args: ['explore', '--sweepers', '3'],
     line: /^emq-race: unknown option '--sweepers' \(Did you mean --sweeps\?\); --sweepers is a flag of the race itself, not of explore/,
   },
+  {
+    name: 'a race flag given to explore that commander takes for --help',
+    args: ['explore', '--keep'],
+    line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
+  },
   { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
 ];
 for (const { name, args, line } of CLI_CASES) {
