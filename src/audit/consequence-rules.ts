@@ -26,14 +26,15 @@ export interface JobDoubt {
 /**
  * A call that went unanswered (its connection cut with it in flight) may still have run: the
  * server finishes a command or a script whatever its client does. Such moves show on the server as
- * a job out of active and in pending or dead with no move recorded: by its counter risen beyond
- * its recorded moves, or by entries in pending beyond them (a loop's push that ran while its reply
- * was lost; the loop writes the counter after the push, so that write never came). At most
- * `doubt.allowance` of them are reconciled as unacknowledged moves, recoveries the counter must
- * show, so each adds to the gap; anything beyond stays an anomaly. A job in no place is no move
- * (a sweeper cut off between taking it out of active and its push lost it: a lost job). `gap` is
- * recorded moves − counter rise, as incrementGap returns it; `moved` the recorded moves; `entries`
- * the job's entries in pending; `placed` whether it stands in pending or dead.
+ * a job out of active and placed (in pending or dead, or taken by a worker) with no move recorded:
+ * by its counter risen beyond its recorded moves, or by entries in pending beyond them (a loop's
+ * push that ran while its reply was lost; the loop writes the counter after the push, so that
+ * write never came). At most `doubt.allowance` of them are reconciled as unacknowledged moves,
+ * recoveries the counter must show, so each adds to the gap; anything beyond stays an anomaly. A
+ * job in no place is no move (a sweeper cut off between taking it out of active and its push lost
+ * it: a lost job). `gap` is recorded moves − counter rise, as incrementGap returns it; `moved` the
+ * recorded moves; `entries` the job's entries in pending; `placed` whether it stands anywhere
+ * (placement: pending, dead, or a worker's).
  */
 export function reconcileGap(
   gap: number,

@@ -259,7 +259,17 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
       trusted: doubts.trusted,
       holds: !doubts.oneCall,
     };
-    const reconciled = reconcileGap(gap, { inActive, placed: inPending + inDead > 0, moved, entries: inPending }, doubt);
+    const runs = snapshot.runs?.[id] ?? 0;
+    const place = placement(
+      inActive,
+      inPending,
+      inDead,
+      snapshot.inRunning?.[id] ?? 0,
+      Number.isNaN(runs) ? 0 : runs,
+      snapshot.state[id] ?? STATE_CODES.missing,
+    );
+    // Placed: in pending or dead, or taken by a worker (running, or run and done).
+    const reconciled = reconcileGap(gap, { inActive, placed: place !== 'lost', moved, entries: inPending }, doubt);
     if (doubts?.oneCall) blindMoves -= reconciled.unacknowledged;
     unacknowledgedMoves += reconciled.unacknowledged;
     // Moves the server shows that no sweeper heard back are recoveries all the same.
@@ -275,15 +285,6 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
       }
     }
 
-    const runs = snapshot.runs?.[id] ?? 0;
-    const place = placement(
-      inActive,
-      inPending,
-      inDead,
-      snapshot.inRunning?.[id] ?? 0,
-      Number.isNaN(runs) ? 0 : runs,
-      snapshot.state[id] ?? STATE_CODES.missing,
-    );
     if (place === 'lost') lostJobs++;
     else if (place === 'misplaced') misplaced++;
     doubleExecutionCount += doubleExecutions(runs);

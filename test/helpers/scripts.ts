@@ -26,6 +26,9 @@ export const RETURNS_FIRST_TWICE = altered(/return expired\s*$/, 'expired[#expir
 /** Moves every expired job as the built-in one does, but never raises its counter (nor dead-letters it). */
 export const NEVER_COUNTS = altered(/if rcall\('HINCRBY', jobKey, 'stalled', '1'\) >= maxStalled then/, 'if false then');
 
+/** Does what the built-in one does, but returns only the first job of each call: the rest of its moves go unreported. */
+export const RETURNS_FIRST_ONLY = altered(/return expired\s*$/, 'return { expired[1] }\n');
+
 /** Does what the built-in one does, but pushes every job it recovers onto pending twice. */
 export const PUSHES_TWICE = altered(/^(\s*)(rcall\('RPUSH', KEYS\[2\], unpack\(toPending\)\))\n/m, '$1$2\n$1$2\n');
 

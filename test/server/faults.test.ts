@@ -10,7 +10,7 @@ import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { assertNoAnomaly, runWith } from '../helpers/run-mode.js';
-import { PUSHES_TWICE, scriptFile } from '../helpers/scripts.js';
+import { PUSHES_TWICE, RETURNS_FIRST_ONLY, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 
@@ -43,6 +43,55 @@ forEachServer('faults', (handle) => {
     assert.equal(run?.doubleRecoveries, 0);
     assert.equal(run?.lostIncrements, 0);
     assert.equal(run?.duplicatePending, 1000);
+  });
+
+  test("sweeper-crash with workers: the crashed call's jobs that workers ran are moves the server shows, not extra increments", async () => {
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic',
+      '--fault',
+      'sweeper-crash',
+      '--workers',
+      '2',
+      '--sweepers',
+      '4',
+      '--jobs',
+      '2000',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number | boolean>[] }).runs;
+    assert.equal(run?.crashes, 1);
+    assert.equal(run?.recoveries, 2000);
+    assert.equal(run?.extraIncrements, 0);
+    assert.equal(run?.clean, true);
+  });
+
+  test('sweeper-crash under --cycles: the crashed sweeper leaves one call in doubt, not one per round', async () => {
+    // The script moves whole batches but returns one job of each: only the crashed call's batch may be reconciled.
+    const script = scriptFile('returns-first.lua', RETURNS_FIRST_ONLY);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--script',
+      script,
+      '--fault',
+      'sweeper-crash',
+      '--cycles',
+      '3',
+      '--sweepers',
+      '4',
+      '--jobs',
+      '2000',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number>[] }).runs;
+    assert.equal(run?.crashes, 1);
+    assert.ok((run?.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run?.unacknowledgedMoves}`);
+    assert.ok((run?.misreported ?? 0) > 0, "the unreported moves are the script's misreports");
   });
 
   test('sweeper-crash on a lone loop sweeper: the job it took out of active is lost', async () => {

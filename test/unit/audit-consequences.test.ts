@@ -275,3 +275,21 @@ describe('fault and consequence options', () => {
     checkConsequenceOptions({ ...base, cycles: 3, observe: true }, true);
   });
 });
+
+describe('auditJobs under faults, with workers and cycles', () => {
+  test("a one-call mode's unanswered call whose jobs workers then ran: moves, not extra increments", () => {
+    // Job 1: moved by the lost call, then taken and run by a worker: out of every list, done, counted once.
+    const snap = snapshot({
+      jobs: 1,
+      stalled: Float64Array.from([0, 1]),
+      state: Uint8Array.from([0, done]),
+      runs: Float64Array.from([0, 1]),
+      inRunning: new Uint8Array(2),
+    });
+    const counts = auditJobs(snap, new Uint32Array(2), { doubts: blindCall(2) });
+    assert.equal(counts.unacknowledgedMoves, 1);
+    assert.equal(counts.recoveries, 1);
+    assert.equal(counts.extraIncrements, 0);
+    assert.equal(counts.lostJobs, 0);
+  });
+});

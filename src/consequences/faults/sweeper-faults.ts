@@ -50,6 +50,7 @@ export class FaultPlan {
   private crashArmed: boolean;
   private readonly reconnecting: boolean;
   private readonly crashedSweepers = new Set<number>();
+  private readonly crashDoubted = new Set<number>();
   private readonly clientIds = new Map<number, number>();
   private lostReplies = 0;
   private reconnects = 0;
@@ -110,7 +111,12 @@ export class FaultPlan {
    */
   async recover(index: number, redis: Redis, err: unknown, signal: AbortSignal, heldJob = 0): Promise<'stop' | 'retry'> {
     if (this.crashedSweepers.has(index)) {
-      this.doubt(heldJob);
+      // Its crash left one call in doubt; its later rounds (--cycles) fail on the closed
+      // connection before sending anything.
+      if (!this.crashDoubted.has(index)) {
+        this.crashDoubted.add(index);
+        this.doubt(heldJob);
+      }
       return 'stop';
     }
     if (!this.reconnecting || !isConnectionLoss(err)) throw err;
