@@ -51,7 +51,7 @@ stop() {
 trap "exit 0" TERM
 trap stop USR1
 while IFS= read -r line; do
-  case $line in *keep*) exit 0 ;; esac
+  case $line in *keep*) exit 3 ;; esac
 done
 stop
 '
@@ -62,9 +62,9 @@ reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
 trap 'kill -USR1 "$reader" 2>/dev/null' TERM
-# A child's end wakes the wait below. The reader ends by itself only after a "keep" line, or while
-# it stops the server (exit 0); one ended by a signal (killed by hand, say) leaves the lifeline
-# unwatched, and the server would outlive the tool: it is stopped here the same way at once.
+# A child's end wakes the wait below. The reader ends with exit 3 only after a "keep" line; any
+# other end while the server lives (killed by hand, with any signal) leaves the lifeline unwatched,
+# and the server would outlive the tool: it is stopped here the same way at once.
 trap ':' CHLD
 
 stop_server() {
@@ -85,7 +85,9 @@ while kill -0 "$pid" 2>/dev/null; do
   if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
     watched=0
     wait "$reader"
-    if [ $? -gt 128 ]; then stop_server; fi
+    if [ $? -ne 3 ]; then stop_server; fi
+    # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
+    trap '' TERM
   fi
 done
 rm -rf "$dir"

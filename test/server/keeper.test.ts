@@ -10,17 +10,19 @@ import { startEmbeddedServer } from '../../src/server/embedded-server.js';
 import { until } from '../helpers/cli-process.js';
 import { alive, childrenOf, commandLine, parentOf } from '../helpers/processes.js';
 
-test("the keeper's lifeline reader killed: the keeper stops the server at once, nothing of it left", async () => {
-  const server = await startEmbeddedServer();
-  try {
-    const keeper = parentOf(server.pid);
-    assert.ok(keeper !== undefined, 'the server has a keeper');
-    const [reader] = childrenOf(keeper).filter((pid) => pid !== server.pid && commandLine(pid).includes('emq-race-lifeline'));
-    assert.ok(reader !== undefined, `the keeper's children: ${childrenOf(keeper).map(commandLine).join('; ')}`);
-    process.kill(reader, 'SIGKILL');
-    await until(10_000, 'the server and its keeper gone', () => !alive(server.pid) && !alive(keeper), 20);
-    await until(5_000, 'the tool told the keeper ended', () => server.ended.aborted, 20);
-  } finally {
-    await server.stop();
-  }
-});
+for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
+  test(`the keeper's lifeline reader killed (${signal}): the keeper stops the server at once, nothing of it left`, async () => {
+    const server = await startEmbeddedServer();
+    try {
+      const keeper = parentOf(server.pid);
+      assert.ok(keeper !== undefined, 'the server has a keeper');
+      const [reader] = childrenOf(keeper).filter((pid) => pid !== server.pid && commandLine(pid).includes('emq-race-lifeline'));
+      assert.ok(reader !== undefined, `the keeper's children: ${childrenOf(keeper).map(commandLine).join('; ')}`);
+      process.kill(reader, signal);
+      await until(10_000, 'the server and its keeper gone', () => !alive(server.pid) && !alive(keeper), 20);
+      await until(5_000, 'the tool told the keeper ended', () => server.ended.aborted, 20);
+    } finally {
+      await server.stop();
+    }
+  });
+}
