@@ -17,7 +17,7 @@ import { connect } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FAILOVER_SOURCES, FailoverDrill } from './failover-drill.js';
 import { withLibraryAclHint } from '../shared/errors.js';
-import { underHelper, type Interrupts } from '../shared/interrupt.js';
+import { stoppedBySignal, underHelper, type Interrupts } from '../shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import type { SweepFunction } from '../lua/function-source.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
@@ -155,7 +155,7 @@ async function claimAndRace(
   let workEnded = started;
   const result = await onClaimedQueue(claim, interrupts, async (claimed) => {
     const claimMs = performance.now() - started;
-    const raced = await raceOnQueue(session, keys, run, settled, claimed, clientNow, (line) => interrupts.owe(line), pair, claimMs);
+    const raced = await raceOnQueue(session, keys, run, settled, claimed, clientNow, interrupts, pair, claimMs);
     workEnded = performance.now();
     return raced;
   });
@@ -177,7 +177,7 @@ async function raceOnQueue(
   settled: Settled,
   claimed: ClaimedRun,
   clientNow: (() => number) | undefined,
-  owe: Interrupts['owe'],
+  interrupts: Pick<Interrupts, 'owe' | 'signal'>,
   pair: FailoverPair | undefined,
   claimMs: number,
 ): Promise<RunResult> {
@@ -189,6 +189,14 @@ async function raceOnQueue(
   const dropSweepers = (): void => {
     for (const redis of sweeperConnections) redis.disconnect();
   };
+  // On the tool's own server a signal ends the command, and the server goes with it: the sweepers'
+  // calls in flight are dropped, not waited for (a paused server would hold each for the whole
+  // bounded wait), and the function library is not deleted. Not for a failure the signal also
+  // carries: the server may be kept (--keep), and whatever the run left on it.
+  const serverGoesNow = (): boolean => session.target.own !== undefined && stoppedBySignal(interrupts.signal);
+  const dropOnSignal = (): void => {
+    if (serverGoesNow()) dropSweepers();
+  };
   let sweepFunction: SweepFunction | undefined;
   let settleLibrary: (() => void) | undefined;
   try {
@@ -196,7 +204,7 @@ async function raceOnQueue(
       sweepFunction = await loadSweepFunction(admin, runId);
       // A third signal leaves at once: it names the library it leaves behind.
       const library = sweepFunction.library;
-      if (!run.keep) settleLibrary = owe(`the function library ${library} may remain on the server: remove it with FUNCTION DELETE ${library}`);
+      if (!run.keep) settleLibrary = interrupts.owe(`the function library ${library} may remain on the server: remove it with FUNCTION DELETE ${library}`);
     }
     const seedStarted = performance.now();
     await seed(admin, keys, run, settled.live, runId, signal);
@@ -210,10 +218,7 @@ async function raceOnQueue(
         sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
       }
     }
-    // On the tool's own server a stopped run (a signal, its keys gone) ends the command, and the
-    // server goes with it: the sweepers' calls in flight are dropped, not waited for (a paused
-    // server would hold each for the whole bounded wait).
-    if (session.target.own !== undefined) signal.addEventListener('abort', dropSweepers, { once: true });
+    signal.addEventListener('abort', dropOnSignal, { once: true });
     // Seeding went through admin, direct; the race's own connections take raceTarget.
     const failover = settled.consequences.failover;
     // The run's heartbeat refreshes written after the cut died with the old primary: the one the
@@ -240,10 +245,10 @@ async function raceOnQueue(
     };
     return { ...resultOf(run, settled, raced, counts, sweepFunction), ...(failoverFigures ? { failover: failoverFigures } : {}), phasesMs };
   } finally {
-    signal.removeEventListener('abort', dropSweepers);
+    signal.removeEventListener('abort', dropOnSignal);
     dropSweepers();
     // The library is not a key of the queue: it goes on every way out but a third signal.
-    if (sweepFunction && !run.keep) {
+    if (sweepFunction && !run.keep && !serverGoesNow()) {
       const loaded = sweepFunction;
       const library = loaded.library;
       // Over a fresh connection when the admin's closed under the run, as the queue's keys are.
