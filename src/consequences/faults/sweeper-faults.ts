@@ -120,10 +120,11 @@ export class FaultPlan {
       return 'stop';
     }
     if (!this.reconnecting || !isConnectionLoss(err)) throw err;
-    if (!NOT_SENT.test(String((err as { message?: unknown })?.message ?? err))) {
-      this.lostReplies++;
-      this.doubt(heldJob);
-    }
+    const sent = !NOT_SENT.test(String((err as { message?: unknown })?.message ?? err));
+    if (sent) this.lostReplies++;
+    // A call never sent changed nothing, but the job held may have had earlier commands answered
+    // (a claim's ZREM and HINCRBY before its push): it stays in doubt all the same.
+    if (sent || heldJob > 0) this.doubt(heldJob);
     for (let attempt = 0; attempt < RECOVERY_ATTEMPTS; attempt++) {
       signal.throwIfAborted();
       await this.untilReady(redis, signal);
