@@ -133,7 +133,8 @@ async function measureDataCosts(
       listEntry: (await usage(keys.running)) / count,
     };
   } catch (err) {
-    failure = memoryUsageRefusal(err) ?? err;
+    // In words already, so that the hint added below survives: measureSlice's own wording would make a new line.
+    failure = memoryUsageRefusal(err) ?? describeServerError(err, where);
     throw failure;
   } finally {
     // The slice may remain: the line says how to remove it. A removal that fails after the

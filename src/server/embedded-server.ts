@@ -253,7 +253,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   keeper.once('exit', (code, signal) => {
     if (stopped) return;
     if (!isAlive(pid)) {
-      ended.abort(new ServerGoneError(`the embedded server at ${url} died (its process ended unasked)`));
+      ended.abort(new ServerGoneError(`${role.name} at ${url} died (its process ended unasked)`));
       return;
     }
     stopped = true;

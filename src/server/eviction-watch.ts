@@ -136,6 +136,8 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
   // The tool's connections do not reconnect by themselves (connection.ts): one that closed under
   // the watch is replaced by a fresh one, once per reading; the cumulative counter bridges the gap.
   const dropped = new WeakSet<Redis>();
+  // Set by abandon(): a reading still in flight then opens no connection and starts no timer.
+  let abandoned = false;
   const stats = async (w: Watched): Promise<string> => {
     if (w.redis.status === 'ready') {
       try {
@@ -144,7 +146,7 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
         if (stoppedAnswering(w.target.display)) throw err;
       }
     }
-    if (stoppedAnswering(w.target.display)) throw new Error('Connection is closed.');
+    if (stoppedAnswering(w.target.display) || abandoned) throw new Error('Connection is closed.');
     // Once each: a connection whose replacement failed is still `w.redis` at the next reading, and
     // ioredis adds a listener to its socket on every disconnect (Node then warns on stderr).
     if (!dropped.has(w.redis)) {
@@ -152,6 +154,10 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       w.redis.disconnect();
     }
     w.redis = await connect(w.target);
+    if (abandoned) {
+      w.redis.disconnect();
+      throw new Error('Connection is closed.');
+    }
     return w.redis.info('stats');
   };
   const goBlind = (w: Watched): void => {
@@ -175,8 +181,9 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
         evicted = evictionError(where, policy, w.count.evicted, w.count.reset);
         if (first) onStop(evicted);
       } catch (err) {
-        // A server that stopped answering is the run's own error to report (see above).
-        if (stoppedAnswering(where)) continue;
+        // A server that stopped answering is the run's own error to report (see above); an
+        // abandoned watch reports nothing.
+        if (stoppedAnswering(where) || abandoned) continue;
         // BUSY is a server that answers but is held by a script (a library's own recovery on many
         // jobs, a --script): the counter it gives once the script ends covers the wait, so the wait
         // is no blindness, and the run's own calls, refused alike, are the ones that know whose
@@ -215,6 +222,7 @@ async function watchEvictions(targets: readonly ServerTarget[], onStop: (err: Em
       return stopped;
     },
     abandon() {
+      abandoned = true;
       clearInterval(timer);
       for (const { gap } of watched) clearTimeout(gap?.timer);
       for (const { redis } of watched.splice(0)) redis.disconnect();
