@@ -127,7 +127,7 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
     // A run kept in another database (its kept: line names it) is found only with that database in the URL.
     const db = redis.options.db ?? 0;
     throw usageError(
-      `queue ${queue} not found: no ${keys.owner} in database ${db} of this server (a queue kept in another database is cleaned with it in the URL: redis://host:port/N)`,
+      `queue ${queue} not found: no ${keys.owner} in database ${db} of this server (a queue kept in another database is cleaned with that database in the URL)`,
     );
   }
   const marker = parseOwnerValue(value);

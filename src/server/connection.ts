@@ -142,7 +142,7 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   // the first folder of the path is read as one.
   if (unix && (parsed.hostname !== '' || parsed.port !== '')) {
     throw usageError(
-      `${source}: ${shown} names a host before its socket path, which a unix:// URL does not take; write the path after three slashes: unix:///path/to/socket`,
+      `${source}: ${shown} names a host before its socket path, which a unix:// URL does not take; write the path after three slashes, and a user or password in the query: unix:///path/to/socket?password=…`,
     );
   }
   for (const name of parsed.searchParams.keys()) {

@@ -223,7 +223,9 @@ export function describeServerError(err: unknown, where: string): EmqError {
     const args = (e?.command as { args?: unknown[] } | undefined)?.args;
     const key = e?.command?.name && typeof args?.[0] === 'string' && args[0].startsWith('emq:') ? ` (${e.command.name.toUpperCase()} ${args[0]})` : '';
     return serverError(
-      `the server at ${where} holds a key of the run's as another type than the run wrote (WRONGTYPE)${key}: another client, or a --script, wrote it as something else while the run was live`,
+      key
+        ? `the server at ${where} holds a key of the run's as another type than the run wrote (WRONGTYPE)${key}: another client, or a --script, wrote it as something else`
+        : `the server at ${where} answered WRONGTYPE: a key holds another type than the command expects`,
     );
   }
   if (/^READONLY/.test(message)) {

@@ -47,7 +47,7 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   for (const url of ['unix://otherhost/tmp/r.sock', 'unix://tmp/r.sock', 'unix://h:7/tmp/r.sock']) {
     usage(
       () => serverAddress(url),
-      /names a host before its socket path, which a unix:\/\/ URL does not take; write the path after three slashes: unix:\/\/\/path\/to\/socket$/,
+      /names a host before its socket path, which a unix:\/\/ URL does not take; write the path after three slashes, and a user or password in the query: unix:\/\/\/path\/to\/socket\?password=…$/,
     );
   }
   usage(() => serverAddress('redis://h:65536'), /^--url: "redis:\/\/h:65536" has a port past 65535; expected 1 to 65535$/);

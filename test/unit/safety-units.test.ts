@@ -133,10 +133,13 @@ test("describeServerError: WRONGTYPE says a key of the run's was written as anot
   });
   assert.equal(
     describeServerError(wrong, 'redis://h:1').message,
-    "the server at redis://h:1 holds a key of the run's as another type than the run wrote (WRONGTYPE) (RPUSH emq:{q}:pending): another client, or a --script, wrote it as something else while the run was live",
+    "the server at redis://h:1 holds a key of the run's as another type than the run wrote (WRONGTYPE) (RPUSH emq:{q}:pending): another client, or a --script, wrote it as something else",
   );
   const elsewhere = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), {
     command: { name: 'get', args: ['app:secret'] },
   });
-  assert.doesNotMatch(describeServerError(elsewhere, 'redis://h:1').message, /app:secret/);
+  assert.equal(
+    describeServerError(elsewhere, 'redis://h:1').message,
+    'the server at redis://h:1 answered WRONGTYPE: a key holds another type than the command expects',
+  );
 });
