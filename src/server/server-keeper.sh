@@ -67,17 +67,6 @@ trap 'kill -USR1 "$reader" 2>/dev/null' TERM
 # and the server would outlive the tool: it is stopped here the same way at once.
 trap ':' CHLD
 
-stop_server() {
-  kill -TERM "$pid" 2>/dev/null
-  kill -CONT "$pid" 2>/dev/null
-  n=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$n" -ge 250 ]; then kill -KILL "$pid" 2>/dev/null; break; fi
-    sleep 0.02
-    n=$((n + 1))
-  done
-}
-
 # A trapped signal ends a wait early: wait again while the server lives.
 watched=1
 while kill -0 "$pid" 2>/dev/null; do
@@ -85,7 +74,8 @@ while kill -0 "$pid" 2>/dev/null; do
   if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
     watched=0
     wait "$reader"
-    if [ $? -ne 3 ]; then stop_server; fi
+    # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
+    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" </dev/null >/dev/null 2>&1; fi
     # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
     trap '' TERM
   fi
