@@ -17,6 +17,7 @@ import { evictedKeys } from '../../src/server/eviction-watch.js';
 import { leftBehindHint } from '../../src/queue/cleanup.js';
 import { checkRunMemory } from '../../src/queue/memory-guard.js';
 import { memoryTraits } from '../../src/sweepers/strategies.js';
+import { modeRun } from '../helpers/run-mode.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';
@@ -107,19 +108,7 @@ for (const kind of SERVER_KINDS) {
           return () => void (entry.settled = true);
         },
       };
-      const run = {
-        mode: 'atomic',
-        queue: 'race-owed',
-        jobs: 500,
-        live: 50,
-        sweepers: 2,
-        batch: 100,
-        maxStalled: 3,
-        stalledBefore: 0,
-        probeDelayMs: 0,
-        keep: false,
-        pending: 'list',
-      } as const;
+      const run = modeRun({ queue: 'race-owed', jobs: 500, live: 50 });
       await checkRunMemory([{ where: server.url, redis, moments: [[run]], probeQueue: 'race-owed-m' }], memoryTraits, interrupts);
       assert.deepEqual(
         owed.map(({ line, settled }) => ({ line, settled })),

@@ -19,29 +19,12 @@ import {
 } from '../../src/queue/memory-guard.js';
 import { parseMemoryInfo, roomLeft } from '../../src/server/memory-check.js';
 import { memoryTraits } from '../../src/sweepers/strategies.js';
-import type { ModeRun } from '../../src/shared/model.js';
+import { modeRun } from '../helpers/run-mode.js';
 
 const MB = 1024 * 1024;
 /** Costs of the order MEMORY USAGE reports on Redis 7.0 for a slice of 1,000 jobs. */
 const COSTS: DataCosts = { hash: 136, active: 94, pending: 94, dead: 94, listEntry: 4 };
 const PER_JOB = COSTS.hash + KEYSPACE_SLOT_BYTES + 94 + SET_TABLE_BYTES;
-
-function run(overrides: Partial<ModeRun> = {}): ModeRun {
-  return {
-    mode: 'atomic',
-    queue: 'race-units',
-    jobs: 6000,
-    live: 600,
-    sweepers: 2,
-    batch: 100,
-    maxStalled: 3,
-    stalledBefore: 0,
-    probeDelayMs: 0,
-    keep: false,
-    pending: 'list',
-    ...overrides,
-  };
-}
 
 test('parseMemoryInfo reads used_memory, maxmemory, the policy and what the server does not evict for', () => {
   const info =
@@ -52,38 +35,38 @@ test('parseMemoryInfo reads used_memory, maxmemory, the policy and what the serv
 });
 
 test('queueFootprint: every job (live ones too) costs its hash, its keyspace slot and the dearest of its three places', () => {
-  assert.equal(queueFootprint(run(), COSTS, memoryTraits), 6600 * PER_JOB + 4096);
+  assert.equal(queueFootprint(modeRun(), COSTS, memoryTraits), 6600 * PER_JOB + 4096);
   // A dearer pending (a sorted set) raises every job's cost to it.
-  assert.equal(queueFootprint(run({ pending: 'zset' }), { ...COSTS, pending: 110 }, memoryTraits), 6600 * (PER_JOB + 16) + 4096);
+  assert.equal(queueFootprint(modeRun({ pending: 'zset' }), { ...COSTS, pending: 110 }, memoryTraits), 6600 * (PER_JOB + 16) + 4096);
 });
 
 test('queueFootprint: a loop on a list may push each job once per other sweeper and cycle; a sorted set keeps one entry', () => {
-  const loop = run({ mode: 'loop', sweepers: 4, consequences: { faults: [], workers: 0, cycles: 2, observe: false, notes: [] } });
+  const loop = modeRun({ mode: 'loop', sweepers: 4, consequences: { faults: [], workers: 0, cycles: 2, observe: false, notes: [] } });
   assert.equal(queueFootprint(loop, COSTS, memoryTraits), 6600 * PER_JOB + 6000 * 3 * 2 * COSTS.listEntry + 4096);
   assert.equal(queueFootprint({ ...loop, pending: 'zset' }, COSTS, memoryTraits), 6600 * PER_JOB + 4096);
   assert.equal(queueFootprint({ ...loop, mode: 'claim' }, COSTS, memoryTraits), 6600 * PER_JOB + 4096);
 });
 
 test('connectionsOf: sweepers, workers, observer, re-leaser, chaos, and the queue admin', () => {
-  assert.equal(connectionsOf(run()), 3);
+  assert.equal(connectionsOf(modeRun()), 3);
   assert.equal(
-    connectionsOf(run({ sweepers: 8, consequences: { faults: ['client-kill'], workers: 4, cycles: 3, observe: true, notes: [] } })),
+    connectionsOf(modeRun({ sweepers: 8, consequences: { faults: ['client-kill'], workers: 4, cycles: 3, observe: true, notes: [] } })),
     8 + 4 + 1 + 1 + 1 + 1,
   );
 });
 
 test('peakFootprint: the dearest moment counts, with connections, new commands, the script cache and the margin', () => {
-  const one = [run()];
-  const four = [run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })];
+  const one = [modeRun()];
+  const four = [modeRun({ queue: 'a' }), modeRun({ queue: 'b' }), modeRun({ queue: 'c' }), modeRun({ queue: 'd' })];
   const peak = peakFootprint([one, four, one], COSTS, 5, memoryTraits);
   assert.equal(peak.moment, four);
   assert.equal(peak.connections, 12);
-  assert.equal(peak.data, 4 * queueFootprint(run(), COSTS, memoryTraits));
+  assert.equal(peak.data, 4 * queueFootprint(modeRun(), COSTS, memoryTraits));
   assert.equal(peak.bytes, Math.ceil((peak.data + 12 * BYTES_PER_CONNECTION + 5 * BYTES_PER_NEW_COMMAND + SCRIPT_CACHE_BYTES) * (1 + MARGIN)));
 });
 
 test('footprintProblem: no limit, a fit, and each kind of policy when it does not fit, in one line with the numbers', () => {
-  const four = peakFootprint([[run({ queue: 'a' }), run({ queue: 'b' }), run({ queue: 'c' }), run({ queue: 'd' })]], COSTS, 0, memoryTraits);
+  const four = peakFootprint([[modeRun({ queue: 'a' }), modeRun({ queue: 'b' }), modeRun({ queue: 'c' }), modeRun({ queue: 'd' })]], COSTS, 0, memoryTraits);
   const at = (usedMemory: number, maxMemory: number, policy: string): string | undefined =>
     footprintProblem({ usedMemory, maxMemory, policy, notCountedForEvict: 0 }, four, COSTS, 'redis://h:1');
   assert.equal(at(MB, 0, 'noeviction'), undefined);
@@ -110,11 +93,11 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {
-  const base = commandsOf([run()], memoryTraits);
+  const base = commandsOf([modeRun()], memoryTraits);
   assert.ok(base.has('evalsha') && base.has('memory|usage') && !base.has('watch'));
   const more = commandsOf(
     [
-      run({
+      modeRun({
         mode: 'watch',
         serverStats: 'required',
         consequences: { faults: ['client-kill', 'script-flush'], workers: 2, cycles: 2, observe: true, notes: [] },
