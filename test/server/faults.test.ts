@@ -15,6 +15,13 @@ import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 
 forEachServer('faults', (handle) => {
+  /** The race run in-process on this server with `args` and --json: its one run, once it exited 0. */
+  const jsonRun = async (args: readonly string[]): Promise<Record<string, unknown>> => {
+    const result = await runCli(['--url', handle.url, ...args, '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    return (JSON.parse(result.stdout) as { runs: Record<string, unknown>[] }).runs[0] ?? {};
+  };
+
   let session: Session;
   let interrupts: Interrupts;
   useSession(handle, (opened, watching) => {
@@ -33,65 +40,31 @@ forEachServer('faults', (handle) => {
 
   test("sweeper-crash under a --script that pushes twice: only the crashed call's jobs are reconciled, the script's own duplicates stay its own", async () => {
     const script = scriptFile('pushes-twice.lua', PUSHES_TWICE);
-    const result = await runCli(['--url', handle.url, '--script', script, '--fault', 'sweeper-crash', '--sweepers', '4', '--jobs', '1000', '--json']);
-    assert.equal(result.code, 0, result.stderr);
-    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number>[] }).runs;
+    const run = await jsonRun(['--script', script, '--fault', 'sweeper-crash', '--sweepers', '4', '--jobs', '1000']);
     // Each job moved once, pushed twice: the crashed call's 100 are the only moves no reply named.
-    assert.equal(run?.crashes, 1);
-    assert.equal(run?.recoveries, 1000);
-    assert.ok((run?.unacknowledgedMoves ?? -1) >= 0 && (run?.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run?.unacknowledgedMoves}`);
-    assert.equal(run?.doubleRecoveries, 0);
-    assert.equal(run?.lostIncrements, 0);
-    assert.equal(run?.duplicatePending, 1000);
+    assert.equal(run.crashes, 1);
+    assert.equal(run.recoveries, 1000);
+    assert.ok(Number(run.unacknowledgedMoves ?? -1) >= 0 && Number(run.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run.unacknowledgedMoves}`);
+    assert.equal(run.doubleRecoveries, 0);
+    assert.equal(run.lostIncrements, 0);
+    assert.equal(run.duplicatePending, 1000);
   });
 
   test("sweeper-crash with workers: the crashed call's jobs that workers ran are moves the server shows, not extra increments", async () => {
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--mode',
-      'atomic',
-      '--fault',
-      'sweeper-crash',
-      '--workers',
-      '2',
-      '--sweepers',
-      '4',
-      '--jobs',
-      '2000',
-      '--json',
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number | boolean>[] }).runs;
-    assert.equal(run?.crashes, 1);
-    assert.equal(run?.recoveries, 2000);
-    assert.equal(run?.extraIncrements, 0);
-    assert.equal(run?.clean, true);
+    const run = await jsonRun(['--mode', 'atomic', '--fault', 'sweeper-crash', '--workers', '2', '--sweepers', '4', '--jobs', '2000']);
+    assert.equal(run.crashes, 1);
+    assert.equal(run.recoveries, 2000);
+    assert.equal(run.extraIncrements, 0);
+    assert.equal(run.clean, true);
   });
 
   test('sweeper-crash under --cycles: the crashed sweeper leaves one call in doubt, not one per round', async () => {
     // The script moves whole batches but returns one job of each: only the crashed call's batch may be reconciled.
     const script = scriptFile('returns-first.lua', RETURNS_FIRST_ONLY);
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--script',
-      script,
-      '--fault',
-      'sweeper-crash',
-      '--cycles',
-      '3',
-      '--sweepers',
-      '4',
-      '--jobs',
-      '2000',
-      '--json',
-    ]);
-    assert.equal(result.code, 0, result.stderr);
-    const [run] = (JSON.parse(result.stdout) as { runs: Record<string, number>[] }).runs;
-    assert.equal(run?.crashes, 1);
-    assert.ok((run?.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run?.unacknowledgedMoves}`);
-    assert.ok((run?.misreported ?? 0) > 0, "the unreported moves are the script's misreports");
+    const run = await jsonRun(['--script', script, '--fault', 'sweeper-crash', '--cycles', '3', '--sweepers', '4', '--jobs', '2000']);
+    assert.equal(run.crashes, 1);
+    assert.ok(Number(run.unacknowledgedMoves ?? 101) <= 100, `unacknowledgedMoves ${run.unacknowledgedMoves}`);
+    assert.ok(Number(run.misreported ?? 0) > 0, "the unreported moves are the script's misreports");
   });
 
   test('sweeper-crash on a lone loop sweeper: the job it took out of active is lost', async () => {
