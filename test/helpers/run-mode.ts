@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { runMode } from '../../src/race/run-mode.js';
 import type { Session } from '../../src/server/session.js';
-import { ANOMALIES, type Mode, type ModeRun, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/shared/model.js';
+import { ANOMALIES, type Mode, type PendingKind, NO_CONSEQUENCES, type Consequences, type RunResult } from '../../src/shared/model.js';
 
 let counter = 0;
 export const queueName = (label: string): string => `race-t${process.pid}-${label}-${counter++}`;
@@ -19,24 +19,6 @@ export interface RunOver {
   consequences?: Partial<Consequences>;
   pending?: PendingKind;
   live?: number;
-}
-
-/** One mode's run as the plan hands it on (atomic, 6,000 jobs and 600 live), for what reads a plan without racing it: the memory guard. */
-export function modeRun(overrides: Partial<ModeRun> = {}): ModeRun {
-  return {
-    mode: 'atomic',
-    queue: 'race-units',
-    jobs: 6000,
-    live: 600,
-    sweepers: 2,
-    batch: 100,
-    maxStalled: 3,
-    stalledBefore: 0,
-    probeDelayMs: 0,
-    keep: false,
-    pending: 'list',
-    ...overrides,
-  };
 }
 
 /** Every anomaly the run measured is 0; one it did not measure is null, never 0. */

@@ -1,7 +1,7 @@
-/** A whole RunResult for pure tests of the report: a clean atomic run unless told otherwise. */
+/** Whole RunResults (a clean atomic run unless told otherwise) and ModeRuns for pure tests of the report and the memory guard. */
 import { figureSources } from '../../src/audit/sources.js';
 import { FAILOVER_SOURCES } from '../../src/race/failover-drill.js';
-import { NO_CONSEQUENCES, type FailoverFigures, type RunResult } from '../../src/shared/model.js';
+import { NO_CONSEQUENCES, type FailoverFigures, type ModeRun, type RunResult } from '../../src/shared/model.js';
 
 export function runResult(over: Partial<RunResult> = {}): RunResult {
   const run: Omit<RunResult, 'sources' | 'example'> = {
@@ -81,5 +81,23 @@ export function failoverFigures(over: Partial<FailoverFigures> = {}): FailoverFi
     promotedBy: 'tool',
     sources: FAILOVER_SOURCES,
     ...over,
+  };
+}
+
+/** One mode's run as the plan hands it on (atomic, 6,000 jobs and 600 live), for what reads a plan without racing it: the memory guard. */
+export function modeRun(overrides: Partial<ModeRun> = {}): ModeRun {
+  return {
+    mode: 'atomic',
+    queue: 'race-units',
+    jobs: 6000,
+    live: 600,
+    sweepers: 2,
+    batch: 100,
+    maxStalled: 3,
+    stalledBefore: 0,
+    probeDelayMs: 0,
+    keep: false,
+    pending: 'list',
+    ...overrides,
   };
 }

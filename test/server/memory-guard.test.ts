@@ -17,7 +17,7 @@ import { evictedKeys } from '../../src/server/eviction-watch.js';
 import { leftBehindHint } from '../../src/queue/cleanup.js';
 import { checkRunMemory } from '../../src/queue/memory-guard.js';
 import { memoryTraits } from '../../src/sweepers/strategies.js';
-import { modeRun } from '../helpers/run-mode.js';
+import { modeRun } from '../helpers/run-result.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';

@@ -19,7 +19,7 @@ import {
 } from '../../src/queue/memory-guard.js';
 import { parseMemoryInfo, roomLeft } from '../../src/server/memory-check.js';
 import { memoryTraits } from '../../src/sweepers/strategies.js';
-import { modeRun } from '../helpers/run-mode.js';
+import { modeRun } from '../helpers/run-result.js';
 
 const MB = 1024 * 1024;
 /** Costs of the order MEMORY USAGE reports on Redis 7.0 for a slice of 1,000 jobs. */
