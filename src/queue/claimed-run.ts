@@ -11,8 +11,8 @@
  */
 import type { Redis } from 'ioredis';
 import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
-import { stopCause, stoppedBySignal, type Interrupts } from '../shared/interrupt.js';
-import { connect, type ServerTarget } from '../server/connection.js';
+import { stopCause, type Interrupts } from '../shared/interrupt.js';
+import { connect, serverGoesWithSignal, type ServerTarget } from '../server/connection.js';
 import { cleanUpRun, keptHint, keysLeftHint, leftBehindHint } from './cleanup.js';
 import type { QueueKeys } from './keys.js';
 import { claimQueue, keepHeartbeat, reclaimVanished, type Claim } from './owner-claim.js';
@@ -63,9 +63,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   // connection (seeding's, the audit's) are dropped at once rather than waited for (a paused
   // server would hold them for the whole bounded wait), and nothing is sent on it after (below).
   const dropAdmin = (): void => {
-    // Only a signal ends the command for sure: a failure it also carries (another queue's, under
-    // --keep) may leave the server kept, and this run's keys with it.
-    if (stoppedBySignal(interrupts.signal)) admin.disconnect();
+    if (serverGoesWithSignal(plan.target, interrupts.signal)) admin.disconnect();
   };
   if (serverGoes) interrupts.signal.addEventListener('abort', dropAdmin, { once: true });
   const heartbeat = keepHeartbeat(admin, claim, where);
@@ -97,7 +95,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
       // The tool's own server, after a signal, is stopped with everything on it as the command ends:
       // the heartbeat's removal and the keys' would only wait on it (a paused server, the whole
       // bounded wait each).
-      const goesNow = serverGoes && stoppedBySignal(interrupts.signal);
+      const goesNow = serverGoesWithSignal(plan.target, interrupts.signal);
       await heartbeat.stop(goesNow);
       // --keep keeps what a run wrote for the user to read, but a run a signal stopped leaves
       // nothing behind, as its embedded server goes with it: the first signal's line says so.

@@ -13,11 +13,11 @@ import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
 import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/claimed-run.js';
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
-import { connect } from '../server/connection.js';
+import { connect, serverGoesWithSignal } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { FAILOVER_SOURCES, FailoverDrill } from './failover-drill.js';
 import { withLibraryAclHint } from '../shared/errors.js';
-import { stoppedBySignal, underHelper, type Interrupts } from '../shared/interrupt.js';
+import { underHelper, type Interrupts } from '../shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../queue/keys.js';
 import type { SweepFunction } from '../lua/function-source.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
@@ -189,11 +189,9 @@ async function raceOnQueue(
   const dropSweepers = (): void => {
     for (const redis of sweeperConnections) redis.disconnect();
   };
-  // On the tool's own server a signal ends the command, and the server goes with it: the sweepers'
-  // calls in flight are dropped, not waited for (a paused server would hold each for the whole
-  // bounded wait), and the function library is not deleted. Not for a failure the signal also
-  // carries: the server may be kept (--keep), and whatever the run left on it.
-  const serverGoesNow = (): boolean => session.target.own !== undefined && stoppedBySignal(interrupts.signal);
+  // The sweepers' calls in flight are dropped and the function library is not deleted when the
+  // server goes with a signal.
+  const serverGoesNow = (): boolean => serverGoesWithSignal(session.target, interrupts.signal);
   const dropOnSignal = (): void => {
     if (serverGoesNow()) dropSweepers();
   };

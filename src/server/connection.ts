@@ -6,6 +6,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
 import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../shared/errors.js';
+import { stoppedBySignal } from '../shared/interrupt.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
 import { nearWord, VALUE_NOT_SHOWN } from '../shared/text.js';
@@ -30,6 +31,16 @@ export interface ServerTarget {
    * --keep keeps, and only after a run that went well. Keys a run leaves on it go with it.
    */
   readonly own?: 'command' | 'run';
+}
+
+/**
+ * Whether a signal has stopped a command that runs on a server of the tool's own: the server goes
+ * with the command, every key on it, so nothing more is sent to it and no call in flight is waited
+ * for (a paused server would hold each for the whole bounded wait). Not for a failure the signal
+ * also carries (another queue's, under --keep): the server may then be kept, and what is on it.
+ */
+export function serverGoesWithSignal(target: Pick<ServerTarget, 'own'>, signal: AbortSignal): boolean {
+  return target.own !== undefined && stoppedBySignal(signal);
 }
 
 /**

@@ -110,12 +110,12 @@ export function watchInterrupts(
   };
 }
 
-/** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
 /** Whether `signal` was aborted by a signal from outside (SIGINT, SIGTERM, SIGHUP), not by a failure it also carries. */
 export function stoppedBySignal(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason instanceof InterruptedError;
 }
 
+/** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
 export function stopCause(signal: AbortSignal): EmqError | undefined {
   return signal.aborted && signal.reason instanceof EmqError ? signal.reason : undefined;
 }
