@@ -82,8 +82,9 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .addOption(new Option('--mode <mode>', `${replayedWords()} (each on a queue of its own)`).default(replayedModes(), 'both').argParser(parseExplainModes))
     .addOption(
       new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items")
-        .default(parseSchedule(DEFAULT_SCHEDULE), 'A:detect,B:detect,A:probe,…: A then B at every step')
-        .argParser(parseSchedule),
+        // Read as given and parsed in the action, once the flags it may not go with have been ruled
+        // out: a partial schedule beside --counter is refused for --counter, not for its steps.
+        .default(DEFAULT_SCHEDULE, 'A:detect,B:detect,A:probe,…: A then B at every step'),
     )
     .addOption(
       new Option('--counter <form>', 'run only the counter race: in-script (HINCRBY in a script) or client (read, then write)').argParser(parseCounterForm),
@@ -107,15 +108,15 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .addOption(new Option('--svg <file>', 'also write the sequence diagram alone, as one SVG file').argParser(outputFileFlag('--svg')));
   // A rediss:// server is replayed on like it is raced on.
   addTlsOptions(explain);
-  explain.action(async (flags: ExplainFlags) => {
+  explain.action(async (options: Omit<ExplainFlags, 'schedule'> & { schedule: string }) => {
     const given = (name: string) => explain.getOptionValueSource(name) === 'cli';
-    if (flags.counter !== undefined && (given('mode') || given('schedule'))) {
+    if (options.counter !== undefined && (given('mode') || given('schedule'))) {
       throw usageError('--counter: runs only the counter race; leave out --mode and --schedule');
     }
-    if (given('schedule') && !flags.mode.some((mode) => replayOf(mode) === 'loop')) {
+    if (given('schedule') && !options.mode.some((mode) => replayOf(mode) === 'loop')) {
       throw usageError("--schedule: orders the loop's steps, but --mode runs no loop");
     }
-    exit.code = await explainMain(flags, io);
+    exit.code = await explainMain({ ...options, schedule: parseSchedule(options.schedule) }, io);
   });
 }
 

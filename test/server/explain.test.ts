@@ -459,6 +459,9 @@ describe('explain: usage errors exit 2 with one line, before any server is touch
     ['a missing step', ['--schedule', 'A:detect,A:probe,A:move,A:read,A:write,B:detect,B:probe,B:move,B:read'], /--schedule: B:write is missing/],
     ['--schedule without a loop', ['--mode', 'atomic', '--schedule', SERIAL_SCHEDULE], /--schedule: .*runs no loop/],
     ['--counter with --mode', ['--counter', 'client', '--mode', 'loop'], /--counter: runs only the counter race/],
+    // The flag that may not be given at all is named before what is wrong inside it.
+    ['--counter with a partial --schedule', ['--counter', 'client', '--schedule', 'A:detect'], /--counter: runs only the counter race/],
+    ['a partial --schedule without a loop', ['--mode', 'atomic', '--schedule', 'A:detect'], /--schedule: .*runs no loop/],
     ['an unknown counter', ['--counter', 'both'], /--counter: "both" is not/],
     ['stalled-before at max-stalled', ['--stalled-before', '3'], /--stalled-before: 3 must be below --max-stalled \(3\)/],
     // Only the modes it has a replay for; the others would run the atomic replay under their name.
