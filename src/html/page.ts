@@ -274,6 +274,12 @@ function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string |
   return [...new Set(runs.map(pick))].join(', ');
 }
 
+/** A setting as a fact, from the runs that used it (a library's run may read no batch, keep no stall limit): none if no run did. */
+function usedSetting(name: string, runs: readonly RunJson[], pick: (run: RunJson) => number | null): [string, string][] {
+  const used = [...new Set(runs.map(pick).filter((value) => value !== null))];
+  return used.length > 0 ? [[name, used.join(', ')]] : [];
+}
+
 /** The library raced and its version (`bullmq 6.7.0`), as a fact, for runs that carry one. */
 function libraryFact(runs: readonly RunJson[]): [string, string][] {
   const found = [...new Set(runs.flatMap((r) => (r.library ? [`${r.library.name} ${r.library.version}`] : [])))];
@@ -302,8 +308,8 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ...libraryFact(runs),
     ['sweepers', uniqueValues(runs, (r) => r.sweepers)],
     ['jobs', uniqueValues(runs, (r) => r.jobs)],
-    ['batch', uniqueValues(runs, (r) => r.batch)],
-    ['max-stalled', uniqueValues(runs, (r) => r.maxStalled)],
+    ...usedSetting('batch', runs, (r) => r.batch),
+    ...usedSetting('max-stalled', runs, (r) => r.maxStalled),
     ['stalled-before', uniqueValues(runs, (r) => r.stalledBefore)],
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
     ...(totals ? [['queues per mode', String(runs.length / totals.length)] as [string, string]] : []),

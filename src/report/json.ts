@@ -20,6 +20,7 @@ import {
   type ShrunkWitness,
 } from '../shared/model.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
+import { LIBRARIES, libraryOf } from '../libraries/table.js';
 import { consequenceFields, type ConsequenceJson } from './consequences.js';
 import { jsonHeader, type JsonHeader } from './json-header.js';
 import type { RunMiss, Verdict } from './verdict.js';
@@ -61,7 +62,11 @@ export interface ServerJson {
 }
 
 /** One run (one mode, one trial, one queue) as the JSON carries it. */
-export interface RunJson extends ConsequenceJson, RunSetup {
+export interface RunJson extends ConsequenceJson, Omit<RunSetup, 'batch' | 'maxStalled'> {
+  /** Null for a library's run: its own recovery takes no batch from the tool. */
+  readonly batch: number | null;
+  /** Null for a run of a library that keeps no stall limit (node-resque, Bee-Queue). */
+  readonly maxStalled: number | null;
   readonly mode: Mode;
   readonly queue: string;
   /** True exactly when every anomaly figure is 0. */
@@ -175,8 +180,10 @@ export function runJson(run: RunResult): RunJson {
     queue: run.queue,
     sweepers: run.sweepers,
     jobs: run.jobs,
-    batch: run.batch,
-    maxStalled: run.maxStalled,
+    // Not a setting the run did not use: a library's own recovery reads no batch, and node-resque
+    // and Bee-Queue count no stalls towards a limit.
+    batch: run.library ? null : run.batch,
+    maxStalled: stallLimitOf(run),
     stalledBefore: run.stalledBefore,
     clean: isClean(run),
     anomalies: anomalyTotal(run),
@@ -224,6 +231,12 @@ export function runJson(run: RunResult): RunJson {
     ...(run.lapsedLock ? { lapsedLock: run.lapsedLock } : {}),
   };
   return { ...json, ...figuresNotNamed(run, json) };
+}
+
+/** The run's --max-stalled, unless the library it ran keeps no stall limit. */
+function stallLimitOf(run: RunResult): number | null {
+  const library = libraryOf(run.mode);
+  return library && LIBRARIES[library].noStallLimit !== undefined ? null : run.maxStalled;
 }
 
 /** Any figure of FIGURES the fields above do not name (there is none today), so that a new figure reaches the JSON. */

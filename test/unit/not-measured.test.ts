@@ -123,3 +123,43 @@ test('an escape under --cycles may be a job in dead that stalled past its limit:
   assert.match(readout(cycled), /let 5 jobs escape the dead letter \(stalled 3\+ times, then run again, or not in dead\)/);
   assert.match(readout(runResult({ mode: 'loop', deadLetterEscapes: 5 })), /let 5 jobs escape the dead letter \(stalled 3\+ times, not in dead\)/);
 });
+
+test("a library's run carries no batch, and a library with no stall limit no max-stalled: null in the JSON, empty in the CSV, left off the page", () => {
+  const library = (mode: RunResult['mode'], name: 'bullmq' | 'node-resque' | 'bee-queue') =>
+    runResult({ mode, batch: 100, maxStalled: 3, library: { name, version: '1.0.0' } });
+  const runs = [
+    runResult({ mode: 'atomic', batch: 100, maxStalled: 3 }),
+    library('bullmq', 'bullmq'),
+    library('node-resque', 'node-resque'),
+    library('bee-queue', 'bee-queue'),
+  ];
+  const json = runs.map(runJson);
+  assert.deepEqual(
+    json.map((run) => [run.mode, run.batch, run.maxStalled]),
+    [
+      ['atomic', 100, 3],
+      // BullMQ's maxStalledCount is set from --max-stalled; its check reads every stalled job at once.
+      ['bullmq', null, 3],
+      ['node-resque', null, null],
+      ['bee-queue', null, null],
+    ],
+  );
+  assertMatchesSchema(reportJson({ server: SERVER, runs }), "libraries' runs");
+  const [header, ...rows] = renderCsv(runs).split('\n');
+  const columns = (header ?? '').split(',');
+  const cell = (row: string | undefined, name: string) => (row ?? '').split(',')[columns.indexOf(`"${name}"`)];
+  assert.deepEqual(
+    rows.map((row) => [cell(row, 'batch'), cell(row, 'maxStalled')]),
+    [
+      ['"100"', '"3"'],
+      ['""', '"3"'],
+      ['""', '""'],
+      ['""', '""'],
+    ],
+  );
+  const facts = (page: string) => [...page.matchAll(/<dt>([^<]*)<\/dt><dd>([^<]*)<\/dd>/g)].map((m) => `${m[1]}=${m[2]}`);
+  const onlyLibraries = facts(racePage(reportJson({ server: SERVER, runs: runs.slice(2) }), { ...PAGE }));
+  assert.ok(!onlyLibraries.some((fact) => /^(batch|max-stalled)=/.test(fact)), onlyLibraries.join('; '));
+  const mixed = facts(racePage(reportJson({ server: SERVER, runs }), { ...PAGE }));
+  assert.ok(mixed.includes('batch=100') && mixed.includes('max-stalled=3'), mixed.join('; '));
+});
