@@ -15,6 +15,9 @@
  *
  * `--concurrency N` sets how many files run at once (default 3: the long files mostly wait).
  *
+ * `--times` prints, once the run ends, each file's wall time in it (from its first test begun to its
+ * last ended), longest first: where the suite's minutes go, to rank LONGEST by and to cut.
+ *
  * `--checks` runs `npm run check` (layers, lint, dead code) beside the tests rather than before
  * them: it is one process on one core for some seconds, which the tests' own waits leave room for.
  * Its output is printed once it ends, and a failed check fails the run.
@@ -65,10 +68,12 @@ const LONGEST = [
 const args = process.argv.slice(2);
 let concurrency = 3;
 let checks = false;
+let times = false;
 const tiers = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--concurrency') concurrency = Number(args[++i]);
   else if (args[i] === '--checks') checks = true;
+  else if (args[i] === '--times') times = true;
   else tiers.push(args[i]);
 }
 if (!(concurrency >= 1)) throw new Error('--concurrency: a number of 1 or more');
@@ -137,7 +142,20 @@ const stream = run({
 // The tests each file has begun and not yet ended, from the events its process sends as they happen.
 const running = new Map();
 const key = (event) => `${event.nesting} ${event.name}`;
+// Each file's first test begun and last ended, for --times.
+const began = performance.now();
+const spans = new Map();
+const mark = (event) => {
+  if (!event.file) return;
+  const now = performance.now();
+  const span = spans.get(event.file);
+  if (span) span.last = now;
+  else spans.set(event.file, { first: now, last: now });
+};
+stream.on('test:pass', mark);
+stream.on('test:fail', mark);
 stream.on('test:dequeue', (event) => {
+  mark(event);
   if (!running.has(event.file)) running.set(event.file, new Set());
   running.get(event.file).add(key(event));
 });
@@ -177,6 +195,14 @@ reporter.once('end', () => {
       process.exitCode = 1;
       failures.push(`${where}: ${name}: began, and its result never reached the runner`);
     }
+  }
+  if (times) {
+    const lines = [...spans]
+      .filter(([file]) => file.endsWith('.test.js'))
+      .map(([file, { first, last }]) => ({ file: relative(process.cwd(), file), seconds: (last - first) / 1000, from: (first - began) / 1000 }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .map(({ file, seconds, from }) => `#   ${seconds.toFixed(1).padStart(6)} s  from ${from.toFixed(1).padStart(6)} s  ${file}`);
+    process.stdout.write(`# each file's wall time in this run, longest first, and when its first test began:\n${lines.join('\n')}\n`);
   }
   if (failures.length > 0) process.stdout.write(`# failed (${failures.length}):\n${failures.map((line) => `#   ${line}`).join('\n')}\n`);
 });

@@ -16,8 +16,12 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     try {
       const keeper = parentOf(server.pid);
       assert.ok(keeper !== undefined, 'the server has a keeper');
-      const [reader] = childrenOf(keeper).filter((pid) => pid !== server.pid && commandLine(pid).includes('emq-race-lifeline'));
-      assert.ok(reader !== undefined, `the keeper's children: ${childrenOf(keeper).map(commandLine).join('; ')}`);
+      // The keeper starts its reader once it has told the tool the server's pid, which may be after
+      // the server answers: on a busy machine the reader is looked for until it is there.
+      const readerOf = (parent: number) => childrenOf(parent).find((pid) => pid !== server.pid && commandLine(pid).includes('emq-race-lifeline'));
+      let reader: number | undefined;
+      await until(10_000, "the keeper's lifeline reader", () => (reader = readerOf(keeper)) !== undefined, 10);
+      assert.ok(reader !== undefined);
       process.kill(reader, signal);
       await until(10_000, 'the server and its keeper gone', () => !alive(server.pid) && !alive(keeper), 20);
       await until(5_000, 'the tool told the keeper ended', () => server.ended.aborted, 20);
