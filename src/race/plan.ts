@@ -14,7 +14,7 @@ import type { Interrupts } from '../shared/interrupt.js';
 import { randomQueueName } from '../queue/keys.js';
 import { consequencesFor } from '../consequences/plan.js';
 import { STRATEGIES, modesNeeding } from '../sweepers/strategies.js';
-import { runMode } from './run-mode.js';
+import { keptUnreported, runMode } from './run-mode.js';
 import type { Session } from '../server/session.js';
 import { defaultLive, type Mode, type RaceOptions, type ModeRun, type RunResult } from '../shared/model.js';
 
@@ -137,7 +137,8 @@ export async function runPlan(
       if (kept) settleKept = interrupts.owe(kept);
     }
   } catch (err) {
-    const kept = options.keep ? keptBefore(session.target, runs) : '';
+    // With the run that a companion stopped after it left unreported (--wait-replicas).
+    const kept = options.keep ? keptBefore(session.target, [...runs, ...keptUnreported(err)]) : '';
     if (kept && err instanceof EmqError) err.message += `; ${kept}`;
     throw err;
   } finally {

@@ -15,6 +15,7 @@ import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/cl
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect, serverGoesWithSignal } from '../server/connection.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
+import { keptPromotedWords } from '../server/kept-server.js';
 import { FAILOVER_SOURCES, FailoverDrill } from './failover-drill.js';
 import { withLibraryAclHint } from '../shared/errors.js';
 import { underHelper, type Interrupts } from '../shared/interrupt.js';
@@ -103,11 +104,13 @@ async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Se
   const { waitReplicas: _wait, ...withoutWait } = failover;
   const noWait: Settled = { ...settled, consequences: { ...settled.consequences, failover: withoutWait } };
   const { progress: _progress, ...quiet } = run;
-  const companion = (): Promise<RunResult> => onePairRun(bin, { ...quiet, keep: false }, noWait, interrupts, clientNow);
   const first = (run.trial ?? 1) % 2 === 1;
-  const before = first ? await companion() : undefined;
-  const result = await onePairRun(bin, run, settled, interrupts, clientNow);
-  const without = before ?? (await companion());
+  const { result, without } = await besideCompanion(
+    first,
+    () => onePairRun(bin, run, settled, interrupts, clientNow),
+    () => onePairRun(bin, { ...quiet, keep: false }, noWait, interrupts, clientNow),
+    interrupts,
+  );
   if (!result.failover || !without.failover) return result;
   return {
     ...result,
@@ -116,6 +119,44 @@ async function onFailoverPair(bin: string | undefined, run: ModeRun, settled: Se
       withoutWait: { jobsPerSec: without.jobsPerSec, ackedMovesLost: without.failover.ackedMovesLost, order: first ? 'before' : 'after' },
     },
   };
+}
+
+/** The runs a stopped command kept that no result reports, by the error that stopped it (see besideCompanion). */
+const keptByStop = new WeakMap<object, readonly RunResult[]>();
+
+/** The runs `err` stopped after they had kept something (--keep) that no result of the command reports. */
+export function keptUnreported(err: unknown): readonly RunResult[] {
+  return (typeof err === 'object' && err !== null && keptByStop.get(err)) || [];
+}
+
+/**
+ * A run and its companion without WAIT: the companion first on odd trials, after the run on even
+ * ones. A companion stopped after the run (a signal, a failure) leaves the run unreported, yet
+ * --keep may have kept its promoted replica running: the run is recorded against the error, so
+ * that the command's one error line names the replica as it names what the runs before kept
+ * (runPlan), and a third signal meanwhile names it too.
+ */
+export async function besideCompanion(
+  first: boolean,
+  main: () => Promise<RunResult>,
+  companion: () => Promise<RunResult>,
+  interrupts: Pick<Interrupts, 'owe'>,
+): Promise<{ result: RunResult; without: RunResult }> {
+  if (first) {
+    const without = await companion();
+    return { result: await main(), without };
+  }
+  const result = await main();
+  const kept = result.failover?.keptServer;
+  const settle = kept ? interrupts.owe(keptPromotedWords(result.queue, kept)) : undefined;
+  try {
+    return { result, without: await companion() };
+  } catch (err) {
+    if (kept && typeof err === 'object' && err !== null) keptByStop.set(err, [result]);
+    throw err;
+  } finally {
+    settle?.();
+  }
 }
 
 async function onePairRun(bin: string | undefined, run: ModeRun, settled: Settled, interrupts: Interrupts, clientNow?: () => number): Promise<RunResult> {

@@ -10,6 +10,9 @@ import { sweepFunctionNames } from '../../src/lua/function-source.js';
 import { librarySource } from '../../src/sweepers/function-library.js';
 import { modesWithScript, parseModes, parsePendingKind } from '../../src/cli/options.js';
 import { keptBefore, runQueueName } from '../../src/race/plan.js';
+import { besideCompanion, keptUnreported } from '../../src/race/run-mode.js';
+import { keptPromotedWords } from '../../src/server/kept-server.js';
+import { EmqError } from '../../src/shared/errors.js';
 import { pauseMs } from '../../src/race/sweeper-life.js';
 import { returnedIds } from '../../src/sweepers/one-call.js';
 import { reproductionRate, spread, summarizeTrials, type TrialRun } from '../../src/audit/trials.js';
@@ -172,4 +175,64 @@ test('keptBefore: what the runs that went well kept, for the line of a command s
     keptBefore({ own: 'command' }, drilled),
     "the runs that finished before it kept (--keep) the promoted replica of queue d-t1's failover drill at redis://127.0.0.1:45847, pid 17868; stop it with: redis-cli -p 45847 shutdown nosave (or kill 17868)",
   );
+});
+
+test('besideCompanion: a companion stopped after a run that kept its promoted replica leaves that run for the error line, and owes it meanwhile', async () => {
+  const kept = { url: 'redis://127.0.0.1:45850', pid: 17870 };
+  const drilled = runResult({ queue: 'd-t2', trial: 2, failover: { keptServer: kept } as RunResult['failover'] });
+  const stopped = new EmqError('interrupted by SIGINT', 130);
+  const order: string[] = [];
+  const owed = new Set<string>();
+  const interrupts = {
+    owe(line: string) {
+      owed.add(line);
+      order.push('owed');
+      return () => void owed.delete(line);
+    },
+  };
+  // Odd trials: the companion first; nothing to owe, as the run has not kept anything yet.
+  const first = await besideCompanion(
+    true,
+    async () => (order.push('main'), drilled),
+    async () => (order.push('companion'), runResult({ queue: 'd-t1' })),
+    interrupts,
+  );
+  assert.deepEqual(order.splice(0), ['companion', 'main']);
+  assert.equal(first.result, drilled);
+  // Even trials: the run first, then the companion, which is stopped.
+  await assert.rejects(
+    besideCompanion(
+      false,
+      async () => (order.push('main'), drilled),
+      async () => {
+        order.push('companion');
+        assert.deepEqual([...owed], [keptPromotedWords('d-t2', kept)], 'owed while the companion runs');
+        throw stopped;
+      },
+      interrupts,
+    ),
+    stopped,
+  );
+  assert.deepEqual(order, ['main', 'owed', 'companion']);
+  assert.deepEqual([...owed], [], 'settled once the companion ended');
+  assert.deepEqual(keptUnreported(stopped), [drilled]);
+  assert.match(
+    keptBefore({ own: 'command' }, keptUnreported(stopped)),
+    /the promoted replica of queue d-t2's failover drill at redis:\/\/127\.0\.0\.1:45850, pid 17870/,
+  );
+  // A run that kept nothing leaves nothing to name.
+  const plain = new EmqError('interrupted by SIGINT', 130);
+  await assert.rejects(
+    besideCompanion(
+      false,
+      async () => runResult({ queue: 'd-t4' }),
+      async () => {
+        throw plain;
+      },
+      interrupts,
+    ),
+    plain,
+  );
+  assert.deepEqual(keptUnreported(plain), []);
+  assert.deepEqual(keptUnreported(undefined), []);
 });
