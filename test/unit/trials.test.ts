@@ -183,6 +183,12 @@ test('besideCompanion: a companion stopped after a run that kept its promoted re
   const stopped = new EmqError('interrupted by SIGINT', 130);
   const order: string[] = [];
   const owed = new Set<string>();
+  const step =
+    <T>(name: string, value: T) =>
+    async (): Promise<T> => {
+      order.push(name);
+      return value;
+    };
   const interrupts = {
     owe(line: string) {
       owed.add(line);
@@ -191,19 +197,14 @@ test('besideCompanion: a companion stopped after a run that kept its promoted re
     },
   };
   // Odd trials: the companion first; nothing to owe, as the run has not kept anything yet.
-  const first = await besideCompanion(
-    true,
-    async () => (order.push('main'), drilled),
-    async () => (order.push('companion'), runResult({ queue: 'd-t1' })),
-    interrupts,
-  );
+  const first = await besideCompanion(true, step('main', drilled), step('companion', runResult({ queue: 'd-t1' })), interrupts);
   assert.deepEqual(order.splice(0), ['companion', 'main']);
   assert.equal(first.result, drilled);
   // Even trials: the run first, then the companion, which is stopped.
   await assert.rejects(
     besideCompanion(
       false,
-      async () => (order.push('main'), drilled),
+      step('main', drilled),
       async () => {
         order.push('companion');
         assert.deepEqual([...owed], [keptPromotedWords('d-t2', kept)], 'owed while the companion runs');
