@@ -99,8 +99,8 @@ export async function holdLapsingJobs(admin: Redis, plan: SeedPlan): Promise<Lap
 }
 
 /**
- * Step 4: a second worker runs whatever the check put back in `wait`; once `wait` is empty and no
- * handler of it runs, it is drained (BullMQ's own close, which waits for each completion).
+ * Step 4: a second worker runs whatever the check put back in `wait`; once `wait` is empty and
+ * every take's completion has been answered, it is drained (BullMQ's own close).
  */
 export async function runAgain(admin: Redis, plan: SeedPlan, lapsing: LapsingWorker): Promise<void> {
   const { bullmq, connection, keys, clients, signal } = plan;
@@ -140,7 +140,27 @@ export async function runAgain(admin: Redis, plan: SeedPlan, lapsing: LapsingWor
     ),
     expected,
   );
-  await until(async () => running === 0 && (await admin.llen(keys.wait)) === 0, signal, 'the second worker left jobs in wait', clients);
+  // Each take ends once BullMQ has answered its completion (accepted; or refused, then failed):
+  // its processJob returns only then. The worker is closed only once every take has ended, since
+  // BullMQ reports a refusal only while the worker is not closing: one answered during the close
+  // would go uncounted. Observed around BullMQ's own method, which runs unchanged.
+  let taken = 0;
+  let ended = 0;
+  const processJob = worker.processJob.bind(worker);
+  worker.processJob = async (...args) => {
+    taken++;
+    try {
+      return await processJob(...args);
+    } finally {
+      ended++;
+    }
+  };
+  await until(
+    async () => running === 0 && ended === taken && (await admin.llen(keys.wait)) === 0,
+    signal,
+    'the second worker left jobs in wait, or completions unanswered',
+    clients,
+  );
   await clients.drain(worker);
   clients.check();
 }

@@ -32,6 +32,11 @@ export interface BullmqWorker extends BullmqClient {
    * BullMQ's typings; the tool calls it unmodified, as the timer does.
    */
   moveStalledJobsToWait(): Promise<void>;
+  /**
+   * Runs one take of a job: the processor, then the completion (or the failure) BullMQ sends for
+   * it; resolves once that is answered. The worker's own loop calls it for every job it takes.
+   */
+  processJob(...args: unknown[]): Promise<unknown>;
   on(event: 'error', listener: (err: Error) => void): unknown;
   on(event: 'stalled', listener: (jobId: string) => void): unknown;
   on(event: 'completed', listener: (job: BullmqJob) => void): unknown;
@@ -76,7 +81,8 @@ export interface Bullmq {
 export const bullmqLacks: Lacks = (loaded) => {
   const { Queue, Worker } = exportsOf(loaded, 'Worker');
   return (
-    lacksMethods('Queue', Queue, ['addBulk', 'close']) ?? lacksMethods('Worker', Worker, ['waitUntilReady', 'getNextJob', 'moveStalledJobsToWait', 'close'])
+    lacksMethods('Queue', Queue, ['addBulk', 'close']) ??
+    lacksMethods('Worker', Worker, ['waitUntilReady', 'getNextJob', 'moveStalledJobsToWait', 'processJob', 'close'])
   );
 };
 
