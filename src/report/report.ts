@@ -344,7 +344,7 @@ export function readout(run: RunResult): string {
   }
   if (count('overcountedStalls') > 0)
     parts.push(
-      `yet counted stalls twice on ${plural(count('overcountedStalls'), 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount ?? 0, 'count')} too many in all)`,
+      `yet counted stalls more than once on ${plural(count('overcountedStalls'), 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount ?? 0, 'count')} too many in all)`,
     );
   if (forgotten)
     parts.push(
