@@ -416,10 +416,15 @@ function unseenByServer(run: RunResult): string {
   const shown = atEnd === 0 ? 'none' : `only ${groupThousands(atEnd)}`;
   const rest = atEnd === 0 ? 'they are' : 'the rest are';
   const taken = run.duplicatePending - atEnd;
+  // Under --fault lapsed-lock a take of the second worker whose completion BullMQ refused leaves
+  // its entry in active: the server shows those, in active, not in pending.
+  const refusedTakes = run.lapsedLock?.secondRunsRefused ?? 0;
   const known =
     taken > 0
       ? `known from the sweepers' own records (the re-leaser found ${groupThousands(taken)} as duplicate entries when it took them out)`
-      : "known from the sweepers' own records alone";
+      : refusedTakes > 0
+        ? `known from the sweepers' own records (on the server, only as the entries that the second worker's refused takes of ${plural(refusedTakes, 'job')} left in active)`
+        : "known from the sweepers' own records alone";
   const because = why.length > 0 ? ` (${why.join('; ')})` : '';
   return ` The server's final state shows ${shown} of the ${plural(run.doubleRecoveries, 'extra recovery', 'extra recoveries')} as duplicate entries${because}: ${rest} ${known}.`;
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { consequenceLines } from '../../src/report/consequences.js';
+import { readout } from '../../src/report/report.js';
 import type { FailoverFigures } from '../../src/shared/model.js';
 import { failoverFigures, runResult } from '../helpers/run-result.js';
 
@@ -50,4 +51,37 @@ test("lapsed locks: the line gives the handlers' count of jobs run again, never 
     /200 jobs whose locks lapsed while their worker still ran them: the check made 1,600 moves of them back to wait, 4 of them executed more than once/,
   );
   assert.doesNotMatch(line, /a second worker ran them/);
+});
+
+test("lapsed locks: the extra recoveries no duplicate entry shows are said to show in active where the second worker's refused takes left theirs, not to be the sweepers' word alone", () => {
+  const readoutOf = (secondRunsRefused: number): string =>
+    readout(
+      runResult({
+        mode: 'bullmq-naive',
+        jobs: 40,
+        recoveries: 160,
+        doubleRecoveries: 120,
+        jobsRecoveredMoreThanOnce: 40,
+        duplicatePending: 0,
+        duplicatePendingAtEnd: 0,
+        lapsedLock: {
+          lapsedJobs: 40,
+          recovered: 160,
+          executedTwice: 40,
+          lateCompletionsRefused: 40,
+          lateCompletionsAccepted: 0,
+          secondRunsRefused,
+          refusal: 'Missing lock for job 1. moveToFinished',
+          sources: LAPSED_LOCK_SOURCES,
+        },
+      }),
+    );
+  const refused = readoutOf(40);
+  assert.match(refused, /shows none of the 120 extra recoveries as duplicate entries \(the second worker took the entries from wait\)/);
+  assert.match(
+    refused,
+    /known from the sweepers' own records \(on the server, only as the entries that the second worker's refused takes of 40 jobs left in active\)/,
+  );
+  assert.doesNotMatch(refused, /records alone/);
+  assert.match(readoutOf(0), /known from the sweepers' own records alone\./);
 });
