@@ -24,11 +24,11 @@ import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
 import { formatArgs, formatReply } from '../server/command-text.js';
-import { ANOMALIES, FIGURES, type InterleavingExample, type Mode, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
+import { ANOMALIES, FIGURES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
 import { shrinkLines } from '../report/shrink.js';
-import { latencyWords } from '../report/report.js';
+import { figureShown, latencyWords } from '../report/report.js';
 import { inFlightNote } from '../report/consequences.js';
-import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
+import { queueWords } from '../sweepers/strategies.js';
 import { groupFigure } from '../shared/text.js';
 
 export interface PageContext {
@@ -104,15 +104,25 @@ function tableColumns(modes: readonly string[]): readonly Column[] {
 
 /**
  * Columns for these runs: counts that no run of this report measured (no workers, say) get none,
- * and the other figures show, as in the terminal's table, where some run has one or where a run's
- * mode always shows it (a watch run's retries).
+ * and the other figures show where some run has one, or by the terminal table's own rule
+ * (figureShown): where a run's flags or mode always show it (unacknowledged moves under --fault, a
+ * watch run's retries), at 0 too.
  */
 function columnsFor(runs: readonly RunJson[]): readonly Column[] {
   const reported: readonly string[] = reportedAnomalies(runs);
   const shown = (column: Column): boolean =>
     runs.some((run) => {
       const value = run[column.field];
-      return (typeof value === 'number' && value > 0) || STRATEGIES[run.mode as Mode]?.ownColumn === column.field;
+      const figure = FIGURES.find((f) => f.field === column.field);
+      const facts = {
+        mode: run.mode,
+        cycles: (run.cycles ?? 1) > 1,
+        workers: (run.workers ?? 0) > 0,
+        observed: run.samples !== null,
+        faults: (run.faults?.length ?? 0) > 0,
+        value: typeof value === 'number' ? value : null,
+      };
+      return (typeof value === 'number' && value > 0) || (figure !== undefined && figureShown(figure, facts));
     });
   return tableColumns(runs.map((run) => run.mode)).filter((column) => (column.anomaly ? reported.includes(column.field) : column.other ? shown(column) : true));
 }

@@ -4,6 +4,7 @@
  */
 import { reportJson, type RaceReport } from '../report/json.js';
 import { scrubUrlText } from '../server/connection.js';
+import { consequenceLines } from '../report/consequences.js';
 import { runReadout } from '../report/report.js';
 import { explorePage } from './explore-page.js';
 import { gridPage } from './grid-page.js';
@@ -20,6 +21,11 @@ export function announce(io: Io, json: boolean, what: string, path: string): voi
   (json ? io.err : io.out)(`${what}: ${scrubUrlText(path)}\n`);
 }
 
+/** The page's readout: each run's sentence, then the lines the terminal prints under it (what the faults did, a note). */
+export function pageReadouts(report: RaceReport, runs: readonly RunResult[]): string[] {
+  return runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run).map((line) => line.trim())]);
+}
+
 export function writeRacePage(
   path: string,
   report: RaceReport,
@@ -34,7 +40,7 @@ export function writeRacePage(
     command: raceCommandLine(flags, flags.url),
     generatedAt: new Date().toISOString(),
     version,
-    readouts: runs.map((run) => runReadout(report, run)),
+    readouts: pageReadouts(report, runs),
   });
   writeWhole(path, page);
   announce(io, json, 'html report', path);

@@ -40,26 +40,51 @@ function figureValue(run: RunResult, field: string): number | null {
   return value ?? null;
 }
 
-/** Whether a run shows a figure that only some runs show (see ShownWhen in model.ts). */
-function shows(figure: Figure, run: RunResult): boolean {
-  const value = figureValue(run, figure.field);
+/** What decides whether a run shows a figure that only some runs show: its flags, its mode and the figure's value. */
+export interface ShownFacts {
+  readonly mode: string;
+  readonly cycles: boolean;
+  readonly workers: boolean;
+  readonly observed: boolean;
+  readonly faults: boolean;
+  /** The figure's value in the run; null where it was not measured. */
+  readonly value: number | null;
+}
+
+/**
+ * Whether a run shows a figure that only some runs show (see ShownWhen in model.ts): one rule for
+ * the terminal's table (from the run) and the page's (from its JSON). Pure.
+ */
+export function figureShown(figure: Figure, facts: ShownFacts): boolean {
+  const { value } = facts;
   return (figure.shownWhen ?? []).some((when) => {
     switch (when) {
       case 'cycles':
-        return hasCycles(run);
+        return facts.cycles;
       case 'workers':
-        return hasWorkers(run);
+        return facts.workers;
       case 'observe':
-        return observed(run);
+        return facts.observed;
       case 'faults':
-        return hasFaults(run);
+        return facts.faults;
       case 'measured':
         return value !== null;
       case 'not-zero':
         return value !== null && value > 0;
       case 'own-column':
-        return STRATEGIES[run.mode].ownColumn === figure.field;
+        return STRATEGIES[facts.mode as Mode]?.ownColumn === figure.field;
     }
+  });
+}
+
+function shows(figure: Figure, run: RunResult): boolean {
+  return figureShown(figure, {
+    mode: run.mode,
+    cycles: hasCycles(run),
+    workers: hasWorkers(run),
+    observed: observed(run),
+    faults: hasFaults(run),
+    value: figureValue(run, figure.field),
   });
 }
 
