@@ -326,10 +326,12 @@ export function readout(run: RunResult): string {
   const words = queueWords(run.mode);
   const counter = run.lostIncrements === null ? null : words.counter;
   const head = `${run.mode} (${plural(run.sweepers, 'sweeper')}, ${plural(run.jobs, 'job')}):`;
+  const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   if (ANOMALIES.every((name) => count(name) === 0)) {
     const recoveries = plural(run.recoveries, 'recovery', 'recoveries');
-    // A queue that keeps no counter (Bee-Queue) has no count to vouch for, and nothing is said of one.
-    return `${head} ${words.recoveredOnce}${counter ? ` and ${counter.counted}` : ''} (${recoveries}, 0 anomalies).`;
+    // A queue that keeps no counter (Bee-Queue) has no count to vouch for, and nothing is said of
+    // one. A clean run cut short says so all the same: its last sweep found jobs still to reclaim.
+    return `${head} ${words.recoveredOnce}${counter ? ` and ${counter.counted}` : ''} (${recoveries}, 0 anomalies).${cut}`;
   }
   const forgotten = count('forgottenStalls') > 0;
   const parts: string[] = [];
@@ -402,7 +404,6 @@ export function readout(run: RunResult): string {
     parts.push(
       `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, returned more often than it stands in pending and dead, or naming no job of the run)`,
     );
-  const cut = run.cutShort ? ` The run was cut short: a sweeper stopped after ${plural(run.maxSweeps, 'sweep')} (--max-sweeps).` : '';
   return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;
 }
 

@@ -2,14 +2,14 @@
  * The page's race table and readout follow the terminal's: a row the terminal shows for a flag
  * (unacknowledged moves and NOSCRIPT fallbacks under --fault, samples under --observe) is on the
  * page at 0 too, and the lines the terminal prints under a run's sentence (what the faults did)
- * are in the page's readout.
+ * are in the page's readout. A clean run cut short says so, as the terminal and the page read it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { racePage } from '../../src/html/page.js';
 import { pageReadouts } from '../../src/html/report-files.js';
 import { reportJson } from '../../src/report/json.js';
-import { renderTable } from '../../src/report/report.js';
+import { readout, renderTable } from '../../src/report/report.js';
 import { NO_CONSEQUENCES, type RunResult } from '../../src/shared/model.js';
 import { runResult } from '../helpers/run-result.js';
 
@@ -51,4 +51,10 @@ test("the page's readout carries the lines the terminal prints under a run: what
   assert.equal(lines.length, 2, lines.join('\n'));
   assert.equal(lines[1], 'faults on atomic: one sweeper crashed at its crash point.');
   assert.deepEqual(pageReadouts({ server: SERVER, runs: [runResult()] }, [runResult()]).length, 1);
+});
+
+test('a clean run cut short by --max-sweeps says so, as a run with anomalies does', () => {
+  const clean = readout(runResult({ recoveries: 10, cutShort: true, maxSweeps: 3 }));
+  assert.match(clean, /\(10 recoveries, 0 anomalies\)\. The run was cut short: a sweeper stopped after 3 sweeps \(--max-sweeps\)\.$/);
+  assert.doesNotMatch(readout(runResult({ recoveries: 10 })), /cut short/);
 });
