@@ -41,7 +41,7 @@ async function endEarlyOnSignals() {
     process.exit(stop.exitCode);
   };
   early[Symbol.for('emq-race.early-signals')] = true;
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, early);
+  for (const signal of ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP']) process.on(signal, early);
 }
 
 /**

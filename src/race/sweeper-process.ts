@@ -28,9 +28,10 @@ let redis: Redis | undefined;
 let setup: WorkerSetup | undefined;
 let sweeper: Sweeper | undefined;
 
-// The terminal's Ctrl-C (and its hang-up) reach the whole process group: the parent decides, and
-// ends this process by disconnecting.
+// The terminal's Ctrl-C and Ctrl-\ (and its hang-up) reach the whole process group: the parent
+// decides, and ends this process by disconnecting.
 process.on('SIGINT', () => {});
+process.on('SIGQUIT', () => {});
 process.on('SIGHUP', () => {});
 process.on('disconnect', () => {
   stop.abort();

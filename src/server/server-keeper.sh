@@ -18,9 +18,9 @@ shift
 # The server: no stdin and no report pipe, only the output the tool reads.
 "$@" </dev/null 3>&- &
 pid=$!
-# Set once the server is started, so that it keeps its own dispositions: a terminal's Ctrl-C and
+# Set once the server is started, so that it keeps its own dispositions: a terminal's Ctrl-C, Ctrl-\ and
 # hang-up are the tool's to handle (this group is its own anyway).
-trap '' INT HUP PIPE
+trap '' INT QUIT HUP PIPE
 # The output pipes are the server's, for the tool to read. This shell says nothing there: a tool
 # killed outright leaves no reader, and a line written then (the shell's "Terminated" when the
 # server stops on a signal) would end the keeper before it removed the folder.

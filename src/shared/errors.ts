@@ -14,6 +14,7 @@ export const ExitCode = {
   sighup: 129,
   sigint: 130,
   sigterm: 143,
+  sigquit: 131,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -42,9 +43,14 @@ export class ServerGoneError extends EmqError {
 }
 
 /** The exit code of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
-const SIGNAL_EXIT: Readonly<Partial<Record<NodeJS.Signals, ExitCode>>> = { SIGHUP: ExitCode.sighup, SIGINT: ExitCode.sigint, SIGTERM: ExitCode.sigterm };
+const SIGNAL_EXIT: Readonly<Partial<Record<NodeJS.Signals, ExitCode>>> = {
+  SIGHUP: ExitCode.sighup,
+  SIGINT: ExitCode.sigint,
+  SIGQUIT: ExitCode.sigquit,
+  SIGTERM: ExitCode.sigterm,
+};
 
-/** Raised when SIGINT, SIGTERM or SIGHUP stops a run; the run cleans up before it surfaces. */
+/** Raised when SIGINT, SIGQUIT, SIGTERM or SIGHUP stops a run; the run cleans up before it surfaces. */
 export class InterruptedError extends EmqError {
   readonly signal: NodeJS.Signals;
 

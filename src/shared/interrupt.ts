@@ -1,5 +1,5 @@
 /**
- * SIGINT, SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
+ * SIGINT, SIGQUIT (Ctrl-\), SIGTERM and SIGHUP (a closed terminal window, a dropped SSH session) stop a run rather
  * than the process. The first signal aborts the work so the run can delete its keys and stop its
  * server; a second changes nothing but the words (a closed terminal sends two hang-ups, the
  * kernel's and the shell's, and a person presses Ctrl-C twice without meaning "leave my keys
@@ -21,7 +21,8 @@ export interface Interrupts {
   dispose(): void;
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
+// SIGQUIT is the terminal's Ctrl-\: a user's way to stop a run as much as Ctrl-C is, so it cleans up too.
+const SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGHUP'] as const satisfies readonly NodeJS.Signals[];
 
 /** One of the signals that stop a run: a terminal sends them to the whole process group, helpers included. */
 export function isStopSignal(signal: string | null): boolean {
@@ -110,7 +111,7 @@ export function watchInterrupts(
   };
 }
 
-/** Whether `signal` was aborted by a signal from outside (SIGINT, SIGTERM, SIGHUP), not by a failure it also carries. */
+/** Whether `signal` was aborted by a signal from outside (SIGINT, SIGQUIT, SIGTERM, SIGHUP), not by a failure it also carries. */
 export function stoppedBySignal(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason instanceof InterruptedError;
 }

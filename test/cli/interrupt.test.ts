@@ -1,5 +1,5 @@
 /**
- * SIGINT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys, or held
+ * SIGINT, SIGQUIT, SIGTERM and SIGHUP at each phase of a run (found by watching the queue's keys, or held
  * there at a relay: helpers/held-call.ts), against
  * real servers: the run's keys are deleted, an embedded server is stopped, the exit code is 130 /
  * 143 / 129 (the first signal's); a second signal, of any kind, still deletes the keys; a third
@@ -27,7 +27,7 @@ import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers
 
 const LIMIT_MS = 15_000;
 
-const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+const EXIT_CODES = { SIGINT: 130, SIGQUIT: 131, SIGTERM: 143, SIGHUP: 129 } as const;
 
 // The subject is signals and the clean-up they start, the same on either server kind: one kind per file (oneServerKind).
 for (const kind of oneServerKind(import.meta.url)) {
@@ -98,6 +98,38 @@ for (const kind of oneServerKind(import.meta.url)) {
     test("SIGTERM while sweeping: exit 143, the run's keys deleted, nothing else touched", async () => {
       const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
+    });
+
+    test("SIGQUIT (Ctrl-\\) while sweeping: exit 131, the run's keys deleted, nothing else touched", async () => {
+      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-quit-sweep'];
+      await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-quit-sweep}:pending')) > 0, 'SIGQUIT');
+    });
+
+    test("a Ctrl-\\ to the process group while sweeper processes sweep: exit 131, one line, the run's keys deleted", async () => {
+      // The terminal's SIGQUIT reaches the tool and its sweeper processes alike: the tool decides.
+      const args = [
+        '--url',
+        server.url,
+        '--processes',
+        '--mode',
+        'loop',
+        '--jobs',
+        '10000',
+        '--sweepers',
+        '2',
+        '--probe-delay',
+        '5',
+        '--queue',
+        'race-quit-group',
+      ];
+      const cli = startCli(args, {}, { ownGroup: true });
+      const pid = cli.child.pid as number;
+      await until(LIMIT_MS, 'sweeping', async () => (await redis.llen('emq:{race-quit-group}:pending')) > 0);
+      process.kill(-pid, 'SIGQUIT');
+      const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+      assert.equal(result.code, 131, result.stderr);
+      assert.equal(oneErrorLine(result.stderr), 'emq-race: interrupted by SIGQUIT');
+      assert.deepEqual(await unrelatedState(redis), initial);
     });
 
     test("SIGINT while sweeping with --keep: the run's keys deleted all the same, as the notice says", async () => {
