@@ -80,7 +80,7 @@ const EXIT_CODES_HELP = `Exit codes:
        run stops at once), or a helper process of the tool died
   4    done, but stdout could not take the report (a full disk)
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
-       131 by SIGQUIT (Ctrl-\), 143 by SIGTERM; the run's keys are removed
+       131 by SIGQUIT (Ctrl-\\), 143 by SIGTERM; the run's keys are removed
        first
 With --json a failure still prints one object on stdout:
   {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
