@@ -258,6 +258,12 @@ export function takesValue(options: readonly Option[], word: string): boolean {
   return Boolean(option?.required || option?.optional);
 }
 
+/** Whether a word (what comes before any `=` in it) names a flag of the program or of one of its commands. */
+export function flagOfTheTool(program: Command): (word: string) => boolean {
+  const names = new Set(['--help', '-h', ...[program, ...program.commands].flatMap((command) => command.options.flatMap((o) => [o.long, o.short]))]);
+  return (word) => names.has(word.split('=')[0] ?? '');
+}
+
 /**
  * A flag that takes a value, followed by another flag of the tool (`--jobs --sweepers 4`, `--url
  * --json`), is a value left out. Commander would hand the second flag to the first as its value,
@@ -267,8 +273,7 @@ export function takesValue(options: readonly Option[], word: string): boolean {
  * follows an `=` in it. `args` is the command line as parsed (after subcommandFirst), from argv[2].
  */
 export function refuseFlagsAsValues(program: Command, args: readonly string[]): void {
-  const commands = [program, ...program.commands];
-  const flagNames = new Set(['--help', '-h', ...commands.flatMap((command) => command.options.flatMap((o) => [o.long, o.short]))]);
+  const isFlag = flagOfTheTool(program);
   const command = program.commands.find((sub) => sub.name() === args[0]) ?? program;
   for (let at = command === program ? 0 : 1; at < args.length; at++) {
     const word = args[at] ?? '';
@@ -277,7 +282,7 @@ export function refuseFlagsAsValues(program: Command, args: readonly string[]): 
     // An optional value is taken only when it does not start with '-': nothing to refuse.
     if (!option?.required) continue;
     const name = (args[at + 1] ?? '').split('=')[0] ?? '';
-    if (flagNames.has(name)) throw usageError(`${word}: no value given: the flag ${name} follows it; give the value right after ${word} (${option.flags})`);
+    if (isFlag(name)) throw usageError(`${word}: no value given: the flag ${name} follows it; give the value right after ${word} (${option.flags})`);
     at++;
   }
 }

@@ -13,7 +13,7 @@ import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
+import { flagOfTheTool, optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -75,15 +75,18 @@ function buildProgram(io: Io, onMain: (flags: MainFlags) => Promise<number>, exi
 /**
  * Whether --json is on the command line as a flag: looked for in the words themselves, so that a
  * flag refused before commander reaches --json still fails as JSON, but not where it is the value
- * of an option that takes one (`--html --json`) or after `--`.
+ * of an option that takes one (`--queue x --json` asks; `--html out.html` takes its word) or after
+ * `--`. A flag of the tool right after an option that takes a value is no value but a value left
+ * out (refuseFlagsAsValues): `--url --json` is refused, and as JSON.
  */
 export function asksForJson(program: Command, argv: readonly string[]): boolean {
   const options = [program, ...program.commands].flatMap((command) => command.options);
+  const isFlag = flagOfTheTool(program);
   for (let at = 2; at < argv.length; at++) {
     const word = argv[at] ?? '';
     if (word === '--') return false;
     if (word === '--json') return true;
-    if (takesValue(options, word)) at++;
+    if (takesValue(options, word) && !isFlag(argv[at + 1] ?? '')) at++;
   }
   return false;
 }

@@ -84,10 +84,28 @@ test('--json counts as asked for where it is a flag: not as the value of an opti
   assert.equal(asks('--keep', '--json'), true);
   assert.equal(asks('--sweepers', 'many', '--json'), true, 'a flag refused before it still fails as JSON');
   assert.equal(asks('explain', '--queue', 'q', '--json'), true);
-  assert.equal(asks('--html', '--json'), false, '--html took it as its file name');
-  assert.equal(asks('explain', '--queue', '--json'), false);
+  // A flag right after an option that takes a value is a value left out, refused: as JSON.
+  assert.equal(asks('--html', '--json'), true);
+  assert.equal(asks('explain', '--queue', '--json'), true);
+  assert.equal(asks('--html', 'out.html', '--keep'), false);
   assert.equal(asks('--keep', '--', '--json'), false);
   assert.equal(asks('--keep'), false);
+});
+
+test('a value left out before --json: the refusal is one JSON object on stdout, for every command', async () => {
+  for (const args of [
+    ['--url', '--json'],
+    ['--jobs', '10', '--sweepers', '--json'],
+    ['explain', '--url', '--json'],
+    ['explore', '--mode', '--json'],
+    ['grid', '--vary', '--json'],
+  ]) {
+    const result = await runCli(args);
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    const json = JSON.parse(result.stdout) as { error: { exit: number; message: string } };
+    assert.equal(json.error.exit, 2);
+    assert.match(json.error.message, /no value given: the flag --json follows it/, args.join(' '));
+  }
 });
 
 describe('--json failures are one object on stdout with the exit code', () => {
