@@ -110,10 +110,10 @@ function tableColumns(modes: readonly string[]): readonly Column[] {
  */
 function columnsFor(runs: readonly RunJson[]): readonly Column[] {
   const reported: readonly string[] = reportedAnomalies(runs);
-  const shown = (column: Column): boolean =>
-    runs.some((run) => {
+  const shown = (column: Column): boolean => {
+    const figure = FIGURES.find((f) => f.field === column.field);
+    return runs.some((run) => {
       const value = run[column.field];
-      const figure = FIGURES.find((f) => f.field === column.field);
       const facts = {
         mode: run.mode,
         cycles: (run.cycles ?? 1) > 1,
@@ -124,6 +124,7 @@ function columnsFor(runs: readonly RunJson[]): readonly Column[] {
       };
       return (typeof value === 'number' && value > 0) || (figure !== undefined && figureShown(figure, facts));
     });
+  };
   return tableColumns(runs.map((run) => run.mode)).filter((column) => (column.anomaly ? reported.includes(column.field) : column.other ? shown(column) : true));
 }
 

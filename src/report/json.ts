@@ -182,8 +182,7 @@ export function runJson(run: RunResult): RunJson {
     jobs: run.jobs,
     // Not a setting the run did not use: a library's own recovery reads no batch, and node-resque
     // and Bee-Queue count no stalls towards a limit.
-    batch: run.library ? null : run.batch,
-    maxStalled: stallLimitOf(run),
+    ...librarySettings(run),
     stalledBefore: run.stalledBefore,
     clean: isClean(run),
     anomalies: anomalyTotal(run),
@@ -233,10 +232,11 @@ export function runJson(run: RunResult): RunJson {
   return { ...json, ...figuresNotNamed(run, json) };
 }
 
-/** The run's --max-stalled, unless the library it ran keeps no stall limit. */
-function stallLimitOf(run: RunResult): number | null {
+/** The run's --batch and --max-stalled, each null where the library it ran takes none from the tool. */
+function librarySettings(run: RunResult): Pick<RunJson, 'batch' | 'maxStalled'> {
   const library = libraryOf(run.mode);
-  return library && LIBRARIES[library].noStallLimit !== undefined ? null : run.maxStalled;
+  if (!library) return { batch: run.batch, maxStalled: run.maxStalled };
+  return { batch: null, maxStalled: LIBRARIES[library].noStallLimit !== undefined ? null : run.maxStalled };
 }
 
 /** Any figure of FIGURES the fields above do not name (there is none today), so that a new figure reaches the JSON. */

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
-import { oneErrorLine, startCli, within, type RunningCli, until } from '../helpers/cli-process.js';
+import { LONG_LOOP, oneErrorLine, startCli, within, type RunningCli, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
@@ -141,21 +141,7 @@ for (const kind of oneServerKind(import.meta.url)) {
      * sweepers: a child to kill and one that lives on; each more is another Node start-up.
      */
     const killSweeperChild = async (queue: string, ready: () => Promise<boolean>): Promise<void> => {
-      const cli = startCli([
-        '--url',
-        server.url,
-        '--processes',
-        '--mode',
-        'loop',
-        '--jobs',
-        '10000',
-        '--sweepers',
-        '2',
-        '--probe-delay',
-        '5',
-        '--queue',
-        queue,
-      ]);
+      const cli = startCli(['--url', server.url, '--processes', ...LONG_LOOP, '--sweepers', '2', '--queue', queue]);
       const child = await helperOf(cli, 'sweeper-process.js');
       await until(LIMIT_MS, 'the phase', ready);
       await killAndCheck(cli, child, /a sweeper process ended early \(killed by SIGKILL\)/);

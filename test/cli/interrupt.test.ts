@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { HEARTBEAT_TTL_MS } from '../../src/queue/owner-claim.js';
 import { which, type EmbeddedServer } from '../../src/server/embedded-server.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
-import { oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
+import { LONG_LOOP, oneErrorLine, startCli, within, until } from '../helpers/cli-process.js';
 import { holdCall, holdFirst, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
@@ -101,27 +101,13 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     test("SIGQUIT (Ctrl-\\) while sweeping: exit 131, the run's keys deleted, nothing else touched", async () => {
-      const args = ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-quit-sweep'];
+      const args = [...LONG_LOOP, '--sweepers', '4', '--queue', 'race-quit-sweep'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-quit-sweep}:pending')) > 0, 'SIGQUIT');
     });
 
     test("a Ctrl-\\ to the process group while sweeper processes sweep: exit 131, one line, the run's keys deleted", async () => {
       // The terminal's SIGQUIT reaches the tool and its sweeper processes alike: the tool decides.
-      const args = [
-        '--url',
-        server.url,
-        '--processes',
-        '--mode',
-        'loop',
-        '--jobs',
-        '10000',
-        '--sweepers',
-        '2',
-        '--probe-delay',
-        '5',
-        '--queue',
-        'race-quit-group',
-      ];
+      const args = ['--url', server.url, '--processes', ...LONG_LOOP, '--sweepers', '2', '--queue', 'race-quit-group'];
       const cli = startCli(args, {}, { ownGroup: true });
       const pid = cli.child.pid as number;
       await until(LIMIT_MS, 'sweeping', async () => (await redis.llen('emq:{race-quit-group}:pending')) > 0);

@@ -3,6 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN, cliEnv, cliResult, type CliResult } from './cli.js';
 
+/** A loop race that sweeps for seconds (10,000 jobs, a 5 ms pause between probe and move): a run a test can stop mid-sweep. */
+export const LONG_LOOP = ['--mode', 'loop', '--jobs', '10000', '--probe-delay', '5'] as const;
+
 export interface RunningCli {
   readonly child: ChildProcess;
   readonly done: Promise<CliResult>;
