@@ -100,8 +100,8 @@ for (const kind of oneServerKind(import.meta.url)) {
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-sweep}:pending')) > 0, 'SIGTERM');
     });
 
-    test("SIGQUIT (Ctrl-\\) while sweeping: exit 131, the run's keys deleted, nothing else touched", async () => {
-      const args = [...LONG_LOOP, '--sweepers', '4', '--queue', 'race-quit-sweep'];
+    test("SIGQUIT (Ctrl-\\) while sweeping under --json: exit 131, the error object, the run's keys deleted, nothing else touched", async () => {
+      const args = [...LONG_LOOP, '--sweepers', '4', '--queue', 'race-quit-sweep', '--json'];
       await interruptWhen(args, 'sweeping', async () => (await redis.llen('emq:{race-quit-sweep}:pending')) > 0, 'SIGQUIT');
     });
 
