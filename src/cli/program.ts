@@ -243,17 +243,21 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const shrinking = flags.shrink === true || flags.exportTest !== undefined;
     const shrink = shrinking ? await import('./shrink-output.js') : undefined;
     const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io, flags.exportTest !== undefined) : raced.report;
-    if (shrink && flags.exportTest !== undefined)
-      shrink.writeExportedTest(
-        flags.exportTest,
-        report.shrink,
-        (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined),
-        options.seed as number,
-      );
+    // A test with no witness to write is a miss, as a missed --expect is, not a failed command: the
+    // report of the runs made is printed as ever (a script reads it under --json), then its line.
+    const exportMissed =
+      shrink && flags.exportTest !== undefined
+        ? shrink.writeExportedTest(
+            flags.exportTest,
+            report.shrink,
+            (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined),
+            options.seed as number,
+          )
+        : undefined;
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (flags.exportTest !== undefined) announce(io, true, 'exported test', flags.exportTest);
+      if (flags.exportTest !== undefined && exportMissed === undefined) announce(io, true, 'exported test', flags.exportTest);
     };
     const writePage = (): void => {
       if (flags.html !== undefined)
@@ -280,6 +284,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     if (options.keep) describeKept(session.target, keepServer ? session.embedded : undefined, runs, io, machineOutput);
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
-    return report.verdict && !report.verdict.pass ? ExitCode.expectationFailed : ExitCode.ok;
+    if (exportMissed !== undefined) io.err(`emq-race: ${exportMissed}\n`);
+    return (report.verdict && !report.verdict.pass) || exportMissed !== undefined ? ExitCode.expectationFailed : ExitCode.ok;
   });
 }

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { EmqError, ExitCode, usageError } from '../shared/errors.js';
+import { usageError } from '../shared/errors.js';
 import { exportedTest } from '../explore/export-test.js';
 import { shrinkRun } from '../explore/shrink.js';
 import type { Interrupts } from '../shared/interrupt.js';
@@ -59,15 +59,14 @@ function shrinkBase(options: RaceOptions, found: RunResult, userScript: string |
 }
 
 /**
- * Writes the witness as a node:test file at `path`, which must not exist; without a witness
- * explain replays, nothing. `command` is the race's own line (every flag that shaped the seeded
- * run, the server left out), which the file names as what made it.
+ * Writes the witness as a node:test file at `path`, which must not exist. `command` is the race's
+ * own line (every flag that shaped the seeded run, the server left out), which the file names as
+ * what made it. Without a witness explain replays, nothing is written, and the line that says why
+ * is returned: the command then ends with exit 1 once its report is out.
  */
-export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string, seed: number): void {
-  if (!shrink) throw new EmqError(`--export-test: ${nothingFound(seed)}; nothing written to ${path}`, ExitCode.expectationFailed);
-  if (!shrink.command) {
-    throw new EmqError(`--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`, ExitCode.expectationFailed);
-  }
+export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string, seed: number): string | undefined {
+  if (!shrink) return `--export-test: ${nothingFound(seed)}; nothing written to ${path}`;
+  if (!shrink.command) return `--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`;
   const made = `emq-race ${VERSION}: ${command} --export-test ${basename(path)}`;
   try {
     writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });
@@ -76,4 +75,5 @@ export function writeExportedTest(path: string, shrink: ShrunkWitness | undefine
     if (code === 'EEXIST') throw usageError(`--export-test: ${path} exists already; nothing was overwritten`);
     throw usageError(`--export-test: cannot write ${path}: ${(err as Error).message}`);
   }
+  return undefined;
 }

@@ -177,17 +177,26 @@ forEachServer('--seed', (handle, kind) => {
     }
   });
 
-  test('--export-test when no loop run raced: one line, exit 1, nothing written; --shrink alone says so and goes on', async () => {
+  test('--export-test when no loop run raced: the report, then one line, exit 1, nothing written; --shrink alone says so and goes on', async () => {
     const dir = tempDir('emq-race-seed-none-');
     const file = join(dir, 'none.test.mjs');
     // One sweeper cannot race: nothing to shrink under any seed.
     const args = ['--url', handle.url, '--mode', 'loop', '--seed', '3', '--sweepers', '1', '--jobs', '20'];
+    const missed = `emq-race: --export-test: no loop run found an anomaly under seed 3: nothing to shrink (try another seed); nothing written to ${file}`;
     const exported = await runCli([...args, '--export-test', file]);
     assert.equal(exported.code, 1, exported.stderr);
-    assert.equal(
-      exported.stderr.split('\n').filter(Boolean).join('\n'),
-      `emq-race: --export-test: no loop run found an anomaly under seed 3: nothing to shrink (try another seed); nothing written to ${file}`,
-    );
+    assert.equal(exported.stderr.split('\n').filter(Boolean).join('\n'), missed);
+    // The runs made are evidence still: their table is printed, as a missed --expect's is.
+    assert.match(exported.stdout, /^recoveries +20$/m);
+    assert.equal(existsSync(file), false);
+    // Under --json, the report a script reads (a miss is no failed command: no error object), and the same line.
+    const asJson = await runCli([...args, '--export-test', file, '--json']);
+    assert.equal(asJson.code, 1, asJson.stderr);
+    assert.equal(asJson.stderr.split('\n').filter(Boolean).join('\n'), missed);
+    const report = JSON.parse(asJson.stdout);
+    assertMatchesSchema(report);
+    assert.equal(report.error, undefined);
+    assert.equal(report.runs.length, 1);
     assert.equal(existsSync(file), false);
     const shrunk = await runCli([...args, '--shrink']);
     assert.equal(shrunk.code, 0, shrunk.stderr);
