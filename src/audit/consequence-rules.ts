@@ -79,15 +79,28 @@ export function doubleExecutions(runs: number): number {
   return Number.isFinite(runs) ? excess(runs) : 0;
 }
 
+/** What the audit knows of a job at the end, for the dead-letter escape. */
+export interface EscapeFacts {
+  /** Its entries in dead (a library's failed set). */
+  readonly inDead: number;
+  /** The times a worker ran it: without re-leases (the re-leaser and workers never run together), each run came after its stall. */
+  readonly runs: number;
+  /** Still in active with its lease expired, never swept: no sweep has judged it yet, which is no escape. */
+  readonly unreclaimed: boolean;
+}
+
 /**
  * A job escaped the dead letter when the stalls it really had (the counter it started with, plus
  * one per cycle in which it stalled) reached max-stalled and it was not dead-lettered then: it
- * stalled yet again afterwards (it ran, and crashed a worker, once more than it should have), or it
- * is not in dead at the end. Its counter lagged because increments were lost.
+ * stalled yet again afterwards (it ran, and crashed a worker, once more than it should have), a
+ * worker ran it after its last stall (the loop pushes a job onto pending before it reads the
+ * counter, and only then moves it to dead), or a sweep took it and it is not in dead at the end.
+ * Its counter lagged, or the move to dead came after the job was already out.
  */
-export function isDeadLetterEscape(trueStalls: number, stalledBefore: number, maxStalled: number, inDead: number): boolean {
+export function isDeadLetterEscape(trueStalls: number, stalledBefore: number, maxStalled: number, job: EscapeFacts): boolean {
   const stalls = stalledBefore + trueStalls;
-  return stalls > maxStalled || (stalls === maxStalled && inDead === 0);
+  if (stalls !== maxStalled) return stalls > maxStalled;
+  return job.runs > 0 || (job.inDead === 0 && !job.unreclaimed);
 }
 
 /**

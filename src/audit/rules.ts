@@ -289,12 +289,14 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     else if (place === 'misplaced') misplaced++;
     doubleExecutionCount += doubleExecutions(runs);
     tally.overcount(overcount(stalls, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore));
+    const job = { inActive, activeExpired: snapshot.activeExpired[id] ?? 0, inPending, inDead, inRunning: snapshot.inRunning?.[id] ?? 0 };
+    const left = isUnreclaimed(job, moved + reconciled.unacknowledged, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore);
+    if (left) unreclaimed++;
     if (context.maxStalled !== undefined) {
-      if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetterEscapes++;
+      const facts = { inDead, runs: Number.isNaN(runs) ? 0 : runs, unreclaimed: left };
+      if (isDeadLetterEscape(stalls, snapshot.stalledBefore, context.maxStalled, facts)) deadLetterEscapes++;
       if (isDeadLetteredEarly(stalls, snapshot.stalledBefore, context.maxStalled, inDead)) deadLetteredEarly++;
     }
-    const job = { inActive, activeExpired: snapshot.activeExpired[id] ?? 0, inPending, inDead, inRunning: snapshot.inRunning?.[id] ?? 0 };
-    if (isUnreclaimed(job, moved + reconciled.unacknowledged, snapshot.stalled[id] ?? Number.NaN, snapshot.stalledBefore)) unreclaimed++;
   }
 
   let stolenLeases = 0;

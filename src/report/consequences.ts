@@ -8,7 +8,7 @@ import { groupThousands, plural } from '../shared/text.js';
 
 export const hasFaults = (r: RunResult): boolean => r.faultCounts !== undefined || r.consequences.notes.length > 0;
 export const hasWorkers = (r: RunResult): boolean => r.consequences.workers > 0;
-export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1 || (r.deadLetterEscapes ?? 0) > 0;
+export const hasCycles = (r: RunResult): boolean => r.consequences.cycles > 1;
 export const observed = (r: RunResult): boolean => r.samples !== undefined;
 
 /**

@@ -384,8 +384,9 @@ export function readout(run: RunResult): string {
   if (count('doubleExecutions') > 0) parts.push(`executed jobs again ${plural(count('doubleExecutions'), 'time')} (double executions)`);
   if (count('deadLetterEscapes') > 0)
     parts.push(
-      // With --cycles a job can stall again after its limit and still end in dead: it escaped all the same.
-      `let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, ${run.consequences.cycles > 1 ? 'then run again, or ' : ''}${words.deadLetter?.notIn ?? `not in ${words.dead}`})`,
+      // With --cycles a job can stall again after its limit, and with --workers be run after it, and
+      // still end in dead: it escaped all the same.
+      `let ${plural(count('deadLetterEscapes'), 'job')} escape the dead letter (stalled ${run.maxStalled}+ times, ${run.consequences.cycles > 1 || run.consequences.workers > 0 ? 'then run again, or ' : ''}${words.deadLetter?.notIn ?? `not in ${words.dead}`})`,
     );
   if (count('deadLetteredEarly') > 0) {
     // Without --cycles every job really stalled once more than it was seeded with.

@@ -105,9 +105,11 @@ async function countFromKeys(redis: Redis, queue: string, run: KeptRun): Promise
       counts.overcountedStallCount += counter - real;
     }
     if (inDead && real < run.maxStalled) counts.deadLetteredEarly++;
-    if (real > run.maxStalled || (real === run.maxStalled && !inDead)) counts.deadLetterEscapes++;
+    const unreclaimed = inActive && (active.get(name) ?? Number.POSITIVE_INFINITY) <= now;
+    // At its limit: run by a worker after it, or swept and not in dead (a job never swept is unreclaimed, not escaped).
+    if (real > run.maxStalled || (real === run.maxStalled && (runs > 0 || (!inDead && !unreclaimed)))) counts.deadLetterEscapes++;
     if (runs > 1) counts.doubleExecutions += runs - 1;
-    if (inActive && (active.get(name) ?? Number.POSITIVE_INFINITY) <= now) counts.unreclaimed++;
+    if (unreclaimed) counts.unreclaimed++;
     // Where it stands: a worker's finished job (run, out of running) counts as one place, state done.
     const finished = runs > 0 && !inRunning;
     const places = [inActive, inPending > 0, inDead, inRunning, finished].filter(Boolean).length;
@@ -239,6 +241,14 @@ forEachServer('counters: both directions, and every "server" figure true of the 
     { name: '--cycles 4', jobs: 100, args: ['--cycles', '4'], landed: releasedAgain },
     { name: '--cycles 4 --pending zset', jobs: 100, args: ['--cycles', '4', '--pending', 'zset'], landed: releasedAgain },
     { name: '--workers 4', jobs: 100, args: ['--workers', '4', '--max-stalled', '10'], landed: (run) => Number(run.executions) >= run.jobs },
+    // Every job at its limit: the loop pushes it onto pending before it moves it to dead, and a
+    // worker that takes it in between runs a job past its limit (an escape, though it ends in dead).
+    {
+      name: '--workers 4 --max-stalled 1',
+      jobs: 100,
+      args: ['--workers', '4', '--max-stalled', '1'],
+      landed: (run) => Number(run.executions) > 0 && Number(run.deadLetterEscapes) > 0,
+    },
     { name: '--observe', jobs: 100, args: ['--observe'], landed: (run) => Number(run.samples) > 0 },
     { name: '--fault sweeper-crash', jobs: 150, args: ['--fault', 'sweeper-crash'], landed: (run) => Number(run.crashes) > 0 },
     { name: '--fault client-kill', jobs: 150, args: ['--fault', 'client-kill'], landed: (run) => Number(run.clientKills) > 0 },
@@ -285,6 +295,21 @@ forEachServer('counters: both directions, and every "server" figure true of the 
       }
     });
   }
+
+  test('a lone sweeper that crashes at --max-stalled 1: the jobs it never swept are unreclaimed, not dead-letter escapes', async () => {
+    // Every job sits at its limit; one sweeper, crashed early, leaves most of them in active.
+    const queue = queueName('counters-unswept');
+    const run = await keptRun(handle.url, queue, ['--mode', 'loop', '--sweepers', '1', '--jobs', '200', '--fault', 'sweeper-crash', '--max-stalled', '1']);
+    try {
+      const counted = await countFromKeys(redis, queue, run);
+      assert.ok(counted.unreclaimed > 0, `unreclaimed in the kept keys: ${counted.unreclaimed}`);
+      assert.equal(run.unreclaimed, counted.unreclaimed);
+      assert.equal(run.deadLetterEscapes, counted.deadLetterEscapes);
+      assert.ok(counted.deadLetterEscapes <= run.jobs - counted.unreclaimed, `${counted.deadLetterEscapes} escapes beside ${counted.unreclaimed} unswept jobs`);
+    } finally {
+      await clean(handle.url, queue, redis);
+    }
+  });
 
   test('nothing of a run is left on the server afterwards', async () => {
     assert.deepEqual(await allKeys(redis), []);

@@ -102,11 +102,16 @@ test('doubleExecutions: runs beyond the first', () => {
 });
 
 test('isDeadLetterEscape: reached max-stalled and not dead-lettered then', () => {
-  assert.equal(isDeadLetterEscape(3, 0, 3, 1), false, 'dead at its third stall');
-  assert.equal(isDeadLetterEscape(3, 0, 3, 0), true, 'third stall, still not dead');
-  assert.equal(isDeadLetterEscape(4, 0, 3, 1), true, 'stalled a fourth time before it went dead');
-  assert.equal(isDeadLetterEscape(2, 0, 3, 0), false, 'below max-stalled');
-  assert.equal(isDeadLetterEscape(1, 2, 3, 0), true, 'stalled-before counts');
+  const swept = (inDead: number, runs = 0) => ({ inDead, runs, unreclaimed: false });
+  assert.equal(isDeadLetterEscape(3, 0, 3, swept(1)), false, 'dead at its third stall');
+  assert.equal(isDeadLetterEscape(3, 0, 3, swept(0)), true, 'third stall, still not dead');
+  assert.equal(isDeadLetterEscape(4, 0, 3, swept(1)), true, 'stalled a fourth time before it went dead');
+  assert.equal(isDeadLetterEscape(2, 0, 3, swept(0)), false, 'below max-stalled');
+  assert.equal(isDeadLetterEscape(1, 2, 3, swept(0)), true, 'stalled-before counts');
+  assert.equal(isDeadLetterEscape(1, 0, 1, swept(1, 1)), true, 'in dead, but a worker ran it after its last stall');
+  assert.equal(isDeadLetterEscape(1, 0, 2, swept(0, 1)), false, 'ran below its limit: a job recovered as it should be');
+  assert.equal(isDeadLetterEscape(1, 0, 1, { inDead: 0, runs: 0, unreclaimed: true }), false, 'never swept: unreclaimed, not escaped');
+  assert.equal(isDeadLetterEscape(2, 0, 1, { inDead: 0, runs: 0, unreclaimed: true }), true, 'leased again past its limit, then left unswept');
 });
 
 test('sampleVerdict: no place, one, or two at once', () => {

@@ -103,10 +103,13 @@ export function auditBullmq(s: BullmqSnapshot, moves: Uint32Array, maxStalled: n
     // A removed job stands nowhere by right; put back in a list, it is a job where none should be.
     if (places === 0) lostJobs += removed ? 0 : 1;
     else if (removed || places > 1 || (s.inActive[id] ?? 0) > 1) misplaced++;
-    if ((s.inActive[id] ?? 0) > 0 && (s.locked[id] ?? 0) === 0) unreclaimed++;
+    const left = (s.inActive[id] ?? 0) > 0 && (s.locked[id] ?? 0) === 0;
+    if (left) unreclaimed++;
     const failing = isFailing(s, id) ? 1 : 0;
     if (isDeadLetteredEarly(1, 0, maxStalled, failing)) deadLetteredEarly++;
-    if (isDeadLetterEscape(1, 0, maxStalled, failing)) deadLetterEscapes++;
+    // A handler's first run is the one whose lock lapsed (the stall); only the runs after it came after the stall.
+    const runsAfter = Math.max(0, (s.ran[id] ?? 0) - 1);
+    if (isDeadLetterEscape(1, 0, maxStalled, { inDead: failing, runs: runsAfter, unreclaimed: left })) deadLetterEscapes++;
   }
   const counts = libraryCounts(tally, { lostJobs, misplaced, unreclaimed, deadLetterEscapes, deadLetteredEarly });
   return workersRan ? { ...counts, doubleExecutions } : counts;
