@@ -12,6 +12,7 @@ const AUDIT_MEMBERS = luaScript('audit-members');
 const KEEP_CLAIM = luaScript('keep-claim');
 const RELEASE_MARKER = luaScript('release-marker');
 const UNLINK_RUN_JOBS = luaScript('unlink-run-jobs');
+const UNLINK_UNDER_MARKER = luaScript('unlink-under-marker');
 
 /** Seeds jobs first..last with residues high..low, each carrying `runId` (see seed-jobs.lua); resolves to how many. */
 export async function callSeedJobs(
@@ -76,6 +77,14 @@ export async function callKeepClaim(redis: Redis, owner: string, heartbeatKey: s
 /** Deletes the owner marker if it still holds `value` (see release-marker.lua); resolves to 1 or 0. */
 export async function callReleaseMarker(redis: Redis, owner: string, value: string): Promise<number> {
   return Number(await RELEASE_MARKER.call(redis, [owner], [value]));
+}
+
+/**
+ * Deletes `keys` if the owner marker still holds `value` (see unlink-under-marker.lua): resolves to
+ * how many went, or to -1 when the marker held anything else (nothing deleted).
+ */
+export async function callUnlinkUnderMarker(redis: Redis, owner: string, value: string, keys: readonly string[]): Promise<number> {
+  return Number(await UNLINK_UNDER_MARKER.call(redis, [owner, ...keys], [value]));
 }
 
 /** Deletes those of `jobKeys` whose `run` field is `runId` (see unlink-run-jobs.lua); resolves to how many. */

@@ -27,6 +27,7 @@ const FILES = {
   'keep-claim': 'instruments/keep-claim.lua',
   'release-marker': 'instruments/release-marker.lua',
   'unlink-run-jobs': 'instruments/unlink-run-jobs.lua',
+  'unlink-under-marker': 'instruments/unlink-under-marker.lua',
   'sweep-stalled-per-command': 'calibration/sweep-stalled-per-command.lua',
   'command-rate': 'calibration/command-rate.lua',
 } as const;

@@ -37,11 +37,18 @@ export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: num
 }
 
 /** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */
-export async function unlinkLibraryKeys(redis: Redis, keys: QueueKeys, library: string, signal?: AbortSignal): Promise<number> {
+export async function unlinkLibraryKeys(
+  redis: Redis,
+  keys: QueueKeys,
+  library: string,
+  signal?: AbortSignal,
+  unlink: (batch: readonly string[]) => Promise<number> = (batch) => redis.unlink(...batch),
+): Promise<number> {
   let deleted = 0;
-  // `clean` stops between calls on a signal; a run's own clean-up passes none and goes on.
+  // `clean` stops between calls on a signal, and deletes only while the marker it read stands; a
+  // run's own clean-up passes neither and goes on.
   for await (const batch of scanPages('SCAN', (cursor) => redis.scan(cursor, 'MATCH', libraryPattern(keys, library), 'COUNT', CHUNK), { signal })) {
-    if (batch.length > 0) deleted += await redis.unlink(...batch);
+    if (batch.length > 0) deleted += await unlink(batch);
   }
   return deleted;
 }

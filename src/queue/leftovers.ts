@@ -2,14 +2,15 @@
  * Removing what a kept or crashed run left: only queues whose owner marker emq-race wrote, only
  * the keys such a run creates, by name (UNLINK), from the job count in the marker, and only under
  * a marker that says the queue was confirmed empty when the run claimed it (`owned`). There, a job
- * hash goes only if it carries the run's id. An unconfirmed (`claiming`) or older (`legacy`)
+ * hash goes only if it carries the run's id, and the lists and sets only while the marker still
+ * holds the value read (unlink-under-marker.lua). An unconfirmed (`claiming`) or older (`legacy`)
  * marker proves nothing about the keys beside it: only the marker itself is removed. A queue whose
  * run still beats its heartbeat is refused. Whatever stays under the prefix is reported. A kept
  * `--mode function` run's library, named from the run's id, goes with its queue.
  */
 import type { Redis } from 'ioredis';
 import { usageError } from '../shared/errors.js';
-import { callUnlinkRunJobs } from '../lua/bulk-scripts.js';
+import { callUnlinkRunJobs, callUnlinkUnderMarker } from '../lua/bulk-scripts.js';
 import { deleteFunctionLibrary, listFunctionLibraries } from '../lua/function-calls.js';
 import { sweepFunctionNames } from '../lua/function-source.js';
 import { QUEUE_NAME, queueKeys, structureKeys, type QueueKeys } from './keys.js';
@@ -165,10 +166,18 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
     begun = true;
     // The queue was empty when this run claimed it: its lists and sets are its own. Job hashes
     // go only if they carry its id; the marker last, and only if it is still the one read.
+    // Every deletion of keys that carry no run id is made only while the marker still holds the
+    // value read: the queue may have been cleaned since it was listed and its name taken by
+    // another run, or by another program, whose lists are not this run's to delete.
+    const unlinkUnderMarker = async (batch: readonly string[]): Promise<number> => {
+      const count = await callUnlinkUnderMarker(redis, keys.owner, owned.value, batch);
+      if (count < 0) throw changedSinceRead(owned.queue, deleted);
+      return count;
+    };
     try {
-      deleted += await redis.unlink(...structureKeys(keys));
+      deleted += await unlinkUnderMarker(structureKeys(keys));
       // A library run's keys are the library's namespace in the queue, named by the library.
-      if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library, signal);
+      if (owned.marker.library) deleted += await unlinkLibraryKeys(redis, keys, owned.marker.library, signal, unlinkUnderMarker);
       // In the order seeding created them, several chunks in flight, as a run's own clean-up goes.
       await inCalls(
         jobKeyChunks(keys, owned.marker.jobs, JOB_CHUNK),
@@ -185,13 +194,25 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   }
   if (signal?.aborted) return stopped();
   const library = markerOnly ? undefined : await removeRunLibrary(redis, owned.marker.run);
-  deleted += await releaseClaim(redis, keys, owned.value);
+  const released = await releaseClaim(redis, keys, owned.value);
+  // A marker alone to remove, and it is no longer the one read: another clean took it, or a run since.
+  if (markerOnly && released === 0) throw changedSinceRead(owned.queue, 0);
+  deleted += released;
   // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN).catch((err: unknown) => {
     if (aclRefusal(err) === 'command') return null;
     throw err;
   });
   return { queue: owned.queue, deleted, foreign, markerOnly, ...(library ? { library } : {}) };
+}
+
+/**
+ * A queue whose owner marker changed between clean's reading of it and a deletion: removed by
+ * another clean meanwhile, or claimed since by another run. What is there now is left alone.
+ */
+function changedSinceRead(queue: string, deleted: number): Error {
+  const done = deleted > 0 ? `; ${plural(deleted, 'key')} removed before it changed` : '; nothing removed';
+  return usageError(`queue ${queue} changed after clean read its owner marker (removed meanwhile, or claimed since by another run): left as it is now${done}`);
 }
 
 /**

@@ -104,6 +104,31 @@ forEachServer('clean', (handle) => {
     assert.deepEqual(await allKeys(redis), []);
   });
 
+  test('a queue listed, then cleaned by someone else and its name taken again: the stale clean deletes nothing of what is there now', async () => {
+    // What --all read when it listed the queue, before its prompt was answered.
+    await crashedRun('race-relisted', 5, ownedMarker('0123456701234567', 5));
+    const listed = await ownedQueue(redis, 'race-relisted');
+    const meanwhile = await runCli(['clean', '--url', handle.url, '--queue', 'race-relisted']);
+    assert.equal(meanwhile.code, 0, meanwhile.stderr);
+    // Another program's lists under the same name, then another run's claim beside them.
+    await redis.rpush('emq:{race-relisted}:pending', 'order-1', 'order-2');
+    await redis.zadd('emq:{race-relisted}:active', 1, 'order-3');
+    const stale = cleanQueue(redis, listed);
+    await assert.rejects(stale, /^EmqError: queue race-relisted changed after clean read its owner marker .*: left as it is now; nothing removed$/);
+    assert.deepEqual(await redis.lrange('emq:{race-relisted}:pending', 0, -1), ['order-1', 'order-2']);
+    await crashedRun('race-relisted', 3, ownedMarker('89abcdef89abcdef', 3));
+    await assert.rejects(cleanQueue(redis, listed), /changed after clean read its owner marker/);
+    assert.equal(await redis.zcard('emq:{race-relisted}:active'), 4);
+    assert.equal(await redis.exists('emq:{race-relisted}:owner', 'emq:{race-relisted}:job:1'), 2);
+    // An unconfirmed marker alone, taken by another clean first: the second says so, not "removed 0 keys".
+    const claiming = { ...ownedMarker('fedcba98fedcba98', 0), phase: 'claiming' as const };
+    await redis.set('emq:{race-claimed}:owner', ownerValue(claiming));
+    const twice = await ownedQueue(redis, 'race-claimed');
+    await cleanQueue(redis, twice);
+    await assert.rejects(cleanQueue(redis, twice), /queue race-claimed changed after clean read its owner marker/);
+    await redis.unlink(...(await allKeys(redis)));
+  });
+
   test("a job hash without the run id (or with another run's, or not a hash) survives clean, which says so", async () => {
     await crashedRun('race-mixed', 6, ownedMarker('0123012301230123', 6));
     // Written by someone else under the run's names: no run field, another run's id, a string.
@@ -217,6 +242,27 @@ forEachServer('clean', (handle) => {
     assert.deepEqual(parseOwnerValue(ownerValue(marker)), marker);
   });
 
+  /**
+   * `redis` whose script calls (clean deletes through scripts, each under the marker it read)
+   * stop `stop` once `count` of them have answered; `answered` is how many have. A NOSCRIPT reply
+   * is not an answer: the script is sent again in full, and that one counts.
+   */
+  function stopAfterScripts(stop: AbortController, count: number): { redis: Redis; answered: () => number } {
+    let answered = 0;
+    const counted =
+      <A extends unknown[]>(call: (...args: A) => Promise<unknown>) =>
+      async (...args: A): Promise<unknown> => {
+        const reply = await call(...args);
+        if (++answered === count) stop.abort(new Error('stopped'));
+        return reply;
+      };
+    const held = Object.assign(Object.create(redis) as Redis, {
+      evalsha: counted(redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>),
+      eval: counted(redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>),
+    });
+    return { redis: held, answered: () => answered };
+  }
+
   test('a clean stopped before its first deletion touches nothing and says so (unbegun); stopped after it, partly', async () => {
     await crashedRun('race-unbegun', 3, ownedMarker('abababababababab', 3));
     const before = await allKeys(redis);
@@ -227,15 +273,7 @@ forEachServer('clean', (handle) => {
     assert.deepEqual(await allKeys(redis), before);
     // Stopped as its first deletion's reply comes: that deletion ran, no job hash was asked for.
     const late = new AbortController();
-    const unlink = redis.unlink.bind(redis);
-    const held = Object.assign(Object.create(redis) as Redis, {
-      unlink: async (...keys: string[]) => {
-        const removed = await unlink(...keys);
-        late.abort(new Error('stopped'));
-        return removed;
-      },
-    });
-    const partly = await cleanQueue(held, owned, late.signal);
+    const partly = await cleanQueue(stopAfterScripts(late, 1).redis, owned, late.signal);
     assert.equal(partly.stopped, 'partly');
     assert.deepEqual(await allKeys(redis), ['emq:{race-unbegun}:job:1', 'emq:{race-unbegun}:job:2', 'emq:{race-unbegun}:job:3', 'emq:{race-unbegun}:owner']);
     const done = await cleanQueue(redis, owned);
@@ -251,19 +289,11 @@ forEachServer('clean', (handle) => {
     for (let i = 0; i < 5000; i++) pipeline.set(`${prefix}${i}`, 'x');
     await pipeline.exec();
     const stop = new AbortController();
-    const unlink = redis.unlink.bind(redis);
-    let unlinks = 0;
-    const held = Object.assign(Object.create(redis) as Redis, {
-      unlink: async (...keys: string[]) => {
-        const removed = await unlink(...keys);
-        // The structure keys' deletion, then the first call of the namespace's: then the stop.
-        if (++unlinks === 2) stop.abort(new Error('stopped'));
-        return removed;
-      },
-    });
+    // The structure keys' deletion, then the first call of the namespace's: then the stop.
+    const held = stopAfterScripts(stop, 2);
     const owned = await ownedQueue(redis, 'race-lib-stop');
-    assert.equal((await cleanQueue(held, owned, stop.signal)).stopped, 'partly');
-    assert.equal(unlinks, 2, 'no call after the stop');
+    assert.equal((await cleanQueue(held.redis, owned, stop.signal)).stopped, 'partly');
+    assert.equal(held.answered(), 2, 'no call after the stop');
     const left = (await allKeys(redis)).filter((key) => key.startsWith(prefix)).length;
     assert.ok(left > 0 && left < 5000, `${left} of the namespace's 5,000 keys left`);
     assert.notEqual(await redis.get('emq:{race-lib-stop}:owner'), null);
