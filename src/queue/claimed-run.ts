@@ -10,7 +10,7 @@
  * up on one fresh connection, once it finds the marker still its own there.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { busyAdviceGiven, describeServerError, isBusyReply, ServerGoneError, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { stopCause, type Interrupts } from '../shared/interrupt.js';
 import { connect, serverGoesWithSignal, type ServerTarget } from '../server/connection.js';
 import { cleanUpRun, keptHint, keysLeftHint, leftBehindHint } from './cleanup.js';
@@ -121,6 +121,8 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
               reconnected: tidy !== admin,
               serverGoes,
               closedBy: refusal,
+              // Only on the run's own connection: a fresh one that closed too is not tried again.
+              ...(tidy === admin ? { again: () => reconnectedOwner(plan.target, claim) } : {}),
             });
             // A run that went well but could not remove its keys (no +unlink) ends with that error.
             // biome-ignore lint/correctness/noUnsafeFinally: a clean-up that failed is the run's outcome when the work itself went well
@@ -132,7 +134,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
                 ? `; another run has claimed queue ${keys.queue} since, so none of its keys were deleted`
                 : serverGoes
                   ? ''
-                  : `; ${keysLeftHint(keys.queue, cause)}`;
+                  : `; ${keysLeftHint(keys.queue, cause, busyAdviceGiven(failure))}`;
             if (failure) failure.message += left;
             // A run whose connection closed after its last step, and whose keys could not be reached again.
             // biome-ignore lint/correctness/noUnsafeFinally: keys left behind are the run's outcome when the work itself went well
@@ -171,6 +173,22 @@ async function cleanUpConnection(
     (redis) => ({ redis }),
     (refusal: unknown) => ({ redis: admin, refusal }),
   );
+}
+
+/**
+ * One fresh connection to `target` on which the run's marker is its own (still there, or written
+ * back): what its clean-up goes on over when its connection closed midway. Undefined when another
+ * run's claim stands there now, whose keys are not this run's to delete.
+ */
+async function reconnectedOwner(target: ServerTarget, claim: Claim): Promise<Redis | undefined> {
+  const fresh = await connect(target);
+  try {
+    if (await reclaimVanished(fresh, claim)) return fresh;
+  } catch {
+    // Not taken back: the clean-up says what remains, from the first attempt's cause.
+  }
+  fresh.disconnect();
+  return undefined;
 }
 
 /**

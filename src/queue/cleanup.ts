@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ServerTarget } from '../server/connection.js';
-import { describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { busyAdviceGiven, describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
@@ -60,7 +60,9 @@ export async function unlinkLibraryKeys(
  * run's `failure` when there is one, so a failed run still ends in one line. A run that went well
  * but could not delete its keys (an ACL without UNLINK, a lost connection) resolves to the error
  * it must end with. `reconnected`: `admin` is a fresh connection, the run's own having closed
- * under it; a failure's line then says that the keys went all the same.
+ * under it; a failure's line then says that the keys went all the same. `again`: one fresh
+ * connection on which the marker is still the run's, for a deletion whose connection closed under
+ * it (a CLIENT KILL) on a server that still answers; undefined when none can be had.
  */
 export async function cleanUpRun(
   admin: Redis,
@@ -73,7 +75,14 @@ export async function cleanUpRun(
     reconnected = false,
     serverGoes = false,
     closedBy = new Error('Connection is closed.'),
-  }: { readonly library?: string | undefined; readonly reconnected?: boolean; readonly serverGoes?: boolean; readonly closedBy?: unknown } = {},
+    again,
+  }: {
+    readonly library?: string | undefined;
+    readonly reconnected?: boolean;
+    readonly serverGoes?: boolean;
+    readonly closedBy?: unknown;
+    readonly again?: () => Promise<Redis | undefined>;
+  } = {},
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
@@ -88,11 +97,26 @@ export async function cleanUpRun(
     } catch (err) {
       cause = err;
     }
+    // The connection closed under the deletion itself, the server still answering: once more, from
+    // the start (the marker goes last, so it still stands), over one fresh connection.
+    const closed = admin.status !== 'ready' && !isBusyReply(cause) && !stoppedAnswering(where);
+    const fresh = closed && again ? await again().catch(() => undefined) : undefined;
+    if (fresh) {
+      try {
+        await deleteRunKeys(fresh, keys, jobCount, library);
+        if (failure) failure.message += '; its keys were removed over a new connection';
+        return undefined;
+      } catch (err) {
+        cause = err;
+      } finally {
+        fresh.disconnect();
+      }
+    }
   }
   // The tool's own server, stopped as the command ends, takes what could not be deleted with it:
   // no line sends the user to a server that will be gone.
   if (serverGoes) return undefined;
-  const hint = keysLeftHint(keys.queue, cause);
+  const hint = keysLeftHint(keys.queue, cause, busyAdviceGiven(failure));
   if (failure) {
     failure.message += `; ${hint}`;
     return undefined;
@@ -114,8 +138,10 @@ const STILL_BUSY =
  * What a run says of keys it could not delete, by `cause`, what kept them: the `clean` that
  * removes them, after the words that free the server first when a script holds it (BUSY).
  */
-export function keysLeftHint(queue: string, cause: unknown): string {
-  return isBusyReply(cause) ? `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}` : leftBehindHint(queue);
+export function keysLeftHint(queue: string, cause: unknown, advised = false): string {
+  if (!isBusyReply(cause)) return leftBehindHint(queue);
+  // The line it is added to may already say how to free the server: then only what follows.
+  return advised ? `once it answers again, ${leftBehindHint(queue)}` : `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}`;
 }
 
 /**

@@ -16,7 +16,7 @@
  * a plan made only of such runs writes no slice at all.
  */
 import type { Redis } from 'ioredis';
-import { describeServerError, EmqError, ExitCode, serverError, usageError } from '../shared/errors.js';
+import { busyAdviceGiven, describeServerError, EmqError, ExitCode, serverError, usageError } from '../shared/errors.js';
 import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../shared/model.js';
 import { serverTimeMs } from '../server/clock.js';
 import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
@@ -140,7 +140,7 @@ async function measureDataCosts(
     // The slice may remain: the line says how to remove it. A removal that fails after the
     // measuring failed (a signal, a lost server) must not hide why the measuring failed.
     await removeProbe(redis, keys, firstId, shape.lastId, claim.value).then(settle, (err: unknown) => {
-      const hint = `; ${keysLeftHint(probeQueue, err)}`;
+      const hint = `; ${keysLeftHint(probeQueue, err, busyAdviceGiven(failure))}`;
       if (failure instanceof Error) failure.message += hint;
       else {
         const described = describeServerError(err, where);

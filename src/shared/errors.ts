@@ -106,11 +106,18 @@ const LOST_CONNECTION = /Connection is closed|Command aborted due to connection 
 
 /** A server's BUSY reply, in words: a script held the server, which refused the call. */
 class BusyServerError extends EmqError {
-  constructor(message: string) {
+  /** `advised`: the line already says how a person frees the server (SCRIPT KILL, SHUTDOWN NOSAVE). */
+  constructor(
+    message: string,
+    readonly advised = false,
+  ) {
     super(message, ExitCode.server);
     this.name = 'BusyServerError';
   }
 }
+
+/** Whether `err`'s line already tells how to free a server a script holds: a hint added to it need not again. */
+export const busyAdviceGiven = (err: unknown): boolean => err instanceof BusyServerError && err.advised;
 
 /**
  * A BUSY reply put in words by whoever knows whose script held the server (`script`: a library's
@@ -178,6 +185,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
     // may not be the run's): the line says what holds the server and how a person frees it.
     return new BusyServerError(
       `the server at ${where} is busy running a script past its busy-reply-threshold (BUSY): it answers nothing else until the script ends; if it is the run's own --script (or a library's script), stop it with redis-cli SCRIPT KILL, or, for a script that has written, SHUTDOWN NOSAVE`,
+      true,
     );
   }
   if (/^Protocol error, got /.test(message)) {

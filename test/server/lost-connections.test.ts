@@ -100,6 +100,27 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     assert.deepEqual(await left('race-lost-admin-function'), []);
   });
 
+  test('the admin connection killed during the clean-up itself: the deletion goes on over a new connection, and the run ends as it would have', async () => {
+    // Held at the clean-up's first job-hash deletion: its lists and sets are gone by then, its hashes not.
+    const hold = await holdFirst(handle.url, (chunk, sentBefore) => /unlink\r\n\$\d+\r\nemq:\{race-lost-cleanup\}:job:\d+\r\n/i.test(sentBefore + chunk));
+    let result: CliResult;
+    try {
+      const run = runCli(['--url', hold.url, '--mode', 'atomic', '--jobs', '500', '--queue', 'race-lost-cleanup', '--json']);
+      const ended = await within(LIMIT_MS, 'the clean-up held', Promise.race([hold.held.then(() => undefined), run]));
+      assert.equal(ended, undefined, ended?.stderr);
+      assert.ok((await left('race-lost-cleanup')).length > 500, 'the job hashes are there while the deletion is held');
+      const [admin] = await runConnections();
+      await redis.client('KILL', 'ID', String(admin));
+      hold.release();
+      result = await within(LIMIT_MS, 'the run', run);
+    } finally {
+      await hold.close();
+    }
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout).runs[0].clean, true);
+    assert.deepEqual(await left('race-lost-cleanup'), []);
+  });
+
   test('the admin connection killed and no new one let in: the line names emq-race clean, and the keys are there for it', async () => {
     const result = await heldRun(async ([admin], user) => {
       await refuseNew(user);

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
-import { describeServerError, ExitCode } from '../../src/shared/errors.js';
+import { busyAdviceGiven, describeServerError, ExitCode } from '../../src/shared/errors.js';
+import { keysLeftHint } from '../../src/queue/cleanup.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
 import { tlsSettings } from '../../src/server/tls.js';
 
@@ -69,6 +70,12 @@ test('describeServerError: NOPERM names the refused command; TLS failures say wh
   const busy = describeServerError(new Error('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.'), 'redis://h:1');
   assert.equal(busy.exitCode, ExitCode.server);
   assert.match(busy.message, /^the server at redis:\/\/h:1 is busy running a script past its busy-reply-threshold \(BUSY\): .*SCRIPT KILL/);
+  // The keys left behind, said after that line: how to free the server is not said twice.
+  const after = `${busy.message}; ${keysLeftHint('q', busy, busyAdviceGiven(busy))}`;
+  assert.equal(after.match(/SCRIPT KILL/g)?.length, 1, after);
+  assert.match(after, /; once it answers again, the keys of queue q \(emq:\{q\}:\*\) may remain on the server: remove them with emq-race clean --queue q/);
+  // Said alone (no line of its own said it), it does tell how.
+  assert.match(keysLeftHint('q', busy), /SCRIPT KILL.*; once it answers again, the keys of queue q/);
   // A port that answers in something other than RESP (an HTTP server): said as such, not in the client's words.
   const http = describeServerError(new Error('Protocol error, got "H" as reply type byte. Please report this.'), 'redis://h:1');
   assert.equal(http.exitCode, ExitCode.server);
