@@ -43,6 +43,8 @@ export interface StagePlan {
 
 /** One claimed queue, its connections and its clock, for one execution after another. */
 export interface Stages {
+  /** The id of the claim the queue is held under: what names anything the work makes beside its keys (a function library), so that `clean` finds it. */
+  readonly runId: string;
   /**
    * Runs `body` on the job as a fresh queue holds it: the keys the execution before could have
    * written deleted by name, the job seeded again. Like a run of its own, its result is not
@@ -87,7 +89,7 @@ export async function onStages<T>(session: Session, plan: StagePlan, interrupts:
         await confirmKeys();
         return result;
       };
-      return await body({ next });
+      return await body({ runId, next });
     } finally {
       for (const redis of connections) redis.disconnect();
     }

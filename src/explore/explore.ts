@@ -11,8 +11,10 @@ import type { Interrupts } from '../shared/interrupt.js';
 import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
 import type { Mode } from '../shared/model.js';
 import { onStages } from '../explain/stage.js';
-import { connect } from '../server/connection.js';
+import { connect, serverGoesWithSignal } from '../server/connection.js';
+import { overLiveConnection } from '../queue/claimed-run.js';
 import type { Session } from '../server/session.js';
+import type { SweepFunction } from '../lua/function-source.js';
 import { deleteSweepFunction, loadSweepFunction } from '../sweepers/function-library.js';
 import { EXPLORE_SWEEPS, preemptionsOf, type TraceTurn } from './conductor.js';
 import { modelRun } from './model.js';
@@ -169,15 +171,8 @@ export class ExploredBeforeFailure extends Error {
  */
 export async function exploreMode(session: Session, interrupts: Interrupts, plan: ExplorePlan): Promise<Exploration> {
   const { admin } = session;
-  let functionName: string | undefined;
-  let library: { library: string; name: string } | undefined;
   if (plan.mode === 'atomic') await loadScript(admin, SWEEP_STALLED_LUA);
-  try {
-    if (plan.mode === 'function') {
-      library = await loadSweepFunction(admin, plan.queue.replace(/[^A-Za-z0-9_]/g, '_'));
-      functionName = library.name;
-    }
-    const turned = { mode: plan.mode, batch: plan.batch, maxStalled: plan.maxStalled, ...(functionName !== undefined ? { functionName } : {}) };
+  {
     const job = { stalledBefore: plan.stalledBefore, maxStalled: plan.maxStalled };
     const sweeps = plan.sweeps ?? 2;
     const sameTurn = interner<TraceTurn>((turn) => `${turn.sweep} ${turn.label} ${turn.runnable.join('')}`);
@@ -199,7 +194,20 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       searched = await onStages(session, { queue: `${plan.queue}-0`, stalledBefore: plan.stalledBefore, keep: false }, interrupts, async (stages) => {
         // The stage holds two connections; a third sweep gets one of its own, for the whole exploration.
         const extra: Redis[] = [];
+        // The function mode's library is loaded once the queue is claimed, and named from the
+        // claim's run id, as a race's is: whatever way the exploration ends (SIGKILL included), the
+        // marker left names it, and `clean` removes it with the queue.
+        let library: SweepFunction | undefined;
+        let settleLibrary: (() => void) | undefined;
         try {
+          if (plan.mode === 'function') {
+            library = await loadSweepFunction(admin, stages.runId);
+            // A third signal leaves at once: it names the library it leaves behind.
+            settleLibrary = interrupts.owe(
+              `the function library ${library.library} may remain on the server: remove it with FUNCTION DELETE ${library.library}`,
+            );
+          }
+          const turned = { mode: plan.mode, batch: plan.batch, maxStalled: plan.maxStalled, ...(library ? { functionName: library.name } : {}) };
           for (let i = 2; i < sweeps; i++) extra.push(await connect(session.target));
           explored = await search(
             async (prefix) => {
@@ -226,6 +234,11 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
           return explored;
         } finally {
           for (const redis of extra) redis.disconnect();
+          // Not on the tool's own server stopped by a signal: it goes with everything on it.
+          const loaded = library;
+          if (loaded && !serverGoesWithSignal(session.target, interrupts.signal))
+            await overLiveConnection(admin, session.target, (redis) => deleteSweepFunction(redis, loaded));
+          settleLibrary?.();
         }
       });
     } catch (err) {
@@ -238,7 +251,5 @@ export async function exploreMode(session: Session, interrupts: Interrupts, plan
       searched = explored ?? { runs: made, complete: false };
     }
     return summary(searched);
-  } finally {
-    if (library) await deleteSweepFunction(admin, library);
   }
 }

@@ -24,6 +24,10 @@ import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
+import { holdFirst } from '../helpers/held-call.js';
+import { closeSession, openSession } from '../../src/server/session.js';
+import { parseOwnerValue } from '../../src/queue/owner-marker.js';
+import { sweepFunctionNames } from '../../src/lua/function-source.js';
 
 interface ExploreJson {
   complete: boolean;
@@ -237,6 +241,29 @@ forEachServer('explore', (handle) => {
       }
     });
     assert.ok(seen.has('clean') && [...seen].some((o) => o.includes('LostIncrement')), [...seen].join());
+  });
+
+  test("--mode function: its library is loaded under the claim and named from the claim's run id, as clean finds it, and goes at the end", async () => {
+    // Held at the first sweep's FCALL: the queue is claimed and the library loaded by then.
+    const hold = await holdFirst(handle.url, (chunk, sentBefore) => (sentBefore + chunk).includes('$5\r\nFCALL\r\n'));
+    const admin = new Redis(handle.url);
+    const held = await openSession({ url: hold.url }, {});
+    try {
+      const queue = `explore-lib-t${process.pid}`;
+      const made = exploreMode(held, interrupts, { mode: 'function', queue, batch: 100, ...JOB, defaults: JOB });
+      await hold.held;
+      const marker = parseOwnerValue((await admin.get(`emq:{${queue}-0}:owner`)) ?? '');
+      assert.ok(marker, 'the queue is claimed while the library is loaded');
+      const names = ((await admin.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_*')) as unknown[][]).map((entry) => String(entry[1]));
+      assert.deepEqual(names, [sweepFunctionNames(marker.run).library]);
+      hold.release();
+      await made;
+      assert.deepEqual(await admin.call('FUNCTION', 'LIST', 'LIBRARYNAME', 'emq_race_*'), []);
+    } finally {
+      await closeSession(held, false);
+      await hold.close();
+      admin.disconnect();
+    }
   });
 
   test('the table: a row per outcome within 80 columns, each witness line whole', async () => {
