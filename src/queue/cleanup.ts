@@ -139,6 +139,8 @@ const STILL_BUSY =
  * removes them, after the words that free the server first when a script holds it (BUSY).
  */
 export function keysLeftHint(queue: string, cause: unknown, advised = false): string {
+  // The same user would be refused the same way: `clean` needs one the ACL lets delete them.
+  if (/^NOPERM/.test(String((cause as Error)?.message))) return leftBehindHint(queue, 'the same server, as a user its ACL lets delete them: this one may not');
   if (!isBusyReply(cause)) return leftBehindHint(queue);
   // The line it is added to may already say how to free the server: then only what follows.
   return advised ? `once it answers again, ${leftBehindHint(queue)}` : `${STILL_BUSY}; once it answers again, ${leftBehindHint(queue)}`;
@@ -156,8 +158,10 @@ export function keptHint(queue: string, target: Pick<ServerTarget, 'display' | '
 /**
  * The line that tells a person how to remove what a run could not. `clean` refuses a queue while
  * its run's heartbeat lives, up to HEARTBEAT_TTL_MS after the run stopped: the line says so, so
- * that the first try does not read as a live run.
+ * that the first try does not read as a live run. `where`: how `clean` must be run, when not simply
+ * against the same --url.
  */
-export function leftBehindHint(queue: string): string {
-  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with ${cleanCommand(`--queue ${queue}`)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
+export function leftBehindHint(queue: string, where?: string): string {
+  const clean = where === undefined ? cleanCommand(`--queue ${queue}`) : `emq-race clean --queue ${queue} (${where})`;
+  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with ${clean}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
 }

@@ -8,6 +8,7 @@
  * run still beats its heartbeat is refused. Whatever stays under the prefix is reported. A kept
  * `--mode function` run's library, named from the run's id, goes with its queue.
  */
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { usageError } from '../shared/errors.js';
 import { callUnlinkRunJobs, callUnlinkUnderMarker } from '../lua/bulk-scripts.js';
@@ -140,6 +141,12 @@ export async function ownedQueue(redis: Redis, queue: string): Promise<OwnedQueu
 async function refuseLiveRun(redis: Redis, keys: QueueKeys, owned: OwnedQueue): Promise<void> {
   if ((await redis.get(keys.heartbeat)) !== null) {
     const m = owned.marker;
+    // A run of this machine whose process is gone: its heartbeat outlives it by up to its lifetime.
+    if (m.host === hostname() && m.pid > 0 && !stillRunning(m)) {
+      throw usageError(
+        `queue ${owned.queue} belongs to a run that has ended (pid ${m.pid} on ${m.host} is no longer running), but its heartbeat ${keys.heartbeat} is still fresh: nothing removed; clean takes the queue once the heartbeat lapses, within ${HEARTBEAT_TTL_MS / 1000} s`,
+      );
+    }
     const who = m.host ? ` (pid ${m.pid} on ${m.host})` : '';
     throw usageError(
       `queue ${owned.queue} is in use by a live run${who}: its heartbeat ${keys.heartbeat} is fresh; nothing removed (a run that ended without removing it stops counting as live within ${HEARTBEAT_TTL_MS / 1000} s)`,

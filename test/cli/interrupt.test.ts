@@ -230,7 +230,8 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(refused.code, 2, refused.stderr);
       assert.match(
         oneErrorLine(refused.stderr) ?? '',
-        /queue race-thrice is in use by a live run .*its heartbeat emq:\{race-thrice\}:heartbeat is fresh; nothing removed/,
+        // The run's process has ended: the line says so, and that its heartbeat is what still holds the queue.
+        /queue race-thrice belongs to a run that has ended \(pid \d+ on .+ is no longer running\), but its heartbeat emq:\{race-thrice\}:heartbeat is still fresh: nothing removed/,
       );
       await redis.pexpire(heartbeat, 1);
       await until(LIMIT_MS, 'the heartbeat to expire', async () => (await redis.exists(heartbeat)) === 0);

@@ -190,6 +190,22 @@ forEachServer('clean', (handle) => {
     assert.equal((await allKeys(redis)).length, 6);
     await redis.unlink(...(await allKeys(redis)));
 
+    // A run of this machine whose process has ended: its heartbeat still stands, and the line says
+    // the run is over and the queue is clean's once the heartbeat lapses, not that a live run holds it.
+    const ended = spawn(process.execPath, ['-e', '0']);
+    await new Promise((resolve) => ended.on('exit', resolve));
+    await crashedRun('race-ended', 3, { ...ownedMarker('e4de4de4de4de4d0', 3), host: hostname(), pid: ended.pid as number });
+    await redis.set('emq:{race-ended}:heartbeat', 'e4de4de4de4de4d0', 'PX', 60_000);
+    const over = await runCli(['clean', '--url', handle.url, '--queue', 'race-ended']);
+    assert.equal(over.code, 2, over.stderr);
+    assert.match(
+      oneErrorLine(over.stderr) ?? '',
+      new RegExp(
+        `^emq-race: queue race-ended belongs to a run that has ended \\(pid ${ended.pid} on .+ is no longer running\\), but its heartbeat emq:\\{race-ended\\}:heartbeat is still fresh: nothing removed; clean takes the queue once the heartbeat lapses, within 15 s$`,
+      ),
+    );
+    await redis.unlink(...(await allKeys(redis)));
+
     // This test process stands in for the live run; clean runs as a process of its own, since its
     // own pid is never taken for a live run.
     await crashedRun('race-alive', 3, { ...ownedMarker('0badc0de0badc0de', 3), host: hostname(), pid: process.pid });

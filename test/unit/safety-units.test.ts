@@ -76,6 +76,12 @@ test('describeServerError: NOPERM names the refused command; TLS failures say wh
   assert.match(after, /; once it answers again, the keys of queue q \(emq:\{q\}:\*\) may remain on the server: remove them with emq-race clean --queue q/);
   // Said alone (no line of its own said it), it does tell how.
   assert.match(keysLeftHint('q', busy), /SCRIPT KILL.*; once it answers again, the keys of queue q/);
+  // A user the ACL refused the deletion would be refused the clean as well: the line asks for another.
+  const refused = new Error("NOPERM this user has no permissions to run the 'unlink' command");
+  assert.match(
+    keysLeftHint('q', refused),
+    /remove them with emq-race clean --queue q \(the same server, as a user its ACL lets delete them: this one may not\); if it finds/,
+  );
   // A port that answers in something other than RESP (an HTTP server): said as such, not in the client's words.
   const http = describeServerError(new Error('Protocol error, got "H" as reply type byte. Please report this.'), 'redis://h:1');
   assert.equal(http.exitCode, ExitCode.server);
