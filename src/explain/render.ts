@@ -119,7 +119,8 @@ function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: strin
   return out;
 }
 
-export function verdict(readout: Readout, jobId: string): string {
+/** The plain-words verdict under a replay's readout; `maxStalled` judges a job that ended in dead. */
+export function verdict(readout: Readout, jobId: string, maxStalled: number): string {
   if (isCleanReadout(readout)) return `no anomaly: job ${jobId} was recovered once and its stall was counted once.`;
   const parts: string[] = [];
   if (readout.recoverCount > 1) parts.push(`job ${jobId} was recovered ${readout.recoverCount} times`);
@@ -131,6 +132,11 @@ export function verdict(readout: Readout, jobId: string): string {
     const over = readout.overcountedStalls;
     parts.push(`its one stall was counted ${over + 1} times (${over} over-counted stall${over === 1 ? '' : 's'})`);
   }
+  // The counter ran ahead of the stalls and reached the limit: a healthy job that will never run again.
+  if (readout.endedIn.includes('dead') && readout.realStalled < maxStalled)
+    parts.push(
+      `it was dead-lettered early (in dead after ${readout.realStalled} real stall${readout.realStalled === 1 ? '' : 's'}, below max-stalled ${maxStalled})`,
+    );
   if (readout.recoverCount === 0) parts.push(`no sweep moved job ${jobId}`);
   return `anomaly: ${parts.join('; ')}.`;
 }
@@ -172,7 +178,7 @@ export function renderReplay(replay: Replay, width: number): string {
     '',
     `readout (${READOUT_LEGEND}):`,
     ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
-    verdict(replay.readout, replay.jobId),
+    verdict(replay.readout, replay.jobId, replay.maxStalled),
   ];
   return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId, width, replay.maxStalled), ...fit(readout)].join('\n');
 }

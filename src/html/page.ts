@@ -412,7 +412,7 @@ function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInpu
       value: row.value,
       meaning: `${row.source} · ${row.meaning}`,
     })),
-    verdict: verdict(r, replay.jobId),
+    verdict: verdict(r, replay.jobId, replay.maxStalled),
     anomaly: !isCleanReadout(r),
   };
 }

@@ -405,6 +405,19 @@ forEachServer('explain', (handle) => {
     assert.equal(replay?.readoutSources.realStalled, 'client');
   });
 
+  test('the verdict names a job dead-lettered early: in dead below max-stalled, its counter ahead of its stalls', async () => {
+    // Seeded one stall short of its second-to-last: the one stall counted twice reaches max-stalled 3.
+    const schedule = 'A:detect,B:detect,A:probe,B:probe,A:move,B:move,A:read,A:write,B:read,B:write';
+    const early = await runCli(['explain', '--mode', 'loop', '--stalled-before', '1', '--max-stalled', '3', '--schedule', schedule, '--url', handle.url]);
+    assert.equal(early.code, 0, early.stderr);
+    const verdict = early.stdout.slice(early.stdout.indexOf('\nanomaly: ') + 1).replace(/\n +/g, ' ');
+    assert.match(verdict, /; it was dead-lettered early \(in dead after 2 real stalls, below max-stalled 3\)\.$/m);
+    // At its limit the same order dead-letters the job as it should: no such words.
+    const due = await runCli(['explain', '--mode', 'loop', '--stalled-before', '2', '--max-stalled', '3', '--schedule', schedule, '--url', handle.url]);
+    assert.equal(due.code, 0, due.stderr);
+    assert.doesNotMatch(due.stdout, /dead-lettered early/);
+  });
+
   test('the schedule line breaks only after a comma: no step split, the lines joined are the schedule', async () => {
     // max-stalled 1: both writes reach it, so both dead-letter steps show and the schedule runs long.
     const expected = [...DEFAULT_SCHEDULE.split(',').slice(0, 9), 'A:dead-letter', 'B:write', 'B:dead-letter'].join(',');
