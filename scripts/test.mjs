@@ -5,10 +5,9 @@
  *
  * The runner starts the files in the order given, a few at a time, so a long file started last
  * would run alone at the end while the other slots sit idle. LONGEST lists the files that take
- * longest on a 2-core machine, longest first (each file timed alone with /usr/bin/time, wall and
- * CPU; the packed install is mostly npm waiting, so it goes early too); most of their time is spent
- * waiting on a server, a signal or a heartbeat, so they overlap well with the rest. A file not in
- * it just starts after them, in name order.
+ * longest in a whole run, longest first; most of their time is spent waiting on a server, a signal
+ * or a heartbeat, so they overlap well with the rest. A file not in it starts after them, in name
+ * order, the unit tier's last.
  *
  * The files go to the runner's own `run()`, not to `node --test`: on Node 20 the command line sorts
  * the files it is given by name, which would undo the order.
@@ -32,37 +31,49 @@ import { spec, tap } from 'node:test/reporters';
 // Built before the tests by every script that runs this file (`npm test`, the tiers' own).
 import { commandLine, killWithDescendants } from '../dist/test/helpers/processes.js';
 
-// Ranked again once the files were made cheaper: by each file's wall time alone (two files at a
-// time on a quiet 2-core machine, /usr/bin/time), longest first, so that the last files to start
-// are short ones; files under 8.5 s follow in name order.
+// Ranked by each file's wall time in a whole run (`--times`, a quiet 2-core machine, coverage on),
+// longest first, so that the last files to start are short ones: files that mostly wait (on a
+// signal, a heartbeat, a spawned process) overlap with the rest only if they start early. Files
+// not listed (under 8 s) follow in name order, the unit tier's last: they are the shortest, and
+// they fill the slots the long files leave at the end.
 const LONGEST = [
-  'cli/terminal-output',
-  'server/latency-race',
   'server/docs-samples',
-  'server/grid',
-  'server/counters',
-  'cli/pack',
-  'cli/paused-run',
-  'cli/failover-exits',
-  'cli/interrupt',
-  'server/cli',
-  'server/grid-lib',
-  'server/shared-servers',
-  'server/acl',
-  'server/tls',
+  'cli/helper-death',
+  'server/latency-race',
+  'cli/terminal-output',
   'server/server-failures',
   'server/explore',
-  'server/cluster',
-  'server/modes',
-  'cli/helper-death',
   'server/memory-guard',
+  'cli/failover-exits',
   'server/grid-html',
+  'server/cluster',
+  'cli/interrupt',
+  'server/grid',
+  'server/cli',
+  'server/counters',
+  'cli/pack',
+  'server/modes',
   'server/acl-features',
-  'server/data-safety',
-  'server/html',
-  'server/library-bullmq',
+  'cli/closed-terminal',
+  'server/grid-lib',
+  'cli/embedded-cluster-exits',
+  'cli/paused-run',
   'server/failover-wait',
-  'server/evidence',
+  'server/library-bullmq',
+  'cli/interrupt-long-waits',
+  'cli/secrecy',
+  'server/shared-servers',
+  'server/html',
+  'server/faults',
+  'server/failover',
+  'server/data-safety',
+  'server/tls',
+  'server/failover-modes',
+  'server/failover-sentinel',
+  'server/acl',
+  'cli/broken-peer',
+  'server/first-screen',
+  'server/cli-modes',
 ];
 
 const args = process.argv.slice(2);
@@ -87,7 +98,8 @@ const files = (tiers.length > 0 ? tiers : ['unit', 'server', 'cli']).flatMap((ti
 );
 const rank = (file) => {
   const at = LONGEST.indexOf(file);
-  return at === -1 ? LONGEST.length : at;
+  if (at !== -1) return at;
+  return file.startsWith('unit/') ? LONGEST.length + 1 : LONGEST.length;
 };
 const ordered = files.map((file, at) => ({ file, at })).sort((a, b) => rank(a.file) - rank(b.file) || a.at - b.at);
 
