@@ -224,7 +224,9 @@ function whatRemains(midway: string | undefined, notStarted: readonly string[], 
 /** What clean removed; `shown` is how many foreign keys a clean names at most (FOREIGN_SHOWN). */
 function report(result: CleanResult, io: CleanIo, shown: number): void {
   const keys = plural(result.deleted, 'key');
-  if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
+  if (result.markerGone)
+    io.out(`the marker of queue ${result.queue} was gone already (an unconfirmed claim expires by itself, within 30 s): nothing to remove\n`);
+  else if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}${result.library?.removed ? `, and its function library ${result.library.name}` : ''}\n`);
   if (result.library && !result.library.removed)
     io.err(

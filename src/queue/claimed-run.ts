@@ -177,18 +177,21 @@ async function cleanUpConnection(
 
 /**
  * One fresh connection to `target` on which the run's marker is its own (still there, or written
- * back): what its clean-up goes on over when its connection closed midway. Undefined when another
- * run's claim stands there now, whose keys are not this run's to delete.
+ * back): what its clean-up goes on over when its connection closed midway. `claimed` when another
+ * run's claim stands there now, whose keys are not this run's to delete; undefined when the marker
+ * could not be read or taken back (the clean-up then says what remains, from its first cause).
  */
-async function reconnectedOwner(target: ServerTarget, claim: Claim): Promise<Redis | undefined> {
+async function reconnectedOwner(target: ServerTarget, claim: Claim): Promise<Redis | 'claimed' | undefined> {
   const fresh = await connect(target);
+  let ours: boolean | undefined;
   try {
-    if (await reclaimVanished(fresh, claim)) return fresh;
+    ours = await reclaimVanished(fresh, claim);
   } catch {
-    // Not taken back: the clean-up says what remains, from the first attempt's cause.
+    ours = undefined;
   }
+  if (ours) return fresh;
   fresh.disconnect();
-  return undefined;
+  return ours === false ? 'claimed' : undefined;
 }
 
 /**

@@ -62,7 +62,8 @@ export async function unlinkLibraryKeys(
  * it must end with. `reconnected`: `admin` is a fresh connection, the run's own having closed
  * under it; a failure's line then says that the keys went all the same. `again`: one fresh
  * connection on which the marker is still the run's, for a deletion whose connection closed under
- * it (a CLIENT KILL) on a server that still answers; undefined when none can be had.
+ * it (a CLIENT KILL) on a server that still answers; `claimed` when another run's claim stands
+ * there now, undefined when none can be had.
  */
 export async function cleanUpRun(
   admin: Redis,
@@ -81,12 +82,13 @@ export async function cleanUpRun(
     readonly reconnected?: boolean;
     readonly serverGoes?: boolean;
     readonly closedBy?: unknown;
-    readonly again?: () => Promise<Redis | undefined>;
+    readonly again?: () => Promise<Redis | 'claimed' | undefined>;
   } = {},
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
   if (failure instanceof ServerGoneError) return undefined;
   let cause: unknown = closedBy;
+  let claimedSince = false;
   // A server that held the run up with a script answers (BUSY, at once) though a call of the run's
   // went unanswered while the script ran: its keys are worth one try, the script may have ended.
   if (admin.status === 'ready' && (!stoppedAnswering(where) || isBusyReply(failure))) {
@@ -101,7 +103,8 @@ export async function cleanUpRun(
     // the start (the marker goes last, so it still stands), over one fresh connection.
     const closed = admin.status !== 'ready' && !isBusyReply(cause) && !stoppedAnswering(where);
     const fresh = closed && again ? await again().catch(() => undefined) : undefined;
-    if (fresh) {
+    if (fresh === 'claimed') claimedSince = true;
+    else if (fresh) {
       try {
         await deleteRunKeys(fresh, keys, jobCount, library);
         if (failure) failure.message += '; its keys were removed over a new connection';
@@ -116,7 +119,10 @@ export async function cleanUpRun(
   // The tool's own server, stopped as the command ends, takes what could not be deleted with it:
   // no line sends the user to a server that will be gone.
   if (serverGoes) return undefined;
-  const hint = keysLeftHint(keys.queue, cause, busyAdviceGiven(failure));
+  // Whatever is left under the queue is no longer this run's to delete, nor to send `clean` after.
+  const hint = claimedSince
+    ? `another run has claimed queue ${keys.queue} since, so no more of its keys were deleted`
+    : keysLeftHint(keys.queue, cause, busyAdviceGiven(failure));
   if (failure) {
     failure.message += `; ${hint}`;
     return undefined;

@@ -37,6 +37,8 @@ export interface CleanResult {
   readonly foreign: readonly string[] | null;
   /** The marker was not `owned`: only the marker itself was removed. */
   readonly markerOnly: boolean;
+  /** With `markerOnly`: the marker was gone by the time clean came to it (expired, or removed by another clean). */
+  readonly markerGone?: boolean;
   /**
    * A signal stopped the clean-up before its marker went, `unbegun` before its first deletion or
    * `partly` after it: the marker stays, and clean run again removes the rest (`deleted` then
@@ -202,8 +204,12 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   if (signal?.aborted) return stopped();
   const library = markerOnly ? undefined : await removeRunLibrary(redis, owned.marker.run);
   const released = await releaseClaim(redis, keys, owned.value);
-  // A marker alone to remove, and it is no longer the one read: another clean took it, or a run since.
-  if (markerOnly && released === 0) throw changedSinceRead(owned.queue, 0);
+  // A marker alone to remove, and it is no longer the one read: gone (an unconfirmed claim
+  // expires by itself, or another clean took it first), or another run's claim since.
+  if (markerOnly && released === 0) {
+    if ((await redis.get(keys.owner)) !== null) throw changedSinceRead(owned.queue, 0);
+    return { queue: owned.queue, deleted: 0, foreign: [], markerOnly, markerGone: true };
+  }
   deleted += released;
   // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.
   const foreign = await findQueueKeys(redis, keys, FOREIGN_SHOWN).catch((err: unknown) => {

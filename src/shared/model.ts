@@ -327,7 +327,11 @@ export interface AuditCounts {
   readonly unreclaimed: number;
   /** Job executions beyond the first, by workers: Σ max(0, runs(j) − 1); null without workers. */
   readonly doubleExecutions: number | null;
-  /** Jobs whose true stall count reached max-stalled but that are not in dead; null where the queue dead-letters nothing by its stalls. */
+  /**
+   * Jobs whose true stall count reached max-stalled yet that stalled again, that a worker ran
+   * afterwards, or that a sweep took and left out of dead (a job no sweep took is unreclaimed, not
+   * escaped); null where the queue dead-letters nothing by its stalls.
+   */
   readonly deadLetterEscapes: number | null;
   /**
    * Jobs whose counter ended above the stalls they really had (stalled-before, plus the seeded

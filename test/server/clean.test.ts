@@ -120,12 +120,16 @@ forEachServer('clean', (handle) => {
     await assert.rejects(cleanQueue(redis, listed), /changed after clean read its owner marker/);
     assert.equal(await redis.zcard('emq:{race-relisted}:active'), 4);
     assert.equal(await redis.exists('emq:{race-relisted}:owner', 'emq:{race-relisted}:job:1'), 2);
-    // An unconfirmed marker alone, taken by another clean first: the second says so, not "removed 0 keys".
+    // An unconfirmed marker alone, gone by the time clean comes to it (expired, or taken by another
+    // clean first): said so, not "removed 0 keys"; another run's claim there since: left, and named.
     const claiming = { ...ownedMarker('fedcba98fedcba98', 0), phase: 'claiming' as const };
     await redis.set('emq:{race-claimed}:owner', ownerValue(claiming));
     const twice = await ownedQueue(redis, 'race-claimed');
     await cleanQueue(redis, twice);
+    assert.deepEqual(await cleanQueue(redis, twice), { queue: 'race-claimed', deleted: 0, foreign: [], markerOnly: true, markerGone: true });
+    await redis.set('emq:{race-claimed}:owner', ownerValue({ ...claiming, run: '7654321076543210' }));
     await assert.rejects(cleanQueue(redis, twice), /queue race-claimed changed after clean read its owner marker/);
+    assert.notEqual(await redis.get('emq:{race-claimed}:owner'), null);
     await redis.unlink(...(await allKeys(redis)));
   });
 

@@ -121,6 +121,33 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     assert.deepEqual(await left('race-lost-cleanup'), []);
   });
 
+  test("the admin connection killed during the clean-up, and another run's claim on the queue by then: no more is deleted, and the line says why", async () => {
+    const queue = 'race-lost-cleanup-claimed';
+    const hold = await holdFirst(handle.url, (chunk, sentBefore) =>
+      new RegExp(`unlink\\r\\n\\$\\d+\\r\\nemq:\\{${queue}\\}:job:\\d+\\r\\n`, 'i').test(sentBefore + chunk),
+    );
+    let result: CliResult;
+    try {
+      const run = runCli(['--url', hold.url, '--mode', 'atomic', '--jobs', '500', '--queue', queue]);
+      const ended = await within(LIMIT_MS, 'the clean-up held', Promise.race([hold.held.then(() => undefined), run]));
+      assert.equal(ended, undefined, ended?.stderr);
+      const [admin] = await runConnections();
+      await redis.client('KILL', 'ID', String(admin));
+      await redis.set(`emq:{${queue}}:owner`, 'another run of somebody else');
+      hold.release();
+      result = await within(LIMIT_MS, 'the run', run);
+    } finally {
+      await hold.close();
+    }
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      new RegExp(`^emq-race: lost the connection to the server at \\S+; another run has claimed queue ${queue} since, so no more of its keys were deleted$`),
+    );
+    assert.equal(await redis.get(`emq:{${queue}}:owner`), 'another run of somebody else');
+    await redis.unlink(...(await left(queue)));
+  });
+
   test('the admin connection killed and no new one let in: the line names emq-race clean, and the keys are there for it', async () => {
     const result = await heldRun(async ([admin], user) => {
       await refuseNew(user);
