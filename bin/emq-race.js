@@ -51,12 +51,29 @@ async function endEarlyOnSignals() {
  * them; the other namespaces DEBUG names are left as they are.
  */
 function quietClientDebug() {
+  quietNodeRedisDebug();
   const asked = process.env.DEBUG;
   if (!asked?.trim()) return;
   process.env.DEBUG = `${asked},-ioredis:*`;
   const patterns = asked.split(/[\s,]+/).filter((p) => p && !p.startsWith('-'));
   const matches = (pattern) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`).test('ioredis:redis');
   if (patterns.some(matches)) process.stderr.write("emq-race: DEBUG: ioredis's lines stay off (they would show the AUTH command's password)\n");
+}
+
+/**
+ * The `redis` client Bee-Queue talks through (its own copy, version 3) prints every command it
+ * sends, AUTH's password among them, when NODE_DEBUG names `redis` as a word: that name is taken
+ * out of NODE_DEBUG, in this process and so in those it starts, and said once. Node's own
+ * debug sections (net, tls, …) stay as asked.
+ */
+function quietNodeRedisDebug() {
+  const asked = process.env.NODE_DEBUG;
+  if (!asked || !/\bredis\b/i.test(asked)) return;
+  process.env.NODE_DEBUG = asked
+    .split(/[\s,]+/)
+    .filter((name) => name && !/\bredis\b/i.test(name))
+    .join(',');
+  process.stderr.write("emq-race: NODE_DEBUG: the redis client's lines stay off (they would show the AUTH command's password)\n");
 }
 
 /**

@@ -187,6 +187,7 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
   }
   const username = decoded('user name', parsed.username) || (parsed.searchParams.get('username') ?? '');
   const password = decoded('password', parsed.password) || (parsed.searchParams.get('password') ?? '');
+  if (password) rememberSecret(password);
   const dbText = (!unix && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined) ?? parsed.searchParams.get('db') ?? undefined;
   if (dbText !== undefined && !/^\d{1,9}$/.test(dbText)) throw usageError(`${source}: the database in ${shown} must be a number`);
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(dbText !== undefined ? { db: Number(dbText) } : {}) };
@@ -367,8 +368,34 @@ export function scrubUrlText(text: string): string {
     return `${masked.slice(0, query + 1)}${shownQuery(masked.slice(query).replace(/#.*$/, ''))}`;
   });
   // Outside a URL too (an address written without its scheme), but not `key`: a file name such as
-  // `a?key=1.html` is no query.
-  return secretParams(urls, /pass|secret|token|auth/, false);
+  // `a?key=1.html` is no query. Then any password the command was given, however it is written.
+  return withoutSecrets(secretParams(urls, /pass|secret|token|auth/, false));
+}
+
+/** Every password the command was given, for scrubUrlText's last guard. */
+const SECRETS = new Set<string>();
+
+/**
+ * A password the command was given, never to be printed whatever text repeats it: a server's error
+ * that echoes AUTH's arguments (Redis 6's "unknown command `auth`, with args beginning with: …"),
+ * in any words, is not a URL for the rest of scrubUrlText to find.
+ */
+export function rememberSecret(secret: string): void {
+  // Shorter ones would hide words of the tool's own lines ('a', 'on') rather than a password.
+  if (secret.length >= SECRET_MIN) SECRETS.add(secret);
+}
+
+/** The shortest password scrubUrlText looks for as a word of its own. */
+const SECRET_MIN = 4;
+
+/** `text` with every password the command was given hidden where it stands as a word of its own (between any characters but letters and digits). */
+function withoutSecrets(text: string): string {
+  let out = text;
+  for (const secret of SECRETS) {
+    const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`, 'g'), '***');
+  }
+  return out;
 }
 
 /**

@@ -193,7 +193,11 @@ export function describeServerError(err: unknown, where: string): EmqError {
     return notRedis(where, '');
   }
   if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
-  const unknown = /^ERR unknown command '([^']{1,64})'/i.exec(message)?.[1];
+  // Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and KeyDB; never the rest, which echoes the arguments.
+  const unknown = /^ERR unknown command (?:'([^']{1,64})'|`([^`]{1,64})`)/i
+    .exec(message)
+    ?.slice(1)
+    .find((name) => name !== undefined);
   if (unknown !== undefined) {
     // The server's words echo the command's first arguments (a key, a marker's JSON): left out.
     return serverError(
@@ -251,7 +255,9 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (LOST_CONNECTION.test(message)) {
     return serverError(`lost the connection to the server at ${where}`);
   }
-  return serverError(`server error from ${where}: ${message.split('\n')[0]}`);
+  // A server's words may repeat the command's arguments (Redis 6's "…, with args beginning with:
+  // `user`, `password`,"): that part is never passed on.
+  return serverError(`server error from ${where}: ${(message.split('\n')[0] ?? '').replace(/,? with args beginning with:.*$/i, '')}`);
 }
 
 /** TLS handshake and certificate failures, in words, or undefined for anything else. */

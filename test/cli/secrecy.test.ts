@@ -18,6 +18,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,6 +127,39 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     const other = await spawnCli(['--version'], { DEBUG: 'express:*' });
     assert.doesNotMatch(other.stderr, /DEBUG/, 'a DEBUG that names no ioredis line is left without a note');
   });
+
+  // Bee-Queue's own `redis` client (version 3) prints every command it sends, AUTH's among them,
+  // when NODE_DEBUG names `redis`: that name stays out, and the run says so.
+  test('NODE_DEBUG=redis with --lib bee-queue (spawned): the run goes on, a note says its client stays quiet, and no line shows the password', async () => {
+    const url = `redis://racer:${encoded}@127.0.0.1:${port}`;
+    const result = await spawnCli(['--url', url, '--lib', 'bee-queue', '--jobs', '20'], { NODE_DEBUG: 'redis,net' });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^emq-race: NODE_DEBUG: the redis client's lines stay off \(they would show the AUTH command's password\)$/m);
+    assertNoSecret('NODE_DEBUG=redis', result.stdout, result.stderr);
+  });
+
+  // A server whose error repeats AUTH's arguments: Redis 4 to 6 and KeyDB, with AUTH renamed away,
+  // answer "unknown command `auth`, with args beginning with: …"; any other may say it in its own words.
+  for (const reply of ['ERR unknown command `auth`, with args beginning with: `racer`, `Zq7/p@ss%w0rd`, ', 'ERR invalid password racer Zq7/p@ss%w0rd']) {
+    test(`a server that answers AUTH with "${reply.slice(0, 24)}…" (in-process): one line, exit 3, no password`, async () => {
+      const fake = createServer((socket) => {
+        socket.on('data', () => socket.write(`-${reply}\r\n`));
+        socket.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port: fakePort } = fake.address() as AddressInfo;
+        for (const args of [[], ['--json']]) {
+          const result = await runWatched(['--url', `redis://racer:${encoded}@127.0.0.1:${fakePort}`, '--jobs', '20', ...args]);
+          assert.equal(result.code, 3, result.stderr);
+          assert.ok(oneErrorLine(result.stderr), result.stderr);
+          assertNoSecret(reply, result.stdout, result.stderr);
+        }
+      } finally {
+        await new Promise((resolve) => fake.close(resolve));
+      }
+    });
+  }
 
   // `spawned`: the one form run as a user runs it, through every output (see the top of the file).
   const forms: readonly { name: string; url: () => string; env?: boolean; spawned?: boolean }[] = [
