@@ -380,7 +380,7 @@ const SECRETS = new Set<string>();
  * that echoes AUTH's arguments (Redis 6's "unknown command `auth`, with args beginning with: …"),
  * in any words, is not a URL for the rest of scrubUrlText to find.
  */
-export function rememberSecret(secret: string): void {
+function rememberSecret(secret: string): void {
   // Shorter ones would hide words of the tool's own lines ('a', 'on') rather than a password.
   if (secret.length >= SECRET_MIN) SECRETS.add(secret);
 }
