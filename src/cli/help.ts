@@ -77,7 +77,8 @@ const EXIT_CODES_HELP = `Exit codes:
        fit below the server's maxmemory (nothing written)
   3    server unreachable, refused the credentials, a server error, or the
        server evicted keys, or lost the run's, while the run was live (the
-       run stops at once), or a helper process of the tool died
+       run stops at once), or a helper process of the tool died, or the
+       tool's own server could not start (none installed, no TMPDIR folder)
   4    done, but stdout could not take the report (a full disk)
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
        131 by SIGQUIT (Ctrl-\\), 143 by SIGTERM; the run's keys are removed

@@ -96,9 +96,16 @@ export function findServerBinary(explicit?: string): string {
     if (found) return found;
   }
   throw serverError(
-    'no redis-server, valkey-server or redict-server found on PATH: install one (Debian: apt-get install redis-server, or run scripts/install-servers.sh) or pass --url redis://host:port',
+    `no redis-server, valkey-server or redict-server found on PATH: install one (Debian: apt-get install redis-server, or run ${INSTALL_SCRIPT}) or pass --url redis://host:port`,
   );
 }
+
+/**
+ * The script that installs the servers, where this copy of the tool has it: the package ships it
+ * (node_modules/emq-race/scripts/ in a user's project), so a path relative to a clone would send
+ * a user who installed the package to a file they do not have.
+ */
+const INSTALL_SCRIPT = fileURLToPath(new URL('../../../scripts/install-servers.sh', import.meta.url));
 
 export async function freePort(): Promise<number> {
   return probePort(0);

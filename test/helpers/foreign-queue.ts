@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { Redis } from 'ioredis';
+import { LIBRARIES } from '../../src/libraries/table.js';
+import type { LibraryName } from '../../src/shared/model.js';
 import { runCli } from './cli.js';
 import { allKeys, keyspaceDigest } from './keyspace.js';
 import type { ServerHandle } from './servers.js';
@@ -71,12 +73,17 @@ export async function assertCleanAllSparesForeign(foreign: ForeignQueue, url: st
   await foreign.assertUntouched(`the other application's ${library} keys are untouched`);
 }
 
-/** `--lib NAME --lib-from` a folder without the package: exit 2, one line saying how to install it, nothing written. */
-export async function assertNotInstalledRefused(foreign: ForeignQueue, url: string, lib: string): Promise<void> {
+/**
+ * `--lib NAME --lib-from` a folder without the package: exit 2, one line saying how to install it
+ * with the clients it loads from its own folder (a user who follows it is not refused next for
+ * those), nothing written.
+ */
+export async function assertNotInstalledRefused(foreign: ForeignQueue, url: string, lib: LibraryName): Promise<void> {
   const empty = tempDir('emq-race-nolib-');
   const result = await runCli(['--url', url, '--lib', lib, '--lib-from', empty]);
   assert.equal(result.code, 2);
-  assert.match(result.stderr, new RegExp(`${lib} is not installed in .*: install it there with npm install ${lib}`));
+  const install = ['npm install', lib, ...LIBRARIES[lib].clients].join(' ');
+  assert.match(result.stderr, new RegExp(`${lib} is not installed in .*: install it there with ${install} \\(`));
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
   assert.deepEqual(await foreign.ourKeys(), []);
 }

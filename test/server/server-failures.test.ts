@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { findServerBinary, startEmbeddedServer, which, type EmbeddedServer } from '../../src/server/embedded-server.js';
+import { existsSync } from 'node:fs';
 import { describeServerError, serverError } from '../../src/shared/errors.js';
 import { cleanUpRun } from '../../src/queue/cleanup.js';
 import { queueKeys } from '../../src/queue/keys.js';
@@ -16,6 +17,7 @@ import { sessionFor } from '../../src/server/session.js';
 import { once } from 'node:events';
 import { alive, commandLine, descendants } from '../helpers/processes.js';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
@@ -286,5 +288,23 @@ test('no folder for the embedded server (TMPDIR missing, or not a folder): one l
   } finally {
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
+  }
+});
+
+test('no server on PATH: the line names the install script where this copy of the tool has it, a path that exists', () => {
+  const path = process.env.PATH;
+  process.env.PATH = tempDir('emq-race-nopath-');
+  try {
+    assert.throws(
+      () => findServerBinary(),
+      (err: Error & { exitCode?: number }) => {
+        assert.equal(err.exitCode, 3);
+        const script = /or run (\S+install-servers\.sh)\)/.exec(err.message)?.[1];
+        assert.ok(script?.startsWith('/') && existsSync(script), err.message);
+        return true;
+      },
+    );
+  } finally {
+    process.env.PATH = path;
   }
 });
