@@ -510,9 +510,10 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     callMsP99: latency?.callMsP99 ?? null,
     callMsMax: latency?.callMsMax ?? null,
     // The server's histogram counts every script call, the run's own heartbeat among them: a mode
-    // whose sweepers call no script (the loop) has no script latency of its own to report.
-    serverCallMsP99: latency ? raced.serverCallMsP99 : null,
-    serverUsPerJob: latency ? raced.serverUsPerJob : null,
+    // whose sweepers call no script (the loop's round trips) has no script latency of its own to
+    // report. Read from the server, so with sweeper processes too, whose calls the tool does not time.
+    serverCallMsP99: STRATEGIES[run.mode].roundTrips ? null : raced.serverCallMsP99,
+    serverUsPerJob: STRATEGIES[run.mode].roundTrips ? null : raced.serverUsPerJob,
     sources: figureSources(counts, settled.consequences.cycles),
     example,
   };

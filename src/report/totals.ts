@@ -2,7 +2,8 @@
  * One summed row per mode (per mode and trial, with --trials) when several queues ran at once:
  * counts and jobs add up (observer samples, worker executions and fault counts too, so that a
  * summed anomaly sits beside the sums it came from; a count no queue measured stays null); the
- * most entries of one job in pending is the largest queue's; the settings are the first queue's; the
+ * most entries of one job in pending is the largest queue's; the sweepers and live jobs add up (all
+ * that raced at once), the other settings are the first queue's; the
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */

@@ -111,13 +111,32 @@ forOneServerKind(import.meta.url, '--latency', (handle) => {
     // take less, where the same race direct takes a few milliseconds. One sweeper process: every
     // child is sent the same setup (the proxy's address among it), so more would only add Node
     // start-ups.
-    const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--processes', '--sweepers', '1', '--jobs', '200', '--latency', '50', '--json']);
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic',
+      '--processes',
+      '--sweepers',
+      '1',
+      '--jobs',
+      '200',
+      '--latency',
+      '50',
+      '--server-stats',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as ReportJson;
     assert.equal(report.latency?.pings, 20);
     const [run] = report.runs;
     assert.ok(run?.processes && clean(run), JSON.stringify(run));
     assert.ok(run.wallMs >= 50, `wall ${run.wallMs} ms`);
+    // The server's own figures are read from the server, whoever sent the calls: the tool times no
+    // call of a sweeper process, but the server counted each.
+    const server = run as unknown as { callMsP50: number | null; serverCallMsP99: number | null; serverUsPerJob: number | null };
+    assert.equal(server.callMsP50, null);
+    assert.ok((server.serverCallMsP99 ?? 0) > 0 && (server.serverUsPerJob ?? 0) > 0, JSON.stringify(run));
   });
 
   test('workers, the observer and client-kill run through the proxy too: a killed sweeper reconnects through it', async () => {

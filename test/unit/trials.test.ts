@@ -147,6 +147,12 @@ test('two trials: the jobs/s median is a whole number, and a clean mode is clean
   );
 });
 
+test('the trials table always shows the counter going wrong in both directions, at 0 too; a rarer anomaly only where a trial counted one', () => {
+  const table = renderTrialsTable(summarizeTrials([runResult({ trial: 1 }), runResult({ trial: 2 })]), { color: false, width: 100, wide: false });
+  for (const row of ['lost increments', 'over-counted stalls', 'dead-lettered early']) assert.match(table, new RegExp(`^${row} +0 / 0 / 0$`, 'm'), table);
+  assert.doesNotMatch(table, /^stray entries/m);
+});
+
 test('the trials table fits a 40-column terminal: a spread too wide beside its label goes under it', () => {
   const runs = [runResult({ trial: 1, jobsPerSec: 23_529 }), runResult({ trial: 2, jobsPerSec: 34_483 }), runResult({ trial: 3, jobsPerSec: 29_006 })];
   const table = renderTrialsTable(summarizeTrials(runs), { color: false, width: 40, wide: false });
