@@ -3,6 +3,7 @@
  * every connection of a run shares, and what kind of server answered.
  */
 import type { Redis, RedisOptions } from 'ioredis';
+import { rememberSecret } from '../shared/secrets.js';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
 import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../shared/errors.js';
@@ -368,34 +369,8 @@ export function scrubUrlText(text: string): string {
     return `${masked.slice(0, query + 1)}${shownQuery(masked.slice(query).replace(/#.*$/, ''))}`;
   });
   // Outside a URL too (an address written without its scheme), but not `key`: a file name such as
-  // `a?key=1.html` is no query. Then any password the command was given, however it is written.
-  return withoutSecrets(secretParams(urls, /pass|secret|token|auth/, false));
-}
-
-/** Every password the command was given, for scrubUrlText's last guard. */
-const SECRETS = new Set<string>();
-
-/**
- * A password the command was given, never to be printed whatever text repeats it: a server's error
- * that echoes AUTH's arguments (Redis 6's "unknown command `auth`, with args beginning with: …"),
- * in any words, is not a URL for the rest of scrubUrlText to find.
- */
-function rememberSecret(secret: string): void {
-  // Shorter ones would hide words of the tool's own lines ('a', 'on') rather than a password.
-  if (secret.length >= SECRET_MIN) SECRETS.add(secret);
-}
-
-/** The shortest password scrubUrlText looks for as a word of its own. */
-const SECRET_MIN = 4;
-
-/** `text` with every password the command was given hidden where it stands as a word of its own (between any characters but letters and digits). */
-function withoutSecrets(text: string): string {
-  let out = text;
-  for (const secret of SECRETS) {
-    const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    out = out.replace(new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`, 'g'), '***');
-  }
-  return out;
+  // `a?key=1.html` is no query.
+  return secretParams(urls, /pass|secret|token|auth/, false);
 }
 
 /**

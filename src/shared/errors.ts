@@ -2,6 +2,7 @@
  * Every failure the tool expects ends as one EmqError: a line for people and an exit code for
  * scripts. Anything else reaching the top is a bug and prints its stack.
  */
+import { withoutSecrets } from './secrets.js';
 import { scriptAclRefusal } from '../lua/script-acl.js';
 
 export const ExitCode = {
@@ -155,7 +156,8 @@ export function withLibraryAclHint(err: unknown, library: string): unknown {
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   const e = err as { code?: unknown; message?: string; command?: { name?: string } };
-  const message = String(e?.message ?? err);
+  // The server's (or the client's) own words: any password the command was given hidden in them.
+  const message = withoutSecrets(String(e?.message ?? err));
   // A queue library's errors may carry a number as their code (BullMQ's script replies): only a socket's string code is one.
   const code = typeof e?.code === 'string' ? e.code : '';
   const tls = describeTlsError(code, message);

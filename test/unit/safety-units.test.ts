@@ -9,6 +9,7 @@ import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
 import { busyAdviceGiven, describeServerError, ExitCode } from '../../src/shared/errors.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
+import { rememberSecret } from '../../src/shared/secrets.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
 import { tlsSettings } from '../../src/server/tls.js';
 
@@ -155,4 +156,18 @@ test("describeServerError: WRONGTYPE says a key of the run's was written as anot
     describeServerError(elsewhere, 'redis://h:1').message,
     'the server at redis://h:1 answered WRONGTYPE: a key holds another type than the command expects',
   );
+});
+
+test("a server's words that repeat AUTH's arguments never show the password; the tool's own words stay whatever the password", () => {
+  // Redis 4 to 6 with AUTH renamed away: the command is named, its arguments are not, however short the password.
+  const six = describeServerError(new Error('ERR unknown command `auth`, with args beginning with: `bob`, `pw1`, '), 'redis://bob:***@h:1');
+  assert.equal(six.exitCode, ExitCode.server);
+  assert.match(six.message, /^the server at redis:\/\/bob:\*\*\*@h:1 does not know the command AUTH /);
+  assert.doesNotMatch(six.message, /pw1/);
+  const other = describeServerError(new Error('ERR no such thing, with args beginning with: `bob`, `pw1`, '), 'redis://h:1');
+  assert.equal(other.message, 'server error from redis://h:1: ERR no such thing');
+  // A password that is also a word of the tool's lines: hidden in the server's words only.
+  rememberSecret('server');
+  const echoed = describeServerError(new Error('ERR invalid password bob server'), 'redis://h:1');
+  assert.equal(echoed.message, 'server error from redis://h:1: ERR invalid password bob ***');
 });
