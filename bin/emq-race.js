@@ -69,9 +69,10 @@ function quietClientDebug() {
 function quietNodeRedisDebug() {
   const asked = process.env.NODE_DEBUG;
   if (!asked || !/\bredis\b/i.test(asked)) return;
+  // Node splits its sections on commas only: a part that names redis goes whole, the rest as it was.
   process.env.NODE_DEBUG = asked
-    .split(/[\s,]+/)
-    .filter((name) => name && !/\bredis\b/i.test(name))
+    .split(',')
+    .filter((part) => !/\bredis\b/i.test(part))
     .join(',');
   process.stderr.write("emq-race: NODE_DEBUG: the redis client's lines stay off (they would show the AUTH command's password)\n");
 }

@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
-import { closeConnection, connect } from '../server/connection.js';
+import { closeConnection, connect, scrubUrlText } from '../server/connection.js';
 import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
 import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
 import type { Io } from '../shared/model.js';
@@ -195,7 +195,8 @@ async function removeQueues(
         const e = describeServerError(err, removal.where);
         if (!removal.all || e.exitCode !== ExitCode.usage) throw err;
         removal.refused?.push(queue.queue);
-        io.err(`emq-race: ${e.message}\n`);
+        // Said here, not by the program's last guard: scrubbed as every error line is.
+        io.err(`emq-race: ${scrubUrlText(e.message)}\n`);
       }
       settle();
       settle = i + 1 < queues.length ? owed(i + 1) : () => {};
@@ -224,8 +225,7 @@ function whatRemains(midway: string | undefined, notStarted: readonly string[], 
 /** What clean removed; `shown` is how many foreign keys a clean names at most (FOREIGN_SHOWN). */
 function report(result: CleanResult, io: CleanIo, shown: number): void {
   const keys = plural(result.deleted, 'key');
-  if (result.markerGone)
-    io.out(`the marker of queue ${result.queue} was gone already (an unconfirmed claim expires by itself, within 30 s): nothing to remove\n`);
+  if (result.markerGone) io.out(`the marker of queue ${result.queue} was gone already (${result.markerGone}): nothing to remove\n`);
   else if (result.markerOnly) io.out(`removed the marker of queue ${result.queue} (${keys}); no other key is removed under an unconfirmed or older marker\n`);
   else io.out(`removed queue ${result.queue}: ${keys}${result.library?.removed ? `, and its function library ${result.library.name}` : ''}\n`);
   if (result.library && !result.library.removed)

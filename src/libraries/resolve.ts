@@ -30,7 +30,7 @@ export function parseLibraryName(raw: string): LibraryName {
  * starts, on the package as its own `require` loads it).
  */
 export function findLibrary(name: LibraryName, from: string): FoundLibrary {
-  const { packageName, lacks, clients } = LIBRARIES[name];
+  const { packageName, lacks, installWith } = LIBRARIES[name];
   const dir = projectFolder(from, packageName);
   // The file need not exist: it only sets where the search starts, as the project's own code would.
   const require = createRequire(join(dir, 'noop.js'));
@@ -38,8 +38,8 @@ export function findLibrary(name: LibraryName, from: string): FoundLibrary {
   const manifest = (require.resolve.paths(packageName) ?? []).map((modules) => join(modules, packageName, 'package.json')).find((file) => existsSync(file));
   if (!manifest) {
     throw usageError(
-      // With the clients it loads from its own folder: one it leaves to its user (BullMQ 6's ioredis, an optional peer) would be the next refusal.
-      `--lib ${name}: ${packageName} is not installed in ${dir}: install it there with npm install ${[packageName, ...clients].join(' ')} (or point --lib-from at the project that has it)`,
+      // With a client it leaves to its user (BullMQ 6's ioredis, an optional peer), which would be the next refusal.
+      `--lib ${name}: ${packageName} is not installed in ${dir}: install it there with npm install ${[packageName, ...installWith].join(' ')} (or point --lib-from at the project that has it)`,
     );
   }
   const pkg = readManifest(name, manifest);

@@ -67,6 +67,12 @@ export interface Library {
    * a copy of the library that cannot load it.
    */
   readonly clients: readonly string[];
+  /**
+   * Those of `clients` that `npm install` of the library alone leaves out (an optional peer:
+   * BullMQ 6's ioredis): the not-installed line names them beside the library, so that following
+   * it leads to no second refusal. A client the library depends on is installed with it.
+   */
+  readonly installWith: readonly string[];
   /** Why `--max-stalled` means nothing to it, for the refusal of the flag given; undefined where it has a stall limit the flag sets. */
   readonly noStallLimit?: string;
   readonly modes: readonly LibraryMode[];
@@ -91,6 +97,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     tested: { from: '6.7.0', below: '7.0.0' },
     // An optional peer in 6.x: `npm install bullmq` alone leaves it out.
     clients: ['ioredis'],
+    installWith: ['ioredis'],
     modes: [
       {
         mode: 'bullmq',
@@ -169,6 +176,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     packageName: 'node-resque',
     tested: { from: '9.7.0', below: '10.0.0' },
     clients: ['ioredis'],
+    installWith: [],
     noStallLimit: "node-resque fails a dead worker's job at once, with no count of stalls",
     modes: [
       {
@@ -224,6 +232,7 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
     tested: { from: '2.0.0', below: '3.0.0' },
     // The `redis` package (v3), its own dependency.
     clients: ['redis'],
+    installWith: [],
     noStallLimit: 'Bee-Queue keeps no count of stalls and never fails a job for stalling',
     modes: [
       { mode: 'bee-queue', summary: "Bee-Queue's own stalled-job check, unmodified: its Queue#checkStalledJobs", racesByDesign: false, roundTrips: false },

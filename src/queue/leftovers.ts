@@ -37,8 +37,8 @@ export interface CleanResult {
   readonly foreign: readonly string[] | null;
   /** The marker was not `owned`: only the marker itself was removed. */
   readonly markerOnly: boolean;
-  /** With `markerOnly`: the marker was gone by the time clean came to it (expired, or removed by another clean). */
-  readonly markerGone?: boolean;
+  /** With `markerOnly`: the marker was gone by the time clean came to it, and why it may have gone, in words. */
+  readonly markerGone?: string;
   /**
    * A signal stopped the clean-up before its marker went, `unbegun` before its first deletion or
    * `partly` after it: the marker stays, and clean run again removes the rest (`deleted` then
@@ -208,7 +208,10 @@ export async function cleanQueue(redis: Redis, owned: OwnedQueue, signal?: Abort
   // expires by itself, or another clean took it first), or another run's claim since.
   if (markerOnly && released === 0) {
     if ((await redis.get(keys.owner)) !== null) throw changedSinceRead(owned.queue, 0);
-    return { queue: owned.queue, deleted: 0, foreign: [], markerOnly, markerGone: true };
+    // Only an unconfirmed claim expires by itself; an older emq-race's marker has no expiry.
+    const why =
+      owned.marker.phase === 'claiming' ? 'an unconfirmed claim expires by itself within 30 s, or another clean removed it' : 'another clean removed it';
+    return { queue: owned.queue, deleted: 0, foreign: [], markerOnly, markerGone: why };
   }
   deleted += released;
   // The queue is gone by now: a user without SCAN hears that, and that the look for others' keys was not made.

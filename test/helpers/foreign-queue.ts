@@ -75,14 +75,14 @@ export async function assertCleanAllSparesForeign(foreign: ForeignQueue, url: st
 
 /**
  * `--lib NAME --lib-from` a folder without the package: exit 2, one line saying how to install it
- * with the clients it loads from its own folder (a user who follows it is not refused next for
- * those), nothing written.
+ * with the clients npm leaves out with it (a user who follows it is not refused next for those),
+ * nothing written.
  */
 export async function assertNotInstalledRefused(foreign: ForeignQueue, url: string, lib: LibraryName): Promise<void> {
   const empty = tempDir('emq-race-nolib-');
   const result = await runCli(['--url', url, '--lib', lib, '--lib-from', empty]);
   assert.equal(result.code, 2);
-  const install = ['npm install', lib, ...LIBRARIES[lib].clients].join(' ');
+  const install = ['npm install', lib, ...LIBRARIES[lib].installWith].join(' ');
   assert.match(result.stderr, new RegExp(`${lib} is not installed in .*: install it there with ${install} \\(`));
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
   assert.deepEqual(await foreign.ourKeys(), []);
