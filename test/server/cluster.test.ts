@@ -11,13 +11,14 @@ import { startEmbeddedCluster, type EmbeddedCluster, MAX_PORT, BUS_OFFSET } from
 import { pickQueueNames } from '../../src/queue/placement.js';
 import { queueSlot } from '../../src/queue/keys.js';
 import { crc16, keySlot } from '../../src/server/cluster/slot.js';
-import { isClusterInfo, isClusterNode, nodeUrl, topologyFromSlots } from '../../src/server/cluster/topology.js';
+import { isClusterInfo, isClusterNode, nodeUrl, slotsFromReply, topologyFromSlots } from '../../src/server/cluster/topology.js';
 import { startEmbeddedServer, which } from '../../src/server/embedded-server.js';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { createdKeys, queueKeys } from '../../src/queue/keys.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { runCli } from '../helpers/cli.js';
+import { readmeAclRules, userUrl } from '../helpers/acl.js';
 import { oneErrorLine, until, within } from '../helpers/cli-process.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 import { ANOMALIES, type RunResult } from '../../src/shared/model.js';
@@ -61,6 +62,20 @@ test('cluster detection, node URLs and per-mode totals', () => {
   const primary = topologyFromSlots(slots, { url: 'rediss://seed:7000', display: 'rediss://seed:7000', tls }).targetOf('10.0.0.2:7001');
   assert.deepEqual(primary.tls, tls);
   assert.equal(primary.url, 'rediss://10.0.0.2:7001');
+  // CLUSTER SLOTS as the map: a node announced without an address is reached at the --url's host.
+  const map = slotsFromReply(
+    [
+      [0, 8191, ['10.0.0.1', 7000, 'a'], ['10.0.0.9', 7009, 'r']],
+      [8192, 16383, ['', 7001, 'b']],
+    ],
+    'seed',
+  );
+  assert.deepEqual(
+    [map[0], map[8191], map[8192], map[16383]],
+    [['10.0.0.1:7000', '10.0.0.9:7009'], ['10.0.0.1:7000', '10.0.0.9:7009'], ['seed:7001'], ['seed:7001']],
+  );
+  assert.deepEqual(topologyFromSlots(map, { url: 'redis://seed:7000', display: 'redis://seed:7000' }).primaries, ['10.0.0.1:7000', 'seed:7001']);
+  for (const bad of ['OK', [[0, 16384, ['h', 1]]], [[5, 1, ['h', 1]]], [[0, 1, 'h']]]) assert.throws(() => slotsFromReply(bad, 'seed'), /CLUSTER SLOTS/);
   // A clean atomic run of 10 jobs on `queue`, with the call times the totals take the worst of.
   const run = (queue: string, over: Partial<RunResult>): RunResult =>
     runResult({ queue, trial: 1, wallMs: 10, jobsPerSec: 1000, callMsP50: 1, callMsP99: 2, callMsMax: 3, serverCallMsP99: null, ...over });
@@ -118,6 +133,21 @@ for (const kind of SERVER_KINDS) {
     test('three primaries on ports below 55000, bus ports beside them', () => {
       assert.equal(cluster.nodes.length, 3);
       for (const node of cluster.nodes) assert.ok(node.port <= MAX_PORT && node.port + BUS_OFFSET < 65536, String(node.port));
+    });
+
+    test('an ACL user with the documented line and +cluster|slots races on the cluster; without it, one line names CLUSTER SLOTS', async () => {
+      for (const node of nodes) await node.call('ACL', 'SETUSER', 'emq-race', 'reset', ...readmeAclRules('pw'), '+cluster|slots');
+      for (const node of nodes) await node.call('ACL', 'SETUSER', 'emq-race-noslots', 'reset', ...readmeAclRules('pw'));
+      try {
+        const ok = await runCli(['--url', userUrl(cluster.url, 'emq-race', 'pw'), '--queues', '3', '--mode', 'atomic', '--jobs', '100']);
+        assert.equal(ok.code, 0, ok.stderr);
+        const refused = await runCli(['--url', userUrl(cluster.url, 'emq-race-noslots', 'pw'), '--queues', '3', '--mode', 'atomic', '--jobs', '100']);
+        assert.equal(refused.code, 3, refused.stderr);
+        assert.match(oneErrorLine(refused.stderr) ?? '', /^emq-race: permission denied on \S+ \(CLUSTER\b.*"Least privilege"/);
+        for (const node of nodes) assert.equal(await node.dbsize(), 0, 'every key deleted');
+      } finally {
+        for (const node of nodes) await node.call('ACL', 'DELUSER', 'emq-race', 'emq-race-noslots');
+      }
     });
 
     test('--queues 3 (cluster found from INFO cluster): atomic clean and loop racy on every queue, queues on every primary', async () => {

@@ -1,13 +1,13 @@
 /**
- * Which primary owns which slot, learned through ioredis' Cluster client from the --url node, and
+ * Which primary owns which slot, learned with CLUSTER SLOTS from the --url node, and
  * a plain connection target for each primary. A queue's keys share one slot, so every command of
  * a queue (the claim, the SCAN, seeding, the sweeps, the audit, cleanup) goes straight to the
  * primary owning that slot, where a script may touch all of the queue's keys.
  */
 import type { Redis } from 'ioredis';
-import { askInfo, parseServerUrl, serverAddress, tlsOptions, type ServerTarget } from '../connection.js';
-import { describeServerError, serverError, usageError } from '../../shared/errors.js';
-import { awakeTimeout } from '../frozen.js';
+import { askInfo, connect, parseServerUrl, serverAddress, type ServerTarget } from '../connection.js';
+import { describeServerError, serverError, UnlikeRedisReply, usageError } from '../../shared/errors.js';
+import { orStopped } from '../../shared/interrupt.js';
 import { SLOTS } from './slot.js';
 
 export interface Topology {
@@ -55,7 +55,7 @@ export function nodeUrl(seedUrl: string, node: string): string {
   return url.toString();
 }
 
-/** A slot → primary table from ioredis' slot cache (slot → [primary, replicas…]). */
+/** A slot → primary table from a slot map (slot → [primary, replicas…]). */
 export function topologyFromSlots(slots: readonly (readonly string[] | undefined)[], seed: ServerTarget): Topology {
   const owners: (string | undefined)[] = [];
   const primaries = new Set<string>();
@@ -72,60 +72,54 @@ export function topologyFromSlots(slots: readonly (readonly string[] | undefined
   };
 }
 
-/** How long the cluster may take to give its slot map: one wait, as for a server that stops answering. */
-const SLOT_MAP_MS = 10_000;
+/**
+ * Slot ranges as CLUSTER SLOTS gives them: [start, end, [host, port, id, …], replicas…]. A node
+ * whose address the cluster does not know (an empty host, or "?") is reached at the --url's host,
+ * as a cluster of one machine's nodes announces none.
+ */
+export function slotsFromReply(reply: unknown, seedHost: string): (string[] | undefined)[] {
+  if (!Array.isArray(reply)) throw new UnlikeRedisReply('CLUSTER SLOTS', 'is no list of slot ranges');
+  const slots: (string[] | undefined)[] = [];
+  for (const range of reply) {
+    if (!Array.isArray(range) || range.length < 3) throw new UnlikeRedisReply('CLUSTER SLOTS', 'holds a slot range that is not one');
+    const [start, end, ...nodes] = range as [unknown, unknown, ...unknown[]];
+    const names = nodes.map((node) => {
+      if (!Array.isArray(node) || node.length < 2) throw new UnlikeRedisReply('CLUSTER SLOTS', 'names a node without its address');
+      const host = String(node[0] ?? '');
+      return `${host === '' || host === '?' ? seedHost : host}:${Number(node[1])}`;
+    });
+    const first = Number(start);
+    const last = Number(end);
+    if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && last < SLOTS && first <= last)) {
+      throw new UnlikeRedisReply('CLUSTER SLOTS', 'holds a slot range out of bounds');
+    }
+    for (let slot = first; slot <= last; slot++) slots[slot] = names;
+  }
+  return slots;
+}
 
 /**
- * The cluster's slot map from the --url node, within SLOT_MAP_MS and until `signal`: a cluster
- * with a node down may never say it is ready, and nothing else would end the wait.
+ * The cluster's slot map, asked of the --url node on a connection of the tool's own (its bounded
+ * wait, `signal` to stop it): CLUSTER SLOTS, the one command a cluster needs beyond a single
+ * server's, so that an ACL user needs `+cluster|slots` and nothing more (a cluster client would
+ * also send CLIENT SETNAME and CLUSTER INFO), and a refusal reads as any other permission's.
  */
 export async function discoverTopology(seed: ServerTarget, signal?: AbortSignal): Promise<Topology> {
-  const { host, port, username, password } = serverAddress(seed.url);
-  // Loaded here, like the single-server client in connection.ts: only a run that connects needs it.
-  const { Cluster } = await import('ioredis');
-  const cluster = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    clusterRetryStrategy: () => null,
-    slotsRefreshTimeout: 5000,
-    redisOptions: {
-      ...(username ? { username } : {}),
-      ...(password ? { password } : {}),
-      ...(seed.url.startsWith('rediss:') ? { tls: tlsOptions(seed) } : {}),
-      connectTimeout: 5000,
-      maxRetriesPerRequest: 0,
-    },
-  });
-  cluster.on('error', () => {});
+  let redis: Redis | undefined;
   try {
-    const ready = cluster.connect();
-    ready.catch(() => {});
-    // Timed as the tool's connections are (frozen.ts): time the process stood still does not count.
-    let timer: NodeJS.Timeout | undefined;
-    let stop: (() => void) | undefined;
-    const late = new Promise<never>((_, reject) => {
-      const noMap = `the cluster at ${seed.display} gave no slot map within ${SLOT_MAP_MS / 1000} s: is one of its nodes down (CLUSTER INFO: cluster_state)?`;
-      awakeTimeout(
-        SLOT_MAP_MS,
-        () => reject(serverError(noMap)),
-        (held) => (timer = held),
-      );
-      stop = () => reject(signal?.reason);
-      signal?.addEventListener('abort', stop, { once: true });
-    });
-    late.catch(() => {});
-    try {
-      await Promise.race([ready, late]);
-    } finally {
-      clearTimeout(timer);
-      if (stop) signal?.removeEventListener('abort', stop);
-    }
-    const topology = topologyFromSlots(cluster.slots, seed);
-    if (topology.primaries.length === 0) throw new Error('the cluster reports no slots: is it fully set up (CLUSTER INFO cluster_state:ok)?');
+    signal?.throwIfAborted();
+    redis = await connect(seed);
+    const call = redis.call('CLUSTER', 'SLOTS');
+    const reply = signal ? await orStopped(signal, call) : await call;
+    const { host } = serverAddress(seed.url);
+    const topology = topologyFromSlots(slotsFromReply(reply, host ?? '127.0.0.1'), seed);
+    if (topology.primaries.length === 0)
+      throw serverError(`the cluster at ${seed.display} reports no slots: is it fully set up (CLUSTER INFO cluster_state:ok)?`);
     return topology;
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     throw describeServerError(err, seed.display);
   } finally {
-    cluster.disconnect();
+    redis?.disconnect();
   }
 }
