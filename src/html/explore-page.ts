@@ -107,7 +107,7 @@ function modeSection(mode: ExplorationJson): string {
   });
   const sweeps = Object.keys(mode.turns);
   const figures = mode.witnesses.map((witness) => {
-    const label = `${mode.mode}: ${witness.outcome} in ${witness.switches} switches`;
+    const label = `${mode.mode}: ${witness.outcome} in ${witness.switches} switch${witness.switches === 1 ? '' : 'es'}`;
     const replay = witness.command === null ? '' : `<pre class="witness-command"><code>${esc(witness.command)}</code></pre>`;
     return [
       `<figure class="witness" data-mode="${name}" data-outcome="${esc(witness.outcome)}" data-switches="${witness.switches}">`,

@@ -19,7 +19,7 @@ import {
   type TrialSummaryJson,
 } from './report-data.js';
 import type { ServerJson } from '../report/json.js';
-import { sequenceDiagram, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
+import { sequenceDiagram, slipInIndex, svgDocument, type DiagramInput, type Drawing } from './sequence-diagram.js';
 import { SVG_STYLE } from './svg-style.js';
 import { exampleHeading, exampleProof } from '../report/example.js';
 import { sourceLegend } from '../report/legend.js';
@@ -59,7 +59,12 @@ function runSection(server: ServerJson, ctx: PageContext, facts: readonly [strin
     '<h2>The run</h2>',
     factList(rows),
     ctx.command.includes(' --url ')
-      ? '<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one):</p>'
+      ? `<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one)${
+          // The page never holds a password: the line shows it as ***, which the reader puts back (or gives as REDIS_URL instead).
+          /--url '?[a-z]+:\/\/[^ ]*\*\*\*/.test(ctx.command)
+            ? ', with the password the page shows as <code>***</code> put back, or the URL given as <code>REDIS_URL</code> in place of <code>--url</code>'
+            : ''
+        }:</p>`
       : '<p class="note">To run it again (on a private server of its own, as this run did):</p>',
     commandBlock(ctx.command),
     '</section>',
@@ -291,6 +296,36 @@ function usedSetting(name: string, runs: readonly RunJson[], pick: (run: RunJson
   return used.length > 0 ? [[name, used.join(', ')]] : [];
 }
 
+/** The settings beyond the plain race that the runs used, as facts: only those some run used. */
+function consequenceFacts(runs: readonly RunJson[]): [string, string][] {
+  const facts: [string, string][] = [];
+  const values = <T>(pick: (run: RunJson) => T | undefined, used: (value: T) => boolean): T[] => [
+    ...new Set(runs.map(pick).filter((value): value is T => value !== undefined && used(value))),
+  ];
+  const pending = values(
+    (r) => r.pending,
+    (p) => p !== 'list',
+  );
+  if (pending.length > 0) facts.push(['pending', `${pending.join(', ')} (a sorted set: an id stands in it once, however often it is pushed)`]);
+  const workers = values(
+    (r) => r.workers,
+    (w) => w > 0,
+  );
+  if (workers.length > 0) facts.push(['workers', workers.join(', ')]);
+  const cycles = values(
+    (r) => r.cycles,
+    (c) => c > 1,
+  );
+  if (cycles.length > 0) facts.push(['cycles', cycles.join(', ')]);
+  const faults = values(
+    (r) => r.faults?.join(', '),
+    (f) => f !== '',
+  );
+  if (faults.length > 0) facts.push(['faults', faults.join('; ')]);
+  if (runs.some((r) => r.samples !== undefined && r.samples !== null)) facts.push(['observer', 'on (--observe)']);
+  return facts;
+}
+
 /** The library raced and its version (`bullmq 6.7.0`), as a fact, for runs that carry one. */
 function libraryFact(runs: readonly RunJson[]): [string, string][] {
   const found = [...new Set(runs.flatMap((r) => (r.library ? [`${r.library.name} ${r.library.version}`] : [])))];
@@ -322,6 +357,8 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ...usedSetting('batch', runs, (r) => r.batch),
     ...usedSetting('max-stalled', runs, (r) => r.maxStalled),
     ['stalled-before', uniqueValues(runs, (r) => r.stalledBefore)],
+    // What changes how the table reads: a sorted-set pending, the workers, re-leases, faults, the observer.
+    ...consequenceFacts(runs),
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),
     ...(totals ? [['queues per mode', String(runs.length / totals.length)] as [string, string]] : []),
     ...(report.server.primaries ? [['cluster primaries', report.server.primaries.join(', ')] as [string, string]] : []),
@@ -488,7 +525,7 @@ export function explainPage(report: ExplainReportJson, ctx: PageContext): string
       [
         `<section class="replay" id="replay-${i + 1}" data-replay="${i}">`,
         `<h2>${esc(d.name)}</h2>`,
-        `<figure>${inlineSvg(d.drawing, `${d.name}: sequence diagram`, 'sequence')}<figcaption>Solid arrows: commands sent; dashed: the server's replies. Hover an arrow for the full command. A highlighted band marks the step where the second sweep slips in.</figcaption></figure>`,
+        `<figure>${inlineSvg(d.drawing, `${d.name}: sequence diagram`, 'sequence')}<figcaption>Solid arrows: commands sent; dashed: the server's replies. Hover an arrow for the full command.${slipInIndex(d.input.steps) === undefined ? '' : ' A highlighted band marks the step where the second sweep slips in.'}</figcaption></figure>`,
         '</section>',
       ].join('\n'),
     ),

@@ -6,6 +6,7 @@ import { reportJson, type RaceReport } from '../report/json.js';
 import { scrubUrlText } from '../server/connection.js';
 import { consequenceLines } from '../report/consequences.js';
 import { runReadout } from '../report/report.js';
+import { trialsSummaryLines } from '../report/trials-table.js';
 import { explorePage } from './explore-page.js';
 import { gridPage } from './grid-page.js';
 import { writeWhole } from './output-file.js';
@@ -21,9 +22,18 @@ export function announce(io: Io, json: boolean, what: string, path: string): voi
   (json ? io.err : io.out)(`${what}: ${scrubUrlText(path)}\n`);
 }
 
-/** The page's readout: each run's sentence, then the lines the terminal prints under it (what the faults did, a note). */
+/**
+ * The page's readout: each run's sentence, then the lines the terminal prints under it (what the
+ * faults did, a note). With trials, first what the trials of each mode came to, as the terminal
+ * says it under its trials table, and each run's sentence named by its trial.
+ */
 export function pageReadouts(report: RaceReport, runs: readonly RunResult[]): string[] {
-  return runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run).map((line) => line.trim())]);
+  const trials = report.trials && report.trials.length > 0 ? report.trials : undefined;
+  const perRun = runs.flatMap((run) => [
+    `${trials ? `trial ${run.trial ?? 1}: ` : ''}${runReadout(report, run)}`,
+    ...consequenceLines(run).map((line) => line.trim()),
+  ]);
+  return trials ? [...trialsSummaryLines(trials), ...perRun] : perRun;
 }
 
 export function writeRacePage(

@@ -61,12 +61,16 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
       layout.width,
     );
   }
-  const lines = summaries.map((s) =>
+  return ['min / median / max per trial', table, ...trialsSummaryLines(summaries).map((line) => wrapLines(line, layout.width))].join('\n');
+}
+
+/** What the trials of each mode came to, a sentence per mode: under the trials table, and on the page. */
+export function trialsSummaryLines(summaries: readonly TrialSummary[]): string[] {
+  return summaries.map((s) =>
     s.reproduced === 0
       ? `${s.mode}: clean in ${s.trials === 2 ? 'both trials' : `all ${plural(s.trials, 'trial')}`}.`
       : `${s.mode}: anomalies in ${formatRate(s)} of the trials${describeWorst(s)}.`,
   );
-  return ['min / median / max per trial', table, ...lines.map((line) => wrapLines(line, layout.width))].join('\n');
 }
 
 function describeWorst(s: TrialSummary): string {

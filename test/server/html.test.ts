@@ -347,6 +347,36 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     assert.doesNotMatch(html, /data-field="noscriptFallbacks"/, 'a figure no run has, and no mode always shows, has no row');
   });
 
+  test('the page names the settings that change how its table reads, and with trials what they came to, each run by its trial', async () => {
+    const file = join(dir, 'settings.html');
+    const result = await runCli([
+      '--url',
+      handle.url,
+      '--mode',
+      'loop',
+      '--jobs',
+      '50',
+      '--pending',
+      'zset',
+      '--workers',
+      '2',
+      '--trials',
+      '2',
+      '--html',
+      file,
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const html = readFileSync(file, 'utf8');
+    assert.match(html, /<dt>pending<\/dt><dd>zset \(a sorted set: /);
+    assert.match(html, /<dt>workers<\/dt><dd>2<\/dd>/);
+    // The terminal's sentence under its trials table, then each run's, named by its trial.
+    const summary = /^loop: (clean in both trials|anomalies in \d\/2 \(\d+%\) of the trials.*)\.$/m.exec(result.stdout.replace(/\n {2}/g, ' '))?.[0];
+    assert.ok(summary, result.stdout);
+    assert.ok(html.includes(`<li>${summary}</li>`), `the trials sentence on the page: ${summary}`);
+    assert.match(html, /<li>trial 1: /);
+    assert.match(html, /<li>trial 2: /);
+  });
+
   test("main command: the page shows the run's own JSON, table and bars alike", { skip: browserSkip }, async () => {
     const file = join(dir, 'race.html');
     // Fifty jobs: four loop sweepers still race on them every time, so the page has an example to show.
