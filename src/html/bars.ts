@@ -96,7 +96,12 @@ function barsOfTrials(summaries: readonly TrialSummaryJson[]): { rows: string[];
     rows.push(
       `<g class="trial-head" data-mode="${esc(summary.mode)}" data-rate="${summary.reproductionRate}" data-trials="${summary.trials}">` +
         text(8, y, `${summary.mode} · ${summary.trials} trial${summary.trials === 1 ? '' : 's'}`, 'group-title') +
-        text(BAR_X, y, `${describeRate(summary.reproductionRate, summary.trials)} · jobs/s ${summary.jobsPerSec.min}–${summary.jobsPerSec.max}`, 'rate') +
+        text(
+          BAR_X,
+          y,
+          `${describeRate(summary.reproductionRate, summary.trials)} · jobs/s ${groupFigure(summary.jobsPerSec.min)}–${groupFigure(summary.jobsPerSec.max)}`,
+          'rate',
+        ) +
         '</g>',
     );
     rows.push(axis(y + 6, y + anomalies.length * ROW + 4));

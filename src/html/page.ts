@@ -29,7 +29,7 @@ import { shrinkLines } from '../report/shrink.js';
 import { figureShown, latencyWords } from '../report/report.js';
 import { inFlightNote } from '../report/consequences.js';
 import { queueWords } from '../sweepers/strategies.js';
-import { groupFigure } from '../shared/text.js';
+import { groupFigure, groupThousands } from '../shared/text.js';
 
 export interface PageContext {
   /** The command line that reproduces the run, password redacted. */
@@ -185,7 +185,8 @@ function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): strin
           // A figure the run did not measure is a dash, never 0.
           const unmeasured = value === null || value === undefined;
           const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
-          return cell(figure.field, unmeasured ? NOT_MEASURED : String(value), `num${state}`)(c);
+          // Grouped as the terminal groups them (30,335), the JSON beside it holding the plain number.
+          return cell(figure.field, unmeasured ? NOT_MEASURED : typeof value === 'number' ? groupThousands(value) : String(value), `num${state}`)(c);
         }),
       ),
     ),

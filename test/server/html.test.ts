@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { groupThousands } from '../../src/shared/text.js';
 import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_SCHEDULE, SERIAL_SCHEDULE } from '../../src/explain/schedule.js';
 import { commandLine, commandPieces, shellQuote } from '../../src/html/command-line.js';
@@ -319,7 +320,8 @@ interface MainJson {
 }
 
 /** A count as a cell shows it: — where the run did not measure it. */
-const cellText = (value: unknown): string => (value === null ? '—' : String(value));
+/** A table cell as the page writes it: a dash where not measured, a number grouped as the terminal groups it. */
+const cellText = (value: unknown): string => (value === null ? '—' : typeof value === 'number' ? groupThousands(value) : String(value));
 interface ExplainJson {
   replays: { mode: string; steps: { sweep: string; step: string }[]; readout: Record<string, unknown> }[];
 }
@@ -440,7 +442,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
       for (const field of ['queue', 'node', 'recoveries', 'doubleRecoveries']) {
         assert.equal(
           await page.locator(`#race-table [data-run="${i}"][data-field="${field}"]`).textContent(),
-          String(run[field]),
+          cellText(run[field]),
           `${String(run.queue)} ${field}`,
         );
       }
