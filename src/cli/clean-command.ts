@@ -66,7 +66,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
       const again = cleanCommand(flags.all ? `--all${flags.yes ? ' --yes' : ''}` : `--queue ${flags.queue}`);
       // On a cluster each queue lives on the primary owning its slot: clean goes there, for one
       // queue, and looks on every primary for --all (a run's queues are spread over them).
-      // A cluster with a node down may give no slot map: discoverTopology waits once, then says so.
+      // A primary that is down is met when clean reaches it: one line naming it, as for a run.
       const topology = (await isClusterNode(redis, target.display)) ? await discoverTopology(target, signal) : undefined;
       const on = async (node: string | undefined): Promise<Redis> => {
         if (!topology || node === undefined) return redis;

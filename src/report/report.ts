@@ -238,7 +238,7 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
 }
 
 export function renderTable(report: RaceReport, layout: TableLayout): string {
-  const cluster = report.primaries ? [`cluster: ${report.primaries.length} primaries (${report.primaries.join(', ')})`] : [];
+  const cluster = report.primaries ? [`cluster: ${plural(report.primaries.length, 'primary', 'primaries')} (${report.primaries.join(', ')})`] : [];
   const latency = report.latency ? [latencyLine(report.latency)] : [];
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
   const readouts = report.runs.flatMap((run) => [runReadout(report, run), ...consequenceLines(run)]);

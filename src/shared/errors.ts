@@ -190,6 +190,12 @@ export function describeServerError(err: unknown, where: string): EmqError {
       true,
     );
   }
+  if (/^CLUSTERDOWN\b/.test(message)) {
+    // A cluster with a node missing, or slots no node serves yet (a cluster still settling).
+    return serverError(
+      `the cluster that ${where} belongs to is down (CLUSTERDOWN): a primary is missing, or some slots have no node yet; CLUSTER INFO shows its cluster_state, and a cluster still forming is ok within seconds`,
+    );
+  }
   if (/^Protocol error, got /.test(message)) {
     // ioredis' words for a reply that is not RESP: an HTTP server, an SSH port, a TLS port read as plain.
     return notRedis(where, '');

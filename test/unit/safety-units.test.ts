@@ -158,6 +158,12 @@ test("describeServerError: WRONGTYPE says a key of the run's was written as anot
   );
 });
 
+test('CLUSTERDOWN is said as a cluster that is down, with where to look', () => {
+  const down = describeServerError(new Error('CLUSTERDOWN The cluster is down'), 'redis://h:7001');
+  assert.equal(down.exitCode, ExitCode.server);
+  assert.match(down.message, /^the cluster that redis:\/\/h:7001 belongs to is down \(CLUSTERDOWN\): .*cluster_state/);
+});
+
 test("a server's words that repeat AUTH's arguments never show the password; the tool's own words stay whatever the password", () => {
   // Redis 4 to 6 with AUTH renamed away: the command is named, its arguments are not, however short the password.
   const six = describeServerError(new Error('ERR unknown command `auth`, with args beginning with: `bob`, `pw1`, '), 'redis://bob:***@h:1');
