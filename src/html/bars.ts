@@ -10,7 +10,7 @@ import type { Drawing } from './sequence-diagram.js';
 import type { Anomaly } from '../shared/model.js';
 import { headWords } from '../report/legend.js';
 import { headingOf } from '../report/figure-heading.js';
-import { groupFigure } from '../shared/text.js';
+import { groupFigure, percent } from '../shared/text.js';
 
 /**
  * A figure's label: the words of its heading in FIGURES ("double\nrecoveries" → "double recoveries"),
@@ -38,7 +38,7 @@ function barLength(value: number, largest: number, span = BAR_SPAN): number {
 
 /** The share of trials as a count: "20 of 20 (100%)". */
 export function rateShare(rate: number, trials: number): string {
-  return `${Math.round(rate * trials)} of ${trials} (${Math.round(rate * 100)}%)`;
+  return `${Math.round(rate * trials)} of ${trials} (${percent(rate)})`;
 }
 
 /** The share of trials as the chart prints it: "anomalies in 20 of 20 trials (100%)". */

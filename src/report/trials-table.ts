@@ -8,7 +8,7 @@ import Table from 'cli-table3';
 import type { Spread, TrialSummary } from '../audit/trials.js';
 import { NOT_MEASURED, headWords } from './legend.js';
 import { ANOMALIES, FIGURES, type Anomaly } from '../shared/model.js';
-import { groupFigure, groupThousands, plural, wrapLines } from '../shared/text.js';
+import { groupFigure, groupThousands, percent, plural, wrapLines } from '../shared/text.js';
 import { renderFittedTable } from './fitted-table.js';
 import { headingOf } from './figure-heading.js';
 import type { TableLayout } from './report.js';
@@ -24,7 +24,7 @@ function formatSpread(s: Spread | null): string {
 }
 
 function formatRate(summary: Pick<TrialSummary, 'reproduced' | 'trials' | 'reproductionRate'>): string {
-  return `${summary.reproduced}/${summary.trials} (${Math.round(summary.reproductionRate * 100)}%)`;
+  return `${summary.reproduced}/${summary.trials} (${percent(summary.reproductionRate)})`;
 }
 
 /**

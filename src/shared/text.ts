@@ -88,6 +88,17 @@ export function groupThousands(value: number | string): string {
 }
 
 /**
+ * A share as a whole percentage, never rounded to the ends it is not at: a share above 0 but below
+ * half a percent is "<1%", one below 1 but above 99.5% is ">99%", so that one trial in 201 that
+ * reproduced is not said as 0% (nor 200 in 201 as 100%).
+ */
+export function percent(share: number): string {
+  if (share > 0 && share < 0.005) return '<1%';
+  if (share < 1 && share >= 0.995) return '>99%';
+  return `${Math.round(share * 100)}%`;
+}
+
+/**
  * A figure of a summary, grouped like a count: a whole number as groupThousands gives it, anything
  * else (the median of an even number of trials) with one decimal, its whole part grouped.
  */

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { percent } from '../../src/shared/text.js';
 import { isStolen, recordDisagrees } from '../../src/audit/rules.js';
 import { csvField } from '../../src/report/csv.js';
 import { sweepFunctionNames } from '../../src/lua/function-source.js';
@@ -29,6 +30,10 @@ test('spread: min, median and max, odd and even counts, unsorted input', () => {
   assert.deepEqual(spread([4, 1, 10, 2]), { min: 1, median: 3, max: 10 });
   assert.deepEqual(spread([0, 0, 7, 0]), { min: 0, median: 0, max: 7 });
   assert.throws(() => spread([]));
+});
+
+test('a share as a percentage is never rounded to an end it is not at: 1 in 201 is <1%, 200 in 201 is >99%', () => {
+  assert.deepEqual([0, 1 / 201, 0.005, 0.5, 0.994, 200 / 201, 1].map(percent), ['0%', '<1%', '1%', '50%', '99%', '>99%', '100%']);
 });
 
 test('reproduction rate: the share of trials with an anomaly', () => {
