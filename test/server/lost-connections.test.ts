@@ -77,22 +77,48 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
     assert.deepEqual(await left('race-lost-admin'), []);
   });
 
-  test('the admin connection killed in --mode function: the function library is deleted over the new connection too', async () => {
-    // Held at the first sweep's FCALL: the library is loaded by then, over the admin connection.
-    const hold = await holdFirst(handle.url, (chunk, sentBefore) => (sentBefore + chunk).includes('$5\r\nFCALL\r\n'));
-    let result: CliResult;
+  /**
+   * A run (`args`, through a relay) held at the first call `matches` picks, while the test kills its
+   * admin connection (`during` is handed the kill, to act around it), then let go; the run's result.
+   */
+  const adminKilledWhileHeld = async (
+    matches: (chunk: string, sentBefore: string) => boolean,
+    args: readonly string[],
+    what: string,
+    during: (killAdmin: () => Promise<void>) => Promise<void> = (killAdmin) => killAdmin(),
+  ): Promise<CliResult> => {
+    const hold = await holdFirst(handle.url, matches);
     try {
-      const run = runCli(['--url', hold.url, '--mode', 'function', '--jobs', '500', '--queue', 'race-lost-admin-function']);
-      const ended = await within(LIMIT_MS, 'the sweep held', Promise.race([hold.held.then(() => undefined), run]));
+      const run = runCli(['--url', hold.url, ...args]);
+      const ended = await within(LIMIT_MS, what, Promise.race([hold.held.then(() => undefined), run]));
       assert.equal(ended, undefined, ended?.stderr);
-      assert.deepEqual(await libraries(), ['present'], 'the library is loaded while the sweep is held');
-      const [admin] = await runConnections();
-      await redis.client('KILL', 'ID', String(admin));
+      await during(async () => {
+        const [admin] = await runConnections();
+        await redis.client('KILL', 'ID', String(admin));
+      });
       hold.release();
-      result = await within(LIMIT_MS, 'the run', run);
+      return await within(LIMIT_MS, 'the run', run);
     } finally {
       await hold.close();
     }
+  };
+  /** The clean-up's first deletion of `queue`'s job hashes (its lists and sets are gone by then, its hashes not). */
+  const jobHashesUnlinked =
+    (queue: string) =>
+    (chunk: string, sentBefore: string): boolean =>
+      new RegExp(`unlink\\r\\n\\$\\d+\\r\\nemq:\\{${queue}\\}:job:\\d+\\r\\n`, 'i').test(sentBefore + chunk);
+
+  test('the admin connection killed in --mode function: the function library is deleted over the new connection too', async () => {
+    // Held at the first sweep's FCALL: the library is loaded by then, over the admin connection.
+    const result = await adminKilledWhileHeld(
+      (chunk, sentBefore) => (sentBefore + chunk).includes('$5\r\nFCALL\r\n'),
+      ['--mode', 'function', '--jobs', '500', '--queue', 'race-lost-admin-function'],
+      'the sweep held',
+      async (killAdmin) => {
+        assert.deepEqual(await libraries(), ['present'], 'the library is loaded while the sweep is held');
+        await killAdmin();
+      },
+    );
     assert.equal(result.code, 3, result.stderr);
     assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: lost the connection to the server at \S+; its keys were removed over a new connection$/);
     assert.doesNotMatch(result.stderr, /FUNCTION DELETE/);
@@ -101,44 +127,32 @@ forOneServerKind(import.meta.url, 'a connection of the run closed under it', (ha
   });
 
   test('the admin connection killed during the clean-up itself: the deletion goes on over a new connection, and the run ends as it would have', async () => {
-    // Held at the clean-up's first job-hash deletion: its lists and sets are gone by then, its hashes not.
-    const hold = await holdFirst(handle.url, (chunk, sentBefore) => /unlink\r\n\$\d+\r\nemq:\{race-lost-cleanup\}:job:\d+\r\n/i.test(sentBefore + chunk));
-    let result: CliResult;
-    try {
-      const run = runCli(['--url', hold.url, '--mode', 'atomic', '--jobs', '500', '--queue', 'race-lost-cleanup', '--json']);
-      const ended = await within(LIMIT_MS, 'the clean-up held', Promise.race([hold.held.then(() => undefined), run]));
-      assert.equal(ended, undefined, ended?.stderr);
-      assert.ok((await left('race-lost-cleanup')).length > 500, 'the job hashes are there while the deletion is held');
-      const [admin] = await runConnections();
-      await redis.client('KILL', 'ID', String(admin));
-      hold.release();
-      result = await within(LIMIT_MS, 'the run', run);
-    } finally {
-      await hold.close();
-    }
+    const queue = 'race-lost-cleanup';
+    const result = await adminKilledWhileHeld(
+      jobHashesUnlinked(queue),
+      ['--mode', 'atomic', '--jobs', '500', '--queue', queue, '--json'],
+      'the clean-up held',
+      async (killAdmin) => {
+        assert.ok((await left(queue)).length > 500, 'the job hashes are there while the deletion is held');
+        await killAdmin();
+      },
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(JSON.parse(result.stdout).runs[0].clean, true);
-    assert.deepEqual(await left('race-lost-cleanup'), []);
+    assert.deepEqual(await left(queue), []);
   });
 
   test("the admin connection killed during the clean-up, and another run's claim on the queue by then: no more is deleted, and the line says why", async () => {
     const queue = 'race-lost-cleanup-claimed';
-    const hold = await holdFirst(handle.url, (chunk, sentBefore) =>
-      new RegExp(`unlink\\r\\n\\$\\d+\\r\\nemq:\\{${queue}\\}:job:\\d+\\r\\n`, 'i').test(sentBefore + chunk),
+    const result = await adminKilledWhileHeld(
+      jobHashesUnlinked(queue),
+      ['--mode', 'atomic', '--jobs', '500', '--queue', queue],
+      'the clean-up held',
+      async (killAdmin) => {
+        await killAdmin();
+        await redis.set(`emq:{${queue}}:owner`, 'another run of somebody else');
+      },
     );
-    let result: CliResult;
-    try {
-      const run = runCli(['--url', hold.url, '--mode', 'atomic', '--jobs', '500', '--queue', queue]);
-      const ended = await within(LIMIT_MS, 'the clean-up held', Promise.race([hold.held.then(() => undefined), run]));
-      assert.equal(ended, undefined, ended?.stderr);
-      const [admin] = await runConnections();
-      await redis.client('KILL', 'ID', String(admin));
-      await redis.set(`emq:{${queue}}:owner`, 'another run of somebody else');
-      hold.release();
-      result = await within(LIMIT_MS, 'the run', run);
-    } finally {
-      await hold.close();
-    }
     assert.equal(result.code, 3, result.stderr);
     assert.match(
       oneErrorLine(result.stderr) ?? '',
