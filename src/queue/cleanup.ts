@@ -168,6 +168,5 @@ export function keptHint(queue: string, target: Pick<ServerTarget, 'display' | '
  * against the same --url.
  */
 export function leftBehindHint(queue: string, where?: string): string {
-  const clean = where === undefined ? cleanCommand(`--queue ${queue}`) : `emq-race clean --queue ${queue} (${where})`;
-  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with ${clean}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
+  return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server: remove them with ${cleanCommand(`--queue ${queue}`, where)}; if it finds the run's heartbeat still there, it lets the queue go within ${HEARTBEAT_TTL_MS / 1000} s`;
 }

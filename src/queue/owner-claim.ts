@@ -40,9 +40,9 @@ export interface Claim {
   readonly value: string;
 }
 
-/** The `clean` a line names for what is left: `args` as given, the server as the user gave it (never the URL, which may hold a password). */
-export function cleanCommand(args: string): string {
-  return `emq-race clean ${args} (and the same --url)`;
+/** The `clean` a line names for what is left: `args` as given, the server as the user gave it (never the URL, which may hold a password), or `how` it must be run otherwise. */
+export function cleanCommand(args: string, how = 'and the same --url'): string {
+  return `emq-race clean ${args} (${how})`;
 }
 
 /** A queue's marker as the claim found it when refusing the queue, with whether its run's heartbeat stands. */
