@@ -48,8 +48,11 @@ local scored, count, seeded = {}, 0, 0
 -- each: a Lua number joined to a string, or handed to redis.call, goes through the much slower
 -- floating-point formatting instead.
 for residue = high, low, -1 do
-  local score = fmt('%d', base - residue)
   local id = first + (residue - first % 1000) % 1000
+  -- A residue none of first..last has (any, when the call seeds fewer than 1,000 jobs) costs no
+  -- formatting: a one-job queue, as explain and explore seed for every schedule, would otherwise
+  -- format a thousand scores for one job.
+  local score = id <= last and fmt('%d', base - residue)
   while id <= last do
     local member = fmt('%d', id)
     rcall('HSET', jobPrefix .. member, 'state', 'active', 'stalled', stalledBefore, 'run', runId)
