@@ -36,6 +36,11 @@ export interface OrderContext {
   readonly othersTakeFromPending: boolean;
   /** Nothing put jobs back in active during the race (no re-leases). */
   readonly activeOnlyShrinks: boolean;
+  /**
+   * One command was in flight at a time (--seed), and each job's commands are logged in the order
+   * their replies came: that is the server's order, proven or not by the replies' contents.
+   */
+  readonly serial?: boolean;
 }
 
 /** What a command did to the one job, as far as ordering goes. */
@@ -292,8 +297,18 @@ export function pickExample(jobs: ReadonlyMap<string, readonly SweeperCommand[]>
   let best: { example: InterleavingExample; rank: number } | null = null;
   for (const [job, commands] of jobs) {
     if (pushes(commands, context.keys) < 2) continue;
-    const { order, proven, evidence } = proveOrder(commands, job, context);
-    const example = { job, commands: order.map((i) => commands[i] as SweeperCommand), proven, evidence };
+    const found = proveOrder(commands, job, context);
+    // Served one at a time, the log's own order is the server's: kept whole, and proven by that.
+    const { order, proven, evidence } = context.serial
+      ? { order: commands.map((_, i) => i), proven: true, evidence: found.proven ? found.evidence : [] }
+      : found;
+    const example: InterleavingExample = {
+      job,
+      commands: order.map((i) => commands[i] as SweeperCommand),
+      proven,
+      evidence,
+      ...(context.serial ? { serial: true as const } : {}),
+    };
     if (!proven) {
       unprovenExample ??= example;
       continue;

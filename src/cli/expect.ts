@@ -100,7 +100,12 @@ export function checkExpectedModes(expect: Expectation, modes: readonly Mode[]):
   const first = missing[0];
   if (first === undefined) return;
   const term = expect.modes[first]?.term ?? first;
-  if (term === 'race') throw usageError('--expect race: needs a loop run (--mode loop or both), since only the loop can race');
+  if (term === 'race') {
+    // A run of a library's modes has no loop; its own mode that races by design is the one to name.
+    const racing = modes.filter((mode) => STRATEGIES[mode].library !== undefined && STRATEGIES[mode].racesByDesign);
+    const instead = racing.length > 0 ? `; in this run, name the mode that races: --expect ${racing.map((mode) => `${mode}=race`).join(',')}` : '';
+    throw usageError(`--expect race: stands for loop=race and needs a loop run (--mode loop or both), since only the loop can race${instead}`);
+  }
   throw usageError(
     `--expect ${term}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not among the modes run (--mode ${modes.join(',')}); add ${missing.length === 1 ? 'it' : 'them'} to --mode or leave ${missing.length === 1 ? 'it' : 'them'} out of --expect`,
   );

@@ -137,7 +137,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
   const { writeExplainFiles } = await import('../html/report-files.js');
   if (flags.stalledBefore >= flags.maxStalled) {
     throw usageError(
-      `--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}); at ${flags.maxStalled - 1} the first recovery already dead-letters the job`,
+      `--stalled-before: ${flags.stalledBefore} must be below --max-stalled (${flags.maxStalled}): at most ${flags.maxStalled - 1}, where the first recovery already dead-letters the job`,
     );
   }
   const choice: ServerChoice = {

@@ -90,6 +90,8 @@ export function parseModes(raw: string): Mode[] {
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
     refuseEmptyMode(raw, part);
+    // A set's name is a whole --mode of its own: in a list it is refused as such, not as a typo.
+    if (sets[part]) throw usageError(`--mode: ${part} stands alone (--mode ${part}); in a list, name the modes themselves, as in ${sets[part].join(',')}`);
     if (!(known as readonly string[]).includes(part)) {
       const choices = [...known, ...Object.keys(sets)];
       throw usageError(`--mode: ${shownChoice(part, choices)} is not a mode; expected one of ${choices.join(', ')}`);
@@ -128,7 +130,7 @@ export function libraryAsked(flags: {
   lib?: LibraryName | undefined;
   libFrom?: string | undefined;
   modeGiven: boolean;
-}): { name: LibraryName; from: string } | undefined {
+}): { name: LibraryName; from: string; asked: string } | undefined {
   const modes = modesWithLibrary(flags.mode, flags.lib, flags.modeGiven);
   const named = [...new Set(modes.map(libraryOf).filter((name): name is LibraryName => name !== undefined))];
   if (named.length > 1) throw usageError(`--mode: the modes of ${named.join(' and ')} run one library at a time; pick one`);
@@ -137,7 +139,9 @@ export function libraryAsked(flags: {
     if (flags.libFrom !== undefined) throw usageError('--lib-from: needs --lib NAME (or --mode with a library mode), the library to find there');
     return undefined;
   }
-  return { name, from: flags.libFrom ?? '.' };
+  // A refusal of the library names the flag the user gave: --lib, or the --mode that named its modes.
+  const asked = flags.lib !== undefined ? `--lib ${flags.lib}` : `--mode ${modes.filter((mode) => libraryOf(mode) === name).join(',')}`;
+  return { name, from: flags.libFrom ?? '.', asked };
 }
 
 /**
@@ -281,7 +285,13 @@ export function refuseFlagsAsValues(program: Command, args: readonly string[]): 
     const option = optionNamed(command.options, word);
     // An optional value is taken only when it does not start with '-': nothing to refuse.
     if (!option?.required) continue;
-    const name = (args[at + 1] ?? '').split('=')[0] ?? '';
+    const next = args[at + 1] ?? '';
+    // The grid's axis names its flag with or without the dashes: `--vary --latency=0,1` is a value.
+    if (option.long === '--vary' && next.includes('=')) {
+      at++;
+      continue;
+    }
+    const name = next.split('=')[0] ?? '';
     if (isFlag(name)) throw usageError(`${word}: no value given: the flag ${name} follows it; give the value right after ${word} (${option.flags})`);
     at++;
   }
@@ -330,7 +340,7 @@ function queueNameUpTo(raw: string, max: number): string {
 export function checkRaceOptions(options: RaceOptions): void {
   if (options.stalledBefore >= options.maxStalled) {
     throw usageError(
-      `--stalled-before: ${options.stalledBefore} must be below --max-stalled (${options.maxStalled}); at ${options.maxStalled - 1} the first recovery already dead-letters the job`,
+      `--stalled-before: ${options.stalledBefore} must be below --max-stalled (${options.maxStalled}): at most ${options.maxStalled - 1}, where the first recovery already dead-letters the job`,
     );
   }
   if (options.script === undefined && options.modes.some((mode) => modesNeeding('script-file').includes(mode))) {

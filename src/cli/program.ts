@@ -217,7 +217,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // The user's library, found before any server starts: not installed is a usage error with the line that installs it.
   if (options.library) {
     const { findLibrary, versionWarning } = await import('../libraries/resolve.js');
-    const warning = versionWarning(findLibrary(options.library.name, options.library.from));
+    const warning = versionWarning(findLibrary(options.library.name, options.library.from, options.library.asked));
     if (warning) io.err(`emq-race: ${warning}\n`);
   }
   // Read before any server starts: a missing file is a usage error with nothing begun.

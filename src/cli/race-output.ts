@@ -31,9 +31,12 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
   } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
 }
 
-function useColor(io: Io): boolean {
+/** NO_COLOR set turns colour off; FORCE_COLOR turns it on in a pipe, and off as `0` or `false`, as other tools read it. */
+export function useColor(io: Pick<Io, 'env' | 'stdoutIsTty'>): boolean {
   if (io.env.NO_COLOR) return false;
-  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true;
+  const forced = io.env.FORCE_COLOR;
+  if (forced === '0' || forced === 'false') return false;
+  if (forced) return true;
   return io.stdoutIsTty;
 }
 

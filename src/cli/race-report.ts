@@ -28,7 +28,7 @@ import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type
 /** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
 function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {
   // The user's library, found where --lib-from says (main has already refused a missing one).
-  const library = options.library ? findLibrary(options.library.name, options.library.from) : undefined;
+  const library = options.library ? findLibrary(options.library.name, options.library.from, options.library.asked) : undefined;
   return (mode) => ({
     ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
     jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),

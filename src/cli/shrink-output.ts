@@ -4,7 +4,7 @@
  * report, and the witness written as a test file that must not exist yet.
  */
 import { writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { shellQuote } from '../html/command-line.js';
 import { usageError } from '../shared/errors.js';
 import { exportedTest } from '../explore/export-test.js';
 import { shrinkRun } from '../explore/shrink.js';
@@ -67,7 +67,8 @@ function shrinkBase(options: RaceOptions, found: RunResult, userScript: string |
 export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string, seed: number): string | undefined {
   if (!shrink) return `--export-test: ${nothingFound(seed)}; nothing written to ${path}`;
   if (!shrink.command) return `--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`;
-  const made = `emq-race ${VERSION}: ${command} --export-test ${basename(path)}`;
+  // The file as the flag named it, so that the line run again from the same folder writes the same file.
+  const made = `emq-race ${VERSION}: ${command} --export-test ${shellQuote(path)}`;
   try {
     writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });
   } catch (err) {

@@ -13,9 +13,12 @@ import type { ShrunkWitness } from '../shared/model.js';
 export function exportedTest(witness: ShrunkWitness, command: string, made: string): string {
   const quoted = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const { schedule, flags } = explainArgs(command);
+  // A comment line ends at any line terminator JavaScript knows: one in a file name given to a flag
+  // would end it early and leave the rest of the name as code.
+  const comment = made.replace(/[\r\n\u2028\u2029]/g, ' ');
   return `const MODE = ${quoted(witness.mode)}; // the strategy under test: '${witness.mode}' races under the witness below; 'atomic' does not
 
-// Made by ${made}
+// Made by ${comment}
 // The witness: two sweeps on one job, ${witness.switches ?? 0} switches between them, ending ${witness.outcome}.
 // Run: REDIS_URL=redis://host:port node --test <this file>  (the emq-race command on PATH, as
 // npm test puts node_modules/.bin there). It fails while MODE races, and passes for a safe MODE.

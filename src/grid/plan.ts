@@ -39,10 +39,15 @@ export function cellLabel(axes: readonly GridAxis[], at: CellAt): string {
 }
 
 /**
- * Time left, from the mean time of the cells done so far; undefined before the first one ends.
- * A rough figure (cells with more latency or sweepers take longer), and the line says "about".
+ * Time left, from the mean time of the cells done so far (`doneMs`, the time when the last of them
+ * ended); undefined before the first one ends. The cell under way, `inCellMs` into it, is expected
+ * to take that mean too, and no less than nothing more once it has run past it: the time it has
+ * run is not counted again as though it were finished cells' time. A rough figure (cells with
+ * more latency or sweepers take longer), and the line says "about".
  */
-export function timeLeftMs(elapsedMs: number, done: number, total: number): number | undefined {
+export function timeLeftMs(doneMs: number, done: number, total: number, inCellMs = 0): number | undefined {
   if (done <= 0) return undefined;
-  return (elapsedMs / done) * Math.max(0, total - done);
+  const mean = doneMs / done;
+  const notStarted = Math.max(0, total - done - (inCellMs > 0 ? 1 : 0));
+  return mean * notStarted + (inCellMs > 0 ? Math.max(0, mean - inCellMs) : 0);
 }

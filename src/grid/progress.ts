@@ -45,11 +45,15 @@ export function gridProgress(
 ): { start: (index: number, at: CellAt) => void; done: (cell: GridCellJson) => void; stop: () => void } {
   const terminal = Boolean(io.stderrIsTty);
   let finished = 0;
+  // The grid's time when the last cell ended, and when the cell under way began.
+  let doneMs = 0;
+  let cellStartMs = 0;
+  let running = false;
   let current: { index: number; at: CellAt } | undefined;
   let timer: NodeJS.Timeout | undefined;
   const timing = (): string => {
     const elapsed = performance.now() - started;
-    const left = timeLeftMs(elapsed, finished, total);
+    const left = timeLeftMs(doneMs, finished, total, running ? elapsed - cellStartMs : 0);
     return `${formatDuration(elapsed)} in${left !== undefined ? `, about ${formatDuration(left)} left` : ''}`;
   };
   const draw = (): void => {
@@ -61,6 +65,8 @@ export function gridProgress(
   return {
     start(index, at) {
       current = { index, at };
+      cellStartMs = performance.now() - started;
+      running = true;
       if (!terminal) return;
       draw();
       timer ??= setInterval(draw, 1000);
@@ -68,6 +74,8 @@ export function gridProgress(
     },
     done(cell) {
       finished++;
+      doneMs = performance.now() - started;
+      running = false;
       if (terminal) return;
       io.err(`${cellDoneLines(axes, total, cell, timing(), errorWidth(io)).join('\n')}\n`);
     },

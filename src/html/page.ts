@@ -357,7 +357,8 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     ['jobs', uniqueValues(runs, (r) => r.jobs)],
     ...usedSetting('batch', runs, (r) => r.batch),
     ...usedSetting('max-stalled', runs, (r) => r.maxStalled),
-    ['stalled-before', uniqueValues(runs, (r) => r.stalledBefore)],
+    // A library's run seeds its own jobs with its own counts: --stalled-before is the model queue's alone.
+    ...usedSetting('stalled-before', runs, (r) => (r.library ? null : r.stalledBefore)),
     // What changes how the table reads: a sorted-set pending, the workers, re-leases, faults, the observer.
     ...consequenceFacts(runs),
     ...(trials ? [['trials per mode', [...new Set(trials.map((s) => s.trials))].join(', ')] as [string, string]] : []),

@@ -26,6 +26,6 @@ export function exportsOf(loaded: unknown, probe: string): Record<string, unknow
 
 export function missingApi(found: FoundLibrary, packageName: string, missing: string): EmqError {
   return usageError(
-    `--lib ${found.name}: ${packageName} ${found.version} (at ${found.entry}) has no ${missing}, which emq-race calls to race its recovery: install a version that has it`,
+    `${found.asked}: ${packageName} ${found.version} (at ${found.entry}) has no ${missing}, which emq-race calls to race its recovery: install a version that has it`,
   );
 }

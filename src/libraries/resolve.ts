@@ -29,7 +29,7 @@ export function parseLibraryName(raw: string): LibraryName {
  * package lacks an entry point or a function the tool calls (checked here, before any server
  * starts, on the package as its own `require` loads it).
  */
-export function findLibrary(name: LibraryName, from: string): FoundLibrary {
+export function findLibrary(name: LibraryName, from: string, asked = `--lib ${name}`): FoundLibrary {
   const { packageName, lacks, installWith } = LIBRARIES[name];
   const dir = projectFolder(from, packageName);
   // The file need not exist: it only sets where the search starts, as the project's own code would.
@@ -39,22 +39,20 @@ export function findLibrary(name: LibraryName, from: string): FoundLibrary {
   if (!manifest) {
     throw usageError(
       // With a client it leaves to its user (BullMQ 6's ioredis, an optional peer), which would be the next refusal.
-      `--lib ${name}: ${packageName} is not installed in ${dir}: install it there with npm install ${[packageName, ...installWith].join(' ')} (or point --lib-from at the project that has it)`,
+      `${asked}: ${packageName} is not installed in ${dir}: install it there with npm install ${[packageName, ...installWith].join(' ')} (or point --lib-from at the project that has it)`,
     );
   }
-  const pkg = readManifest(name, manifest);
+  const pkg = readManifest(name, manifest, asked);
   const version = pkg.version;
-  if (typeof version !== 'string') throw usageError(`--lib ${name}: ${manifest} names no version: is ${packageName} installed whole?`);
-  checkClients(name, packageName, version, manifest, pkg);
+  if (typeof version !== 'string') throw usageError(`${asked}: ${manifest} names no version: is ${packageName} installed whole?`);
+  checkClients(name, asked, packageName, version, manifest, pkg);
   let entry: string;
   try {
     entry = require.resolve(packageName);
   } catch {
-    throw usageError(
-      `--lib ${name}: ${packageName} ${version} (at ${dirname(manifest)}) has no entry point require('${packageName}') can load: install it whole`,
-    );
+    throw usageError(`${asked}: ${packageName} ${version} (at ${dirname(manifest)}) has no entry point require('${packageName}') can load: install it whole`);
   }
-  const found: FoundLibrary = { name, version, entry };
+  const found: FoundLibrary = { name, asked, version, entry };
   let loaded: unknown;
   try {
     loaded = require(entry);
@@ -62,7 +60,7 @@ export function findLibrary(name: LibraryName, from: string): FoundLibrary {
     // A package only an import can load: its module's loader checks it when a run loads it.
     if ((err as { code?: string }).code === 'ERR_REQUIRE_ESM') return found;
     const why = String((err as Error)?.message ?? err).split('\n')[0];
-    throw usageError(`--lib ${name}: ${packageName} ${version} (at ${entry}) does not load: ${why}`);
+    throw usageError(`${asked}: ${packageName} ${version} (at ${entry}) does not load: ${why}`);
   }
   const missing = lacks(loaded);
   if (missing) throw missingApi(found, packageName, missing);
@@ -96,16 +94,16 @@ interface Manifest {
 }
 
 /** The library's package.json, or a usage error naming the file when it cannot be read as JSON. */
-function readManifest(name: LibraryName, manifest: string): Manifest {
+function readManifest(name: LibraryName, manifest: string, asked: string): Manifest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(manifest, 'utf8'));
   } catch (err) {
     const why = String((err as Error)?.message ?? err).split('\n')[0];
-    throw usageError(`--lib ${name}: ${manifest} cannot be read as JSON (${why}): reinstall ${LIBRARIES[name].packageName} there`);
+    throw usageError(`${asked}: ${manifest} cannot be read as JSON (${why}): reinstall ${LIBRARIES[name].packageName} there`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw usageError(`--lib ${name}: ${manifest} is not a package.json (no JSON object): reinstall ${LIBRARIES[name].packageName} there`);
+    throw usageError(`${asked}: ${manifest} is not a package.json (no JSON object): reinstall ${LIBRARIES[name].packageName} there`);
   }
   return parsed as Manifest;
 }
@@ -124,7 +122,7 @@ function declares(pkg: Manifest, dependency: string): boolean {
  * peer, which `npm install bullmq` leaves out) and cannot load is a usage error naming it and the
  * line that installs it, in the folder whose node_modules holds the library.
  */
-function checkClients(name: LibraryName, packageName: string, version: string, manifest: string, pkg: Manifest): void {
+function checkClients(name: LibraryName, asked: string, packageName: string, version: string, manifest: string, pkg: Manifest): void {
   const folder = dirname(manifest);
   let real: string;
   try {
@@ -138,7 +136,7 @@ function checkClients(name: LibraryName, packageName: string, version: string, m
     const found = (own.resolve.paths(client) ?? []).some((modules) => existsSync(join(modules, client, 'package.json')));
     if (found) continue;
     throw usageError(
-      `--lib ${name}: ${packageName} ${version} needs ${client}, which ${packageName} cannot load from ${folder}: install it with npm install ${client} in ${installFolder(folder)}`,
+      `${asked}: ${packageName} ${version} needs ${client}, which ${packageName} cannot load from ${folder}: install it with npm install ${client} in ${installFolder(folder)}`,
     );
   }
 }

@@ -157,6 +157,9 @@ export const LIBRARIES: Readonly<Record<LibraryName, Library>> = {
       // A job past maxStalledCount stays in wait, marked to fail (`defa`): BullMQ 6 fails it when a
       // worker next takes it (under --fault lapsed-lock a second worker does, and it is in failed by the audit).
       deadLetter: { verb: 'marked', to: 'to fail (defa: BullMQ fails each at its next take)', notIn: 'neither in failed nor marked to fail (defa)' },
+      // Each entry in wait is a take, not always a run: a job marked to fail (defa) fails at its next
+      // take without running, and each take after that runs it.
+      entriesAre: 'that would be taken up to',
       headings: { duplicatePending: 'duplicate\nin wait' },
       race: "jobs whose locks lapsed, seeded by BullMQ's own Queue and Worker on a live server, recovered by concurrent callers (its own check, and two ports of it in round trips)",
       recoveredOnce: 'every job whose lock lapsed was recovered exactly once',

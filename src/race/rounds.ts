@@ -83,7 +83,8 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
   let totals = NO_ROUNDS;
   let executions: number | undefined;
-  const sample = c.cycles === 1 && !setup.runOnce ? new CommandSample(setup.jobs) : undefined;
+  // Under --seed one command is in flight at a time, and the replies come in the server's order.
+  const sample = c.cycles === 1 && !setup.runOnce ? new CommandSample(setup.jobs, undefined, setup.seed !== undefined ? 'replied' : 'sent') : undefined;
 
   // With cycles, leases made after the sweepers stopped need another round; a few per cycle suffice.
   const maxRounds = c.cycles > 1 ? 4 * c.cycles + 4 : 1;

@@ -478,6 +478,7 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
         pendingOnlyGrows: workers === 0 && !raced.sample.pendingShrank,
         othersTakeFromPending: workers > 0,
         activeOnlyShrinks: true,
+        serial: run.seed !== undefined,
       })
     : null;
   return {

@@ -22,6 +22,9 @@ export function exampleHeading(run: ExampleRun): string {
 /** How far the replies prove that order, below its lines. */
 export function exampleProof(example: InterleavingExample): string {
   const evidence = example.evidence.join('; ');
+  if (example.serial) {
+    return `One command was in flight at a time (--seed): the replies came back in the order the server ran the commands, and the lines stand in that order${evidence ? ` (the replies also show: ${evidence})` : ''}.`;
+  }
   return example.proven
     ? `Proven from the replies alone: ${evidence}. Where the order cannot matter to the job (two pushes of it, two reads of one value, commands on other keys) lines stand as sent.`
     : `The replies do not prove the server's order (${evidence}): these lines are the order of sending, which is no evidence.`;

@@ -344,11 +344,11 @@ export function readout(run: RunResult): string {
     // The re-leaser took some out during the run: "left" would be false of the final state.
     const atEnd = run.duplicatePendingAtEnd === 0 ? 'none of them left at the end' : `${groupThousands(run.duplicatePendingAtEnd)} of them left at the end`;
     parts.push(
-      `put ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs that would run up to ${run.mostPendingEntries} times; the re-leaser took ${groupThousands(run.duplicatePending - run.duplicatePendingAtEnd)} back out during the run, ${atEnd})`,
+      `put ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs ${words.entriesAre ?? 'that would run up to'} ${run.mostPendingEntries} times; the re-leaser took ${groupThousands(run.duplicatePending - run.duplicatePendingAtEnd)} back out during the run, ${atEnd})`,
     );
   } else if (run.duplicatePending > 0)
     parts.push(
-      `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs that would run up to ${run.mostPendingEntries} times)`,
+      `left ${plural(run.duplicatePending, 'duplicate entry', 'duplicate entries')} in ${words.pending} (jobs ${words.entriesAre ?? 'that would run up to'} ${run.mostPendingEntries} times)`,
     );
   if (count('lostIncrements') > 0) {
     // The cause is named only where the run shows it: a mode whose counter is read then written

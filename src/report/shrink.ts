@@ -23,7 +23,8 @@ export function shrinkLines(witness: ShrunkWitness, fit: (line: string) => strin
     `jobs ${[from.jobs, ...fewerJobs].join(' → ')}`,
     `sweepers ${[from.sweepers, ...fewerSweepers].join(' → ')}`,
     found
-      ? `then one job and two sweeps: seed ${found.seed} (${oneJob.length} seed${oneJob.length === 1 ? '' : 's'} tried)`
+      ? // At one job's faster change points: not a run `--seed N` makes again, which the line says; the witness is the replay.
+        `then one job and two sweeps: seed ${found.seed} at one job's quicker changes of sweep (not what --seed ${found.seed} runs; ${oneJob.length} seed${oneJob.length === 1 ? '' : 's'} tried)`
       : `no seed of ${oneJob.length} tried showed it on one job and two sweeps`,
   ].join(', ');
   const head = `Shrunk from seed ${from.seed}, keeping ${WORDS[witness.anomaly] ?? witness.anomaly} at every step (${steps.length} seeded runs, each on a fresh queue): ${path}.`;

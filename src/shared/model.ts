@@ -79,6 +79,8 @@ export type LibraryName = (typeof LIBRARY_NAMES)[number];
 /** A library as found in the user's project: its package's version and the file `require` gives. */
 export interface FoundLibrary {
   readonly name: LibraryName;
+  /** The flag that asked for it (`--lib bullmq`, or `--mode bullmq-naive`), which a refusal of it names. */
+  readonly asked: string;
   readonly version: string;
   /** The package's main file, resolved from the project's folder as its own `require` would. */
   readonly entry: string;
@@ -150,7 +152,8 @@ export interface RaceOptions extends RaceSize {
   /** --latency and --latency-jitter; undefined when the race connects to the server directly. */
   readonly latency?: LatencyAsked | undefined;
   /** --lib and --lib-from: the library whose modes run, and the folder its package is resolved from. */
-  readonly library?: { readonly name: LibraryName; readonly from: string } | undefined;
+  /** `asked`: the flag that asked for it, as its refusals name it (`--lib bullmq`, or `--mode bullmq-naive`). */
+  readonly library?: { readonly name: LibraryName; readonly from: string; readonly asked?: string } | undefined;
   /** --seed: one command in flight at a time, the turns chosen by a generator seeded with it. */
   readonly seed?: number | undefined;
 }
@@ -490,6 +493,12 @@ export interface QueueWords {
    * it). Unset: "sent N healthy jobs to {dead}", "not in {dead}".
    */
   readonly deadLetter?: { readonly verb: string; readonly to: string; readonly notIn: string };
+  /**
+   * What a job's entries in `pending` come to, before "N times" in the readout: unset, "that would
+   * run up to" (each entry a run). BullMQ's are takes, since a take of a job marked to fail (`defa`)
+   * fails it without running it.
+   */
+  readonly entriesAre?: string;
   /** Headings of FIGURES that name the model queue's parts, in this queue's words (`\n` where they break). */
   readonly headings: Readonly<Partial<Record<Figure['field'], string>>>;
   /** What a run raced, for the page's lede: what was seeded, and who recovered it (lower case: it may follow another queue's). */
@@ -597,6 +606,11 @@ export interface InterleavingExample {
   readonly proven: boolean;
   /** What in the replies fixes the order, in a few words each. */
   readonly evidence: readonly string[];
+  /**
+   * One command was in flight at a time (--seed): the commands stand in the order their replies
+   * came back, which is the order the server ran them in, whatever the replies prove besides.
+   */
+  readonly serial?: true;
 }
 
 export interface FaultCounts {

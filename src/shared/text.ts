@@ -47,9 +47,13 @@ export function trimToWidth(text: string, width: number): string {
   return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
 }
 
+/** A unit that follows a number across a space, which a line is not broken before. */
+const UNIT_AFTER = /^ (ms|µs|s|MB|KB|GB|B|jobs\/s)(?![\w/])/;
+
 /**
- * Breaks a plain line into pieces of at most `width` characters, at spaces where it can; every
- * piece after the first starts with `indent`.
+ * Breaks a plain line into pieces of at most `width` characters, at spaces where it can, and not
+ * between a number and its unit where another space will do; every piece after the first starts
+ * with `indent`.
  */
 export function wrap(line: string, width: number, indent = '  '): string[] {
   const out: string[] = [];
@@ -57,7 +61,11 @@ export function wrap(line: string, width: number, indent = '  '): string[] {
   let lead = '';
   while (lead.length + rest.length > width) {
     const room = width - lead.length;
-    let cut = rest.lastIndexOf(' ', room);
+    const space = rest.lastIndexOf(' ', room);
+    let cut = space;
+    // A number keeps its unit on its line (`4 ms`, `20.9 MB`): the break goes to the space before.
+    while (cut > 0 && /\d$/.test(rest.slice(0, cut)) && UNIT_AFTER.test(rest.slice(cut))) cut = rest.lastIndexOf(' ', cut - 1);
+    if (cut <= 0) cut = space;
     if (cut <= 0) cut = room;
     out.push(lead + rest.slice(0, cut));
     rest = rest.slice(cut).replace(/^ /, '');

@@ -15,8 +15,18 @@ export class CommandSample {
   private readonly logs = new Map<string, { sweeper: number; command: string[]; reply: Reply | undefined }[]>();
   private removals = 0;
 
-  /** Samples `size` of the ids 1 … jobs, evenly spaced. */
-  constructor(jobs: number, size = SAMPLE_SIZE) {
+  /**
+   * Samples `size` of the ids 1 … jobs, evenly spaced. `logged`: when a command takes its place in
+   * its job's log. 'sent' keeps each sweeper's commands in the order it sent them, for the audit to
+   * order across sweepers by what the replies prove. 'replied' is for a race with one command in
+   * flight at a time (--seed): a command may wait at the scheduler's gate after it is sent to it,
+   * so the order of the replies is the one the server ran them in, and the order of the sends is not.
+   */
+  constructor(
+    jobs: number,
+    size = SAMPLE_SIZE,
+    private readonly logged: 'sent' | 'replied' = 'sent',
+  ) {
     const stride = Math.max(1, Math.floor(jobs / size));
     for (let id = stride; id <= jobs && this.logs.size < size; id += stride) this.logs.set(String(id), []);
   }
@@ -26,7 +36,7 @@ export class CommandSample {
     return this.removals > 0;
   }
 
-  /** Every sampled job's commands, in the order they were sent. */
+  /** Every sampled job's commands, in the order they were sent (or, `replied`, answered). */
   jobs(): ReadonlyMap<string, readonly SweeperCommand[]> {
     return this.logs;
   }
@@ -38,12 +48,16 @@ export class CommandSample {
         const log = this.logs.get(id);
         if (!log) return exec;
         return async (command, ...args) => {
-          // Logged when sent, so each sweeper's commands stand in the order it sent them.
           const entry = { sweeper: index + 1, command: [command, ...args.map(String)], reply: undefined as Reply | undefined };
-          log.push(entry);
-          const reply = (await exec(command, ...args)) as Reply;
-          entry.reply = reply;
-          return reply;
+          if (this.logged === 'sent') log.push(entry);
+          try {
+            const reply = (await exec(command, ...args)) as Reply;
+            entry.reply = reply;
+            return reply;
+          } finally {
+            // A command that failed took its turn too.
+            if (this.logged === 'replied') log.push(entry);
+          }
         };
       },
       notePendingRemoval: () => {

@@ -208,6 +208,7 @@ export function memoryTraits(mode: Mode): MemoryTraits {
     const { bytesPerJob, bytesPerDuplicate, seedConnections, commands, scriptBytes, lapsedLock } = library.memory;
     return {
       pushesTwice: strategy.pushesTwice,
+      roundTrips: strategy.roundTrips,
       commands,
       layout: {
         library: library.packageName,
@@ -221,7 +222,7 @@ export function memoryTraits(mode: Mode): MemoryTraits {
       },
     };
   }
-  return { pushesTwice: strategy.pushesTwice, commands: strategy.commands ?? [] };
+  return { pushesTwice: strategy.pushesTwice, roundTrips: strategy.roundTrips, commands: strategy.commands ?? [] };
 }
 
 /**

@@ -76,7 +76,7 @@ export async function assertCleanAllSparesForeign(foreign: ForeignQueue, url: st
 /**
  * `--lib NAME --lib-from` a folder without the package: exit 2, one line saying how to install it
  * with the clients npm leaves out with it (a user who follows it is not refused next for those),
- * nothing written.
+ * nothing written. Asked for by `--mode` with one of its modes, the line names that flag instead.
  */
 export async function assertNotInstalledRefused(foreign: ForeignQueue, url: string, lib: LibraryName): Promise<void> {
   const empty = tempDir('emq-race-nolib-');
@@ -85,6 +85,12 @@ export async function assertNotInstalledRefused(foreign: ForeignQueue, url: stri
   const install = ['npm install', lib, ...LIBRARIES[lib].installWith].join(' ');
   assert.match(result.stderr, new RegExp(`${lib} is not installed in .*: install it there with ${install} \\(`));
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+  assert.match(result.stderr, new RegExp(`^emq-race: --lib ${lib}: `), 'the refusal names the flag given');
+  // Asked for by one of its modes, not by --lib: the refusal names that --mode, the flag the user gave.
+  const mode = LIBRARIES[lib].modes[0]?.mode ?? '';
+  const byMode = await runCli(['--url', url, '--mode', mode, '--lib-from', empty]);
+  assert.equal(byMode.code, 2);
+  assert.match(byMode.stderr, new RegExp(`^emq-race: --mode ${mode}: ${lib} is not installed in `), byMode.stderr);
   assert.deepEqual(await foreign.ourKeys(), []);
 }
 

@@ -82,6 +82,11 @@ describe('grid: pure parts', () => {
     assert.equal(timeLeftMs(1000, 0, 10), undefined);
     assert.equal(timeLeftMs(30_000, 3, 12), 90_000);
     assert.equal(timeLeftMs(30_000, 12, 12), 0);
+    // A cell under way is expected to take the mean, less what it has run: its time is not taken
+    // for finished cells' (three done in 30 s, 4 s into the fourth: 6 s for it, 8 × 10 s after it).
+    assert.equal(timeLeftMs(30_000, 3, 12, 4000), 86_000);
+    // Past the mean, it is about to end: the cells after it are what is left.
+    assert.equal(timeLeftMs(30_000, 3, 12, 25_000), 80_000);
   });
 
   test("a mode's cell sums its trials: the rate per 1,000 jobs, jobs/s over all the time, raced trials", () => {

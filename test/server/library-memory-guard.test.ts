@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { evictedKeys } from '../../src/server/eviction-watch.js';
 import { runCli } from '../helpers/cli.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal, oneErrorLine } from '../helpers/cli-process.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 
@@ -23,7 +23,7 @@ const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 /** Runs far beyond 5 MB in each library's layout (BullMQ's at 480 bytes a job, node-resque's at 832 and 768 a duplicate, Bee-Queue's at 256). */
 const TOO_LARGE = [
   { args: ['--lib', 'bullmq', '--mode', 'bullmq', '--jobs', '20000'], library: 'bullmq', subject: 'bullmq on --jobs 20000' },
-  { args: ['--mode', 'node-resque', '--loop-jobs', '1000'], library: 'node-resque', subject: 'node-resque on --jobs 1000' },
+  { args: ['--mode', 'node-resque', '--loop-jobs', '1000'], library: 'node-resque', subject: 'node-resque on 1000 jobs (--loop-jobs, or --jobs where fewer)' },
   { args: ['--lib', 'bee-queue', '--mode', 'bee-queue', '--jobs', '40000'], library: 'bee-queue', subject: 'bee-queue on --jobs 40000' },
 ];
 
@@ -62,7 +62,7 @@ forEachServer(
           assert.match(
             oneErrorLine(result.stderr) ?? '',
             new RegExp(
-              `^emq-race: ${subject} needs about [\\d.]+ MB on the server at redis://127\\.0\\.0\\.1:\\d+ at its peak \\([\\d.]+ MB of job data at \\d+ bytes a job in ${library}'s own layout, \\d+ connections, .*\\), but only [\\d.]+ MB is left below its maxmemory of 5\\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \\(yours\\) to make room\\. Refusing, nothing written`,
+              `^emq-race: ${literal(subject)} needs about [\\d.]+ MB on the server at redis://127\\.0\\.0\\.1:\\d+ at its peak \\([\\d.]+ MB of job data at \\d+ bytes a job in ${library}'s own layout, \\d+ connections, .*\\), but only [\\d.]+ MB is left below its maxmemory of 5\\.0 MB; under maxmemory-policy allkeys-lru the server would evict other keys \\(yours\\) to make room\\. Refusing, nothing written`,
             ),
           );
           await redis.echo(marker);

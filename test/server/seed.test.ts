@@ -111,6 +111,33 @@ forEachServer('--seed', (handle, kind) => {
     assert.notEqual(other, JSON.stringify(replayable(run)), 'seed 8 ran exactly as seed 7');
   });
 
+  test("the example is the server's own order, as MONITOR saw it: one command in flight, each logged as its reply came", async () => {
+    const client = new Redis(handle.url);
+    const monitor = await client.monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      // The seeding's and the audit's commands run inside scripts: the sweepers' come from clients.
+      if (source !== 'lua') seen.push(args);
+    });
+    let json: SeededJson;
+    try {
+      json = await seeded(7);
+    } finally {
+      monitor.disconnect();
+      client.disconnect();
+    }
+    const run = json.runs[0];
+    assert.ok(run?.example, 'a raced job is shown');
+    const { job } = run.example;
+    assert.equal((run.example as { serial?: boolean }).serial, true);
+    // The sweepers' own commands (the clean-up's UNLINK names every job too).
+    const names = new Set(run.example.commands.map((c) => c.command[0]?.toUpperCase()));
+    const ofJob = (args: readonly string[]) =>
+      names.has(args[0]?.toUpperCase()) && (args[1] === `emq:{${run.queue}}:job:${job}` || (args[1]?.startsWith(`emq:{${run.queue}}:`) && args[2] === job));
+    const order = (commands: readonly (readonly string[])[]) => commands.filter(ofJob).map(([name, ...rest]) => [name?.toUpperCase(), ...rest].join(' '));
+    assert.deepEqual(order(run.example.commands.map((c) => c.command)), order(seen), 'every command of the job, in the order the server ran them');
+  });
+
   test('every built-in mode runs seeded; only the loop races', async () => {
     const result = await runCli([
       '--url',
@@ -243,7 +270,9 @@ forEachServer('--seed', (handle, kind) => {
     assert.match(text.split('\n')[0] ?? '', /^const MODE = 'loop';/);
     // What made it: the race's own line, every flag that shaped the run, the server left out.
     const made = /^\/\/ Made by emq-race \S+: (emq-race .*)$/m.exec(text)?.[1] ?? '';
-    assert.match(made, /^emq-race --mode loop --sweepers 4 --jobs 50 .*--seed 7 --shrink .*--export-test witness\.test\.mjs$/);
+    assert.match(made, /^emq-race --mode loop --sweepers 4 --jobs 50 .*--seed 7 --shrink .*--export-test /);
+    // The file as the flag named it, folder and all: the line run again writes the same file.
+    assert.ok(made.endsWith(` --export-test ${file}`), made);
     assert.doesNotMatch(made, /--url|redis:/);
     // The summary as Node's default reporter prints it off a terminal: TAP on Node 20 ("# fail 1"),
     // the spec reporter on Node 23 and later ("ℹ fail 1").

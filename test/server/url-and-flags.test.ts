@@ -114,6 +114,8 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     args: ['--jobs', '5', '--sweepers'],
     line: /^emq-race: --sweepers: no value given; give the value right after --sweepers \(--sweepers <n>\)$/,
   },
+  // The grid's axis may name its flag with the dashes: that is --vary's value, read by the axis's own parser.
+  { name: 'grid --vary --sweepers=1,0', args: ['grid', '--vary', '--sweepers=1,0'], line: /^emq-race: --sweepers: 0 is out of range; expected 1 to 256$/ },
   // A word that starts with '-' but is no flag of the tool is still the flag's value, judged by its parser.
   { name: '--stalled-before -1', args: ['--stalled-before', '-1'], line: /^emq-race: --stalled-before: -1 is out of range; expected 0 to 999999$/ },
   { name: '--html -x', args: ['--html', '-x'], line: /^emq-race: --html: "-x" looks like an option, not a file name/ },

@@ -146,9 +146,9 @@ test('the tested range: from 6.7.0 below 7.0.0, pre-releases outside', () => {
   assert.equal(inTestedRange('7.0.0', range), false);
   assert.equal(inTestedRange('6.8.0-beta.1', range), false);
   assert.equal(inTestedRange('not a version', range), false);
-  assert.equal(versionWarning({ name: 'bullmq', version: '6.7.0', entry: 'x' }), undefined);
+  assert.equal(versionWarning({ name: 'bullmq', asked: '--lib bullmq', version: '6.7.0', entry: 'x' }), undefined);
   assert.match(
-    versionWarning({ name: 'bullmq', version: '5.1.0', entry: 'x' }) ?? '',
+    versionWarning({ name: 'bullmq', asked: '--lib bullmq', version: '5.1.0', entry: 'x' }) ?? '',
     /bullmq 5\.1\.0 is outside the versions emq-race was tested with \(>=6\.7\.0 <7\.0\.0\)/,
   );
 });
@@ -167,8 +167,9 @@ test('--lib alone runs its three modes; with --mode naming some of them only tho
   // --script beside --lib, no --mode: the script mode runs with the library's, not dropped unread.
   assert.deepEqual(modesWithLibrary(['script'], 'bullmq', false), ['bullmq', 'bullmq-naive', 'bullmq-guarded', 'script']);
   assert.deepEqual(modesWithLibrary(['atomic'], 'bullmq', true), ['atomic', 'bullmq', 'bullmq-naive', 'bullmq-guarded']);
-  assert.deepEqual(libraryAsked({ mode: ['bullmq-guarded'], modeGiven: true }), { name: 'bullmq', from: '.' });
-  assert.deepEqual(libraryAsked({ mode: ['atomic'], lib: 'bullmq', libFrom: '/p', modeGiven: false }), { name: 'bullmq', from: '/p' });
+  // `asked`: the flag its refusals name, the --mode that named it or --lib.
+  assert.deepEqual(libraryAsked({ mode: ['bullmq-guarded'], modeGiven: true }), { name: 'bullmq', from: '.', asked: '--mode bullmq-guarded' });
+  assert.deepEqual(libraryAsked({ mode: ['atomic'], lib: 'bullmq', libFrom: '/p', modeGiven: false }), { name: 'bullmq', from: '/p', asked: '--lib bullmq' });
   assert.equal(libraryAsked({ mode: ['atomic'], modeGiven: true }), undefined);
   assert.throws(() => libraryAsked({ mode: ['atomic'], libFrom: '/p', modeGiven: true }), /--lib-from: needs --lib/);
   assert.equal(libraryOf('bullmq-naive'), 'bullmq');

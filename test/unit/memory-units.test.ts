@@ -90,6 +90,12 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
       'redis://h:1',
     ) ?? '';
   assert.match(single, /, 1 connection, 1 command new to the server,/);
+  // A round-trip mode runs on --loop-jobs, or --jobs where fewer: the line names both, not --jobs alone.
+  const loop = peakFootprint([[modeRun({ mode: 'loop', live: 0 })]], COSTS, 0, memoryTraits);
+  const loopRefused =
+    footprintProblem({ usedMemory: 2 * MB, maxMemory: 3 * MB, policy: 'noeviction', notCountedForEvict: 0 }, loop, COSTS, 'redis://h:1') ?? '';
+  assert.match(loopRefused, /^loop on 6000 jobs \(--loop-jobs, or --jobs where fewer\) needs about /);
+  assert.match(loopRefused, /Refusing, nothing written: lower --loop-jobs \(or --jobs\), or use a server with more room$/);
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {

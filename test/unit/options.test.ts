@@ -5,6 +5,7 @@ import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { queueKeys, queuePattern } from '../../src/queue/keys.js';
 import { randomQueueName } from '../../src/queue/keys.js';
 import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
+import { useColor } from '../../src/cli/race-output.js';
 import { parseExpectation } from '../../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
 import { LIMITS, type RaceOptions } from '../../src/shared/model.js';
@@ -33,6 +34,7 @@ test('modes: single, both, comma lists; unknown ones are refused', () => {
   assert.deepEqual(parseModes('both'), ['atomic', 'loop']);
   assert.deepEqual(parseModes('loop,atomic,loop'), ['loop', 'atomic']);
   usage(() => parseModes('fast'), /^--mode: "fast" is not a mode/);
+  usage(() => parseModes('both,loop'), /^--mode: both stands alone \(--mode both\); in a list, name the modes themselves, as in atomic,loop$/);
 });
 
 test('modes: an empty item of the list, or no mode at all, is said as that', () => {
@@ -64,7 +66,7 @@ test('cross-flag checks', () => {
   checkRaceOptions(base);
   checkRaceOptions({ ...base, stalledBefore: 2 });
   usage(() => checkRaceOptions({ ...base, stalledBefore: 3 }), /^--stalled-before: 3 must be below --max-stalled/);
-  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }), /^--expect race: needs a loop run/);
+  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }), /^--expect race: stands for loop=race and needs a loop run/);
   usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('loop=race') }), /^--expect loop=race: loop is not among the modes run/);
 });
 
@@ -118,4 +120,16 @@ test('a URL from REDIS_URL is named so in its errors, not as a --url never given
 test('server kind and version come from server_name / valkey_version where present', () => {
   assert.deepEqual(parseServerInfo('# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n'), { kind: 'redis', version: '7.0.15' });
   assert.deepEqual(parseServerInfo('# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n'), { kind: 'valkey', version: '8.0.1' });
+});
+
+test('colour: NO_COLOR turns it off, FORCE_COLOR on in a pipe and off as 0 or false, else the terminal decides', () => {
+  const colour = (env: Record<string, string>, stdoutIsTty: boolean) => useColor({ env, stdoutIsTty });
+  assert.equal(colour({}, true), true);
+  assert.equal(colour({}, false), false);
+  assert.equal(colour({ NO_COLOR: '1', FORCE_COLOR: '1' }, true), false);
+  assert.equal(colour({ FORCE_COLOR: '1' }, false), true);
+  assert.equal(colour({ FORCE_COLOR: '0' }, true), false);
+  assert.equal(colour({ FORCE_COLOR: 'false' }, true), false);
+  // An empty NO_COLOR is not set, as its convention reads it.
+  assert.equal(colour({ NO_COLOR: '' }, true), true);
 });

@@ -148,4 +148,6 @@ test('replies print the way redis-cli prints them; long lines wrap at spaces', (
   assert.equal(formatReply([]), '(empty array)');
   assert.equal(formatReply(['1', '2']), '1) "1" 2) "2"');
   assert.deepEqual(wrap('aaa bbb ccc', 7), ['aaa bbb', '  ccc']);
+  // A number keeps its unit: the break moves to the space before the number, where there is one.
+  assert.deepEqual(wrap('latency 0, 4 ms → 4.13 ms', 13), ['latency 0,', '  4 ms →', '  4.13 ms']);
 });

@@ -67,7 +67,7 @@ test("the shrink's lines: the path taken, and the explain line whole", () => {
   const lines = shrinkLines(WITNESS, (line) => line);
   assert.match(
     lines[0] ?? '',
-    /^Shrunk from seed 7, keeping a lost increment at every step \(6 seeded runs.*jobs 200 → 100, sweepers 4 → 3, then one job and two sweeps: seed 8 \(2 seeds tried\)\.$/,
+    /^Shrunk from seed 7, keeping a lost increment at every step \(6 seeded runs.*jobs 200 → 100, sweepers 4 → 3, then one job and two sweeps: seed 8 at one job's quicker changes of sweep \(not what --seed 8 runs; 2 seeds tried\)\.$/,
   );
   assert.equal(lines[1], 'The witness, duplicateAndLostIncrement in 3 switches, to replay step by step:');
   assert.equal(lines[2], `  ${WITNESS.command}`);
@@ -85,9 +85,15 @@ test("the shrink's lines: the path taken, and the explain line whole", () => {
       { stage: 'one-job', jobs: 1, sweepers: 2, seed: 3, found: true },
     ],
   };
-  assert.match(shrinkLines(two, (line) => line)[0] ?? '', /: jobs 2, sweepers 2, then one job and two sweeps: seed 3 \(1 seed tried\)\.$/);
+  assert.match(
+    shrinkLines(two, (line) => line)[0] ?? '',
+    /: jobs 2, sweepers 2, then one job and two sweeps: seed 3 at one job's quicker changes of sweep \(not what --seed 3 runs; 1 seed tried\)\.$/,
+  );
   const halved: ShrunkWitness = { ...two, steps: [{ stage: 'jobs', jobs: 1, sweepers: 2, seed: 3, found: true }, ...two.steps.slice(1)] };
-  assert.match(shrinkLines(halved, (line) => line)[0] ?? '', /: jobs 2 → 1, sweepers 2, then one job and two sweeps: seed 3 \(1 seed tried\)\.$/);
+  assert.match(
+    shrinkLines(halved, (line) => line)[0] ?? '',
+    /: jobs 2 → 1, sweepers 2, then one job and two sweeps: seed 3 at one job's quicker changes of sweep \(not what --seed 3 runs; 1 seed tried\)\.$/,
+  );
 });
 
 test('the exported test names its mode on the first line and carries the schedule and the flags', () => {
@@ -100,6 +106,10 @@ test('the exported test names its mode on the first line and carries the schedul
   assert.match(text, /^const SCHEDULE = 'A:detect,A:probe,B:detect.*B:write';$/m);
   assert.match(text, /^const FLAGS = \['--max-stalled', '5'\];$/m);
   assert.match(text, /execFile\('emq-race', args/);
+  // A file name with a line break in it stays inside the comment that names it.
+  const named = exportedTest(WITNESS, WITNESS.command as string, "emq-race --export-test 'a\nprocess.exit(1)\u2028b.mjs'");
+  assert.match(named, /^\/\/ Made by emq-race --export-test 'a process\.exit\(1\) b\.mjs'$/m);
+  assert.doesNotMatch(named, /^process\.exit/m);
 });
 
 test("the one-job seeds start at the run's own and round past the last to 0, each one --seed takes", () => {
