@@ -101,10 +101,15 @@ export function checkExpectedModes(expect: Expectation, modes: readonly Mode[]):
   if (first === undefined) return;
   const term = expect.modes[first]?.term ?? first;
   if (term === 'race') {
-    // A run of a library's modes has no loop; its own mode that races by design is the one to name.
-    const racing = modes.filter((mode) => STRATEGIES[mode].library !== undefined && STRATEGIES[mode].racesByDesign);
-    const instead = racing.length > 0 ? `; in this run, name the mode that races: --expect ${racing.map((mode) => `${mode}=race`).join(',')}` : '';
-    throw usageError(`--expect race: stands for loop=race and needs a loop run (--mode loop or both), since only the loop can race${instead}`);
+    // A run of a library's modes has no loop: the same expectation in its modes' own terms, each
+    // mode that races by design expected to race and every other mode clean.
+    const library = modes.some((mode) => STRATEGIES[mode].library !== undefined);
+    const terms = modes.map((mode) => `${mode}=${STRATEGIES[mode].racesByDesign ? 'race' : 'clean'}`).join(',');
+    throw usageError(
+      library
+        ? `--expect race: expects the loop to race and every other mode to be clean, and this run has no loop; name its modes instead: --expect ${terms}`
+        : '--expect race: expects the loop to race and every other mode to be clean, and needs a loop run (--mode loop or both)',
+    );
   }
   throw usageError(
     `--expect ${term}: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not among the modes run (--mode ${modes.join(',')}); add ${missing.length === 1 ? 'it' : 'them'} to --mode or leave ${missing.length === 1 ? 'it' : 'them'} out of --expect`,

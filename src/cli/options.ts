@@ -84,14 +84,17 @@ export function refuseEmptyMode(raw: string, part: string): void {
 
 export function parseModes(raw: string): Mode[] {
   const sets: Readonly<Record<string, readonly Mode[]>> = modeSets();
-  const set = sets[raw];
+  // Own names only: `constructor` or `toString` is a mistyped mode, not a set an object inherits.
+  const setNamed = (name: string): readonly Mode[] | undefined => (Object.hasOwn(sets, name) ? sets[name] : undefined);
+  const set = setNamed(raw);
   if (set) return [...set];
   const known = allModes();
   const modes: Mode[] = [];
   for (const part of raw.split(',').map((p) => p.trim())) {
     refuseEmptyMode(raw, part);
     // A set's name is a whole --mode of its own: in a list it is refused as such, not as a typo.
-    if (sets[part]) throw usageError(`--mode: ${part} stands alone (--mode ${part}); in a list, name the modes themselves, as in ${sets[part].join(',')}`);
+    const named = setNamed(part);
+    if (named) throw usageError(`--mode: ${part} stands alone (--mode ${part}); in a list, name the modes themselves, as in ${named.join(',')}`);
     if (!(known as readonly string[]).includes(part)) {
       const choices = [...known, ...Object.keys(sets)];
       throw usageError(`--mode: ${shownChoice(part, choices)} is not a mode; expected one of ${choices.join(', ')}`);

@@ -29,12 +29,20 @@ import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type
 function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {
   // The user's library, found where --lib-from says (main has already refused a missing one).
   const library = options.library ? findLibrary(options.library.name, options.library.from, options.library.asked) : undefined;
-  return (mode) => ({
-    ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
-    jobs: jobsForMode(mode, options.jobs, flags.loopJobs ?? LIMITS.loopJobs.default),
-    // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
-    serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
-  });
+  return (mode) => {
+    const loopJobs = flags.loopJobs ?? LIMITS.loopJobs.default;
+    const jobs = jobsForMode(mode, options.jobs, loopJobs);
+    // What a refusal of the run's size names: --loop-jobs where it set a round-trip mode's jobs,
+    // being fewer than --jobs, or as many and given.
+    const byLoopJobs = STRATEGIES[mode].roundTrips && (loopJobs < options.jobs || (flags.loopJobs !== undefined && loopJobs === options.jobs));
+    return {
+      ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
+      jobs,
+      ...(byLoopJobs ? { jobsFlag: '--loop-jobs' as const } : {}),
+      // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
+      serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
+    };
+  };
 }
 
 /** Whether a race runs its queues side by side, one per --queues or per cluster primary, rather than one queue per step. */
@@ -46,7 +54,7 @@ function spreadsQueues(topology: Topology | undefined, flags: MainFlags): boolea
 function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
   if (topology && options.library) {
     throw usageError(
-      `--lib ${options.library.name}: the server at ${session.target.display} is a cluster node; a library run connects the library's clients to one server, and on a cluster the tool spreads its queues over every primary`,
+      `${options.library.asked ?? `--lib ${options.library.name}`}: the server at ${session.target.display} is a cluster node; a library run connects the library's clients to one server, and on a cluster the tool spreads its queues over every primary`,
     );
   }
   if (topology && options.latency) {

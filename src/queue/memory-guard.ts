@@ -216,8 +216,6 @@ function layoutCosts(run: ModeRun, layout: LibraryLayout): { readonly bytesPerJo
 export interface MemoryTraits {
   /** Its sweeps may push one job into a list `pending` more than once (the loop; a user's script may do anything). */
   readonly pushesTwice: boolean;
-  /** A round-trip mode: its jobs are --loop-jobs, or --jobs where that is fewer, which a refusal names. */
-  readonly roundTrips: boolean;
   /** Server commands it sends beyond every run's (BASE_COMMANDS). */
   readonly commands: readonly string[];
   /** A queue library's mode: its own layout, in place of the costs measured on the slice. */
@@ -261,8 +259,6 @@ export interface Footprint {
   readonly newCommands: number;
   /** The library whose own layout the moment's dearest run has, and its bytes a job there (for the message); none for the model queue's. */
   readonly layout?: { readonly library: string; readonly bytesPerJob: number };
-  /** The dearest run is a round-trip mode's: its jobs are --loop-jobs, or --jobs where that is fewer. */
-  readonly roundTrips?: boolean;
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
@@ -277,8 +273,7 @@ export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newC
     const dearest = dearestRun(moment);
     const layout = dearest ? traits(dearest.mode).layout : undefined;
     const perJob = dearest && layout ? { layout: { library: layout.library, bytesPerJob: layoutCosts(dearest, layout).bytesPerJob } } : {};
-    const roundTrips = dearest !== undefined && traits(dearest.mode).roundTrips;
-    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob, ...(roundTrips ? { roundTrips } : {}) };
+    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob };
   }
   return peak ?? { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
 }
@@ -292,17 +287,27 @@ function dearestRun(moment: Moment): ModeRun | undefined {
 
 /**
  * `--jobs 6000 (with 600 live jobs)`, or `4 queues side by side of --jobs 6000 …`: the dearest
- * moment in the user's words. A round-trip mode's jobs are --loop-jobs, or --jobs where that is
- * fewer: either flag may be the one to lower, so both are named.
+ * moment in the user's words, its jobs named by the flag that set them (`--loop-jobs` for a
+ * round-trip mode that it cut below --jobs).
  */
-function describeMoment(moment: Moment, library: boolean, roundTrips: boolean): string {
+function describeMoment(moment: Moment, library: boolean): string {
   const dearest = dearestRun(moment);
   if (!dearest) return 'the run';
   // A library's run seeds no live jobs of the model queue's.
   const live = library ? 0 : (dearest.live ?? 0);
-  const jobs = roundTrips ? `${dearest.jobs} jobs (--loop-jobs, or --jobs where fewer)` : `--jobs ${dearest.jobs}`;
-  const one = `${jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
+  const one = `${jobsFlagOf(dearest)} ${dearest.jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
+}
+
+/** What to lower: every flag that set the jobs of a run at that moment (--loop-jobs alone would leave a library's own mode, on --jobs, as large). */
+function remedyFlags(moment: Moment): string {
+  const flags = [...new Set(moment.map(jobsFlagOf))].sort();
+  return flags.join(' and ');
+}
+
+/** The flag that set a run's jobs. */
+function jobsFlagOf(run: ModeRun): string {
+  return run.jobsFlag ?? '--jobs';
 }
 
 /** How a refusal names what would not fit and what to do, for a command whose flags are not the race's (explain). */
@@ -322,7 +327,7 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
     ? `${footprint.layout.bytesPerJob} bytes a job in ${footprint.layout.library}'s own layout`
     : `${Math.round(costs.hash + KEYSPACE_SLOT_BYTES + Math.max(costs.active, costs.pending, costs.dead) + SET_TABLE_BYTES)} bytes a job as measured there`;
   const what =
-    `${words?.subject ?? describeMoment(footprint.moment, footprint.layout !== undefined, footprint.roundTrips === true)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
+    `${words?.subject ?? describeMoment(footprint.moment, footprint.layout !== undefined)} needs about ${mb(footprint.bytes)} on the server at ${where} at its peak ` +
     `(${mb(footprint.data)} of job data at ${perJob}, ${plural(footprint.connections, 'connection')}, ` +
     `${plural(footprint.newCommands, 'command')} new to the server, and a ${MARGIN * 100}% margin), ` +
     `but only ${mb(Math.max(0, room))} is left below its maxmemory of ${mb(memory.maxMemory)}`;
@@ -331,7 +336,7 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   else if (memory.policy.startsWith('volatile-'))
     consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
   else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
-  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${footprint.roundTrips ? '--loop-jobs (or --jobs)' : '--jobs'}${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
+  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${remedyFlags(footprint.moment)}${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
 }
 
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */

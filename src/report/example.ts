@@ -23,7 +23,7 @@ export function exampleHeading(run: ExampleRun): string {
 export function exampleProof(example: InterleavingExample): string {
   const evidence = example.evidence.join('; ');
   if (example.serial) {
-    return `One command was in flight at a time (--seed): the replies came back in the order the server ran the commands, and the lines stand in that order${evidence ? ` (the replies also show: ${evidence})` : ''}.`;
+    return `One command was in flight at a time (--seed): the replies came back in the order the server ran the commands, and the lines stand in that order${evidence ? ` (which the replies prove by themselves as well: ${evidence})` : ''}.`;
   }
   return example.proven
     ? `Proven from the replies alone: ${evidence}. Where the order cannot matter to the job (two pushes of it, two reads of one value, commands on other keys) lines stand as sent.`

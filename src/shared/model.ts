@@ -640,6 +640,8 @@ export interface ChaosCounts {
 
 export interface ModeRun extends RaceSize {
   readonly mode: Mode;
+  /** The flag that set `jobs` where it is not --jobs: a round-trip mode's --loop-jobs, when that was fewer. */
+  readonly jobsFlag?: '--loop-jobs';
   readonly queue: string;
   readonly probeDelayMs: number;
   readonly keep: boolean;

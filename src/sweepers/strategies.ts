@@ -208,7 +208,6 @@ export function memoryTraits(mode: Mode): MemoryTraits {
     const { bytesPerJob, bytesPerDuplicate, seedConnections, commands, scriptBytes, lapsedLock } = library.memory;
     return {
       pushesTwice: strategy.pushesTwice,
-      roundTrips: strategy.roundTrips,
       commands,
       layout: {
         library: library.packageName,
@@ -222,7 +221,7 @@ export function memoryTraits(mode: Mode): MemoryTraits {
       },
     };
   }
-  return { pushesTwice: strategy.pushesTwice, roundTrips: strategy.roundTrips, commands: strategy.commands ?? [] };
+  return { pushesTwice: strategy.pushesTwice, commands: strategy.commands ?? [] };
 }
 
 /**

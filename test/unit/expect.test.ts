@@ -75,11 +75,14 @@ test('a mode named in --expect must be among the modes run', () => {
     /^--expect loop=race: loop is not among the modes run \(--mode atomic\); add it to --mode or leave it out of --expect$/,
   );
   usage(() => checkExpectedModes(parseExpectation('watch=clean,claim=clean'), ['atomic']), /^--expect watch=clean: watch, claim are not among the modes run/);
-  usage(() => checkExpectedModes(parseExpectation('race'), ['atomic']), /^--expect race: stands for loop=race and needs a loop run/);
-  // A library's run has no loop: the line names the library's own mode that races.
+  usage(
+    () => checkExpectedModes(parseExpectation('race'), ['atomic']),
+    /^--expect race: expects the loop to race and every other mode to be clean, and needs a loop run/,
+  );
+  // A library's run has no loop: the line gives the same expectation in its modes' own terms.
   usage(
     () => checkExpectedModes(parseExpectation('race'), ['bullmq', 'bullmq-naive', 'bullmq-guarded']),
-    /; in this run, name the mode that races: --expect bullmq-naive=race$/,
+    /this run has no loop; name its modes instead: --expect bullmq=clean,bullmq-naive=race,bullmq-guarded=clean$/,
   );
 });
 

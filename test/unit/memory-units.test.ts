@@ -90,12 +90,19 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
       'redis://h:1',
     ) ?? '';
   assert.match(single, /, 1 connection, 1 command new to the server,/);
-  // A round-trip mode runs on --loop-jobs, or --jobs where fewer: the line names both, not --jobs alone.
-  const loop = peakFootprint([[modeRun({ mode: 'loop', live: 0 })]], COSTS, 0, memoryTraits);
-  const loopRefused =
-    footprintProblem({ usedMemory: 2 * MB, maxMemory: 3 * MB, policy: 'noeviction', notCountedForEvict: 0 }, loop, COSTS, 'redis://h:1') ?? '';
-  assert.match(loopRefused, /^loop on 6000 jobs \(--loop-jobs, or --jobs where fewer\) needs about /);
-  assert.match(loopRefused, /Refusing, nothing written: lower --loop-jobs \(or --jobs\), or use a server with more room$/);
+  // A round-trip mode whose jobs --loop-jobs set, below --jobs: the line names that flag, to lower.
+  const refusal = (run: Parameters<typeof modeRun>[0]) =>
+    footprintProblem(
+      { usedMemory: 2 * MB, maxMemory: 3 * MB, policy: 'noeviction', notCountedForEvict: 0 },
+      peakFootprint([[modeRun(run)]], COSTS, 0, memoryTraits),
+      COSTS,
+      'redis://h:1',
+    ) ?? '';
+  const capped = refusal({ mode: 'loop', live: 0, jobsFlag: '--loop-jobs' });
+  assert.match(capped, /^loop on --loop-jobs 6000 needs about /);
+  assert.match(capped, /Refusing, nothing written: lower --loop-jobs, or use a server with more room$/);
+  // Where --jobs was the fewer, it set the loop's jobs too, and is the one to lower.
+  assert.match(refusal({ mode: 'loop', live: 0 }), /^loop on --jobs 6000 needs about .*: lower --jobs, or use/);
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {

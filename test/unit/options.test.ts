@@ -35,6 +35,9 @@ test('modes: single, both, comma lists; unknown ones are refused', () => {
   assert.deepEqual(parseModes('loop,atomic,loop'), ['loop', 'atomic']);
   usage(() => parseModes('fast'), /^--mode: "fast" is not a mode/);
   usage(() => parseModes('both,loop'), /^--mode: both stands alone \(--mode both\); in a list, name the modes themselves, as in atomic,loop$/);
+  // A name every object inherits is no set: refused as a mode it is not.
+  usage(() => parseModes('loop,constructor'), /^--mode: "constructor" is not a mode/);
+  usage(() => parseModes('constructor'), /^--mode: "constructor" is not a mode/);
 });
 
 test('modes: an empty item of the list, or no mode at all, is said as that', () => {
@@ -66,7 +69,10 @@ test('cross-flag checks', () => {
   checkRaceOptions(base);
   checkRaceOptions({ ...base, stalledBefore: 2 });
   usage(() => checkRaceOptions({ ...base, stalledBefore: 3 }), /^--stalled-before: 3 must be below --max-stalled/);
-  usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }), /^--expect race: stands for loop=race and needs a loop run/);
+  usage(
+    () => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('race') }),
+    /^--expect race: expects the loop to race and every other mode to be clean, and needs a loop run/,
+  );
   usage(() => checkRaceOptions({ ...base, modes: ['atomic'], expect: parseExpectation('loop=race') }), /^--expect loop=race: loop is not among the modes run/);
 });
 
