@@ -101,13 +101,13 @@ export function checkExpectedModes(expect: Expectation, modes: readonly Mode[]):
   if (first === undefined) return;
   const term = expect.modes[first]?.term ?? first;
   if (term === 'race') {
-    // A run of a library's modes has no loop: the same expectation in its modes' own terms, each
-    // mode that races by design expected to race and every other mode clean.
+    // A run of a library's modes has no loop: what to expect of each of its modes is the user's to
+    // say (a fault may make every one of them race), so the line names the form and the modes, and
+    // offers no line of its own as though it meant the same.
     const library = modes.some((mode) => STRATEGIES[mode].library !== undefined);
-    const terms = modes.map((mode) => `${mode}=${STRATEGIES[mode].racesByDesign ? 'race' : 'clean'}`).join(',');
     throw usageError(
       library
-        ? `--expect race: expects the loop to race and every other mode to be clean, and this run has no loop; name its modes instead: --expect ${terms}`
+        ? `--expect race: expects the loop to race and every other mode to be clean, and this run has no loop; expect each of its modes by name instead (MODE=race or MODE=clean; its modes: ${modes.join(', ')})`
         : '--expect race: expects the loop to race and every other mode to be clean, and needs a loop run (--mode loop or both)',
     );
   }

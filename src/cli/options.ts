@@ -86,7 +86,7 @@ export function parseModes(raw: string): Mode[] {
   const sets: Readonly<Record<string, readonly Mode[]>> = modeSets();
   // Own names only: `constructor` or `toString` is a mistyped mode, not a set an object inherits.
   const setNamed = (name: string): readonly Mode[] | undefined => (Object.hasOwn(sets, name) ? sets[name] : undefined);
-  const set = setNamed(raw);
+  const set = setNamed(raw.trim());
   if (set) return [...set];
   const known = allModes();
   const modes: Mode[] = [];

@@ -67,7 +67,8 @@ function shrinkBase(options: RaceOptions, found: RunResult, userScript: string |
 export function writeExportedTest(path: string, shrink: ShrunkWitness | undefined, command: string, seed: number): string | undefined {
   if (!shrink) return `--export-test: ${nothingFound(seed)}; nothing written to ${path}`;
   if (!shrink.command) return `--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`;
-  // The file as the flag named it, so that the line run again from the same folder writes the same file.
+  // The file as the flag named it, so that the line run again from the same folder writes the same
+  // file (a line break in the name is shown escaped in the file's comment: exportedTest).
   const made = `emq-race ${VERSION}: ${command} --export-test ${shellQuote(path)}`;
   try {
     writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });

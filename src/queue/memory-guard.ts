@@ -259,11 +259,18 @@ export interface Footprint {
   readonly newCommands: number;
   /** The library whose own layout the moment's dearest run has, and its bytes a job there (for the message); none for the model queue's. */
   readonly layout?: { readonly library: string; readonly bytesPerJob: number };
+  /**
+   * Every moment's bytes (margin included) and the flag that set its dearest run's jobs: what a
+   * refusal tells the user to lower is every flag of a moment that does not fit, since lowering
+   * --loop-jobs alone leaves a mode on --jobs (a library's own, atomic) as large as it was.
+   */
+  readonly moments?: readonly { readonly bytes: number; readonly jobsFlag: string }[];
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
 export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newCommands: number, traits: TraitsOf): Footprint {
   let peak: Footprint | undefined;
+  const each: { bytes: number; jobsFlag: string }[] = [];
   for (const moment of moments) {
     const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs, traits), 0);
     const connections = moment.reduce((sum, run) => sum + connectionsOf(run, traits), 0);
@@ -273,9 +280,10 @@ export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newC
     const dearest = dearestRun(moment);
     const layout = dearest ? traits(dearest.mode).layout : undefined;
     const perJob = dearest && layout ? { layout: { library: layout.library, bytesPerJob: layoutCosts(dearest, layout).bytesPerJob } } : {};
+    if (dearest) each.push({ bytes, jobsFlag: jobsFlagOf(dearest) });
     if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob };
   }
-  return peak ?? { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
+  return peak ? { ...peak, moments: each } : { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
 }
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -299,9 +307,11 @@ function describeMoment(moment: Moment, library: boolean): string {
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
 
-/** What to lower: every flag that set the jobs of a run at that moment (--loop-jobs alone would leave a library's own mode, on --jobs, as large). */
-function remedyFlags(moment: Moment): string {
-  const flags = [...new Set(moment.map(jobsFlagOf))].sort();
+/** What to lower: the flag that set the jobs of every moment that does not fit in `room` (the dearest's, at least). */
+function remedyFlags(footprint: Footprint, room: number): string {
+  const over = (footprint.moments ?? []).filter((moment) => moment.bytes > room).map((moment) => moment.jobsFlag);
+  const dearest = dearestRun(footprint.moment);
+  const flags = [...new Set([...(dearest ? [jobsFlagOf(dearest)] : []), ...over])].sort();
   return flags.join(' and ');
 }
 
@@ -336,7 +346,7 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   else if (memory.policy.startsWith('volatile-'))
     consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
   else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
-  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${remedyFlags(footprint.moment)}${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
+  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${remedyFlags(footprint, room)}${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
 }
 
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */

@@ -79,10 +79,10 @@ test('a mode named in --expect must be among the modes run', () => {
     () => checkExpectedModes(parseExpectation('race'), ['atomic']),
     /^--expect race: expects the loop to race and every other mode to be clean, and needs a loop run/,
   );
-  // A library's run has no loop: the line gives the same expectation in its modes' own terms.
+  // A library's run has no loop: the line says how to expect each of its modes by name.
   usage(
     () => checkExpectedModes(parseExpectation('race'), ['bullmq', 'bullmq-naive', 'bullmq-guarded']),
-    /this run has no loop; name its modes instead: --expect bullmq=clean,bullmq-naive=race,bullmq-guarded=clean$/,
+    /this run has no loop; expect each of its modes by name instead \(MODE=race or MODE=clean; its modes: bullmq, bullmq-naive, bullmq-guarded\)$/,
   );
 });
 

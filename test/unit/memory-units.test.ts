@@ -103,6 +103,15 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
   assert.match(capped, /Refusing, nothing written: lower --loop-jobs, or use a server with more room$/);
   // Where --jobs was the fewer, it set the loop's jobs too, and is the one to lower.
   assert.match(refusal({ mode: 'loop', live: 0 }), /^loop on --jobs 6000 needs about .*: lower --jobs, or use/);
+  // Modes run one after another: a mode on --jobs that does not fit either is named with it, since
+  // lowering --loop-jobs alone would only bring the next refusal.
+  const both = footprintProblem(
+    { usedMemory: 2 * MB, maxMemory: 3 * MB, policy: 'noeviction', notCountedForEvict: 0 },
+    peakFootprint([[modeRun({ mode: 'atomic', jobs: 5000 })], [modeRun({ mode: 'loop', live: 0, jobsFlag: '--loop-jobs' })]], COSTS, 0, memoryTraits),
+    COSTS,
+    'redis://h:1',
+  );
+  assert.match(both ?? '', /: lower --jobs and --loop-jobs, or use a server with more room$/);
 });
 
 test('commandsOf: the base commands, and what each mode and feature adds', () => {

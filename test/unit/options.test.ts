@@ -38,6 +38,8 @@ test('modes: single, both, comma lists; unknown ones are refused', () => {
   // A name every object inherits is no set: refused as a mode it is not.
   usage(() => parseModes('loop,constructor'), /^--mode: "constructor" is not a mode/);
   usage(() => parseModes('constructor'), /^--mode: "constructor" is not a mode/);
+  // A set named alone keeps its meaning with spaces around it, as a list's parts do.
+  assert.deepEqual(parseModes(' both '), ['atomic', 'loop']);
 });
 
 test('modes: an empty item of the list, or no mode at all, is said as that', () => {

@@ -108,7 +108,7 @@ test('the exported test names its mode on the first line and carries the schedul
   assert.match(text, /execFile\('emq-race', args/);
   // A file name with a line break in it stays inside the comment that names it.
   const named = exportedTest(WITNESS, WITNESS.command as string, "emq-race --export-test 'a\nprocess.exit(1)\u2028b.mjs'");
-  assert.match(named, /^\/\/ Made by emq-race --export-test 'a process\.exit\(1\) b\.mjs'$/m);
+  assert.match(named, /^\/\/ Made by emq-race --export-test 'a\\nprocess\.exit\(1\)\\u2028b\.mjs'$/m);
   assert.doesNotMatch(named, /^process\.exit/m);
 });
 
