@@ -244,7 +244,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   const cells = gridCells(axes);
   const cellOptions: CellSettings[] = cells.map((at) => {
     const f = cellFlags(base, axes, options, at);
-    return { flags: f, options: raceOptionsFrom(f) };
+    return { flags: f, options: raceOptionsFrom(f), varied: new Set(axes.map((axis) => axis.flag)) };
   });
   const first = cellOptions[0];
   if (!first) throw new Error('a grid of no cells');

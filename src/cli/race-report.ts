@@ -26,7 +26,7 @@ import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
 import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../shared/model.js';
 
 /** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
-function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags): (mode: Mode) => Partial<ModeRun> {
+function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags, varied?: ReadonlySet<string>): (mode: Mode) => Partial<ModeRun> {
   // The user's library, found where --lib-from says (main has already refused a missing one).
   const library = options.library ? findLibrary(options.library.name, options.library.from, options.library.asked) : undefined;
   return (mode) => {
@@ -35,10 +35,13 @@ function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags
     // What a refusal of the run's size names: --loop-jobs where it set a round-trip mode's jobs,
     // being fewer than --jobs, or as many and given.
     const byLoopJobs = STRATEGIES[mode].roundTrips && (loopJobs < options.jobs || (flags.loopJobs !== undefined && loopJobs === options.jobs));
+    // In a grid, an axis sets the flag: no flag to give beside it, so the refusal names the axis.
+    const flag = byLoopJobs ? 'loop-jobs' : 'jobs';
+    const jobsFlag = varied?.has(flag) ? `--vary ${flag}` : byLoopJobs ? '--loop-jobs' : undefined;
     return {
       ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
       jobs,
-      ...(byLoopJobs ? { jobsFlag: '--loop-jobs' as const } : {}),
+      ...(jobsFlag !== undefined ? { jobsFlag } : {}),
       // On the tool's own server (or cluster) the figure is a bonus; asked for, it must work.
       serverStats: flags.serverStats ? 'required' : session.embedded !== undefined ? 'if-available' : undefined,
     };
@@ -68,6 +71,8 @@ function refuseLatencyOnCluster(session: Session, topology: Topology | undefined
 export interface CellSettings {
   readonly options: RaceOptions;
   readonly flags: MainFlags;
+  /** The grid's axes (flags without their dashes): a refusal names `--vary jobs` where an axis set the jobs. */
+  readonly varied?: ReadonlySet<string>;
 }
 
 /**
@@ -93,9 +98,9 @@ export async function checkGridCells(
   for (const cell of cells) refuseLatencyOnCluster(session, topology, cell.options);
   // Each cell's race says which modes it skips and why; here a skipped mode simply weighs nothing.
   const modes = await availableModes(session, first.options.modes, () => {});
-  const plans = cells.map(({ options, flags }) => ({
+  const plans = cells.map(({ options, flags, varied }) => ({
     queues: spreadsQueues(topology, flags) ? flags.queues : 1,
-    steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags), randomQueueName()),
+    steps: planSteps(options, modes, userScript, commandLineRun(session, options, flags, varied), randomQueueName()),
   }));
   await checkPlanBeforeWrites(session, topology, plans, interrupts);
 }

@@ -296,14 +296,17 @@ function dearestRun(moment: Moment): ModeRun | undefined {
 /**
  * `--jobs 6000 (with 600 live jobs)`, or `4 queues side by side of --jobs 6000 …`: the dearest
  * moment in the user's words, its jobs named by the flag that set them (`--loop-jobs` for a
- * round-trip mode that it cut below --jobs).
+ * round-trip mode that it cut below --jobs; a grid's axis, `--vary jobs`, where one did).
  */
 function describeMoment(moment: Moment, library: boolean): string {
   const dearest = dearestRun(moment);
   if (!dearest) return 'the run';
   // A library's run seeds no live jobs of the model queue's.
   const live = library ? 0 : (dearest.live ?? 0);
-  const one = `${jobsFlagOf(dearest)} ${dearest.jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
+  const flag = jobsFlagOf(dearest);
+  // A grid's axis holds several values: the cell's is named with it.
+  const jobs = flag.startsWith('--vary ') ? `${dearest.jobs} jobs (${flag})` : `${flag} ${dearest.jobs}`;
+  const one = `${jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
 
@@ -312,7 +315,7 @@ function remedyFlags(footprint: Footprint, room: number): string {
   const over = (footprint.moments ?? []).filter((moment) => moment.bytes > room).map((moment) => moment.jobsFlag);
   const dearest = dearestRun(footprint.moment);
   const flags = [...new Set([...(dearest ? [jobsFlagOf(dearest)] : []), ...over])].sort();
-  return flags.join(' and ');
+  return flags.map((flag) => (flag.startsWith('--vary ') ? `the values of ${flag}` : flag)).join(' and ');
 }
 
 /** The flag that set a run's jobs. */

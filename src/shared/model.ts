@@ -640,8 +640,11 @@ export interface ChaosCounts {
 
 export interface ModeRun extends RaceSize {
   readonly mode: Mode;
-  /** The flag that set `jobs` where it is not --jobs: a round-trip mode's --loop-jobs, when that was fewer. */
-  readonly jobsFlag?: '--loop-jobs';
+  /**
+   * The flag that set `jobs` where it is not --jobs, as a refusal of the run's size names it: a
+   * round-trip mode's `--loop-jobs`, or in a grid the axis (`--vary jobs`, `--vary loop-jobs`).
+   */
+  readonly jobsFlag?: string;
   readonly queue: string;
   readonly probeDelayMs: number;
   readonly keep: boolean;
