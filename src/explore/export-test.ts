@@ -15,8 +15,7 @@ export function exportedTest(witness: ShrunkWitness, command: string, made: stri
   const { schedule, flags } = explainArgs(command);
   // A comment line ends at any line terminator JavaScript knows: one in a file name given to a flag
   // would end it early and leave the rest of the name as code. Each is shown escaped instead.
-  const escapes: Readonly<Record<string, string>> = { '\r': '\\r', '\n': '\\n', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-  const comment = made.replace(/[\r\n\u2028\u2029]/g, (end) => escapes[end] ?? ' ');
+  const comment = made.replace(/[\r\n\u2028\u2029]/g, (end) => (end === '\r' ? '\\r' : end === '\n' ? '\\n' : `\\u${end.charCodeAt(0).toString(16)}`));
   return `const MODE = ${quoted(witness.mode)}; // the strategy under test: '${witness.mode}' races under the witness below; 'atomic' does not
 
 // Made by ${comment}

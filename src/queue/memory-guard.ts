@@ -264,7 +264,7 @@ export interface Footprint {
    * refusal tells the user to lower is every flag of a moment that does not fit, since lowering
    * --loop-jobs alone leaves a mode on --jobs (a library's own, atomic) as large as it was.
    */
-  readonly moments?: readonly { readonly bytes: number; readonly jobsFlag: string }[];
+  readonly moments: readonly { readonly bytes: number; readonly jobsFlag: string }[];
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
@@ -281,9 +281,10 @@ export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newC
     const layout = dearest ? traits(dearest.mode).layout : undefined;
     const perJob = dearest && layout ? { layout: { library: layout.library, bytesPerJob: layoutCosts(dearest, layout).bytesPerJob } } : {};
     if (dearest) each.push({ bytes, jobsFlag: jobsFlagOf(dearest) });
-    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob };
+    if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob, moments: each };
   }
-  return peak ? { ...peak, moments: each } : { bytes: 0, data: 0, moment: [], connections: 0, newCommands };
+  // Every peak holds `each` itself, which by now has every moment.
+  return peak ?? { bytes: 0, data: 0, moment: [], connections: 0, newCommands, moments: [] };
 }
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -310,11 +311,9 @@ function describeMoment(moment: Moment, library: boolean): string {
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
 
-/** What to lower: the flag that set the jobs of every moment that does not fit in `room` (the dearest's, at least). */
+/** What to lower: the flag that set the jobs of every moment that does not fit in `room` (the dearest among them). */
 function remedyFlags(footprint: Footprint, room: number): string {
-  const over = (footprint.moments ?? []).filter((moment) => moment.bytes > room).map((moment) => moment.jobsFlag);
-  const dearest = dearestRun(footprint.moment);
-  const flags = [...new Set([...(dearest ? [jobsFlagOf(dearest)] : []), ...over])].sort();
+  const flags = [...new Set(footprint.moments.filter((moment) => moment.bytes > room).map((moment) => moment.jobsFlag))].sort();
   return flags.map((flag) => (flag.startsWith('--vary ') ? `the values of ${flag}` : flag)).join(' and ');
 }
 
