@@ -15,10 +15,10 @@ import { connect, parseServerInfo, parseServerUrl } from '../server/connection.j
 import { SERVER_BINARIES, startEmbeddedServer, which, type EmbeddedServer } from '../server/embedded-server.js';
 import { msFlag, parseIntFlag } from '../cli/options.js';
 import { processIo } from '../cli/process-io.js';
-import { best, ratio, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
+import { best, ratio, rotated, type FloorFigures, type FloorOptions, type MeasureOptions, type SizeFigures, type SweepFigures } from './measure.js';
 import { bestOf, LATENCY_CASES, measureLatency, type LatencyFigures } from './latency.js';
 import { plural, rangeText } from '../shared/text.js';
-import { LIMITS, type Io } from '../shared/model.js';
+import { defaultLive, LIMITS, type Io } from '../shared/model.js';
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./size-child.js', import.meta.url));
@@ -74,6 +74,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchFlags {
 export interface CliRaceFigures {
   /** The sweeper count the size's shipped sweep was fastest at. */
   readonly sweepers: number;
+  /** The live leases beside the expired jobs on both sides' queues: the CLI's default for the size. */
+  readonly live: number;
+  /** Turns of each side; the CLI goes first in the even ones, the floor in the odd ones. */
   readonly turns: number;
   /** The race's jobs/s as the CLI's JSON reports it (the race alone, not the claim, seeding or audit), best turn. */
   readonly jobsPerSec: number;
@@ -144,25 +147,50 @@ interface CliRun {
 /** The CLI's race and the floor in turn, `turns` times each, at the size's best sweeper count. */
 async function measureCliRace(url: string, size: SizeFigures, turns: number): Promise<CliRaceFigures> {
   const sweepers = bestSweepers(size);
-  const args = ['--url', url, '--mode', 'atomic', '--jobs', String(size.jobs), '--batch', String(size.batch), '--sweepers', String(sweepers), '--json'];
-  const floorOptions: FloorOptions = { jobs: size.jobs, batch: size.batch, sweepers };
+  // The CLI's default live leases, named on its command line and seeded on the floor's queue too,
+  // so that both sides sweep a queue of the same size.
+  const live = defaultLive(size.jobs);
+  const args = [
+    '--url',
+    url,
+    '--mode',
+    'atomic',
+    '--jobs',
+    String(size.jobs),
+    '--live',
+    String(live),
+    '--batch',
+    String(size.batch),
+    '--sweepers',
+    String(sweepers),
+    '--json',
+  ];
+  const floorOptions: FloorOptions = { jobs: size.jobs, live, batch: size.batch, sweepers };
   const cliTurns: TurnFigures[] = [];
   const floorTurns: TurnFigures[] = [];
   const phasesMs: unknown[] = [];
-  for (let turn = 0; turn < turns; turn++) {
+  const cliTurn = async (): Promise<void> => {
     const { stdout } = await run(process.execPath, [CLI, ...args], { maxBuffer: 16 << 20 });
     const raced = (JSON.parse(stdout) as { runs: CliRun[] }).runs[0];
     if (!raced) throw new Error('the CLI printed no run');
     cliTurns.push({ jobsPerSec: raced.jobsPerSec, serverUsPerJob: raced.serverUsPerJob });
     phasesMs.push(raced.phasesMs);
+  };
+  const floorTurn = async (): Promise<void> => {
     const floored = await run(process.execPath, [CHILD, url, JSON.stringify(floorOptions), 'floor'], { maxBuffer: 16 << 20 });
-    const bound = JSON.parse(floored.stdout) as Omit<SweepFigures, 'clean'>;
+    const bound = JSON.parse(floored.stdout) as FloorFigures;
+    if (bound.leftInActive !== live) throw new Error(`the floor left ${bound.leftInActive} jobs in active, not the ${live} live leases alone`);
     floorTurns.push({ jobsPerSec: bound.jobsPerSec, serverUsPerJob: bound.serverUsPerJob ?? null });
+  };
+  // The two sides take turns going first, so neither always meets the server just after the other.
+  for (let turn = 0; turn < turns; turn++) {
+    for (const side of rotated([cliTurn, floorTurn], turn)) await side();
   }
   const cli = bestTurn(cliTurns);
   const floor = bestTurn(floorTurns);
   return {
     sweepers,
+    live,
     turns,
     jobsPerSec: cli.jobsPerSec,
     floorJobsPerSec: floor.jobsPerSec,

@@ -22,6 +22,7 @@ import { defaultMaxSweeps, race } from '../race/race.js';
 import { callCommandRate } from '../lua/calibration-scripts.js';
 import { loadScript, preloadScripts } from '../lua/registry.js';
 import { seedJobs, type SeedPlan } from '../queue/seed.js';
+import { seedLiveJobs } from '../queue/seed-live.js';
 import { measureServerClock, serverTimeMs } from '../server/clock.js';
 import { readScriptStats, scriptStatsBetween } from '../server/latency-histogram.js';
 import { readSnapshot } from '../audit/snapshot.js';
@@ -103,9 +104,23 @@ export interface MeasureOptions {
   readonly loopUpTo: number;
 }
 
+/** The floor's turn beside the CLI's race: its figures, and what it left in `active`. */
+export interface FloorFigures extends Omit<SweepFigures, 'clean'> {
+  /**
+   * Members of `active` after the race: the live leases alone when the floor took every expired
+   * job and no live one, which main.ts checks before it sets the turn beside the CLI's.
+   */
+  readonly leftInActive: number;
+}
+
 /** The floor's one measurement beside the CLI's race. */
 export interface FloorOptions {
   readonly jobs: number;
+  /**
+   * Live leases seeded after the expired jobs, as many as the CLI's run seeds: the floor then
+   * sweeps the same queue, its sorted set and keyspace as large as the CLI's.
+   */
+  readonly live: number;
   readonly batch: number;
   readonly sweepers: number;
 }
@@ -130,13 +145,13 @@ async function timedSeed(
   created: Set<QueueKeys>,
   jobs: number,
   seed: (redis: Redis, keys: QueueKeys, plan: SeedPlan) => Promise<void>,
-): Promise<{ keys: QueueKeys; ms: number }> {
+): Promise<{ keys: QueueKeys; runId: string; ms: number }> {
   const { keys, runId } = await freshQueue(admin, jobs);
   created.add(keys);
   const serverNowMs = await serverTimeMs(admin);
   const started = performance.now();
   await seed(admin, keys, { jobs, runId, stalledBefore: 0, serverNowMs });
-  return { keys, ms: performance.now() - started };
+  return { keys, runId, ms: performance.now() - started };
 }
 
 /**
@@ -176,8 +191,13 @@ async function sweep(
   batch: number,
   factory: SweeperFactory,
   serverStats: boolean,
+  live = 0,
 ): Promise<SweepRun> {
-  const { keys } = await timedSeed(admin, created, jobs, seedJobs);
+  const { keys, runId } = await timedSeed(admin, created, jobs, seedJobs);
+  if (live > 0) {
+    const serverNowMs = await serverTimeMs(admin);
+    await seedLiveJobs(admin, keys, { firstId: jobs + 1, jobs: live, runId, stalledBefore: 0, serverNowMs });
+  }
   const connections: Redis[] = [];
   try {
     for (let i = 0; i < sweepers; i++) {
@@ -222,18 +242,19 @@ async function sweep(
 
 /**
  * The floor alone, once, at `sweepers`: what the CLI's own race is set beside (main.ts runs the
- * two in turn, each in a process of its own), on a fresh queue deleted before it returns.
+ * two in turn, each in a process of its own), on a fresh queue with the CLI's live leases beside
+ * its expired jobs, deleted before it returns.
  */
-export async function measureFloor(target: ServerTarget, jobs: number, batch: number, sweepers: number): Promise<Omit<SweepFigures, 'clean'>> {
+export async function measureFloor(target: ServerTarget, { jobs, live, batch, sweepers }: FloorOptions): Promise<FloorFigures> {
   const admin = await connect(target);
   const created = new Set<QueueKeys>();
   try {
     await preloadScripts(admin);
     await loadScript(admin, SWEEP_FLOOR_LUA);
-    const run = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
-    return withoutClean(run.figures);
+    const run = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true, live);
+    return { ...withoutClean(run.figures), leftInActive: await admin.zcard(run.keys.active) };
   } finally {
-    for (const keys of created) await deleteRunKeys(admin, keys, jobs).catch(() => {});
+    for (const keys of created) await deleteRunKeys(admin, keys, jobs + live).catch(() => {});
     admin.disconnect();
   }
 }
@@ -273,6 +294,12 @@ function sameSnapshot(a: JobSnapshot, b: JobSnapshot): boolean {
     if (!(x === y || (Number.isNaN(x) && Number.isNaN(y)))) return false;
   }
   return true;
+}
+
+/** `items` begun at index `by` (modulo its length), wrapping round: the order of the sides in repeat `by`. Pure. */
+export function rotated<T>(items: readonly T[], by: number): T[] {
+  const start = items.length > 0 ? by % items.length : 0;
+  return [...items.slice(start), ...items.slice(0, start)];
 }
 
 /** The better of two figures of one kind: the most jobs per second the run managed (the first on a tie). */
@@ -340,18 +367,28 @@ async function measureSeeding({
   // runs first. Both sides then run on memory the server has already used, as a server does.
   const warmUp = await timedSeed(admin, created, jobs, seedJobs);
   await drop(warmUp.keys);
+  const sides: (() => Promise<void>)[] = [
+    async () => {
+      const ours = await timedSeed(admin, created, jobs, seedJobs);
+      seedMs = Math.min(seedMs, ours.ms);
+      serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, await usedMemory(admin));
+      await drop(ours.keys);
+    },
+    async () => {
+      const calibration = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
+      calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
+      await drop(calibration.keys);
+    },
+    async () => {
+      const batched = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
+      batchedSeedMs = Math.min(batchedSeedMs, batched.ms);
+      await drop(batched.keys);
+    },
+  ];
   for (let r = 0; r < repeats; r++) {
     serverCommandsPerSec = Math.max(serverCommandsPerSec, await serverCommandRate(admin));
-    const ours = await timedSeed(admin, created, jobs, seedJobs);
-    seedMs = Math.min(seedMs, ours.ms);
-    serverUsedMemoryBytes = Math.max(serverUsedMemoryBytes, await usedMemory(admin));
-    await drop(ours.keys);
-    const calibration = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-job'));
-    calibrationSeedMs = Math.min(calibrationSeedMs, calibration.ms);
-    await drop(calibration.keys);
-    const batched = await timedSeed(admin, created, jobs, (redis, keys, plan) => seedJobsPipelined(redis, keys, plan, 'per-chunk'));
-    batchedSeedMs = Math.min(batchedSeedMs, batched.ms);
-    await drop(batched.keys);
+    // Each repeat starts with the next side: none always follows the same one.
+    for (const side of rotated(sides, r)) await side();
   }
   const seeding = {
     jobsPerSec: jobsPerSec(jobs, seedMs),
@@ -383,20 +420,31 @@ async function measureSweeps({ target, admin, options, created, drop }: Bench): 
   for (const sweepers of options.sweeperCounts) {
     let ours: SweepFigures | undefined;
     let calibrated: SweepFigures | undefined;
-    for (let r = 0; r < repeats; r++) {
-      if (sweepers === standard) {
+    const sides: (() => Promise<void>)[] = [
+      async () => {
+        const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
+        ours = best(ours, run.figures);
+        // The first swept queue stays for the audit; the others go at once.
+        if (audited) await drop(run.keys);
+        else audited = run;
+      },
+      async () => {
+        const calibration = await sweep(target, admin, created, jobs, sweepers, batch, perCommandSweeper, true);
+        calibrated = best(calibrated, calibration.figures);
+        await drop(calibration.keys);
+      },
+    ];
+    if (sweepers === standard) {
+      sides.push(async () => {
         const bound = await sweep(target, admin, created, jobs, sweepers, batch, floorSweeper, true);
         floor = best(floor, bound.figures);
         await drop(bound.keys);
-      }
-      const run = await sweep(target, admin, created, jobs, sweepers, batch, atomicSweeper, true);
-      ours = best(ours, run.figures);
-      // The first swept queue stays for the audit; the others go at once.
-      if (audited) await drop(run.keys);
-      else audited = run;
-      const calibration = await sweep(target, admin, created, jobs, sweepers, batch, perCommandSweeper, true);
-      calibrated = best(calibrated, calibration.figures);
-      await drop(calibration.keys);
+      });
+    }
+    // Each repeat starts with the next side, so that no side always runs first (on a server its
+    // predecessor's deletions may still be freeing) or always last.
+    for (let r = 0; r < repeats; r++) {
+      for (const side of rotated(sides, r)) await side();
     }
     if (ours) oursSweeps.push(ours);
     if (calibrated) calibrationSweeps.push(calibrated);

@@ -14,8 +14,7 @@ if (!url || !raw) {
 }
 let figures: unknown;
 if (what === 'floor') {
-  const { jobs, batch, sweepers } = JSON.parse(raw) as FloorOptions;
-  figures = await measureFloor(parseServerUrl(url), jobs, batch, sweepers);
+  figures = await measureFloor(parseServerUrl(url), JSON.parse(raw) as FloorOptions);
 } else {
   figures = await measureSize(parseServerUrl(url), JSON.parse(raw) as MeasureOptions);
 }

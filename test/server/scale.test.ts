@@ -11,7 +11,7 @@ import { floorSweeper, SWEEP_FLOOR_LUA, withoutPushes } from '../../src/bench/ca
 import { perCommandSweeper } from '../../src/bench/calibration/per-command-sweeper.js';
 import { seedJobsPipelined } from '../../src/bench/calibration/pipelined-seed.js';
 import { readSnapshotStraightforward } from '../../src/bench/calibration/straightforward-audit.js';
-import { measureSize } from '../../src/bench/measure.js';
+import { measureFloor, measureSize } from '../../src/bench/measure.js';
 import { connect } from '../../src/server/connection.js';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { queueKeys, type QueueKeys } from '../../src/queue/keys.js';
@@ -350,6 +350,15 @@ forEachServer('scale', (handle) => {
     for (const value of [figures.atomicSweep.ceilingRatio, figures.atomicSweep.serverCeilingRatio]) {
       assert.ok(Number.isFinite(value) && value > 0, String(value));
     }
+  });
+
+  test("the floor set beside the CLI's race sweeps a queue with the CLI's live leases and leaves them alone", async () => {
+    const figures = await measureFloor(session.target, { jobs: 300, live: 30, batch: 100, sweepers: 2 });
+    // What the floor left in active is the live leases, every one: the queue held them, and the
+    // floor took the 300 expired jobs only. The queue, live jobs' hashes too, is gone (next test).
+    assert.equal(figures.leftInActive, 30);
+    assert.equal(figures.sweepers, 2);
+    assert.ok(figures.serverUsPerJob !== undefined && figures.serverUsPerJob > 0, JSON.stringify(figures));
   });
 
   test('nothing of any of this is left on the server', async () => {

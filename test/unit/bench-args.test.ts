@@ -12,7 +12,7 @@ import {
   type CliRaceFigures,
 } from '../../src/bench/main.js';
 import { latencyCase, runSample, slowDown, type RunSample } from '../../src/bench/latency.js';
-import type { SizeFigures } from '../../src/bench/measure.js';
+import { rotated, type SizeFigures } from '../../src/bench/measure.js';
 import { EmqError } from '../../src/shared/errors.js';
 
 test('bench flags: sizes, batch, repeats, out, json', () => {
@@ -157,4 +157,21 @@ test("latency: what the benchmark reads of a run's JSON", () => {
     rttMedianMs: 2.2,
   });
   assert.deepEqual(runSample({ runs: [] }), { modes: [] });
+});
+
+test('rotated: each repeat starts with the next side, wrapping round, so no side always goes first', () => {
+  const sides = ['ours', 'calibration', 'floor'];
+  assert.deepEqual(
+    [0, 1, 2, 3].map((r) => rotated(sides, r)),
+    [
+      ['ours', 'calibration', 'floor'],
+      ['calibration', 'floor', 'ours'],
+      ['floor', 'ours', 'calibration'],
+      ['ours', 'calibration', 'floor'],
+    ],
+  );
+  assert.deepEqual(rotated(['cli', 'floor'], 1), ['floor', 'cli']);
+  assert.deepEqual(rotated([], 5), []);
+  // The input is not changed.
+  assert.deepEqual(sides, ['ours', 'calibration', 'floor']);
 });
