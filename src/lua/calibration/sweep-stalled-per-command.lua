@@ -1,11 +1,12 @@
 --[[
   Sweep stalled jobs, one command per job and step: move every job whose lease expired out of
-  `active`, back to `pending`, or to `dead` once its stall counter reaches maxStalled. The whole sweep is one script, so the
-  server runs it on its single command thread and no other command (no other sweep) runs between
-  detect, move and count.
+  `active`, back to `pending`, or to `dead` once its stall counter reaches maxStalled. The whole
+  sweep is one script, so the server runs it on its single command thread and no other command (no
+  other sweep) runs between detect, move and count.
 
-  This is the plain shape docs/strategies.md shows. The shipped sweep-stalled.lua has the same effect with
-  fewer calls per batch; this one stays as the benchmark's calibration, not used by any mode.
+  This is the plain shape docs/strategies.md shows. The shipped sweep-stalled.lua has the same
+  effect with fewer calls per batch; this one stays as the benchmark's calibration, not used by any
+  mode.
 
   Input:
     KEYS[1] active   sorted set: member = job id, score = lease deadline (ms since the epoch)
