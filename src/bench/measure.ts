@@ -251,9 +251,11 @@ export async function measureFloor(target: ServerTarget, { jobs, live, batch, sw
   try {
     await preloadScripts(admin);
     await loadScript(admin, SWEEP_FLOOR_LUA);
-    // A small race first, unmeasured and deleted: in a fresh process the first calls' replies of a
-    // batch of ids each (the reply parser, the sweeper's code, not yet compiled) took 20 to 50 ms
-    // more than later ones, which a bound should not carry; two calls per sweeper warm them.
+    // A race first, unmeasured and deleted: in a fresh process the first calls took 20 to 50 ms
+    // more than later ones (reading a few large array replies first took that away too: it is the
+    // process's first replies of a batch of ids each), which a bound should not carry. Two batches
+    // per sweeper, or every job if fewer: the size the bench's figures were measured with
+    // (docs/benchmark.md).
     const warmJobs = Math.min(jobs, 2 * batch * sweepers);
     const warm = await sweep(target, admin, created, warmJobs, sweepers, batch, floorSweeper, false);
     await deleteRunKeys(admin, warm.keys, warmJobs);

@@ -14,7 +14,14 @@ if (!url || !raw) {
 }
 let figures: unknown;
 if (what === 'floor') {
-  figures = await measureFloor(parseServerUrl(url), JSON.parse(raw) as FloorOptions);
+  const options = JSON.parse(raw) as FloorOptions;
+  // Every count is needed: the queue's deletion counts jobs + live, and a missing one would leave
+  // every job hash behind.
+  if (![options.jobs, options.live, options.batch, options.sweepers].every((n) => Number.isInteger(n) && n >= 0)) {
+    processIo.err('size-child.js: floor options need whole numbers jobs, live, batch and sweepers\n');
+    process.exit(2);
+  }
+  figures = await measureFloor(parseServerUrl(url), options);
 } else {
   figures = await measureSize(parseServerUrl(url), JSON.parse(raw) as MeasureOptions);
 }
