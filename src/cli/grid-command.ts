@@ -242,9 +242,10 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   };
   // Every cell's options, checked before anything starts: a bad combination anywhere writes nothing.
   const cells = gridCells(axes);
+  const axisFlags = new Set(axes.map((axis) => axis.flag));
   const cellOptions: CellSettings[] = cells.map((at) => {
     const f = cellFlags(base, axes, options, at);
-    return { flags: f, options: raceOptionsFrom(f), varied: new Set(axes.map((axis) => axis.flag)) };
+    return { flags: f, options: raceOptionsFrom(f), varied: axisFlags };
   });
   const first = cellOptions[0];
   if (!first) throw new Error('a grid of no cells');

@@ -23,21 +23,22 @@ import { loadUserScript } from '../sweepers/user-script.js';
 import { STRATEGIES } from '../sweepers/strategies.js';
 import { findLibrary } from '../libraries/resolve.js';
 import { startRaceProxy, type RaceProxy } from '../server/latency-proxy.js';
-import { LIMITS, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../shared/model.js';
+import { LIMITS, type JobsFlag, type Mode, type RaceOptions, type ModeRun, type RunResult, type Io } from '../shared/model.js';
 
 /** What the command line sets in each mode's run besides the race options: the round-trip modes' jobs (--loop-jobs) and the server's latency figures. */
 function commandLineRun(session: Session, options: RaceOptions, flags: MainFlags, varied?: ReadonlySet<string>): (mode: Mode) => Partial<ModeRun> {
   // The user's library, found where --lib-from says (main has already refused a missing one).
   const library = options.library ? findLibrary(options.library.name, options.library.from, options.library.asked) : undefined;
+  const loopJobs = flags.loopJobs ?? LIMITS.loopJobs.default;
   return (mode) => {
-    const loopJobs = flags.loopJobs ?? LIMITS.loopJobs.default;
     const jobs = jobsForMode(mode, options.jobs, loopJobs);
     // What a refusal of the run's size names: --loop-jobs where it set a round-trip mode's jobs,
     // being fewer than --jobs, or as many and given.
     const byLoopJobs = STRATEGIES[mode].roundTrips && (loopJobs < options.jobs || (flags.loopJobs !== undefined && loopJobs === options.jobs));
     // In a grid, an axis sets the flag: no flag to give beside it, so the refusal names the axis.
     const flag = byLoopJobs ? 'loop-jobs' : 'jobs';
-    const jobsFlag = varied?.has(flag) ? `--vary ${flag}` : byLoopJobs ? '--loop-jobs' : undefined;
+    const axis = varied?.has(flag) ?? false;
+    const jobsFlag: JobsFlag | undefined = axis || byLoopJobs ? { flag, axis } : undefined;
     return {
       ...(library && STRATEGIES[mode].library === library.name ? { library } : {}),
       jobs,
@@ -57,7 +58,7 @@ function spreadsQueues(topology: Topology | undefined, flags: MainFlags): boolea
 function refuseLatencyOnCluster(session: Session, topology: Topology | undefined, options: RaceOptions): void {
   if (topology && options.library) {
     throw usageError(
-      `${options.library.asked ?? `--lib ${options.library.name}`}: the server at ${session.target.display} is a cluster node; a library run connects the library's clients to one server, and on a cluster the tool spreads its queues over every primary`,
+      `${options.library.asked}: the server at ${session.target.display} is a cluster node; a library run connects the library's clients to one server, and on a cluster the tool spreads its queues over every primary`,
     );
   }
   if (topology && options.latency) {

@@ -17,7 +17,7 @@
  */
 import type { Redis } from 'ioredis';
 import { busyAdviceGiven, describeServerError, EmqError, ExitCode, serverError, usageError } from '../shared/errors.js';
-import { NO_CONSEQUENCES, type Mode, type ModeRun, type PendingKind } from '../shared/model.js';
+import { NO_CONSEQUENCES, type JobsFlag, type Mode, type ModeRun, type PendingKind } from '../shared/model.js';
 import { serverTimeMs } from '../server/clock.js';
 import { parseMemoryInfo, roomLeft, type MemoryInfo } from '../server/memory-check.js';
 import { queueKeys, type QueueKeys } from './keys.js';
@@ -260,17 +260,18 @@ export interface Footprint {
   /** The library whose own layout the moment's dearest run has, and its bytes a job there (for the message); none for the model queue's. */
   readonly layout?: { readonly library: string; readonly bytesPerJob: number };
   /**
-   * Every moment's bytes (margin included) and the flag that set its dearest run's jobs: what a
-   * refusal tells the user to lower is every flag of a moment that does not fit, since lowering
-   * --loop-jobs alone leaves a mode on --jobs (a library's own, atomic) as large as it was.
+   * Every moment's bytes (margin included) and what sets its dearest run's jobs, in a refusal's
+   * words (`--loop-jobs`, `the values of --vary jobs`): what a refusal tells the user to lower is
+   * that of every moment that does not fit, since lowering --loop-jobs alone leaves a mode on
+   * --jobs (a library's own, atomic) as large as it was.
    */
-  readonly moments: readonly { readonly bytes: number; readonly jobsFlag: string }[];
+  readonly moments: readonly { readonly bytes: number; readonly lower: string }[];
 }
 
 /** The dearest of `moments` on one server, with connections, new commands' bookkeeping and the margin. */
 export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newCommands: number, traits: TraitsOf): Footprint {
   let peak: Footprint | undefined;
-  const each: { bytes: number; jobsFlag: string }[] = [];
+  const each: { bytes: number; lower: string }[] = [];
   for (const moment of moments) {
     const data = moment.reduce((sum, run) => sum + queueFootprint(run, costs, traits), 0);
     const connections = moment.reduce((sum, run) => sum + connectionsOf(run, traits), 0);
@@ -280,7 +281,7 @@ export function peakFootprint(moments: readonly Moment[], costs: DataCosts, newC
     const dearest = dearestRun(moment);
     const layout = dearest ? traits(dearest.mode).layout : undefined;
     const perJob = dearest && layout ? { layout: { library: layout.library, bytesPerJob: layoutCosts(dearest, layout).bytesPerJob } } : {};
-    if (dearest) each.push({ bytes, jobsFlag: jobsFlagOf(dearest) });
+    if (dearest) each.push({ bytes, lower: toLower(dearest) });
     if (!peak || bytes > peak.bytes) peak = { bytes, data, moment, connections, newCommands, ...perJob, moments: each };
   }
   // Every peak holds `each` itself, which by now has every moment.
@@ -304,22 +305,27 @@ function describeMoment(moment: Moment, library: boolean): string {
   if (!dearest) return 'the run';
   // A library's run seeds no live jobs of the model queue's.
   const live = library ? 0 : (dearest.live ?? 0);
-  const flag = jobsFlagOf(dearest);
+  const { flag, axis } = jobsFlagOf(dearest);
   // A grid's axis holds several values: the cell's is named with it.
-  const jobs = flag.startsWith('--vary ') ? `${dearest.jobs} jobs (${flag})` : `${flag} ${dearest.jobs}`;
+  const jobs = axis ? `${dearest.jobs} jobs (--vary ${flag})` : `--${flag} ${dearest.jobs}`;
   const one = `${jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
 }
 
-/** What to lower: the flag that set the jobs of every moment that does not fit in `room` (the dearest among them). */
+/** What to lower: what sets the jobs of every moment that does not fit in `room` (the dearest among them). */
 function remedyFlags(footprint: Footprint, room: number): string {
-  const flags = [...new Set(footprint.moments.filter((moment) => moment.bytes > room).map((moment) => moment.jobsFlag))].sort();
-  return flags.map((flag) => (flag.startsWith('--vary ') ? `the values of ${flag}` : flag)).join(' and ');
+  return [...new Set(footprint.moments.filter((moment) => moment.bytes > room).map((moment) => moment.lower))].sort().join(' and ');
 }
 
 /** The flag that set a run's jobs. */
-function jobsFlagOf(run: ModeRun): string {
-  return run.jobsFlag ?? '--jobs';
+function jobsFlagOf(run: ModeRun): JobsFlag {
+  return run.jobsFlag ?? { flag: 'jobs', axis: false };
+}
+
+/** What a refusal tells the user to lower for a run's jobs: its flag, or the values of the grid's axis. */
+function toLower(run: ModeRun): string {
+  const { flag, axis } = jobsFlagOf(run);
+  return axis ? `the values of --vary ${flag}` : `--${flag}`;
 }
 
 /** How a refusal names what would not fit and what to do, for a command whose flags are not the race's (explain). */

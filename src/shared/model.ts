@@ -153,7 +153,7 @@ export interface RaceOptions extends RaceSize {
   readonly latency?: LatencyAsked | undefined;
   /** --lib and --lib-from: the library whose modes run, and the folder its package is resolved from. */
   /** `asked`: the flag that asked for it, as its refusals name it (`--lib bullmq`, or `--mode bullmq-naive`). */
-  readonly library?: { readonly name: LibraryName; readonly from: string; readonly asked?: string } | undefined;
+  readonly library?: { readonly name: LibraryName; readonly from: string; readonly asked: string } | undefined;
   /** --seed: one command in flight at a time, the turns chosen by a generator seeded with it. */
   readonly seed?: number | undefined;
 }
@@ -644,7 +644,7 @@ export interface ModeRun extends RaceSize {
    * The flag that set `jobs` where it is not --jobs, as a refusal of the run's size names it: a
    * round-trip mode's `--loop-jobs`, or in a grid the axis (`--vary jobs`, `--vary loop-jobs`).
    */
-  readonly jobsFlag?: string;
+  readonly jobsFlag?: JobsFlag;
   readonly queue: string;
   readonly probeDelayMs: number;
   readonly keep: boolean;
@@ -737,6 +737,12 @@ export interface RunResult extends AuditCounts, RunSetup {
   readonly example: InterleavingExample | null;
   /** A library mode's run: the library and the version of it that ran. */
   readonly library?: { readonly name: LibraryName; readonly version: string };
+}
+
+/** The flag, without its dashes, that set a run's jobs; `axis`: a grid's `--vary` set it, one value per cell. */
+export interface JobsFlag {
+  readonly flag: 'jobs' | 'loop-jobs';
+  readonly axis: boolean;
 }
 
 /**

@@ -122,13 +122,13 @@ forOneServerKind(import.meta.url, 'finding the library before any server starts'
 });
 
 test("the ignored flags: refused only when given, and not beside the tool's own modes, which read them", () => {
-  const library = { name: 'bullmq' as const, from: '.' };
+  const library = { name: 'bullmq' as const, from: '.', asked: '--lib bullmq' };
   assert.throws(() => checkLibraryFlagsGiven({ library, modes: ['bullmq', 'bullmq-naive'] }, ['--lib', '--batch']), /--batch: the bullmq modes do not use it/);
   assert.doesNotThrow(() => checkLibraryFlagsGiven({ library, modes: ['bullmq'] }, ['--lib', '--jobs', '--sweepers', '--max-stalled', '--loop-jobs']));
   assert.doesNotThrow(() => checkLibraryFlagsGiven({ library, modes: ['atomic', 'bullmq'] }, ['--batch', '--interval']));
   assert.doesNotThrow(() => checkLibraryFlagsGiven({ library: undefined, modes: ['loop'] }, ['--batch']));
   assert.throws(
-    () => checkLibraryFlagsGiven({ library: { name: 'bee-queue', from: '.' }, modes: ['bee-queue'] }, ['--max-stalled']),
+    () => checkLibraryFlagsGiven({ library: { name: 'bee-queue', from: '.', asked: '--lib bee-queue' }, modes: ['bee-queue'] }, ['--max-stalled']),
     (err: Error & { exitCode?: number }) => err.exitCode === 2 && /^--max-stalled: the bee-queue modes/.test(err.message),
   );
 });

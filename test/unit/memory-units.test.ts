@@ -98,7 +98,7 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
       COSTS,
       'redis://h:1',
     ) ?? '';
-  const capped = refusal({ mode: 'loop', live: 0, jobsFlag: '--loop-jobs' });
+  const capped = refusal({ mode: 'loop', live: 0, jobsFlag: { flag: 'loop-jobs', axis: false } });
   assert.match(capped, /^loop on --loop-jobs 6000 needs about /);
   assert.match(capped, /Refusing, nothing written: lower --loop-jobs, or use a server with more room$/);
   // Where --jobs was the fewer, it set the loop's jobs too, and is the one to lower.
@@ -107,7 +107,12 @@ test('footprintProblem: no limit, a fit, and each kind of policy when it does no
   // lowering --loop-jobs alone would only bring the next refusal.
   const both = footprintProblem(
     { usedMemory: 2 * MB, maxMemory: 3 * MB, policy: 'noeviction', notCountedForEvict: 0 },
-    peakFootprint([[modeRun({ mode: 'atomic', jobs: 5000 })], [modeRun({ mode: 'loop', live: 0, jobsFlag: '--loop-jobs' })]], COSTS, 0, memoryTraits),
+    peakFootprint(
+      [[modeRun({ mode: 'atomic', jobs: 5000 })], [modeRun({ mode: 'loop', live: 0, jobsFlag: { flag: 'loop-jobs', axis: false } })]],
+      COSTS,
+      0,
+      memoryTraits,
+    ),
     COSTS,
     'redis://h:1',
   );
