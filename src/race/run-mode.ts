@@ -14,6 +14,7 @@ import { summarizeLatency } from '../server/call-latency.js';
 import { onClaimedQueue, overLiveConnection, type ClaimedRun } from '../queue/claimed-run.js';
 import { HEARTBEAT_TTL_MS } from '../queue/owner-claim.js';
 import { connect, serverGoesWithSignal } from '../server/connection.js';
+import { openEach } from '../server/slices.js';
 import { startFailoverPair, type FailoverPair } from '../server/failover-pair.js';
 import { keptPromotedWords } from '../server/kept-server.js';
 import { FAILOVER_SOURCES, FailoverDrill } from './failover-drill.js';
@@ -251,11 +252,9 @@ async function raceOnQueue(
     await pair?.caughtUp(signal);
     const raceStarted = performance.now();
     if (!run.processes) {
-      for (let i = 0; i < run.sweepers; i++) {
-        signal.throwIfAborted();
-        // Killed connections come back (the tool, not the client, decides what is sent again).
-        sweeperConnections.push(await connect(raceTarget, { reconnect: settled.consequences.faults.includes('client-kill') }));
-      }
+      // Killed connections come back (the tool, not the client, decides what is sent again).
+      const reconnect = settled.consequences.faults.includes('client-kill');
+      await openEach(run.sweepers, () => connect(raceTarget, { reconnect }), signal, sweeperConnections);
     }
     signal.addEventListener('abort', dropOnSignal, { once: true });
     // Seeding went through admin, direct; the race's own connections take raceTarget.

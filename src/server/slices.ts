@@ -67,3 +67,30 @@ export async function inSlices<T>(
     (reply, { first }) => onReply(reply, first),
   );
 }
+
+/**
+ * Opens `count` things (connections) into `into`, in index order, at most IN_FLIGHT at once: the
+ * race's sweepers, one handshake after another, took 10-16 ms for 16 on a loopback server and a
+ * round trip's worth more each behind --latency. Every one opened is in `into` once this settles,
+ * whether it resolves or throws, so the caller can close them all; after the first failure, or
+ * once stopped, no new one is begun. Throws the first failure, else the stop.
+ */
+export async function openEach<T>(count: number, open: () => Promise<T>, signal: AbortSignal, into: T[]): Promise<void> {
+  const opened: (T | undefined)[] = [];
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const opener = async (): Promise<void> => {
+    while (next < count && !failure && !signal.aborted) {
+      const at = next++;
+      try {
+        opened[at] = await open();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count) }, opener));
+  for (const thing of opened) if (thing !== undefined) into.push(thing);
+  if (failure) throw failure.error;
+  signal.throwIfAborted();
+}

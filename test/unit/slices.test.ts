@@ -1,10 +1,13 @@
 /**
  * inCalls (src/server/slices.ts), the bounded calls every bulk step shares: replies handled in
  * order, and once its signal is aborted not one more call sent, only those in flight left to run.
+ * openEach, the race's sweeper connections opened a few at once: every one opened handed back,
+ * whatever fails, so that none is left open.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { IN_FLIGHT, inCalls } from '../../src/server/slices.js';
+import { setImmediate as tick } from 'node:timers/promises';
+import { IN_FLIGHT, inCalls, openEach } from '../../src/server/slices.js';
 
 const tasks = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
@@ -73,4 +76,56 @@ test('stopped as the last reply is handled: the stop is thrown, not a finish', a
     ),
     /stopped/,
   );
+});
+
+/** An opener that counts how many are open at once and resolves each after a turn of the loop. */
+function opener(failAt?: number): { open: () => Promise<number>; begun: () => number; most: () => number } {
+  let begun = 0;
+  let now = 0;
+  let most = 0;
+  return {
+    open: async () => {
+      const at = begun++;
+      now++;
+      most = Math.max(most, now);
+      // Later ones resolve first: the order handed back must not be the order they resolved in.
+      for (let i = 0; i < (IN_FLIGHT - (at % IN_FLIGHT)) * 2; i++) await tick();
+      now--;
+      if (at === failAt) throw new Error(`open ${at} refused`);
+      return at;
+    },
+    begun: () => begun,
+    most: () => most,
+  };
+}
+
+test('openEach opens every one, at most IN_FLIGHT at once, and hands them back in index order', async () => {
+  const { open, most } = opener();
+  const into: number[] = [];
+  await openEach(IN_FLIGHT * 3 + 5, open, new AbortController().signal, into);
+  assert.deepEqual(into, tasks(IN_FLIGHT * 3 + 5));
+  assert.equal(most(), IN_FLIGHT);
+});
+
+test('openEach, one refused: the refusal is thrown once the others settle, every one opened handed back, none begun after', async () => {
+  const failAt = IN_FLIGHT + 2;
+  const { open, begun } = opener(failAt);
+  const into: number[] = [];
+  await assert.rejects(openEach(IN_FLIGHT * 4, open, new AbortController().signal, into), new RegExp(`open ${failAt} refused`));
+  // Every one begun was either handed back or is the refused one: none left open.
+  assert.equal(into.length + 1, begun());
+  assert.ok(!into.includes(failAt));
+  assert.ok(begun() < IN_FLIGHT * 4, `began ${begun()} of ${IN_FLIGHT * 4}`);
+});
+
+test('openEach stopped part-way: the stop is thrown, the ones already begun are handed back', async () => {
+  const stop = new AbortController();
+  const { open, begun } = opener();
+  const into: number[] = [];
+  const opening = openEach(IN_FLIGHT * 4, open, stop.signal, into);
+  await tick();
+  stop.abort(new Error('stopped'));
+  await assert.rejects(opening, /stopped/);
+  assert.equal(into.length, begun());
+  assert.ok(begun() < IN_FLIGHT * 4);
 });
