@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
+import { openEach } from '../server/slices.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { PendingKind } from '../shared/model.js';
 
@@ -31,7 +32,7 @@ export interface WorkerPool {
 export async function startWorkers(target: ServerTarget, keys: QueueKeys, count: number, signal: AbortSignal, pending: PendingKind): Promise<WorkerPool> {
   const connections: Redis[] = [];
   try {
-    for (let i = 0; i < count; i++) connections.push(await connect(target));
+    await openEach(count, () => connect(target), signal, connections);
   } catch (err) {
     for (const redis of connections) redis.disconnect();
     throw err;
