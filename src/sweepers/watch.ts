@@ -13,7 +13,8 @@ export function watchSweeper(context: SweeperContext): Sweeper {
   const { redis, keys, batch, maxStalled, signal, clock } = context;
   const { exec, count } = countingExec(redis);
   const record = new MoveLog();
-  let transactionCommands = 0;
+  // Each MULTI … EXEC goes as one pipeline, so it is one round trip however many commands it queues.
+  let transactions = 0;
   let retries = 0;
 
   /** One attempt at one id: 'moved', 'gone' (someone else has it), or 'changed' (EXEC aborted). */
@@ -30,8 +31,7 @@ export function watchSweeper(context: SweeperContext): Sweeper {
     if (destination === 'dead') transaction.zadd(keys.dead, 0, id);
     else transaction.call(...pushArgs(keys, context.pending, id));
     transaction.hset(jobKey, 'stalled', stalled + 1, 'state', destination);
-    // MULTI, the three queued commands and EXEC: five commands in one round trip.
-    transactionCommands += 5;
+    transactions++;
     record.hold(Number(id));
     const sent = transaction.exec();
     context.faults?.afterSend();
@@ -49,7 +49,7 @@ export function watchSweeper(context: SweeperContext): Sweeper {
   return {
     record,
     get commands() {
-      return count() + transactionCommands;
+      return count() + transactions;
     },
     get retries() {
       return retries;

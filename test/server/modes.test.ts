@@ -92,6 +92,48 @@ forEachServer('modes', (handle, kind) => {
     });
   }
 
+  test("watch's round trips are the ones the server saw from its sweepers: a MULTI … EXEC is one, aborted or not", async () => {
+    const monitor = await session.admin.monitor();
+    const marker = `monitor-done-${Math.random().toString(16).slice(2)}`;
+    const bySource = new Map<string, string[]>();
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0]?.toUpperCase() === 'ECHO' && args[1] === marker) done();
+      else if (source !== 'lua') bySource.set(source, [...(bySource.get(source) ?? []), String(args[0]).toUpperCase()]);
+    });
+    let run: RunResult;
+    try {
+      run = await runOnce(session, interrupts, 'watch');
+      // MONITOR's lines trail the replies a little: wait for one sent after everything else.
+      await session.admin.echo(marker);
+      await finished;
+    } finally {
+      monitor.disconnect();
+    }
+    assertClean(run, 60);
+    assert.ok(run.retries > 0, 'sixteen sweepers on one batch contend: some EXECs are aborted');
+    const sweepers = [...bySource.values()].filter((sent) => sent.includes('WATCH'));
+    assert.equal(sweepers.length, 16, 'one connection per sweeper');
+    let trips = 0;
+    let execs = 0;
+    for (const sent of sweepers) {
+      let inMulti = false;
+      // The client's ready check (INFO) comes before the race.
+      for (const command of sent.filter((c) => c !== 'INFO')) {
+        if (command === 'MULTI') {
+          trips++;
+          inMulti = true;
+        } else if (command === 'EXEC') {
+          inMulti = false;
+          execs++;
+        } else if (!inMulti) trips++;
+      }
+    }
+    assert.equal(execs, run.recoveries + run.retries, 'an EXEC per move and per aborted attempt');
+    assert.equal(run.roundTrips, trips);
+  });
+
   test('loop with 16 sweepers is not exact, and still leaves live leases alone', async () => {
     const run = await runOnce(session, interrupts, 'loop');
     assert.ok(run.doubleRecoveries > 0 && (run.lostIncrements ?? 0) > 0, `loop ${run.doubleRecoveries}/${run.lostIncrements}`);
