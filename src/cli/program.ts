@@ -117,7 +117,11 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   teachHelp(program, tracked);
   refuseRepeatedValues(program);
   const failed = (code: number, message: string): number => {
-    if (asksForJson(program, argv) && !printed) io.out(`${JSON.stringify(errorJson(code, message))}\n`);
+    if (asksForJson(program, argv) && !printed) {
+      // Once: a signal as the process ends, after this object, must not print a second.
+      printed = true;
+      io.out(`${JSON.stringify(errorJson(code, message))}\n`);
+    }
     return code;
   };
   try {

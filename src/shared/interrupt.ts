@@ -50,6 +50,32 @@ const EARLY = Symbol.for('emq-race.early-signals');
 const LATE_SIGNALS_MS = 10_000;
 
 /**
+ * Signals between the end of a command that no signal stopped and the process's own end (its
+ * connections closing, Node's teardown). Without a listener, Node's default would end the process
+ * by the signal, with no line and no exit code of the tool's. The last watch, disposed, hands
+ * them here: the output is complete by then, so the command ends with the signal's code and the
+ * line that says so, as a signal during the session's close does (server/session.ts). A new watch
+ * takes them back; the listeners go once the process should long have ended.
+ */
+/** Watches begun and not yet disposed: the signals are handed over only when the last one goes. */
+let watching = 0;
+let afterLast: { readonly say: (line: string) => void; readonly leave: (code: number, message: string) => void } | undefined;
+let afterLastTimer: NodeJS.Timeout | undefined;
+const afterLastSignal = (signal: NodeJS.Signals): void => {
+  const last = afterLast;
+  if (!last) return;
+  afterLast = undefined;
+  const stop = new InterruptedError(signal);
+  last.say(`emq-race: ${stop.message}, once its output was complete\n`);
+  last.leave(stop.exitCode, stop.message);
+};
+function stopAfterLast(): void {
+  clearTimeout(afterLastTimer);
+  afterLast = undefined;
+  for (const signal of SIGNALS) process.off(signal, afterLastSignal);
+}
+
+/**
  * `say` takes each line the signals cause (the command line binds it to stderr); `leave` ends the
  * process with the first signal's exit code and message on the third (the command line's own exit,
  * which prints the JSON error object under --json and spares a closed terminal; process.exit where
@@ -89,6 +115,9 @@ export function watchInterrupts(
     process.on(signal, onSignal);
     for (const listener of process.listeners(signal)) if (EARLY in listener) process.off(signal, listener);
   }
+  stopAfterLast();
+  watching++;
+  let disposed = false;
   return {
     signal: controller.signal,
     owe(line) {
@@ -97,10 +126,21 @@ export function watchInterrupts(
       return () => void owed.delete(entry);
     },
     dispose() {
+      if (disposed) return;
+      disposed = true;
+      watching--;
       const remove = (): void => {
         for (const signal of SIGNALS) process.off(signal, onSignal);
       };
-      if (count === 0) return remove();
+      if (count === 0) {
+        // Handed over before ours go: never a moment without a listener (see watchInterrupts).
+        if (watching === 0) {
+          afterLast = { say, leave };
+          for (const signal of SIGNALS) process.on(signal, afterLastSignal);
+          afterLastTimer = setTimeout(stopAfterLast, lateMs).unref();
+        }
+        return remove();
+      }
       // A run a signal stopped is on its way out once its clean-up is done, and the next signal
       // may come only then: a closed terminal's second SIGHUP (the shell's, after the kernel's), a
       // second Ctrl-C. Without a listener it would kill the process mid-way through its last lines,

@@ -394,6 +394,29 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.deepEqual(await unrelatedState(redis), initial);
     });
 
+    test("a signal as the process ends, its command done: the signal's code, the output whole, and the line saying so", async () => {
+      // The process lingers once its command is done (test/helpers/slow-exit.ts), and the verdict
+      // line, the last thing the command writes, says when it is.
+      const slowExit = new URL('../helpers/slow-exit.js', import.meta.url).href;
+      const env = { NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${slowExit}`].filter(Boolean).join(' ') };
+      const cli = startCli(['--url', server.url, '--mode', 'atomic', '--jobs', '200', '--queue', 'race-after-end', '--json', '--expect', 'atomic=clean'], env);
+      await within(LIMIT_MS, 'the verdict line', cli.waitForStderr(/expectation met: atomic=clean/));
+      // The command's signal listeners are gone by then, or going: the next moments are the process's own.
+      await sleep(300);
+      cli.child.kill('SIGTERM');
+      const result = await within(LIMIT_MS, 'the run', cli.done);
+      assert.equal(result.signal, null, 'not ended by the signal itself');
+      assert.equal(result.code, 143, result.stderr);
+      const report = JSON.parse(result.stdout) as { runs: { mode: string; clean: boolean }[] };
+      assert.deepEqual(
+        report.runs.map((r) => [r.mode, r.clean]),
+        [['atomic', true]],
+        'one JSON object, the whole report, and no error object after it',
+      );
+      assert.equal(result.stderr.trimEnd().split('\n').at(-1), 'emq-race: interrupted by SIGTERM, once its output was complete');
+      assert.deepEqual(await unrelatedState(redis), initial);
+    });
+
     test('a Ctrl-C to the process group while --server-bin is checked: exit 130, not the binary refused', async () => {
       // A server binary whose --version answers after a second: the check is under way when the
       // group's SIGINT comes, as a terminal's Ctrl-C reaches the tool and its children alike.

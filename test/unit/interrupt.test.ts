@@ -11,17 +11,71 @@ import { underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const listeners = (): number[] => SIGNALS.map((signal) => process.listenerCount(signal));
 
-test('a run no signal stopped stops listening as it is disposed', () => {
+test('a run no signal stopped hands the signals over as it is disposed: one while the process ends leaves with its code, once its output was complete', async () => {
   const before = listeners();
+  const said: string[] = [];
+  const left: [number, string][] = [];
   const interrupts = watchInterrupts(
-    () => {},
-    () => assert.fail('left'),
+    (line) => said.push(line),
+    (code, message) => left.push([code, message]),
+    100,
   );
   assert.deepEqual(
     listeners(),
     before.map((count) => count + 1),
   );
   interrupts.dispose();
+  // Its own listener went, the one for the process's last moments came: never none in between.
+  assert.deepEqual(
+    listeners(),
+    before.map((count) => count + 1),
+  );
+  assert.equal(interrupts.signal.aborted, false);
+  process.emit('SIGTERM', 'SIGTERM');
+  assert.deepEqual(said, ['emq-race: interrupted by SIGTERM, once its output was complete\n']);
+  assert.deepEqual(left, [[143, 'interrupted by SIGTERM']]);
+  // Once: a second signal then is not the command's to say (it has left).
+  process.emit('SIGINT', 'SIGINT');
+  assert.equal(left.length, 1);
+  await sleep(200);
+  assert.deepEqual(listeners(), before, 'the listeners go once the process should have ended');
+});
+
+test('a new watch takes the signals back from one disposed before it; with two at once, none is handed over until the last goes', async () => {
+  const before = listeners();
+  const left: number[] = [];
+  const watch = (): ReturnType<typeof watchInterrupts> =>
+    watchInterrupts(
+      () => {},
+      (code) => left.push(code),
+      50,
+    );
+  const first = watch();
+  const second = watch();
+  first.dispose();
+  assert.deepEqual(
+    listeners(),
+    before.map((count) => count + 1),
+    'the second still watches: its listener alone, nothing handed over',
+  );
+  second.dispose();
+  second.dispose();
+  assert.deepEqual(
+    listeners(),
+    before.map((count) => count + 1),
+    'handed over, once',
+  );
+  const third = watch();
+  assert.deepEqual(
+    listeners(),
+    before.map((count) => count + 1),
+    'taken back',
+  );
+  process.emit('SIGHUP', 'SIGHUP');
+  assert.equal(third.signal.aborted, true);
+  assert.deepEqual(left, [], 'a signal is the running watch’s, not a leave');
+  third.dispose();
+  await sleep(150);
   assert.deepEqual(listeners(), before);
 });
 
