@@ -49,6 +49,8 @@ const EARLY = Symbol.for('emq-race.early-signals');
 /** How long a stopped run's listeners outlast its clean-up (see dispose). */
 const LATE_SIGNALS_MS = 10_000;
 
+/** Watches begun and not yet disposed: the signals are handed over only when the last one goes. */
+let watching = 0;
 /**
  * Signals between the end of a command that no signal stopped and the process's own end (its
  * connections closing, Node's teardown). Without a listener, Node's default would end the process
@@ -57,8 +59,6 @@ const LATE_SIGNALS_MS = 10_000;
  * line that says so, as a signal during the session's close does (server/session.ts). A new watch
  * takes them back; the listeners go once the process should long have ended.
  */
-/** Watches begun and not yet disposed: the signals are handed over only when the last one goes. */
-let watching = 0;
 let afterLast: { readonly say: (line: string) => void; readonly leave: (code: number, message: string) => void } | undefined;
 let afterLastTimer: NodeJS.Timeout | undefined;
 const afterLastSignal = (signal: NodeJS.Signals): void => {
