@@ -34,13 +34,11 @@ export function describeKept(
 
 /**
  * What --keep says of a server it leaves running: where it is and how to stop it; for an embedded
- * cluster (whose first node stands for it), every other node too.
+ * cluster (whose first node stands for it), each of its nodes alike, as the equal primaries they are.
  */
 function keptServerLines(server: EmbeddedServer & { readonly nodes?: readonly EmbeddedServer[] }): string[] {
-  return [
-    `kept: embedded server at ${server.url}, pid ${server.pid}; ${stop(server)}\n`,
-    ...(server.nodes?.slice(1) ?? []).map((node) => `kept: embedded cluster node at ${node.url}, pid ${node.pid}; ${stop(node)}\n`),
-  ];
+  const what = server.nodes ? 'embedded cluster node' : 'embedded server';
+  return (server.nodes ?? [server]).map((node) => `kept: ${what} at ${node.url}, pid ${node.pid}; ${stop(node)}\n`);
 }
 
 /**
