@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EmbeddedServer } from '../../src/server/embedded-server.js';
 import { keptServerClause } from '../../src/server/kept-server.js';
 
+type Kept = Parameters<typeof keptServerClause>[0];
 // Only what the lines read of a server: its address and its process.
-const server = (port: number, pid: number): EmbeddedServer => ({ url: `redis://127.0.0.1:${port}`, port, pid }) as unknown as EmbeddedServer;
+const server = (port: number, pid: number): Kept => ({ url: `redis://127.0.0.1:${port}`, port, pid }) as unknown as Kept;
 
 test('a kept embedded server: where it is and how to stop it', () => {
   assert.equal(
@@ -21,7 +21,7 @@ test('a kept embedded server: where it is and how to stop it', () => {
 test("a kept embedded cluster: every node, the first among them, named as a cluster's node", () => {
   const nodes = [server(7000, 11), server(7001, 12), server(7002, 13)];
   assert.equal(
-    keptServerClause({ ...server(7000, 11), nodes } as EmbeddedServer & { nodes: readonly EmbeddedServer[] }),
+    keptServerClause({ ...server(7000, 11), nodes } as Kept),
     [
       'kept: embedded cluster node at redis://127.0.0.1:7000, pid 11; stop it with: redis-cli -p 7000 shutdown nosave (or kill 11)',
       'kept: embedded cluster node at redis://127.0.0.1:7001, pid 12; stop it with: redis-cli -p 7001 shutdown nosave (or kill 12)',
