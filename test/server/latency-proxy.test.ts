@@ -22,6 +22,7 @@ import {
   measureRoundTrip,
   startLatencyProxy,
   startProxyThread,
+  startRaceProxy,
   type LatencyProxy,
   type LatencyProxyOptions,
 } from '../../src/server/latency-proxy.js';
@@ -271,6 +272,29 @@ forOneServerKind(import.meta.url, 'latency proxy', (handle) => {
     }
   });
 
+  test("the race's proxy with jitter: its own cost measured without it, so no round trip comes back sooner than the delay asked", async () => {
+    // Jitter four times the delay: a hold-back measured with it on would take off the smallest
+    // jitter of its 50 PINGs as well, and some round trips would come in under the delay.
+    const delayMs = 2;
+    const race = await startRaceProxy(parseServerUrl(handle.url), { delayMs, jitterMs: 8 }, new AbortController().signal);
+    const redis = await connect(race.target);
+    try {
+      assert.ok(race.latency.heldBackMs < delayMs, `held back ${race.latency.heldBackMs} ms`);
+      assert.ok(race.latency.measuredRttMs.median >= delayMs, `the reported round trip, jitter and all: ${race.latency.measuredRttMs.median} ms`);
+      const early: string[] = [];
+      for (let i = 0; i < 150; i++) {
+        const t = performance.now();
+        await redis.ping();
+        const rtt = performance.now() - t;
+        if (rtt < delayMs) early.push(rtt.toFixed(3));
+      }
+      assert.deepEqual(early, [], `round trips under ${delayMs} ms, with ${race.latency.heldBackMs} ms held back`);
+    } finally {
+      await redis.quit().catch(() => redis.disconnect());
+      await race.close();
+    }
+  });
+
   test('the proxy in a thread of its own, as the race runs it: replies come back, a hold-back is taken before it resolves, close() ends the thread and nothing listens', async () => {
     const proxy = await startProxyThread({ targetHost: '127.0.0.1', targetPort: handle.server.port, delayMs: 1 });
     const redis = await connect(parseServerUrl(`redis://${proxy.host}:${proxy.port}`));
@@ -286,6 +310,8 @@ forOneServerKind(import.meta.url, 'latency proxy', (handle) => {
       await redis.quit().catch(() => redis.disconnect());
     }
     await assert.rejects(proxy.holdBack(-1), /0 or more/);
+    await proxy.jitter(0);
+    await assert.rejects(proxy.jitter(-1), /0 or more/);
     await proxy.close();
     await proxy.close();
     const refused = await new Promise<boolean>((resolve) => {
