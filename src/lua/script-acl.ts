@@ -14,13 +14,18 @@ const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta
 export interface ScriptAclRefusal {
   /** The refused command, upper-case, when the server or the script's source says which. */
   readonly command?: string;
+  /** What the ACL refused: the command itself, or a key it names (the user's key patterns). */
+  readonly refused: 'command' | 'key';
   /** Which script: one of the tool's `.lua` files, else the SHA1 or function name the server gave. */
   readonly script: string;
   readonly line: number;
 }
 
+// A command refused: Valkey names it ('...' command), Redis 7 does not. A key refused (the user's
+// key patterns): Valkey says "No permissions to access a key", Redis 7 "can't access at least one
+// of the keys"; neither names the command.
 const REFUSAL =
-  /^(?:ERR )?(?:ACL failure in script: .*?'([a-z|]+)' command|The user executing the script can't run this command or subcommand) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
+  /^(?:ERR )?(?:ACL failure in script: (?:.*?'([a-z|]+)' command|(No permissions to access a key))|The user executing the script can't (?:run this command or subcommand|(access at least one of the keys)[^.]*)) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
 
 /** A source line's place in the tool's files. */
 type Place = { readonly file: string; readonly line: number };
@@ -66,10 +71,10 @@ export function commandOnLine(source: string, line: number): string | undefined 
 export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined {
   const match = REFUSAL.exec(message);
   if (!match) return undefined;
-  const [, named, id = '', kind = 'script', lineText = '0'] = match;
+  const [, named, valkeyKey, redisKey, id = '', kind = 'script', lineText = '0'] = match;
   const line = Number(lineText);
   const own = ownScript(id, kind);
   const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
   const place = own ? own.locate(line) : { file: id, line };
-  return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
+  return { ...(command !== undefined ? { command } : {}), refused: valkeyKey || redisKey ? 'key' : 'command', script: place.file, line: place.line };
 }

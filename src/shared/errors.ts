@@ -233,9 +233,11 @@ export function describeServerError(err: unknown, where: string): EmqError {
   const inScript = scriptAclRefusal(message);
   if (inScript) {
     const command = inScript.command ?? 'a command';
-    return serverError(
-      `permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): this user may not run ${command} inside a script; ${ACL_HINT}`,
-    );
+    const refused =
+      inScript.refused === 'key'
+        ? `this user may not touch a key ${command} names there (its ACL key patterns: the run's keys are all under emq:{QUEUE}:)`
+        : `this user may not run ${command} inside a script`;
+    return serverError(`permission denied on ${where} (${command}, called by ${inScript.script} line ${inScript.line}): ${refused}; ${ACL_HINT}`);
   }
   if (UNDECLARED_KEY.test(message)) {
     // The job's hash is named from its id inside the script, as every sweep script must (see the

@@ -208,6 +208,22 @@ forEachServer('least privilege', (handle) => {
     assert.deepEqual(await allKeys(admin), before);
   });
 
+  test("a key inside a script refused by the user's key patterns: one line naming the command and its line, exit 3", async () => {
+    // The documented commands, but the jobs' hashes read-only: the seeding script's HSET is refused
+    // on a key it names from a job's id, which the server words differently from a refused command.
+    const rules = readmeAclRules().filter((rule) => !rule.startsWith('~'));
+    await admin.call('ACL', 'SETUSER', 'emq-race-ro-jobs', 'reset', ...rules, '~emq:{race-*}:[^j]*', '%R~emq:{race-*}:job:*');
+    const result = await runCli(['--url', userUrl(handle.url, 'emq-race-ro-jobs'), '--jobs', '100', '--mode', 'atomic', '--queue', 'race-ro-jobs']);
+    assert.equal(result.code, 3, result.stderr);
+    const line = oneErrorLine(result.stderr) ?? '';
+    assert.match(line, /permission denied on .* \(HSET, called by seed-jobs\.lua line \d+\): this user may not touch a key HSET names there/);
+    await admin.call('ACL', 'DELUSER', 'emq-race-ro-jobs');
+    // It could not delete the jobs it made: the line names the clean-up, as another user.
+    const left = (await allKeys(admin)).filter((key) => key.startsWith('emq:{race-ro-jobs}'));
+    if (left.length > 0) assert.match(line, /emq-race clean --queue race-ro-jobs/);
+    if (left.length > 0) await admin.del(...left);
+  });
+
   test('a database in the URL needs +select, as documented', async () => {
     const refused = await runCli(['--url', `${userUrl(handle.url, 'emq-race')}/1`, '--jobs', '50', '--mode', 'atomic']);
     assert.equal(refused.code, 3, refused.stderr);

@@ -25,13 +25,13 @@ describe('script ACL refusals', () => {
     const refusal = scriptAclRefusal(
       `ERR ACL failure in script: User u has no permissions to run the 'lpos' command script: ${'ab'.repeat(20)}, on @user_script:32.`,
     );
-    assert.deepEqual(refusal, { command: 'LPOS', script: 'ab'.repeat(20), line: 32 });
+    assert.deepEqual(refusal, { command: 'LPOS', refused: 'command', script: 'ab'.repeat(20), line: 32 });
   });
 
   test("Redis 7's error gives only the line: read from the tool's own script with that SHA1", () => {
     const line = lineOf(RELEASE, "rcall('LINDEX'");
     const message = `ERR The user executing the script can't run this command or subcommand script: ${RELEASE_SHA}, on @user_script:${line}.`;
-    assert.deepEqual(scriptAclRefusal(message), { command: 'LINDEX', script: 'release-stalled.lua', line });
+    assert.deepEqual(scriptAclRefusal(message), { command: 'LINDEX', refused: 'command', script: 'release-stalled.lua', line });
     const error = describeServerError(new Error(message), 'redis://u:***@127.0.0.1:6379');
     assert.equal(error.exitCode, 3);
     assert.match(error.message, /^permission denied on redis:\/\/u:\*\*\*@127\.0\.0\.1:6379 \(LINDEX, called by release-stalled\.lua line \d+\): /);
@@ -40,7 +40,7 @@ describe('script ACL refusals', () => {
   test("a script that is not the tool's: still permission denied, with the script and line", () => {
     const message =
       "ERR The user executing the script can't run this command or subcommand script: 0123456789abcdef0123456789abcdef01234567, on @user_script:3.";
-    assert.deepEqual(scriptAclRefusal(message), { script: '0123456789abcdef0123456789abcdef01234567', line: 3 });
+    assert.deepEqual(scriptAclRefusal(message), { refused: 'command', script: '0123456789abcdef0123456789abcdef01234567', line: 3 });
     assert.match(
       describeServerError(new Error(message), 'here').message,
       /^permission denied on here \(a command, called by 0123456789abcdef0123456789abcdef01234567 line 3\)/,
@@ -51,7 +51,12 @@ describe('script ACL refusals', () => {
     const library = functionLibrarySource('emq_race_abc123', 'emq_race_sweep_abc123');
     const line = lineOf(library, "rcall('HINCRBY'");
     const message = `ERR The user executing the script can't run this command or subcommand script: emq_race_sweep_abc123, on @user_function:${line}.`;
-    assert.deepEqual(scriptAclRefusal(message), { command: 'HINCRBY', script: 'sweep-stalled.lua', line: lineOf(SWEEP_STALLED_LUA, "rcall('HINCRBY'") });
+    assert.deepEqual(scriptAclRefusal(message), {
+      command: 'HINCRBY',
+      refused: 'command',
+      script: 'sweep-stalled.lua',
+      line: lineOf(SWEEP_STALLED_LUA, "rcall('HINCRBY'"),
+    });
   });
 
   test('library lines map back to the template before, inside and after the sweep script', () => {
@@ -63,6 +68,20 @@ describe('script ACL refusals', () => {
       const text = (place.file === 'sweep-stalled.lua' ? sweep : template)[place.line - 1];
       // Only the two name lines differ from their files: the names are filled in.
       if (!/__LIBRARY__|__FUNCTION__/.test(text ?? '')) assert.equal(library[line - 1], text, `library line ${line} is ${place.file} line ${place.line}`);
+    }
+  });
+
+  test("a key the user's patterns refuse inside a script, as Redis 7 and Valkey 8 word it: the command read from the line, the key named as what was refused", () => {
+    const line = lineOf(RELEASE, "rcall('LINDEX'");
+    for (const message of [
+      `ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: ${RELEASE_SHA}, on @user_script:${line}.`,
+      `ERR ACL failure in script: No permissions to access a key script: ${RELEASE_SHA}, on @user_script:${line}.`,
+    ]) {
+      assert.deepEqual(scriptAclRefusal(message), { command: 'LINDEX', refused: 'key', script: 'release-stalled.lua', line });
+      assert.match(
+        describeServerError(new Error(message), 'here').message,
+        /^permission denied on here \(LINDEX, called by release-stalled\.lua line \d+\): this user may not touch a key LINDEX names there \(its ACL key patterns: the run's keys are all under emq:\{QUEUE\}:\); see "Least privilege"/,
+      );
     }
   });
 
