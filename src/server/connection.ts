@@ -468,6 +468,13 @@ const answered = new WeakSet<ServerTarget>();
 /** Why a connection failed, in words: a lost connection while first connecting is most often a TLS mismatch. */
 function connectFailure(target: ServerTarget, error: Error): Error {
   if (answered.has(target)) return error;
+  if (/ stopped answering/.test(error.message)) {
+    // It took the connection and never said a word: most often a port of something else that
+    // waits for its client to speak first, where no Redis server listens.
+    return serverError(
+      `the server at ${target.display} took the connection but sent no reply within ${ANSWER_TIMEOUT_MS / 1000} s: is a Redis server listening on this port (not another service that waits for its client), and not paused (SIGSTOP)?`,
+    );
+  }
   if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {
     // What a TLS-only port does with a plain client.
     return serverError(`the server at ${target.display} closed the connection while connecting: if it speaks TLS on this port, use a rediss:// URL`);

@@ -1,7 +1,8 @@
 /**
  * A peer that speaks the Redis protocol but answers nothing as Redis does: `+OK` to every command,
  * or a proper INFO and `+OK` to the rest (PING included), or a proper INFO and PING and then a SCAN
- * that is no SCAN reply, or one whose cursor goes round for ever.
+ * that is no SCAN reply, or one whose cursor goes round for ever; and one that takes the
+ * connection and never answers at all (a service that waits for its client to speak first).
  * The peer is a broken server, not a stand-in for Redis: each command line meets it once and must
  * end with exit 3 and one line saying the server does not answer as Redis does, the process
  * exiting on its own (no connection held open by a QUIT the peer never follows with a close, no
@@ -127,3 +128,34 @@ for (const behaviour of ['ok-to-all', 'info-only', 'scan-ok', 'scan-cycles'] as 
     });
   });
 }
+
+describe('a peer that takes the connection and never answers', () => {
+  let server: Server;
+  let url = '';
+  const sockets = new Set<Socket>();
+  before(async () => {
+    server = createServer((socket) => {
+      // Reads what the tool sends and says nothing, as a service that waits for its client.
+      sockets.add(socket);
+      socket.on('data', () => {});
+      socket.on('error', () => {});
+      socket.once('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `redis://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  test('the race: after the one wait, one line asking whether a Redis server listens there, exit 3, every socket closed', async () => {
+    const result = await runCli(['--mode', 'atomic', '--jobs', '10', '--url', url]);
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ took the connection but sent no reply within 10 s: is a Redis server listening on this port/,
+    );
+    await until(10_000, 'the peer to see every socket close', () => sockets.size === 0, 5);
+  });
+});
