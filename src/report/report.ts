@@ -127,10 +127,14 @@ function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'jobs'>): string {
 /**
  * The columns some run shows. The wide table adds every anomaly some run measured, at 0 as well
  * (dead-letter escapes are counted in every run, shown by default only with --cycles or when not 0).
+ * A figure no run measured is left out, as the page leaves it out: a table of `—` alone says less
+ * than its absence and the legend (a queue library that keeps no counter, say).
  */
 function columnsFor(runs: readonly RunResult[], wide = false): readonly Column[] {
-  const measured = (column: Column): boolean => wide && column.anomaly === true && runs.some((run) => column.value(run) !== null);
-  return tableColumns(runs.map((run) => run.mode)).filter((column) => !column.applies || runs.some(column.applies) || measured(column));
+  const measured = (column: Column): boolean => runs.some((run) => column.value(run) !== null);
+  return tableColumns(runs.map((run) => run.mode)).filter(
+    (column) => measured(column) && (!column.applies || runs.some(column.applies) || (wide && column.anomaly === true)),
+  );
 }
 
 /** A run's readout; with several queues it says which queue on which node. */

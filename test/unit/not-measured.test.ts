@@ -53,6 +53,15 @@ test('the table shows — for each, beside a run that measured them, and says wh
   assert.match(wide, /│ +— +│/, wide);
 });
 
+test('a table none of whose runs measured a figure leaves its row out, in the default table and the wide one, as the page does', () => {
+  for (const layout of [LAYOUT, { ...LAYOUT, width: 400, wide: true }]) {
+    const table = renderTable({ server: SERVER, runs: [unmeasured(), unmeasured({ mode: 'loop' })] }, layout);
+    assert.doesNotMatch(table, /increments|over-counted|dead-lettered/, table);
+    assert.doesNotMatch(table, /not measured/, 'no dash, so no word for one');
+    assert.match(table, /duplicate pending/, 'what the runs measured stays');
+  }
+});
+
 test('the CSV leaves them empty, never 0', () => {
   const [header, row] = renderCsv([unmeasured()])
     .split('\n')
