@@ -37,8 +37,10 @@ export function renderTrialsTable(summaries: readonly TrialSummary[], layout: Ta
   const spread = (s: TrialSummary, name: Anomaly): string =>
     s[name] === null ? NOT_MEASURED : worst(s, name) === 0 ? paint.green(formatSpread(s[name])) : paint.red(formatSpread(s[name]));
   const rate = (s: TrialSummary): string => (s.reproduced === 0 ? paint.green(formatRate(s)) : paint.red(formatRate(s)));
-  // The wide table: every anomaly the trials measured, at 0 as well.
-  const anomalies = ANOMALIES.filter((name) => always(name) || summaries.some((s) => worst(s, name) > 0 || (layout.wide && s[name] !== null)));
+  // The wide table: every anomaly the trials measured, at 0 as well. One no mode's trials measured
+  // is left out, as in the race table.
+  const measured = (name: Anomaly): boolean => summaries.some((s) => s[name] !== null);
+  const anomalies = ANOMALIES.filter((name) => measured(name) && (always(name) || layout.wide || summaries.some((s) => worst(s, name) > 0)));
   const modes = summaries.map((s) => s.mode);
   let table: string;
   if (layout.wide) {

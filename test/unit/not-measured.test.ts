@@ -85,13 +85,21 @@ test('totals: none measured stays null, some measured is their sum', () => {
   assert.equal(some?.overcountedStallCount, null);
 });
 
-test('trials: a figure no trial measured is null and — in the trials table', () => {
+test('trials: a figure no trial measured is null; — in the trials table beside a mode that measured it, and left out where none did', () => {
   const trials = summarizeTrials([unmeasured({ trial: 1 }), unmeasured({ trial: 2 })]);
   const [summary] = trials as unknown as Record<string, unknown>[];
   for (const field of ['lostIncrements', 'extraIncrements', 'overcountedStalls', 'deadLetteredEarly', 'deadLetterEscapes'])
     assert.equal(summary?.[field], null, field);
-  const table = renderTrialsTable(trials, LAYOUT);
-  assert.match(table, /^lost increments +—$/m, table);
+  assert.doesNotMatch(renderTrialsTable(trials, LAYOUT), /increments/);
+  assert.doesNotMatch(renderTrialsTable(trials, { ...LAYOUT, width: 400, wide: true }), /increments/);
+  const beside = summarizeTrials([
+    unmeasured({ trial: 1 }),
+    unmeasured({ trial: 2 }),
+    runResult({ mode: 'loop', trial: 1, lostIncrements: 3 }),
+    runResult({ mode: 'loop', trial: 2, lostIncrements: 5 }),
+  ]);
+  const table = renderTrialsTable(beside, LAYOUT);
+  assert.match(table, /^lost increments +— +3/m, table);
 });
 
 test('the page shows a dash in their cells beside a run that measured them, and leaves out a row no run measured', () => {
