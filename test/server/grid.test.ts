@@ -16,7 +16,7 @@ import { cellCount, cellLabel, gridCells, timeLeftMs } from '../../src/grid/plan
 import { modeCell, type GridJson } from '../../src/grid/json.js';
 import { alignParts, cellParts, formatJobsPerSec, formatRate, layOut, renderGridTables } from '../../src/grid/table.js';
 import { anomalyTotal } from '../../src/audit/rules.js';
-import { ANOMALIES } from '../../src/shared/model.js';
+import { ANOMALIES, jobsPerSec, jobsRaced } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
 import { FAILS_AT_RUN_TIME, scriptFile } from '../helpers/scripts.js';
@@ -268,6 +268,15 @@ function checkSums(grid: GridJson): void {
       assert.equal(figures.racedTrials, runs.filter((run) => !run.clean).length);
       const jobs = runs.reduce((n, run) => n + run.jobs, 0);
       assert.equal(figures.doubleRecoveriesPer1000, Math.round((figures.doubleRecoveries / jobs) * 100_000) / 100);
+      const raced = runs.reduce((n, run) => n + jobsRaced(run), 0);
+      assert.equal(
+        figures.jobsPerSec,
+        jobsPerSec(
+          raced,
+          runs.reduce((ms, run) => ms + run.wallMs, 0),
+        ),
+      );
+      if (runs.length === 1) assert.equal(figures.jobsPerSec, runs[0]?.jobsPerSec, "a one-trial cell's jobs/s is its run's own");
       for (const run of runs) {
         assert.equal(run.anomalies, anomalyTotal(run), "a run's anomalies are its figures summed");
         for (const axis of grid.axes) if (axis.flag === 'sweepers') assert.equal(run.sweepers, cell.at.sweepers, "the run raced with the cell's sweepers");
