@@ -300,11 +300,12 @@ async function raceOnQueue(
 }
 
 function settle(run: ModeRun): Settled {
+  const consequences = run.consequences ?? NO_CONSEQUENCES;
   return {
-    consequences: run.consequences ?? NO_CONSEQUENCES,
+    consequences,
     pending: run.pending ?? 'list',
     live: run.live ?? 0,
-    maxSweeps: run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch),
+    maxSweeps: run.maxSweeps ?? defaultMaxSweeps(run.jobs, run.batch, consequences.cycles),
     cadence: run.cadence ?? BACK_TO_BACK,
   };
 }
