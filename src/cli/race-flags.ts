@@ -176,9 +176,10 @@ export function raceFlagOptions(): Option[] {
       'your own sweep script (Lua, same KEYS/ARGV contract as the built-in one) as the script mode; alone unless --mode (or --lib, beside its modes) is given',
     ),
     new Option('--pending <type>', 'list (RPUSH) or zset (ZADD pending 0 id, as EchoMQ)').default('list', 'list').argParser(parsePendingKind),
-    new Option('--max-sweeps <n>', `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10, at least jobs × cycles + 10 with --cycles)`).argParser(
-      intFlag('--max-sweeps', LIMITS.maxSweeps),
-    ),
+    new Option(
+      '--max-sweeps <n>',
+      `sweeps per sweeper before it stops (${range(LIMITS.maxSweeps)}; default 10 × ⌈jobs / batch⌉ + 10, at least jobs × cycles + 10 with --cycles)`,
+    ).argParser(intFlag('--max-sweeps', LIMITS.maxSweeps)),
     new Option('--live <n>', `jobs seeded with still-valid leases, which no sweep may touch (${range(LIMITS.live)}; default 10% of --jobs)`).argParser(
       intFlag('--live', LIMITS.live),
     ),

@@ -22,6 +22,11 @@ export interface NoteContext {
   /** Every step of the replay, in the order they ran (as the replay's JSON gives them, for the page's drawing too). */
   readonly steps: readonly { readonly sweep: string; readonly step: string; readonly commands: WireStep['commands'] }[];
   readonly maxStalled?: number;
+  /**
+   * Where the job stands at the end, read back from the server: a script's reply names the jobs it
+   * moved, not where to, and the one sweep that moved the job put it there.
+   */
+  readonly endedIn?: readonly string[];
 }
 
 /**
@@ -79,8 +84,13 @@ export function noteFor(step: WireStep, jobId: string, context?: NoteContext): s
       const dead = step.replies[1] === 0 ? 'adds it to dead again (already there)' : 'adds it to dead';
       return `reached max-stalled: ${taken}; ${dead}; state = dead`;
     }
-    case 'sweep':
-      return replyNames(first, jobId) ? `moved ${job}, counted its stall` : 'found nothing: ran second';
+    case 'sweep': {
+      if (!replyNames(first, jobId)) return 'found nothing: ran second';
+      const [to] = context?.endedIn ?? [];
+      return context?.endedIn?.length === 1 && (to === 'pending' || to === 'dead')
+        ? `moved ${job} to ${to}, counted its stall`
+        : `moved ${job}, counted its stall`;
+    }
     case 'increment':
       return `stalled is now ${String(first)}`;
     default:
@@ -103,12 +113,12 @@ function cellLines(step: WireStep, prefix: string, jobId: string, column: number
 }
 
 /** Two columns side by side, numbered, fitted to `width`: each sweep gets half of what is left. */
-function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number, maxStalled?: number): string[] {
+function renderTimeline(steps: readonly WireStep[], prefix: string, jobId: string, width: number, context: Omit<NoteContext, 'steps'>): string[] {
   const number = String(steps.length).length;
   const column = Math.min(COLUMN, Math.floor((width - number - 2 - GUTTER.length) / 2));
   const out = [`${' '.repeat(number)}  ${'sweep A'.padEnd(column)}${GUTTER}sweep B`, `${'─'.repeat(number + 2 + column)}─┼─${'─'.repeat(column)}`];
   steps.forEach((step, i) => {
-    const lines = cellLines(step, prefix, jobId, column, { steps, maxStalled });
+    const lines = cellLines(step, prefix, jobId, column, { steps, ...context });
     lines.forEach((line, j) => {
       const num = j === 0 ? String(i + 1).padStart(number) : ' '.repeat(number);
       const left = step.sweep === 'A' ? line : '';
@@ -180,7 +190,11 @@ export function renderReplay(replay: Replay, width: number): string {
     ...rows.map((r) => `  ${r.label.padEnd(label)}  ${r.value.padEnd(value)}  ${r.source.padEnd(6)}  ${r.meaning}`),
     verdict(replay.readout, replay.jobId, replay.maxStalled),
   ];
-  return [...header, ...renderTimeline(replay.steps, prefix, replay.jobId, width, replay.maxStalled), ...fit(readout)].join('\n');
+  return [
+    ...header,
+    ...renderTimeline(replay.steps, prefix, replay.jobId, width, { maxStalled: replay.maxStalled, endedIn: replay.readout.endedIn }),
+    ...fit(readout),
+  ].join('\n');
 }
 
 /**
@@ -225,7 +239,7 @@ export function renderCounter(race: CounterRace, width: number): string {
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, width));
   return [
     ...fit([`counter (${race.counter}): ${how}, on job ${race.jobId}'s stalled field (${race.before} before); keys below are under ${prefix}`, '']),
-    ...renderTimeline(race.steps, prefix, race.jobId, width),
+    ...renderTimeline(race.steps, prefix, race.jobId, width, {}),
     ...fit([
       '',
       `readout (${READOUT_LEGEND}):`,

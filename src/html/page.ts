@@ -441,6 +441,7 @@ function replayDiagramInput(replay: ReplayJson, server: ServerJson): DiagramInpu
     title: replayTitle(replay),
     subtitle: replayOrder(replay),
     maxStalled: replay.maxStalled,
+    endedIn: r.endedIn,
     server: `${server.kind} ${server.version}`,
     prefix,
     jobId: replay.jobId,

@@ -53,6 +53,8 @@ export interface DiagramInput {
   readonly jobId: string;
   /** A replay's max-stalled, for the note of a dead-letter step that had nothing to send; unset for the counter race. */
   readonly maxStalled?: number;
+  /** Where the job stands at the end, read back from the server (see NoteContext); unset for the counter race. */
+  readonly endedIn?: readonly string[];
   readonly steps: readonly StepJson[];
   readonly readout: readonly ReadoutRow[];
   readonly verdict: string;
@@ -128,7 +130,11 @@ function drawStep(step: StepJson, index: number, y0: number, input: DiagramInput
       parts.push(arrow(LANE.server, lane, y, 'return'));
     }
   });
-  const note = noteFor(step as WireStep, input.jobId, { steps: input.steps, ...(input.maxStalled !== undefined ? { maxStalled: input.maxStalled } : {}) });
+  const note = noteFor(step as WireStep, input.jobId, {
+    steps: input.steps,
+    ...(input.maxStalled !== undefined ? { maxStalled: input.maxStalled } : {}),
+    ...(input.endedIn !== undefined ? { endedIn: input.endedIn } : {}),
+  });
   if (note) {
     y += 4;
     lines(`= ${note}`, 'note', '    ');

@@ -208,6 +208,7 @@ forEachServer('explain', (handle) => {
     assert.notEqual(first?.sweep, second?.sweep);
     assert.deepEqual(replay.schedule, [`${first?.sweep}:sweep`, `${second?.sweep}:sweep`]);
     assert.equal(first?.commands[0]?.[0], 'EVALSHA');
+    assert.match(renderReplay(replay, 200), /= moved job 1 to pending, counted its stall/);
   });
 
   test('atomic at stalled-before max-stalled − 1: dead-lettered once, every stall counted', async () => {
@@ -223,6 +224,8 @@ forEachServer('explain', (handle) => {
       overcountedStalls: 0,
       endedIn: ['dead'],
     });
+    // The script's reply names the job it moved, not where to: the server's read-back does.
+    assert.match(renderReplay(replay, 200), /= moved job 1 to dead, counted its stall/);
   });
 
   test('counter, client-side: read 0, read 0, write 1, write 1 reaches 1', async () => {
