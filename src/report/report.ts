@@ -127,8 +127,8 @@ function roundTripsPerJob(run: Pick<RunResult, 'roundTrips' | 'jobs'>): string {
 /**
  * The columns some run shows. The wide table adds every anomaly some run measured, at 0 as well
  * (dead-letter escapes are counted in every run, shown by default only with --cycles or when not 0).
- * A figure no run measured is left out, as the page leaves it out: a table of `—` alone says less
- * than its absence and the legend (a queue library that keeps no counter, say).
+ * A figure no run measured is left out, as the page leaves it out: a row of dashes alone (a queue
+ * library that keeps no counter, say) tells nothing the table's absence of it does not.
  */
 function columnsFor(runs: readonly RunResult[], wide = false): readonly Column[] {
   const measured = (column: Column): boolean => runs.some((run) => column.value(run) !== null);
