@@ -91,6 +91,25 @@ forEachServer('faults', (handle) => {
     assert.equal(run.recoveries, 3000);
   });
 
+  test('sweeper-crash beside client-kill: the crashed call reaches the server, its batch moved, and the kills come after it', async () => {
+    // One sweeper: the crashed call is the first, and the only one that could move a job.
+    const alone = await runWith(session, interrupts, 'atomic', { jobs: 300, sweepers: 1, live: 0, consequences: { faults: ['sweeper-crash', 'client-kill'] } });
+    assert.equal(alone.faultCounts?.crashes, 1);
+    assert.equal(alone.unacknowledgedMoves, 100, "the crashed call's batch, moved by the server");
+    assert.equal(alone.unreclaimed, 200);
+    const many = await runWith(session, interrupts, 'atomic', {
+      jobs: 3000,
+      sweepers: 4,
+      batch: 20,
+      consequences: { faults: ['sweeper-crash', 'client-kill'] },
+    });
+    assert.equal(many.faultCounts?.crashes, 1);
+    assert.equal(many.unacknowledgedMoves, 20);
+    assert.ok((many.faultCounts?.clientKills ?? 0) > 0, 'kills landed after the crash');
+    assertNoAnomaly(many);
+    assert.equal(many.recoveries, 3000);
+  });
+
   test('client-kill: both modes finish by themselves; atomic stays exact, the loop sees its connections killed', async () => {
     const atomic = await runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 4, batch: 20, consequences: { faults: ['client-kill'] } });
     assert.ok((atomic.faultCounts?.clientKills ?? 0) > 0, 'no kill landed on atomic');

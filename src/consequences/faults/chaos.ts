@@ -30,6 +30,8 @@ export async function startChaos(target: ServerTarget, faults: readonly FaultNam
   let scriptFlushes = 0;
   let clientKills = 0;
   let victim = 0;
+  let stopNow = (): void => {};
+  const stopping = new Promise<void>((resolve) => (stopNow = resolve));
   const failures: unknown[] = [];
   // A failed blow stops the chaos; the error surfaces from stop(), never as an unhandled rejection.
   const guarded = (loop: Promise<void>): Promise<void> =>
@@ -49,7 +51,9 @@ export async function startChaos(target: ServerTarget, faults: readonly FaultNam
   );
   const killing = guarded(
     (async () => {
-      // The first blow lands as the race starts, so that even a short run is hit.
+      // The first blow lands as the race starts, so that even a short run is hit; beside
+      // sweeper-crash, as soon as the crash has happened (see FaultPlan.crashDone).
+      if (kill) await Promise.race([plan.crashDone, stopping]);
       while (kill && !stopped && clientKills < MAX_BLOWS) {
         const ids = plan.liveClientIds();
         const id = ids[victim++ % Math.max(ids.length, 1)];
@@ -63,6 +67,7 @@ export async function startChaos(target: ServerTarget, faults: readonly FaultNam
   return {
     async stop() {
       stopped = true;
+      stopNow();
       try {
         await Promise.all([flushing, killing]);
       } finally {
