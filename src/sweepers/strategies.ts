@@ -110,6 +110,7 @@ const BUILT_IN: Readonly<Partial<Record<Mode, Strategy>>> = {
     deadLettersAfterPush: false,
     roundTrips: true,
     pushesTwice: false,
+    faultsThatMiss: { 'script-flush': 'its round trips send no script, so an emptied script cache cannot touch it' },
   },
   function: {
     summary: 'the atomic sweep loaded as a Redis Function and called with FCALL',

@@ -268,6 +268,12 @@ describe('fault and consequence options', () => {
     assert.deepEqual(applied, ['sweeper-crash']);
     assert.match(notes[0] ?? '', /script-flush does not apply to loop/);
     assert.deepEqual(faultsForMode(['script-flush'], 'atomic', STRATEGIES.atomic.faultsThatMiss ?? {}).applied, ['script-flush']);
+    // Only the modes that call a script are flushed at: the others say so, and nothing is flushed for them.
+    for (const mode of ['loop', 'watch', 'claim', 'function'] as const) {
+      const missed = faultsForMode(['script-flush'], mode, STRATEGIES[mode].faultsThatMiss ?? {});
+      assert.deepEqual(missed.applied, [], mode);
+      assert.match(missed.notes[0] ?? '', new RegExp(`script-flush does not apply to ${mode}`));
+    }
   });
   test('workers with cycles, and script-flush on a shared server, are usage errors', () => {
     const base = { faults: [], workers: 0, cycles: 1, observe: false, allowServerWide: false } as const;
