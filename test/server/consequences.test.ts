@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startObserver } from '../../src/consequences/observer.js';
 import { deleteRunKeys } from '../../src/queue/cleanup.js';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { queueKeys } from '../../src/queue/keys.js';
@@ -80,6 +82,34 @@ forEachServer('consequences', (handle) => {
     const run = await runWith(session, interrupts, 'loop', { jobs: 200, consequences: { observe: true } });
     assert.ok((run.samples ?? 0) > 0);
     assert.ok((run.windowInNeither ?? 0) > 0, `windowInNeither ${run.windowInNeither} of ${run.samples} samples`);
+  });
+
+  test('observer: a job in no place counts once it lands somewhere; one that never lands is lost, not a window', async () => {
+    const keys = queueKeys(queueName('observer-lost'));
+    const admin = session.admin;
+    try {
+      // A job taken out of active and put nowhere: a crashed sweeper's. Followed, then given up.
+      await admin.zadd(keys.active, 1, '1');
+      const lost = await startObserver(session.target, keys, 'list');
+      await sleep(30);
+      await admin.zrem(keys.active, '1');
+      await sleep(400);
+      const lostCounts = await lost.stop();
+      assert.ok(lostCounts.samples > 0, 'samples were taken');
+      assert.equal(lostCounts.windowInNeither, 0, `a lost job is no window: ${JSON.stringify(lostCounts)}`);
+      // A job out of active for a few milliseconds, then pushed: a sweep's window, counted.
+      await admin.zadd(keys.active, 2, '2');
+      const between = await startObserver(session.target, keys, 'list');
+      await sleep(30);
+      await admin.zrem(keys.active, '2');
+      await sleep(20);
+      await admin.rpush(keys.pending, '2');
+      await sleep(30);
+      const betweenCounts = await between.stop();
+      assert.ok(betweenCounts.windowInNeither > 0, `the window was seen: ${JSON.stringify(betweenCounts)}`);
+    } finally {
+      await admin.del(keys.active, keys.pending);
+    }
   });
 
   test('observer with workers on atomic: a job taken by a worker is still somewhere', async () => {
