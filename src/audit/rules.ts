@@ -304,7 +304,11 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
   for (let id = snapshot.jobs + 1; id <= total; id++) {
     const stalled = snapshot.stalled[id] ?? Number.NaN;
     const [inActive, inPending, inDead] = [snapshot.inActive[id] ?? 0, snapshot.inPending[id] ?? 0, snapshot.inDead[id] ?? 0];
-    if (isStolen(moves[id] ?? 0, inActive, stalled, snapshot.stalledBefore, inPending, inDead)) stolenLeases++;
+    // Under the cross-check (a user's script, whose returns are its word only) the server alone
+    // says whether a live job was touched: a live id returned for a job the server shows untouched
+    // is a misreport, counted below, not a lease stolen.
+    const said = context.crossCheck ? 0 : (moves[id] ?? 0);
+    if (isStolen(said, inActive, stalled, snapshot.stalledBefore, inPending, inDead)) stolenLeases++;
     if (context.crossCheck && recordDisagrees(moves[id] ?? 0, inActive, context.movesLeaveEntries ? inPending + inDead : undefined)) misreported++;
   }
 

@@ -335,3 +335,25 @@ test('a live job pushed to pending while its lease holds: a stolen lease, though
   moves[1] = 1;
   assert.equal(auditJobs(live, moves).stolenLeases, 1);
 });
+
+test("under the cross-check, a live job a user's script returns but the server shows untouched is a misreport, not a stolen lease", () => {
+  const live = blankSnapshot(1, 0, 1);
+  live.inPending[1] = 1;
+  live.stalled[1] = 1;
+  live.state[1] = STATE_CODES.pending;
+  // Job 2 is live: still in active, its counter as seeded; the script returned its id all the same.
+  live.inActive[2] = 1;
+  live.stalled[2] = 0;
+  const moves = new Uint32Array(3);
+  moves[1] = 1;
+  moves[2] = 1;
+  const checked = auditJobs(live, moves, { crossCheck: true });
+  assert.equal(checked.stolenLeases, 0);
+  assert.equal(checked.misreported, 1);
+  // A strategy whose records are its moves: the same record is a stolen lease.
+  assert.equal(auditJobs(live, moves).stolenLeases, 1);
+  // And a live job the script did move is stolen whatever it returned.
+  live.inActive[2] = 0;
+  live.inPending[2] = 1;
+  assert.equal(auditJobs(live, new Uint32Array(3), { crossCheck: true }).stolenLeases, 1);
+});
