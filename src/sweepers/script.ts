@@ -34,7 +34,7 @@ export function scriptSweeper(context: SweeperContext): Sweeper {
         if (isBusyReply(err)) {
           throw heldServerError(
             'the sweep script (--script)',
-            ': one call of it blocks every client of the server longer than the server lets a script run; make a call do less (a smaller --batch) and race again',
+            ': one call of it blocks every client of the server longer than the server lets a script run; check that it ends (a loop whose end never comes holds the server for good), or make a call do less (a smaller --batch), and race again',
           );
         }
         // The user's script failing is a fact about the script, said as such.
