@@ -455,6 +455,7 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
     throw fromWhere(target, connectFailure(target, error));
   }
   answered.add(target);
+  answeredAt.add(target.display);
   return redis;
 }
 
@@ -464,11 +465,13 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
  * that speaks another protocol, and its line says it lost the connection.
  */
 const answered = new WeakSet<ServerTarget>();
+/** The servers, by address, any connection has reached: one that went silent later was not always so. */
+const answeredAt = new Set<string>();
 
 /** Why a connection failed, in words: a lost connection while first connecting is most often a TLS mismatch. */
 function connectFailure(target: ServerTarget, error: Error): Error {
   if (answered.has(target)) return error;
-  if (/ stopped answering/.test(error.message)) {
+  if (/ stopped answering/.test(error.message) && !answeredAt.has(target.display)) {
     // It took the connection and never said a word: most often a port of something else that
     // waits for its client to speak first, where no Redis server listens.
     return serverError(
