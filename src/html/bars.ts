@@ -57,7 +57,7 @@ const NOT_MEASURED = 'not measured';
 
 function runTitle(run: RunJson): string {
   const trial = run.trial === undefined ? '' : ` · trial ${run.trial}`;
-  return `${run.mode}${trial} · ${run.sweepers} sweeper${run.sweepers === 1 ? '' : 's'} · ${run.jobs} jobs`;
+  return `${run.mode}${trial} · ${run.sweepers} sweeper${run.sweepers === 1 ? '' : 's'} · ${groupFigure(run.jobs)} jobs`;
 }
 
 function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number } {
@@ -77,7 +77,7 @@ function barsOfRuns(runs: readonly RunJson[]): { rows: string[]; height: number 
         `<g class="bar-row" data-mode="${esc(run.mode)}" data-anomaly="${name}" data-value="${value ?? ''}">` +
           text(LABEL_X, y, figureLabel(name, [run.mode]), 'label') +
           (length > 0 ? `<rect x="${BAR_X}" y="${y - 11}" width="${length}" height="13" class="bar"/>` : '') +
-          text(BAR_X + length + 8, y, value === null ? NOT_MEASURED : String(value), `value ${value === null ? 'na' : value === 0 ? 'ok' : 'bad'}`) +
+          text(BAR_X + length + 8, y, value === null ? NOT_MEASURED : groupFigure(value), `value ${value === null ? 'na' : value === 0 ? 'ok' : 'bad'}`) +
           '</g>',
       );
     }

@@ -186,7 +186,7 @@ function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): strin
           const unmeasured = value === null || value === undefined;
           const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
           // Grouped as the terminal groups them (30,335), the JSON beside it holding the plain number.
-          return cell(figure.field, unmeasured ? NOT_MEASURED : typeof value === 'number' ? groupThousands(value) : String(value), `num${state}`)(c);
+          return cell(figure.field, unmeasured ? NOT_MEASURED : typeof value === 'number' ? groupKeepingFraction(value) : String(value), `num${state}`)(c);
         }),
       ),
     ),
@@ -287,6 +287,12 @@ function exampleSection(run: RunJson & { readonly example: InterleavingExample }
   ].join('\n');
 }
 
+/** A number grouped as the terminal groups it (3,311.2), its fraction kept as the JSON has it. */
+function groupKeepingFraction(value: number): string {
+  const [whole = '', fraction] = String(value).split('.');
+  return fraction === undefined ? groupThousands(value) : `${groupThousands(whole)}.${fraction}`;
+}
+
 function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string | number): string {
   return [...new Set(runs.map(pick))].join(', ');
 }
@@ -354,7 +360,7 @@ export function racePage(report: RaceReportJson, ctx: PageContext): string {
     // A library's runs (--lib): the package and the version of it found in the user's project.
     ...libraryFact(runs),
     ['sweepers', uniqueValues(runs, (r) => r.sweepers)],
-    ['jobs', uniqueValues(runs, (r) => r.jobs)],
+    ['jobs', uniqueValues(runs, (r) => groupThousands(r.jobs))],
     ...usedSetting('batch', runs, (r) => r.batch),
     ...usedSetting('max-stalled', runs, (r) => r.maxStalled),
     // A library's run seeds its own jobs with its own counts: --stalled-before is the model queue's alone.
