@@ -79,7 +79,11 @@ export function addExplainCommand(program: Command, io: Io, exit: { code: number
     .description(
       'Replay, step by step on one job, how two sweeps interleave: the loop under a chosen schedule, the atomic script, or the counter alone; then read the outcome back from the server.',
     )
-    .addOption(new Option('--mode <mode>', `${replayedModes().join(', ')}, both, or a comma list of them (each on a queue of its own)`).default(replayedModes(), 'both').argParser(parseExplainModes))
+    .addOption(
+      new Option('--mode <mode>', `${replayedModes().join(', ')}, both, or a comma list of them (each on a queue of its own)`)
+        .default(replayedModes(), 'both')
+        .argParser(parseExplainModes),
+    )
     .addOption(
       new Option('--schedule <steps>', "loop only: the order of both sweeps' steps, as SWEEP:STEP items")
         // Read as given and parsed in the action, once the flags it may not go with have been ruled
