@@ -15,6 +15,7 @@ import { Queue, Worker } from 'node-resque';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { assertCleanAllSparesForeign, assertNotInstalledRefused, listEntries, useForeignQueue } from '../helpers/foreign-queue.js';
+import { commandsBySource } from '../helpers/monitor.js';
 import { forEachServer } from '../helpers/servers.js';
 
 /** The project's folder, whose node_modules holds the node-resque the tests race. */
@@ -109,27 +110,11 @@ forEachServer('--lib node-resque', (handle) => {
   });
 
   test("node-resque's own run counts the round trips its cleanOldWorkers makes, as many as the server saw from its callers", async () => {
-    const monitor = await foreign.admin.monitor();
-    const marker = `monitor-done-${Math.random().toString(16).slice(2)}`;
-    const bySource = new Map<string, string[]>();
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (args[0]?.toUpperCase() === 'ECHO' && args[1] === marker) done();
-      else if (source !== 'lua')
-        bySource.set(source, [...(bySource.get(source) ?? []), ...[args.map((arg, i) => (i === 0 ? arg.toUpperCase() : arg)).join(' ')]]);
-    });
-    let run: JsonRun | undefined;
-    try {
+    const { result: run, bySource } = await commandsBySource(foreign.admin, async () => {
       const result = await runCli(raceArgs('--mode', 'node-resque'));
       assert.equal(result.code, 0, result.stderr);
-      run = (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
-      // MONITOR's lines trail the replies a little: wait for one sent after everything else.
-      await foreign.admin.echo(marker);
-      await finished;
-    } finally {
-      monitor.disconnect();
-    }
+      return (JSON.parse(result.stdout) as { runs: JsonRun[] }).runs[0];
+    });
     assert.ok(run);
     // The callers are the connections that unregistered workers (SREM) and registered none (SADD).
     const callers = [...bySource.values()].filter((sent) => sent.some((c) => c.startsWith('SREM ')) && !sent.some((c) => c.startsWith('SADD ')));

@@ -21,6 +21,7 @@ import {
   RETURNS_FIRST_TWICE,
   RETURNS_NOTHING,
 } from '../helpers/scripts.js';
+import { commandsBySource } from '../helpers/monitor.js';
 import { forEachServer, oneServerKind } from '../helpers/servers.js';
 import { useSession } from '../helpers/session.js';
 import { ANOMALIES, type Mode, type PendingKind, type ModeRun, type RunResult } from '../../src/shared/model.js';
@@ -93,27 +94,10 @@ forEachServer('modes', (handle, kind) => {
   }
 
   test("watch's round trips are the ones the server saw from its sweepers: a MULTI … EXEC is one, aborted or not", async () => {
-    const monitor = await session.admin.monitor();
-    const marker = `monitor-done-${Math.random().toString(16).slice(2)}`;
-    const bySource = new Map<string, string[]>();
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (args[0]?.toUpperCase() === 'ECHO' && args[1] === marker) done();
-      else if (source !== 'lua') bySource.set(source, [...(bySource.get(source) ?? []), String(args[0]).toUpperCase()]);
-    });
-    let run: RunResult;
-    try {
-      run = await runOnce(session, interrupts, 'watch');
-      // MONITOR's lines trail the replies a little: wait for one sent after everything else.
-      await session.admin.echo(marker);
-      await finished;
-    } finally {
-      monitor.disconnect();
-    }
+    const { result: run, bySource } = await commandsBySource(session.admin, () => runOnce(session, interrupts, 'watch'));
     assertClean(run, 60);
     assert.ok(run.retries > 0, 'sixteen sweepers on one batch contend: some EXECs are aborted');
-    const sweepers = [...bySource.values()].filter((sent) => sent.includes('WATCH'));
+    const sweepers = [...bySource.values()].map((sent) => sent.map((command) => command.split(' ')[0])).filter((names) => names.includes('WATCH'));
     assert.equal(sweepers.length, 16, 'one connection per sweeper');
     let trips = 0;
     let execs = 0;

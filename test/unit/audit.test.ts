@@ -323,27 +323,28 @@ test('stray entries: what the snapshot counted is the figure, 0 on a clean read'
   assert.equal(isClean(counts), false);
 });
 
-test('a live job pushed to pending while its lease holds: a stolen lease, though it never left active', () => {
+/** Job 1 expired and recovered (in pending, counted once); job 2 live: in active, its counter as seeded. */
+function recoveredBesideLive(): ReturnType<typeof blankSnapshot> {
   const live = blankSnapshot(1, 0, 1);
   live.inPending[1] = 1;
   live.stalled[1] = 1;
   live.state[1] = STATE_CODES.pending;
   live.inActive[2] = 1;
-  live.inPending[2] = 1;
   live.stalled[2] = 0;
+  return live;
+}
+
+test('a live job pushed to pending while its lease holds: a stolen lease, though it never left active', () => {
+  const live = recoveredBesideLive();
+  live.inPending[2] = 1;
   const moves = new Uint32Array(3);
   moves[1] = 1;
   assert.equal(auditJobs(live, moves).stolenLeases, 1);
 });
 
 test("under the cross-check, a live job a user's script returns but the server shows untouched is a misreport, not a stolen lease", () => {
-  const live = blankSnapshot(1, 0, 1);
-  live.inPending[1] = 1;
-  live.stalled[1] = 1;
-  live.state[1] = STATE_CODES.pending;
-  // Job 2 is live: still in active, its counter as seeded; the script returned its id all the same.
-  live.inActive[2] = 1;
-  live.stalled[2] = 0;
+  // Job 2 is live and untouched; the script returned its id all the same.
+  const live = recoveredBesideLive();
   const moves = new Uint32Array(3);
   moves[1] = 1;
   moves[2] = 1;
