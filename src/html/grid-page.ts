@@ -128,6 +128,8 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
     '<p class="note">Per mode: double recoveries per 1,000 jobs seeded over all trials (green at 0), jobs per second over all trials, and trials with any anomaly / trials.</p>',
     cellsTable(grid),
     '</section>',
+    // Before the first chart, where a reader without scripts meets its empty place.
+    '<noscript><p class="note">The charts below are drawn by the page\'s one small script from the JSON embedded in it; with scripts off, the table above has each cell\'s figures, and the JSON every one.</p></noscript>',
     '<section id="anomaly">',
     `<h2>Anomaly rate against ${esc(axisName(first))}</h2>`,
     `<p class="note">One chart per mode${
@@ -139,12 +141,12 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
               .join(', '),
           )} (its title says which)`
         : ''
-    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures (the table above has them all).</p>`,
+    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures: the table above has each cell's rate and speed, the page's JSON every figure (the raw counts, the round trip's p99).</p>`,
     `<div class="charts" id="${ANOMALY_HOST_ID}"></div>`,
     '</section>',
     '<section id="speed">',
     `<h2>Jobs per second against ${esc(axisName(speed))}</h2>`,
-    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures (the table above has them all).</p>`,
+    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures: the table above has each cell's rate and speed, the page's JSON every figure (the raw counts, the round trip's p99).</p>`,
     `<div class="charts" id="${SPEED_HOST_ID}"></div>`,
     '</section>',
     ...(grid.trials > 1
@@ -156,7 +158,6 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
           '</section>',
         ]
       : []),
-    '<noscript><p class="note">The charts are drawn by the page\'s one small script from the JSON embedded in it; with scripts off, the table above has every figure.</p></noscript>',
     '<section id="data">',
     '<h2>The data</h2>',
     `<p class="note">Every figure and chart on this page comes from the JSON object embedded in this file as <code>&lt;script type="application/json" id="${GRID_DATA_ID}"&gt;</code>, which is what <code>emq-race grid --json</code> prints: each cell carries its runs as the race's own <code>--json</code> has them. View the page source to read it.</p>`,
