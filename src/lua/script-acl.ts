@@ -21,9 +21,10 @@ export interface ScriptAclRefusal {
   readonly line: number;
 }
 
-// A command refused: Valkey names it ('...' command), Redis 7 does not. A key refused (the user's
-// key patterns): Valkey says "No permissions to access a key", Redis 7 "can't access at least one
-// of the keys"; neither names the command.
+// A command refused: Valkey names it ('...' command), Redis 7.0 does not. A key refused (the
+// user's key patterns): Valkey says "No permissions to access a key", Redis 7.0 "can't access at
+// least one of the keys"; neither names the command. (Valkey's wording is that of Redis from 7.2,
+// which it forked from.)
 const REFUSAL =
   /^(?:ERR )?(?:ACL failure in script: (?:.*?'([a-z|]+)' command|(No permissions to access a key))|The user executing the script can't (?:run this command or subcommand|(access at least one of the keys)[^.]*)) script: ([^,\s]+), on @user_(script|function):(\d+)/i;
 

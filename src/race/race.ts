@@ -14,7 +14,7 @@ import { sweepUntilDone } from './sweeper-life.js';
 import { gatedConnection } from './gated-connection.js';
 import type { SeededScheduler } from './seeded-scheduler.js';
 import type { Sweeper, SweeperContext, SweeperFactory } from '../sweepers/sweeper.js';
-import { BACK_TO_BACK, type Cadence } from '../shared/model.js';
+import { BACK_TO_BACK, LIMITS, type Cadence } from '../shared/model.js';
 
 export interface RaceSetup {
   readonly connections: readonly Redis[];
@@ -60,12 +60,12 @@ export interface RaceResult {
 /**
  * Enough sweeps for a correct strategy at any size, with room for sweeps that find others' jobs.
  * With --cycles the re-leaser hands jobs back while the sweepers run, and a sweep may find as few
- * as one (at 300 jobs and 3 cycles, one run in 12 had a sweeper reach 100 sweeps): room for every
- * return of every job swept alone. Pure.
+ * as one (at 300 jobs and 3 cycles, one run in six to twelve had a sweeper reach its 40): room for
+ * every return of every job swept alone, within the flag's own limit. Pure.
  */
 export function defaultMaxSweeps(jobs: number, batch: number, cycles = 1): number {
   const swept = 10 * Math.ceil(jobs / batch) + 10;
-  return cycles > 1 ? Math.max(swept, jobs * cycles + 10) : swept;
+  return cycles > 1 ? Math.min(LIMITS.maxSweeps.max, Math.max(swept, jobs * cycles + 10)) : swept;
 }
 
 export async function race(setup: RaceSetup): Promise<RaceResult> {

@@ -50,7 +50,8 @@ export interface LatencyProxy {
   /**
    * Sets the jitter for every later chunk (0 takes it off): the proxy's own cost is measured
    * without it, since the fastest PING of a jittered few carries some jitter too, which a hold-back
-   * would take off every round trip (see startRaceProxy).
+   * would take off every round trip (see startRaceProxy). Only for a proxy started with a delay or
+   * a jitter: one started with neither has no metronome to time a jitter by.
    */
   jitter(ms: number): void;
   /** Stops listening and destroys every connection; nothing of the proxy is left afterwards. */
