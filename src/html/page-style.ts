@@ -27,7 +27,7 @@ th{background:var(--band);font-weight:600}
 td.num{text-align:right}
 #trials-table,#race-table{width:auto;min-width:50%}
 #trials-table td{white-space:nowrap}
-#race-table td[data-field=queue],#race-table td[data-field=node]{overflow-wrap:anywhere}
+#race-table td[data-field=queue]{overflow-wrap:anywhere}#race-table td[data-field=node]{white-space:nowrap}
 th[scope=row]{white-space:nowrap}
 .total{font-weight:700;border-left:2px solid var(--rule)}
 td.anomaly.ok{color:var(--ok);background:var(--ok-bg)}
@@ -36,7 +36,7 @@ td.anomaly.na{color:var(--muted)}
 ul.readouts{padding-left:1.2em}
 figure{margin:.6em 0;overflow-x:auto}
 figure svg{display:block;max-width:100%;height:auto;border:1px solid var(--rule);border-radius:6px}
-@media (max-width:700px){figure svg{max-width:none}}
+@media (max-width:700px){figure svg{max-width:none}figure::before{content:'Wider than the screen: scroll it sideways';display:block;font-size:.8em;color:var(--muted)}}
 figcaption{color:var(--muted);font-size:.9em;margin-top:.3em}
 @media print{td.anomaly,th,pre{-webkit-print-color-adjust:exact;print-color-adjust:exact}.scroll{overflow:visible}}
 `.trim();
