@@ -326,7 +326,13 @@ export function drawGridCharts(kit: ChartKit): void {
           ? second.values.map((value) => ({ label: valueLabel(second.flag, value), combo: { ...combo, [second.flag]: value } }))
           : [{ label: mode, combo }];
         const lines = lineCombos
-          .map((item, i) => ({ label: item.label, colour: i, dash: '', points: pointsOf(mode, first, item.combo, (m) => m.doubleRecoveriesPer1000) }))
+          // A colour and a dash pattern per line: told apart without telling colours apart.
+          .map((item, i) => ({
+            label: item.label,
+            colour: i,
+            dash: DASHES[i % DASHES.length] ?? '',
+            points: pointsOf(mode, first, item.combo, (m) => m.doubleRecoveriesPer1000),
+          }))
           .filter((line) => line.points.length > 0);
         if (lines.length === 0) continue;
         const where = comboText(combo);

@@ -114,7 +114,9 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
   const first = grid.axes[0];
   const second = grid.axes[1];
   const speed = speedAxis(grid.axes);
-  const lineWords = second ? (second.flag === 'latency' ? 'one line per added round trip' : `one line per value of ${second.flag}`) : 'one line';
+  const lineWords = second
+    ? `${second.flag === 'latency' ? 'one line per added round trip' : `one line per value of ${second.flag}`}, each its own colour and dash pattern`
+    : 'one line';
   const banner = incompleteWords(grid);
   const sections = [
     '<header>',

@@ -180,6 +180,11 @@ forOneServerKind(import.meta.url, 'grid html in Chromium', (handle, kind) => {
       assert.deepEqual(charts, ['atomic', 'loop'], 'one anomaly chart per mode');
       const legend = await page.locator('svg[data-chart=anomaly] text.label').allTextContents();
       assert.deepEqual(legend, ['0 ms RTT', '1 ms RTT', '0 ms RTT', '1 ms RTT'], 'one line per latency, named by its RTT');
+      // Each line its own dash pattern as well as its colour: told apart without colour.
+      const dashes = await page
+        .locator('svg[data-chart=anomaly]')
+        .evaluateAll((svgs) => svgs.map((svg) => [...svg.querySelectorAll('polyline.series')].map((line) => line.getAttribute('stroke-dasharray') ?? 'solid')));
+      for (const chart of dashes) assert.equal(new Set(chart).size, chart.length, `distinct patterns: ${chart.join(' | ')}`);
       assert.match(marks.find((m) => m.chart === 'speed' && grid.cells[m.cell]?.at.latency === 1)?.title ?? '', /measured round trip: median [\d.]+ ms/);
     } else {
       assert.deepEqual(
