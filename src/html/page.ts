@@ -185,8 +185,8 @@ function raceTable(runs: readonly RunJson[], totals?: readonly RunJson[]): strin
           // A figure the run did not measure is a dash, never 0.
           const unmeasured = value === null || value === undefined;
           const state = figure.anomaly ? ` anomaly ${unmeasured ? 'na' : value === 0 ? 'ok' : 'bad'}` : '';
-          // Grouped as the terminal groups them (30,335), the JSON beside it holding the plain number.
-          return cell(figure.field, unmeasured ? NOT_MEASURED : typeof value === 'number' ? groupKeepingFraction(value) : String(value), `num${state}`)(c);
+          // Grouped (30,335; wall ms, to its tenth, 2,136.7), the JSON beside it holding the plain number.
+          return cell(figure.field, unmeasured ? NOT_MEASURED : typeof value === 'number' ? groupFigure(value) : String(value), `num${state}`)(c);
         }),
       ),
     ),
@@ -285,12 +285,6 @@ function exampleSection(run: RunJson & { readonly example: InterleavingExample }
     `<p class="note" id="example-proof">${esc(exampleProof(run.example))} The same race, staged step by step on one job: <code>emq-race explain</code>.</p>`,
     '</section>',
   ].join('\n');
-}
-
-/** A number grouped as the terminal groups it (3,311.2), its fraction kept as the JSON has it. */
-function groupKeepingFraction(value: number): string {
-  const [whole = '', fraction] = String(value).split('.');
-  return fraction === undefined ? groupThousands(value) : `${groupThousands(whole)}.${fraction}`;
 }
 
 function uniqueValues(runs: readonly RunJson[], pick: (run: RunJson) => string | number): string {

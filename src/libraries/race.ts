@@ -7,7 +7,7 @@ import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { figureSources } from '../audit/sources.js';
 import { heldServerError, isBusyReply } from '../shared/errors.js';
-import { NO_CONSEQUENCES, jobsPerSec, reportedWallMs, jobsRaced, type AuditCounts, type ModeRun, type RunResult } from '../shared/model.js';
+import { NO_CONSEQUENCES, raceTiming, type AuditCounts, type ModeRun, type RunResult } from '../shared/model.js';
 import { summarizeLatency, LatencyLog, type CallLatency } from '../server/call-latency.js';
 
 /**
@@ -141,8 +141,7 @@ export function libraryResult(
     maxStalled: run.maxStalled,
     stalledBefore: 0,
     ...counts,
-    wallMs: reportedWallMs(raced.wallMs),
-    jobsPerSec: jobsPerSec(jobsRaced({ jobs: run.jobs, unreclaimed: counts.unreclaimed, cutShort: raced.cutShort }), reportedWallMs(raced.wallMs)),
+    ...raceTiming({ jobs: run.jobs, unreclaimed: counts.unreclaimed, cutShort: raced.cutShort }, raced.wallMs),
     roundTrips: raced.commands,
     sweeps: raced.checks,
     cutShort: raced.cutShort,

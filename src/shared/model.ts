@@ -793,12 +793,13 @@ export function jobsRaced(run: Pick<RunResult, 'jobs' | 'unreclaimed' | 'cutShor
 }
 
 /**
- * A race's wall time as its run reports it, to 0.1 ms. The run's jobs/s is made from this same
- * figure, so that jobs ÷ wallMs, a grid cell's or a reader's, gives it back exactly: made from the
- * unrounded time, a race of 1.6 ms read 3% apart in the two.
+ * A race's wall time as its run reports it, to 0.1 ms, and its jobs/s made from that same figure,
+ * so that jobs ÷ wallMs, a grid cell's or a reader's, gives it back exactly: made from the
+ * unrounded time, a race of 1.6 ms read 3% apart in the two. Pure.
  */
-export function reportedWallMs(ms: number): number {
-  return Math.round(ms * 10) / 10;
+export function raceTiming(run: Pick<RunResult, 'jobs' | 'unreclaimed' | 'cutShort'>, ms: number): Pick<RunResult, 'wallMs' | 'jobsPerSec'> {
+  const wallMs = Math.round(ms * 10) / 10;
+  return { wallMs, jobsPerSec: jobsPerSec(jobsRaced(run), wallMs) };
 }
 
 /** Jobs per second over `ms` milliseconds, rounded; a run too short to time counts as 1 µs. */
