@@ -2,10 +2,12 @@
 // grid) on a private server with --html, opens each page in headless Chromium and saves a PNG of
 // it. The grid is the README's headline grid (about 6 minutes on 2 cores); its table is printed,
 // and its JSON saved beside the picture, so the README's sentences can be checked against both.
-//   node scripts/screenshot.mjs [--out DIR] [--dark] [--only race|explain|grid]
+// With --saved-grid the grid is not run again: its page is written anew from the JSON a run saved
+// (DIR/grid-run.json), for a change to the page alone, so the README's figures stay those of that run.
+//   node scripts/screenshot.mjs [--out DIR] [--dark] [--only race|explain|grid] [--saved-grid]
 //   (after npm run build; needs chromium)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +20,8 @@ const out = resolve(outIndex >= 0 ? args[outIndex + 1] : 'docs');
 const schemes = args.includes('--dark') ? ['light', 'dark'] : ['light'];
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
+const savedGrid = args.includes('--saved-grid');
+const GRID_ARGS = ['grid', '--vary', 'sweepers=1,2,4,8,16', '--vary', 'latency=0,1,10', '--trials', '3', '--json', '--html', 'grid.html'];
 
 if (!existsSync(CHROMIUM)) {
   console.error(`screenshot: ${CHROMIUM} not found; run scripts/install-browser.sh (or set CHROMIUM_PATH)`);
@@ -34,10 +38,19 @@ const pages = [
   ['explain', () => cli('explain', '--queue', 'demo', '--html', 'explain.html')],
   [
     'grid',
-    () => {
-      const json = cli('grid', '--vary', 'sweepers=1,2,4,8,16', '--vary', 'latency=0,1,10', '--trials', '3', '--json', '--html', 'grid.html');
-      writeFileSync(join(out, 'grid-run.json'), json);
-      console.log(`grid: ${join(out, 'grid-run.json')}`);
+    async () => {
+      const saved = join(out, 'grid-run.json');
+      if (savedGrid) {
+        const { gridPage } = await import(new URL('../dist/src/html/grid-page.js', import.meta.url).href);
+        const grid = JSON.parse(readFileSync(saved, 'utf8'));
+        // The command line the run's own page named (grid-command.ts: emq-race and its arguments).
+        writeFileSync(join(work, 'grid.html'), gridPage(grid, { command: ['emq-race', ...GRID_ARGS].join(' '), generatedAt: new Date().toISOString() }));
+        console.log(`grid: the page written again from ${saved}`);
+        return;
+      }
+      const json = cli(...GRID_ARGS);
+      writeFileSync(saved, json);
+      console.log(`grid: ${saved}`);
     },
   ],
 ].filter(([name]) => only === undefined || name === only);
@@ -48,7 +61,7 @@ const browser = await chromium.launch({
 });
 try {
   for (const [name, produce] of pages) {
-    produce();
+    await produce();
     for (const scheme of schemes) {
       const page = await browser.newPage({ viewport: { width: 1140, height: 900 }, colorScheme: scheme });
       await page.goto(pathToFileURL(join(work, `${name}.html`)).href);

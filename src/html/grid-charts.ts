@@ -66,12 +66,35 @@ export function tickLabel(value: number): string {
   return String(Number(value.toPrecision(3)));
 }
 
+/**
+ * A point's figures, one line each: its hover note in the charts, and the page's list of every
+ * point, which the keyboard and a screen reader reach (grid-page.ts), so the two cannot differ.
+ * Self-contained, as it is inlined into the page with the other helpers.
+ */
+export function pointFigures(axes: readonly GridAxisJson[], cell: GridCellJson, m: GridModeCellJson): string[] {
+  // Thousands grouped, as the terminal's table prints them.
+  const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const label = (flag: string, value: number | undefined): string => (flag === 'latency' ? `${String(value)} ms RTT` : `${flag}=${String(value)}`);
+  const trials = `${m.trials} trial${m.trials === 1 ? '' : 's'}`;
+  const lines = [
+    // Cells counted from 1, as the table's # column and the progress lines count them.
+    `${m.mode} · ${axes.map((axis) => label(axis.flag, cell.at[axis.flag])).join(' · ')} (cell ${cell.index + 1})`,
+    `${grouped(m.doubleRecoveriesPer1000)} double recoveries per 1,000 jobs (${grouped(m.doubleRecoveries)} over ${trials} of ${grouped(m.jobs)} jobs)`,
+    `${grouped(m.jobsPerSec)} jobs/s`,
+    `anomalies in ${m.racedTrials} of ${trials}`,
+  ];
+  const rtt = cell.latency?.measuredRttMs;
+  if (rtt) lines.push(`measured round trip: median ${rtt.median} ms, p99 ${rtt.p99} ms`);
+  return lines;
+}
+
 /** The pure helpers, handed to the drawing function (which may not name them: see the header). */
 export interface ChartMath {
   readonly yScaleFor: typeof yScaleFor;
   readonly linearTicks: typeof linearTicks;
   readonly logTicks: typeof logTicks;
   readonly tickLabel: typeof tickLabel;
+  readonly pointFigures: typeof pointFigures;
 }
 
 /** The drawing function's one argument: the page's document and the helpers. */
@@ -175,19 +198,8 @@ export function drawGridCharts(kit: ChartKit): void {
   function modeOf(cell: GridCellJson, mode: string): GridModeCellJson | undefined {
     return Array.isArray(cell.modes) ? cell.modes.find((m) => m.mode === mode) : undefined;
   }
-  /** Thousands grouped, as the terminal's table prints them. */
-  const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
   function tooltip(cell: GridCellJson, m: GridModeCellJson): string {
-    const lines = [
-      // Cells counted from 1, as the table's # column and the progress lines count them.
-      `${m.mode} · ${axes.map((axis) => valueLabel(axis.flag, cell.at[axis.flag])).join(' · ')} (cell ${cell.index + 1})`,
-      `${grouped(m.doubleRecoveriesPer1000)} double recoveries per 1,000 jobs (${grouped(m.doubleRecoveries)} over ${m.trials} trial${m.trials === 1 ? '' : 's'} of ${grouped(m.jobs)} jobs)`,
-      `${grouped(m.jobsPerSec)} jobs/s`,
-      `anomalies in ${m.racedTrials} of ${m.trials} trial${m.trials === 1 ? '' : 's'}`,
-    ];
-    const rtt = cell.latency?.measuredRttMs;
-    if (rtt) lines.push(`measured round trip: median ${rtt.median} ms, p99 ${rtt.p99} ms`);
-    return lines.join('\n');
+    return math.pointFigures(axes, cell, m).join('\n');
   }
   function figure(host: Element, svg: SVGElement): void {
     const fig = doc.createElement('figure');
@@ -458,6 +470,6 @@ export function drawGridCharts(kit: ChartKit): void {
  * source, called on the page's document. grid-page.ts allows exactly this text by its hash.
  */
 export function chartScript(): string {
-  const math = `{ yScaleFor: ${yScaleFor.toString()},\nlinearTicks: ${linearTicks.toString()},\nlogTicks: ${logTicks.toString()},\ntickLabel: ${tickLabel.toString()} }`;
+  const math = `{ yScaleFor: ${yScaleFor.toString()},\nlinearTicks: ${linearTicks.toString()},\nlogTicks: ${logTicks.toString()},\ntickLabel: ${tickLabel.toString()},\npointFigures: ${pointFigures.toString()} }`;
   return `"use strict";\n(${drawGridCharts.toString()})({ doc: document, math: ${math} });\n`;
 }

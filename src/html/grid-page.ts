@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from './escape.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
-import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
+import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, pointFigures, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
 import { SVG_STYLE } from './svg-style.js';
@@ -90,6 +90,21 @@ function cellsTable(grid: GridJson): string {
   return `<div class="scroll"><table id="cells-table"><thead><tr>${headTop}</tr><tr>${headBottom}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
 }
 
+/**
+ * Every chart point's figures as text, the very lines of its hover note: a hover needs a mouse and
+ * the charts need the page's script, while this list opens from the keyboard and with scripts off.
+ */
+function pointList(grid: GridJson): string {
+  const items = grid.cells.flatMap((cell) =>
+    grid.modes.flatMap((mode) => {
+      const m = cell.modes.find((item) => item.mode === mode);
+      return m ? [`<li data-cell="${esc(cell.index)}" data-mode="${esc(mode)}">${pointFigures(grid.axes, cell, m).map(esc).join('<br>')}</li>`] : [];
+    }),
+  );
+  if (items.length === 0) return '';
+  return `<details class="points"><summary>Every point's figures in full, as the charts' hover notes give them</summary><ul>${items.join('')}</ul></details>`;
+}
+
 function runSection(grid: GridJson, ctx: GridPageContext): string {
   const rows: [string, string][] = [
     ...serverFacts(grid.server),
@@ -129,9 +144,10 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
     '<h2>Every cell</h2>',
     '<p class="note">Per mode: double recoveries per 1,000 jobs seeded over all trials (green at 0), jobs per second over all trials, and trials with any anomaly / trials.</p>',
     cellsTable(grid),
+    pointList(grid),
     '</section>',
     // Before the first chart, where a reader without scripts meets its empty place.
-    '<noscript><p class="note">The charts below are drawn by the page\'s one small script from the JSON embedded in it; with scripts off, the table above has each cell\'s figures, and the JSON every one.</p></noscript>',
+    "<noscript><p class=\"note\">The charts below are drawn by the page's one small script from the JSON embedded in it; with scripts off, the table above has each cell's figures, the list under it every point's, and the JSON every one.</p></noscript>",
     '<section id="anomaly">',
     `<h2>Anomaly rate against ${esc(axisName(first))}</h2>`,
     `<p class="note">One chart per mode${
@@ -143,12 +159,12 @@ export function gridPage(grid: GridJson, ctx: GridPageContext): string {
               .join(', '),
           )} (its title says which)`
         : ''
-    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures: the table above has each cell's rate and speed, the page's JSON every figure (the raw counts, the round trip's p99).</p>`,
+    }: ${esc(axisName(first))} along the bottom, evenly spaced; up, double recoveries per 1,000 jobs; ${esc(lineWords)}. A line on 0 is a mode that never recovered a job twice. Hover a point for its figures; the list under the table above gives every point's, from the keyboard too, and the page's JSON every figure.</p>`,
     `<div class="charts" id="${ANOMALY_HOST_ID}"></div>`,
     '</section>',
     '<section id="speed">',
     `<h2>Jobs per second against ${esc(axisName(speed))}</h2>`,
-    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures: the table above has each cell's rate and speed, the page's JSON every figure (the raw counts, the round trip's p99).</p>`,
+    `<p class="note">Every mode on one chart, a colour per mode${grid.axes.length > 1 ? ' and a dash pattern per value of the other axes' : ''}; ${esc(axisName(speed))} along the bottom. The vertical axis turns logarithmic (ticks 10, 100, 1k…) when the fastest point is more than 20 times the slowest, and says so. Hover a point for its figures; the list under the table above gives every point's, from the keyboard too, and the page's JSON every figure.</p>`,
     `<div class="charts" id="${SPEED_HOST_ID}"></div>`,
     '</section>',
     ...(grid.trials > 1

@@ -504,6 +504,24 @@ export function explainSvg(report: ExplainReportJson): string {
   )}\n`;
 }
 
+/**
+ * Every command of a replay in full (key prefix and SHA1 as sent) with its reply, as a list a
+ * keyboard, a screen reader or a copy can reach: in the drawing the full command is only an
+ * arrow's hover title, and the drawing is one image to assistive technology.
+ */
+function transcript(steps: DiagramInput['steps']): string {
+  const items = steps.map((step, i) => {
+    const commands = step.commands.map((command, k) => {
+      const reply = step.replies[k];
+      const answer = reply === undefined ? '' : ` <span class="reply">→ <code>${esc(formatReply(reply))}</code></span>`;
+      return `<li data-command><code>${esc(command.join(' '))}</code>${answer}</li>`;
+    });
+    const sent = commands.length > 0 ? `<ol>${commands.join('')}</ol>` : ' <span class="muted">sends nothing</span>';
+    return `<li data-transcript-step="${i + 1}">sweep ${esc(step.sweep)}, ${esc(step.step)}${sent}</li>`;
+  });
+  return `<details class="transcript"><summary>Every command in full, as sent, with its reply</summary><ol>${items.join('')}</ol></details>`;
+}
+
 /** The page for `explain`: the run, one sequence diagram per replay, the data. */
 export function explainPage(report: ExplainReportJson, ctx: PageContext): string {
   const diagrams = explainDiagrams(report);
@@ -528,7 +546,8 @@ export function explainPage(report: ExplainReportJson, ctx: PageContext): string
       [
         `<section class="replay" id="replay-${i + 1}" data-replay="${i}">`,
         `<h2>${esc(d.name)}</h2>`,
-        `<figure>${inlineSvg(d.drawing, `${d.name}: sequence diagram`, 'sequence')}<figcaption>Solid arrows: commands sent; dashed: the server's replies. Hover an arrow for the full command.${slipInIndex(d.input.steps) === undefined ? '' : ' A highlighted band marks the step where the second sweep slips in.'}</figcaption></figure>`,
+        `<figure>${inlineSvg(d.drawing, `${d.name}: sequence diagram`, 'sequence')}<figcaption>Solid arrows: commands sent; dashed: the server's replies. Hover an arrow for the full command, or open the list below it.${slipInIndex(d.input.steps) === undefined ? '' : ' A highlighted band marks the step where the second sweep slips in.'}</figcaption></figure>`,
+        transcript(d.input.steps),
         '</section>',
       ].join('\n'),
     ),

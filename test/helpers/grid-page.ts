@@ -113,6 +113,22 @@ export async function checkGridPage(
       }),
     );
     assert.deepEqual(table, expected, "the table: each cell's figures per mode");
+    // The list of every point, opened from the keyboard: the same lines as each point's hover note.
+    const list = page.locator('#cells details.points');
+    if (pairs.length === 0) assert.equal(await list.count(), 0, 'no point: no list');
+    else {
+      await list.locator('summary').focus();
+      await page.keyboard.press('Enter');
+      const items = await list.locator('li').evaluateAll((lis) =>
+        lis.map((li) => {
+          // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered once opened, each <br> a line break, is what a reader gets
+          const shown = (li as HTMLElement).innerText;
+          return `${li.getAttribute('data-cell')} ${li.getAttribute('data-mode')}\n${shown}`;
+        }),
+      );
+      const notes = marks.filter((mark) => mark.chart === 'anomaly').map((mark) => `${mark.cell} ${mark.mode}\n${mark.title}`);
+      assert.deepEqual(items.sort(), notes.sort(), "the list: every point's hover note, as text");
+    }
   }
   assert.equal(await page.locator('#cells-table tbody tr[data-cell]').count(), grid.cells.length);
   const banner = page.locator('#incomplete');

@@ -337,7 +337,7 @@ interface MainJson {
 /** A table cell as the page writes it: a dash where not measured, a number grouped as the terminal groups it. */
 const cellText = (value: unknown): string => (value === null ? '—' : typeof value === 'number' ? groupThousands(value) : String(value));
 interface ExplainJson {
-  replays: { mode: string; steps: { sweep: string; step: string }[]; readout: Record<string, unknown> }[];
+  replays: { mode: string; steps: { sweep: string; step: string; commands: string[][] }[]; readout: Record<string, unknown> }[];
 }
 
 // The subject is the page and its drawings, the same on either server kind: one kind for this file.
@@ -497,6 +497,18 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
       }
       const slips = await page.locator(`[data-replay="${i}"] .step.slip`).count();
       assert.equal(slips, replay.mode === 'loop' ? 1 : 0, `${replay.mode}: the slip-in is marked where there is one`);
+      // The full commands, which the drawing shows only as hover titles, opened from the keyboard.
+      const transcript = page.locator(`[data-replay="${i}"] details.transcript`);
+      await transcript.locator('summary').focus();
+      await page.keyboard.press('Enter');
+      assert.equal(await transcript.getAttribute('open'), '', `${replay.mode}: Enter on the summary opens the list`);
+      const sent = transcript.locator('[data-command] > code');
+      assert.deepEqual(
+        await sent.allTextContents(),
+        replay.steps.flatMap((step) => step.commands.map((command) => command.join(' '))),
+        `${replay.mode}: every command in full, in order`,
+      );
+      assert.ok(await sent.first().isVisible(), `${replay.mode}: the opened list shows its commands`);
     }
     await page.close();
 
