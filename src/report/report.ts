@@ -413,8 +413,36 @@ export function readout(run: RunResult): string {
     parts.push(
       `returned moves that disagree with the server for ${plural(count('misreported'), 'job')} (returned yet still in active, gone from active yet never returned, returned more often than it stands in pending and dead, or naming no job of the run)`,
     );
+  // An anomaly with no sentence above (one added to FIGURES alone) is still named, by its heading.
+  for (const name of ANOMALIES) {
+    if (!SAID_IN_READOUT.has(name) && count(name) > 0) {
+      const figure = FIGURES.find((f) => f.field === name);
+      parts.push(`showed ${groupThousands(count(name))} ${figure ? figureHeading(figure, [run.mode]).replace(/\n/g, ' ') : name}`);
+    }
+  }
   return `${head} ${parts.join(', ')}.${unseenByServer(run)}${cut}`;
 }
+
+/** The anomalies `readout` has a sentence of its own for (double recoveries: the jobs recovered more than once). */
+const SAID_IN_READOUT: ReadonlySet<string> = new Set([
+  'doubleRecoveries',
+  'duplicatePending',
+  'lostIncrements',
+  'extraIncrements',
+  'forgottenStalls',
+  'overcountedStalls',
+  'lostJobs',
+  'misplaced',
+  'unreclaimed',
+  'strayEntries',
+  'doubleExecutions',
+  'deadLetterEscapes',
+  'deadLetteredEarly',
+  'windowInNeither',
+  'windowInBoth',
+  'stolenLeases',
+  'misreported',
+]);
 
 /**
  * Where the server's final state shows fewer duplicates than the sweepers recorded extra

@@ -21,7 +21,7 @@ import { auditBullmq } from '../../src/libraries/bullmq/audit.js';
 import { bullmqKeys, type BullmqKeys } from '../../src/libraries/bullmq/keys.js';
 import { loadBullmq } from '../../src/libraries/bullmq/module.js';
 import { maxStalledCount } from '../../src/libraries/bullmq/run.js';
-import { scriptCaller } from '../../src/libraries/bullmq/script-caller.js';
+import { scriptCaller } from '../helpers/bullmq-script-caller.js';
 import { BullmqClients, seedStalledJobs } from '../../src/libraries/bullmq/seed.js';
 import { readBullmqSnapshot } from '../../src/libraries/bullmq/snapshot.js';
 import { raceCallers, type Caller } from '../../src/libraries/race.js';

@@ -15,10 +15,10 @@ import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { summarizeTrials } from '../../src/audit/trials.js';
 import { parseModes } from '../../src/cli/options.js';
 import { racePage } from '../../src/html/page.js';
-import { FIGURES, NO_CONSEQUENCES, registerFigure, type RunResult } from '../../src/shared/model.js';
+import { ANOMALIES, FIGURES, NO_CONSEQUENCES, registerFigure, type RunResult } from '../../src/shared/model.js';
 import { renderCsv } from '../../src/report/csv.js';
 import { reportJson, runJson } from '../../src/report/json.js';
-import { renderTable } from '../../src/report/report.js';
+import { readout, renderTable } from '../../src/report/report.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { STRATEGIES, modeSets, modes, registerStrategy } from '../../src/sweepers/strategies.js';
@@ -80,6 +80,14 @@ test("every mode's run, and its trials' summary, match the schema", () => {
   }
 });
 
+test('every shipped anomaly has a sentence of its own in the readout, not the fallback that names a figure by its heading', () => {
+  for (const name of ANOMALIES) {
+    const text = readout(runResult({ [name]: 1, ...(name === 'doubleRecoveries' ? { jobsRecoveredMoreThanOnce: 1 } : {}) } as Partial<RunResult>));
+    assert.doesNotMatch(text, /showed/, `${name}: ${text}`);
+    assert.doesNotMatch(text, /: \./, `${name}: a sentence, not an empty one`);
+  }
+});
+
 test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the totals, the trials table and the page', () => {
   const undo = registerFigure({ field: 'staleReads', heading: 'stale\nreads', anomaly: true, source: 'server', headline: true, section: 'race' });
   try {
@@ -97,6 +105,8 @@ test('a figure added to FIGURES alone reaches the table, the CSV, the JSON, the 
     const column = (header ?? []).indexOf('"staleReads"');
     assert.ok(column > 0, 'a CSV column');
     assert.deepEqual([first?.[column], second?.[column]], ['"7"', '"0"']);
+
+    assert.match(readout(stale(7)), /: showed 7 stale reads\.$/, 'the readout names it, by its heading, with no sentence of its own');
 
     const json = runJson(stale(7)) as unknown as Record<string, unknown>;
     assert.deepEqual([json.staleReads, json.anomalies, json.clean], [7, 7, false], 'an anomaly: counted, and the run is not clean');

@@ -5,8 +5,8 @@
  * same audit. The script's reply, the ids it moved, is the caller's record of its moves.
  */
 import type { Redis } from 'ioredis';
-import type { Caller } from '../race.js';
-import type { BullmqKeys } from './keys.js';
+import type { Caller } from '../../src/libraries/race.js';
+import type { BullmqKeys } from '../../src/libraries/bullmq/keys.js';
 
 export interface ScriptArgs {
   /** BullMQ's maxStalledCount (ARGV[1]). */
