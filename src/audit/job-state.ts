@@ -26,14 +26,20 @@ export function stateCode(state: string | null | undefined): StateCode {
 }
 
 /**
- * The ids (as the job hashes name them) of the jobs whose `state` the audit found missing: a hash
- * gone, or left without the field every run writes into it. At most `limit`, the lowest first. Pure.
+ * The jobs whose `state` the audit found missing (a hash gone, or left without the field every run
+ * writes into it): how many in all, and the ids (as the job hashes name them) of at most `limit`,
+ * the lowest first. Pure.
  */
-export function missingJobIds(state: ArrayLike<number>, limit: number): string[] {
+export function missingJobs(state: ArrayLike<number>, limit: number): { ids: string[]; count: number } {
   const ids: string[] = [];
+  let count = 0;
   // Index 0 is no job: ids start at 1.
-  for (let id = 1; id < state.length && ids.length < limit; id++) if (state[id] === STATE_CODES.missing) ids.push(String(id));
-  return ids;
+  for (let id = 1; id < state.length; id++) {
+    if (state[id] !== STATE_CODES.missing) continue;
+    count++;
+    if (ids.length < limit) ids.push(String(id));
+  }
+  return { ids, count };
 }
 
 /** How many times beyond the first: a job moved 3 times has 2 extra moves. */

@@ -8,6 +8,7 @@ import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { checkOutputFiles } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
 import { nearCommand } from '../shared/text.js';
+import { withoutSecrets } from '../shared/secrets.js';
 import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
@@ -140,8 +141,10 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return failed(err.exitCode, scrubUrlText(err.message));
     }
-    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${scrubUrlText(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
-    return failed(ExitCode.server, scrubUrlText(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
+    // A bug's words are no sentence of the tool's: any password in them goes too, wherever it stands.
+    const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
+    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
 }
 

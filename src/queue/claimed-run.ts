@@ -26,8 +26,9 @@ export interface ClaimedRun {
   /**
    * Throws when the run's marker, its heartbeat, or the hash of any of `jobs` is no longer there
    * as the run wrote it: what reads the queue back checks this before it trusts what it reads.
+   * `alsoGone`: more job hashes the caller found gone beyond `jobs`, counted in the line.
    */
-  confirmKeys(jobs?: readonly string[]): Promise<void>;
+  confirmKeys(jobs?: readonly string[], alsoGone?: number): Promise<void>;
 }
 
 export interface ClaimPlan {
@@ -68,8 +69,8 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
   if (serverGoes) interrupts.signal.addEventListener('abort', dropAdmin, { once: true });
   const heartbeat = keepHeartbeat(admin, claim, where);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
-  const confirmKeys = async (jobs?: readonly string[]): Promise<void> => {
-    const gone = await heartbeat.check(jobs);
+  const confirmKeys = async (jobs?: readonly string[], alsoGone = 0): Promise<void> => {
+    const gone = await heartbeat.check(jobs, alsoGone);
     if (gone) throw gone;
   };
   let failure: EmqError | undefined;

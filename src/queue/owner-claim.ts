@@ -22,7 +22,7 @@ import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
 import { ownerValue, parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
-import { fewNamed } from '../shared/text.js';
+import { fewNamed, groupThousands } from '../shared/text.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
 const CLAIM_TTL_MS = 30_000;
@@ -240,9 +240,10 @@ export interface Heartbeat {
   /**
    * Checks at once that the marker holds this run's claim, that the heartbeat is there, and that
    * each job hash of `jobs` carries the run's id; resolves to the error the run must stop with
-   * (and aborts `lost`), or undefined when all is there.
+   * (and aborts `lost`), or undefined when all is there. `alsoGone`: more job hashes the caller
+   * found gone beyond `jobs`, counted in the line once any key is found gone.
    */
-  check(jobs?: readonly string[]): Promise<EmqError | undefined>;
+  check(jobs?: readonly string[], alsoGone?: number): Promise<EmqError | undefined>;
   /**
    * Stops refreshing; then removes the heartbeat key unless the claim was lost (best effort: it
    * expires anyway). `abandon`: the server goes with the command (the tool's own, after a signal),
@@ -251,12 +252,16 @@ export interface Heartbeat {
   stop(abandon?: boolean): Promise<void>;
 }
 
-const namedKeys = (gone: readonly string[]): string => (gone.length > 3 ? `${gone.slice(0, 3).join(', ')} and ${gone.length - 3} more` : gone.join(', '));
+/** The first three keys found gone, and how many more: those found beyond them and `alsoGone`. */
+const namedKeys = (gone: readonly string[], alsoGone = 0): string => {
+  const more = Math.max(0, gone.length - 3) + alsoGone;
+  return more > 0 ? `${gone.slice(0, 3).join(', ')} and ${groupThousands(more)} more` : gone.join(', ');
+};
 
 /** Why a run whose keys vanished stopped, naming what it found gone. */
-function vanishedError(keys: QueueKeys, where: string, gone: readonly string[]): EmqError {
+function vanishedError(keys: QueueKeys, where: string, gone: readonly string[], alsoGone = 0): EmqError {
   return serverError(
-    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${namedKeys(gone)} gone): ` +
+    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${namedKeys(gone, alsoGone)} gone): ` +
       "another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy's doing",
   );
 }
@@ -276,10 +281,10 @@ const seconds = (ms: number): string => `${Math.max(1, Math.round(ms / 1000))} s
  * heartbeat lives: then `clean` from another host may take the queue by design, and the line says
  * so, and which `clean` that is.
  */
-function pausedError(keys: QueueKeys, where: string, gone: readonly string[], pause: Pause): EmqError {
+function pausedError(keys: QueueKeys, where: string, gone: readonly string[], pause: Pause, alsoGone = 0): EmqError {
   return serverError(
     `this run was paused for ${seconds(pause.stoodMs)} (its process stopped: Ctrl-Z, SIGSTOP or the machine asleep), so its heartbeat ${keys.heartbeat}, ` +
-      `last written ${seconds(pause.sinceBeatMs)} before, expired meanwhile (it lives ${HEARTBEAT_TTL_MS / 1000} s), and queue ${keys.queue} was removed from the server at ${where} (${namedKeys(gone)} gone): ` +
+      `last written ${seconds(pause.sinceBeatMs)} before, expired meanwhile (it lives ${HEARTBEAT_TTL_MS / 1000} s), and queue ${keys.queue} was removed from the server at ${where} (${namedKeys(gone, alsoGone)} gone): ` +
       `most likely by emq-race clean --queue ${keys.queue} from another host, which takes a queue whose heartbeat has expired (or by a FLUSHALL, FLUSHDB or DEL); ` +
       "the run stops here, deletes what is left of its keys by name (what it wrote after it resumed included) and reports no figures, since what the server lost is no strategy's doing",
   );
@@ -352,7 +357,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     }
     ticked = Math.max(ticked, now);
   };
-  const check = async (jobs: readonly string[] = []): Promise<EmqError | undefined> => {
+  const check = async (jobs: readonly string[] = [], alsoGone = 0): Promise<EmqError | undefined> => {
     if (lost.signal.aborted) return lost.signal.reason as EmqError;
     const asked = clock();
     noticeStood(asked);
@@ -390,7 +395,11 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
       return undefined;
     }
     vanished = true;
-    return stopWith(stoodMs > 0 && lapsed ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: answered - written }) : vanishedError(keys, where, gone));
+    return stopWith(
+      stoodMs > 0 && lapsed
+        ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: answered - written }, alsoGone)
+        : vanishedError(keys, where, gone, alsoGone),
+    );
   };
   const beat = async (): Promise<void> => {
     try {

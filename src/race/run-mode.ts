@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
-import { missingJobIds } from '../audit/job-state.js';
+import { missingJobs } from '../audit/job-state.js';
 import { failoverLosses } from '../audit/failover-rules.js';
 import { type AuditDoubts, auditJobs, heldCounts } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
@@ -419,7 +419,11 @@ async function judge(
     workers: settled.consequences.workers > 0,
     ...(ownHashes ? { runId: claimed.runId } : {}),
   });
-  if (ownHashes) await claimed.confirmKeys(missingJobIds(snapshot.state, MISSING_CHECKED));
+  if (ownHashes) {
+    const missing = missingJobs(snapshot.state, MISSING_CHECKED);
+    // The rest, past those checked again, are counted in the line as the audit found them.
+    await claimed.confirmKeys(missing.ids, missing.count - missing.ids.length);
+  }
   const audited = auditJobs(snapshot, raced.tally.totalMoves, {
     ...(raced.doubts ? { doubts: auditDoubts(raced.doubts, run.mode, run.batch, raced.tally.totalMoves.length) } : {}),
     maxStalled: run.maxStalled,

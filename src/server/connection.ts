@@ -10,7 +10,7 @@ import { describeServerError, EmqError, noteStoppedAnswering, serverError, Unlik
 import { stoppedBySignal } from '../shared/interrupt.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
-import { nearWord, VALUE_NOT_SHOWN } from '../shared/text.js';
+import { groupThousands, nearWord, VALUE_NOT_SHOWN } from '../shared/text.js';
 
 // node:net and node:tls are required where a TLS connection through the latency proxy needs them:
 // every command imports this module for its URL checks, and --help should not load TLS.
@@ -468,6 +468,9 @@ const answered = new WeakSet<ServerTarget>();
 /** The servers, by address, any connection has reached: one that went silent later was not always so. */
 const answeredAt = new Set<string>();
 
+/** The longest argument, in bytes, a server that asks for a login takes from a client before it logs in (16 KB: Redis since 6.2.7, Valkey). */
+const UNAUTHENTICATED_ARGUMENT_MAX = 16_384;
+
 /** Why a connection failed, in words: a lost connection while first connecting is most often a TLS mismatch. */
 function connectFailure(target: ServerTarget, error: Error): Error {
   if (answered.has(target)) return error;
@@ -476,6 +479,18 @@ function connectFailure(target: ServerTarget, error: Error): Error {
     // waits for its client to speak first, where no Redis server listens.
     return serverError(
       `the server at ${target.display} took the connection but sent no reply within ${ANSWER_TIMEOUT_MS / 1000} s: is a Redis server listening on this port (not another service that waits for its client), and not paused (SIGSTOP)?`,
+    );
+  }
+  // Redis (since 6.2.7) and Valkey close the connection of a client not yet logged in that sends
+  // an argument over 16 KB, its error sent first or not: a password that long can never log in.
+  const refusedUnread = error.message.startsWith('lost the connection') || /Protocol error: unauthenticated bulk length/.test(error.message);
+  const address = refusedUnread ? serverAddress(target.url) : undefined;
+  const tooLong = (['password', 'user name'] as const)
+    .map((field) => ({ field, bytes: Buffer.byteLength((field === 'password' ? address?.password : address?.username) ?? '') }))
+    .find((credential) => credential.bytes > UNAUTHENTICATED_ARGUMENT_MAX);
+  if (tooLong) {
+    return serverError(
+      `the server at ${target.display} closed the connection while connecting: the URL's ${tooLong.field} is ${groupThousands(tooLong.bytes)} bytes, and Redis and Valkey close the connection of a client not yet logged in that sends more than ${groupThousands(UNAUTHENTICATED_ARGUMENT_MAX)} bytes in one argument`,
     );
   }
   if (error.message.startsWith('lost the connection') && target.url.startsWith('redis:')) {

@@ -216,6 +216,36 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.deepEqual(await keyspaceDigest(redis), foreign);
   });
 
+  test('another client deletes 1,200 job hashes mid-run: the line counts every one, past the thousand it checks again', async () => {
+    const cli = runInProcess([
+      '--url',
+      handle.url,
+      '--mode',
+      'atomic',
+      '--jobs',
+      '1500',
+      '--live',
+      '0',
+      '--sweepers',
+      '1',
+      '--interval',
+      '60',
+      '--queue',
+      'race-holes',
+    ]);
+    await until(LIMIT_MS, 'the run sweeping', async () => (await redis.llen('emq:{race-holes}:pending')) > 0);
+    // In one call, while the sweeper pauses between sweeps: neither the first job nor the last.
+    const ids = Array.from({ length: 1200 }, (_, i) => i + 2);
+    assert.equal(await redis.unlink(...ids.map((id) => `emq:{race-holes}:job:${id}`)), 1200);
+    const result = await within(LIMIT_MS, 'the stopped run', cli);
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      oneErrorLine(result.stderr) ?? '',
+      /\(emq:\{race-holes\}:job:\d+, emq:\{race-holes\}:job:\d+, emq:\{race-holes\}:job:\d+ and 1,197 more gone\)/,
+    );
+    assert.deepEqual(await queueKeysLeft(redis, 'race-holes'), []);
+  });
+
   test('another client deletes the owner marker mid-run: exit 3 naming it, no "by hand" blame, nothing left for clean', async () => {
     const foreign = await keyspaceDigest(redis);
     const cli = runInProcess(['--url', handle.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-unmarked']);

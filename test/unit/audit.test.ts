@@ -1,7 +1,7 @@
 /** The audit's arithmetic, on hand-made snapshots: each count is checked exactly. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { STATE_CODES, excess, missingJobIds, stateCode } from '../../src/audit/job-state.js';
+import { STATE_CODES, excess, missingJobs, stateCode } from '../../src/audit/job-state.js';
 import {
   auditJobs,
   blankSnapshot,
@@ -259,12 +259,12 @@ test('MoveLog grows and remembers destinations', () => {
   assert.throws(() => log.add(0, 'pending'));
 });
 
-test('missingJobIds: the jobs read without a state, lowest first, at most the limit, index 0 no job', () => {
+test('missingJobs: the jobs read without a state, all counted, the lowest named, at most the limit, index 0 no job', () => {
   const { missing, active, pending, dead, done } = STATE_CODES;
   const state = Uint8Array.from([missing, active, missing, pending, dead, missing, done, missing]);
-  assert.deepEqual(missingJobIds(state, 10), ['2', '5', '7']);
-  assert.deepEqual(missingJobIds(state, 2), ['2', '5']);
-  assert.deepEqual(missingJobIds(Uint8Array.from([missing, active, pending]), 10), []);
+  assert.deepEqual(missingJobs(state, 10), { ids: ['2', '5', '7'], count: 3 });
+  assert.deepEqual(missingJobs(state, 2), { ids: ['2', '5'], count: 3 }, 'past the limit: counted, not named');
+  assert.deepEqual(missingJobs(Uint8Array.from([missing, active, pending]), 10), { ids: [], count: 0 });
 });
 
 test('calls in doubt: moves the server shows that no sweeper heard back are recoveries, double recoveries and, uncounted, lost increments', () => {

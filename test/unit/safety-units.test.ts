@@ -9,7 +9,7 @@ import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
 import { busyAdviceGiven, describeServerError, ExitCode } from '../../src/shared/errors.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
-import { rememberSecret } from '../../src/shared/secrets.js';
+import { rememberSecret, withoutSecrets } from '../../src/shared/secrets.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
 import { tlsSettings } from '../../src/server/tls.js';
 
@@ -176,4 +176,18 @@ test("a server's words that repeat AUTH's arguments never show the password; the
   rememberSecret('server');
   const echoed = describeServerError(new Error('ERR invalid password bob server'), 'redis://h:1');
   assert.equal(echoed.message, 'server error from redis://h:1: ERR invalid password bob ***');
+});
+
+test('withoutSecrets: a password hidden wherever it stands as a word, however long, and nowhere else', () => {
+  rememberSecret('s3cr.t*');
+  assert.equal(withoutSecrets('a s3cr.t* b (s3cr.t*) s3cr.t*'), 'a *** b (***) ***', 'every place, its regex characters taken as they are');
+  assert.equal(withoutSecrets('xs3cr.t* s3cr.t*9'), 'xs3cr.t* s3cr.t*9', 'not inside a longer word');
+  rememberSecret('aaaa');
+  assert.equal(withoutSecrets('aaaa-aaaaa-aaaa'), '***-aaaaa-***', 'a repeat of it is another word');
+  // Far past what V8 takes as a regular expression (some tens of thousands of characters), which
+  // once made the search itself fail with an error that quoted the password.
+  const long = `L${'x'.repeat(100_000)}`;
+  rememberSecret(long);
+  assert.equal(withoutSecrets(`WRONGPASS ${long}: no`), 'WRONGPASS ***: no');
+  assert.equal(withoutSecrets(`${long}${long}`), `${long}${long}`, 'two in a row are one longer word');
 });
