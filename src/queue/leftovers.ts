@@ -266,5 +266,5 @@ const PHASE_NOTE: Record<OwnerMarker['phase'], string> = {
 export function describeOwned(owned: OwnedQueue): string {
   const m = owned.marker;
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
-  return `${owned.queue}: ${plural(m.jobs, 'job')}, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
+  return `${owned.queue}: ${plural(m.jobs, 'job')} seeded, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
 }

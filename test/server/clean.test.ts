@@ -378,7 +378,7 @@ forEachServer('clean', (handle) => {
     await crashedRun('race-one', 2, ownedMarker('1111222233334444', 2));
     const refused = await runCli(['clean', '--url', handle.url, '--all']);
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stdout, /race-one: 2 jobs, run 1111222233334444/);
+    assert.match(refused.stdout, /race-one: 2 jobs seeded, run 1111222233334444/);
     assert.match(oneErrorLine(refused.stderr) ?? '', /1 queue found; no terminal to confirm on, so pass --yes to remove it$/);
     assert.equal((await allKeys(redis)).length, 4);
     const done = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
