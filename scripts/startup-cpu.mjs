@@ -1,22 +1,18 @@
 // What starting the tool costs in CPU time: `emq-race --version` and `emq-race --help` beside
 // `node -e 0`, the floor any Node program pays, on the same machine at the same moment. Each is
-// run under /usr/bin/time (user + system seconds), the three in turn so that a busy machine slows
-// all of them alike; the medians and each command's ratio to the floor are printed. The tool's
-// start-up should stay within twice the floor. After `npm run build`:
+// run from bash, whose `times` gives its children's user + system seconds to the millisecond, the
+// three in turn so that a busy machine slows all of them alike; the medians and each command's
+// ratio to the floor are printed (docs/architecture.md says what they came to). After
+// `npm run build`:
 //   node scripts/startup-cpu.mjs [runs]      (10 runs of each by default)
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const TIME = '/usr/bin/time';
 const BIN = fileURLToPath(new URL('../bin/emq-race.js', import.meta.url));
 const runs = Number(process.argv[2] ?? 10);
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`startup-cpu: ${JSON.stringify(process.argv[2])} is not a number of runs; expected a whole number, 1 or more`);
-  process.exit(2);
-}
-if (!existsSync(TIME)) {
-  console.error(`startup-cpu: needs ${TIME} (GNU time) to read each run's CPU time`);
   process.exit(2);
 }
 if (!existsSync(fileURLToPath(new URL('../dist/src/cli/program.js', import.meta.url)))) {
@@ -30,11 +26,26 @@ const COMMANDS = [
   { name: 'emq-race --help', args: [BIN, '--help'] },
 ];
 
-/** One run's user + system CPU seconds, as /usr/bin/time reports them on the last line of stderr. */
+/**
+ * The environment each command runs in: this process's, less NODE_EXTRA_CA_CERTS, which makes
+ * Node 20 read a certificate file as it starts (about 35 ms of CPU on one machine), the floor's
+ * start included: a ratio to so heavy a floor would hide what the tool itself costs.
+ */
+const ENV = { ...process.env, NO_COLOR: '1' };
+delete ENV.NODE_EXTRA_CA_CERTS;
+
+/**
+ * One run's user + system CPU seconds, as bash's `times` reports its children's (getrusage, to the
+ * millisecond; /usr/bin/time rounds to 10 ms, as much as the tool's own share of a start).
+ */
 function cpuSeconds(args) {
-  const result = spawnSync(TIME, ['-f', '%U %S', process.execPath, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-  const last = result.stderr.trim().split('\n').at(-1) ?? '';
-  const [user, system] = last.split(' ').map(Number);
+  const result = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; code=$?; times; exit $code', 'startup-cpu', process.execPath, ...args], { encoding: 'utf8', env: ENV });
+  // The second line of `times` holds the children's user and system time, as 0m0.041s 0m0.008s.
+  const children = result.stdout.trim().split('\n').at(-1) ?? '';
+  const [user, system] = children.split(' ').map((field) => {
+    const [, minutes, secs] = /^(\d+)m([\d.]+)s$/.exec(field) ?? [];
+    return Number(minutes) * 60 + Number(secs);
+  });
   if (result.status !== 0 || !Number.isFinite(user) || !Number.isFinite(system)) {
     throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr.trim()}`);
   }
