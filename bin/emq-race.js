@@ -5,10 +5,12 @@ const args = process.argv.slice(2);
 
 /**
  * A request for help and nothing else: `--help`, `-h`, `help`, `help WORD`, `WORD --help`,
- * `WORD -h` (WORD not a flag). These load the program as one bundled file (scripts/build.mjs),
- * which is the same code as the modules: commander answers every one of them without running an
- * action (`help WORD` prints a command's help, or refuses a word that is none). Anything else,
- * however close, loads the modules, whose actions load what they run from beside them.
+ * `WORD -h` (WORD not a flag). Where WORD is a command (or absent), its page, which the build made
+ * from the command line's own definition, is printed fitted to the terminal with nothing else
+ * loaded (src/cli/help-render.ts). A word that is no command loads the program as one bundled
+ * file (scripts/build.mjs), the same code as the modules, and commander refuses the word without
+ * running an action. Anything else, however close, loads the modules, whose actions load what
+ * they run from beside them.
  */
 function helpOnly(words) {
   const asksHelp = (word) => word === '--help' || word === '-h';
@@ -113,6 +115,26 @@ if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
 } else {
   const help = helpOnly(args);
   const lostSoFar = help ? watchStdout() : undefined;
+  const page = help ? await helpPage(args) : undefined;
+  if (page !== undefined) {
+    process.stdout.write(page);
+    sayLost(await lostSoFar(), 0);
+  } else await runCommand(help, lostSoFar);
+}
+
+/**
+ * A help request's page, from the pages the build wrote (src/cli/help-render.ts), fitted to the
+ * terminal as the command line would fit it: no commander and none of the tool's definitions load.
+ * Undefined for a word that is no command, which the command line itself answers.
+ */
+async function helpPage(words) {
+  const { helpFromPages } = await import('../dist/src/cli/help-render.js');
+  const { outputWidth } = await import('../dist/src/shared/text.js');
+  return helpFromPages(words, outputWidth({ env: process.env, ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}) }));
+}
+
+/** The command line itself: the help bundle for a help request no page answers, else the program. */
+async function runCommand(help, lostSoFar) {
   if (!help) await endEarlyOnSignals();
   const { run } = help ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
   const code = await run(process.argv);

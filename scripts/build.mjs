@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +24,8 @@ const BUILD_INFO = 'dist/.tsbuildinfo';
 // Two folders down, as the compiled modules are, so that the paths the bundled modules take from
 // import.meta.url (shared/model.ts's `../../../package.json`) lead where they lead from them.
 const HELP_BUNDLE = 'dist/src/cli/help-bundle.js';
+// Written after the compiled modules, from them: see below.
+const HELP_PAGES = 'dist/src/cli/help-pages.json';
 // The files of src/ that run as they are, beside the compiled modules that load them: the Lua
 // scripts and the embedded server's keeper (a shell script).
 const SHIPPED_AS_IS = ['.lua', '.sh'];
@@ -52,8 +55,8 @@ if (process.argv.includes('--pack')) {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', BUILD_INFO], { stdio: 'inherit' });
   for (const top of ['src', 'test']) {
     for (const built of filesUnder(join('dist', top))) {
-      // The bundle has no source of its own; it is written again below.
-      if (join('dist', top, built) !== HELP_BUNDLE && !existsSync(join(top, sourceOf(built)))) rmSync(join('dist', top, built));
+      // The help bundle and pages have no source of their own; they are written again below.
+      if (![HELP_BUNDLE, HELP_PAGES].includes(join('dist', top, built)) && !existsSync(join(top, sourceOf(built)))) rmSync(join('dist', top, built));
     }
   }
 }
@@ -86,3 +89,8 @@ cpSync('src', 'dist/src', {
   recursive: true,
   filter: (source) => SHIPPED_AS_IS.some((ending) => source.endsWith(ending)) || statSync(source).isDirectory(),
 });
+
+// The help pages, made from the command line's definition just compiled: what bin/emq-race.js
+// prints for a help request without loading that definition (src/cli/help-render.ts).
+const { writeHelpPages } = await import(pathToFileURL(resolve('dist/src/cli/help-pages.js')).href);
+writeHelpPages(HELP_PAGES);

@@ -39,7 +39,10 @@ delete ENV.NODE_EXTRA_CA_CERTS;
  * millisecond; /usr/bin/time rounds to 10 ms, as much as the tool's own share of a start).
  */
 function cpuSeconds(args) {
-  const result = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; code=$?; times; exit $code', 'startup-cpu', process.execPath, ...args], { encoding: 'utf8', env: ENV });
+  const result = spawnSync('bash', ['-c', '"$@" >/dev/null 2>&1; code=$?; times; exit $code', 'startup-cpu', process.execPath, ...args], {
+    encoding: 'utf8',
+    env: ENV,
+  });
   // The second line of `times` holds the children's user and system time, as 0m0.041s 0m0.008s.
   const children = result.stdout.trim().split('\n').at(-1) ?? '';
   const [user, system] = children.split(' ').map((field) => {

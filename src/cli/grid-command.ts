@@ -12,12 +12,13 @@ import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag } from '../html/output-file.js';
 import { libraryAsked } from './options.js';
+import { addHelpNote } from './help.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
-import { outputWidth, shownChoice, shownValue, wrap, wrapLines } from '../shared/text.js';
+import { outputWidth, shownChoice, shownValue, wrapLines } from '../shared/text.js';
 import { LIMITS, type Io } from '../shared/model.js';
 
 /**
@@ -191,11 +192,11 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
         outputFileFlag('--html'),
       ),
     )
-    .addHelpText('after', () => `\n${wrap(GRID_NOTE, outputWidth(io), '').join('\n')}`)
     .action(async (flags: GridFlags) => {
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
       exit.code = await gridMain(flags, options, given, io, argv);
     });
+  addHelpNote(grid, GRID_NOTE);
 }
 
 /** The jobs every cell seeds, unless an axis varies them: --jobs, else the default for the modes raced. */

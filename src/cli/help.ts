@@ -10,7 +10,8 @@ import { usageError } from '../shared/errors.js';
 import { takesValue } from './options.js';
 import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
 import type { Io } from '../shared/model.js';
-import { nearCommand, outputWidth, wrap } from '../shared/text.js';
+import { nearCommand, outputWidth } from '../shared/text.js';
+import { afterHelpText, type AfterHelp, type HelpEntry } from './help-text.js';
 
 type Groups = readonly (readonly [string, readonly string[]])[];
 
@@ -87,7 +88,7 @@ With --json a failure still prints one object on stdout:
   {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
 
 /** The intended uses, each a command and what it is for. */
-const EXAMPLES: readonly (readonly [string, string])[] = [
+const EXAMPLES: readonly HelpEntry[] = [
   ['emq-race', 'the race on a private server: the atomic script vs the loop'],
   ['emq-race --mode all --sweepers 8', 'every strategy, eight sweepers each'],
   ['emq-race --lib bullmq --sweepers 8', "your installed BullMQ's own stalled recovery beside two ports of it to round trips (docs/libraries.md)"],
@@ -103,7 +104,7 @@ const EXAMPLES: readonly (readonly [string, string])[] = [
 ];
 
 /** Each subcommand's intended uses, a command and what it is for, as the main command's. */
-const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly HelpEntry[]>> = {
   grid: [
     ['emq-race grid', 'sweepers 1, 2, 4, 8 against 0, 1 and 5 ms of round trip (about a minute)'],
     ['emq-race grid --vary sweepers=1,2,8 --vary latency=0,1 --trials 2', 'two trials per cell: how often each cell raced'],
@@ -151,28 +152,27 @@ const SUBCOMMAND_EXAMPLES: Readonly<Record<string, readonly (readonly [string, s
 /** A subcommand's closing lines: where its exit codes are told. */
 const SUBCOMMAND_EXIT_CODES = 'Exit codes: those of emq-race itself (emq-race --help lists them).';
 
-/** "  name   text" lines, the text wrapped under itself. */
-function list(entries: readonly (readonly [string, string])[], width: number, nameWidth: number): string[] {
-  const indent = ' '.repeat(2 + nameWidth + 2);
-  return entries.flatMap(([name, text]) => {
-    const room = Math.max(20, width - indent.length);
-    const body = wrap(text, room, '').map((line, i) => (i === 0 && name.length <= nameWidth ? '' : indent) + line);
-    // A name too long for its column gets a line of its own, the text below it.
-    if (name.length > nameWidth) return [`  ${name}`, ...body];
-    const [first = '', ...rest] = body;
-    return [`  ${name.padEnd(nameWidth)}  ${first}`, ...rest];
-  });
+/** The modes and mode sets with their lines, from the strategies' own summaries. */
+function modeEntries(): HelpEntry[] {
+  const modes = allModes().map((mode): HelpEntry => [mode, STRATEGIES[mode].summary]);
+  const sets = Object.entries(modeSets()).map(([name, set]): HelpEntry => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
+  return [...modes, ...sets];
 }
 
-function modesHelp(width: number): string {
-  const modes = allModes().map((mode): [string, string] => [mode, STRATEGIES[mode].summary]);
-  const sets = Object.entries(modeSets()).map(([name, set]): [string, string] => [name, `${set.join(', ')}${name === 'both' ? ' (the default)' : ''}`]);
-  return ['Modes (--mode, or a comma list):', ...list([...modes, ...sets], width, 8)].join('\n');
+/** What each command taught prints after its flags: help-pages.ts reads it too. */
+const AFTER = new WeakMap<Command, AfterHelp>();
+
+/** Subcommands' own paragraphs (addHelpNote), which their help prints first after the flags. */
+const NOTES = new WeakMap<Command, string>();
+
+/** A paragraph of `command`'s own for its help, after its flags and before its modes and examples. */
+export function addHelpNote(command: Command, note: string): void {
+  NOTES.set(command, note);
 }
 
-function examplesHelp(width: number, examples: readonly (readonly [string, string])[] = EXAMPLES): string {
-  // Commands print whole (they are to be copied); what each is for goes on the next line.
-  return ['Examples:', ...examples.flatMap(([command, what]) => [`  ${command}`, ...wrap(what, width - 6, '').map((line) => `      ${line}`)])].join('\n');
+/** The text after `command`'s flags, as data; undefined for a command teachHelp did not teach. */
+export function afterHelpOf(command: Command): AfterHelp | undefined {
+  return AFTER.get(command);
 }
 
 /** Sorts `command`'s options into `groups` and prints the groups in their order. */
@@ -211,12 +211,14 @@ export function teachHelp(program: Command, io: Io): void {
   // The version flag's own listener prints the version and ends the command.
   program.on('option:V', () => (program as unknown as EventEmitter).emit('option:version'));
   groupOptions(program, GROUPS);
+  const rootAfter: AfterHelp = { root: true, modes: modeEntries(), examples: EXAMPLES, closing: EXIT_CODES_HELP };
+  AFTER.set(program, rootAfter);
   program
     .configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width })
     // Commander's own help command would print the whole help, on stderr, for a name it does not
     // know: this one says so in one line.
     .helpCommand(false)
-    .addHelpText('after', () => `\n${modesHelp(width())}\n\n${examplesHelp(width())}\n\n${EXIT_CODES_HELP}`);
+    .addHelpText('after', () => afterHelpText(rootAfter, width()));
   for (const command of program.commands) {
     command.configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width });
     const name = command.name();
@@ -224,9 +226,17 @@ export function teachHelp(program: Command, io: Io): void {
     command.addHelpOption(new Option('-h, --help', 'show this help').helpGroup(helpGroupOf('--help', groups) ?? 'Options:'));
     groupOptions(command, groups);
     const examples = SUBCOMMAND_EXAMPLES[name];
-    // The grid's --mode takes the race's modes: they are listed as under the main command's help.
-    const modes = name === 'grid' ? `\n${modesHelp(width())}\n` : '';
-    command.addHelpText('after', () => `${modes}${examples ? `\n${examplesHelp(width(), examples)}\n` : ''}\n${SUBCOMMAND_EXIT_CODES}`);
+    const note = NOTES.get(command);
+    const after: AfterHelp = {
+      root: false,
+      ...(note ? { note } : {}),
+      // The grid's --mode takes the race's modes: they are listed as under the main command's help.
+      ...(name === 'grid' ? { modes: modeEntries() } : {}),
+      ...(examples ? { examples } : {}),
+      closing: SUBCOMMAND_EXIT_CODES,
+    };
+    AFTER.set(command, after);
+    command.addHelpText('after', () => afterHelpText(after, width()));
   }
   program
     .command('help [command]')

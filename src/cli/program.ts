@@ -92,6 +92,17 @@ export function asksForJson(program: Command, argv: readonly string[]): boolean 
   return false;
 }
 
+/** The whole command line's definition: every command, its flags and its help, acting on `io`. */
+export function assembleProgram(io: Io, exit: { code: number }, argv: readonly string[]): Command {
+  const program = buildProgram(io, (flags) => main(flags, io), exit, argv);
+  addExplainCommand(program, io, exit);
+  addExploreCommand(program, io, exit);
+  addGridCommand(program, io, exit, argv);
+  teachHelp(program, io);
+  refuseRepeatedValues(program);
+  return program;
+}
+
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
   onClientNote(io.err);
   const exit = { code: ExitCode.ok as number };
@@ -111,12 +122,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       (io.leave ?? ((left: number) => process.exit(left)))(code, message);
     },
   };
-  const program = buildProgram(tracked, (flags) => main(flags, tracked), exit, argv);
-  addExplainCommand(program, tracked, exit);
-  addExploreCommand(program, tracked, exit);
-  addGridCommand(program, tracked, exit, argv);
-  teachHelp(program, tracked);
-  refuseRepeatedValues(program);
+  const program = assembleProgram(tracked, exit, argv);
   const failed = (code: number, message: string): number => {
     if (asksForJson(program, argv) && !printed) {
       // Once: a signal as the process ends, after this object, must not print a second.

@@ -92,6 +92,7 @@ describe('the packed package, installed', () => {
       'bin/emq-race.js',
       'dist/src/cli/program.js',
       'dist/src/cli/help-bundle.js',
+      'dist/src/cli/help-pages.json',
       'dist/src/lua/sweep-stalled.lua',
       'dist/src/lua/instruments/seed-jobs.lua',
       'dist/src/server/server-keeper.sh',
@@ -177,11 +178,13 @@ describe('the packed package, installed', () => {
         .filter((url) => url.includes('/dist/src/'))
         .map((url) => url.slice(url.indexOf('/dist/src/') + '/dist/src/'.length));
     };
-    // One of each shape bin/emq-race.js sends to the bundle (test/server/help-bundle.test.ts holds
-    // the bundle's output to the modules' for all of them), and two that are not help alone.
-    for (const args of [['-h'], ['help'], ['help', 'no-such-command'], ['explain', '--help']]) {
-      assert.deepEqual(await loaded(args), ['cli/help-bundle.js'], `emq-race ${args.join(' ')}`);
+    // One of each shape bin/emq-race.js answers from the help pages, one it sends on to the bundle
+    // (test/server/help-bundle.test.ts holds both to the modules' output), and two that are not help alone.
+    const pageModules = ['cli/help-render.js', 'cli/help-text.js', 'shared/text.js'];
+    for (const args of [['-h'], ['help'], ['explain', '--help']]) {
+      assert.deepEqual([...new Set(await loaded(args))].sort(), pageModules, `emq-race ${args.join(' ')}`);
     }
+    assert.deepEqual([...new Set(await loaded(['help', 'no-such-command']))].sort(), ['cli/help-bundle.js', ...pageModules], 'emq-race help no-such-command');
     for (const args of [
       ['--sweepers', '0'],
       ['--json', '--help'],

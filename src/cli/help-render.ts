@@ -1,0 +1,108 @@
+/**
+ * The help printed without the command line's definition: a request for help and nothing else
+ * (bin/emq-race.js) reads the pages the build wrote (help-pages.ts) and fits them to the
+ * terminal here, with no commander, no flag parsers and no other module of the tool loaded. What
+ * varies with the width is done here as commander does it (its items, its wrapping); a test holds
+ * every page at every width equal to what the command line itself prints.
+ */
+import { readFileSync } from 'node:fs';
+import { afterHelpText, type AfterHelp } from './help-text.js';
+
+/** One place in a page's text that depends on the width: a flag's (or command's) line, or a paragraph. */
+export type HelpPiece =
+  | { readonly kind: 'item'; readonly term: string; readonly termWidth: number; readonly description: string }
+  | { readonly kind: 'paragraph'; readonly text: string };
+
+/** One command's help: its text with a marker where each piece goes, and what follows the flags. */
+export interface HelpPage {
+  readonly template: string;
+  readonly pieces: readonly HelpPiece[];
+  readonly after?: AfterHelp;
+}
+
+/** Every command's page by name; the main command's is ''. */
+export type HelpPages = Readonly<Record<string, HelpPage>>;
+
+/** Where piece `index` goes in a template: a character no help text holds, then its index. */
+export const pieceMarker = (index: number): string => `\u0000${index}\u0000`;
+
+/** Commander leaves text narrower than this as it is rather than wrap it. */
+const MIN_WIDTH_TO_WRAP = 40;
+/** An item's indent, and the space between its term and its description. */
+const ITEM_INDENT = 2;
+const SPACER = 2;
+
+/** `text` wrapped at whitespace to `width`, each of its own lines apart: runs of words that fit, the space at a break dropped. */
+function boxWrap(text: string, width: number): string {
+  if (width < MIN_WIDTH_TO_WRAP) return text;
+  return text
+    .split(/\r\n|\n/)
+    .flatMap((line) => {
+      const words = line.match(/\s*\S+/g);
+      if (words === null) return [''];
+      const lines: string[] = [];
+      let current = words[0] ?? '';
+      for (const word of words.slice(1)) {
+        if (current.length + word.length <= width) current += word;
+        else {
+          lines.push(current);
+          current = word.trimStart();
+        }
+      }
+      lines.push(current);
+      return lines;
+    })
+    .join('\n');
+}
+
+/** A flag's or a command's line: the term padded to the column, the description wrapped beside it. */
+function item(piece: Extract<HelpPiece, { kind: 'item' }>, width: number): string {
+  const indent = ' '.repeat(ITEM_INDENT);
+  if (!piece.description) return indent + piece.term;
+  const room = width - piece.termWidth - SPACER - ITEM_INDENT;
+  // A description with a line that starts with a space is laid out by hand: kept as written.
+  const description =
+    room < MIN_WIDTH_TO_WRAP || /\n[^\S\r\n]/.test(piece.description)
+      ? piece.description
+      : boxWrap(piece.description, room).replace(/\n/g, `\n${' '.repeat(piece.termWidth + SPACER)}`);
+  return `${indent}${piece.term.padEnd(piece.termWidth)}${' '.repeat(SPACER)}${description.replace(/\n/g, `\n${indent}`)}`;
+}
+
+/** A command's help at `width`, exactly as the command line prints it. */
+function renderHelpPage(page: HelpPage, width: number): string {
+  const text = page.template.replace(/\u0000(\d+)\u0000/g, (_, at: string) => {
+    const piece = page.pieces[Number(at)];
+    if (piece === undefined) throw new Error(`help page: no piece ${at}`);
+    return piece.kind === 'item' ? item(piece, width) : boxWrap(piece.text, width);
+  });
+  return page.after ? `${text}${afterHelpText(page.after, width)}\n` : text;
+}
+
+/**
+ * The page a request for help and nothing else asks for: '' for the main command's (`--help`, `-h`,
+ * `help`, `help help`), a command's name (`help WORD`, `WORD --help`, `WORD -h`), or undefined for
+ * anything else, which the command line itself answers.
+ */
+export function pageAsked(words: readonly string[]): string | undefined {
+  const [first, second] = words;
+  const asksHelp = (word: string | undefined): boolean => word === '--help' || word === '-h';
+  const isWord = (word: string | undefined): word is string => word !== undefined && !word.startsWith('-');
+  if (words.length === 1) return asksHelp(first) || first === 'help' ? '' : undefined;
+  if (words.length !== 2) return undefined;
+  if (first === 'help' && isWord(second)) return second === 'help' ? '' : second;
+  if (isWord(first) && asksHelp(second)) return first;
+  return undefined;
+}
+
+/** The pages the build wrote beside this module (help-pages.ts). */
+function readPages(): HelpPages {
+  return JSON.parse(readFileSync(new URL('./help-pages.json', import.meta.url), 'utf8')) as HelpPages;
+}
+
+/** The help `words` ask for, fitted to `width`; undefined when no page answers them (a word that is no command). */
+export function helpFromPages(words: readonly string[], width: number, pages: HelpPages = readPages()): string | undefined {
+  const name = pageAsked(words);
+  // Own pages only: a word such as `constructor` names no page, whatever an object inherits.
+  const page = name !== undefined && Object.hasOwn(pages, name) ? pages[name] : undefined;
+  return page && renderHelpPage(page, width);
+}
