@@ -47,6 +47,8 @@ function serverWords(flags: FlagsSeen, url: string | undefined): [string, Comman
 }
 
 export interface RaceFlagsSeen extends FlagsSeen {
+  /** The flags given on the command line: beside --script or --lib, a --mode given changes what runs even when it names the default. */
+  readonly given?: readonly string[];
   readonly sweepers: number;
   readonly jobs: number;
   readonly batch: number;
@@ -99,7 +101,11 @@ export function raceCommandLine(flags: RaceFlagsSeen, url: string | undefined): 
   return commandLine(
     [],
     [
-      ['--mode', unlessList(flags.mode, modeSets().both)],
+      // Beside --script or --lib, leaving --mode out would race their modes alone.
+      [
+        '--mode',
+        (flags.script !== undefined || flags.lib !== undefined) && flags.given?.includes('--mode') ? flags.mode : unlessList(flags.mode, modeSets().both),
+      ],
       ['--lib', flags.lib],
       ['--lib-from', flags.libFrom],
       ['--sweepers', unlessDefault(flags.sweepers, LIMITS.sweepers.default)],

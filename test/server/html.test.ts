@@ -85,6 +85,20 @@ describe('html: pure parts', () => {
       'emq-race --mode atomic --sweepers 4 --batch 50 --max-stalled 5 --stalled-before 1 --probe-delay 2 --loop-jobs 500 --queues 3 --cluster --url rediss://db:6380 --tls-ca ca.pem --server-stats',
       'scale, cluster and TLS flags are part of the rerun',
     );
+    // Beside --script or --lib, a --mode given stays, the default's name too: without it the rerun
+    // would race the script's (the library's) modes alone.
+    const both = ['atomic', 'loop'];
+    for (const [extra, words] of [
+      [{ script: 's.lua' }, '--script s.lua'],
+      [{ lib: 'bullmq' }, '--lib bullmq'],
+    ] as const) {
+      const given = raceCommandLine({ ...DEFAULT_FLAGS_SEEN, ...extra, mode: both, given: ['--mode'] }, undefined);
+      assert.match(given, /^emq-race --mode atomic,loop /, given);
+      assert.ok(given.includes(words), given);
+      const left = raceCommandLine({ ...DEFAULT_FLAGS_SEEN, ...extra, mode: both, given: [] }, undefined);
+      assert.doesNotMatch(left, /--mode/, 'not given: left out, as the run left it');
+    }
+    assert.doesNotMatch(raceCommandLine({ ...DEFAULT_FLAGS_SEEN, mode: both, given: ['--mode'] }, undefined), /--mode/, 'alone, the default is left out');
     const explain = explainCommandLine(
       { mode: ['atomic'], schedule: SERIAL_SCHEDULE.split(','), maxStalled: 3, stalledBefore: 2, keep: false, json: true, svg: 'r.svg' },
       undefined,
