@@ -13,6 +13,7 @@ import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis
 import { outputFileFlag } from '../html/output-file.js';
 import { libraryAsked } from './options.js';
 import { addHelpNote } from './help.js';
+import { addTlsOptions } from '../server/tls.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import type { CellSettings } from './race-report.js';
 import { redactArgs, scrubUrlText, serverHeadline } from '../server/connection.js';
@@ -196,6 +197,8 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
       const given = (flag: string): boolean => grid.getOptionValueSource(flag.replace(/^--/, '').replace(/-(.)/g, (_, c: string) => c.toUpperCase())) === 'cli';
       exit.code = await gridMain(flags, options, given, io, argv);
     });
+  // The server's TLS flags, as the race and every other command take them.
+  addTlsOptions(grid);
   addHelpNote(grid, GRID_NOTE);
 }
 
@@ -213,7 +216,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   // The race, the server and the page load when a grid runs, not for the program's --help.
   const { checkGridCells, raceReport } = await import('./race-report.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { chooseTargetOrCluster, openSession, withSession } = await import('../server/session.js');
   const { checkConsequenceOptions } = await import('../consequences/plan.js');
   const { readUserScript } = await import('../sweepers/user-script.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
@@ -259,7 +262,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
     ...(flags.serverBin !== undefined ? { serverBin: flags.serverBin } : {}),
     tls: flags,
   };
-  const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
+  const target = chooseTargetOrCluster(choice, flags.embeddedCluster, io.env);
   for (const cell of cellOptions) {
     if (cell.options.consequences) checkConsequenceOptions(cell.options.consequences, target === undefined, cell.options.processes ?? false);
     if (cell.options.latency && target) proxyTarget(target.url);

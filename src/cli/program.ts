@@ -219,7 +219,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const { raceReport } = await import('./race-report.js');
   const { announce, writeRacePage } = await import('../html/report-files.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { chooseTargetOrCluster, openSession, withSession } = await import('../server/session.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
   const { printReport } = await import('./race-output.js');
   const { describeKept } = await import('../server/kept-server.js');
@@ -242,7 +242,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     tls: flags,
   };
   // Worked out once, before anything starts: no --url or REDIS_URL means a server of our own.
-  const target = flags.embeddedCluster !== undefined ? undefined : chooseTarget(choice, io.env);
+  const target = chooseTargetOrCluster(choice, flags.embeddedCluster, io.env);
   if (options.consequences) checkConsequenceOptions(options.consequences, target === undefined, options.processes ?? false);
   if (options.latency && target) proxyTarget(target.url);
 

@@ -45,6 +45,20 @@ export function chooseTarget(choice: ServerChoice, env: NodeJS.ProcessEnv = proc
   return { ...target, ...(tls ? { tls } : {}), ...(choice.url === undefined ? { fromEnvironment: true as const } : {}) };
 }
 
+/**
+ * The server a command names, as chooseTarget reads it; undefined for an embedded cluster, whose
+ * nodes speak plain TCP, so that a TLS flag beside it is refused as beside the embedded server.
+ */
+export function chooseTargetOrCluster(
+  choice: ServerChoice,
+  embeddedCluster: number | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ServerTarget | undefined {
+  if (embeddedCluster === undefined) return chooseTarget(choice, env);
+  tlsSettings('redis:', choice.tls ?? {});
+  return undefined;
+}
+
 export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
   let target = chooseTarget(choice, env);
   let embedded: EmbeddedServer | undefined;

@@ -216,6 +216,37 @@ for (const kind of SERVER_KINDS) {
       assert.deepEqual(await allKeys(plain), []);
     });
 
+    test('grid over TLS: the same flags as the race; beside an embedded cluster, as beside the embedded server, refused', async () => {
+      const gridded = await runCli([
+        'grid',
+        '--url',
+        tlsUrl,
+        '--tls-ca',
+        certs.ca,
+        ...clientCert(),
+        '--mode',
+        'atomic',
+        '--jobs',
+        '200',
+        '--vary',
+        'sweepers=1,2',
+        '--json',
+      ]);
+      assert.equal(gridded.code, 0, gridded.stderr);
+      const report = JSON.parse(gridded.stdout) as { server: { url: string }; cells: { modes: { doubleRecoveries: number }[] }[] };
+      assert.equal(report.server.url, tlsUrl);
+      assert.deepEqual(
+        report.cells.map((cell) => cell.modes.map((m) => m.doubleRecoveries)),
+        [[0], [0]],
+      );
+      assert.deepEqual(await allKeys(plain), []);
+      for (const words of [['grid', '--vary', 'sweepers=1,2'], []]) {
+        const refused = await runCli([...words, '--embedded-cluster', '3', '--tls-ca', certs.ca]);
+        assert.equal(refused.code, 2, refused.stderr);
+        assert.match(oneErrorLine(refused.stderr) ?? '', /--tls-ca: only applies to a rediss:\/\/ --url/, words.join(' '));
+      }
+    });
+
     test('--latency over TLS: the proxy passes TLS through untouched, in one process and in --processes', async () => {
       // With --processes one sweeper: its child makes its own TLS connection through the proxy, and
       // every child is sent the same setup, so more would only add Node start-ups.
