@@ -1,6 +1,6 @@
 /**
  * The messages between the tool and a sweeper running in a process of its own (--processes):
- * setup (parent → child), ready, go (the barrier's release), then done or failed; and alive,
+ * setup (parent → child), ready, go (the barrier's release), then swept and done, or failed; and alive,
  * every ALIVE_EVERY_MS from its start, by which the tool tells a child that stopped answering
  * (SIGSTOP, stuck) from one still at work.
  */
@@ -53,6 +53,11 @@ export interface WorkerAlive {
 /** How often a child says it is alive: a tenth of the silence after which the tool gives up on it (process-race.ts). */
 export const ALIVE_EVERY_MS = 1_000;
 
+/** Sent as a child's sweeping ends, before its record (done): where the race's wall time stops. */
+export interface WorkerSwept {
+  readonly type: 'swept';
+}
+
 export interface WorkerFailed {
   readonly type: 'failed';
   readonly message: string;
@@ -60,6 +65,6 @@ export interface WorkerFailed {
 }
 
 export type ToWorker = WorkerSetup | WorkerGo;
-export type FromWorker = WorkerAlive | WorkerReady | WorkerDone | WorkerFailed;
+export type FromWorker = WorkerAlive | WorkerReady | WorkerSwept | WorkerDone | WorkerFailed;
 
 export const DESTINATION_CODES = ['unknown', 'pending', 'dead'] as const;

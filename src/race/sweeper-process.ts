@@ -78,6 +78,7 @@ async function prepare(message: WorkerSetup): Promise<void> {
 async function sweep(): Promise<void> {
   if (!setup || !sweeper || !redis) throw new Error('released before setup');
   const outcome = await sweepUntilDone(sweeper, setup.maxSweeps, setup.cadence, stop.signal);
+  await send({ type: 'swept' });
   const moves = [...sweeper.record];
   await send({
     type: 'done',
