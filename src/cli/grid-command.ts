@@ -139,7 +139,10 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
   return axes;
 }
 
-/** A cell's flags: the grid's, with each axis's value in place (latency 0: straight to the server). */
+/**
+ * A cell's flags: the grid's, with each axis's value in place. The latency axis's 0 is the direct
+ * connection; a --latency 0 given to the whole grid goes through the proxy, as on the main command.
+ */
 function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: readonly Option[], at: CellAt): MainFlags {
   const flags: Record<string, unknown> = { ...base };
   for (const axis of axes) {
@@ -149,7 +152,8 @@ function cellFlags(base: MainFlags, axes: readonly GridAxis[], options: readonly
   }
   const cell = flags as unknown as MainFlags;
   // latency=0 is the loopback baseline: no proxy at all, unless jitter asks for one.
-  if (cell.latency === 0 && !cell.latencyJitter) return { ...cell, latency: undefined, latencyJitter: undefined };
+  const varied = axes.some((axis) => axis.flag === 'latency');
+  if (varied && cell.latency === 0 && !cell.latencyJitter) return { ...cell, latency: undefined, latencyJitter: undefined };
   return cell;
 }
 

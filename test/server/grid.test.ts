@@ -467,6 +467,25 @@ forOneServerKind(import.meta.url, 'grid: the table and a stop', (handle) => {
     assert.deepEqual(await allKeys(fixture.admin()), []);
   });
 
+  test('--latency 0 given to a grid that does not vary latency goes through the proxy, as on the main command; the axis value 0 does not', async () => {
+    const given = await runCli(['grid', '--url', handle.url, '--vary', 'sweepers=1,2', '--mode', 'atomic', '--jobs', '200', '--latency', '0', '--json']);
+    assert.equal(given.code, 0, given.stderr);
+    const cells = (JSON.parse(given.stdout) as GridJson).cells;
+    assert.deepEqual(
+      cells.map((cell) => cell.latency?.requestedMs),
+      [0, 0],
+      'a proxy adding nothing, its round trip measured',
+    );
+    const axis = await runCli(['grid', '--url', handle.url, '--vary', 'latency=0', '--mode', 'atomic', '--jobs', '200', '--json']);
+    assert.equal(axis.code, 0, axis.stderr);
+    assert.deepEqual(
+      (JSON.parse(axis.stdout) as GridJson).cells.map((cell) => cell.latency),
+      [null],
+      'the axis value 0: the direct connection',
+    );
+    assert.deepEqual(await allKeys(fixture.admin()), []);
+  });
+
   test('Ctrl-C mid-grid: the finished cells printed and marked incomplete, every queue cleaned, exit 130', async () => {
     const html = join(fixture.dir(), 'stopped.html');
     const cli = startCli([
