@@ -77,6 +77,19 @@ function witnessDiagram(witness: ExplorationJson['witnesses'][number], sweeps: r
   return `<svg xmlns="http://www.w3.org/2000/svg" class="emq witness" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(label)}">${parts.join('')}</svg>`;
 }
 
+/**
+ * A witness's round trips as a list, in the order the server ran them, each switch named: what
+ * the drawing shows, for the keyboard, a screen reader or a copy (the drawing is one image).
+ */
+function turnList(witness: ExplorationJson['witnesses'][number]): string {
+  const turns = witnessTurns(witness.schedule);
+  const items = turns.map((turn, i) => {
+    const switched = i > 0 && turns[i - 1]?.sweep !== turn.sweep;
+    return `<li data-turn="${i + 1}">sweep ${esc(turn.sweep)}: ${esc(turn.command.toUpperCase())}${switched ? ' <span class="muted">(a switch)</span>' : ''}</li>`;
+  });
+  return `<details class="turns"><summary>The round trips in order, as text</summary><ol>${items.join('')}</ol></details>`;
+}
+
 /** What was explored, in words: every schedule, or how many of them the bound covers. */
 function coverage(mode: ExplorationJson): string {
   const turns = Object.entries(mode.turns)
@@ -114,6 +127,7 @@ function modeSection(mode: ExplorationJson): string {
       witnessDiagram(witness, sweeps, label),
       `<figcaption>${esc(witness.outcome)}: the fewest switches (${witness.switches}) that reach it, each round trip in the order the server ran it.${witness.command === null ? '' : ' To replay it step by step:'}</figcaption>`,
       replay,
+      turnList(witness),
       '</figure>',
     ].join('\n');
   });

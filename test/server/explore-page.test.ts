@@ -95,6 +95,14 @@ forOneServerKind(import.meta.url, 'explore --html in Chromium', (handle) => {
         assert.equal(await figure.locator('g.turn.switch').count(), witness.switches, `${mode.mode} ${witness.outcome}: a mark per switch`);
         assert.equal(await figure.locator('g.turn').first().getAttribute('data-sweep'), turns[0]?.sweep);
         assert.equal(await figure.locator('.lane-name').count(), 4, 'three sweeps and the server');
+        // The same round trips as text, opened from the keyboard.
+        await figure.locator('details.turns summary').focus();
+        await page.keyboard.press('Enter');
+        assert.deepEqual(
+          await figure.locator('details.turns li').allTextContents(),
+          turns.map((turn, i) => `sweep ${turn.sweep}: ${turn.command.toUpperCase()}${i > 0 && turns[i - 1]?.sweep !== turn.sweep ? ' (a switch)' : ''}`),
+          `${mode.mode} ${witness.outcome}: every round trip as text`,
+        );
       }
     }
     assert.match(
