@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Interrupts } from '../shared/interrupt.js';
 import { SWEEP_STALLED_LUA, loadScript } from '../lua/registry.js';
+import { describeServerError } from '../shared/errors.js';
 import type { Mode } from '../shared/model.js';
 import { onStages } from '../explain/stage.js';
 import { connect, serverGoesWithSignal } from '../server/connection.js';
@@ -171,7 +172,10 @@ export class ExploredBeforeFailure extends Error {
  */
 export async function exploreMode(session: Session, interrupts: Interrupts, plan: ExplorePlan): Promise<Exploration> {
   const { admin } = session;
-  if (plan.mode === 'atomic') await loadScript(admin, SWEEP_STALLED_LUA);
+  // Before the queue's claim, whose failures are described for people: a refusal here (a user
+  // without SCRIPT LOAD) is the server's line too, not an error of the tool's.
+  if (plan.mode === 'atomic')
+    await loadScript(admin, SWEEP_STALLED_LUA).catch((err: unknown) => Promise.reject(describeServerError(err, session.target.display)));
   {
     const job = { stalledBefore: plan.stalledBefore, maxStalled: plan.maxStalled };
     const sweeps = plan.sweeps ?? 2;

@@ -164,6 +164,23 @@ forEachServer('least privilege', (handle) => {
     }
   });
 
+  test('explore as a user without SCRIPT LOAD: one line naming it, exit 3, as the race and explain say it', async () => {
+    await admin.call('ACL', 'SETUSER', 'emq-race-no-load', 'reset', ...readmeAclRules(), '-script|load');
+    const before = await allKeys(admin);
+    for (const args of [
+      ['explore', '--mode', 'atomic'],
+      ['explore', '--mode', 'atomic', '--json'],
+    ]) {
+      const result = await within(LIMIT_MS, 'explore without SCRIPT LOAD', runCli([...args, '--url', userUrl(handle.url, 'emq-race-no-load')]));
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, `one line and no stack trace: ${result.stderr}`);
+      assert.match(line, /permission denied on \S+ \(SCRIPT[,)]/);
+      if (args.includes('--json')) assert.match((JSON.parse(result.stdout) as { error: { message: string } }).error.message, /^permission denied/);
+    }
+    assert.deepEqual(await allKeys(admin), before);
+  });
+
   test('clean without GET is refused rather than finding nothing; without SCAN it removes the queue and says what it could not look for', async () => {
     for (const queue of ['race-clean-a', 'race-clean-b']) {
       const kept = await runCli(['--url', handle.url, '--queue', queue, '--mode', 'atomic', '--jobs', '20', '--keep']);
