@@ -86,7 +86,8 @@ function renderHelpPage(page: HelpPage, width: number): string {
 export function pageAsked(words: readonly string[]): string | undefined {
   const [first, second] = words;
   const asksHelp = (word: string | undefined): boolean => word === '--help' || word === '-h';
-  const isWord = (word: string | undefined): word is string => word !== undefined && !word.startsWith('-');
+  // Not the empty word either: '' is the main command's page, and `help ''` is refused as no command.
+  const isWord = (word: string | undefined): word is string => word !== undefined && word !== '' && !word.startsWith('-');
   if (words.length === 1) return asksHelp(first) || first === 'help' ? '' : undefined;
   if (words.length !== 2) return undefined;
   if (first === 'help' && isWord(second)) return second === 'help' ? '' : second;
@@ -94,9 +95,16 @@ export function pageAsked(words: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** The pages the build wrote beside this module (help-pages.ts). */
+/**
+ * The pages the build wrote beside this module (help-pages.ts), or none where they cannot be read
+ * (a build stopped before it wrote them): the command line itself then answers.
+ */
 function readPages(): HelpPages {
-  return JSON.parse(readFileSync(new URL('./help-pages.json', import.meta.url), 'utf8')) as HelpPages;
+  try {
+    return JSON.parse(readFileSync(new URL('./help-pages.json', import.meta.url), 'utf8')) as HelpPages;
+  } catch {
+    return {};
+  }
 }
 
 /** The help `words` ask for, fitted to `width`; undefined when no page answers them (a word that is no command). */

@@ -167,6 +167,8 @@ const NOTES = new WeakMap<Command, string>();
 
 /** A paragraph of `command`'s own for its help, after its flags and before its modes and examples. */
 export function addHelpNote(command: Command, note: string): void {
+  // teachHelp reads the notes once: one added after it would never print.
+  if (AFTER.has(command)) throw new Error(`the help note of ${command.name()} comes after teachHelp`);
   NOTES.set(command, note);
 }
 

@@ -66,15 +66,19 @@ export function tickLabel(value: number): string {
   return String(Number(value.toPrecision(3)));
 }
 
+/** An axis's value as the charts' legends and notes name it: `2 ms RTT`, `sweepers=8`. */
+export function valueLabel(flag: string, value: number | undefined): string {
+  return flag === 'latency' ? `${String(value)} ms RTT` : `${flag}=${String(value)}`;
+}
+
 /**
  * A point's figures, one line each: its hover note in the charts, and the page's list of every
  * point, which the keyboard and a screen reader reach (grid-page.ts), so the two cannot differ.
- * Self-contained, as it is inlined into the page with the other helpers.
+ * Inlined into the page with the other helpers, it names none of them: `label` is valueLabel.
  */
-export function pointFigures(axes: readonly GridAxisJson[], cell: GridCellJson, m: GridModeCellJson): string[] {
+export function pointFigures(axes: readonly GridAxisJson[], cell: GridCellJson, m: GridModeCellJson, label: typeof valueLabel): string[] {
   // Thousands grouped, as the terminal's table prints them.
   const grouped = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
-  const label = (flag: string, value: number | undefined): string => (flag === 'latency' ? `${String(value)} ms RTT` : `${flag}=${String(value)}`);
   const trials = `${m.trials} trial${m.trials === 1 ? '' : 's'}`;
   const lines = [
     // Cells counted from 1, as the table's # column and the progress lines count them.
@@ -95,6 +99,7 @@ export interface ChartMath {
   readonly logTicks: typeof logTicks;
   readonly tickLabel: typeof tickLabel;
   readonly pointFigures: typeof pointFigures;
+  readonly valueLabel: typeof valueLabel;
 }
 
 /** The drawing function's one argument: the page's document and the helpers. */
@@ -175,9 +180,7 @@ export function drawGridCharts(kit: ChartKit): void {
     p.textContent = words;
     host.appendChild(p);
   }
-  function valueLabel(flag: string, value: number | undefined): string {
-    return flag === 'latency' ? `${String(value)} ms RTT` : `${flag}=${String(value)}`;
-  }
+  const valueLabel = math.valueLabel;
   function axisTitle(flag: string): string {
     return flag === 'latency' ? 'round trip added (ms)' : flag;
   }
@@ -199,7 +202,7 @@ export function drawGridCharts(kit: ChartKit): void {
     return Array.isArray(cell.modes) ? cell.modes.find((m) => m.mode === mode) : undefined;
   }
   function tooltip(cell: GridCellJson, m: GridModeCellJson): string {
-    return math.pointFigures(axes, cell, m).join('\n');
+    return math.pointFigures(axes, cell, m, valueLabel).join('\n');
   }
   function figure(host: Element, svg: SVGElement): void {
     const fig = doc.createElement('figure');
@@ -470,6 +473,6 @@ export function drawGridCharts(kit: ChartKit): void {
  * source, called on the page's document. grid-page.ts allows exactly this text by its hash.
  */
 export function chartScript(): string {
-  const math = `{ yScaleFor: ${yScaleFor.toString()},\nlinearTicks: ${linearTicks.toString()},\nlogTicks: ${logTicks.toString()},\ntickLabel: ${tickLabel.toString()},\npointFigures: ${pointFigures.toString()} }`;
+  const math = `{ yScaleFor: ${yScaleFor.toString()},\nlinearTicks: ${linearTicks.toString()},\nlogTicks: ${logTicks.toString()},\ntickLabel: ${tickLabel.toString()},\npointFigures: ${pointFigures.toString()},\nvalueLabel: ${valueLabel.toString()} }`;
   return `"use strict";\n(${drawGridCharts.toString()})({ doc: document, math: ${math} });\n`;
 }

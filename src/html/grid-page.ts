@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from './escape.js';
 import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
-import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, pointFigures, REPRODUCTION_HOST_ID, SPEED_HOST_ID } from './grid-charts.js';
+import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, pointFigures, REPRODUCTION_HOST_ID, SPEED_HOST_ID, valueLabel } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
 import { SVG_STYLE } from './svg-style.js';
@@ -98,7 +98,9 @@ function pointList(grid: GridJson): string {
   const items = grid.cells.flatMap((cell) =>
     grid.modes.flatMap((mode) => {
       const m = cell.modes.find((item) => item.mode === mode);
-      return m ? [`<li data-cell="${esc(cell.index)}" data-mode="${esc(mode)}">${pointFigures(grid.axes, cell, m).map(esc).join('<br>')}</li>`] : [];
+      return m
+        ? [`<li data-cell="${esc(cell.index)}" data-mode="${esc(mode)}">${pointFigures(grid.axes, cell, m, valueLabel).map(esc).join('<br>')}</li>`]
+        : [];
     }),
   );
   if (items.length === 0) return '';

@@ -2,9 +2,11 @@
  * The passwords the command was given, so that a server's words that repeat one are never passed
  * on: a server's error may echo AUTH's arguments (Redis 4 to 6's "unknown command `auth`, with args
  * beginning with: `user`, `password`,", or any other words), and such text is no URL for the
- * redactor to find. Only the server's words are scrubbed (describeServerError), never the tool's
- * own: a password that is a word of them ('server', 'clean') would hide that word and so show
- * the password by its absence.
+ * redactor to find. The server's words are scrubbed (describeServerError), not the tool's own: a
+ * password that is a word of them ('server', 'clean') would hide that word and so show the
+ * password by its absence. The one exception is a bug's report (program.ts), whose text the tool
+ * did not write either (a library's error, a stack trace): there any password goes, at the cost
+ * that one which is also a word of it (`dist` in a path) leaves a gap that names it.
  */
 
 const SECRETS = new Set<string>();

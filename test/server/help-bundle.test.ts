@@ -92,7 +92,7 @@ describe('the help pages print what the modules print', async () => {
       ['grid', '-h'],
     ])
       assert.equal(pageAsked(words), 'grid', words.join(' '));
-    for (const words of [['--json', '--help'], ['help', '--json'], ['grid'], ['help', 'grid', 'x'], []])
+    for (const words of [['--json', '--help'], ['help', '--json'], ['help', ''], ['', '--help'], ['grid'], ['help', 'grid', 'x'], []])
       assert.equal(pageAsked(words), undefined, words.join(' '));
     // A word no page has, or one every object has, leaves the answer to the command line; so does
     // the help of `help` itself.
