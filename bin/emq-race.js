@@ -4,23 +4,6 @@
 const args = process.argv.slice(2);
 
 /**
- * A request for help and nothing else: `--help`, `-h`, `help`, `help WORD`, `WORD --help`,
- * `WORD -h` (WORD not a flag). Where WORD is a command (or absent), its page, which the build made
- * from the command line's own definition, is printed fitted to the terminal with nothing else
- * loaded (src/cli/help-render.ts). A word that is no command loads the program as one bundled
- * file (scripts/build.mjs), the same code as the modules, and commander refuses the word without
- * running an action. Anything else, however close, loads the modules, whose actions load what
- * they run from beside them.
- */
-function helpOnly(words) {
-  const asksHelp = (word) => word === '--help' || word === '-h';
-  const isWord = (word) => word !== undefined && !word.startsWith('-');
-  if (words.length === 1) return asksHelp(words[0]) || words[0] === 'help';
-  if (words.length === 2) return (words[0] === 'help' && isWord(words[1])) || (isWord(words[0]) && asksHelp(words[1]));
-  return false;
-}
-
-/**
  * Until the command watches signals itself (src/shared/interrupt.ts takes these listeners off as it
  * starts), a signal that comes while its modules load ends it as a later one would: with the
  * signal's exit code and one line, or under --json the one error object. Nothing has been written
@@ -113,24 +96,27 @@ if (args.length === 1 && ['--version', '-V', '-v'].includes(args[0])) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
   sayLost(await lostSoFar(), 0);
 } else {
-  const help = helpOnly(args);
+  // A request for help and nothing else (`--help`, `-h`, `help`, `help WORD`, `WORD --help`,
+  // `WORD -h`; pageAsked in src/cli/help-render.ts says which): where WORD is a command (or absent),
+  // its page, which the build made from the command line's own definition, fitted to the terminal
+  // with nothing else loaded. A word that is no command loads the program as one bundled file
+  // (scripts/build.mjs), the same code as the modules, and commander refuses the word without
+  // running an action. Anything else, however close, loads the modules, whose actions load what
+  // they run from beside them.
+  const { pageAsked, helpFromPages } = await import('../dist/src/cli/help-render.js');
+  const help = pageAsked(args) !== undefined;
   const lostSoFar = help ? watchStdout() : undefined;
-  const page = help ? await helpPage(args) : undefined;
+  const page = help ? helpFromPages(args, await terminalWidth()) : undefined;
   if (page !== undefined) {
     process.stdout.write(page);
     sayLost(await lostSoFar(), 0);
   } else await runCommand(help, lostSoFar);
 }
 
-/**
- * A help request's page, from the pages the build wrote (src/cli/help-render.ts), fitted to the
- * terminal as the command line would fit it: no commander and none of the tool's definitions load.
- * Undefined for a word that is no command, which the command line itself answers.
- */
-async function helpPage(words) {
-  const { helpFromPages } = await import('../dist/src/cli/help-render.js');
+/** The width the command line fits stdout to (src/shared/text.ts), as the process's own Io gives it. */
+async function terminalWidth() {
   const { outputWidth } = await import('../dist/src/shared/text.js');
-  return helpFromPages(words, outputWidth({ env: process.env, ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}) }));
+  return outputWidth({ env: process.env, ...(process.stdout.isTTY ? { stdoutColumns: process.stdout.columns } : {}) });
 }
 
 /** The command line itself: the help bundle for a help request no page answers, else the program. */
