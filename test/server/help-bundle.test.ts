@@ -25,6 +25,21 @@ const SETTINGS: readonly { readonly name: string; readonly io: Partial<Io> }[] =
   { name: 'colour forced', io: { env: { FORCE_COLOR: '1' } } },
 ];
 
+/** Every help request a page answers: the main command's, and each of `commands`' in each shape. */
+function pageRequests(commands: readonly string[]): string[][] {
+  return [
+    ['--help'],
+    ['-h'],
+    ['help'],
+    ['help', 'help'],
+    ...commands.flatMap((command) => [
+      ['help', command],
+      [command, '--help'],
+      [command, '-h'],
+    ]),
+  ];
+}
+
 /** The subcommands, as the main help lists them under "Commands:". */
 function commandsOf(help: string): string[] {
   const section = help.split(/^Commands:$/m)[1]?.split(/\n\n/)[0] ?? '';
@@ -39,20 +54,9 @@ describe('the help bundle prints what the modules print', async () => {
     assert.ok(commands.includes('help') && commands.includes('grid') && commands.length >= 5, `commands found: ${commands.join(', ')}`);
   });
 
-  // Every shape bin/emq-race.js sends to the bundle: `--help`, `-h`, `help`, `help WORD`,
-  // `WORD --help`, `WORD -h`; WORD also a word that is no command.
-  const requests = (): string[][] => [
-    ['--help'],
-    ['-h'],
-    ['help'],
-    ['help', 'no-such-command'],
-    ['no-such-command', '--help'],
-    ...commands.flatMap((command) => [
-      ['help', command],
-      [command, '--help'],
-      [command, '-h'],
-    ]),
-  ];
+  // Every shape of a help request: `--help`, `-h`, `help`, `help WORD`, `WORD --help`, `WORD -h`;
+  // WORD also a word that is no command.
+  const requests = (): string[][] => [...pageRequests(commands), ['help', 'no-such-command'], ['no-such-command', '--help']];
   for (const setting of SETTINGS) {
     test(`every help request, on ${setting.name}`, async () => {
       for (const args of requests()) {
@@ -100,17 +104,7 @@ describe('the help pages print what the modules print', async () => {
       assert.equal(helpFromPages(words, 80, shipped), undefined, words.join(' '));
   });
 
-  const requests = (): string[][] => [
-    ['--help'],
-    ['-h'],
-    ['help'],
-    ['help', 'help'],
-    ...commands.flatMap((command) => [
-      ['help', command],
-      [command, '--help'],
-      [command, '-h'],
-    ]),
-  ];
+  const requests = (): string[][] => pageRequests(commands);
   for (const setting of SETTINGS) {
     test(`every request a page answers, on ${setting.name}`, async () => {
       for (const args of requests()) {
