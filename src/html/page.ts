@@ -27,7 +27,7 @@ import { formatArgs, formatReply } from '../server/command-text.js';
 import { ANOMALIES, FIGURES, type InterleavingExample, type ShrunkWitness, type SourcedFigure } from '../shared/model.js';
 import { shrinkLines } from '../report/shrink.js';
 import { figureShown, latencyWords } from '../report/report.js';
-import { inFlightNote } from '../report/consequences.js';
+import { inFlightNote, waitRepliesPhrase } from '../report/consequences.js';
 import { queueWords } from '../sweepers/strategies.js';
 import { groupFigure, groupThousands } from '../shared/text.js';
 
@@ -231,7 +231,7 @@ function failoverSection(runs: readonly RunJson[]): string[] {
     const lag = f.replicaLagMs > 0 ? `, the link held ${f.replicaLagMs} ms each way` : '';
     const predicted = f.predictedLoss === null ? '' : ` (predicted: ${f.predictedLoss})`;
     const wait = f.waitReplicas
-      ? `<li>WAIT ${esc(f.waitReplicas.replicas)} ${esc(f.waitReplicas.timeoutMs)} after each call that moved jobs: ${esc(f.waitTimeouts)} timed out, ${esc(f.unconfirmedMoves)} moves unconfirmed${
+      ? `<li>WAIT ${esc(f.waitReplicas.replicas)} ${esc(f.waitReplicas.timeoutMs)} after each call that moved jobs, ${esc(waitRepliesPhrase(f.waitReplies))}; ${esc(f.waitTimeouts)} timed out, ${esc(f.unconfirmedMoves)} moves unconfirmed${
           f.withoutWait
             ? `; the same schedule without WAIT, run just ${esc(f.withoutWait.order)}: ${esc(f.withoutWait.jobsPerSec)} jobs/s against ${esc(run.jobsPerSec)}, ${esc(f.withoutWait.ackedMovesLost)} acknowledged moves lost`
             : ''

@@ -51,6 +51,8 @@ export class FailoverDrill {
   private windowCalls = 0;
   private unconfirmedMoves = 0;
   private waitTimeouts = 0;
+  /** WAIT's own replies: how many WAITs came back with each count of replicas reached. */
+  private readonly reached = new Map<number, number>();
   readonly tally: FailoverTally;
 
   constructor(
@@ -71,7 +73,15 @@ export class FailoverDrill {
    * when calls in flight at the k-th finish first, fewer when the sweeps ran dry), calls after it,
    * their moves (the predicted loss), WAIT's verdicts.
    */
-  get counts(): { happened: boolean; callsBeforeCut: number; callsAfterCut: number; predictedLoss: number; unconfirmedMoves: number; waitTimeouts: number } {
+  get counts(): {
+    happened: boolean;
+    callsBeforeCut: number;
+    callsAfterCut: number;
+    predictedLoss: number;
+    unconfirmedMoves: number;
+    waitTimeouts: number;
+    waitReplies: FailoverFigures['waitReplies'];
+  } {
     return {
       happened: this.phase === 'after',
       callsBeforeCut: this.acked,
@@ -79,6 +89,7 @@ export class FailoverDrill {
       predictedLoss: this.predicted,
       unconfirmedMoves: this.unconfirmedMoves,
       waitTimeouts: this.waitTimeouts,
+      waitReplies: [...this.reached].sort(([a], [b]) => a - b).map(([replicas, waits]) => ({ replicas, waits })),
     };
   }
 
@@ -118,7 +129,9 @@ export class FailoverDrill {
               moved = await inner.sweep();
               if (wait && moved > 0) {
                 waits++;
-                confirmed = Number(await context.redis.call('WAIT', wait.replicas, wait.timeoutMs)) >= wait.replicas;
+                const reached = Number(await context.redis.call('WAIT', wait.replicas, wait.timeoutMs));
+                this.reached.set(reached, (this.reached.get(reached) ?? 0) + 1);
+                confirmed = reached >= wait.replicas;
               }
             } finally {
               this.leave(ticket, inner.record, start, confirmed);

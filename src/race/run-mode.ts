@@ -461,6 +461,7 @@ function failoverFigures(
     callsAfterCut: counts.callsAfterCut,
     unconfirmedMoves: counts.unconfirmedMoves,
     waitTimeouts: counts.waitTimeouts,
+    waitReplies: counts.waitReplies,
     waitReplicas: wait ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : null,
     replicaLagMs: drill.settings.replicaLagMs ?? 0,
     keptServer: null,

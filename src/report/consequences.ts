@@ -120,11 +120,22 @@ export function inFlightNote(f: Pick<FailoverFigures, 'after' | 'callsBeforeCut'
   return `(--failover-after ${f.after}, and ${f.callsBeforeCut - f.after} more in flight then)`;
 }
 
+/**
+ * WAIT's replies in a phrase: how many were sent and what each reported, e.g. "sent 44 times: 4
+ * reached none, 40 reached 1 replica". Its own count of what it reached, not only its verdict: a WAIT for 2
+ * replicas that reached 1 timed out as much as one that reached none, and they say different things.
+ */
+export function waitRepliesPhrase(replies: FailoverFigures['waitReplies']): string {
+  const sent = replies.reduce((sum, reply) => sum + reply.waits, 0);
+  const parts = replies.map(({ replicas, waits }) => `${groupThousands(waits)} reached ${replicas === 0 ? 'none' : plural(replicas, 'replica')}`);
+  return `sent ${plural(sent, 'time')}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}
+
 /** The failover drill in plain words: the loss, its prediction, and what WAIT does and does not promise. */
 function failoverLine(f: FailoverFigures): string {
   const predicted = f.predictedLoss === null ? '' : ` (predicted ${f.predictedLoss})`;
   const wait = f.waitReplicas
-    ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)${withoutWait(f)}`
+    ? `; WAIT ${f.waitReplicas.replicas} ${f.waitReplicas.timeoutMs} ${waitRepliesPhrase(f.waitReplies)}; it timed out ${plural(f.waitTimeouts, 'time')}, leaving ${plural(f.unconfirmedMoves, 'move')} unconfirmed (WAIT says a replica received a write, not that the write survives a failover, nor does it undo a write it could not confirm)${withoutWait(f)}`
     : '';
   const lag = f.replicaLagMs > 0 ? ` (held ${f.replicaLagMs} ms each way)` : '';
   // The drill's own counts: cut before K calls only when the sweeps ran dry first, after more when

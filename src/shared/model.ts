@@ -217,6 +217,11 @@ export interface FailoverFigures {
   /** Jobs moved by calls whose WAIT timed out short of its replicas. */
   readonly unconfirmedMoves: number;
   readonly waitTimeouts: number;
+  /**
+   * WAIT's replies as they came (--wait-replicas; empty without it): how many WAITs reported each
+   * count of replicas reached, fewest first. Those short of `waitReplicas.replicas` are the timeouts.
+   */
+  readonly waitReplies: readonly { readonly replicas: number; readonly waits: number }[];
   readonly waitReplicas: { readonly replicas: number; readonly timeoutMs: number } | null;
   /** --replica-lag: ms the replication link held each chunk, each way (0 without it). */
   readonly replicaLagMs: number;

@@ -74,6 +74,7 @@ export function failoverFigures(over: Partial<FailoverFigures> = {}): FailoverFi
     callsAfterCut: 2,
     unconfirmedMoves: 0,
     waitTimeouts: 0,
+    waitReplies: [{ replicas: 1, waits: 7 }],
     waitReplicas: { replicas: 1, timeoutMs: 500 },
     replicaLagMs: 20,
     keptServer: { url: 'redis://127.0.0.1:2', pid: 2 },

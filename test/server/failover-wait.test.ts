@@ -25,6 +25,14 @@ for (const kind of SERVER_KINDS) {
         assert.equal(f.ackedMovesLost, 0);
         assert.equal(f.predictedLoss, 0);
         assert.ok(f.waitTimeouts >= 2, `waitTimeouts ${f.waitTimeouts}`);
+        // WAIT's own replies: with one replica each says 0 or 1, and those short of 1 are the
+        // timeouts. Before the cut at least --failover-after calls moved jobs and were confirmed.
+        assert.deepEqual(
+          f.waitReplies.map((reply) => reply.replicas),
+          [0, 1],
+        );
+        assert.equal(f.waitReplies[0]?.waits, f.waitTimeouts);
+        assert.ok((f.waitReplies[1]?.waits ?? 0) >= f.after, `confirmed WAITs ${JSON.stringify(f.waitReplies)}`);
         // What the cut calls moved is lost all the same, but was never counted as acknowledged.
         assert.ok(f.counterIncrementsLost > 0);
         assert.ok(f.unconfirmedMoves >= f.counterIncrementsLost);
