@@ -3,6 +3,7 @@
  * does. The headers are the JSON's own field names (docs/json.md), so a column means what the
  * field of that name means; every column is on every row, so the file's shape does not depend on
  * which modes ran or which flags were given. A figure the run did not measure is an empty field.
+ * The one exception is the library (LIBRARY_COLUMNS): see there.
  */
 import { runJson, type RunJson } from './json.js';
 import { FIGURES, type RunResult } from '../shared/model.js';
@@ -59,15 +60,28 @@ export function csvFields(): readonly string[] {
   return [...HEAD, ...first, ...others, ...AFTER_ANOMALIES];
 }
 
+/**
+ * The library a library mode raced and its version: the JSON's `library` object, one column per
+ * field, each headed by the field's path. Only a CSV holding a library mode's run has them, so that a run of the model queue alone prints the CSV it always has; and they come last, so that
+ * such a CSV's header is the model queue's with these two added, and a reader that takes the
+ * other columns by position reads both alike. A run of one of the tool's own modes beside a
+ * library's (`--lib bullmq --mode atomic`) has them empty, as its JSON has no `library`.
+ */
+const LIBRARY_COLUMNS = ['library.name', 'library.version'] as const;
+
 export function csvField(value: unknown): string {
   return `"${value === null || value === undefined ? '' : String(value).replaceAll('"', '""')}"`;
 }
 
 export function renderCsv(runs: readonly RunResult[]): string {
   const fields = csvFields();
+  const withLibrary = runs.some((run) => run.library !== undefined);
+  const header = withLibrary ? [...fields, ...LIBRARY_COLUMNS] : [...fields];
   const rows = runs.map((run) => {
-    const json = runJson(run) as unknown as Readonly<Record<string, unknown>>;
-    return fields.map((name) => json[name]);
+    const json = runJson(run);
+    const byName = json as unknown as Readonly<Record<string, unknown>>;
+    const values = fields.map((name) => byName[name]);
+    return withLibrary ? [...values, json.library?.name, json.library?.version] : values;
   });
-  return [[...fields], ...rows].map((row) => row.map(csvField).join(',')).join('\n');
+  return [header, ...rows].map((row) => row.map(csvField).join(',')).join('\n');
 }
