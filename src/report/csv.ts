@@ -62,7 +62,8 @@ export function csvFields(): readonly string[] {
 
 /**
  * The library a library mode raced and its version: the JSON's `library` object, one column per
- * field, each headed by the field's path. Only a CSV holding a library mode's run has them, so that a run of the model queue alone prints the CSV it always has; and they come last, so that
+ * field, each headed by the field's path. Only a CSV holding a library mode's run has them, so
+ * that a run of the model queue alone prints the CSV it always has; and they come last, so that
  * such a CSV's header is the model queue's with these two added, and a reader that takes the
  * other columns by position reads both alike. A run of one of the tool's own modes beside a
  * library's (`--lib bullmq --mode atomic`) has them empty, as its JSON has no `library`.
