@@ -128,9 +128,10 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
     const option = options.find((o) => o.long === `--${flag}`);
     if (!option?.parseArg) throw new Error(`no parser for --${flag}`);
     const parse = option.parseArg;
-    const raw = list.split(',').map((item) => item.trim());
-    if (list.trim() === '' || raw.some((item) => item === ''))
+    const raw = list.split(',');
+    if (list.trim() === '' || raw.some((item) => item.trim() === ''))
       throw usageError(`--vary ${flag}: an empty value in ${shownValue(list, /^[\s\d,.+-]{0,40}$/.test(list))}; give a comma list such as ${flag}=1,2,8`);
+    // Each item as typed: the flag's parser refuses spaces around a value, here as on the flag itself.
     const values = raw.map((item) => parse(item, undefined as unknown) as number);
     const twice = values.find((value, i) => values.indexOf(value) !== i);
     if (twice !== undefined) throw usageError(`--vary ${flag}: ${twice} is listed twice`);

@@ -16,15 +16,19 @@ export function jobsForMode(mode: Mode, jobs: number, loopJobs: number): number 
   return STRATEGIES[mode].roundTrips ? Math.min(jobs, loopJobs) : jobs;
 }
 
-/** A whole number within limits, or a usage error naming the flag. */
+/**
+ * A whole number within limits, or a usage error naming the flag. The value is read as typed:
+ * spaces around it (`--jobs ' 5'`, a quoted variable with a stray blank) are refused, not
+ * trimmed, since a value the tool silently reads otherwise than it was written is a slip it
+ * should show.
+ */
 export function parseIntFlag(flag: string, limit: { min: number; max: number }, raw: string): number {
-  const text = raw.trim();
-  if (!/^[+-]?\d+$/.test(text)) {
+  if (!/^[+-]?\d+$/.test(raw)) {
     throw usageError(`${flag}: ${shownValue(raw, numberLike(raw))} is not a whole number; expected ${limit.min} to ${limit.max}`);
   }
-  const value = Number(text);
+  const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max) {
-    throw usageError(`${flag}: ${text} is out of range; expected ${limit.min} to ${limit.max}`);
+    throw usageError(`${flag}: ${raw} is out of range; expected ${limit.min} to ${limit.max}`);
   }
   return value;
 }
@@ -35,17 +39,16 @@ export const intFlag =
   (raw: string): number =>
     parseIntFlag(flag, limit, raw);
 
-/** Milliseconds within limits, fractions allowed (0.5), or a usage error naming the flag. */
+/** Milliseconds within limits, fractions allowed (0.5), or a usage error naming the flag; read as typed, as parseIntFlag reads. */
 function parseMsFlag(flag: string, limit: { min: number; max: number }, raw: string, why?: string): number {
-  const text = raw.trim();
-  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text)) {
+  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw)) {
     throw usageError(
       `${flag}: ${shownValue(raw, numberLike(raw))} is not a number of milliseconds; expected ${limit.min} to ${limit.max} (fractions allowed, as in 0.5)`,
     );
   }
-  const value = Number(text);
+  const value = Number(raw);
   if (value < limit.min || value > limit.max) {
-    throw usageError(`${flag}: ${text} is out of range; expected ${limit.min} to ${limit.max}${value > limit.max && why ? ` (${why})` : ''}`);
+    throw usageError(`${flag}: ${raw} is out of range; expected ${limit.min} to ${limit.max}${value > limit.max && why ? ` (${why})` : ''}`);
   }
   return value;
 }

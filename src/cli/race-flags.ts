@@ -273,7 +273,8 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
 
 /** `N` or `N:TIMEOUT_MS`, as --wait-replicas takes it. */
 function parseWaitReplicas(raw: string): { replicas: number; timeoutMs: number } {
-  const match = /^\s*(\d+)(?::(\d+))?\s*$/.exec(raw);
+  // As typed, as the numeric flags read theirs: no spaces around the value.
+  const match = /^(\d+)(?::(\d+))?$/.exec(raw);
   const replicas = Number(match?.[1]);
   const timeoutMs = match?.[2] === undefined ? LIMITS.waitTimeout.default : Number(match[2]);
   const within = (n: number, limit: { min: number; max: number }): boolean => Number.isSafeInteger(n) && n >= limit.min && n <= limit.max;

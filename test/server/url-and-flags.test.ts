@@ -140,6 +140,34 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
   },
   { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
+  // A number with spaces around it is refused as typed, by every numeric flag's parser, not read as
+  // the number. Port 1: a value wrongly taken would end in exit 3 (connection refused), not 2.
+  ...(
+    [
+      ['--latency', [' 2'], '" 2" is not a number of milliseconds; expected 0 to 1000 (fractions allowed, as in 0.5)'],
+      ['--latency-jitter', ['0.5 ', '--latency', '1'], '"0.5 " is not a number of milliseconds; expected 0 to 1000 (fractions allowed, as in 0.5)'],
+      ['--jobs', [' 5'], '" 5" is not a whole number; expected 1 to 10000000'],
+      ['--sweepers', ['3 '], '"3 " is not a whole number; expected 1 to 256'],
+      ['--wait-replicas', ['1 '], '"1 " is not N[:TIMEOUT_MS] with N only 1 (the drill has one replica) and TIMEOUT_MS 1–60000'],
+    ] as const
+  ).map(([flag, [value, ...rest], said]) => ({
+    name: `${flag} ${JSON.stringify(value)}`,
+    args: [flag, value, ...rest, '--url', 'redis://127.0.0.1:1'],
+    line: new RegExp(`^${literal(`emq-race: ${flag}: ${said}`)}$`),
+  })),
+  {
+    name: 'explore --sweeps " 2"',
+    args: ['explore', '--sweeps', ' 2', '--url', 'redis://127.0.0.1:1'],
+    line: new RegExp(`^${literal('emq-race: --sweeps: " 2" is not a whole number; expected 2 to 3')}$`),
+  },
+  // The grid's axis hands each item to the flag's parser as typed, as the flag itself would be read.
+  ...['latency=0, 1', 'latency=0,1 '].map((axis) => ({
+    name: `grid --vary ${JSON.stringify(axis)}`,
+    args: ['grid', '--vary', axis, '--url', 'redis://127.0.0.1:1'],
+    line: new RegExp(
+      `^${literal(`emq-race: --latency: ${JSON.stringify(axis.slice('latency=0,'.length))} is not a number of milliseconds; expected 0 to 1000 (fractions allowed, as in 0.5)`)}$`,
+    ),
+  })),
 ];
 for (const { name, args, line } of CLI_CASES) {
   test(`${name}: one line, exit 2, nothing started`, async () => {

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { queueKeys, queuePattern } from '../../src/queue/keys.js';
 import { randomQueueName } from '../../src/queue/keys.js';
-import { checkRaceOptions, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
+import { checkRaceOptions, msFlag, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
+import { literal } from '../helpers/cli-process.js';
 import { useColor } from '../../src/cli/race-output.js';
 import { parseExpectation } from '../../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
@@ -22,11 +23,28 @@ function usage(fn: () => unknown, pattern: RegExp): void {
 
 test('integer flags accept whole numbers within limits only', () => {
   assert.equal(parseIntFlag('--jobs', LIMITS.jobs, '1000'), 1000);
-  assert.equal(parseIntFlag('--jobs', LIMITS.jobs, ' 7 '), 7);
-  for (const bad of ['abc', '1.5', '', '1e3', '0x10'])
+  assert.equal(parseIntFlag('--jobs', LIMITS.jobs, '+7'), 7);
+  for (const bad of ['abc', '1.5', '', '1e3', '1_000', '1,000', '0x10'])
     usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is not a whole number; expected 1 to 10000000$/);
   for (const bad of ['0', '-3', '10000001', '99999999999999999999'])
     usage(() => parseIntFlag('--jobs', LIMITS.jobs, bad), /^--jobs: .* is out of range; expected 1 to 10000000$/);
+});
+
+test('numeric flags read the value as typed: spaces around a number are refused, not trimmed', () => {
+  for (const bad of [' 7', '7 ', ' 7 ', '7\t', '\n7'])
+    usage(
+      () => parseIntFlag('--jobs', LIMITS.jobs, bad),
+      new RegExp(`^--jobs: ${literal(JSON.stringify(bad))} is not a whole number; expected 1 to 10000000$`),
+    );
+  const latency = msFlag('--latency', LIMITS.latency);
+  assert.equal(latency('2'), 2);
+  assert.equal(latency('0.5'), 0.5);
+  assert.equal(latency('.5'), 0.5);
+  for (const bad of [' 2', '2 ', ' 0.5 ', '1e3', '1_000'])
+    usage(
+      () => latency(bad),
+      new RegExp(`^--latency: ${literal(JSON.stringify(bad))} is not a number of milliseconds; expected 0 to 1000 \\(fractions allowed, as in 0\\.5\\)$`),
+    );
 });
 
 test('modes: single, both, comma lists; unknown ones are refused', () => {
