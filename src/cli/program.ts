@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
-import { EmqError, ExitCode, usageError } from '../shared/errors.js';
+import { CodeBugError, EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { checkOutputFiles } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
 import { nearCommand } from '../shared/text.js';
@@ -141,16 +141,18 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       // Commander has already written its line on stderr (outputError above).
       return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, program, argv));
     }
+    // A bug met while speaking to a server (describeServerError kept it as one) is said as every bug is.
+    const cause: unknown = err instanceof CodeBugError ? err.bug : err;
     // Every message is scrubbed once more on its way out: no path may print a password, even one
     // that forgot to use the redacted URL.
-    if (err instanceof EmqError) {
-      tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
-      return failed(err.exitCode, scrubUrlText(err.message));
+    if (cause instanceof EmqError) {
+      tracked.err(`emq-race: ${scrubUrlText(cause.message)}\n`);
+      return failed(cause.exitCode, scrubUrlText(cause.message));
     }
     // A bug's words are no sentence of the tool's: any password in them goes too, wherever it stands.
     const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
-    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
-    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
+    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause))}\n`);
+    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${cause instanceof Error ? cause.message : String(cause)}`));
   }
 }
 

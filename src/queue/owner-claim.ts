@@ -17,7 +17,7 @@
  */
 import type { Redis } from 'ioredis';
 import { scanPages } from '../server/scan.js';
-import { describeServerError, EmqError, serverError, usageError } from '../shared/errors.js';
+import { describeServerError, EmqError, serverError, UnlikeRedisReply, usageError } from '../shared/errors.js';
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
@@ -168,7 +168,9 @@ async function findUsedQueue(redis: Redis, queues: readonly string[], claimedFir
  */
 export async function claimQueue(redis: Redis, keys: QueueKeys, marker: OwnerMarker, where: string, signal?: AbortSignal): Promise<Claim> {
   const claiming = ownerValue({ ...marker, phase: 'claiming' });
-  const won = await redis.set(keys.owner, claiming, 'PX', CLAIM_TTL_MS, 'NX');
+  const won: unknown = await redis.set(keys.owner, claiming, 'PX', CLAIM_TTL_MS, 'NX');
+  // SET NX answers OK or nil: anything else is a peer that only looks like Redis, not a queue in use.
+  if (won !== 'OK' && won !== null) throw new UnlikeRedisReply('SET', 'is neither OK nor nil');
   if (won !== 'OK') throw inUse(keys, await readMarker(redis, keys));
   try {
     let renewed = Date.now();

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { UnlikeRedisReply } from '../shared/errors.js';
 import { LIMITS } from '../shared/model.js';
 
 export const OWNER_TOOL = 'emq-race';
@@ -103,8 +104,13 @@ export function ownerValue(marker: OwnerMarker): string {
  */
 const MOST_MARKED_JOBS = LIMITS.jobs.max + LIMITS.live.max;
 
-/** The marker in a value, or undefined when the value was not written by emq-race. */
-export function parseOwnerValue(value: string | null): OwnerMarker | undefined {
+/**
+ * The marker in a value (GET's reply at the marker's name), or undefined when the value was not
+ * written by emq-race. A GET answered with anything but a string or nil (a peer that answers every
+ * command with an integer) is no reply of a Redis: an UnlikeRedisReply, not a marker misread.
+ */
+export function parseOwnerValue(value: unknown): OwnerMarker | undefined {
+  if (value !== null && typeof value !== 'string') throw new UnlikeRedisReply('GET', 'is neither a string nor nil');
   if (value === null || !value.startsWith('{')) return undefined;
   let parsed: unknown;
   try {

@@ -96,6 +96,24 @@ export class UnlikeRedisReply extends Error {
   }
 }
 
+/**
+ * What JavaScript itself raises when the tool's own code misuses a value (a string's method called
+ * on a number a peer sent, an array too long): the tool's words, never a server's.
+ */
+const OWN_CODE_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError] as const;
+
+/**
+ * A bug of the tool's met while it spoke to a server, kept as the bug it is: describeServerError
+ * does not dress it as the server's error, and the command line prints it as every bug, its stack
+ * included (`bug`). Exit 3, as any bug's.
+ */
+export class CodeBugError extends EmqError {
+  constructor(readonly bug: Error) {
+    super(`unexpected error (a bug; please report it): ${withoutSecrets(bug.message)}`, ExitCode.server);
+    this.name = 'CodeBugError';
+  }
+}
+
 /** The one refusal of a peer that does not speak Redis: a reply that is not RESP, or one no Redis gives. */
 const notRedis = (where: string, detail: string): EmqError =>
   serverError(`the server at ${where} does not speak the Redis protocol${detail}: is it a Redis or Valkey port (or one that wants a rediss:// URL)?`);
@@ -155,6 +173,8 @@ export function withLibraryAclHint(err: unknown, library: string): unknown {
  */
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
+  // Before any reading of its message: `x.startsWith is not a function` is no server's words.
+  if (OWN_CODE_ERRORS.some((kind) => err instanceof kind)) return new CodeBugError(err as Error);
   const e = err as { code?: unknown; message?: string; command?: { name?: string } };
   // The server's (or the client's) own words: any password the command was given hidden in them.
   const message = withoutSecrets(String(e?.message ?? err));

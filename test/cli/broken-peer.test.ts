@@ -1,7 +1,8 @@
 /**
  * A peer that speaks the Redis protocol but answers nothing as Redis does: `+OK` to every command,
  * or a proper INFO and `+OK` to the rest (PING included), or a proper INFO and PING and then a SCAN
- * that is no SCAN reply, or one whose cursor goes round for ever; and one that takes the
+ * that is no SCAN reply, or one whose cursor goes round for ever, or an integer (`:1`) to every
+ * command, or to every one after a proper INFO and PING; and one that takes the
  * connection and never answers at all (a service that waits for its client to speak first).
  * The peer is a broken server, not a stand-in for Redis: each command line meets it once and must
  * end with exit 3 and one line saying the server does not answer as Redis does, the process
@@ -14,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine, until } from '../helpers/cli-process.js';
 
-type Behaviour = 'ok-to-all' | 'info-only' | 'scan-ok' | 'scan-cycles';
+type Behaviour = 'ok-to-all' | 'info-only' | 'scan-ok' | 'scan-cycles' | 'integer-to-all' | 'integer-after-ping';
 
 const INFO_SERVER = '# Server\r\nredis_version:7.2.0\r\n';
 const INFO_CLUSTER = '# Cluster\r\ncluster_enabled:0\r\n';
@@ -45,6 +46,8 @@ function commands(buffer: string): { readonly done: string[][]; readonly rest: s
 function reply(behaviour: Behaviour, words: readonly string[]): string {
   const name = (words[0] ?? '').toUpperCase();
   if (behaviour === 'ok-to-all') return '+OK\r\n';
+  if (behaviour === 'integer-to-all') return ':1\r\n';
+  if (behaviour === 'integer-after-ping' && name !== 'INFO' && name !== 'PING') return ':1\r\n';
   if (name === 'INFO') return bulk((words[1] ?? '').toLowerCase() === 'cluster' ? INFO_CLUSTER : INFO_SERVER);
   if (behaviour === 'info-only') return '+OK\r\n';
   if (name === 'PING') return '+PONG\r\n';
@@ -126,6 +129,48 @@ for (const behaviour of ['ok-to-all', 'info-only', 'scan-ok', 'scan-cycles'] as 
       await until(10_000, 'the peer to see every socket close', () => peer.sockets.size === 0, 5);
       assert.equal(peer.sockets.size, 0);
     });
+  });
+}
+
+/**
+ * A peer answering `:1` where a string, OK or nil is due: the tool's own code once called a string's
+ * method on that integer, and the TypeError came out as "server error from …: value.startsWith is
+ * not a function", the tool's words passed off as the server's. In-process, each command line's
+ * one line names the command whose reply no Redis gives.
+ */
+for (const behaviour of ['integer-to-all', 'integer-after-ping'] as const) {
+  describe(`a peer answering ${behaviour}, in-process`, () => {
+    let peer: Awaited<ReturnType<typeof brokenPeer>>;
+    before(async () => {
+      peer = await brokenPeer(behaviour);
+    });
+    after(async () => {
+      for (const socket of peer.sockets) socket.destroy();
+      await new Promise((resolve) => peer.server.close(resolve));
+    });
+
+    // The race, explain and explore claim their queue with SET NX first; clean --queue and the grid
+    // read a marker with GET; clean --all walks with SCAN.
+    const cases: readonly (readonly [what: string, args: readonly string[], command: string, why: string])[] = [
+      ['the race', ['--mode', 'atomic', '--jobs', '10'], 'SET', 'is neither OK nor nil'],
+      ['explain', ['explain'], 'SET', 'is neither OK nor nil'],
+      ['explore', ['explore'], 'SET', 'is neither OK nor nil'],
+      ['clean --queue', ['clean', '--queue', 'race-broken'], 'GET', 'is neither a string nor nil'],
+      ['grid', ['grid', '--vary', 'sweepers=2,4', '--jobs', '10'], 'GET', 'is neither a string nor nil'],
+      ['clean --all', ['clean', '--all', '--yes'], 'SCAN', 'is not a cursor and a list'],
+    ];
+    for (const [what, args, command, why] of cases) {
+      const [named, said] = behaviour === 'integer-to-all' ? ['INFO', 'is not INFO text'] : [command, why];
+      test(`${what}: the one line names ${named}'s reply, exit 3, no "server error"`, async () => {
+        const result = await runCli([...args, '--url', peer.url]);
+        assert.equal(result.code, 3, result.stderr);
+        assert.equal(
+          result.stderr,
+          `emq-race: the server at ${peer.url} does not speak the Redis protocol (its reply to ${named} ${said}): is it a Redis or Valkey port (or one that wants a rediss:// URL)?\n`,
+        );
+        assert.equal(result.stdout, '');
+      });
+    }
   });
 }
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
-import { busyAdviceGiven, describeServerError, ExitCode } from '../../src/shared/errors.js';
+import { busyAdviceGiven, CodeBugError, describeServerError, ExitCode, UnlikeRedisReply } from '../../src/shared/errors.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
 import { rememberSecret, withoutSecrets } from '../../src/shared/secrets.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
@@ -26,6 +26,12 @@ test('owner markers: what a run writes is recognised; anything else is not the t
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":1000000000000}'), undefined);
   assert.equal(parseOwnerValue('{"tool":"emq-race","run":"x","jobs":20000000}')?.jobs, 20_000_000);
   assert.equal(parseOwnerValue('{"tool":"emq-race",'), undefined);
+  // A GET no Redis answers (an integer, a list): the peer's reply named, not a marker misread.
+  for (const reply of [1, ['{}'], Buffer.from('{}')])
+    assert.throws(
+      () => parseOwnerValue(reply),
+      (err: unknown) => err instanceof UnlikeRedisReply && err.message === 'GET: is neither a string nor nil',
+    );
   // A start past what a Date holds reads as unknown (0): shown as a date, it would throw.
   for (const started of ['1e300', '-1e300', '8640000000000001'])
     assert.equal(parseOwnerValue(`{"tool":"emq-race","run":"x","jobs":1,"started":${started}}`)?.started, 0, started);
@@ -155,6 +161,22 @@ test("describeServerError: WRONGTYPE says a key of the run's was written as anot
   assert.equal(
     describeServerError(elsewhere, 'redis://h:1').message,
     'the server at redis://h:1 answered WRONGTYPE: a key holds another type than the command expects',
+  );
+});
+
+test("an error JavaScript raised in the tool's own code is a bug, never the server's words", () => {
+  rememberSecret('hunter2x');
+  for (const raised of [new TypeError('value.startsWith is not a function'), new RangeError('Invalid array length hunter2x')]) {
+    const said = describeServerError(raised, 'redis://h:1');
+    assert.ok(said instanceof CodeBugError);
+    assert.equal(said.bug, raised, 'the error itself kept, for its stack');
+    assert.equal(said.exitCode, ExitCode.server);
+    assert.equal(said.message, `unexpected error (a bug; please report it): ${raised.message.replace('hunter2x', '***')}`);
+  }
+  // A reply of no Redis's shape is still said as the peer's, naming the command.
+  assert.equal(
+    describeServerError(new UnlikeRedisReply('GET', 'is neither a string nor nil'), 'redis://h:1').message,
+    'the server at redis://h:1 does not speak the Redis protocol (its reply to GET is neither a string nor nil): is it a Redis or Valkey port (or one that wants a rediss:// URL)?',
   );
 });
 
