@@ -61,11 +61,6 @@ export async function within<T>(ms: number, what: string, promise: Promise<T>): 
   }
 }
 
-/** `text` as a pattern that matches it exactly, for a line whose every character is known. */
-export function literal(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /** One `emq-race: …` line and no stack trace: what every failure must look like. */
 export function oneErrorLine(stderr: string): string | undefined {
   const lines = stderr.split('\n').filter((line) => line.length > 0);

@@ -13,7 +13,8 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { evictedKeys } from '../../src/server/eviction-watch.js';
 import { runCli } from '../helpers/cli.js';
-import { literal, oneErrorLine } from '../helpers/cli-process.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal } from '../helpers/literal.js';
 import { keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 

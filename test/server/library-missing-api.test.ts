@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
-import { literal, oneErrorLine } from '../helpers/cli-process.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal } from '../helpers/literal.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

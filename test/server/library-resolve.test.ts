@@ -17,7 +17,8 @@ import { checkLibraryFlagsGiven } from '../../src/cli/options.js';
 import { findLibrary } from '../../src/libraries/resolve.js';
 import type { LibraryName } from '../../src/shared/model.js';
 import { runCli } from '../helpers/cli.js';
-import { literal, oneErrorLine } from '../helpers/cli-process.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal } from '../helpers/literal.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -9,7 +9,8 @@ import { EmqError } from '../../src/shared/errors.js';
 import { parseExplainModes } from '../../src/cli/explain-command.js';
 import { connect, parseServerUrl, redactUrl, scrubUrlText, serverAddress } from '../../src/server/connection.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { literal, oneErrorLine } from '../helpers/cli-process.js';
+import { oneErrorLine } from '../helpers/cli-process.js';
+import { literal } from '../helpers/literal.js';
 import { makeCerts } from '../helpers/certs.js';
 import { forEachServer } from '../helpers/servers.js';
 

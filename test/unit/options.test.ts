@@ -5,7 +5,7 @@ import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { queueKeys, queuePattern } from '../../src/queue/keys.js';
 import { randomQueueName } from '../../src/queue/keys.js';
 import { checkRaceOptions, msFlag, parseIntFlag, parseModes, parseQueueName } from '../../src/cli/options.js';
-import { literal } from '../helpers/cli-process.js';
+import { literal } from '../helpers/literal.js';
 import { useColor } from '../../src/cli/race-output.js';
 import { parseExpectation } from '../../src/cli/expect.js';
 import { parseServerInfo, parseServerUrl, redactUrl } from '../../src/server/connection.js';
