@@ -244,6 +244,9 @@ function failoverSection(runs: readonly RunJson[]): string[] {
       `<li>${esc(f.callsAfterCut)} more calls acknowledged by the primary, never replicated${f.callsAfterCut < f.calls ? esc(` (fewer than --failover-calls ${f.calls}: the sweeps ran dry first)`) : ''}.</li>`,
       `<li class="failover-moment" data-field="promotedBy" data-value="${esc(f.promotedBy)}"><strong>Failover:</strong> the primary killed (SIGKILL), the replica promoted by ${f.promotedBy === 'sentinel' ? 'Sentinel' : 'the tool'}, every connection carried over.</li>`,
       `<li>On the promoted replica: <span data-field="ackedMovesLost">${esc(f.ackedMovesLost)}</span> acknowledged moves lost${esc(predicted)}, ${esc(f.jobsRecoveredTwice)} jobs recovered twice, ${esc(f.counterIncrementsLost)} counter increments lost.</li>`,
+      f.jobsRunTwice === null
+        ? ''
+        : `<li>By the workers' own records: <span data-field="jobsRunTwice">${esc(f.jobsRunTwice)}</span> jobs run twice, taken before the failover and again after it.</li>`,
       wait,
       '</ol></li>',
     ].join('');

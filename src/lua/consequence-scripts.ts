@@ -1,18 +1,24 @@
 /**
  * The scripts of a race's consequences, each behind a typed call: a worker taking a job from a
- * sorted-set pending, the re-leaser putting a recovered job back in active, the observer's sample
+ * sorted-set pending and finishing one, the re-leaser putting a recovered job back in active, the observer's sample
  * of one job. Sent like every script of the tool (CachedScript: EVALSHA, then EVAL on NOSCRIPT).
  */
 import type { Redis } from 'ioredis';
 import { luaScript } from './registry.js';
 
 const TAKE_JOB = luaScript('take-job');
+const FINISH_JOB = luaScript('finish-job');
 const RELEASE_STALLED = luaScript('release-stalled');
 const OBSERVE_JOB = luaScript('observe-job');
 
 /** Moves the head of a sorted-set pending into `running` (see take-job.lua); the job's id, or null when pending is empty. */
 export async function callTakeJob(redis: Redis, pending: string, running: string): Promise<string | null> {
   return (await TAKE_JOB.call(redis, [pending, running], [])) as string | null;
+}
+
+/** Marks the job done and takes its entry out of `running` in one call (see finish-job.lua): the entries taken out. */
+export async function callFinishJob(redis: Redis, job: string, running: string, id: string): Promise<number> {
+  return Number(await FINISH_JOB.call(redis, [job, running], [id]));
 }
 
 /** The keys and bounds of one re-lease (see release-stalled.lua). */

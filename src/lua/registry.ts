@@ -23,6 +23,7 @@ const FILES = {
   'observe-job': 'instruments/observe-job.lua',
   'release-stalled': 'instruments/release-stalled.lua',
   'take-job': 'instruments/take-job.lua',
+  'finish-job': 'instruments/finish-job.lua',
   'increment-field': 'instruments/increment-field.lua',
   'keep-claim': 'instruments/keep-claim.lua',
   'release-marker': 'instruments/release-marker.lua',

@@ -9,8 +9,17 @@
  *
  * With --wait-replicas each call that moved jobs is followed by WAIT on the sweeper's own
  * connection; a call whose WAIT came back short of its replicas is unconfirmed, not acknowledged.
+ *
+ * With --workers, each step also waits (bounded, abortable) until the workers have taken every job
+ * pending held and are idle: before the cut, so that every take and finish of the jobs moved
+ * before it reaches the replica; before the kill, so that every job the calls after the cut moved
+ * was handed to a worker on the old primary. Those handings die with it, and the jobs come back in
+ * `active` on the promoted replica, to be recovered and handed to a worker again: for a one-call
+ * sweep, exactly the predicted loss is run twice, and no worker command is in flight when the
+ * connections are carried over.
  */
 import type { Sweeper, SweeperFactory } from '../sweepers/sweeper.js';
+import type { TakeSide } from '../consequences/workers.js';
 import type { FailoverFigures, FailoverSettings } from '../shared/model.js';
 
 /** Where each of a drill's figures comes from (docs/failover.md): the same for every run. */
@@ -19,11 +28,18 @@ export const FAILOVER_SOURCES: FailoverFigures['sources'] = {
   predictedLoss: 'sweepers',
   jobsRecoveredTwice: 'sweepers',
   counterIncrementsLost: 'server+sweepers',
+  jobsRunTwice: 'workers',
 };
 
 export interface FailoverSteps {
   cut(signal: AbortSignal): Promise<void>;
-  failover(signal: AbortSignal): Promise<void>;
+  /** `promoted` is called once the new primary is promoted, before any connection of the run is carried to it. */
+  failover(signal: AbortSignal, promoted: () => void): Promise<void>;
+}
+
+/** The run's workers as the drill waits for them: idle once pending is empty and no job is in hand. */
+interface IdleWorkers {
+  idle(signal: AbortSignal): Promise<void>;
 }
 
 type Phase = 'before' | 'draining' | 'cut' | 'after';
@@ -53,6 +69,9 @@ export class FailoverDrill {
   private waitTimeouts = 0;
   /** WAIT's own replies: how many WAITs came back with each count of replicas reached. */
   private readonly reached = new Map<number, number>();
+  /** Turned 'after' as the replica is promoted, before any connection reaches it (see `side`). */
+  private answering: TakeSide = 'before';
+  private workers: IdleWorkers | undefined;
   readonly tally: FailoverTally;
 
   constructor(
@@ -91,6 +110,21 @@ export class FailoverDrill {
       waitTimeouts: this.waitTimeouts,
       waitReplies: [...this.reached].sort(([a], [b]) => a - b).map(([replicas, waits]) => ({ replicas, waits })),
     };
+  }
+
+  /**
+   * Which server a reply handled now came from: 'before' (the old primary) until the replica is
+   * promoted, 'after' from then on. It turns before the switch proxy carries any connection to the
+   * new primary, so no reply of the new primary is ever read as the old one's; with the workers
+   * idle before the kill, no reply of the old primary is still due when it turns.
+   */
+  side(): TakeSide {
+    return this.answering;
+  }
+
+  /** The run's workers: each step waits until they are idle (see the file's comment). */
+  attachWorkers(workers: IdleWorkers): void {
+    this.workers = workers;
   }
 
   /** The race's sweepers, each passing the gate around every sweep call. */
@@ -211,12 +245,16 @@ export class FailoverDrill {
     let next: (() => Promise<void>) | undefined;
     if (this.phase === 'draining' || (this.phase === 'before' && idle)) {
       next = async () => {
+        await this.workers?.idle(this.signal);
         await this.steps.cut(this.signal);
         this.phase = 'cut';
       };
     } else if (this.phase === 'cut' && (this.permits === 0 || idle)) {
       next = async () => {
-        await this.steps.failover(this.signal);
+        await this.workers?.idle(this.signal);
+        await this.steps.failover(this.signal, () => {
+          this.answering = 'after';
+        });
         this.phase = 'after';
       };
     }

@@ -19,7 +19,7 @@ import { race, type RaceResult, type RaceSetup } from './race.js';
 import { SeededScheduler } from './seeded-scheduler.js';
 import type { ServerClock } from '../server/clock.js';
 import type { SweeperFactory } from '../sweepers/sweeper.js';
-import { startWorkers, type WorkerPool } from '../consequences/workers.js';
+import { startWorkers, type WorkerPool, type WorkerTakes } from '../consequences/workers.js';
 import type { CallDoubts, ChaosCounts, FaultCounts, Cadence, Consequences } from '../shared/model.js';
 
 export interface RoundsSetup {
@@ -59,6 +59,8 @@ export interface RoundsResult {
   readonly windows: WindowCounts | undefined;
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   readonly executions: number | undefined;
+  /** With workers and a failover drill: the workers' own record of their takes on either side of it. */
+  readonly workerTakes: WorkerTakes | undefined;
   /** The calls a fault left in doubt; undefined without sweeper faults. */
   readonly doubts: CallDoubts | undefined;
   readonly retries: number;
@@ -83,6 +85,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
   let totals = NO_ROUNDS;
   let executions: number | undefined;
+  let workerTakes: WorkerTakes | undefined;
   // Under --seed one command is in flight at a time, and the replies come in the server's order.
   const sample = c.cycles === 1 && !setup.runOnce ? new CommandSample(setup.jobs, undefined, setup.seed !== undefined ? 'replied' : 'sent') : undefined;
 
@@ -95,7 +98,13 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     let releaser: Releaser | undefined;
     try {
       if (c.observe) observer = await startObserver(setup.target, keys, pending);
-      if (c.workers > 0) workers = await startWorkers(setup.target, keys, c.workers, signal, pending);
+      if (c.workers > 0) {
+        // Through the same target as the sweepers: a failover carries them over with the rest.
+        const drill = setup.drill;
+        const across = drill && { side: () => drill.side(), tracked: setup.tracked ?? setup.jobs };
+        workers = await startWorkers(setup.target, keys, c.workers, signal, pending, across);
+        drill?.attachWorkers(workers);
+      }
       if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending, signal);
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
       let result;
@@ -123,7 +132,12 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
         if (blows) chaosCounts = { scriptFlushes: chaosCounts.scriptFlushes + blows.scriptFlushes, clientKills: chaosCounts.clientKills + blows.clientKills };
       }
       if (releaser) await releaser.finish();
-      if (workers) executions = (executions ?? 0) + (await workers.finish()).executions;
+      if (workers) {
+        const done = await workers.finish();
+        executions = (executions ?? 0) + done.executions;
+        // A drill runs one round (it goes with no --cycles): its takes are that round's.
+        workerTakes = done.takes;
+      }
       if (observer && windows) {
         windows = addWindows(windows, await observer.stop());
         observer = undefined;
@@ -146,6 +160,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     windows,
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
+    workerTakes,
     doubts: plan?.doubts,
     sample,
   };

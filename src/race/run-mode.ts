@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobs } from '../audit/job-state.js';
-import { failoverLosses } from '../audit/failover-rules.js';
+import { failoverLosses, jobsRunTwice } from '../audit/failover-rules.js';
 import { type AuditDoubts, auditJobs, heldCounts } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
@@ -263,7 +263,11 @@ async function raceOnQueue(
     // read the failover as its keys vanishing.
     const steps = pair && {
       cut: (s: AbortSignal) => pair.cut(s),
-      failover: (s: AbortSignal) => pair.failover(s, async (primary) => void (await primary.pexpire(keys.heartbeat, HEARTBEAT_TTL_MS))),
+      failover: (s: AbortSignal, promoted: () => void) =>
+        pair.failover(s, async (primary) => {
+          await primary.pexpire(keys.heartbeat, HEARTBEAT_TTL_MS);
+          promoted();
+        }),
     };
     const drill = failover && steps ? new FailoverDrill(failover, steps, run.jobs + settled.live, signal) : undefined;
     const raced = await raceQueue({ admin, target: raceTarget }, keys, run, settled, sweeperConnections, sweepFunction, signal, clientNow, drill);
@@ -433,9 +437,13 @@ async function judge(
     strayIds: raced.strayIds,
     movesLeaveEntries: settled.pending === 'list' && settled.consequences.workers === 0 && settled.consequences.cycles === 1 && !settled.consequences.failover,
   });
+  // Across a failover the promoted replica's `runs` counters lack every increment the old primary
+  // made and never sent it, so Σ max(0, runs − 1) would undercount: not measured. The jobs run
+  // twice across the failover are in the drill's figures, from the workers' own records.
+  const measured = settled.consequences.failover ? { ...audited, doubleExecutions: null } : audited;
   return [
-    withCycleSums(audited, raced.tally, settled.consequences.cycles, raced.windows),
-    raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy) : undefined,
+    withCycleSums(measured, raced.tally, settled.consequences.cycles, raced.windows),
+    raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy, raced.workerTakes) : undefined,
   ];
 }
 
@@ -445,6 +453,7 @@ function failoverFigures(
   drill: FailoverDrill,
   snapshot: Parameters<typeof failoverLosses>[0],
   promotedBy: FailoverFigures['promotedBy'],
+  workerTakes: RoundsResult['workerTakes'],
 ): FailoverFigures {
   const counts = drill.counts;
   const losses = failoverLosses(snapshot, drill.tally);
@@ -457,6 +466,7 @@ function failoverFigures(
     predictedLoss: STRATEGIES[run.mode].roundTrips ? null : counts.predictedLoss,
     jobsRecoveredTwice: losses.jobsRecoveredTwice,
     counterIncrementsLost: losses.counterIncrementsLost,
+    jobsRunTwice: workerTakes ? jobsRunTwice(workerTakes) : null,
     callsBeforeCut: counts.callsBeforeCut,
     callsAfterCut: counts.callsAfterCut,
     unconfirmedMoves: counts.unconfirmedMoves,

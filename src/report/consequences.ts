@@ -150,5 +150,8 @@ function failoverLine(f: FailoverFigures): string {
     f.callsAfterCut < f.calls
       ? `once the sweeps had run dry, ${plural(f.callsAfterCut, 'call')} later (fewer than --failover-calls ${f.calls})`
       : `${plural(f.callsAfterCut, 'call')} later`;
-  return `the replica's link${lag} was cut ${cut} and the primary killed ${killed}${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${wait}`;
+  // The workers' own records, not the promoted replica's: its `runs` counters lost the old primary's increments.
+  const runTwice =
+    f.jobsRunTwice === null ? '' : `; by the workers' own records, jobs run twice (taken before the failover and again after it) ${f.jobsRunTwice}`;
+  return `the replica's link${lag} was cut ${cut} and the primary killed ${killed}${f.promotedBy === 'sentinel' ? ', the replica promoted by Sentinel' : ''}; on the promoted replica: acknowledged moves lost ${f.ackedMovesLost}${predicted}, jobs recovered twice ${f.jobsRecoveredTwice}, counter increments lost ${f.counterIncrementsLost}${runTwice}${wait}`;
 }

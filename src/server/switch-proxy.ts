@@ -21,7 +21,13 @@ export interface SwitchProxy {
   partition(): void;
   /** Stops reading from the clients: nothing more goes up. Links stay open. */
   hold(): void;
-  /** True when no link has bytes up that no bytes came back after. */
+  /**
+   * True when no link has bytes up that no bytes came back after. Sound only for clients that send
+   * one command and wait for its reply before the next (the sweepers through the drill's gate, the
+   * workers, consequences/workers.ts): a pipeline's or a MULTI … EXEC's first reply would make its
+   * link look answered while the rest were still due, and a link held between its commands would
+   * carry the tail, EXEC without its MULTI, to the new primary.
+   */
   quiet(): boolean;
   /** Every held link carried on to `port` (a fresh upstream connection each), reading again. */
   switchTo(port: number): Promise<void>;

@@ -210,6 +210,8 @@ export interface FailoverFigures {
   readonly jobsRecoveredTwice: number;
   /** Moves, confirmed or not, that the new primary's stalled counters do not show: server+sweepers. */
   readonly counterIncrementsLost: number;
+  /** Jobs a worker took before the failover and a worker took again after it (run twice): workers; null without --workers. */
+  readonly jobsRunTwice: number | null;
   /** Sweep calls acknowledged before the cut: `after`, more when calls in flight at the k-th finished first, fewer when the sweeps ran dry. */
   readonly callsBeforeCut: number;
   /** Sweep calls answered between the cut and the failover. */
@@ -239,6 +241,7 @@ export interface FailoverFigures {
     readonly predictedLoss: 'sweepers';
     readonly jobsRecoveredTwice: 'sweepers';
     readonly counterIncrementsLost: 'server+sweepers';
+    readonly jobsRunTwice: 'workers';
   };
 }
 /**

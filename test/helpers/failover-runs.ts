@@ -97,6 +97,8 @@ export type RunJson = {
   doubleRecoveries: number;
   recoveries: number;
   lostJobs: number;
+  executions: number | null;
+  doubleExecutions: number | null;
   failover: FailoverFigures;
   serverUsPerJob: number | null;
   serverCallMsP99: number | null;
@@ -130,10 +132,11 @@ export const atomicDrill = (kind: ServerKind): string[] => ['--server-bin', kind
 
 /**
  * The test's own count on a promoted replica --keep left running, with plain commands: the stall
- * counters' gains over the seed, and the entries of pending. Then the server is shut down, as its
- * kept line tells a user to, and its keeper, which outlived the tool, removes its folder and ends.
+ * counters' gains over the seed, the entries of pending, and the workers' `runs` counters and jobs
+ * marked done (0 without workers). Then the server is shut down, as its kept line tells a user to,
+ * and its keeper, which outlived the tool, removes its folder and ends.
  */
-export async function countOnKept(run: RunJson): Promise<{ gained: number; pending: number; distinctPending: number }> {
+export async function countOnKept(run: RunJson): Promise<{ gained: number; pending: number; distinctPending: number; runs: number; done: number }> {
   const kept = run.failover.keptServer;
   assert.ok(kept, 'the promoted replica was kept');
   const dir = readlinkSync(`/proc/${kept.pid}/cwd`);
@@ -144,11 +147,13 @@ export async function countOnKept(run: RunJson): Promise<{ gained: number; pendi
   try {
     const prefix = `emq:{${run.queue}}:`;
     const pipeline = redis.pipeline();
-    for (let id = 1; id <= run.jobs; id++) pipeline.hget(`${prefix}job:${id}`, 'stalled');
-    const replies = (await pipeline.exec()) ?? [];
-    const gained = replies.reduce((sum, [, value]) => sum + Number(value) - run.stalledBefore, 0);
+    for (let id = 1; id <= run.jobs; id++) pipeline.hmget(`${prefix}job:${id}`, 'stalled', 'runs', 'state');
+    const replies = ((await pipeline.exec()) ?? []).map(([, value]) => value as (string | null)[]);
+    const gained = replies.reduce((sum, [stalled]) => sum + Number(stalled) - run.stalledBefore, 0);
+    const runs = replies.reduce((sum, [, ran]) => sum + Number(ran ?? 0), 0);
+    const done = replies.filter(([, , state]) => state === 'done').length;
     const pending = await redis.lrange(`${prefix}pending`, 0, -1);
-    return { gained, pending: pending.length, distinctPending: new Set(pending).size };
+    return { gained, pending: pending.length, distinctPending: new Set(pending).size, runs, done };
   } finally {
     await redis.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
     redis.disconnect();

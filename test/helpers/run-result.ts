@@ -61,7 +61,7 @@ export function runResult(over: Partial<RunResult> = {}): RunResult {
   return { ...run, sources: over.sources ?? figureSources(run, run.consequences.cycles), example: over.example ?? null };
 }
 
-/** A failover drill's figures with every field set (a WAIT, lag, a kept replica, the run without WAIT), unless told otherwise. */
+/** A failover drill's figures with every field set (a WAIT, lag, a kept replica, the run without WAIT; no workers), unless told otherwise. */
 export function failoverFigures(over: Partial<FailoverFigures> = {}): FailoverFigures {
   return {
     after: 5,
@@ -70,6 +70,7 @@ export function failoverFigures(over: Partial<FailoverFigures> = {}): FailoverFi
     predictedLoss: 20,
     jobsRecoveredTwice: 20,
     counterIncrementsLost: 20,
+    jobsRunTwice: null,
     callsBeforeCut: 5,
     callsAfterCut: 2,
     unconfirmedMoves: 0,

@@ -67,6 +67,9 @@ const CASES: readonly BadInput[] = [
   noUrl(['--fault', 'failover', '--wait-replicas', '1:abc'], '--wait-replicas'),
   noUrl(['--fault', 'failover', '--fault', 'client-kill'], '--fault failover', 'alone'),
   noUrl(['--fault', 'failover', '--queues', '2'], '--fault failover', '--queues'),
+  // --workers goes with the drill (failover-workers.test.ts); the re-leaser and the observer do not.
+  noUrl(['--fault', 'failover', '--cycles', '2'], '--fault failover', '--cycles'),
+  noUrl(['--fault', 'failover', '--observe'], '--fault failover', '--observe'),
   noUrl(['--replica-lag', '20'], '--replica-lag', '--fault failover'),
   noUrl(['--sentinel'], '--sentinel', '--fault failover'),
   ...intFlagCases('--replica-lag', LIMITS.replicaLag),

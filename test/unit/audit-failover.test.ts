@@ -1,7 +1,7 @@
 /** The failover drill's audit rule, on snapshots made by hand. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { failoverLosses } from '../../src/audit/failover-rules.js';
+import { failoverLosses, jobsRunTwice } from '../../src/audit/failover-rules.js';
 import { blankSnapshot } from '../../src/audit/rules.js';
 
 function moves(jobs: number, before: Record<number, number>, after: Record<number, number>, unconfirmed: Record<number, number> = {}) {
@@ -32,4 +32,19 @@ test('counters seeded above zero: only the rise counts', () => {
   const snapshot = blankSnapshot(1, 2);
   snapshot.stalled.set([Number.NaN, 3]);
   assert.deepEqual(failoverLosses(snapshot, moves(1, { 1: 1 }, {})), { ackedMovesLost: 0, jobsRecoveredTwice: 0, counterIncrementsLost: 0 });
+});
+
+test("jobs run twice: taken by a worker before the failover and again after it, by the workers' own records", () => {
+  const takes = (jobs: number, before: Record<number, number>, after: Record<number, number>) => {
+    const { before: b, after: a } = moves(jobs, before, after);
+    return { before: b, after: a };
+  };
+  // Job 1 taken before only; job 2 before and after; job 3 twice after only (not across the failover); job 4 twice before and once after.
+  assert.equal(jobsRunTwice(takes(4, { 1: 1, 2: 1, 4: 2 }, { 2: 1, 3: 2, 4: 1 })), 2);
+  assert.equal(jobsRunTwice(takes(3, {}, {})), 0);
+  // Index 0 names no job: a stray count there is not a job.
+  const stray = takes(1, {}, {});
+  stray.before[0] = 1;
+  stray.after[0] = 1;
+  assert.equal(jobsRunTwice(stray), 0);
 });

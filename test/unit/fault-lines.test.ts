@@ -27,6 +27,15 @@ test('the cut and the failover as the drill counted them', () => {
   );
 });
 
+test("jobs run twice: said from the workers' own records when the run had workers, and not at all without them", () => {
+  assert.match(
+    line({ jobsRunTwice: 20 }),
+    /counter increments lost 20; by the workers' own records, jobs run twice \(taken before the failover and again after it\) 20\./,
+  );
+  assert.match(line({ jobsRunTwice: 0 }), /jobs run twice \(taken before the failover and again after it\) 0\./);
+  assert.doesNotMatch(line({ jobsRunTwice: null }), /run twice/);
+});
+
 test("WAIT's replies as the sweepers counted them: each count of replicas reached, and the timeouts among them", () => {
   const waited = line({
     waitReplicas: { replicas: 1, timeoutMs: 500 },
