@@ -141,19 +141,37 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       // Commander has already written its line on stderr (outputError above).
       return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, program, argv));
     }
-    // A bug met while speaking to a server (describeServerError kept it as one) is said as every bug is.
-    const cause: unknown = err instanceof CodeBugError ? err.bug : err;
-    // Every message is scrubbed once more on its way out: no path may print a password, even one
-    // that forgot to use the redacted URL.
-    if (cause instanceof EmqError) {
-      tracked.err(`emq-race: ${scrubUrlText(cause.message)}\n`);
-      return failed(cause.exitCode, scrubUrlText(cause.message));
-    }
     // A bug's words are no sentence of the tool's: any password in them goes too, wherever it stands.
     const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
-    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause))}\n`);
-    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${cause instanceof Error ? cause.message : String(cause)}`));
+    // A bug met while speaking to a server (describeServerError kept it as one) is said as every bug
+    // is, its stack included, and then what the run left behind on its way out (kept keys, a kept
+    // server), which the run added to its message.
+    if (err instanceof CodeBugError) {
+      const report = codeBugReport(err);
+      tracked.err(report.stderr);
+      return failed(err.exitCode, report.message);
+    }
+    // Every message is scrubbed once more on its way out: no path may print a password, even one
+    // that forgot to use the redacted URL.
+    if (err instanceof EmqError) {
+      tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
+      return failed(err.exitCode, scrubUrlText(err.message));
+    }
+    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
   }
+}
+
+/**
+ * A bug met while speaking to a server, as the command line says it: the bug's line and its stack,
+ * then on a line of its own what the run left behind on its way out (kept keys, a kept server),
+ * which the run added to the error's message; and the message the JSON error object carries.
+ * Passwords and URLs' secrets hidden in all of it.
+ */
+export function codeBugReport(err: CodeBugError): { stderr: string; message: string } {
+  const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
+  const added = err.added === '' ? '' : `emq-race: ${bug(err.added)}\n`;
+  return { stderr: `emq-race: unexpected error (a bug; please report it):\n${bug(err.bug.stack ?? err.bug.message)}\n${added}`, message: bug(err.message) };
 }
 
 /**

@@ -108,10 +108,35 @@ const OWN_CODE_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, Eva
  * included (`bug`). Exit 3, as any bug's.
  */
 export class CodeBugError extends EmqError {
+  /** The message as made, before the run added what it left behind (`; the keys of queue … are kept`). */
+  readonly said: string;
   constructor(readonly bug: Error) {
-    super(`unexpected error (a bug; please report it): ${withoutSecrets(bug.message)}`, ExitCode.server);
+    const said = `unexpected error (a bug; please report it): ${withoutSecrets(bug.message)}`;
+    super(said, ExitCode.server);
+    this.said = said;
     this.name = 'CodeBugError';
   }
+
+  /** What the run added to the message on its way out (kept keys, a kept server), without its leading `; `. */
+  get added(): string {
+    return this.message.slice(this.said.length).replace(/^; /, '');
+  }
+}
+
+/**
+ * The package an error was raised in, when the first frame of its stack lies under node_modules
+ * (ioredis, or a queue library a --lib run drives): its code, not the tool's, met something it did
+ * not expect. Undefined for the tool's own code.
+ */
+export function packageRaising(err: Error): string | undefined {
+  const frame = err.stack?.split('\n').find((line) => /^\s+at /.test(line)) ?? '';
+  // The innermost node_modules of the path: in a nested install, the package whose code ran.
+  const at = Math.max(frame.lastIndexOf('/node_modules/'), frame.lastIndexOf('\\node_modules\\'));
+  if (at < 0) return undefined;
+  const [scope = '', name = ''] = frame.slice(at + '/node_modules/'.length).split(/[\\/]/);
+  const raisedIn = scope.startsWith('@') ? `${scope}/${name}` : scope;
+  // The tool itself, installed as a package, runs from under node_modules too: its frames are its own.
+  return raisedIn === 'emq-race' || raisedIn === '' ? undefined : raisedIn;
 }
 
 /** The one refusal of a peer that does not speak Redis: a reply that is not RESP, or one no Redis gives. */
@@ -174,7 +199,13 @@ export function withLibraryAclHint(err: unknown, library: string): unknown {
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   // Before any reading of its message: `x.startsWith is not a function` is no server's words.
-  if (OWN_CODE_ERRORS.some((kind) => err instanceof kind)) return new CodeBugError(err as Error);
+  if (OWN_CODE_ERRORS.some((kind) => err instanceof kind)) {
+    const bug = err as Error;
+    // Raised inside a package the tool drives: that package's words, said as such, one line.
+    const raisedIn = packageRaising(bug);
+    if (raisedIn) return serverError(`${raisedIn} raised ${bug.name} while speaking to the server at ${where}: ${withoutSecrets(bug.message)}`);
+    return new CodeBugError(bug);
+  }
   const e = err as { code?: unknown; message?: string; command?: { name?: string } };
   // The server's (or the client's) own words: any password the command was given hidden in them.
   const message = withoutSecrets(String(e?.message ?? err));

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
-import { busyAdviceGiven, CodeBugError, describeServerError, ExitCode, UnlikeRedisReply } from '../../src/shared/errors.js';
+import { busyAdviceGiven, CodeBugError, describeServerError, ExitCode, packageRaising, UnlikeRedisReply } from '../../src/shared/errors.js';
+import { codeBugReport } from '../../src/cli/program.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
 import { rememberSecret, withoutSecrets } from '../../src/shared/secrets.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
@@ -178,6 +179,59 @@ test("an error JavaScript raised in the tool's own code is a bug, never the serv
     describeServerError(new UnlikeRedisReply('GET', 'is neither a string nor nil'), 'redis://h:1').message,
     'the server at redis://h:1 does not speak the Redis protocol (its reply to GET is neither a string nor nil): is it a Redis or Valkey port (or one that wants a rediss:// URL)?',
   );
+});
+
+/** A TypeError whose stack's first frame is `frame`, as V8 writes it. */
+function raisedAt(frame: string, message = 'reply.startsWith is not a function'): TypeError {
+  const err = new TypeError(message);
+  err.stack = `TypeError: ${message}\n    at ${frame}\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)`;
+  return err;
+}
+
+test("a TypeError raised inside a package the tool drives is that package's, one line; the tool's own, installed as a package too, stays a bug", () => {
+  assert.equal(packageRaising(raisedAt('Worker.moveStalledJobsToWait (/p/node_modules/bullmq/dist/cjs/classes/worker.js:996:9)')), 'bullmq');
+  assert.equal(packageRaising(raisedAt('file:///p/node_modules/@scope/lib/index.js:1:1')), '@scope/lib');
+  // The innermost package of a nested install is the one whose code ran.
+  assert.equal(packageRaising(raisedAt('x (/p/node_modules/bullmq/node_modules/ioredis/built/Redis.js:5:5)')), 'ioredis');
+  assert.equal(packageRaising(raisedAt('x (C:\\p\\node_modules\\bee-queue\\lib\\queue.js:5:5)')), 'bee-queue');
+  assert.equal(packageRaising(raisedAt('claimQueue (/usr/lib/node_modules/emq-race/dist/src/queue/owner-claim.js:9:9)')), undefined);
+  assert.equal(packageRaising(raisedAt('claimQueue (/home/u/emq-race/dist/src/queue/owner-claim.js:9:9)')), undefined);
+  assert.equal(packageRaising(raisedAt('Buffer.toString (node:buffer:836:11)')), undefined);
+
+  rememberSecret('hunter3y');
+  const said = describeServerError(
+    raisedAt('Worker.moveStalledJobsToWait (/p/node_modules/bullmq/dist/cjs/classes/worker.js:996:9)', 'bad hunter3y'),
+    'redis://h:1',
+  );
+  assert.ok(!(said instanceof CodeBugError));
+  assert.equal(said.exitCode, ExitCode.server);
+  assert.equal(said.message, 'bullmq raised TypeError while speaking to the server at redis://h:1: bad ***');
+});
+
+test('a bug met mid-run: its stack, then on a line of its own what the run left behind, which the JSON message keeps too', () => {
+  rememberSecret('hunter4z');
+  const err = describeServerError(raisedAt('claimQueue (/x/dist/src/queue/owner-claim.js:9:9)', 'x.startsWith is not a function hunter4z'), 'redis://h:1');
+  assert.ok(err instanceof CodeBugError);
+  // What claimed-run.ts and session.ts add on the way out of a --keep run.
+  err.message += '; the keys of queue q1 are kept (--keep): remove them with emq-race clean --queue q1 --url redis://h:1';
+  err.message += '; kept: embedded server at redis://127.0.0.1:5, pid 7';
+  const report = codeBugReport(err);
+  assert.deepEqual(report.stderr.split('\n'), [
+    'emq-race: unexpected error (a bug; please report it):',
+    'TypeError: x.startsWith is not a function ***',
+    '    at claimQueue (/x/dist/src/queue/owner-claim.js:9:9)',
+    '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)',
+    'emq-race: the keys of queue q1 are kept (--keep): remove them with emq-race clean --queue q1 --url redis://h:1; kept: embedded server at redis://127.0.0.1:5, pid 7',
+    '',
+  ]);
+  assert.equal(
+    report.message,
+    'unexpected error (a bug; please report it): x.startsWith is not a function ***; the keys of queue q1 are kept (--keep): remove them with emq-race clean --queue q1 --url redis://h:1; kept: embedded server at redis://127.0.0.1:5, pid 7',
+  );
+  // Nothing added: the stack is the last line.
+  const plain = codeBugReport(new CodeBugError(new TypeError('y')));
+  assert.match(plain.stderr, /^emq-race: unexpected error \(a bug; please report it\):\nTypeError: y\n[\s\S]*\n$/);
+  assert.doesNotMatch(plain.stderr, /\nemq-race: [^\n]*\n$/);
 });
 
 test('CLUSTERDOWN is said as a cluster that is down, with where to look', () => {
