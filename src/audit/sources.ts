@@ -19,9 +19,10 @@ function sourceOf(name: SourcedFigure): FigureSource | undefined {
  * sweeper heard back (faults) are counted as recoveries, and beyond a job's first as double
  * recoveries, from the server; with --cycles the true
  * stall counts behind the counter's figures (escapes, over-counts, early dead-letters) and the
- * duplicates taken out of pending during the run come from the re-leaser's record.
+ * duplicates taken out of pending during the run come from the re-leaser's record; across a
+ * failover (`failedOver`) the double executions come from the workers' own records.
  */
-export function figureSources(counts: AuditCounts, cycles: number): FigureSources {
+export function figureSources(counts: AuditCounts, cycles: number, failedOver = false): FigureSources {
   const sources = Object.fromEntries(
     [...ANOMALIES, 'recoveries', 'forgottenStallCount', 'overcountedStallCount'].map((name) => {
       const figure = name as SourcedFigure;
@@ -41,6 +42,9 @@ export function figureSources(counts: AuditCounts, cycles: number): FigureSource
     // record, not the server's final state, and they are counted in with the ones still there.
     sources.duplicatePending = 'server+releaser';
   }
+  // Across a failover the promoted replica's `runs` counters lack the old primary's last
+  // increments: the double executions are counted from the workers' own record of their takes.
+  if (failedOver && sources.doubleExecutions !== null) sources.doubleExecutions = 'workers';
   return sources;
 }
 
@@ -51,4 +55,5 @@ export const SOURCE_WORDS: { readonly [source in FigureSource]: string } = {
   'server+sweepers': "the server's state against the sweepers' records",
   'server+releaser': "the server's state against the re-leaser's record",
   observer: 'what the observer saw on the server during the run',
+  workers: "the workers' own records",
 };

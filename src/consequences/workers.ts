@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callFinishJob, callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
+import { FROZEN_MS } from '../server/frozen.js';
 import { openEach } from '../server/slices.js';
 import { serverError } from '../shared/errors.js';
 import type { QueueKeys } from '../queue/keys.js';
@@ -26,8 +27,12 @@ import type { PendingKind } from '../shared/model.js';
 /** How long an idle worker waits before looking at an empty pending list again. */
 const IDLE_MS = 1;
 
-/** How long `idle` waits after the workers' last take before it gives up: a worker stuck, not a pending list still draining. */
-const IDLE_STALL_MS = 10_000;
+/**
+ * How long `idle` waits after the workers' last take before it gives up: a worker stuck, not a
+ * pending list still draining. Longer than a connection's own timeout (10 s, connection.ts), so
+ * that a server that stopped answering is said as such by the worker it stalled, not as this wait.
+ */
+const IDLE_STALL_MS = 30_000;
 
 /** Which server answered a take, by the failover drill's word: the old primary, or the promoted replica. */
 export type TakeSide = 'before' | 'after';
@@ -129,12 +134,18 @@ export async function startWorkers(
   return {
     async idle(waitSignal) {
       const ask = ++asks;
-      const since = performance.now();
+      let since = performance.now();
+      let looked = since;
       for (;;) {
         if (failures.length > 0) throw failures[0];
         if (emptySince.every((seen) => seen >= ask)) return;
         waitSignal.throwIfAborted();
-        if (performance.now() - Math.max(since, lastTake) > IDLE_STALL_MS) {
+        const now = performance.now();
+        // Time the process stood still (Ctrl-Z, SIGSTOP) proves nothing of the workers: the wait
+        // starts again, as every wait of the tool's does (frozen.ts).
+        if (now - looked >= FROZEN_MS) since = now;
+        looked = now;
+        if (now - Math.max(since, lastTake) > IDLE_STALL_MS) {
           throw serverError(`--fault failover: the workers had not all found pending empty ${IDLE_STALL_MS / 1000} s after their last take`);
         }
         await sleep(IDLE_MS);

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobs } from '../audit/job-state.js';
-import { failoverLosses, jobsRunTwice } from '../audit/failover-rules.js';
+import { failoverLosses, jobsRunTwice, takesBeyondFirst } from '../audit/failover-rules.js';
 import { type AuditDoubts, auditJobs, heldCounts } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
@@ -438,9 +438,9 @@ async function judge(
     movesLeaveEntries: settled.pending === 'list' && settled.consequences.workers === 0 && settled.consequences.cycles === 1 && !settled.consequences.failover,
   });
   // Across a failover the promoted replica's `runs` counters lack every increment the old primary
-  // made and never sent it, so Σ max(0, runs − 1) would undercount: not measured. The jobs run
-  // twice across the failover are in the drill's figures, from the workers' own records.
-  const measured = settled.consequences.failover ? { ...audited, doubleExecutions: null } : audited;
+  // made and never sent it, so Σ max(0, runs − 1) would undercount: the workers' own record of
+  // their takes counts them instead (figureSources says so).
+  const measured = settled.consequences.failover ? { ...audited, doubleExecutions: raced.workerTakes ? takesBeyondFirst(raced.workerTakes) : null } : audited;
   return [
     withCycleSums(measured, raced.tally, settled.consequences.cycles, raced.windows),
     raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy, raced.workerTakes) : undefined,
@@ -528,7 +528,7 @@ function resultOf(run: ModeRun, settled: Settled, raced: Raced, counts: AuditCou
     // report. Read from the server, so with sweeper processes too, whose calls the tool does not time.
     serverCallMsP99: STRATEGIES[run.mode].roundTrips ? null : raced.serverCallMsP99,
     serverUsPerJob: STRATEGIES[run.mode].roundTrips ? null : raced.serverUsPerJob,
-    sources: figureSources(counts, settled.consequences.cycles),
+    sources: figureSources(counts, settled.consequences.cycles, settled.consequences.failover !== undefined),
     example,
   };
 }

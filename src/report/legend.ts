@@ -7,7 +7,7 @@ import { SOURCE_WORDS } from '../audit/sources.js';
 import { wrap } from '../shared/text.js';
 import type { FigureSource, FigureSources, SourcedFigure } from '../shared/model.js';
 
-const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser', 'observer'];
+const ORDER: readonly FigureSource[] = ['server', 'sweepers', 'server+sweepers', 'server+releaser', 'observer', 'workers'];
 
 const LEGEND_WIDTH = 80;
 

@@ -554,7 +554,7 @@ export const MODEL_QUEUE_WORDS: QueueWords = {
  * observer's samples of the server taken during the race (--observe), which the final state no
  * longer shows.
  */
-export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser' | 'observer';
+export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser' | 'observer' | 'workers';
 
 /** The figures whose source a run states: every anomaly, the recoveries, and the forgotten stalls' total. */
 export type SourcedFigure = Anomaly | 'recoveries' | 'forgottenStallCount' | 'overcountedStallCount';

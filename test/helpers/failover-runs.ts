@@ -99,6 +99,7 @@ export type RunJson = {
   lostJobs: number;
   executions: number | null;
   doubleExecutions: number | null;
+  sources: { doubleExecutions: string | null };
   failover: FailoverFigures;
   serverUsPerJob: number | null;
   serverCallMsP99: number | null;

@@ -32,8 +32,10 @@ for (const kind of SERVER_KINDS) {
       assert.equal(f.jobsRunTwice, f.jobsRecoveredTwice);
       // The workers' own count of their takes: every job once, those run twice once more.
       assert.equal(run.executions, run.jobs + f.predictedLoss);
-      // The promoted replica's runs counters lack the old primary's last increments: not measured, never a wrong number.
-      assert.equal(run.doubleExecutions, null);
+      // The promoted replica's runs counters lack the old primary's last increments: the double
+      // executions come from the workers' own takes instead, and say so.
+      assert.equal(run.doubleExecutions, f.jobsRunTwice);
+      assert.equal(run.sources.doubleExecutions, 'workers');
       assert.equal(run.lostJobs, 0);
       // The independent count: on the promoted replica every job is done and shows one run; the
       // takes the workers made beyond those are the runs the old primary took with it.
@@ -46,12 +48,30 @@ for (const kind of SERVER_KINDS) {
       await assertNothingLeft(spawned);
     });
 
+    test("the loop, 2 workers: its own double executions still counted, from the workers' takes, beside the failover's", async () => {
+      const args = [...atomicDrill(kind), '--workers', '2', ...SMALL];
+      args[args.indexOf('atomic')] = 'loop';
+      const { json, spawned } = await runWatched(args);
+      assertMatchesSchema(json);
+      const [run] = runsOf(json);
+      assert.ok(run);
+      assert.equal(run.mode, 'loop');
+      assert.equal(run.lostJobs, 0);
+      // Every job was taken at least once, so every take beyond the jobs is one beyond a job's first.
+      assert.equal(run.doubleExecutions, (run.executions ?? 0) - run.jobs);
+      assert.equal(run.sources.doubleExecutions, 'workers');
+      assert.ok((run.doubleExecutions ?? 0) >= (run.failover.jobsRunTwice ?? 0));
+      await assertNothingLeft(spawned);
+    });
+
     test('without --workers the figure is not measured: null', async () => {
       const { json, spawned } = await runWatched([...atomicDrill(kind), ...SMALL]);
       const [run] = runsOf(json);
       assert.ok(run);
       assert.equal(run.failover.jobsRunTwice, null);
       assert.equal(run.executions, null);
+      assert.equal(run.doubleExecutions, null);
+      assert.equal(run.sources.doubleExecutions, null);
       await assertNothingLeft(spawned);
     });
   });

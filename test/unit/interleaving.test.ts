@@ -129,6 +129,22 @@ test('sources: a figure not measured has none; faults and cycles widen two of th
   assert.equal(cycled.forgottenStalls, 'server+releaser');
   assert.equal(cycled.deadLetterEscapes, 'server+releaser');
   assert.equal(cycled.recoveries, 'server+sweepers');
+  // Across a failover the double executions are the workers' own count; unmeasured, still none.
+  const failedOver = figureSources({ ...counts, doubleExecutions: 4 }, 1, true);
+  assert.equal(failedOver.doubleExecutions, 'workers');
+  assert.equal(failedOver.duplicatePending, 'server');
+  assert.equal(figureSources(counts, 1, true).doubleExecutions, null);
+  assert.deepEqual(
+    sourceLegend(
+      [
+        { head: 'duplicate\npending', figure: 'duplicatePending' },
+        { head: 'double\nexecutions', figure: 'doubleExecutions' },
+      ],
+      [{ sources: failedOver }],
+      false,
+    ),
+    ["From the server's state (duplicate pending); the workers' own records (double", '  executions).'],
+  );
 });
 
 test('the legend groups the shown columns by source, says what — means, and fits 80 columns', () => {
