@@ -75,19 +75,44 @@ async function brokenPeer(behaviour: Behaviour): Promise<{ readonly url: string;
   return { url: `redis://127.0.0.1:${address.port}`, server, sockets };
 }
 
+/**
+ * A broken peer for the enclosing suite, started before its tests and closed after them, every
+ * socket with it; its fields are read once the suite's tests run.
+ */
+function peerForSuite(behaviour: Parameters<typeof brokenPeer>[0]): Awaited<ReturnType<typeof brokenPeer>> {
+  let peer: Awaited<ReturnType<typeof brokenPeer>> | undefined;
+  before(async () => {
+    peer = await brokenPeer(behaviour);
+  });
+  after(async () => {
+    if (!peer) return;
+    for (const socket of peer.sockets) socket.destroy();
+    const { server } = peer;
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const started = (): Awaited<ReturnType<typeof brokenPeer>> => {
+    if (!peer) throw new Error('the broken peer is read before its suite started it');
+    return peer;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get server() {
+      return started().server;
+    },
+    get sockets() {
+      return started().sockets;
+    },
+  };
+}
+
 const NOT_REDIS =
   /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ does not speak the Redis protocol \(its reply to (\w+) ([^)]*)\): is it a Redis or Valkey port/;
 
 for (const behaviour of ['ok-to-all', 'info-only', 'scan-ok', 'scan-cycles'] as const) {
   describe(`a peer answering ${behaviour}`, () => {
-    let peer: Awaited<ReturnType<typeof brokenPeer>>;
-    before(async () => {
-      peer = await brokenPeer(behaviour);
-    });
-    after(async () => {
-      for (const socket of peer.sockets) socket.destroy();
-      await new Promise((resolve) => peer.server.close(resolve));
-    });
+    const peer = peerForSuite(behaviour);
 
     const expected =
       behaviour === 'ok-to-all'
@@ -140,14 +165,7 @@ for (const behaviour of ['ok-to-all', 'info-only', 'scan-ok', 'scan-cycles'] as 
  */
 for (const behaviour of ['integer-to-all', 'integer-after-ping'] as const) {
   describe(`a peer answering ${behaviour}, in-process`, () => {
-    let peer: Awaited<ReturnType<typeof brokenPeer>>;
-    before(async () => {
-      peer = await brokenPeer(behaviour);
-    });
-    after(async () => {
-      for (const socket of peer.sockets) socket.destroy();
-      await new Promise((resolve) => peer.server.close(resolve));
-    });
+    const peer = peerForSuite(behaviour);
 
     // The race, explain and explore claim their queue with SET NX first; clean --queue and the grid
     // read a marker with GET; clean --all walks with SCAN.

@@ -37,27 +37,30 @@ test("jobs run twice: said from the workers' own records when the run had worker
 });
 
 test("WAIT's replies as the sweepers counted them: each count of replicas reached, and the timeouts among them", () => {
-  const waited = line({
-    waitReplicas: { replicas: 1, timeoutMs: 500 },
-    waitReplies: [
-      { replicas: 0, waits: 4 },
-      { replicas: 1, waits: 1_040 },
-    ],
-    waitTimeouts: 4,
-    unconfirmedMoves: 400,
-  });
-  assert.match(waited, /; WAIT 1 500 sent 1,044 times: 4 reached none, 1,040 reached 1 replica; it timed out 4 times, leaving 400 moves unconfirmed \(/);
   // A WAIT for two replicas that reached one timed out as much as one that reached none: both are said.
-  const two = line({
-    waitReplicas: { replicas: 2, timeoutMs: 100 },
-    waitReplies: [
-      { replicas: 1, waits: 6 },
-      { replicas: 2, waits: 1 },
-    ],
-    waitTimeouts: 6,
-    unconfirmedMoves: 60,
-  });
-  assert.match(two, /; WAIT 2 100 sent 7 times: 6 reached 1 replica, 1 reached 2 replicas; it timed out 6 times, leaving 60 moves unconfirmed/);
+  const cases = [
+    {
+      waitReplicas: { replicas: 1, timeoutMs: 500 },
+      waitReplies: [
+        { replicas: 0, waits: 4 },
+        { replicas: 1, waits: 1_040 },
+      ],
+      waitTimeouts: 4,
+      unconfirmedMoves: 400,
+      said: /; WAIT 1 500 sent 1,044 times: 4 reached none, 1,040 reached 1 replica; it timed out 4 times, leaving 400 moves unconfirmed \(/,
+    },
+    {
+      waitReplicas: { replicas: 2, timeoutMs: 100 },
+      waitReplies: [
+        { replicas: 1, waits: 6 },
+        { replicas: 2, waits: 1 },
+      ],
+      waitTimeouts: 6,
+      unconfirmedMoves: 60,
+      said: /; WAIT 2 100 sent 7 times: 6 reached 1 replica, 1 reached 2 replicas; it timed out 6 times, leaving 60 moves unconfirmed/,
+    },
+  ];
+  for (const { said, ...figures } of cases) assert.match(line(figures), said);
   assert.doesNotMatch(line({ waitReplicas: null, waitReplies: [] }), /WAIT/);
 });
 
