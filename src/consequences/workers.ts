@@ -117,9 +117,10 @@ export async function startWorkers(
       if (takes) {
         // Read as the reply is handled: the drill turns to 'after' before any connection can reach
         // the promoted replica, so a take it answered is never counted before.
+        // Only an id as the tool writes it: a stray entry `0200` (a user's script) is no take of job 200.
         const n = Number(id);
         const into = failover?.side() === 'after' ? takes.after : takes.before;
-        if (Number.isInteger(n) && n > 0 && n < into.length) into[n] = (into[n] ?? 0) + 1;
+        if (String(n) === id && Number.isInteger(n) && n > 0 && n < into.length) into[n] = (into[n] ?? 0) + 1;
       }
       await redis.hincrby(keys.job(id), 'runs', 1);
       await callFinishJob(redis, keys.job(id), keys.running, id);

@@ -2,6 +2,8 @@
  * Every failure the tool expects ends as one EmqError: a line for people and an exit code for
  * scripts. Anything else reaching the top is a bug and prints its stack.
  */
+import { fileURLToPath } from 'node:url';
+import { OWN_DEPENDENCIES, TOOL_ROOT } from './model.js';
 import { withoutSecrets } from './secrets.js';
 import { scriptAclRefusal } from '../lua/script-acl.js';
 
@@ -123,20 +125,45 @@ export class CodeBugError extends EmqError {
   }
 }
 
+/** A stack frame's file: its path, or undefined for a frame of Node's own (`node:…`, `<anonymous>`, `native`). */
+function frameFile(line: string): string | undefined {
+  const inside = line.trim().endsWith(')') ? line.slice(line.lastIndexOf('(') + 1, line.lastIndexOf(')')) : line.trim().replace(/^at (async )?/, '');
+  const location = inside.replace(/:\d+:\d+$/, '').replace(/:\d+$/, '');
+  if (location.startsWith('file://')) {
+    try {
+      return fileURLToPath(location);
+    } catch {
+      return undefined;
+    }
+  }
+  return /^([a-zA-Z]:)?[\\/]/.test(location) ? location : undefined;
+}
+
 /**
- * The package an error was raised in, when the first frame of its stack lies under node_modules
- * (ioredis, or a queue library a --lib run drives): its code, not the tool's, met something it did
- * not expect. Undefined for the tool's own code.
+ * The package an error was raised in, when the first frame of its stack that is a file lies in a
+ * package the tool drives and does not own (a queue library a --lib run loads): that code, not the
+ * tool's, met something it did not expect. Undefined for the tool's own code, wherever it is
+ * installed and under whatever name (its folder, TOOL_ROOT), and for the packages it depends on
+ * itself (ioredis: a TypeError there is the tool's misuse of it, a bug to report).
  */
-export function packageRaising(err: Error): string | undefined {
-  const frame = err.stack?.split('\n').find((line) => /^\s+at /.test(line)) ?? '';
-  // The innermost node_modules of the path: in a nested install, the package whose code ran.
-  const at = Math.max(frame.lastIndexOf('/node_modules/'), frame.lastIndexOf('\\node_modules\\'));
-  if (at < 0) return undefined;
-  const [scope = '', name = ''] = frame.slice(at + '/node_modules/'.length).split(/[\\/]/);
-  const raisedIn = scope.startsWith('@') ? `${scope}/${name}` : scope;
-  // The tool itself, installed as a package, runs from under node_modules too: its frames are its own.
-  return raisedIn === 'emq-race' || raisedIn === '' ? undefined : raisedIn;
+export function packageRaising(err: Error, toolRoot = TOOL_ROOT): string | undefined {
+  const file = err.stack
+    ?.split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .map(frameFile)
+    .find((path) => path !== undefined);
+  if (file === undefined) return undefined;
+  const parts = file.split(/[\\/]/);
+  const root = toolRoot.split(/[\\/]/).filter((part) => part !== '');
+  const within = parts.filter((part) => part !== '');
+  // The tool's own folder, outside its own node_modules: its code.
+  const ownFolder = root.every((part, index) => within[index] === part);
+  const inner = parts.lastIndexOf('node_modules');
+  if (inner < 0 || inner + 1 >= parts.length - 1) return undefined;
+  if (ownFolder && !within.slice(root.length).includes('node_modules')) return undefined;
+  const scope = parts[inner + 1] ?? '';
+  const name = scope.startsWith('@') ? `${scope}/${parts[inner + 2] ?? ''}` : scope;
+  return name === 'emq-race' || OWN_DEPENDENCIES.has(name) ? undefined : name;
 }
 
 /** The one refusal of a peer that does not speak Redis: a reply that is not RESP, or one no Redis gives. */

@@ -8,6 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 export interface IntLimit {
   readonly min: number;
@@ -552,7 +553,8 @@ export const MODEL_QUEUE_WORDS: QueueWords = {
  * kept keys with --keep), the sweepers' own records of what they moved, both set against each
  * other, the server set against the re-leaser's record of the stalls it caused (--cycles), or the
  * observer's samples of the server taken during the race (--observe), which the final state no
- * longer shows.
+ * longer shows, or the workers' own record of their takes (--fault failover --workers, whose
+ * promoted replica lacks the old primary's last `runs` increments).
  */
 export type FigureSource = 'server' | 'sweepers' | 'server+sweepers' | 'server+releaser' | 'observer' | 'workers';
 
@@ -768,7 +770,15 @@ export interface PhasesMs {
   readonly clean: number;
 }
 
-export const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  dependencies?: Record<string, string>;
+};
+export const VERSION = PACKAGE.version;
+/** The packages the tool itself depends on (ioredis, commander, …): code of theirs that throws runs on the tool's behalf. */
+export const OWN_DEPENDENCIES: ReadonlySet<string> = new Set(Object.keys(PACKAGE.dependencies ?? {}));
+/** The folder the tool is installed in (its package.json's), with a trailing separator. */
+export const TOOL_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface Io {
   readonly out: (text: string) => void;

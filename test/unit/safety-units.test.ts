@@ -181,22 +181,34 @@ test("an error JavaScript raised in the tool's own code is a bug, never the serv
   );
 });
 
-/** A TypeError whose stack's first frame is `frame`, as V8 writes it. */
-function raisedAt(frame: string, message = 'reply.startsWith is not a function'): TypeError {
+/** A TypeError whose stack's frames are `frames`, as V8 writes them. */
+function raisedAt(frames: string | readonly string[], message = 'reply.startsWith is not a function'): TypeError {
   const err = new TypeError(message);
-  err.stack = `TypeError: ${message}\n    at ${frame}\n    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)`;
+  const lines = (typeof frames === 'string' ? [frames] : frames).map((frame) => `    at ${frame}`);
+  err.stack = [`TypeError: ${message}`, ...lines, '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)'].join('\n');
   return err;
 }
 
-test("a TypeError raised inside a package the tool drives is that package's, one line; the tool's own, installed as a package too, stays a bug", () => {
-  assert.equal(packageRaising(raisedAt('Worker.moveStalledJobsToWait (/p/node_modules/bullmq/dist/cjs/classes/worker.js:996:9)')), 'bullmq');
-  assert.equal(packageRaising(raisedAt('file:///p/node_modules/@scope/lib/index.js:1:1')), '@scope/lib');
+test("a TypeError raised inside a package the tool drives is that package's, one line; the tool's own code and its own dependencies' stay a bug", () => {
+  const raisedIn = (frames: string | readonly string[], root = '/opt/tool/'): string | undefined => packageRaising(raisedAt(frames), root);
+  assert.equal(raisedIn('Worker.moveStalledJobsToWait (/p/node_modules/bullmq/dist/cjs/classes/worker.js:996:9)'), 'bullmq');
+  assert.equal(raisedIn('file:///p/node_modules/@scope/lib/index.js:1:1'), '@scope/lib');
+  assert.equal(raisedIn('x (file:///p/node_modules/bee%20queue/index.js:1:1)'), 'bee queue');
+  assert.equal(raisedIn('async x (C:\\p\\node_modules\\bee-queue\\lib\\queue.js:5:5)'), 'bee-queue');
   // The innermost package of a nested install is the one whose code ran.
-  assert.equal(packageRaising(raisedAt('x (/p/node_modules/bullmq/node_modules/ioredis/built/Redis.js:5:5)')), 'ioredis');
-  assert.equal(packageRaising(raisedAt('x (C:\\p\\node_modules\\bee-queue\\lib\\queue.js:5:5)')), 'bee-queue');
-  assert.equal(packageRaising(raisedAt('claimQueue (/usr/lib/node_modules/emq-race/dist/src/queue/owner-claim.js:9:9)')), undefined);
-  assert.equal(packageRaising(raisedAt('claimQueue (/home/u/emq-race/dist/src/queue/owner-claim.js:9:9)')), undefined);
-  assert.equal(packageRaising(raisedAt('Buffer.toString (node:buffer:836:11)')), undefined);
+  assert.equal(raisedIn('x (/p/node_modules/bullmq/node_modules/msgpackr/dist/index.js:5:5)'), 'msgpackr');
+  // Node's own frames first (a Buffer, JSON.parse, a URL): the first file's package is the one that called them.
+  assert.equal(raisedIn(['Function.from (node:buffer:324:9)', 'JSON.parse (<anonymous>)', 'q (/p/node_modules/fakelib/q.js:3:3)']), 'fakelib');
+  // The tool's own code: in a checkout, installed globally, under another name (a fork, an npm alias).
+  assert.equal(raisedIn('claimQueue (/home/u/emq-race/dist/src/queue/owner-claim.js:9:9)'), undefined);
+  assert.equal(raisedIn('c (/usr/lib/node_modules/emq-race/dist/src/queue/owner-claim.js:9:9)', '/usr/lib/node_modules/emq-race/'), undefined);
+  assert.equal(raisedIn('c (/x/node_modules/race-fork/dist/src/boom.js:1:1)', '/x/node_modules/race-fork/'), undefined);
+  // The tool's own dependencies, in its folder or hoisted beside it: a TypeError there is the tool's misuse of them.
+  assert.equal(raisedIn('Command.checkFlag (/p/node_modules/ioredis/built/Command.js:76:35)'), undefined);
+  assert.equal(raisedIn('c (/opt/tool/node_modules/commander/lib/command.js:1:1)'), undefined);
+  // Node's frames alone, or a file lying loose in node_modules: nobody's package.
+  assert.equal(raisedIn('Buffer.toString (node:buffer:836:11)'), undefined);
+  assert.equal(raisedIn('/p/node_modules/w.js:1:1'), undefined);
 
   rememberSecret('hunter3y');
   const said = describeServerError(
