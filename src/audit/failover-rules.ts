@@ -43,11 +43,6 @@ export function failoverLosses(snapshot: Pick<JobSnapshot, 'jobs' | 'stalled' | 
 }
 
 /**
- * Jobs a worker took before the failover and a worker took again after it, from the workers' own
- * record of their takes: run twice. The promoted replica cannot say so (a run's `runs` increment
- * made on the old primary and never replicated is gone with it).
- */
-/**
  * Every take of a job beyond its first, on either side of the failover, from the workers' own
  * record: the run's double executions, which the promoted replica's `runs` counters undercount.
  */
@@ -57,6 +52,11 @@ export function takesBeyondFirst(takes: { readonly before: Uint32Array; readonly
   return again;
 }
 
+/**
+ * Jobs a worker took before the failover and a worker took again after it, from the workers' own
+ * record of their takes: run twice. The promoted replica cannot say so (a run's `runs` increment
+ * made on the old primary and never replicated is gone with it).
+ */
 export function jobsRunTwice(takes: { readonly before: Uint32Array; readonly after: Uint32Array }): number {
   let twice = 0;
   for (let id = 1; id < takes.before.length; id++) if ((takes.before[id] ?? 0) > 0 && (takes.after[id] ?? 0) > 0) twice++;

@@ -1,7 +1,7 @@
 /**
  * The scripts of a race's consequences, each behind a typed call: a worker taking a job from a
- * sorted-set pending and finishing one, the re-leaser putting a recovered job back in active, the observer's sample
- * of one job. Sent like every script of the tool (CachedScript: EVALSHA, then EVAL on NOSCRIPT).
+ * sorted-set pending and finishing one, the re-leaser putting a recovered job back in active, the
+ * observer's sample of one job. Sent like every script of the tool (CachedScript: EVALSHA, then EVAL on NOSCRIPT).
  */
 import type { Redis } from 'ioredis';
 import { luaScript } from './registry.js';

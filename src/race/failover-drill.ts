@@ -15,8 +15,8 @@
  * before it reaches the replica; before the kill, so that every job the calls after the cut moved
  * was handed to a worker on the old primary. Those handings die with it, and the jobs come back in
  * `active` on the promoted replica, to be recovered and handed to a worker again: for a one-call
- * sweep, exactly the predicted loss is run twice, and no worker command is in flight when the
- * connections are carried over.
+ * sweep, exactly the jobs recovered twice are run twice (without WAIT, the predicted loss), and no
+ * worker command is in flight when the connections are carried over.
  */
 import type { Sweeper, SweeperFactory } from '../sweepers/sweeper.js';
 import type { TakeSide } from '../consequences/workers.js';

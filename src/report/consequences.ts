@@ -122,8 +122,9 @@ export function inFlightNote(f: Pick<FailoverFigures, 'after' | 'callsBeforeCut'
 
 /**
  * WAIT's replies in a phrase: how many were sent and what each reported, e.g. "sent 44 times: 4
- * reached none, 40 reached 1 replica". Its own count of what it reached, not only its verdict: a WAIT for 2
- * replicas that reached 1 timed out as much as one that reached none, and they say different things.
+ * reached none, 40 reached 1 replica". Its own count of what it reached, not only its verdict: a
+ * WAIT for 2 replicas that reached 1 timed out as much as one that reached none, and they say
+ * different things.
  */
 export function waitRepliesPhrase(replies: FailoverFigures['waitReplies']): string {
   const sent = replies.reduce((sum, reply) => sum + reply.waits, 0);
