@@ -90,15 +90,18 @@ forEachServer('consequences', (handle) => {
     try {
       // A job taken out of active and put nowhere: a crashed sweeper's. Followed, then given up:
       // the same observer then takes the next job and sees its window, counted once it lands.
+      // The observer gives a job up after ten of its slowest samples (100 ms at least): on a
+      // loaded machine one slow sample stretches that, so the wait before the next job is long,
+      // and that job's window (under the 100 ms floor, so never given up) is long enough to sample.
       await admin.zadd(keys.active, 1, '1');
       const observer = await startObserver(session.target, keys, 'list');
       await sleep(30);
       await admin.zrem(keys.active, '1');
-      await sleep(400);
+      await sleep(1_500);
       await admin.zadd(keys.active, 2, '2');
       await sleep(30);
       await admin.zrem(keys.active, '2');
-      await sleep(20);
+      await sleep(60);
       await admin.rpush(keys.pending, '2');
       await sleep(30);
       const counts = await observer.stop();

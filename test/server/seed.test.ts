@@ -113,6 +113,10 @@ forEachServer('--seed', (handle, kind) => {
 
   test("the example is the server's own order, as MONITOR saw it: one command in flight, each logged as its reply came", async () => {
     const client = new Redis(handle.url);
+    // Ready first: the client's own ready check (an INFO) run as MONITOR starts could reach the
+    // monitor connection in the same packet as MONITOR's OK, before ioredis has switched it to
+    // monitoring, and ioredis then fails with "Command queue state error".
+    await client.ping();
     const monitor = await client.monitor();
     const seen: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
