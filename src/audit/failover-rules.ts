@@ -4,12 +4,15 @@
  */
 import type { JobSnapshot } from './rules.js';
 
-export interface FailoverMoves {
-  /** Moves each job had before the failover, and of those the ones WAIT did not confirm. */
+/** A count per job id on each side of the failover: the sweepers' moves, or the workers' takes. */
+export interface FailoverSides {
   readonly before: Uint32Array;
-  readonly unconfirmed: Uint32Array;
-  /** Moves each job had after the failover, on the new primary. */
   readonly after: Uint32Array;
+}
+
+/** Moves each job had before the failover (and of those the ones WAIT did not confirm), and after it on the new primary. */
+export interface FailoverMoves extends FailoverSides {
+  readonly unconfirmed: Uint32Array;
 }
 
 export interface FailoverLosses {
@@ -26,7 +29,6 @@ export interface FailoverLosses {
  */
 export function failoverLosses(snapshot: Pick<JobSnapshot, 'jobs' | 'stalled' | 'stalledBefore'>, moves: FailoverMoves): FailoverLosses {
   let ackedMovesLost = 0;
-  let jobsRecoveredTwice = 0;
   let counterIncrementsLost = 0;
   for (let id = 1; id <= snapshot.jobs; id++) {
     const stalled = snapshot.stalled[id] ?? Number.NaN;
@@ -37,28 +39,27 @@ export function failoverLosses(snapshot: Pick<JobSnapshot, 'jobs' | 'stalled' | 
     const lost = Math.max(0, before - survived);
     ackedMovesLost += Math.max(0, lost - (moves.unconfirmed[id] ?? 0));
     counterIncrementsLost += Math.max(0, before + after - gained);
-    if (before > 0 && after > 0) jobsRecoveredTwice++;
   }
-  return { ackedMovesLost, jobsRecoveredTwice, counterIncrementsLost };
+  return { ackedMovesLost, jobsRecoveredTwice: jobsOnBothSides(moves, snapshot.jobs), counterIncrementsLost };
 }
 
 /**
  * Every take of a job beyond its first, on either side of the failover, from the workers' own
  * record: the run's double executions, which the promoted replica's `runs` counters undercount.
  */
-export function takesBeyondFirst(takes: { readonly before: Uint32Array; readonly after: Uint32Array }): number {
+export function takesBeyondFirst(takes: FailoverSides): number {
   let again = 0;
   for (let id = 1; id < takes.before.length; id++) again += Math.max(0, (takes.before[id] ?? 0) + (takes.after[id] ?? 0) - 1);
   return again;
 }
 
 /**
- * Jobs a worker took before the failover and a worker took again after it, from the workers' own
- * record of their takes: run twice. The promoted replica cannot say so (a run's `runs` increment
- * made on the old primary and never replicated is gone with it).
+ * The jobs 1..last counted on both sides of the failover: recovered twice (the sweepers' moves), or
+ * run twice (the workers' takes; the promoted replica cannot say so, as a `runs` increment made on
+ * the old primary and never replicated is gone with it).
  */
-export function jobsRunTwice(takes: { readonly before: Uint32Array; readonly after: Uint32Array }): number {
-  let twice = 0;
-  for (let id = 1; id < takes.before.length; id++) if ((takes.before[id] ?? 0) > 0 && (takes.after[id] ?? 0) > 0) twice++;
-  return twice;
+export function jobsOnBothSides(sides: FailoverSides, last = sides.before.length - 1): number {
+  let both = 0;
+  for (let id = 1; id <= last; id++) if ((sides.before[id] ?? 0) > 0 && (sides.after[id] ?? 0) > 0) both++;
+  return both;
 }

@@ -141,37 +141,32 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       // Commander has already written its line on stderr (outputError above).
       return err.exitCode === 0 ? ExitCode.ok : failed(ExitCode.usage, commanderLine(err.message, program, argv));
     }
-    // A bug's words are no sentence of the tool's: any password in them goes too, wherever it stands.
-    const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
-    // A bug met while speaking to a server (describeServerError kept it as one) is said as every bug
-    // is, its stack included, and then what the run left behind on its way out (kept keys, a kept
-    // server), which the run added to its message.
-    if (err instanceof CodeBugError) {
-      const report = codeBugReport(err);
-      tracked.err(report.stderr);
-      return failed(err.exitCode, report.message);
-    }
     // Every message is scrubbed once more on its way out: no path may print a password, even one
-    // that forgot to use the redacted URL.
-    if (err instanceof EmqError) {
+    // that forgot to use the redacted URL. A bug met while speaking to a server (describeServerError
+    // kept it as one) is said as every bug is, with what the run left behind on its way out.
+    if (err instanceof EmqError && !(err instanceof CodeBugError)) {
       tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return failed(err.exitCode, scrubUrlText(err.message));
     }
-    tracked.err(`emq-race: unexpected error (a bug; please report it):\n${bug(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
-    return failed(ExitCode.server, bug(`unexpected error (a bug; please report it): ${err instanceof Error ? err.message : String(err)}`));
+    const report = err instanceof CodeBugError ? bugReport(err.bug, err.added) : bugReport(err);
+    tracked.err(report.stderr);
+    return failed(ExitCode.server, report.message);
   }
 }
 
 /**
- * A bug met while speaking to a server, as the command line says it: the bug's line and its stack,
- * then on a line of its own what the run left behind on its way out (kept keys, a kept server),
- * which the run added to the error's message; and the message the JSON error object carries.
- * Passwords and URLs' secrets hidden in all of it.
+ * A bug, as the command line says it: its line and its stack, then on a line of its own what the
+ * run left behind on its way out (kept keys, a kept server: `added`, which the run added to the
+ * error's message); and the message the JSON error object carries. A bug's words are no sentence
+ * of the tool's: any password in them goes too, wherever it stands.
  */
-export function codeBugReport(err: CodeBugError): { stderr: string; message: string } {
-  const bug = (text: string): string => withoutSecrets(scrubUrlText(text));
-  const added = err.added === '' ? '' : `emq-race: ${bug(err.added)}\n`;
-  return { stderr: `emq-race: unexpected error (a bug; please report it):\n${bug(err.bug.stack ?? err.bug.message)}\n${added}`, message: bug(err.message) };
+export function bugReport(cause: unknown, added = ''): { stderr: string; message: string } {
+  const scrub = (text: string): string => withoutSecrets(scrubUrlText(text));
+  const said = `unexpected error (a bug; please report it): ${cause instanceof Error ? cause.message : String(cause)}`;
+  return {
+    stderr: `emq-race: unexpected error (a bug; please report it):\n${scrub(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause))}\n${added === '' ? '' : `emq-race: ${scrub(added)}\n`}`,
+    message: scrub(added === '' ? said : `${said}; ${added}`),
+  };
 }
 
 /**

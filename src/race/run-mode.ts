@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { withCycleSums } from '../audit/consequence-rules.js';
 import { pickExample } from '../audit/interleaving.js';
 import { missingJobs } from '../audit/job-state.js';
-import { failoverLosses, jobsRunTwice, takesBeyondFirst } from '../audit/failover-rules.js';
+import { failoverLosses, jobsOnBothSides, takesBeyondFirst } from '../audit/failover-rules.js';
 import { type AuditDoubts, auditJobs, heldCounts } from '../audit/rules.js';
 import { figureSources } from '../audit/sources.js';
 import { summarizeLatency } from '../server/call-latency.js';
@@ -466,7 +466,7 @@ function failoverFigures(
     predictedLoss: STRATEGIES[run.mode].roundTrips ? null : counts.predictedLoss,
     jobsRecoveredTwice: losses.jobsRecoveredTwice,
     counterIncrementsLost: losses.counterIncrementsLost,
-    jobsRunTwice: workerTakes ? jobsRunTwice(workerTakes) : null,
+    jobsRunTwice: workerTakes ? jobsOnBothSides(workerTakes) : null,
     callsBeforeCut: counts.callsBeforeCut,
     callsAfterCut: counts.callsAfterCut,
     unconfirmedMoves: counts.unconfirmedMoves,

@@ -1,7 +1,7 @@
 /** The failover drill's audit rule, on snapshots made by hand. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { failoverLosses, jobsRunTwice, takesBeyondFirst } from '../../src/audit/failover-rules.js';
+import { failoverLosses, jobsOnBothSides, takesBeyondFirst } from '../../src/audit/failover-rules.js';
 import { blankSnapshot } from '../../src/audit/rules.js';
 
 function moves(jobs: number, before: Record<number, number>, after: Record<number, number>, unconfirmed: Record<number, number> = {}) {
@@ -40,13 +40,13 @@ test("jobs run twice: taken by a worker before the failover and again after it, 
     return { before: b, after: a };
   };
   // Job 1 taken before only; job 2 before and after; job 3 twice after only (not across the failover); job 4 twice before and once after.
-  assert.equal(jobsRunTwice(takes(4, { 1: 1, 2: 1, 4: 2 }, { 2: 1, 3: 2, 4: 1 })), 2);
-  assert.equal(jobsRunTwice(takes(3, {}, {})), 0);
+  assert.equal(jobsOnBothSides(takes(4, { 1: 1, 2: 1, 4: 2 }, { 2: 1, 3: 2, 4: 1 })), 2);
+  assert.equal(jobsOnBothSides(takes(3, {}, {})), 0);
   // Index 0 names no job: a stray count there is not a job.
   const stray = takes(1, {}, {});
   stray.before[0] = 1;
   stray.after[0] = 1;
-  assert.equal(jobsRunTwice(stray), 0);
+  assert.equal(jobsOnBothSides(stray), 0);
   // Every take beyond a job's first, on either side: 0 + 1 + 1 + 2 (the double executions).
   assert.equal(takesBeyondFirst(takes(4, { 1: 1, 2: 1, 4: 2 }, { 2: 1, 3: 2, 4: 1 })), 4);
   assert.equal(takesBeyondFirst(takes(3, {}, {})), 0);

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
 import { busyAdviceGiven, CodeBugError, describeServerError, ExitCode, packageRaising, UnlikeRedisReply } from '../../src/shared/errors.js';
-import { codeBugReport } from '../../src/cli/program.js';
+import { bugReport } from '../../src/cli/program.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
 import { rememberSecret, withoutSecrets } from '../../src/shared/secrets.js';
 import { newOwnerMarker, ownerValue, parseOwnerValue } from '../../src/queue/owner-marker.js';
@@ -227,7 +227,7 @@ test('a bug met mid-run: its stack, then on a line of its own what the run left 
   // What claimed-run.ts and session.ts add on the way out of a --keep run.
   err.message += '; the keys of queue q1 are kept (--keep): remove them with emq-race clean --queue q1 --url redis://h:1';
   err.message += '; kept: embedded server at redis://127.0.0.1:5, pid 7';
-  const report = codeBugReport(err);
+  const report = bugReport(err.bug, err.added);
   assert.deepEqual(report.stderr.split('\n'), [
     'emq-race: unexpected error (a bug; please report it):',
     'TypeError: x.startsWith is not a function ***',
@@ -241,7 +241,7 @@ test('a bug met mid-run: its stack, then on a line of its own what the run left 
     'unexpected error (a bug; please report it): x.startsWith is not a function ***; the keys of queue q1 are kept (--keep): remove them with emq-race clean --queue q1 --url redis://h:1; kept: embedded server at redis://127.0.0.1:5, pid 7',
   );
   // Nothing added: the stack is the last line.
-  const plain = codeBugReport(new CodeBugError(new TypeError('y')));
+  const plain = bugReport(new TypeError('y'));
   assert.match(plain.stderr, /^emq-race: unexpected error \(a bug; please report it\):\nTypeError: y\n[\s\S]*\n$/);
   assert.doesNotMatch(plain.stderr, /\nemq-race: [^\n]*\n$/);
 });
