@@ -16,6 +16,7 @@
 import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FailoverSides } from '../audit/failover-rules.js';
 import { callFinishJob, callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import { FROZEN_MS } from '../server/frozen.js';
@@ -38,10 +39,7 @@ const IDLE_STALL_MS = 30_000;
 export type TakeSide = 'before' | 'after';
 
 /** The workers' own record of every take, per job id: answered before the failover, and after it. */
-export interface WorkerTakes {
-  readonly before: Uint32Array;
-  readonly after: Uint32Array;
-}
+export type WorkerTakes = FailoverSides;
 
 export interface WorkerCounts {
   /** Jobs taken from pending, over all workers (a job taken twice counts twice). */
