@@ -51,8 +51,12 @@ forOneServerKind(import.meta.url, "a queue library's own TypeError", (handle) =>
     }
   };
 
+  /** A BullMQ run of 200 jobs whose library throws, with `extra` flags. */
+  const raceThrowing = (extra: readonly string[] = []) =>
+    runCli(['--url', handle.url, '--lib', 'bullmq', '--lib-from', throwingBullmq(), '--mode', 'bullmq', '--jobs', '200', ...extra]);
+
   test("said as the library's, one line, exit 3; without --keep nothing is left", async () => {
-    const result = await runCli(['--url', handle.url, '--lib', 'bullmq', '--lib-from', throwingBullmq(), '--mode', 'bullmq', '--jobs', '200']);
+    const result = await raceThrowing();
     assert.equal(result.code, 3, result.stderr);
     assert.deepEqual(
       result.stderr.split('\n').filter((line) => line.startsWith('emq-race: ')),
@@ -63,20 +67,7 @@ forOneServerKind(import.meta.url, "a queue library's own TypeError", (handle) =>
   });
 
   test('with --keep the same line names the kept keys and how to remove them', async () => {
-    const result = await runCli([
-      '--url',
-      handle.url,
-      '--lib',
-      'bullmq',
-      '--lib-from',
-      throwingBullmq(),
-      '--mode',
-      'bullmq',
-      '--jobs',
-      '200',
-      '--keep',
-      '--json',
-    ]);
+    const result = await raceThrowing(['--keep', '--json']);
     assert.equal(result.code, 3, result.stderr);
     const line = result.stderr.split('\n').find((text) => text.startsWith('emq-race: ')) ?? '';
     const match = new RegExp(
