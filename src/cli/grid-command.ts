@@ -116,7 +116,8 @@ function parseAxes(words: readonly string[], options: readonly Option[], given: 
   for (const word of words) {
     const at = word.indexOf('=');
     if (at < 0) throw usageError(`--vary: ${shownChoice(word, VARIABLE_FLAGS)} is not FLAG=LIST; for example --vary sweepers=1,2,8`);
-    const flag = word.slice(0, at).trim().replace(/^--/, '');
+    // As typed, like the values: a name with spaces around it is no flag's name.
+    const flag = word.slice(0, at).replace(/^--/, '');
     const list = word.slice(at + 1);
     if (!(VARIABLE_FLAGS as readonly string[]).includes(flag)) {
       const race = options.some((option) => option.long === `--${flag}`);

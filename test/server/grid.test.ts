@@ -206,6 +206,7 @@ describe('grid: bad axes are usage errors, before any server is touched', () => 
   const cases: [string, string[], RegExp][] = [
     ['not FLAG=LIST', ['--vary', 'sweepers'], /--vary: "sweepers" is not FLAG=LIST/],
     ['an unknown flag', ['--vary', 'speed=1,2'], /--vary: "speed" is not a race flag; a grid varies one of sweepers, jobs/],
+    ['a flag name with spaces around it, as the values refuse them', ['--vary', ' sweepers =1,2'], /--vary: " sweepers " is not a race flag/],
     ['a flag that is not numeric', ['--vary', 'mode=1,2'], /--vary: "mode" is not a numeric race flag/],
     ['an empty list', ['--vary', 'sweepers='], /--vary sweepers: an empty value/],
     ['an empty item', ['--vary', 'sweepers=1,,2'], /--vary sweepers: an empty value/],
