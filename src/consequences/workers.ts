@@ -22,6 +22,7 @@ import { connect, type ServerTarget } from '../server/connection.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { openEach } from '../server/slices.js';
 import { serverError } from '../shared/errors.js';
+import { groupThousands } from '../shared/text.js';
 import type { QueueKeys } from '../queue/keys.js';
 import type { PendingKind } from '../shared/model.js';
 
@@ -67,6 +68,11 @@ export interface WorkerPool {
   finish(): Promise<WorkerCounts>;
   /** Closes the workers' connections (after finish, or on the way out of a failed run). */
   close(): void;
+  /**
+   * For the progress line, once the sweepers are done and the workers still run what pending
+   * holds (the line's count of leases reclaimed stands at its end meanwhile): the jobs taken so far.
+   */
+  stage(): string | undefined;
 }
 
 export async function startWorkers(
@@ -159,6 +165,9 @@ export async function startWorkers(
     close() {
       sweepersDone = true;
       for (const redis of connections) redis.disconnect();
+    },
+    stage() {
+      return sweepersDone ? `sweeps done, the workers running the jobs: ${groupThousands(executions)} taken` : undefined;
     },
   };
 }

@@ -72,6 +72,7 @@ export class FailoverDrill {
   /** Turned 'after' as the replica is promoted, before any connection reaches it (see `side`). */
   private answering: TakeSide = 'before';
   private workers: IdleWorkers | undefined;
+  private doing: string | undefined;
   readonly tally: FailoverTally;
 
   constructor(
@@ -120,6 +121,14 @@ export class FailoverDrill {
    */
   side(): TakeSide {
     return this.answering;
+  }
+
+  /**
+   * What the drill is doing while the sweeps wait on it, for the progress line (the sweeps reclaim
+   * nothing meanwhile, and a wait for the workers can last seconds): none between its steps.
+   */
+  get stage(): string | undefined {
+    return this.doing;
   }
 
   /** The run's workers: each step waits until they are idle (see the file's comment). */
@@ -245,13 +254,15 @@ export class FailoverDrill {
     let next: (() => Promise<void>) | undefined;
     if (this.phase === 'draining' || (this.phase === 'before' && idle)) {
       next = async () => {
-        await this.workers?.idle(this.signal);
+        await this.idleWorkers('the cut');
+        this.doing = 'failover: cutting the replica off';
         await this.steps.cut(this.signal);
         this.phase = 'cut';
       };
     } else if (this.phase === 'cut' && (this.permits === 0 || idle)) {
       next = async () => {
-        await this.workers?.idle(this.signal);
+        await this.idleWorkers('the failover');
+        this.doing = 'failover: killing the primary, promoting the replica';
         await this.steps.failover(this.signal, () => {
           this.answering = 'after';
         });
@@ -263,15 +274,24 @@ export class FailoverDrill {
     next().then(
       () => {
         this.stepping = false;
+        this.doing = undefined;
         this.notify();
         this.step();
       },
       (err: unknown) => {
         this.stepping = false;
+        this.doing = undefined;
         this.failure = err;
         this.notify();
       },
     );
+  }
+
+  /** Waits, where the run has workers, until they are idle before `step` (see the file's comment). */
+  private async idleWorkers(step: string): Promise<void> {
+    if (!this.workers) return;
+    this.doing = `waiting for the workers to finish their jobs before ${step}`;
+    await this.workers.idle(this.signal);
   }
 
   private check(): void {

@@ -39,8 +39,13 @@ export interface LinePiece {
 /** Ranks of what a narrow terminal drops, first to last; the rest (label, count, share, time left) stays. */
 const CUT = { queue: 1, elapsed: 2, rate: 3, noun: 4 } as const;
 
-/** The pieces of one race's line (or one mode's races summed), `elapsedMs` since its sweepers started. */
-function racePieces(label: string, left: number, jobs: number, elapsedMs?: number): LinePiece[] {
+/**
+ * The pieces of one race's line (or one mode's races summed), `elapsedMs` since its sweepers
+ * started. `stage` says what the race waits on while it reclaims nothing (a failover drill's
+ * steps, the workers once the sweeps are done): it takes the place of the rate and the time left,
+ * which the rate so far cannot foretell then.
+ */
+function racePieces(label: string, left: number, jobs: number, elapsedMs?: number, stage?: string): LinePiece[] {
   const done = Math.max(0, jobs - left);
   const percent = jobs > 0 ? Math.floor((100 * done) / jobs) : 100;
   const pieces: LinePiece[] = [
@@ -48,6 +53,11 @@ function racePieces(label: string, left: number, jobs: number, elapsedMs?: numbe
     { text: ' leases reclaimed', cut: CUT.noun },
     { text: ` (${percent}%)` },
   ];
+  if (stage) {
+    // The rate so far would fall the whole time the race waits: the time taken says as much.
+    if (elapsedMs !== undefined && elapsedMs > 0) pieces.push({ text: `, ${formatDuration(elapsedMs)} elapsed`, cut: CUT.elapsed });
+    return [...pieces, { text: `, ${stage}` }];
+  }
   if (elapsedMs === undefined || elapsedMs <= 0) return pieces;
   const rate = done / (elapsedMs / 1000);
   pieces.push({ text: `, ${groupThousands(Math.round(rate))} jobs/s`, cut: CUT.rate }, { text: `, ${formatDuration(elapsedMs)} elapsed`, cut: CUT.elapsed });
@@ -77,8 +87,8 @@ function seedingPieces(label: string, left: number, jobs: number, elapsedMs?: nu
 const joined = (pieces: readonly LinePiece[]): string => pieces.map((piece) => piece.text).join('');
 
 /** The line for one race (or one mode's races summed), `elapsedMs` since its sweepers started. */
-export function progressLine(label: string, left: number, jobs: number, elapsedMs?: number): string {
-  return joined(racePieces(label, left, jobs, elapsedMs));
+export function progressLine(label: string, left: number, jobs: number, elapsedMs?: number, stage?: string): string {
+  return joined(racePieces(label, left, jobs, elapsedMs, stage));
 }
 
 /**
@@ -105,6 +115,8 @@ export interface ProgressEntry {
   readonly elapsedMs?: number;
   /** Seeding: `left` is then the jobs not yet written, out of `jobs` to write, timed from the first batch. */
   readonly seeding?: true;
+  /** What the race waits on now, where it waits (a failover drill's step); said on a one-race line. */
+  readonly stage?: string;
 }
 
 /**
@@ -118,8 +130,8 @@ export function progressSummary(entries: readonly ProgressEntry[]): string {
 
 function summaryPieces(entries: readonly ProgressEntry[]): LinePiece[] {
   const [only] = entries;
-  const pieces = (entry: Pick<ProgressEntry, 'left' | 'jobs' | 'elapsedMs' | 'seeding'>, label: string): LinePiece[] =>
-    (entry.seeding ? seedingPieces : racePieces)(label, entry.left, entry.jobs, entry.elapsedMs);
+  const pieces = (entry: Pick<ProgressEntry, 'left' | 'jobs' | 'elapsedMs' | 'seeding' | 'stage'>, label: string): LinePiece[] =>
+    entry.seeding ? seedingPieces(label, entry.left, entry.jobs, entry.elapsedMs) : racePieces(label, entry.left, entry.jobs, entry.elapsedMs, entry.stage);
   // The queue's name last: on a narrow terminal it is the first piece the cut takes.
   if (entries.length === 1 && only) return [...pieces(only, only.mode), { text: ` (queue ${only.queue})`, cut: CUT.queue }];
   const byMode = new Map<string, { mode: string; seeding?: true; queues: number; left: number; jobs: number; elapsedMs?: number }>();
@@ -230,12 +242,14 @@ export function progressBoard(write: ProgressWriter, display: ProgressDisplay): 
         },
       };
     },
-    watch(redis, active, mode, queue, jobs, live) {
+    watch(redis, active, mode, queue, jobs, live, stage) {
       const w: Watched = { running: true, started: now() };
       watched.add(w);
       const read = async (): Promise<void> => {
         const inActive = await redis.zcard(active);
-        if (watched.has(w)) w.entry = { mode, queue, left: Math.max(0, inActive - live), jobs, elapsedMs: now() - w.started };
+        const waiting = stage?.();
+        if (watched.has(w))
+          w.entry = { mode, queue, left: Math.max(0, inActive - live), jobs, elapsedMs: now() - w.started, ...(waiting ? { stage: waiting } : {}) };
       };
       let busy = false;
       const timer = setInterval(() => {

@@ -47,6 +47,8 @@ export interface RoundsSetup {
   readonly runOnce?: () => Promise<RaceResult>;
   /** --seed: the race's turns chosen by a scheduler seeded with it (race/seeded-scheduler.ts). */
   readonly seed?: number | undefined;
+  /** Hears each round's workers' stage (WorkerPool.stage) as they start, and undefined as they stop: the progress line's. */
+  readonly onWorkers?: (stage: (() => string | undefined) | undefined) => void;
 }
 
 export interface RoundsResult {
@@ -102,8 +104,10 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
         // Through the same target as the sweepers: a failover carries them over with the rest.
         const drill = setup.drill;
         const across = drill && { side: () => drill.side(), tracked: setup.tracked ?? setup.jobs };
-        workers = await startWorkers(setup.target, keys, c.workers, signal, pending, across);
-        drill?.attachWorkers(workers);
+        const pool = await startWorkers(setup.target, keys, c.workers, signal, pending, across);
+        workers = pool;
+        drill?.attachWorkers(pool);
+        setup.onWorkers?.(() => pool.stage());
       }
       if (c.cycles > 1) releaser = await startReleaser(setup.target, keys, c.cycles, tally, pending, signal);
       const chaos = plan ? await startChaos(setup.target, c.faults, plan) : undefined;
@@ -149,6 +153,7 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     } finally {
       releaser?.close();
       workers?.close();
+      if (workers) setup.onWorkers?.(undefined);
       await observer?.stop().catch(() => undefined);
     }
     if (c.cycles === 1 || (await expiredLeases(setup.admin, keys)) === 0) break;

@@ -352,7 +352,11 @@ async function raceQueue(
   const clock: ServerClock = await measureServerClock(admin, clientNow);
   // The server's script counters, and which server process answered them, on either side of the race.
   const statsBefore = await readScriptStats(admin, run.serverStats);
-  const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live);
+  // What the race waits on, where the progress line's count cannot move: a drill's step, or the
+  // workers still running the jobs once the sweeps are done.
+  let workersStage: (() => string | undefined) | undefined;
+  const stage = drill || consequences.workers > 0 ? () => drill?.stage ?? workersStage?.() : undefined;
+  const stopProgress = run.progress?.watch(admin, keys.active, run.mode, run.queue, run.jobs, live, stage);
   const result = await raceRounds({
     target,
     admin,
@@ -372,6 +376,9 @@ async function raceQueue(
     extras,
     ...(drill ? { drill } : {}),
     ...(run.seed !== undefined ? { seed: run.seed } : {}),
+    onWorkers: (reader) => {
+      workersStage = reader;
+    },
     // In --processes mode each sweeper is a child process with its own connection.
     ...(run.processes
       ? {

@@ -301,9 +301,10 @@ export const BACK_TO_BACK: Cadence = { intervalMs: 0, jitterMs: 0 };
 export interface ProgressBoard {
   /**
    * Polls `active` until the returned function is called. `live` jobs hold valid leases in
-   * `active` the whole run and are not counted as left to reclaim.
+   * `active` the whole run and are not counted as left to reclaim. `stage`, read at each poll,
+   * says what the race waits on, if anything (a failover drill's step).
    */
-  watch(redis: Redis, active: string, mode: string, queue: string, jobs: number, live: number): () => void;
+  watch(redis: Redis, active: string, mode: string, queue: string, jobs: number, live: number, stage?: () => string | undefined): () => void;
   /** Shows a queue being seeded until `stop`: `seeded` adds the jobs of each batch as it lands. */
   seeding(mode: string, queue: string, jobs: number): { seeded(count: number): void; stop(): void };
 }

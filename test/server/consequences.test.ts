@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startObserver } from '../../src/consequences/observer.js';
+import { startWorkers } from '../../src/consequences/workers.js';
 import { deleteRunKeys } from '../../src/queue/cleanup.js';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import { queueKeys } from '../../src/queue/keys.js';
@@ -117,6 +118,22 @@ forEachServer('consequences', (handle) => {
       assert.equal(lostCounts.windowInNeither, 0, `a lost job is no window: ${JSON.stringify(lostCounts)}`);
     } finally {
       await admin.del(keys.active, keys.pending);
+    }
+  });
+
+  test("workers' stage for the progress line: nothing while the sweepers run, then the jobs taken as the workers drain pending", async () => {
+    const keys = queueKeys(queueName('workers-stage'));
+    const admin = session.admin;
+    const pool = await startWorkers(session.target, keys, 2, new AbortController().signal, 'list');
+    try {
+      await admin.rpush(keys.pending, '1', '2', '3');
+      assert.equal(pool.stage(), undefined, 'the sweepers are not done: the count of leases reclaimed speaks');
+      const done = await pool.finish();
+      assert.equal(done.executions, 3);
+      assert.equal(pool.stage(), 'sweeps done, the workers running the jobs: 3 taken');
+    } finally {
+      pool.close();
+      await admin.del(keys.pending, keys.running, keys.job(1), keys.job(2), keys.job(3));
     }
   });
 

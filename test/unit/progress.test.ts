@@ -102,3 +102,22 @@ test('stderr on a terminal: the in-place line is ended before any other line, an
     'emq-race: after a cleared line\n',
   ]);
 });
+
+test("a stage the race waits on takes the rate's and the time left's place: the rate so far cannot foretell it", () => {
+  const waiting = { ...race, stage: 'waiting for the workers to finish their jobs before the failover' };
+  assert.equal(
+    progressSummary([waiting]),
+    'atomic: 250,000/1,000,000 leases reclaimed (25%), 10s elapsed, waiting for the workers to finish their jobs before the failover (queue race-0123abcd)',
+  );
+  // A narrow terminal keeps the stage, as it keeps the time left.
+  assert.equal(
+    fitPieces([{ text: 'atomic: 1,000/1,000' }, { text: ' leases reclaimed', cut: 4 }, { text: ', 10s elapsed', cut: 2 }, { text: ', sweeps done' }], 34),
+    'atomic: 1,000/1,000, sweeps done',
+  );
+  // Before the first second's reading, the stage alone follows the count.
+  const { elapsedMs: _, ...untimed } = waiting;
+  assert.equal(
+    progressSummary([untimed]),
+    'atomic: 250,000/1,000,000 leases reclaimed (25%), waiting for the workers to finish their jobs before the failover (queue race-0123abcd)',
+  );
+});
