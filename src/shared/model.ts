@@ -710,7 +710,7 @@ export interface RunResult extends AuditCounts, RunSetup {
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
   readonly consequences: Consequences;
-  /** EVALSHA calls that fell back to EVAL after NOSCRIPT. */
+  /** The sweepers' EVALSHA calls that fell back to EVAL after NOSCRIPT (not the workers' or the tool's own). */
   readonly noscriptFallbacks: number;
   /** Observer samples (jobs checked); undefined without --observe. */
   readonly samples: number | undefined;
