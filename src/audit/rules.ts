@@ -164,6 +164,13 @@ export interface AuditOptions {
    * holds the record to the entries.
    */
   readonly movesLeaveEntries?: boolean;
+  /**
+   * Across a failover with workers: their own count of takes beyond each job's first
+   * (takesBeyondFirst), the run's double executions. The promoted replica's `runs` counters lack
+   * every increment the old primary made and never sent it, so Σ max(0, runs − 1) would undercount.
+   * Null: a failover without workers, where nothing counts them.
+   */
+  readonly takesBeyondFirst?: number | null;
 }
 
 /** The figures every audit counts alike, job by job: the main one here and each library's (numbers: a tally measures what it is given). */
@@ -322,7 +329,7 @@ export function auditJobs(snapshot: JobSnapshot, moves: Uint32Array, context: Au
     misplaced,
     unreclaimed,
     // Only workers write `runs`; without them nothing was executed, so nothing was measured.
-    doubleExecutions: snapshot.runs ? doubleExecutionCount : null,
+    doubleExecutions: context.takesBeyondFirst !== undefined ? context.takesBeyondFirst : snapshot.runs ? doubleExecutionCount : null,
     deadLetterEscapes,
     deadLetteredEarly,
     windowInNeither: null,

@@ -443,13 +443,11 @@ async function judge(
     crossCheck: STRATEGIES[run.mode].crossChecked === true,
     strayIds: raced.strayIds,
     movesLeaveEntries: settled.pending === 'list' && settled.consequences.workers === 0 && settled.consequences.cycles === 1 && !settled.consequences.failover,
+    // Across a failover the workers' own record of their takes counts the double executions (figureSources says so).
+    ...(settled.consequences.failover ? { takesBeyondFirst: raced.workerTakes ? takesBeyondFirst(raced.workerTakes) : null } : {}),
   });
-  // Across a failover the promoted replica's `runs` counters lack every increment the old primary
-  // made and never sent it, so Σ max(0, runs − 1) would undercount: the workers' own record of
-  // their takes counts them instead (figureSources says so).
-  const measured = settled.consequences.failover ? { ...audited, doubleExecutions: raced.workerTakes ? takesBeyondFirst(raced.workerTakes) : null } : audited;
   return [
-    withCycleSums(measured, raced.tally, settled.consequences.cycles, raced.windows),
+    withCycleSums(audited, raced.tally, settled.consequences.cycles, raced.windows),
     raced.drill ? failoverFigures(run, raced.drill, snapshot, promotedBy, raced.workerTakes) : undefined,
   ];
 }

@@ -185,6 +185,14 @@ describe('auditJobs with the new counts', () => {
     assert.equal(counts.doubleExecutions, 1);
     assert.equal(counts.lostJobs, 0);
     assert.equal(counts.misplaced, 0);
+    // Across a failover the workers' own takes count them: the promoted replica's `runs` say 2
+    // where the workers took the job three times (one increment died with the old primary).
+    assert.equal(auditJobs(snap, Uint32Array.from([0, 2]), { takesBeyondFirst: 2 }).doubleExecutions, 2);
+    assert.equal(
+      auditJobs(snap, Uint32Array.from([0, 2]), { takesBeyondFirst: null }).doubleExecutions,
+      null,
+      'a failover without workers: nothing counts them',
+    );
   });
   test('dead-letter escapes need max-stalled and the true stalls', () => {
     const snap = snapshot({
