@@ -200,7 +200,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
         report = json as ExplainReportJson;
       }
       const url = chooseTarget(choice, io.env)?.url;
-      writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
+      const lost = writeExplainFiles(report, { ...flags, schedule: flags.schedule.map(formatEntry), url }, VERSION, io);
       if (flags.keep)
         describeKept(
           session.target,
@@ -209,7 +209,8 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
           io,
           flags.json,
         );
-      return ExitCode.ok;
+      for (const line of lost) io.err(`emq-race: ${line}\n`);
+      return lost.length > 0 ? ExitCode.outputLost : ExitCode.ok;
     },
   );
 }

@@ -8,7 +8,7 @@ import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, refuseEmptyMode, urlOnce } from './options.js';
 import { commandLine } from '../html/command-line.js';
-import { outputFileFlag } from '../html/output-file.js';
+import { lostFileLine, outputFileFlag } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
@@ -251,12 +251,19 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         const incomplete = complete ? [] : [wrapLines(`incomplete: stopped before every order was run${unstarted}`, width).trimEnd()];
         io.out(`${[headline, ...tables, legend.trimEnd(), ...incomplete].join('\n\n')}\n`);
       }
+      let pageLost: string | undefined;
       if (flags.html !== undefined) {
         const { writeExplorePage } = await import('../html/report-files.js');
-        writeExplorePage(flags.html, { ...jsonHeader(), ...report }, exploreCommandLine(flags), io, flags.json);
+        try {
+          writeExplorePage(flags.html, { ...jsonHeader(), ...report }, exploreCommandLine(flags), io, flags.json);
+        } catch (err) {
+          pageLost = lostFileLine('--html', err);
+          if (pageLost === undefined) throw err;
+        }
       }
+      if (pageLost !== undefined) io.err(`emq-race: ${pageLost}\n`);
       if (failure !== undefined) throw failure;
-      return ExitCode.ok;
+      return pageLost === undefined ? ExitCode.ok : ExitCode.outputLost;
     },
   );
 }

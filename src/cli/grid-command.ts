@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
-import { outputFileFlag } from '../html/output-file.js';
+import { lostFileLine, outputFileFlag } from '../html/output-file.js';
 import { libraryAsked } from './options.js';
 import { addHelpNote } from './help.js';
 import { addTlsOptions } from '../server/tls.js';
@@ -277,6 +277,8 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   const open = (signal: AbortSignal) =>
     flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env);
   // A grid keeps nothing (no --keep): its session closes, and its embedded server stops, however it ends.
+  // The line for a page the grid made and could not write, said once its report is out.
+  let pageLost: string | undefined;
   const stoppedBy = await withSession(open, io, false, async (session, interrupts) => {
     const started = performance.now();
     const progress = gridProgress(io, axes, cells.length, started);
@@ -320,9 +322,16 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
       });
       const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
       const writePage = (): void => {
-        if (flags.html !== undefined) writeGridPage(flags.html, report, { command }, io, flags.json);
+        if (flags.html === undefined) return;
+        try {
+          writeGridPage(flags.html, report, { command }, io, flags.json);
+        } catch (err) {
+          // A page that could not be written loses the page, not the grid: its report is printed all the same.
+          pageLost = lostFileLine('--html', err);
+          if (pageLost === undefined) throw err;
+        }
       };
-      // Under --json the page comes first: if it cannot be written, stdout holds nothing yet.
+      // Under --json the page comes first, its line on stderr before the report on stdout.
       if (flags.json) writePage();
       if (flags.json) io.out(`${JSON.stringify(report)}\n`);
       else {
@@ -331,11 +340,12 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
         io.out(`${wrapLines(serverHeadline({ ...session.info, url: session.target.display }, embedded), width)}\n${renderGridTables(report, width)}`);
       }
       if (!flags.json) writePage();
+      if (pageLost !== undefined) io.err(`emq-race: ${pageLost}\n`);
       return stoppedBy;
     } finally {
       progress.stop();
     }
   });
   if (stoppedBy !== undefined) throw stoppedBy;
-  return ExitCode.ok;
+  return pageLost === undefined ? ExitCode.ok : ExitCode.outputLost;
 }

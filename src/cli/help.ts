@@ -80,7 +80,8 @@ const EXIT_CODES_HELP = `Exit codes:
        server evicted keys, or lost the run's, while the run was live (the
        run stops at once), or a helper process of the tool died, or the
        tool's own server could not start (none installed, no TMPDIR folder)
-  4    done, but stdout could not take the report (a full disk)
+  4    done, but stdout could not take the report (a full disk), or an
+       --html, --svg or --export-test file could not be written at the end
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
        131 by SIGQUIT (Ctrl-\\), 143 by SIGTERM; the run's keys are removed
        first

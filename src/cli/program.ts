@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
 import { CodeBugError, EmqError, ExitCode, usageError } from '../shared/errors.js';
-import { checkOutputFiles } from '../html/output-file.js';
+import { checkOutputFiles, lostFileLine } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
 import { nearCommand } from '../shared/text.js';
 import { withoutSecrets } from '../shared/secrets.js';
@@ -273,33 +273,50 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io, flags.exportTest !== undefined) : raced.report;
     // A test with no witness to write is a miss, as a missed --expect is, not a failed command: the
     // report of the runs made is printed as ever (a script reads it under --json), then its line.
+    // A file the run could not write (its folder gone, the disk full since the flags were checked)
+    // loses that file, not the run: the report is printed all the same, then the line that says so.
+    const lost: string[] = [];
+    const orLost = <T>(flag: string, write: () => T): T | undefined => {
+      try {
+        return write();
+      } catch (err) {
+        const line = lostFileLine(flag, err);
+        if (line === undefined) throw err;
+        lost.push(line);
+        return undefined;
+      }
+    };
+    const exportTest = flags.exportTest;
+    const commandLine =
+      shrink && exportTest !== undefined
+        ? (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined)
+        : '';
     const exportMissed =
-      shrink && flags.exportTest !== undefined
-        ? shrink.writeExportedTest(
-            flags.exportTest,
-            report.shrink,
-            (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined),
-            options.seed as number,
-          )
+      shrink && exportTest !== undefined
+        ? orLost('--export-test', () => shrink.writeExportedTest(exportTest, report.shrink, commandLine, options.seed as number))
         : undefined;
+    const exportWritten = exportTest !== undefined && exportMissed === undefined && lost.length === 0;
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (flags.exportTest !== undefined && exportMissed === undefined) announce(io, true, 'exported test', flags.exportTest);
+      if (exportTest !== undefined && exportWritten) announce(io, true, 'exported test', exportTest);
     };
+    const html = flags.html;
     const writePage = (): void => {
-      if (flags.html !== undefined)
-        writeRacePage(
-          flags.html,
-          report,
-          runs,
-          { ...flags, expect: options.expect && formatExpectation(options.expect), url: target?.url },
-          VERSION,
-          io,
-          machineOutput,
+      if (html !== undefined)
+        orLost('--html', () =>
+          writeRacePage(
+            html,
+            report,
+            runs,
+            { ...flags, expect: options.expect && formatExpectation(options.expect), url: target?.url },
+            VERSION,
+            io,
+            machineOutput,
+          ),
         );
     };
-    // Under --json or --csv the page comes first: if it cannot be written, stdout holds nothing yet.
+    // Under --json or --csv the page comes first, its line on stderr before the report on stdout.
     if (machineOutput) {
       writePage();
       announceExport();
@@ -313,6 +330,9 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
     if (exportMissed !== undefined) io.err(`emq-race: ${exportMissed}\n`);
-    return (report.verdict && !report.verdict.pass) || exportMissed !== undefined ? ExitCode.expectationFailed : ExitCode.ok;
+    for (const line of lost) io.err(`emq-race: ${line}\n`);
+    // A failure keeps its own code; a success that lost a file is none (as one whose stdout was lost).
+    if ((report.verdict && !report.verdict.pass) || exportMissed !== undefined) return ExitCode.expectationFailed;
+    return lost.length > 0 ? ExitCode.outputLost : ExitCode.ok;
   });
 }

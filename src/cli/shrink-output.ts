@@ -3,9 +3,8 @@
  * that found an anomaly shrunk (explore/shrink.ts) on the same session, its witness added to the
  * report, and the witness written as a test file that must not exist yet.
  */
-import { writeFileSync } from 'node:fs';
 import { shellQuote } from '../html/command-line.js';
-import { usageError } from '../shared/errors.js';
+import { writeWhole } from '../html/output-file.js';
 import { exportedTest } from '../explore/export-test.js';
 import { shrinkRun } from '../explore/shrink.js';
 import type { Interrupts } from '../shared/interrupt.js';
@@ -70,12 +69,7 @@ export function writeExportedTest(path: string, shrink: ShrunkWitness | undefine
   // The file as the flag named it, so that the line run again from the same folder writes the same
   // file (a line break in the name is shown escaped in the file's comment: exportedTest).
   const made = `emq-race ${VERSION}: ${command} --export-test ${shellQuote(path)}`;
-  try {
-    writeFileSync(path, exportedTest(shrink, shrink.command, made), { flag: 'wx' });
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'EEXIST') throw usageError(`--export-test: ${path} exists already; nothing was overwritten`);
-    throw usageError(`--export-test: cannot write ${path}: ${(err as Error).message}`);
-  }
+  // Whole or not at all: a full disk must not leave an empty test file, which node --test passes.
+  writeWhole(path, exportedTest(shrink, shrink.command, made), 'fresh');
   return undefined;
 }

@@ -7,7 +7,21 @@
  * leads nowhere, and a path that is no plain file (a device such as /dev/null, a pipe), are
  * refused: a rename would replace the link or the device itself.
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
@@ -84,10 +98,30 @@ function writablePath(flag: string, raw: string): string {
     const stat = statSync(path);
     if (stat.isDirectory()) throw usageError(`${flag}: cannot write ${raw}: it is a folder`);
     if (!stat.isFile()) throw usageError(`${flag}: cannot write ${raw}: it is no plain file (a device, a pipe or a socket); name a file`);
+    // `--html /dev/stdout > report.txt` leads to the file stdout goes to: the new file renamed over
+    // it would take its name, and the report written to the old one would be lost with it.
+    for (const [fd, stream] of [
+      [1, 'stdout'],
+      [2, 'stderr'],
+    ] as const) {
+      if (sameFile(fd, stat))
+        throw usageError(`${flag}: cannot write ${raw}: it is the file ${stream} goes to, whose output it would replace; name a file of its own`);
+    }
   } catch (err) {
     if (err instanceof EmqError) throw err;
   }
   return raw;
+}
+
+/** Whether the open file `fd` is the plain file `stat` describes. */
+function sameFile(fd: number, stat: Stats): boolean {
+  try {
+    const open = fstatSync(fd);
+    return open.isFile() && open.dev === stat.dev && open.ino === stat.ino;
+  } catch {
+    // No such descriptor (a process started with it closed): nothing to replace.
+    return false;
+  }
 }
 
 /** Where a path leads: its folder's real path (symbolic links followed) and its name, or the file's own real path where it exists. */
@@ -141,16 +175,58 @@ export function checkOutputFiles(command: Command): void {
 /** The flags that name a file the command reads, which no output may name. */
 const INPUT_FLAGS = ['--script', '--tls-ca', '--tls-cert', '--tls-key', '--server-bin'];
 
-/** Writes `content` whole to where `path` leads: through a symbolic link, to its target, the link left as it is. */
-export function writeWhole(path: string, content: string): void {
+/**
+ * Writes `content` whole to where `path` leads: through a symbolic link, to its target, the link
+ * left as it is. With `fresh`, never over a file that is there by then (one made while the run
+ * went on): the whole file is linked into place, which fails where a file stands, as a rename
+ * would not.
+ *
+ * The path was checked before the run; a write that fails now (its folder removed or replaced
+ * meanwhile, the disk full) loses an output of a run that was made: ExitCode.outputLost, as a
+ * report stdout could not take, and nothing half-written left behind.
+ */
+export function writeWhole(path: string, content: string, fresh?: 'fresh'): void {
   const target = realPath(path);
   const temporary = join(dirname(target), `.${basename(target)}.${nodeCrypto().randomBytes(4).toString('hex')}.tmp`);
   try {
     writeFileSync(temporary, content, { encoding: 'utf8', flag: 'wx' });
-    renameSync(temporary, target);
+    if (fresh) placeFresh(temporary, target);
+    else renameSync(temporary, target);
   } catch (err) {
-    rmSync(temporary, { force: true });
-    const reason = err instanceof Error && 'code' in err ? String((err as NodeJS.ErrnoException).code) : String(err);
-    throw new EmqError(`cannot write ${path}: ${reason}`, ExitCode.usage);
+    // The temporary file goes whatever the failure was; where even that fails (its folder is a
+    // file now), there is nothing of it to remove.
+    try {
+      rmSync(temporary, { force: true });
+    } catch {}
+    const code = err instanceof Error && 'code' in err ? String((err as NodeJS.ErrnoException).code) : String(err);
+    const reason = code === 'EEXIST' ? 'a file was made there while the run went on; nothing was overwritten' : code;
+    throw new EmqError(`cannot write ${path}: ${reason}`, ExitCode.outputLost);
   }
+}
+
+/** Errors of a file system that makes no hard links (some network and FAT file systems). */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/** The whole temporary file put at `target`, where no file stands. */
+function placeFresh(temporary: string, target: string): void {
+  try {
+    linkSync(temporary, target);
+  } catch (err) {
+    if (!NO_LINKS.has(String((err as NodeJS.ErrnoException).code))) throw err;
+    // No hard links here: a rename, once nothing stands there (the check and the rename are two steps).
+    if (existsSync(target)) throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+    renameSync(temporary, target);
+    return;
+  }
+  rmSync(temporary, { force: true });
+}
+
+/**
+ * The line for a file of `flag` that writeWhole could not write after the run (ExitCode.outputLost),
+ * which the command prints once its report is out, ending with ExitCode.outputLost unless it failed
+ * otherwise; undefined for any other error, which the caller throws on.
+ */
+export function lostFileLine(flag: string, err: unknown): string | undefined {
+  if (!(err instanceof EmqError && err.exitCode === ExitCode.outputLost)) return undefined;
+  return `${flag}: ${err.message}; the report is printed in full, only that file is lost`;
 }

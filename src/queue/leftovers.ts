@@ -20,7 +20,7 @@ import { unlinkLibraryKeys } from './cleanup.js';
 import { jobKeyChunks } from './seed.js';
 import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
-import { parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
+import { parseOwnerValue, printableHost, printableRun, stillRunning, type OwnerMarker } from './owner-marker.js';
 import { plural } from '../shared/text.js';
 
 export interface OwnedQueue {
@@ -149,7 +149,8 @@ async function refuseLiveRun(redis: Redis, keys: QueueKeys, owned: OwnedQueue): 
         `queue ${owned.queue} belongs to a run that has ended (pid ${m.pid} on ${m.host} is no longer running), but its heartbeat ${keys.heartbeat} is still fresh: nothing removed; clean takes the queue once the heartbeat lapses, within ${HEARTBEAT_TTL_MS / 1000} s`,
       );
     }
-    const who = m.host ? ` (pid ${m.pid} on ${m.host})` : '';
+    const host = printableHost(m);
+    const who = host ? ` (pid ${m.pid} on ${host})` : '';
     throw usageError(
       `queue ${owned.queue} is in use by a live run${who}: its heartbeat ${keys.heartbeat} is fresh; nothing removed (a run that ended without removing it stops counting as live within ${HEARTBEAT_TTL_MS / 1000} s)`,
     );
@@ -266,5 +267,7 @@ const PHASE_NOTE: Record<OwnerMarker['phase'], string> = {
 export function describeOwned(owned: OwnedQueue): string {
   const m = owned.marker;
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
-  return `${owned.queue}: ${plural(m.jobs, 'job')} seeded, run ${m.run}, started ${when}${m.host ? ` by pid ${m.pid} on ${m.host}` : ''}${PHASE_NOTE[m.phase]}`;
+  const host = printableHost(m);
+  const run = printableRun(m) ?? "(an id not of the tool's making)";
+  return `${owned.queue}: ${plural(m.jobs, 'job')} seeded, run ${run}, started ${when}${host ? ` by pid ${m.pid} on ${host}` : ''}${PHASE_NOTE[m.phase]}`;
 }

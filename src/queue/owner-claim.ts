@@ -21,7 +21,7 @@ import { describeServerError, EmqError, serverError, UnlikeRedisReply, usageErro
 import { callKeepClaim, callReleaseMarker } from '../lua/bulk-scripts.js';
 import { FROZEN_MS } from '../server/frozen.js';
 import { queueKeys, queuePattern, type QueueKeys } from './keys.js';
-import { ownerValue, parseOwnerValue, stillRunning, type OwnerMarker } from './owner-marker.js';
+import { ownerValue, parseOwnerValue, printableHost, printableRun, stillRunning, type OwnerMarker } from './owner-marker.js';
 import { fewNamed, groupThousands } from '../shared/text.js';
 
 /** How long an unconfirmed (`claiming`) marker lives unless renewed. */
@@ -66,9 +66,9 @@ function inUse(keys: QueueKeys, found?: FoundMarker): EmqError {
   // Somebody else's key where the tool's marker would be: no run's, and not clean's to remove.
   if (!marker) return usageError(`${stem}: ${keys.owner} exists and was not written by emq-race; pick another --queue`);
   const who = [
-    /^[0-9a-f]{1,32}$/.test(marker.run) ? `run ${marker.run}` : '',
+    printableRun(marker) !== undefined ? `run ${marker.run}` : '',
     marker.started > 0 ? `started ${new Date(marker.started).toISOString()}` : '',
-    marker.pid > 0 && /^[\w.-]{1,100}$/.test(marker.host) ? `by pid ${marker.pid} on ${marker.host}` : '',
+    printableHost(marker) !== undefined ? `by pid ${marker.pid} on ${marker.host}` : '',
   ].filter(Boolean);
   const named = who.length > 0 ? ` (${who.join(', ')})` : '';
   if (found.heartbeat !== null || marker.phase === 'claiming' || stillRunning(marker))

@@ -52,6 +52,20 @@ export interface OwnerMarker {
   readonly library?: string;
 }
 
+/**
+ * A marker's run id and host as a line may repeat them: a marker is a key anyone may have written,
+ * and a field of another shape (a terminal's escape codes, a line break, thousands of characters)
+ * is not printed. The run id as newRunId makes it; the host as a host name is.
+ */
+export function printableRun(marker: Pick<OwnerMarker, 'run'>): string | undefined {
+  return /^[0-9a-f]{1,32}$/.test(marker.run) ? marker.run : undefined;
+}
+
+/** See printableRun: the host, where it is one and the pid is a process's. */
+export function printableHost(marker: Pick<OwnerMarker, 'host' | 'pid'>): string | undefined {
+  return marker.pid > 0 && /^[\w.-]{1,100}$/.test(marker.host) ? marker.host : undefined;
+}
+
 /** A run's marker as first written: `claiming`. */
 export function newOwnerMarker(run: string, jobs: number, library?: string): OwnerMarker {
   const procStart = processStart(process.pid);

@@ -12,7 +12,7 @@ export const ExitCode = {
   expectationFailed: 1,
   usage: 2,
   server: 3,
-  /** stdout refused the report (a full disk): the run itself ended as its code would have said. */
+  /** stdout refused the report (a full disk), or a file of the run (--html, --svg, --export-test) could not be written at its end: the run itself ended as its code would have said. */
   outputLost: 4,
   sighup: 129,
   sigint: 130,

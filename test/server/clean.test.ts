@@ -190,6 +190,22 @@ forEachServer('clean', (handle) => {
     }
   });
 
+  test("a marker's run id and host of another shape (escape codes, line breaks, thousands of characters) are never printed", async () => {
+    const hostile = '\x1b[31mEVIL\nsecond line';
+    await crashedRun('race-hostile', 2, { ...ownedMarker('feedfeedfeedfeed', 2), host: hostile, pid: 4242 });
+    await crashedRun('race-long', 2, { ...ownedMarker('x'.repeat(5000), 2), host: 'h'.repeat(5000), pid: 4242 });
+    await redis.set('emq:{race-hostile}:heartbeat', 'feedfeedfeedfeed', 'PX', 60_000);
+    const listed = await runCli(['clean', '--url', handle.url, '--all']);
+    const refused = await runCli(['clean', '--url', handle.url, '--queue', 'race-hostile']);
+    for (const result of [listed, refused]) {
+      const output = result.stdout + result.stderr;
+      assert.doesNotMatch(output, /\x1b|EVIL|second line|xxxxxxxxxx|hhhhhhhhhh/, output);
+    }
+    assert.match(listed.stdout, /^ {2}race-long: 2 jobs seeded, run \(an id not of the tool's making\), started \S+$/m);
+    assert.equal(oneErrorLine(refused.stderr)?.startsWith('emq-race: queue race-hostile is in use by a live run: its heartbeat'), true, refused.stderr);
+    await redis.unlink(...(await allKeys(redis)));
+  });
+
   test('a queue whose run is alive is refused: its heartbeat, from any host; its process, here', async () => {
     // A run on another machine: its pid means nothing here, its heartbeat says it lives.
     await crashedRun('race-beating', 3, { ...ownedMarker('beatbeatbeatbeat', 3), host: 'some-other-host', pid: 4242 });

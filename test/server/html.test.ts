@@ -5,11 +5,13 @@
  * step per replay step, table values equal to the embedded JSON, and a screenshot that is not blank.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { after, before, describe, test } from 'node:test';
 import { groupThousands } from '../../src/shared/text.js';
 import type { Browser, Page } from 'playwright-core';
@@ -22,7 +24,8 @@ import type { RaceReportJson, ReplaysJson, RunJson, TrialSummaryJson } from '../
 import { explainCommandLine, raceCommandLine } from '../../src/html/reproduce.js';
 import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { oneErrorLine } from '../helpers/cli-process.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
@@ -296,6 +299,56 @@ describe('html: bad output paths are usage errors before any server is touched',
     }
   });
 
+  test('a write that fails after the run (the folder replaced by a file, a file made meanwhile) loses that file: exit 4, nothing half-written', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-lost-'));
+    try {
+      const folder = join(dir, 'gone');
+      writeFileSync(folder, '');
+      assert.throws(
+        () => writeWhole(join(folder, 'r.html'), 'page'),
+        (err: unknown) => err instanceof EmqError && err.exitCode === ExitCode.outputLost && /^cannot write .*r\.html: ENOTDIR$/.test(err.message),
+      );
+      // An exported test never goes over a file, even one made after the flag was checked.
+      const made = join(dir, 'w.test.mjs');
+      writeFileSync(made, 'mine');
+      assert.throws(
+        () => writeWhole(made, 'test', 'fresh'),
+        (err: unknown) =>
+          err instanceof EmqError &&
+          err.exitCode === ExitCode.outputLost &&
+          /a file was made there while the run went on; nothing was overwritten$/.test(err.message),
+      );
+      assert.equal(readFileSync(made, 'utf8'), 'mine');
+      writeWhole(join(dir, 'new.test.mjs'), 'test', 'fresh');
+      assert.equal(readFileSync(join(dir, 'new.test.mjs'), 'utf8'), 'test');
+      assert.deepEqual(readdirSync(dir).sort(), ['gone', 'new.test.mjs', 'w.test.mjs'], 'no temporary file left');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a page over the file stdout goes to (--html /dev/stdout > file) is refused before the run', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-stdout-'));
+    try {
+      const file = join(dir, 'report.txt');
+      const fd = openSync(file, 'w');
+      const result = spawnSync(process.execPath, [BIN, '--html', '/dev/stdout', '--url', 'redis://127.0.0.1:1'], {
+        stdio: ['ignore', fd, 'pipe'],
+        encoding: 'utf8',
+      });
+      closeSync(fd);
+      assert.equal(result.status, 2, result.stderr);
+      assert.equal(
+        oneErrorLine(result.stderr),
+        'emq-race: --html: cannot write /dev/stdout: it is the file stdout goes to, whose output it would replace; name a file of its own',
+      );
+      assert.equal(readFileSync(file, 'utf8'), '');
+      assert.deepEqual(readdirSync(dir), ['report.txt']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('through a symbolic link the page goes to its target, and the link stays a link', () => {
     const dir = mkdtempSync(join(tmpdir(), 'emq-link-'));
     try {
@@ -365,6 +418,47 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
   after(async () => {
     await browser?.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a page the run cannot write at its end (its folder replaced by a file meanwhile) loses the page, not the report: exit 4', async () => {
+    const folder = join(dir, 'replaced');
+    mkdirSync(folder);
+    const queue = 'race-page-lost';
+    const redis = new Redis(handle.url);
+    try {
+      const running = runCli([
+        '--url',
+        handle.url,
+        '--mode',
+        'loop',
+        '--jobs',
+        '200',
+        '--sweepers',
+        '2',
+        '--probe-delay',
+        '3',
+        '--queue',
+        queue,
+        '--json',
+        '--html',
+        join(folder, 'r.html'),
+      ]);
+      // Once the run has claimed its queue, the folder goes and a file takes its name.
+      while ((await redis.exists(`emq:{${queue}}:owner`)) === 0) await sleep(2);
+      rmSync(folder, { recursive: true });
+      writeFileSync(folder, '');
+      const result = await running;
+      assert.equal(result.code, 4, result.stderr);
+      assert.equal((JSON.parse(result.stdout) as MainJson).runs.length, 1, 'the report is printed whole');
+      assert.equal(
+        oneErrorLine(result.stderr),
+        `emq-race: --html: cannot write ${join(folder, 'r.html')}: ENOTDIR; the report is printed in full, only that file is lost`,
+      );
+      assert.deepEqual(await redis.keys(`emq:{${queue}}:*`), [], 'the run removed its keys');
+    } finally {
+      redis.disconnect();
+      rmSync(folder, { force: true });
+    }
   });
 
   test("the page's race table has the terminal's other rows too: a watch run's retries", async () => {
