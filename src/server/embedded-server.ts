@@ -6,9 +6,9 @@
  * Ctrl-C and hang-up reach the tool (which cleans up and stops them) rather than the server
  * mid-run.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -78,10 +78,11 @@ export function findServerBinary(explicit?: string): string {
       // probe and leave it read as no server binary. (spawnSync honours `detached` as spawn does;
       // Node's types leave it out, so the options are not a literal.)
       const probe = { encoding: 'utf8' as const, timeout: 5000, detached: true };
-      let out = spawnSync(resolved, ['--version'], probe);
+      let out = versionProbe(resolved, probe);
       // A Ctrl-C in the microseconds between the fork and the probe leaving the tool's group still
-      // ends it: asked again (the tool has that signal too, and stops once this call returns).
-      for (let again = 0; again < 2 && isStopSignal(out.signal); again++) out = spawnSync(resolved, ['--version'], probe);
+      // ends it: asked again (the tool has that signal too, and stops once this call returns). A
+      // probe that timed out was killed by that timeout, not by a Ctrl-C: it would only hang again.
+      for (let again = 0; again < 2 && isStopSignal(out.signal) && !timedOut(out); again++) out = versionProbe(resolved, probe);
       version = `${out.stdout ?? ''}`;
     } catch {
       throw usageError(`--server-bin: ${JSON.stringify(explicit)} is not an executable file`);
@@ -99,6 +100,26 @@ export function findServerBinary(explicit?: string): string {
     `no redis-server, valkey-server or redict-server found on PATH: install one (Debian: apt-get install redis-server, or run ${INSTALL_SCRIPT}) or pass --url redis://host:port`,
   );
 }
+
+/**
+ * `bin --version`, in a process group of its own (`options.detached`). A probe that did not end by
+ * itself (its timeout, or a signal) is killed with its whole group: spawnSync's timeout signals
+ * the probe's own pid only, and what a wrapper script started (a `sleep`, a server) would be left
+ * running for good.
+ */
+function versionProbe(bin: string, options: { encoding: 'utf8'; timeout: number; detached: boolean }): SpawnSyncReturns<string> {
+  const out = spawnSync(bin, ['--version'], options);
+  if (out.pid > 0 && (out.error !== undefined || out.signal !== null)) {
+    try {
+      process.kill(-out.pid, 'SIGKILL');
+    } catch {
+      // no member left
+    }
+  }
+  return out;
+}
+
+const timedOut = (out: SpawnSyncReturns<string>): boolean => (out.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
 
 /**
  * The script that installs the servers, where this copy of the tool has it: the package ships it
@@ -210,7 +231,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => output,
       () => report,
     );
-    if (pid !== undefined) return embedded(keeper, pid, bin, port, dir, options.role);
+    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port), bin, port, dir, options.role);
     // Killed from outside while its server started: no clash over a port, nothing to try again.
     // Its server may already run, its pid reported or not: stopped through the keeper's group.
     if (keeper.signalCode !== null) {
@@ -248,6 +269,62 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
   return undefined;
 }
 
+/**
+ * The pid to signal the server by: the one the keeper started, unless that is a wrapper (a script
+ * that runs the real server as its child, without exec). A signal to the wrapper alone would leave
+ * the server running, holding the tool's output pipes, so the server is asked its own pid; when it
+ * differs, the keeper is told it on the lifeline (a `pid N` line) and stops that one. Only a pid in
+ * the keeper's process group is taken: a server that answers with another (a wrapper that runs it
+ * in a container, whose pids are not this machine's) keeps the keeper's, as before.
+ */
+async function serverPid(keeper: ChildProcess, started: number, port: number): Promise<number> {
+  const own = await processIdOf(port);
+  if (own === undefined || own === started || keeper.pid === undefined || processGroupOf(own) !== keeper.pid) return started;
+  keeper.stdin?.write(`pid ${own}\n`);
+  return own;
+}
+
+/**
+ * The server's `process_id` (INFO server), on a plain connection of its own: undefined when it does
+ * not answer so within a second or two (a password, a renamed INFO).
+ */
+function processIdOf(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let text = '';
+    const done = (pid?: number): void => {
+      socket.destroy();
+      resolve(pid);
+    };
+    socket.setTimeout(2000, () => done());
+    socket.on('error', () => done());
+    socket.on('close', () => done());
+    socket.on('connect', () => socket.write('INFO server\r\n'));
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const found = /^process_id:(\d+)\r\n/m.exec(text);
+      // An error reply, or the whole section without the field: no pid to be had.
+      if (found || /^-.*\r\n/.test(text) || /\r\n\r\n$/.test(text)) done(found ? Number(found[1]) : undefined);
+    });
+  });
+}
+
+/** A process's group: from /proc where there is one (Linux), else from ps; undefined when it cannot be read. */
+function processGroupOf(pid: number): number | undefined {
+  try {
+    // The fields after the parenthesised name (which may hold spaces): state, parent, group.
+    return Number(
+      readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ')[2],
+    );
+  } catch {
+    const out = spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+    const group = Number(out.stdout?.trim());
+    return Number.isInteger(group) && group > 0 ? group : undefined;
+  }
+}
+
 function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
   let stopped = false;
   const url = `redis://127.0.0.1:${port}`;
@@ -257,7 +334,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   // server now, and its output pipes, held open by the server, would keep the tool alive for ever.
   // The tool stops it itself. A keeper that follows its server out (the server died) is not this:
   // the run's connection reports that loss.
-  keeper.once('exit', (code, signal) => {
+  const onKeeperExit = (code: number | null, signal: NodeJS.Signals | null): void => {
     if (stopped) return;
     if (!isAlive(pid)) {
       ended.abort(new ServerGoneError(`${role.name} at ${url} died (its process ended unasked)`));
@@ -277,7 +354,11 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
     // run's end. A keeper killed by anything else is reported at once.
     if (isStopSignal(signal)) setTimeout(report, TERMINAL_SIGNAL_GRACE_MS).unref();
     else report();
-  });
+  };
+  // The server was asked its pid after it came up (serverPid): a keeper that exited meanwhile has
+  // had its exit event, and is seen to here, once this server is returned.
+  if (keeper.exitCode !== null || keeper.signalCode !== null) process.nextTick(() => onKeeperExit(keeper.exitCode, keeper.signalCode));
+  else keeper.once('exit', onKeeperExit);
   // The quick way out on a normal exit (the keeper would see the pipe close and do the same).
   const onExit = (): void => {
     if (!stopped) {

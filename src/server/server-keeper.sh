@@ -11,6 +11,12 @@
 # Run as `sh server-keeper.sh DIR BIN ARGS…` (see embedded-server.ts), with a fourth pipe (fd 3) on
 # which it reports `pid N` once the server is started. The server writes to the keeper's stdout and
 # stderr, which are the tool's pipes: the tool reads its readiness there.
+#
+# BIN may be a wrapper (a script that runs the real server as its child, without exec): the pid
+# started here is then the wrapper's, and a signal to it alone would leave the server running,
+# holding the tool's pipes. The tool asks the server its own pid once it is up and, when it differs,
+# sends a `pid N` line on the lifeline: from then on that is the pid stopped, and the folder stays
+# until it too has ended.
 
 dir=$1
 shift
@@ -35,29 +41,42 @@ exec 3>&-
 # from this keeper (the server is gone) ends it at once. It waits on every child it starts, so that
 # nothing of the keeper's outlives it.
 lifeline='
-pid=$1
-stop() {
-  kill -TERM "$pid" 2>/dev/null
+started=$1
+pid=${4:-$1}
+dir=$2
+end() {
+  kill -TERM "$1" 2>/dev/null
   # A server paused by SIGSTOP would take its TERM only once let go, after the 5 s.
-  kill -CONT "$pid" 2>/dev/null
+  kill -CONT "$1" 2>/dev/null
   n=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$n" -ge 250 ]; then kill -KILL "$pid" 2>/dev/null; break; fi
+  while kill -0 "$1" 2>/dev/null; do
+    if [ "$n" -ge 250 ]; then kill -KILL "$1" 2>/dev/null; break; fi
     sleep 0.02
     n=$((n + 1))
   done
+}
+stop() {
+  end "$pid"
+  # A wrapper that goes on once its server has ended would hold the folder and the pipes: it goes too.
+  if [ "$pid" != "$started" ]; then end "$started"; fi
   exit 0
 }
 trap "exit 0" TERM
 trap stop USR1
 while IFS= read -r line; do
-  case $line in *keep*) exit 3 ;; esac
+  case $line in
+    *keep*) exit 3 ;;
+    # The real server under a wrapper: the one to stop, and (in the folder, for the keeper) to outlive.
+    "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$3" ;;
+  esac
 done
 stop
 '
 # A background job's stdin would be /dev/null: the lifeline goes to it through fd 4.
 exec 4<&0 </dev/null
-sh -c "$lifeline" emq-race-lifeline "$pid" <&4 >/dev/null 2>&1 &
+# Where the reader leaves the real server's pid when the tool reports one (a wrapper's child).
+real=.emq-race-server-pid
+sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" <&4 >/dev/null 2>&1 &
 reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
@@ -67,15 +86,23 @@ trap 'kill -USR1 "$reader" 2>/dev/null' TERM
 # and the server would outlive the tool: it is stopped here the same way at once.
 trap ':' CHLD
 
-# A trapped signal ends a wait early: wait again while the server lives.
+# The server's pid: the one started here, or the real server's under a wrapper once reported.
+server() {
+  s=$(cat "$dir/$real" 2>/dev/null)
+  echo "${s:-$pid}"
+}
+
+# A trapped signal ends a wait early: wait again while the server lives. A wrapper's server is no
+# child of this shell's to wait on: once the wrapper has ended, one that still runs is watched by
+# its pid.
 watched=1
-while kill -0 "$pid" 2>/dev/null; do
-  wait "$pid"
+while kill -0 "$pid" 2>/dev/null || kill -0 "$(server)" 2>/dev/null; do
+  if kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
   if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
     watched=0
     wait "$reader"
     # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
-    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" </dev/null >/dev/null 2>&1; fi
+    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$(server)" </dev/null >/dev/null 2>&1; fi
     # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
     trap '' TERM
   fi

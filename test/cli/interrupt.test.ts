@@ -20,7 +20,7 @@ import { LONG_LOOP, oneErrorLine, startCli, within, until } from '../helpers/cli
 import { holdCall, holdFirst, type HeldCall } from '../helpers/held-call.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { allKeys } from '../helpers/keyspace.js';
-import { alive, commandLine, connectOnceUp, descendants, embeddedChild } from '../helpers/processes.js';
+import { alive, commandLine, connectOnceUp, descendants, embeddedChild, killWithDescendants, namingServer, serverWrapper } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { oneServerKind } from '../helpers/servers.js';
 import { unrelatedState, useFilledServer, type UnrelatedState } from '../helpers/unrelated-data.js';
@@ -271,8 +271,9 @@ for (const kind of oneServerKind(import.meta.url)) {
       args: readonly string[],
       what: string,
       ready: (own: Redis) => Promise<boolean>,
-    ): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; dir: string } }> => {
-      const cli = startCli(['--server-bin', kind.bin, ...args]);
+      bin: string = kind.bin,
+    ): Promise<{ cli: ReturnType<typeof startCli>; server: { pid: number; port: number; dir: string } }> => {
+      const cli = startCli(['--server-bin', bin, ...args]);
       const child = await within(LIMIT_MS, 'the embedded server', embeddedChild(cli.child.pid ?? 0));
       const own = await within(LIMIT_MS, 'connecting', connectOnceUp(child.port));
       try {
@@ -283,11 +284,12 @@ for (const kind of oneServerKind(import.meta.url)) {
       return { cli, server: child };
     };
     const seedingOnEmbedded = () => onEmbedded(['--mode', 'atomic', '--jobs', '60000'], 'seeding', async (own) => (await own.dbsize()) > 0);
-    const sweepingOnEmbedded = () =>
+    const sweepingOnEmbedded = (bin: string = kind.bin) =>
       onEmbedded(
         ['--mode', 'loop', '--jobs', '10000', '--sweepers', '4', '--probe-delay', '5', '--queue', 'race-gone'],
         'sweeping',
         async (own) => (await own.llen('emq:{race-gone}:pending')) > 0,
+        bin,
       );
 
     test('embedded server: two SIGINTs mid-seed still stop the server and remove its folder', async () => {
@@ -344,6 +346,25 @@ for (const kind of oneServerKind(import.meta.url)) {
       await until(LIMIT_MS, 'the server to go', async () => !alive(child.pid));
       await until(LIMIT_MS, 'its folder to go', async () => !existsSync(child.dir));
     });
+
+    // A --server-bin wrapper script runs the server as its child: the pid its keeper starts is the
+    // script's, and the server must go all the same, however the tool ends.
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      test(`${signal} of the tool on a --server-bin wrapper script: the server goes, its wrapper, keeper and folder too`, async () => {
+        const { cli, server: child } = await sweepingOnEmbedded(serverWrapper(which(kind.bin) ?? kind.bin).path);
+        try {
+          cli.child.kill(signal);
+          const result = await within(LIMIT_MS, 'the interrupted run', cli.done);
+          if (signal === 'SIGTERM') assert.equal(result.code, 143, result.stderr);
+          else assert.equal(result.signal, 'SIGKILL');
+          // A guard against a hang, not a timing: the keeper stops the server once the lifeline closes.
+          await until(LIMIT_MS, 'the server, its wrapper and keeper gone', () => namingServer(child.port, child.dir).length === 0, 20);
+          await until(LIMIT_MS, 'its folder to go', () => !existsSync(child.dir), 20);
+        } finally {
+          for (const pid of namingServer(child.port, child.dir)) killWithDescendants(pid);
+        }
+      });
+    }
 
     test('a signal while the program still loads: exit 130, and under --json the one object, never a run that goes on', async () => {
       // Sent ever later after the start, across the time the program loads and the command begins.

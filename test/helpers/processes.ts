@@ -1,8 +1,10 @@
 /** The processes a spawned CLI started (its keeper, its server, its sweeper children), found through /proc. */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { tempDir } from './temp-dir.js';
 
 /** The children one thread of a process started (`task`: the thread's id; the process's own for its main thread). */
 export function threadChildren(pid: number, task: number | string): number[] {
@@ -166,4 +168,39 @@ export async function askServer<T>(port: number, question: (server: Redis) => Pr
   } finally {
     server.disconnect();
   }
+}
+
+/**
+ * Every process (but this one) whose command line names a run's server: its port, as the server
+ * retitles itself ("redis-server 127.0.0.1:PORT") and as its keeper's and a wrapper's arguments
+ * give it (`--port PORT`), or its folder.
+ */
+export function namingServer(port: number, dir: string): number[] {
+  const names = new RegExp(`127\\.0\\.0\\.1:${port}\\b|--port ${port}\\b`);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .map(Number)
+    .filter((pid) => {
+      const line = commandLine(pid);
+      return names.test(line) || line.includes(dir);
+    });
+}
+
+/**
+ * A --server-bin that wraps `bin` the way a user's shim does: a script that runs the server as its
+ * child, without exec, so that the pid the keeper starts is the script's. Each start is noted in
+ * `log` (the script's pid, then its arguments), where a test finds the run's port and folder.
+ */
+export function serverWrapper(bin: string): { path: string; log: string } {
+  const dir = tempDir('emq-race-wrapper-');
+  const path = join(dir, 'wrapped-server');
+  const log = join(dir, 'starts');
+  writeFileSync(path, `#!/bin/sh\n[ "$1" = --version ] || echo "$$ $*" >>'${log}'\n'${bin}' "$@"\n`, { mode: 0o755 });
+  return { path, log };
+}
+
+/** The port and folder of the last server a serverWrapper started, from its log. */
+export function wrappedServer(log: string): { port: number; dir: string } {
+  const line = readFileSync(log, 'utf8').trim().split('\n').at(-1) ?? '';
+  return { port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' };
 }
