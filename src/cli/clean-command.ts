@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
 import { closeConnection, connect, scrubUrlText } from '../server/connection.js';
-import { describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
+import { CodeBugError, describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
 import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
 import type { Io } from '../shared/model.js';
 import { parseCleanQueueName, urlOnce } from './options.js';
@@ -117,7 +117,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   } catch (err) {
     // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
     const stop = stopCause(signal) ?? (err instanceof InterruptedError ? err : undefined);
-    if (stop && !(err instanceof StoppedClean)) throw new EmqError(`${stop.message}: nothing removed`, stop.exitCode);
+    if (stop && !(err instanceof StoppedClean) && err !== stop) throw stoppedClean(stop, 'nothing removed');
     throw describeServerError(err, target.display);
   } finally {
     interrupts.dispose();
@@ -133,6 +133,19 @@ const CLEAN_WORDS: SignalWords = {
 
 /** A clean a signal stopped once it had begun removing: its line names what is left. */
 class StoppedClean extends EmqError {}
+
+/**
+ * The error a stopped clean ends with, `said` (what it removed, or not) added: a signal's line
+ * reads "interrupted by SIGINT: nothing removed"; any other stop (an exception past every caller,
+ * cli/uncaught.ts) is a sentence of its own, and a bug among them stays the bug it is, to be
+ * reported with its stack, `said` as what it left behind.
+ */
+function stoppedClean(stop: EmqError, said: string): EmqError {
+  if (stop instanceof InterruptedError) return new StoppedClean(`${stop.message}: ${said}`, stop.exitCode);
+  if (!(stop instanceof CodeBugError)) return new StoppedClean(`${stop.message}; ${said}`, stop.exitCode);
+  stop.message += `; ${said}`;
+  return stop;
+}
 
 interface Removal {
   /** The server, as errors name it. */
@@ -207,7 +220,7 @@ async function removeQueues(
   const stop = stopCause(interrupts.signal);
   if (stop && (midway !== undefined || notStarted.length > 0)) {
     const said = midway === undefined && notStarted.length === queues.length ? 'nothing removed' : whatRemains(midway, notStarted, removal.again);
-    throw new StoppedClean(`${stop.message}: ${said}`, stop.exitCode);
+    throw stoppedClean(stop, said);
   }
   return (removal.refused?.length ?? 0) > 0 ? ExitCode.usage : ExitCode.ok;
 }

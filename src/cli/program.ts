@@ -13,6 +13,7 @@ import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
+import { catchUncaught } from './uncaught.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { flagOfTheTool, optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
@@ -131,10 +132,16 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     }
     return code;
   };
+  // An exception past every caller (a peer's reply no command asked for, thrown inside the client)
+  // stops the run, which cleans up, and ends the command here as any other error would.
+  const uncaught = catchUncaught();
   try {
     const ordered = subcommandFirst(program, argv);
     refuseFlagsAsValues(program, ordered.slice(2));
-    await program.parseAsync(ordered);
+    const parsing = program.parseAsync(ordered);
+    // Left behind when an exception past every caller ended the command first: its own end is no news.
+    parsing.catch(() => {});
+    await Promise.race([parsing, uncaught.failed]);
     return exit.code;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -151,6 +158,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     const report = err instanceof CodeBugError ? bugReport(err.bug, err.added) : bugReport(err);
     tracked.err(report.stderr);
     return failed(ExitCode.server, report.message);
+  } finally {
+    uncaught.release();
   }
 }
 

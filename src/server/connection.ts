@@ -586,6 +586,7 @@ function trackOpen(redis: Redis, where: string): void {
   openConnections.set(where, open);
   open.add(redis);
   redis.once('end', () => open.delete(redis));
+  markReading(redis, where);
   // ioredis clears its socket timeout only when data arrives: on a socket closed with replies
   // pending, the timer would keep the process alive for up to ANSWER_TIMEOUT_MS and, after a
   // reconnect (the client-kill fault), fire on the new socket. Cleared and forgotten here, so that
@@ -595,6 +596,46 @@ function trackOpen(redis: Redis, where: string): void {
     clearTimeout(timed.socketTimeoutTimer);
     timed.socketTimeoutTimer = undefined;
   });
+}
+
+/** The connection whose replies the client is reading at this moment, if it is one of connect's. */
+let reading: { readonly redis: Redis; readonly where: string } | undefined;
+
+/**
+ * Notes, around the client's own handler of each chunk a socket of `redis` reads, that the chunk is
+ * being read: the client's handler throws, past every caller, on a reply no command asked for, and
+ * the exception does not say which connection it came from (untrustedConnection). The client
+ * attaches its handler to each new socket before it says the connection is made.
+ */
+function markReading(redis: Redis, where: string): void {
+  redis.on('connect', () => {
+    const stream = (redis as unknown as { stream?: NodeJS.EventEmitter }).stream;
+    stream?.prependListener('data', () => (reading = { redis, where }));
+    stream?.on('data', () => (reading = undefined));
+  });
+}
+
+/**
+ * After the client threw reading a reply (raisedReadingReplies in shared/errors.ts): the server
+ * that sent it, and its connection dropped at once. Its replies no longer match its commands (what
+ * followed the stray reply is read as the answers to later ones, or never), so nothing may wait on
+ * it or trust it again: the run's clean-up opens a fresh one (cleanUpConnection in
+ * queue/claimed-run.ts). A connection not of connect's (a queue library's own) is not known: every
+ * connection to the one server open then is dropped, as none can be told apart; undefined where
+ * none or several are open.
+ */
+export function untrustedConnection(): string | undefined {
+  const culprit = reading;
+  reading = undefined;
+  if (culprit) {
+    culprit.redis.disconnect();
+    return culprit.where;
+  }
+  const servers = [...openConnections].filter(([, open]) => open.size > 0);
+  if (servers.length !== 1) return undefined;
+  const [where, open] = servers[0] as [string, Set<Redis>];
+  for (const redis of open) redis.disconnect();
+  return where;
 }
 
 /**

@@ -166,6 +166,42 @@ export function packageRaising(err: Error, toolRoot = TOOL_ROOT): string | undef
   return name === 'emq-race' || OWN_DEPENDENCIES.has(name) ? undefined : name;
 }
 
+/**
+ * Whether `err` was raised by the Redis client's own reading of replies (ioredis's DataHandler, or
+ * the redis-parser it reads with, at the top of the stack): a reply no command asked for (a `$-1`
+ * with no command waiting) makes it throw there, inside the socket's data handler, where no caller
+ * of the tool's can catch it. Code of the tool's that the client calls from there (a listener for
+ * its events) is on top of the stack instead, and stays the tool's bug.
+ */
+export function raisedReadingReplies(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const files = (err.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .map(frameFile)
+    .filter((path): path is string => path !== undefined);
+  // The innermost package of the path, as packageRaising reads it: a queue library's own copy of the client counts.
+  const inPackage = (path: string | undefined, name: string): boolean => {
+    const parts = (path ?? '').split(/[\\/]/);
+    const at = parts.lastIndexOf('node_modules');
+    return at >= 0 && parts[at + 1] === name;
+  };
+  const [top] = files;
+  return (
+    (inPackage(top, 'ioredis') || inPackage(top, 'redis-parser')) && files.some((path) => inPackage(path, 'ioredis') && /[\\/]DataHandler\.js$/.test(path))
+  );
+}
+
+/**
+ * A reply no command asked for: the client threw reading it (raisedReadingReplies), or said so
+ * (its "Command queue state error"). The peer at `where` (undefined: not known) does not answer as
+ * Redis does, one reply to each command: no TLS or port hint fits it, as it speaks RESP.
+ */
+export const unaskedReply = (where: string | undefined): EmqError =>
+  serverError(
+    `${where !== undefined ? `the server at ${where}` : 'a server the command speaks to'} does not speak the Redis protocol: it sent a reply no command asked for (a Redis or Valkey server sends one reply to each command; a proxy in front of one may have added it)`,
+  );
+
 /** The one refusal of a peer that does not speak Redis: a reply that is not RESP, or one no Redis gives. */
 const notRedis = (where: string, detail: string): EmqError =>
   serverError(`the server at ${where} does not speak the Redis protocol${detail}: is it a Redis or Valkey port (or one that wants a rediss:// URL)?`);
@@ -278,6 +314,8 @@ export function describeServerError(err: unknown, where: string): EmqError {
     // ioredis' words for a reply that is not RESP: an HTTP server, an SSH port, a TLS port read as plain.
     return notRedis(where, '');
   }
+  // The client's words for a reply it read with no command waiting for it (see unaskedReply).
+  if (/^Command queue state error\b/.test(message)) return unaskedReply(where);
   if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
   // Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and KeyDB; never the rest, which echoes the arguments.
   const unknown = /^ERR unknown command (?:'([^']{1,64})'|`([^`]{1,64})`)/i

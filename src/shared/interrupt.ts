@@ -51,6 +51,18 @@ const LATE_SIGNALS_MS = 10_000;
 
 /** Watches begun and not yet disposed: the signals are handed over only when the last one goes. */
 let watching = 0;
+/** The stop of each watch begun and not yet disposed: what stopEveryWatch aborts. */
+const stops = new Set<(reason: EmqError) => void>();
+
+/**
+ * Stops every run that watches now, as a first signal would, with `reason` as what it ends with
+ * (a failure met where no caller of the run's could catch it: see cli/uncaught.ts); each cleans up
+ * and ends with `reason`. False when no run watches, so that the caller ends the command itself.
+ */
+export function stopEveryWatch(reason: EmqError): boolean {
+  for (const stop of stops) stop(reason);
+  return stops.size > 0;
+}
 /**
  * Signals between the end of a command that no signal stopped and the process's own end (its
  * connections closing, Node's teardown). Without a listener, Node's default would end the process
@@ -100,7 +112,7 @@ export function watchInterrupts(
       // Counted as signals, whichever: INT then TERM is a second signal, not a SIGTERM "again".
       say(`emq-race: ${signal} received, a second signal: ${words.second}\n`);
     } else if (count === 3) {
-      const first = controller.signal.reason as InterruptedError;
+      const first = controller.signal.reason as EmqError;
       say(`emq-race: ${signal} received, a third signal: ${words.third}\n`);
       for (const { line } of owed) say(`emq-race: ${line}\n`);
       say(`emq-race: ${first.message}\n`);
@@ -117,6 +129,12 @@ export function watchInterrupts(
   }
   stopAfterLast();
   watching++;
+  // A failure no caller could catch stops the run as a first signal does, without its line; a
+  // signal after it still counts as the first for the lines it prints and the third's way out.
+  const stop = (reason: EmqError): void => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  stops.add(stop);
   let disposed = false;
   return {
     signal: controller.signal,
@@ -129,6 +147,7 @@ export function watchInterrupts(
       if (disposed) return;
       disposed = true;
       watching--;
+      stops.delete(stop);
       const remove = (): void => {
         for (const signal of SIGNALS) process.off(signal, onSignal);
       };

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { oneErrorLine, until } from '../helpers/cli-process.js';
 
-type Behaviour = 'ok-to-all' | 'info-only' | 'scan-ok' | 'scan-cycles' | 'integer-to-all' | 'integer-after-ping';
+type Behaviour = 'ok-to-all' | 'info-only' | 'scan-ok' | 'scan-cycles' | 'integer-to-all' | 'integer-after-ping' | 'stray-first';
 
 const INFO_SERVER = '# Server\r\nredis_version:7.2.0\r\n';
 const INFO_CLUSTER = '# Cluster\r\ncluster_enabled:0\r\n';
@@ -43,7 +43,9 @@ function commands(buffer: string): { readonly done: string[][]; readonly rest: s
   return { done, rest: buffer.slice(at) };
 }
 
-function reply(behaviour: Behaviour, words: readonly string[]): string {
+function reply(behaviour: Behaviour, words: readonly string[], answered: number): string {
+  // Three replies to the connection's first command, and none to any other.
+  if (behaviour === 'stray-first') return answered === 0 ? '+OK\r\n+OK\r\n$-1\r\n' : '';
   const name = (words[0] ?? '').toUpperCase();
   if (behaviour === 'ok-to-all') return '+OK\r\n';
   if (behaviour === 'integer-to-all') return ':1\r\n';
@@ -63,10 +65,11 @@ async function brokenPeer(behaviour: Behaviour): Promise<{ readonly url: string;
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
     let buffer = '';
+    let answered = 0;
     socket.on('data', (chunk) => {
       const { done, rest } = commands(buffer + chunk.toString('latin1'));
       buffer = rest;
-      for (const words of done) socket.write(reply(behaviour, words));
+      for (const words of done) socket.write(reply(behaviour, words, answered++));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -191,6 +194,34 @@ for (const behaviour of ['integer-to-all', 'integer-after-ping'] as const) {
     }
   });
 }
+
+/**
+ * A peer answering the first command of each connection three times (`+OK`, `+OK`, `$-1`) and no
+ * other: the client throws inside its socket's data handler on the nil no command asked for,
+ * where no caller of the tool's can catch it. In-process, each command line still ends with the
+ * one line of a peer that does not speak Redis and exit 3; the test runner, which listens for
+ * uncaught exceptions, hears of none.
+ */
+describe('a peer answering its first command three times, in-process', () => {
+  const peer = peerForSuite('stray-first');
+  const cases: readonly (readonly [what: string, args: readonly string[]])[] = [
+    ['the race', ['--mode', 'atomic', '--jobs', '10']],
+    ['explain', ['explain']],
+    ['explore', ['explore']],
+    ['clean --queue', ['clean', '--queue', 'race-broken']],
+  ];
+  for (const [what, args] of cases) {
+    test(`${what}: one line, a reply no command asked for, exit 3`, async () => {
+      const result = await runCli([...args, '--url', peer.url]);
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, `one error line, no stack: ${result.stderr}`);
+      assert.ok(line.startsWith(`emq-race: the server at ${peer.url} does not speak the Redis protocol: it sent a reply no command asked for (`), line);
+      assert.equal(result.stdout, '');
+      await until(10_000, 'the peer to see every socket close', () => peer.sockets.size === 0, 5);
+    });
+  }
+});
 
 describe('a peer that takes the connection and never answers', () => {
   let server: Server;

@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { awakeTimeout } from '../../src/server/frozen.js';
 import { redactUrl } from '../../src/server/connection.js';
-import { busyAdviceGiven, CodeBugError, describeServerError, ExitCode, packageRaising, UnlikeRedisReply } from '../../src/shared/errors.js';
+import {
+  busyAdviceGiven,
+  CodeBugError,
+  describeServerError,
+  ExitCode,
+  packageRaising,
+  raisedReadingReplies,
+  UnlikeRedisReply,
+} from '../../src/shared/errors.js';
 import { bugReport } from '../../src/cli/program.js';
 import { keysLeftHint } from '../../src/queue/cleanup.js';
 import { rememberSecret, withoutSecrets } from '../../src/shared/secrets.js';
@@ -218,6 +226,32 @@ test("a TypeError raised inside a package the tool drives is that package's, one
   assert.ok(!(said instanceof CodeBugError));
   assert.equal(said.exitCode, ExitCode.server);
   assert.equal(said.message, 'bullmq raised TypeError while speaking to the server at redis://h:1: bad ***');
+});
+
+test("an exception past every caller is the peer's only when the client raised it reading replies; the tool's own code called from there stays a bug", () => {
+  // As ioredis 5 throws on a nil no command asked for, inside its socket's data handler.
+  const client = [
+    'DataHandler.shiftCommand (/p/node_modules/ioredis/built/DataHandler.js:183:45)',
+    'DataHandler.returnReply (/p/node_modules/ioredis/built/DataHandler.js:57:27)',
+    'JavascriptRedisParser.returnReply (/p/node_modules/ioredis/built/DataHandler.js:21:22)',
+    'JavascriptRedisParser.execute (/p/node_modules/redis-parser/lib/parser.js:544:14)',
+    'Socket.<anonymous> (/p/node_modules/ioredis/built/DataHandler.js:26:20)',
+    'Socket.emit (node:events:536:35)',
+  ];
+  assert.ok(raisedReadingReplies(raisedAt(client, "Cannot read properties of null (reading 'toString')")));
+  // The parser's own throw, under the client's handler; a copy nested in a queue library's install.
+  assert.ok(raisedReadingReplies(raisedAt(client.slice(3))));
+  assert.ok(raisedReadingReplies(raisedAt(client.map((frame) => frame.replace('/p/node_modules/', '/p/node_modules/bullmq/node_modules/')))));
+  // The tool's listener, which the client called from its reply handling: the tool's code on top.
+  assert.ok(!raisedReadingReplies(raisedAt(['onMessage (/x/dist/src/race/progress.js:9:9)', ...client.slice(1)])));
+  // ioredis elsewhere than its reading of replies (a command built from a bad argument), and no stack of the client's at all.
+  assert.ok(!raisedReadingReplies(raisedAt('Command.checkFlag (/p/node_modules/ioredis/built/Command.js:76:35)')));
+  assert.ok(!raisedReadingReplies(raisedAt('Immediate.<anonymous> (/x/dist/src/cli/program.js:1:1)')));
+  assert.ok(!raisedReadingReplies('a string thrown'));
+  // What the client says of a reply other than nil that no command asked for.
+  const said = describeServerError(new Error('Command queue state error. If you can reproduce this, please report it. Last reply: OK'), 'redis://h:1');
+  assert.equal(said.exitCode, ExitCode.server);
+  assert.match(said.message, /^the server at redis:\/\/h:1 does not speak the Redis protocol: it sent a reply no command asked for \(/);
 });
 
 test('a bug met mid-run: its stack, then on a line of its own what the run left behind, which the JSON message keeps too', () => {

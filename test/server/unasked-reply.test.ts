@@ -1,0 +1,109 @@
+/**
+ * A reply no command asked for, mid-race: a relay in front of a real server adds one `$-1` to a
+ * sweeper's connection, at a moment it waits for nothing, and the client throws inside its
+ * socket's data handler, past every caller of the tool's. The run ends as its other server errors
+ * do: one line (or the JSON error object), exit 3, no stack, its keys removed over a fresh
+ * connection. Any other exception past every caller is a bug of the tool's: its stack, "please
+ * report it", exit 3, and the run's keys removed all the same.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { oneErrorLine, within } from '../helpers/cli-process.js';
+import { sends, startProxy, startStrayReplyRelay } from '../helpers/proxy.js';
+import { forOneServerKind } from '../helpers/servers.js';
+
+const LIMIT_MS = 60_000;
+const UNASKED = /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ does not speak the Redis protocol: it sent a reply no command asked for \(/;
+/** The race: enough jobs that the sweepers make several calls each. */
+const RACE = ['--mode', 'atomic', '--jobs', '3000', '--batch', '100'];
+
+forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (handle) => {
+  let redis: Redis;
+  before(async () => {
+    redis = await connect(parseServerUrl(handle.url));
+  });
+  after(() => redis?.disconnect());
+  const left = async (queue: string): Promise<string[]> => (await redis.scan('0', 'MATCH', `emq:{${queue}}*`, 'COUNT', 100_000))[1];
+
+  /** A sweep: the sweep script's call, which alone of the run's script calls names the dead-letter set. */
+  const sweep = (command: string): boolean => sends(command, 'EVALSHA') && command.includes(':dead\r\n');
+  /** `body` with a relay that adds one `$-1` after the third reply to a call `calls` picks (a sweep's by default), closed after. */
+  const withStrayReply = async <T>(body: (relay: Awaited<ReturnType<typeof startStrayReplyRelay>>) => Promise<T>, calls = sweep): Promise<T> => {
+    const relay = await startStrayReplyRelay(handle.server.port, calls, 3);
+    try {
+      return await body(relay);
+    } finally {
+      await relay.close();
+    }
+  };
+
+  test('in-process: one line saying the server does not speak Redis, exit 3, and no key of the run left', async () => {
+    await withStrayReply(async (relay) => {
+      const result = await within(LIMIT_MS, 'the run', runCli([...RACE, '--queue', 'stray-in-process', '--url', relay.url]));
+      await relay.injected;
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, `one error line, no stack: ${result.stderr}`);
+      assert.match(line, UNASKED);
+      assert.equal(result.stdout, '');
+      assert.deepEqual(await left('stray-in-process'), []);
+    });
+  });
+
+  test("in-process, on the run's own connection while it seeds: the same line, the keys removed over a new connection", async () => {
+    // Seeding's script calls, on the connection the run claims, seeds, audits and cleans up over.
+    const seeding = (command: string): boolean => sends(command, 'EVALSHA') && !sweep(command);
+    await withStrayReply(async (relay) => {
+      const result = await within(LIMIT_MS, 'the run', runCli([...RACE, '--queue', 'stray-seeding', '--url', relay.url]));
+      await relay.injected;
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr);
+      assert.ok(line, `one error line, no stack: ${result.stderr}`);
+      assert.match(line, UNASKED);
+      assert.match(line, /; its keys were removed over a new connection$/);
+      assert.deepEqual(await left('stray-seeding'), []);
+    }, seeding);
+  });
+
+  test('the process, --json: the one JSON error object, exit 3, no stack, and no key of the run left', async () => {
+    await withStrayReply(async (relay) => {
+      const result = await within(LIMIT_MS, 'the run', spawnCli([...RACE, '--queue', 'stray-json', '--json', '--url', relay.url]));
+      await relay.injected;
+      assert.equal(result.code, 3, result.stderr);
+      assert.doesNotMatch(result.stderr, /^\s+at /m);
+      const lines = result.stdout.split('\n').filter((text) => text !== '');
+      assert.equal(lines.length, 1, result.stdout);
+      const error = (JSON.parse(lines[0] ?? '') as { error?: { exit?: number; message?: string } }).error;
+      assert.equal(error?.exit, 3, result.stdout);
+      assert.match(`emq-race: ${error?.message ?? ''}`, UNASKED);
+      assert.deepEqual(await left('stray-json'), []);
+    });
+  });
+
+  test("in-process: an exception of the tool's own past every caller is reported as a bug, exit 3, and no key of the run left", async () => {
+    let thrown = false;
+    // Thrown from a callback of this file's at the first sweep: no client's reply handling raised it.
+    const proxy = await startProxy(handle.server.port, (chunk) => {
+      if (!thrown && sends(chunk, 'EVALSHA')) {
+        thrown = true;
+        setImmediate(() => {
+          throw new TypeError('a callback past every caller');
+        });
+      }
+      return 'pass';
+    });
+    try {
+      const result = await within(LIMIT_MS, 'the run', runCli([...RACE, '--queue', 'stray-bug', '--url', proxy.url]));
+      assert.ok(thrown);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(result.stderr, /^emq-race: unexpected error \(a bug; please report it\):\nTypeError: a callback past every caller\n\s+at /);
+      assert.doesNotMatch(result.stderr, /does not speak the Redis protocol/);
+      assert.deepEqual(await left('stray-bug'), []);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
