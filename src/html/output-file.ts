@@ -2,8 +2,8 @@
  * Where `--html`, `--svg` and `--export-test` write. The path is checked when the flag is parsed,
  * and the paths of one command against each other before its action starts (`checkOutputFiles`),
  * both before any server is touched; the file is written whole or not at all: into a temporary
- * file beside it, then renamed over the target, so an interrupted or failed write leaves nothing
- * half-written. A symbolic link is written through (its target replaced, the link kept); one that
+ * file beside it, then renamed over the target (an exported test linked into place, never over a
+ * file), so an interrupted or failed write leaves nothing half-written. A symbolic link is written through (its target replaced, the link kept); one that
  * leads nowhere, and a path that is no plain file (a device such as /dev/null, a pipe), are
  * refused: a rename would replace the link or the device itself.
  */

@@ -115,7 +115,7 @@ export interface ProgressEntry {
   readonly elapsedMs?: number;
   /** Seeding: `left` is then the jobs not yet written, out of `jobs` to write, timed from the first batch. */
   readonly seeding?: true;
-  /** What the race waits on now, where it waits (a failover drill's step); said on a one-race line. */
+  /** What the race waits on now, where it waits (a failover drill's step, the workers once the sweeps are done); said on a one-race line. */
   readonly stage?: string;
 }
 
