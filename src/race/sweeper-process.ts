@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { leaveClosedTerminalAlone } from '../shared/closed-terminal.js';
 import { closeConnection, connect } from '../server/connection.js';
-import { EmqError, ExitCode, describeServerError } from '../shared/errors.js';
+import { EmqError, ExitCode, describeServerError, raisedReadingReplies, unaskedReply } from '../shared/errors.js';
 import { queueKeys } from '../queue/keys.js';
 import { measureServerClock } from '../server/clock.js';
 import { sweepUntilDone } from './sweeper-life.js';
@@ -46,6 +46,15 @@ const sayAlive = (): void => {
 };
 sayAlive();
 setInterval(sayAlive, ALIVE_EVERY_MS).unref();
+
+// A reply no command asked for makes the client throw inside its socket's reader, past every
+// caller (cli/uncaught.ts does the same for the tool's own process): said to the parent as the
+// peer's failure it is, in the one line the run ends with, not as this process's stack and a
+// death. Any other such exception is handed over as it is, as every failure of this process is.
+process.setUncaughtExceptionCaptureCallback((err) => {
+  stop.abort();
+  void fail(raisedReadingReplies(err) ? unaskedReply(setup?.display) : err);
+});
 
 async function fail(err: unknown): Promise<void> {
   const error = err instanceof EmqError ? err : describeServerError(err, setup?.display ?? 'the server');

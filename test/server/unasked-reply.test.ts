@@ -83,6 +83,17 @@ forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (h
     });
   });
 
+  test('--processes: a sweeper process hands its parent the same line, no stack, exit 3, and no key of the run left', async () => {
+    await withStrayReply(async (relay) => {
+      const result = await within(LIMIT_MS, 'the run', spawnCli([...RACE, '--processes', '--queue', 'stray-processes', '--url', relay.url]));
+      await relay.injected;
+      assert.equal(result.code, 3, result.stderr);
+      assert.doesNotMatch(result.stderr, /^\s+at |TypeError/m);
+      assert.match(oneErrorLine(result.stderr) ?? '', UNASKED);
+      assert.deepEqual(await left('stray-processes'), []);
+    });
+  });
+
   test("in-process: an exception of the tool's own past every caller is reported as a bug, exit 3, and no key of the run left", async () => {
     let thrown = false;
     // Thrown from a callback of this file's at the first sweep: no client's reply handling raised it.
