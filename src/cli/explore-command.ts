@@ -8,7 +8,7 @@ import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import { randomQueueName } from '../queue/keys.js';
 import { intFlag, refuseEmptyMode, urlOnce } from './options.js';
 import { commandLine } from '../html/command-line.js';
-import { lostFileLine, outputFileFlag } from '../html/output-file.js';
+import { outputFileFlag, writeOrLost } from '../html/output-file.js';
 import type { ServerChoice } from '../server/session.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
 import { scrubUrlText, serverHeadline } from '../server/connection.js';
@@ -252,14 +252,10 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         io.out(`${[headline, ...tables, legend.trimEnd(), ...incomplete].join('\n\n')}\n`);
       }
       let pageLost: string | undefined;
-      if (flags.html !== undefined) {
+      const html = flags.html;
+      if (html !== undefined) {
         const { writeExplorePage } = await import('../html/report-files.js');
-        try {
-          writeExplorePage(flags.html, { ...jsonHeader(), ...report }, exploreCommandLine(flags), io, flags.json);
-        } catch (err) {
-          pageLost = lostFileLine('--html', err);
-          if (pageLost === undefined) throw err;
-        }
+        pageLost = writeOrLost('--html', () => writeExplorePage(html, { ...jsonHeader(), ...report }, exploreCommandLine(flags), io, flags.json));
       }
       if (pageLost !== undefined) io.err(`emq-race: ${pageLost}\n`);
       if (failure !== undefined) throw failure;

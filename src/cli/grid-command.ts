@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
-import { lostFileLine, outputFileFlag } from '../html/output-file.js';
+import { outputFileFlag, writeOrLost } from '../html/output-file.js';
 import { libraryAsked } from './options.js';
 import { addHelpNote } from './help.js';
 import { addTlsOptions } from '../server/tls.js';
@@ -321,15 +321,10 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
         ...(stopped ? { stopped } : {}),
       });
       const command = scrubUrlText(['emq-race', ...redactArgs(argv.slice(2))].map(shellQuote).join(' '));
+      const html = flags.html;
+      // A page that could not be written loses the page, not the grid: its report is printed all the same.
       const writePage = (): void => {
-        if (flags.html === undefined) return;
-        try {
-          writeGridPage(flags.html, report, { command }, io, flags.json);
-        } catch (err) {
-          // A page that could not be written loses the page, not the grid: its report is printed all the same.
-          pageLost = lostFileLine('--html', err);
-          if (pageLost === undefined) throw err;
-        }
+        if (html !== undefined) pageLost = writeOrLost('--html', () => writeGridPage(html, report, { command }, io, flags.json));
       };
       // Under --json the page comes first, its line on stderr before the report on stdout.
       if (flags.json) writePage();

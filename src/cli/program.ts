@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { addCleanCommand } from './clean-command.js';
 import { CodeBugError, EmqError, ExitCode, usageError } from '../shared/errors.js';
-import { checkOutputFiles, lostFileLine } from '../html/output-file.js';
+import { checkOutputFiles, writeOrLost } from '../html/output-file.js';
 import { onClientNote, redactUrl, scrubUrlText } from '../server/connection.js';
 import { nearCommand } from '../shared/text.js';
 import { withoutSecrets } from '../shared/secrets.js';
@@ -284,36 +284,26 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // report of the runs made is printed as ever (a script reads it under --json), then its line.
     // A file the run could not write (its folder gone, the disk full since the flags were checked)
     // loses that file, not the run: the report is printed all the same, then the line that says so.
-    const lost: string[] = [];
-    const orLost = <T>(flag: string, write: () => T): T | undefined => {
-      try {
-        return write();
-      } catch (err) {
-        const line = lostFileLine(flag, err);
-        if (line === undefined) throw err;
-        lost.push(line);
-        return undefined;
-      }
-    };
     const exportTest = flags.exportTest;
-    const commandLine =
-      shrink && exportTest !== undefined
-        ? (await import('../html/reproduce.js')).raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined)
-        : '';
-    const exportMissed =
-      shrink && exportTest !== undefined
-        ? orLost('--export-test', () => shrink.writeExportedTest(exportTest, report.shrink, commandLine, options.seed as number))
-        : undefined;
-    const exportWritten = exportTest !== undefined && exportMissed === undefined && lost.length === 0;
+    let exportMissed: string | undefined;
+    let exportLost: string | undefined;
+    if (shrink && exportTest !== undefined) {
+      const { raceCommandLine } = await import('../html/reproduce.js');
+      const commandLine = raceCommandLine({ ...flags, expect: options.expect && formatExpectation(options.expect) }, undefined);
+      exportLost = writeOrLost('--export-test', () => {
+        exportMissed = shrink.writeExportedTest(exportTest, report.shrink, commandLine, options.seed as number);
+      });
+    }
+    let pageLost: string | undefined;
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (exportTest !== undefined && exportWritten) announce(io, true, 'exported test', exportTest);
+      if (exportTest !== undefined && exportMissed === undefined && exportLost === undefined) announce(io, true, 'exported test', exportTest);
     };
     const html = flags.html;
     const writePage = (): void => {
       if (html !== undefined)
-        orLost('--html', () =>
+        pageLost = writeOrLost('--html', () =>
           writeRacePage(
             html,
             report,
@@ -339,6 +329,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     // On a pass too: a CI log then shows what was checked, not the table alone.
     if (report.verdict) io.err(`emq-race: ${verdictLine(report.verdict)}\n`);
     if (exportMissed !== undefined) io.err(`emq-race: ${exportMissed}\n`);
+    const lost = [exportLost, pageLost].filter((line): line is string => line !== undefined);
     for (const line of lost) io.err(`emq-race: ${line}\n`);
     // A failure keeps its own code; a success that lost a file is none (as one whose stdout was lost).
     if ((report.verdict && !report.verdict.pass) || exportMissed !== undefined) return ExitCode.expectationFailed;

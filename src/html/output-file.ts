@@ -222,11 +222,17 @@ function placeFresh(temporary: string, target: string): void {
 }
 
 /**
- * The line for a file of `flag` that writeWhole could not write after the run (ExitCode.outputLost),
- * which the command prints once its report is out, ending with ExitCode.outputLost unless it failed
- * otherwise; undefined for any other error, which the caller throws on.
+ * Runs `write`, which writes the file of `flag` at a run's end (writeWhole). A file it could not
+ * write (ExitCode.outputLost) comes back as the line that says so, which the command prints once
+ * its report is out, ending with ExitCode.outputLost unless it failed otherwise; undefined once
+ * written. Any other error is thrown.
  */
-export function lostFileLine(flag: string, err: unknown): string | undefined {
-  if (!(err instanceof EmqError && err.exitCode === ExitCode.outputLost)) return undefined;
-  return `${flag}: ${err.message}; the report is printed in full, only that file is lost`;
+export function writeOrLost(flag: string, write: () => void): string | undefined {
+  try {
+    write();
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof EmqError && err.exitCode === ExitCode.outputLost)) throw err;
+    return `${flag}: ${err.message}; the report is printed in full, only that file is lost`;
+  }
 }

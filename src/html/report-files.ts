@@ -9,7 +9,7 @@ import { runReadout } from '../report/report.js';
 import { trialsSummaryLines } from '../report/trials-table.js';
 import { explorePage } from './explore-page.js';
 import { gridPage } from './grid-page.js';
-import { lostFileLine, writeWhole } from './output-file.js';
+import { writeOrLost, writeWhole } from './output-file.js';
 import { explainPage, explainSvg, racePage } from './page.js';
 import type { ExplainReportJson, RaceReportJson } from './report-data.js';
 import { explainCommandLine, raceCommandLine, type ExplainFlagsSeen, type RaceFlagsSeen } from './reproduce.js';
@@ -56,30 +56,24 @@ export function writeRacePage(
   announce(io, json, 'html report', path);
 }
 
-/** Writes explain's page and drawing; returns the lines for those it could not write (lostFileLine), each tried on its own. */
+/** Writes explain's page and drawing; returns the lines for those it could not write (writeOrLost), each tried on its own. */
 export function writeExplainFiles(data: ExplainReportJson, flags: ExplainFlagsSeen & { url: string | undefined }, version: string, io: Io): string[] {
-  const lost: string[] = [];
-  const tryWrite = (flag: string, write: () => void): void => {
-    try {
-      write();
-    } catch (err) {
-      const line = lostFileLine(flag, err);
-      if (line === undefined) throw err;
-      lost.push(line);
-    }
-  };
   const { html, svg } = flags;
-  if (html !== undefined)
-    tryWrite('--html', () => {
-      writeWhole(html, explainPage(data, { command: explainCommandLine(flags, flags.url), generatedAt: new Date().toISOString(), version }));
-      announce(io, flags.json, 'html report', html);
-    });
-  if (svg !== undefined)
-    tryWrite('--svg', () => {
-      writeWhole(svg, explainSvg(data));
-      announce(io, flags.json, 'svg diagram', svg);
-    });
-  return lost;
+  const lost = [
+    html === undefined
+      ? undefined
+      : writeOrLost('--html', () => {
+          writeWhole(html, explainPage(data, { command: explainCommandLine(flags, flags.url), generatedAt: new Date().toISOString(), version }));
+          announce(io, flags.json, 'html report', html);
+        }),
+    svg === undefined
+      ? undefined
+      : writeOrLost('--svg', () => {
+          writeWhole(svg, explainSvg(data));
+          announce(io, flags.json, 'svg diagram', svg);
+        }),
+  ];
+  return lost.filter((line): line is string => line !== undefined);
 }
 
 /** `emq-race explore --html`: the exploration's page, from the same object `explore --json` prints. */

@@ -87,8 +87,8 @@ function seedingPieces(label: string, left: number, jobs: number, elapsedMs?: nu
 const joined = (pieces: readonly LinePiece[]): string => pieces.map((piece) => piece.text).join('');
 
 /** The line for one race (or one mode's races summed), `elapsedMs` since its sweepers started. */
-export function progressLine(label: string, left: number, jobs: number, elapsedMs?: number, stage?: string): string {
-  return joined(racePieces(label, left, jobs, elapsedMs, stage));
+export function progressLine(label: string, left: number, jobs: number, elapsedMs?: number): string {
+  return joined(racePieces(label, left, jobs, elapsedMs));
 }
 
 /**
