@@ -84,8 +84,8 @@ function watchStdout() {
 function sayLost(lost, code) {
   if (!lost) return;
   process.stderr.write(`emq-race: stdout could not take the output (${lost}): what the command printed there is lost\n`);
-  // A failure keeps its own code; a success whose output is lost is none.
-  if (code === 0) process.exitCode = 4;
+  // A failure keeps its own code, one met after the command's end too; a success whose output is lost is none.
+  if (code === 0 && !process.exitCode) process.exitCode = 4;
 }
 
 quietClientDebug();
@@ -122,7 +122,10 @@ async function terminalWidth() {
 /** The command line itself: the help bundle for a help request no page answers, else the program. */
 async function runCommand(help, lostSoFar) {
   if (!help) await endEarlyOnSignals();
-  const { run } = help ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
+  const { run, reportFailuresAfterCommand } = help ? await import('../dist/src/cli/help-bundle.js') : await import('../dist/src/cli/program.js');
+  // An exception that reaches the top once the command has returned is still the tool's to say,
+  // with its own exit code, not Node's stack and exit 1 (an --expect failed, to a CI job).
+  reportFailuresAfterCommand();
   const code = await run(process.argv);
   process.exitCode = code;
   // What the run printed for a script to read, lost to a full disk: the run's own end is not its

@@ -79,7 +79,8 @@ const EXIT_CODES_HELP = `Exit codes:
   3    server unreachable, refused the credentials, a server error, or the
        server evicted keys, or lost the run's, while the run was live (the
        run stops at once), or a helper process of the tool died, or the
-       tool's own server could not start (none installed, no TMPDIR folder)
+       tool's own server could not start (none installed, no TMPDIR folder),
+       or a bug of the tool's (its stack on stderr; after the report too)
   4    done, but stdout could not take the report (a full disk), or an
        --html, --svg or --export-test file could not be written at the end
   129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),

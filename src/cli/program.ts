@@ -13,7 +13,7 @@ import { addExplainCommand } from './explain-command.js';
 import { addExploreCommand } from './explore-command.js';
 import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
-import { catchUncaught } from './uncaught.js';
+import { catchUncaught, meaning } from './uncaught.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
 import { flagOfTheTool, optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
@@ -155,27 +155,62 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       tracked.err(`emq-race: ${scrubUrlText(err.message)}\n`);
       return failed(err.exitCode, scrubUrlText(err.message));
     }
-    const report = err instanceof CodeBugError ? bugReport(err.bug, err.added) : bugReport(err);
+    const report = err instanceof CodeBugError ? bugReport(err.bug, err.added, err.afterOutput) : bugReport(err);
     tracked.err(report.stderr);
     return failed(ExitCode.server, report.message);
   } finally {
     uncaught.release();
+    commandReturned = true;
   }
 }
+
+/** Whether a command has returned in this process: what reaches the top after it comes once its output was complete. */
+let commandReturned = false;
 
 /**
  * A bug, as the command line says it: its line and its stack, then on a line of its own what the
  * run left behind on its way out (kept keys, a kept server: `added`, which the run added to the
- * error's message); and the message the JSON error object carries. A bug's words are no sentence
+ * error's message); and the message the JSON error object carries. `afterOutput`: the bug came
+ * once the command's output was complete, and its header says so. A bug's words are no sentence
  * of the tool's: any password in them goes too, wherever it stands.
  */
-export function bugReport(cause: unknown, added = ''): { stderr: string; message: string } {
+export function bugReport(cause: unknown, added = '', afterOutput = false): { stderr: string; message: string } {
   const scrub = (text: string): string => withoutSecrets(scrubUrlText(text));
-  const said = `unexpected error (a bug; please report it): ${cause instanceof Error ? cause.message : String(cause)}`;
+  // Once the output is complete, the header says so: the report above it stands as printed.
+  const header = `unexpected error (a bug; please report it)${afterOutput ? ', once its output was complete' : ''}`;
+  const said = `${header}: ${cause instanceof Error ? cause.message : String(cause)}`;
   return {
-    stderr: `emq-race: unexpected error (a bug; please report it):\n${scrub(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause))}\n${added === '' ? '' : `emq-race: ${scrub(added)}\n`}`,
+    stderr: `emq-race: ${header}:\n${scrub(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause))}\n${added === '' ? '' : `emq-race: ${scrub(added)}\n`}`,
     message: scrub(added === '' ? said : `${said}; ${added}`),
   };
+}
+
+/**
+ * For the tool's own process alone (bin/emq-race.js calls it before run): an exception that
+ * reaches the top once the command has returned (a timer or socket callback of the tool's firing
+ * as the process ends) is still said as the command line says it, a bug with its stack and a
+ * reply no command asked for in one line, each after a header that says the output was complete,
+ * and the process leaves with that error's exit code (3). Node's default would print its own
+ * stack and exit 1, which the tool's exit codes read as "an --expect failed". A listener, not the
+ * capture callback: while a command runs, its capture callback (cli/uncaught.ts) takes every such
+ * exception before any listener hears of it, so this one hears only what comes after. Never
+ * installed in-process (the tests' runCli): there a test runner's own listener hears it, as it
+ * should. A code a signal gave the run (above 128) is kept: the exit code is always the first
+ * signal's. The keys were removed before the command returned, so the process leaves once its
+ * output is flushed, as Node's default would leave at once.
+ */
+export function reportFailuresAfterCommand(io: Pick<Io, 'err'> = processIo): void {
+  process.on('uncaughtException', (err) => {
+    const error = meaning(err);
+    // Before the command took them (its modules loading), nothing was printed yet to be complete.
+    const after = commandReturned;
+    if (error instanceof CodeBugError) io.err(bugReport(error.bug, '', after).stderr);
+    else io.err(`emq-race: ${scrubUrlText(error.message)}${after ? ', once its output was complete' : ''}\n`);
+    const code = Number(process.exitCode ?? 0) > 128 ? Number(process.exitCode) : error.exitCode;
+    process.exitCode = code;
+    const flushed = (stream: NodeJS.WriteStream): Promise<void> => new Promise((resolve) => stream.write('', () => resolve()));
+    void Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
+  });
 }
 
 /**

@@ -10,7 +10,7 @@ import { stopEveryWatch } from '../shared/interrupt.js';
 import { untrustedConnection } from '../server/connection.js';
 
 /** What the exception means: a peer that does not speak Redis when the client raised it reading replies, else a bug. */
-function meaning(err: unknown): EmqError {
+export function meaning(err: unknown): EmqError {
   if (raisedReadingReplies(err)) return unaskedReply(untrustedConnection());
   return new CodeBugError(err instanceof Error ? err : new Error(String(err)));
 }

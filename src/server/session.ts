@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { EmqError, usageError } from '../shared/errors.js';
+import { CodeBugError, EmqError, usageError } from '../shared/errors.js';
 import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
 import { stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
@@ -111,7 +111,8 @@ export async function closeSession(session: Session, keepServer: boolean): Promi
  * nothing behind. A session that fails to open removes the handlers before its error goes on. A
  * body that ends with an exit code while a signal came too late for it to see (its output printed,
  * the session closing, an embedded server stopping) ends with the signal's code all the same, and
- * the line that says so: its "received, cleaning up" line promised a stop.
+ * the line that says so: its "received, cleaning up" line promised a stop. A bug of the tool's
+ * met there is thrown, marked as come once the output was complete (CodeBugError.afterOutput).
  */
 export async function withSession<T>(
   open: (signal: AbortSignal) => Promise<Session>,
@@ -141,6 +142,12 @@ export async function withSession<T>(
     interrupts.dispose();
   }
   const late = stopCause(interrupts.signal);
+  // A bug of the tool's that reached no caller while the session closed (cli/uncaught.ts): the
+  // command line says it with its stack, as every bug, after the output it leaves as it is.
+  if (late instanceof CodeBugError) {
+    late.afterOutput = true;
+    throw late;
+  }
   if (late && typeof result === 'number' && result < 128) {
     io.err(`emq-race: ${late.message}, once its output was complete\n`);
     return late.exitCode as T;

@@ -112,6 +112,11 @@ const OWN_CODE_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, Eva
 export class CodeBugError extends EmqError {
   /** The message as made, before the run added what it left behind (`; the keys of queue … are kept`). */
   readonly said: string;
+  /**
+   * Met once the command's output was complete (its report printed, its session closing): the
+   * report stands as printed and the bug is said after it, saying so (withSession).
+   */
+  afterOutput = false;
   constructor(readonly bug: Error) {
     const said = `unexpected error (a bug; please report it): ${withoutSecrets(bug.message)}`;
     super(said, ExitCode.server);

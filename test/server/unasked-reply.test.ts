@@ -117,4 +117,44 @@ forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (h
       await proxy.close();
     }
   });
+
+  test("in-process: a bug of the tool's past every caller once the report is printed is said with its stack after it, exit 3", async () => {
+    let thrown = false;
+    // Thrown as the session's own connection (the first opened) says goodbye: the report is out by then.
+    const proxy = await startProxy(handle.server.port, (chunk, connection) => {
+      if (!thrown && connection === 0 && sends(chunk, 'QUIT')) {
+        thrown = true;
+        setImmediate(() => {
+          throw new TypeError('a callback past every caller, as the session closes');
+        });
+      }
+      return 'pass';
+    });
+    try {
+      const args = [...RACE, '--queue', 'late-bug', '--json', '--expect', 'atomic=clean', '--url', proxy.url];
+      const listeners = process.listenerCount('uncaughtException');
+      const result = await within(LIMIT_MS, 'the run', runCli(args));
+      assert.ok(thrown);
+      // The command returned: what reaches the top from here is the test runner's to hear again.
+      assert.equal(process.hasUncaughtExceptionCaptureCallback(), false);
+      assert.equal(process.listenerCount('uncaughtException'), listeners);
+      assert.equal(result.code, 3, result.stderr);
+      // The report as printed, whole, and no error object after it.
+      const lines = result.stdout.split('\n').filter((text) => text !== '');
+      assert.equal(lines.length, 1, result.stdout);
+      const report = JSON.parse(lines[0] ?? '') as { runs?: { mode: string; clean: boolean }[]; error?: unknown };
+      assert.equal(report.error, undefined);
+      assert.deepEqual(
+        report.runs?.map((run) => [run.mode, run.clean]),
+        [['atomic', true]],
+      );
+      assert.match(
+        result.stderr,
+        /^emq-race: expectation met: atomic=clean\nemq-race: unexpected error \(a bug; please report it\), once its output was complete:\nTypeError: a callback past every caller, as the session closes\n\s+at /,
+      );
+      assert.deepEqual(await left('late-bug'), []);
+    } finally {
+      await proxy.close();
+    }
+  });
 });
