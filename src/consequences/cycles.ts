@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CycleTally } from '../audit/consequence-rules.js';
 import { orStopped } from '../shared/interrupt.js';
+import type { FallbackCount } from '../lua/cached-script.js';
 import { callReleaseStalled } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
@@ -28,6 +29,8 @@ export interface Releaser {
    */
   finish(): Promise<number>;
   close(): void;
+  /** The re-leaser's calls re-sent as EVAL after NOSCRIPT, so far. */
+  readonly noscriptFallbacks: number;
 }
 
 /**
@@ -46,20 +49,25 @@ export async function startReleaser(
   let sweepersDone = false;
   let afterDone = 0;
   let failure: unknown;
+  const fallbacks: FallbackCount = { noscriptFallbacks: 0 };
 
   const releasing = (async () => {
     for (;;) {
       signal.throwIfAborted();
       const lastLook = sweepersDone;
-      const reply = await callReleaseStalled(redis, {
-        active: keys.active,
-        pending: keys.pending,
-        prefix: keys.prefix,
-        releases: cycles - 1,
-        headBound: HEAD_BOUND,
-        expiredByMs: EXPIRED_BY_MS,
-        kind: pending,
-      });
+      const reply = await callReleaseStalled(
+        redis,
+        {
+          active: keys.active,
+          pending: keys.pending,
+          prefix: keys.prefix,
+          releases: cycles - 1,
+          headBound: HEAD_BOUND,
+          expiredByMs: EXPIRED_BY_MS,
+          kind: pending,
+        },
+        fallbacks,
+      );
       if (reply.length === 0) {
         if (lastLook) return;
         await sleep(IDLE_MS);
@@ -84,6 +92,9 @@ export async function startReleaser(
     close() {
       sweepersDone = true;
       redis.disconnect();
+    },
+    get noscriptFallbacks() {
+      return fallbacks.noscriptFallbacks;
     },
   };
 }

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sampleVerdict, type WindowCounts } from '../audit/consequence-rules.js';
+import type { FallbackCount } from '../lua/cached-script.js';
 import { callObserveJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import type { QueueKeys } from '../queue/keys.js';
@@ -33,12 +34,15 @@ const LOST_FLOOR_MS = 100;
 export interface Observer {
   /** Stops sampling; resolves to what the samples found. */
   stop(): Promise<WindowCounts>;
+  /** The observer's samples re-sent as EVAL after NOSCRIPT, so far. */
+  readonly noscriptFallbacks: number;
 }
 
 export async function startObserver(target: ServerTarget, keys: QueueKeys, pending: PendingKind): Promise<Observer> {
   const redis: Redis = await connect(target);
   let stopped = false;
   const counts = { samples: 0, windowInNeither: 0, windowInBoth: 0 };
+  const fallbacks: FallbackCount = { noscriptFallbacks: 0 };
 
   const observing = (async () => {
     let tracked = '';
@@ -49,7 +53,7 @@ export async function startObserver(target: ServerTarget, keys: QueueKeys, pendi
     let slowestMs = 0;
     while (!stopped && counts.samples < MAX_SAMPLES) {
       const sent = performance.now();
-      const reply = await callObserveJob(redis, keys, tracked, LIST_TAIL_BOUND, pending);
+      const reply = await callObserveJob(redis, keys, tracked, LIST_TAIL_BOUND, pending, fallbacks);
       slowestMs = Math.max(slowestMs, performance.now() - sent);
       if (reply === null) {
         await sleep(IDLE_MS);
@@ -93,6 +97,9 @@ export async function startObserver(target: ServerTarget, keys: QueueKeys, pendi
       }
       if (failure !== undefined) throw failure;
       return { ...counts };
+    },
+    get noscriptFallbacks() {
+      return fallbacks.noscriptFallbacks;
     },
   };
 }

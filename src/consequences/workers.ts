@@ -17,6 +17,7 @@ import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverSides } from '../audit/failover-rules.js';
+import type { FallbackCount } from '../lua/cached-script.js';
 import { callFinishJob, callTakeJob } from '../lua/consequence-scripts.js';
 import { connect, type ServerTarget } from '../server/connection.js';
 import { FROZEN_MS } from '../server/frozen.js';
@@ -47,6 +48,8 @@ export interface WorkerCounts {
   readonly executions: number;
   /** With a failover drill: each job's takes on either side of it; undefined otherwise. */
   readonly takes: WorkerTakes | undefined;
+  /** The workers' script calls (a take from a sorted set, every finish) re-sent as EVAL after NOSCRIPT. */
+  readonly noscriptFallbacks: number;
 }
 
 /** --fault failover: the drill's word on which side of the failover a reply came from, and the job ids it tracks. */
@@ -93,6 +96,7 @@ export async function startWorkers(
 
   let sweepersDone = false;
   let executions = 0;
+  const fallbacks: FallbackCount = { noscriptFallbacks: 0 };
   const failures: unknown[] = [];
   const takes: WorkerTakes | undefined = failover && { before: new Uint32Array(failover.tracked + 1), after: new Uint32Array(failover.tracked + 1) };
   // idle(): the asks so far, and for each worker the latest ask that preceded a take that came back empty.
@@ -101,7 +105,9 @@ export async function startWorkers(
   let lastTake = performance.now();
 
   const take: (redis: Redis) => Promise<string | null> =
-    pending === 'zset' ? (redis) => callTakeJob(redis, keys.pending, keys.running) : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
+    pending === 'zset'
+      ? (redis) => callTakeJob(redis, keys.pending, keys.running, fallbacks)
+      : (redis) => redis.lmove(keys.pending, keys.running, 'LEFT', 'RIGHT');
 
   const work = async (redis: Redis, index: number): Promise<void> => {
     for (;;) {
@@ -127,7 +133,7 @@ export async function startWorkers(
         if (String(n) === id && Number.isInteger(n) && n > 0 && n < into.length) into[n] = (into[n] ?? 0) + 1;
       }
       await redis.hincrby(keys.job(id), 'runs', 1);
-      await callFinishJob(redis, keys.job(id), keys.running, id);
+      await callFinishJob(redis, keys.job(id), keys.running, id, fallbacks);
     }
   };
   const running = connections.map((redis, index) =>
@@ -160,7 +166,7 @@ export async function startWorkers(
       sweepersDone = true;
       await Promise.all(running);
       if (failures.length > 0) throw failures[0];
-      return { executions, takes };
+      return { executions, takes, noscriptFallbacks: fallbacks.noscriptFallbacks };
     },
     close() {
       sweepersDone = true;

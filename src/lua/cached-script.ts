@@ -14,6 +14,16 @@ function isNoScript(err: unknown): boolean {
   return /^NOSCRIPT/.test(String((err as { message?: unknown })?.message ?? ''));
 }
 
+/**
+ * One caller's own count of the EVAL fallbacks its calls made. A shipped script's CachedScript is
+ * shared by every caller in the process (registry.ts), the runs of `--mode both` at once among
+ * them, so its own count says nothing of any one of them: each caller that reports its fallbacks
+ * hands one of these to its calls.
+ */
+export interface FallbackCount {
+  noscriptFallbacks: number;
+}
+
 export class CachedScript {
   readonly sha: string;
   private fallbackCount = 0;
@@ -27,8 +37,11 @@ export class CachedScript {
     return this.fallbackCount;
   }
 
-  /** Calls the script; `afterSend` runs once the EVALSHA is on the wire, before its reply. */
-  async call(redis: Redis, keys: readonly string[], args: readonly (string | number)[], afterSend?: () => void): Promise<unknown> {
+  /**
+   * Calls the script; `afterSend` runs once the EVALSHA is on the wire, before its reply; a
+   * fallback is counted in `count` too when one is given.
+   */
+  async call(redis: Redis, keys: readonly string[], args: readonly (string | number)[], afterSend?: () => void, count?: FallbackCount): Promise<unknown> {
     const reply = redis.evalsha(this.sha, keys.length, ...keys, ...args);
     afterSend?.();
     try {
@@ -36,6 +49,7 @@ export class CachedScript {
     } catch (err) {
       if (!isNoScript(err)) throw err;
       this.fallbackCount++;
+      if (count) count.noscriptFallbacks++;
       return redis.eval(this.lua, keys.length, ...keys, ...args);
     }
   }

@@ -4,8 +4,9 @@
  * src/lua/; the scripts that only set up, watch or read back a race sit in instruments/; the
  * benchmark's calibrations in calibration/. Nothing else in the tool reads a `.lua` file.
  *
- * Scripts are sent through CachedScript (EVALSHA first, EVAL on NOSCRIPT) so that the sweepers can
- * count the fallbacks and name the moment a call left for the crash fault.
+ * Scripts are sent through CachedScript (EVALSHA first, EVAL on NOSCRIPT) so that the sweepers, the
+ * workers, the re-leaser and the observer can count their fallbacks, and the sweepers name the
+ * moment a call left for the crash fault.
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';

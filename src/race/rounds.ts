@@ -15,6 +15,7 @@ import { FaultPlan } from '../consequences/faults/sweeper-faults.js';
 import type { FailoverDrill } from './failover-drill.js';
 import type { QueueKeys } from '../queue/keys.js';
 import { startObserver, type Observer } from '../consequences/observer.js';
+import { preloadConsequenceScripts } from '../lua/consequence-scripts.js';
 import { race, type RaceResult, type RaceSetup } from './race.js';
 import { SeededScheduler } from './seeded-scheduler.js';
 import type { ServerClock } from '../server/clock.js';
@@ -61,6 +62,13 @@ export interface RoundsResult {
   readonly windows: WindowCounts | undefined;
   readonly faultCounts: (FaultCounts & ChaosCounts) | undefined;
   readonly executions: number | undefined;
+  /**
+   * The EVAL fallbacks after NOSCRIPT of the workers', the re-leaser's and the observer's own
+   * script calls, over every round, by their own counts; undefined for one the run did not have.
+   */
+  readonly workerNoscriptFallbacks: number | undefined;
+  readonly releaserNoscriptFallbacks: number | undefined;
+  readonly observerNoscriptFallbacks: number | undefined;
   /** With workers and a failover drill: the workers' own record of their takes on either side of it. */
   readonly workerTakes: WorkerTakes | undefined;
   /** The calls a fault left in doubt; undefined without sweeper faults. */
@@ -82,11 +90,15 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
   if (plan) for (const [index, redis] of setup.connections.entries()) await plan.register(index, redis);
 
   const pending = setup.extras?.pending ?? 'list';
+  await preloadConsequenceScripts(setup.admin, { workers: c.workers > 0, zsetPending: pending === 'zset', releaser: c.cycles > 1, observer: c.observe });
   const tally = new CycleTally(setup.tracked ?? setup.jobs);
   let windows: WindowCounts | undefined = c.observe ? { samples: 0, windowInNeither: 0, windowInBoth: 0 } : undefined;
   let chaosCounts: ChaosCounts = { scriptFlushes: 0, clientKills: 0 };
   let totals = NO_ROUNDS;
   let executions: number | undefined;
+  let workerNoscriptFallbacks: number | undefined;
+  let releaserNoscriptFallbacks: number | undefined;
+  let observerNoscriptFallbacks: number | undefined;
   let workerTakes: WorkerTakes | undefined;
   // Under --seed one command is in flight at a time, and the replies come in the server's order.
   const sample = c.cycles === 1 && !setup.runOnce ? new CommandSample(setup.jobs, undefined, setup.seed !== undefined ? 'replied' : 'sent') : undefined;
@@ -135,15 +147,20 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
         const blows = await chaos?.stop();
         if (blows) chaosCounts = { scriptFlushes: chaosCounts.scriptFlushes + blows.scriptFlushes, clientKills: chaosCounts.clientKills + blows.clientKills };
       }
-      if (releaser) await releaser.finish();
+      if (releaser) {
+        await releaser.finish();
+        releaserNoscriptFallbacks = (releaserNoscriptFallbacks ?? 0) + releaser.noscriptFallbacks;
+      }
       if (workers) {
         const done = await workers.finish();
         executions = (executions ?? 0) + done.executions;
+        workerNoscriptFallbacks = (workerNoscriptFallbacks ?? 0) + done.noscriptFallbacks;
         // A drill runs one round (it goes with no --cycles): its takes are that round's.
         workerTakes = done.takes;
       }
       if (observer && windows) {
         windows = addWindows(windows, await observer.stop());
+        observerNoscriptFallbacks = (observerNoscriptFallbacks ?? 0) + observer.noscriptFallbacks;
         observer = undefined;
       }
       const counted = movesPerJob(tally.jobs, result.records);
@@ -165,6 +182,9 @@ export async function raceRounds(setup: RoundsSetup): Promise<RoundsResult> {
     windows,
     faultCounts: plan ? { ...plan.counts, ...chaosCounts } : undefined,
     executions,
+    workerNoscriptFallbacks,
+    releaserNoscriptFallbacks,
+    observerNoscriptFallbacks,
     workerTakes,
     doubts: plan?.doubts,
     sample,

@@ -22,6 +22,10 @@ export interface ConsequenceJson {
   /** Null where the queue dead-letters nothing by its stalls (a library with no stall count). */
   readonly deadLetterEscapes: number | null;
   readonly noscriptFallbacks: number;
+  /** The same of the workers', the re-leaser's and the observer's script calls: null without them. */
+  readonly workerNoscriptFallbacks: number | null;
+  readonly releaserNoscriptFallbacks: number | null;
+  readonly observerNoscriptFallbacks: number | null;
   /** With --fault: */
   readonly faults?: readonly FaultName[];
   readonly faultNotes?: readonly string[];
@@ -47,6 +51,9 @@ export function consequenceFields(run: RunResult): ConsequenceJson {
     unacknowledgedMoves: run.unacknowledgedMoves,
     deadLetterEscapes: run.deadLetterEscapes,
     noscriptFallbacks: run.noscriptFallbacks,
+    workerNoscriptFallbacks: run.workerNoscriptFallbacks ?? null,
+    releaserNoscriptFallbacks: run.releaserNoscriptFallbacks ?? null,
+    observerNoscriptFallbacks: run.observerNoscriptFallbacks ?? null,
     ...(hasFaults(run)
       ? {
           faults: run.consequences.faults,
@@ -79,7 +86,7 @@ export function consequenceLines(run: RunResult, label: string = run.mode): stri
     if (run.consequences.faults.includes('sweeper-crash'))
       parts.push(counts.crashes > 0 ? 'one sweeper crashed at its crash point' : 'no sweeper reached its crash point');
     if (run.consequences.faults.includes('script-flush'))
-      parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL)`);
+      parts.push(`the script cache was flushed ${plural(counts.scriptFlushes, 'time')} (${fallbacksPhrase(run)})`);
     if (run.consequences.faults.includes('client-kill')) {
       const killed = counts.clientKills === 1 ? '1 sweeper connection was killed' : `${plural(counts.clientKills, 'sweeper connection')} were killed`;
       parts.push(`${killed} (${plural(counts.reconnects, 'reconnect')}, ${plural(counts.lostReplies, 'reply', 'replies')} lost)`);
@@ -94,6 +101,28 @@ export function consequenceLines(run: RunResult, label: string = run.mode): stri
   }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
   return lines;
+}
+
+/**
+ * The NOSCRIPT fallbacks to EVAL in a phrase: the sweepers' alone, or, where the workers, the
+ * re-leaser or the observer sent scripts too (a flush reaches their connections as much), the sum
+ * and each one's own count, so that the total is what the server ran as EVAL for the race.
+ */
+export function fallbacksPhrase(
+  run: Pick<RunResult, 'noscriptFallbacks' | 'workerNoscriptFallbacks' | 'releaserNoscriptFallbacks' | 'observerNoscriptFallbacks'>,
+): string {
+  const present: { count: number; who: string }[] = [];
+  for (const [count, who] of [
+    [run.workerNoscriptFallbacks, 'the workers'],
+    [run.releaserNoscriptFallbacks, 'the re-leaser'],
+    [run.observerNoscriptFallbacks, 'the observer'],
+  ] as const) {
+    if (count !== undefined) present.push({ count, who });
+  }
+  if (present.length === 0) return `${plural(run.noscriptFallbacks, 'NOSCRIPT fallback')} to EVAL`;
+  const total = present.reduce((sum, { count }) => sum + count, run.noscriptFallbacks);
+  const parts = [`${groupThousands(run.noscriptFallbacks)} by the sweepers`, ...present.map(({ count, who }) => `${groupThousands(count)} by ${who}`)];
+  return `${plural(total, 'NOSCRIPT fallback')} to EVAL: ${parts.join(', ')}`;
 }
 
 /** --fault lapsed-lock in plain words: the jobs, what the check did, the second runs and the refused completions. */

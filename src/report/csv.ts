@@ -46,6 +46,11 @@ const AFTER_ANOMALIES = [
   'callMsP99',
   'callMsMax',
   'serverCallMsP99',
+  // Added after the sweepers' own figure had long been placed: last, so that every column before
+  // them keeps the position a reader may take it by.
+  'workerNoscriptFallbacks',
+  'releaserNoscriptFallbacks',
+  'observerNoscriptFallbacks',
 ] as const satisfies readonly (keyof RunJson)[];
 
 /**

@@ -20,8 +20,13 @@ const SUMMED = [
   'live',
 ] as const satisfies readonly (keyof RunResult)[];
 
-/** Counts present only with some flags (--workers): summed where present. */
-const SUMMED_IF_PRESENT = ['executions'] as const satisfies readonly (keyof RunResult)[];
+/** Counts present only with some flags (--workers, --cycles, --observe): summed where present. */
+const SUMMED_IF_PRESENT = [
+  'executions',
+  'workerNoscriptFallbacks',
+  'releaserNoscriptFallbacks',
+  'observerNoscriptFallbacks',
+] as const satisfies readonly (keyof RunResult)[];
 
 /** Counts some runs do not measure (null): summed over the queues that did. */
 const SUMMED_IF_MEASURED = ['forgottenStallCount', 'overcountedStallCount'] as const satisfies readonly (keyof RunResult)[];

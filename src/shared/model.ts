@@ -710,8 +710,16 @@ export interface RunResult extends AuditCounts, RunSetup {
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
   readonly consequences: Consequences;
-  /** The sweepers' EVALSHA calls that fell back to EVAL after NOSCRIPT (not the workers' or the tool's own). */
+  /** The sweepers' EVALSHA calls that fell back to EVAL after NOSCRIPT (not the tool's own: its heartbeat's, the seeding's, the audit's). */
   readonly noscriptFallbacks: number;
+  /**
+   * The same of the workers' script calls (a take from a sorted set, every finish), of the
+   * re-leaser's and of the observer's, each by its own count; undefined for one the run did not
+   * have (no --workers, no --cycles, no --observe).
+   */
+  readonly workerNoscriptFallbacks: number | undefined;
+  readonly releaserNoscriptFallbacks: number | undefined;
+  readonly observerNoscriptFallbacks: number | undefined;
   /** Observer samples (jobs checked); undefined without --observe. */
   readonly samples: number | undefined;
   /** What the faults did; undefined without --fault. */

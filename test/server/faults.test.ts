@@ -8,7 +8,10 @@ import { test } from 'node:test';
 import type { Interrupts } from '../../src/shared/interrupt.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
+import { luaScript, type ScriptName } from '../../src/lua/registry.js';
+import { fallbacksPhrase } from '../../src/report/consequences.js';
 import { allKeys } from '../helpers/keyspace.js';
+import { commandsBySource } from '../helpers/monitor.js';
 import { assertNoAnomaly, runWith } from '../helpers/run-mode.js';
 import { PUSHES_TWICE, RETURNS_FIRST_ONLY, scriptFile } from '../helpers/scripts.js';
 import { forEachServer } from '../helpers/servers.js';
@@ -89,6 +92,77 @@ forEachServer('faults', (handle) => {
     assert.ok(run.noscriptFallbacks > 0, `noscriptFallbacks ${run.noscriptFallbacks}`);
     assertNoAnomaly(run);
     assert.equal(run.recoveries, 3000);
+  });
+
+  /**
+   * The EVALs the server ran, by the script whose EVALSHA came back NOSCRIPT just before on the
+   * same connection (every connection here has one command in flight at a time, and the tool never
+   * sends EVAL first); an EVAL with no EVALSHA before it is counted under 'unpaired'.
+   */
+  const evalsByScript = (bySource: Map<string, string[]>): Map<string, number> => {
+    const names = new Map<string, string>();
+    for (const name of ['sweep-stalled', 'take-job', 'finish-job', 'release-stalled', 'observe-job'] satisfies ScriptName[])
+      names.set(luaScript(name).sha, name);
+    const counts = new Map<string, number>();
+    for (const commands of bySource.values()) {
+      for (const [i, command] of commands.entries()) {
+        if (!command.startsWith('EVAL ')) continue;
+        const before = commands[i - 1]?.split(' ');
+        const name = before?.[0] === 'EVALSHA' ? (names.get(before[1] ?? '') ?? 'other') : 'unpaired';
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+      }
+    }
+    return counts;
+  };
+
+  test("script-flush with workers and the observer: each one's NOSCRIPT fallbacks are the EVALs the server ran for its scripts", async () => {
+    // A sorted-set pending: the workers take with a script too, not only finish with one.
+    const { result: run, bySource } = await commandsBySource(session.admin, () =>
+      runWith(session, interrupts, 'atomic', {
+        jobs: 3000,
+        sweepers: 4,
+        batch: 20,
+        pending: 'zset',
+        consequences: { faults: ['script-flush'], workers: 2, observe: true },
+      }),
+    );
+    const evals = evalsByScript(bySource);
+    assert.equal(evals.get('unpaired'), undefined);
+    assert.equal(run.noscriptFallbacks, evals.get('sweep-stalled') ?? 0);
+    assert.equal(run.workerNoscriptFallbacks, (evals.get('take-job') ?? 0) + (evals.get('finish-job') ?? 0));
+    assert.equal(run.observerNoscriptFallbacks, evals.get('observe-job') ?? 0);
+    assert.equal(run.releaserNoscriptFallbacks, undefined);
+    // The flushes came every 2 ms while the workers ran thousands of finishes: some reached them.
+    assert.ok((run.workerNoscriptFallbacks ?? 0) > 0, `workerNoscriptFallbacks ${run.workerNoscriptFallbacks}`);
+    const total = run.noscriptFallbacks + (run.workerNoscriptFallbacks ?? 0) + (run.observerNoscriptFallbacks ?? 0);
+    assert.equal(
+      fallbacksPhrase(run),
+      `${total} NOSCRIPT fallback${total === 1 ? '' : 's'} to EVAL: ${run.noscriptFallbacks} by the sweepers, ${run.workerNoscriptFallbacks} by the workers, ${run.observerNoscriptFallbacks} by the observer`,
+    );
+    assertNoAnomaly(run);
+  });
+
+  test("no fault: the workers', the re-leaser's and the observer's scripts are loaded before the race, so an emptied cache costs them no fallback", async () => {
+    // As the sweep script is loaded before the race: their count says what a flush did, not that a first call found the cache empty.
+    await session.admin.script('FLUSH');
+    const withWorkers = await runWith(session, interrupts, 'atomic', { jobs: 500, pending: 'zset', consequences: { workers: 2, observe: true } });
+    assert.deepEqual([withWorkers.workerNoscriptFallbacks, withWorkers.observerNoscriptFallbacks], [0, 0]);
+    await session.admin.script('FLUSH');
+    const withCycles = await runWith(session, interrupts, 'atomic', { jobs: 500, consequences: { cycles: 3 } });
+    assert.equal(withCycles.releaserNoscriptFallbacks, 0);
+  });
+
+  test("script-flush with --cycles: the re-leaser's NOSCRIPT fallbacks are the EVALs the server ran for its script", async () => {
+    const { result: run, bySource } = await commandsBySource(session.admin, () =>
+      runWith(session, interrupts, 'atomic', { jobs: 2000, sweepers: 4, batch: 20, consequences: { faults: ['script-flush'], cycles: 3 } }),
+    );
+    const evals = evalsByScript(bySource);
+    assert.equal(evals.get('unpaired'), undefined);
+    assert.equal(run.noscriptFallbacks, evals.get('sweep-stalled') ?? 0);
+    assert.equal(run.releaserNoscriptFallbacks, evals.get('release-stalled') ?? 0);
+    assert.equal(run.workerNoscriptFallbacks, undefined);
+    assert.equal(run.observerNoscriptFallbacks, undefined);
+    assert.ok((run.releaserNoscriptFallbacks ?? 0) > 0, `releaserNoscriptFallbacks ${run.releaserNoscriptFallbacks}`);
   });
 
   test('sweeper-crash beside client-kill: the crashed call reaches the server, its batch moved, and the kills come after it', async () => {

@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import { csvFields, renderCsv } from '../../src/report/csv.js';
 import { runResult } from '../helpers/run-result.js';
 
-/** The model queue's header, as the CSV printed it before the library's columns existed. */
+/** The model queue's header, as the CSV printed it before the library's columns existed (the helpers' fallbacks added at its end). */
 const MODEL_HEADER =
-  '"trial","mode","queue","node","sweepers","jobs","batch","maxStalled","stalledBefore","pending","live","clean","anomalies","recoveries","doubleRecoveries","duplicatePending","lostIncrements","extraIncrements","forgottenStalls","overcountedStalls","lostJobs","misplaced","unreclaimed","strayEntries","doubleExecutions","deadLetterEscapes","deadLetteredEarly","windowInNeither","windowInBoth","stolenLeases","misreported","forgottenStallCount","overcountedStallCount","jobsRecoveredMoreThanOnce","mostPendingEntries","retries","unacknowledgedMoves","noscriptFallbacks","workers","samples","executions","roundTrips","sweeps","cutShort","wallMs","jobsPerSec","callMsP50","callMsP99","callMsMax","serverCallMsP99"';
+  '"trial","mode","queue","node","sweepers","jobs","batch","maxStalled","stalledBefore","pending","live","clean","anomalies","recoveries","doubleRecoveries","duplicatePending","lostIncrements","extraIncrements","forgottenStalls","overcountedStalls","lostJobs","misplaced","unreclaimed","strayEntries","doubleExecutions","deadLetterEscapes","deadLetteredEarly","windowInNeither","windowInBoth","stolenLeases","misreported","forgottenStallCount","overcountedStallCount","jobsRecoveredMoreThanOnce","mostPendingEntries","retries","unacknowledgedMoves","noscriptFallbacks","workers","samples","executions","roundTrips","sweeps","cutShort","wallMs","jobsPerSec","callMsP50","callMsP99","callMsMax","serverCallMsP99","workerNoscriptFallbacks","releaserNoscriptFallbacks","observerNoscriptFallbacks"';
 
 test('a run of the model queue alone: the CSV it always printed, byte for byte, with no library column', () => {
   const runs = [runResult(), runResult({ mode: 'loop', queue: 'race-test-loop', doubleRecoveries: 2, callMsP50: null })];
@@ -18,8 +18,8 @@ test('a run of the model queue alone: the CSV it always printed, byte for byte, 
     renderCsv(runs),
     [
       MODEL_HEADER,
-      '"1","atomic","race-test","","2","10","5","3","0","list","0","true","0","10","0","0","0","0","","0","0","0","0","0","0","0","0","0","0","0","0","","0","0","0","0","0","0","0","","","4","4","false","10","1000","1","2","3",""',
-      '"1","loop","race-test-loop","","2","10","5","3","0","list","0","false","2","10","2","0","0","0","","0","0","0","0","0","0","0","0","0","0","0","0","","0","0","0","0","0","0","0","","","4","4","false","10","1000","","2","3",""',
+      '"1","atomic","race-test","","2","10","5","3","0","list","0","true","0","10","0","0","0","0","","0","0","0","0","0","0","0","0","0","0","0","0","","0","0","0","0","0","0","0","","","4","4","false","10","1000","1","2","3","","","",""',
+      '"1","loop","race-test-loop","","2","10","5","3","0","list","0","false","2","10","2","0","0","0","","0","0","0","0","0","0","0","0","0","0","0","0","","0","0","0","0","0","0","0","","","4","4","false","10","1000","","2","3","","","",""',
     ].join('\n'),
   );
 });

@@ -122,3 +122,21 @@ test("lapsed locks: the extra recoveries no duplicate entry shows are said to sh
   assert.doesNotMatch(refused, /records alone/);
   assert.match(readoutOf(0), /known from the sweepers' own records alone\./);
 });
+
+test("a flushed script cache: the sweepers' fallbacks alone as before, and with the workers', the re-leaser's or the observer's, the sum and each one's", () => {
+  const flushed = (over: Parameters<typeof runResult>[0]): string =>
+    consequenceLines(
+      runResult({
+        consequences: { ...runResult().consequences, faults: ['script-flush'] },
+        faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 8, clientKills: 0 },
+        noscriptFallbacks: 28,
+        ...over,
+      }),
+    ).join('\n');
+  assert.match(flushed({}), /the script cache was flushed 8 times \(28 NOSCRIPT fallbacks to EVAL\)\./);
+  assert.match(
+    flushed({ workerNoscriptFallbacks: 3, observerNoscriptFallbacks: 0 }),
+    /\(31 NOSCRIPT fallbacks to EVAL: 28 by the sweepers, 3 by the workers, 0 by the observer\)\./,
+  );
+  assert.match(flushed({ releaserNoscriptFallbacks: 1_200 }), /\(1,228 NOSCRIPT fallbacks to EVAL: 28 by the sweepers, 1,200 by the re-leaser\)\./);
+});
