@@ -51,6 +51,13 @@ function checkFailover(options: ConsequenceOptions, embedded: boolean): void {
   if (!embedded) throw usageError('--fault failover starts its own primary and replica: it runs on the embedded server only; leave out --url and REDIS_URL');
   if (options.faults.length > 1) throw usageError('--fault failover goes alone: drop the other --fault');
   // Workers go through the pair's front proxy like the sweepers, and the drill waits for them
-  // (failover-drill.ts); the re-leaser and the observer would write and read across the cut unwaited.
-  if (options.cycles > 1 || options.observe) throw usageError('--fault failover cannot go with --cycles or --observe: drop one or the other');
+  // (failover-drill.ts); the re-leaser and the observer would write and read across the cut unwaited,
+  // and a re-lease made after the cut, lost with the old primary, would still be in the re-leaser's
+  // record that the audit judges the promoted replica's counters and pending entries by.
+  if (options.cycles > 1 || options.observe) {
+    const flag = options.cycles > 1 ? `--cycles ${options.cycles}` : '--observe';
+    throw usageError(
+      `--fault failover cannot go with ${flag}: the drill waits for the sweepers and the workers before it cuts the replica off and kills the primary, not for the re-leaser of --cycles or the observer of --observe, whose calls would cross the cut and the kill unaccounted for; drop one or the other`,
+    );
+  }
 }

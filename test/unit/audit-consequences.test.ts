@@ -283,10 +283,19 @@ describe('fault and consequence options', () => {
       assert.match(missed.notes[0] ?? '', new RegExp(`script-flush does not apply to ${mode}`));
     }
   });
-  test('workers with cycles, and script-flush on a shared server, are usage errors', () => {
+  test('workers with cycles, failover with cycles or the observer, and script-flush on a shared server, are usage errors', () => {
     const base = { faults: [], workers: 0, cycles: 1, observe: false, allowServerWide: false } as const;
     assert.throws(() => checkConsequenceOptions({ ...base, workers: 2, cycles: 2 }, true), /--workers cannot go with --cycles 2/);
     assert.throws(() => checkConsequenceOptions({ ...base, faults: ['script-flush'] }, false), /--allow-server-wide/);
+    // The failover drill says which flag it refuses, and why: its waits do not cover the re-leaser or the observer.
+    assert.throws(
+      () => checkConsequenceOptions({ ...base, faults: ['failover'], cycles: 3 }, true),
+      /--fault failover cannot go with --cycles 3: the drill waits for the sweepers and the workers .*not for the re-leaser/,
+    );
+    assert.throws(
+      () => checkConsequenceOptions({ ...base, faults: ['failover'], observe: true }, true),
+      /--fault failover cannot go with --observe: .*the observer of --observe/,
+    );
     checkConsequenceOptions({ ...base, faults: ['script-flush'] }, true);
     checkConsequenceOptions({ ...base, faults: ['script-flush'], allowServerWide: true }, false);
     checkConsequenceOptions({ ...base, workers: 2 }, false);
