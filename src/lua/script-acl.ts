@@ -4,7 +4,8 @@
  * with the script's SHA1 (or function name) and line. For the tool's own scripts the command is
  * read back from that line of the source the server compiled (a shipped `.lua` file, or the
  * function library built from two of them), so the user learns what to grant; a library line is
- * given as the line of the file it came from.
+ * given as the line of the file it came from. A command the server does not know (renamed away)
+ * called inside a script is read back the same way: neither server names it.
  */
 import { createRequire } from 'node:module';
 
@@ -67,6 +68,29 @@ export function commandOnLine(source: string, line: number): string | undefined 
   const text = source.split('\n')[line - 1] ?? '';
   const calls = [...text.matchAll(/(?:rcall|redis\.p?call)\(\s*'([A-Za-z]+)'/g)].map((m) => (m[1] ?? '').toUpperCase());
   return calls.length === 1 ? calls[0] : undefined;
+}
+
+// A command the server does not know (renamed away, or disabled) called inside a script: Redis 7.0
+// says "Unknown Redis command called from script", Valkey "Unknown command called from script";
+// neither names the command, so it is read from the script's line as for an ACL refusal.
+const UNKNOWN = /^(?:ERR )?Unknown (?:Redis )?command called from script script: ([^,\s]+), on @user_(script|function):(\d+)/i;
+
+/** A command the server does not know, called inside a script: which, when the tool's own script says, and where. */
+interface ScriptUnknownCommand {
+  readonly command?: string;
+  readonly script: string;
+  readonly line: number;
+}
+
+export function scriptUnknownCommand(message: string): ScriptUnknownCommand | undefined {
+  const match = UNKNOWN.exec(message);
+  if (!match) return undefined;
+  const [, id = '', kind = 'script', lineText = '0'] = match;
+  const line = Number(lineText);
+  const own = ownScript(id, kind);
+  const command = own ? commandOnLine(own.source, line) : undefined;
+  const place = own ? own.locate(line) : { file: id, line };
+  return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
 }
 
 export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined {

@@ -41,6 +41,8 @@ export interface ClaimPlan {
   readonly keep: boolean;
   /** A library run's library: its keys are the namespace `emq:{Q}:LIBRARY:` (see libraryPrefix in keys.ts). */
   readonly library?: string;
+  /** The run races the user's own --script: keys that vanish may be its doing, and the line says so. */
+  readonly userScript?: boolean;
 }
 
 export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts, work: (run: ClaimedRun) => Promise<T>): Promise<T> {
@@ -67,7 +69,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
     if (serverGoesWithSignal(plan.target, interrupts.signal)) admin.disconnect();
   };
   if (serverGoes) interrupts.signal.addEventListener('abort', dropAdmin, { once: true });
-  const heartbeat = keepHeartbeat(admin, claim, where);
+  const heartbeat = keepHeartbeat(admin, claim, where, Date.now, plan.userScript === true);
   const signal = AbortSignal.any([interrupts.signal, heartbeat.lost]);
   const confirmKeys = async (jobs?: readonly string[], alsoGone = 0): Promise<void> => {
     const gone = await heartbeat.check(jobs, alsoGone);

@@ -260,11 +260,18 @@ const namedKeys = (gone: readonly string[], alsoGone = 0): string => {
   return more > 0 ? `${gone.slice(0, 3).join(', ')} and ${groupThousands(more)} more` : gone.join(', ');
 };
 
-/** Why a run whose keys vanished stopped, naming what it found gone. */
-function vanishedError(keys: QueueKeys, where: string, gone: readonly string[], alsoGone = 0): EmqError {
+/**
+ * Why a run whose keys vanished stopped, naming what it found gone. `userScript`: the run raced the
+ * user's own --script, which may call FLUSHALL, FLUSHDB or DEL itself; what the tool sees (the keys
+ * gone at a check between calls) does not tell its call from another client's, so both are named,
+ * and the built-in strategies, which delete nothing, are not blamed.
+ */
+function vanishedError(keys: QueueKeys, where: string, gone: readonly string[], alsoGone = 0, userScript = false): EmqError {
+  const found = `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${namedKeys(gone, alsoGone)} gone): `;
   return serverError(
-    `the keys of queue ${keys.queue} vanished from the server at ${where} while the run was live (${namedKeys(gone, alsoGone)} gone): ` +
-      "another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy's doing",
+    userScript
+      ? `${found}the sweep script (--script) removed them (a FLUSHALL, FLUSHDB or DEL of the queue's keys in it), or another client did, or the server evicted them; the run stopped and reports no figures, since the server no longer holds what they would be read from`
+      : `${found}another client removed them (FLUSHALL, FLUSHDB or DEL) or the server evicted them; the run stopped and reports no figures, since what the server lost is no strategy's doing`,
   );
 }
 
@@ -318,9 +325,10 @@ function takenError(keys: QueueKeys): EmqError {
  * and when it finds the queue gone the line says that the run was paused, and for how long. A
  * check notices such a pause too, and whether the heartbeat could have expired is judged when its
  * answer is read, so the line does not depend on which came first after the pause.
- * `clock` is the wall clock (a test moves it to stand for a pause).
+ * `clock` is the wall clock (a test moves it to stand for a pause). `userScript`: the run races the
+ * user's own --script, a suspect of its own when keys vanish (vanishedError).
  */
-export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: () => number = Date.now): Heartbeat {
+export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: () => number = Date.now, userScript = false): Heartbeat {
   const { keys, value } = claim;
   const runId = claim.marker.run;
   const lost = new AbortController();
@@ -400,7 +408,7 @@ export function keepHeartbeat(redis: Redis, claim: Claim, where: string, clock: 
     return stopWith(
       stoodMs > 0 && lapsed
         ? pausedError(keys, where, gone, { stoodMs, sinceBeatMs: answered - written }, alsoGone)
-        : vanishedError(keys, where, gone, alsoGone),
+        : vanishedError(keys, where, gone, alsoGone, userScript),
     );
   };
   const beat = async (): Promise<void> => {

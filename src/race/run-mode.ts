@@ -189,7 +189,15 @@ async function claimAndRace(
   const { admin, target } = session;
   const keys = queueKeys(run.queue);
   // The marker records the job count, so `emq-race clean` can delete a crashed run's keys by name.
-  const claim = { admin, target, keys, jobs: run.jobs + settled.live, keep: run.keep, ...(run.warn ? { warn: run.warn } : {}) };
+  const claim = {
+    admin,
+    target,
+    keys,
+    jobs: run.jobs + settled.live,
+    keep: run.keep,
+    ...(run.warn ? { warn: run.warn } : {}),
+    ...(STRATEGIES[run.mode].needs === 'script-file' ? { userScript: true } : {}),
+  };
   // The clean-up runs in onClaimedQueue once the work has returned, and the run returns only after
   // it: its time is the time from the work's end to here, known before any report is made.
   const started = performance.now();

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { OWN_DEPENDENCIES, TOOL_ROOT } from './model.js';
 import { withoutSecrets } from './secrets.js';
-import { scriptAclRefusal } from '../lua/script-acl.js';
+import { scriptAclRefusal, scriptUnknownCommand } from '../lua/script-acl.js';
 
 export const ExitCode = {
   ok: 0,
@@ -260,6 +260,31 @@ export function withLibraryAclHint(err: unknown, library: string): unknown {
   return new EmqError(err.message.replaceAll(ACL_HINT, hint), err.exitCode);
 }
 
+/** A command renamed away or disabled on the server; `calledBy`: the script and line that called it, for one called inside a script. */
+const unknownCommandError = (where: string, command: string, calledBy?: string): EmqError =>
+  serverError(
+    `the server at ${where} does not know ${command === 'a command' ? command : `the command ${command}`} (${calledBy !== undefined ? `${calledBy}; ` : ''}renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in docs/shared-servers.md for every command the tool sends`,
+  );
+
+/** A NOPERM reply about keys (the user's key patterns), not about a command or a channel: Redis 6 and 7.0, then Redis 7.2 and Valkey. */
+const KEY_REFUSAL = /^NOPERM (?:this user has no permissions to access one of the keys|No permissions to access a key)/i;
+
+/**
+ * The queue whose key a refused command named (`emq:{QUEUE}:…`), read from the command's keys:
+ * a script call's declared KEYS, any other command's arguments. Undefined where none is the tool's.
+ */
+function queueOfKeys(command: { name?: string; args?: unknown[] } | undefined): string | undefined {
+  const args = command?.args ?? [];
+  const name = (command?.name ?? '').toLowerCase();
+  const scripted = name === 'eval' || name === 'evalsha' || name === 'fcall' || name === 'fcall_ro';
+  const keys = scripted ? args.slice(2, 2 + Number(args[1] ?? 0)) : args;
+  for (const key of keys) {
+    const queue = typeof key === 'string' ? /^emq:\{([^}]+)\}:/.exec(key)?.[1] : undefined;
+    if (queue !== undefined) return queue;
+  }
+  return undefined;
+}
+
 /**
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
@@ -322,6 +347,14 @@ export function describeServerError(err: unknown, where: string): EmqError {
   // The client's words for a reply it read with no command waiting for it (see unaskedReply).
   if (/^Command queue state error\b/.test(message)) return unaskedReply(where);
   if (err instanceof UnlikeRedisReply) return notRedis(where, ` (its reply to ${err.command} ${err.why})`);
+  // ioredis sends MULTI with the transaction's commands: a server that does not know MULTI (or
+  // refuses it) answers EXEC "EXEC without MULTI", and the reply that explains it is MULTI's own,
+  // which ioredis keeps among the transaction's earlier errors.
+  const earlier = (err as { previousErrors?: unknown } | undefined)?.previousErrors;
+  if (/^ERR EXEC without MULTI/i.test(message) && Array.isArray(earlier)) {
+    const first = earlier.find((reply): reply is Error => reply instanceof Error);
+    if (first) return describeServerError(first, where);
+  }
   // Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and KeyDB; never the rest, which echoes the arguments.
   const unknown = /^ERR unknown command (?:'([^']{1,64})'|`([^`]{1,64})`)/i
     .exec(message)
@@ -329,9 +362,12 @@ export function describeServerError(err: unknown, where: string): EmqError {
     .find((name) => name !== undefined);
   if (unknown !== undefined) {
     // The server's words echo the command's first arguments (a key, a marker's JSON): left out.
-    return serverError(
-      `the server at ${where} does not know the command ${unknown.toUpperCase()} (renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in docs/shared-servers.md for every command the tool sends`,
-    );
+    return unknownCommandError(where, unknown.toUpperCase());
+  }
+  const unknownInScript = scriptUnknownCommand(message);
+  if (unknownInScript) {
+    const { command, script, line } = unknownInScript;
+    return unknownCommandError(where, command ?? 'a command', `called by ${script} line ${line}`);
   }
   if (/max number of clients reached/i.test(message)) {
     // Each sweeper has a connection of its own, beside the run's few: a server near its maxclients
@@ -349,6 +385,14 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^NOPERM/.test(message)) {
     // Key and channel refusals do not say which command was refused; ioredis knows it.
     const command = e?.command?.name ? ` (${e.command.name.toUpperCase()})` : '';
+    // A key refused names the queue it belongs to: the user's key patterns leave the queue out,
+    // which "Least privilege" says how to fix (a --queue name outside race-* needs a pattern).
+    const queue = KEY_REFUSAL.test(message) ? queueOfKeys(e?.command as { name?: string; args?: unknown[] } | undefined) : undefined;
+    if (queue !== undefined) {
+      return serverError(
+        `permission denied on ${where}${command}: the keys of queue ${queue} (emq:{${queue}}:*) are outside this user's ACL key patterns (${stripErrorPrefix(message)}); add a key pattern that covers them: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
+      );
+    }
     return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; ${ACL_HINT}`);
   }
   const inScript = scriptAclRefusal(message);

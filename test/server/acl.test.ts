@@ -215,14 +215,30 @@ forEachServer('least privilege', (handle) => {
     );
   });
 
-  test('a queue outside the key pattern: one line naming the refused command, exit 3', async () => {
+  test("a queue outside the key pattern: one line naming the refused command and the queue outside the user's key patterns, exit 3", async () => {
     const before = await allKeys(admin);
     const result = await runCli(['--url', userUrl(handle.url, 'emq-race'), '--jobs', '100', '--mode', 'atomic', '--queue', 'nightly']);
     assert.equal(result.code, 3, result.stderr);
     const line = oneErrorLine(result.stderr);
     assert.ok(line, `one line, no stack trace: ${result.stderr}`);
-    assert.match(line, /permission denied .*\(SET\)/);
+    assert.match(
+      line,
+      /permission denied .*\(SET\): the keys of queue nightly \(emq:\{nightly\}:\*\) are outside this user's ACL key patterns \(.*\); add a key pattern that covers them: .*see "Least privilege" in docs\/shared-servers\.md$/,
+    );
     assert.deepEqual(await allKeys(admin), before);
+    // Every command granted, the key pattern alone leaving the queue out: the default modes' queues named the same way.
+    await admin.call('ACL', 'SETUSER', 'emq-race-all', 'reset', 'on', `>${PASSWORD}`, '~emq:{race-*}:*', '+@all');
+    try {
+      const all = await runCli(['--url', userUrl(handle.url, 'emq-race-all'), '--jobs', '100', '--queue', 'nightly2']);
+      assert.equal(all.code, 3, all.stderr);
+      assert.match(
+        oneErrorLine(all.stderr) ?? '',
+        /permission denied .*: the keys of queue nightly2(-\w+)? \(emq:\{nightly2(-\w+)?\}:\*\) are outside this user's ACL key patterns/,
+      );
+      assert.deepEqual(await allKeys(admin), before);
+    } finally {
+      await admin.call('ACL', 'DELUSER', 'emq-race-all');
+    }
   });
 
   test("a key inside a script refused by the user's key patterns: one line naming the command and its line, exit 3", async () => {

@@ -8,6 +8,8 @@
  * are there.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { run } from '../../src/cli/program.js';
@@ -18,6 +20,7 @@ import { cliResult, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine, within, until } from '../helpers/cli-process.js';
 import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { fillUnrelated } from '../helpers/unrelated-data.js';
 
 /** A guard against hangs, not a timing. */
@@ -180,6 +183,25 @@ forEachServer('keys that vanish under a run', (handle) => {
     assert.equal(json.error?.exit, 3);
     assert.equal(json.runs, undefined, 'no result rows');
     assert.deepEqual(await allKeys(redis), [], 'keys the in-flight sweeps wrote after the flush are removed too');
+  });
+
+  test("a --script that runs FLUSHALL: the line names the user's script among the causes, and blames no strategy", async () => {
+    const script = join(tempDir('emq-flushing-script-'), 'flushing.lua');
+    writeFileSync(script, 'return redis.call("FLUSHALL")\n');
+    const result = await within(
+      LIMIT_MS,
+      'the stopped run',
+      runInProcess(['--url', handle.url, '--script', script, '--mode', 'script', '--jobs', '10', '--queue', 'race-self-flushed']),
+    );
+    assert.equal(result.code, 3, result.stderr);
+    const line = oneErrorLine(result.stderr) ?? '';
+    assert.match(
+      line,
+      /^emq-race: the keys of queue race-self-flushed vanished from the server at redis:\/\/127\.0\.0\.1:\d+ while the run was live \(.*gone\): the sweep script \(--script\) removed them \(a FLUSHALL, FLUSHDB or DEL of the queue's keys in it\), or another client did, or the server evicted them; /,
+    );
+    assert.doesNotMatch(line, /no strategy's doing/);
+    assert.equal(result.stdout, '');
+    assert.deepEqual(await queueKeysLeft(redis, 'race-self-flushed'), []);
   });
 
   test('another client deletes one job hash in the middle of the queue mid-run: exit 3 naming it, no strategy blamed, nothing of the run left', async () => {

@@ -75,6 +75,40 @@ test('describeServerError: a command the server does not know (renamed or disabl
   );
 });
 
+test('describeServerError: a transaction whose MULTI the server does not know names MULTI, not the EXEC that followed', () => {
+  // ioredis's error for the EXEC, with MULTI's own reply among the transaction's earlier errors.
+  const multi = Object.assign(new Error("ERR unknown command 'multi', with args beginning with: "), { command: { name: 'multi', args: [] } });
+  const exec = Object.assign(new Error('ERR EXEC without MULTI'), { previousErrors: [multi] });
+  assert.match(describeServerError(exec, 'redis://h:1').message, /^the server at redis:\/\/h:1 does not know the command MULTI \(renamed or disabled/);
+  // Without that record it stays the server's words.
+  assert.match(describeServerError(new Error('ERR EXEC without MULTI'), 'redis://h:1').message, /^server error from redis:\/\/h:1: ERR EXEC without MULTI$/);
+});
+
+test("describeServerError: a key refused names the queue outside the user's key patterns; a command refused does not", () => {
+  for (const words of ['this user has no permissions to access one of the keys used as arguments', 'No permissions to access a key']) {
+    const get = Object.assign(new Error(`NOPERM ${words}`), { command: { name: 'get', args: ['emq:{nightly2}:owner'] } });
+    assert.equal(
+      describeServerError(get, 'redis://u:***@h:1').message,
+      `permission denied on redis://u:***@h:1 (GET): the keys of queue nightly2 (emq:{nightly2}:*) are outside this user's ACL key patterns (${words}); add a key pattern that covers them: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
+    );
+    // A script call's keys are its declared KEYS, after the script and their number.
+    const evalsha = Object.assign(new Error(`NOPERM ${words}`), {
+      command: { name: 'evalsha', args: ['ab'.repeat(20), '2', 'emq:{q7}:owner', 'emq:{q7}:heartbeat', 'emq:{x}:y'] },
+    });
+    assert.match(describeServerError(evalsha, 'redis://h:1').message, /\(EVALSHA\): the keys of queue q7 \(emq:\{q7\}:\*\) are outside/);
+  }
+  // A command refused, or a key that is not the tool's: as before.
+  const command = Object.assign(new Error("NOPERM this user has no permissions to run the 'get' command"), {
+    command: { name: 'get', args: ['emq:{q}:owner'] },
+  });
+  assert.doesNotMatch(describeServerError(command, 'redis://h:1').message, /key patterns/);
+  const other = Object.assign(new Error('NOPERM No permissions to access a key'), { command: { name: 'get', args: ['other'] } });
+  assert.match(
+    describeServerError(other, 'redis://h:1').message,
+    /^permission denied on redis:\/\/h:1 \(GET\): No permissions to access a key; see "Least privilege"/,
+  );
+});
+
 test('describeServerError: NOPERM names the refused command; TLS failures say what to pass', () => {
   const noperm = Object.assign(new Error('NOPERM this user has no permissions to access one of the keys used as arguments'), { command: { name: 'set' } });
   const line = describeServerError(noperm, 'redis://u:***@h:1');

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { describeServerError } from '../../src/shared/errors.js';
-import { commandOnLine, scriptAclRefusal } from '../../src/lua/script-acl.js';
+import { commandOnLine, scriptAclRefusal, scriptUnknownCommand } from '../../src/lua/script-acl.js';
 import { SWEEP_STALLED_LUA, luaSource } from '../../src/lua/registry.js';
 
 const RELEASE = luaSource('release-stalled');
+const SEED = luaSource('seed-jobs');
+const SEED_SHA = createHash('sha1').update(SEED).digest('hex');
 const TEMPLATE = luaSource('sweep-stalled-function');
 const RELEASE_SHA = createHash('sha1').update(RELEASE).digest('hex');
 const lineOf = (source: string, text: string): number => source.split('\n').findIndex((l) => l.includes(text)) + 1;
@@ -88,5 +90,22 @@ describe('script ACL refusals', () => {
   test('other errors are not refusals', () => {
     assert.equal(scriptAclRefusal('WRONGTYPE Operation against a key holding the wrong kind of value'), undefined);
     assert.equal(scriptAclRefusal("NOPERM this user has no permissions to run the 'zadd' command"), undefined);
+  });
+
+  test("a command renamed away, called inside the tool's script: named from that line, in Redis 7.0's words and Valkey's", () => {
+    const line = lineOf(SEED, "rcall('HSET'");
+    assert.ok(line > 0, 'seed-jobs.lua calls HSET');
+    for (const words of ['Unknown Redis command called from script', 'Unknown command called from script']) {
+      const message = `ERR ${words} script: ${SEED_SHA}, on @user_script:${line}.`;
+      assert.deepEqual(scriptUnknownCommand(message), { command: 'HSET', script: 'seed-jobs.lua', line });
+      assert.equal(
+        describeServerError(new Error(message), 'redis://h:1').message,
+        `the server at redis://h:1 does not know the command HSET (called by seed-jobs.lua line ${line}; renamed or disabled in its configuration, as some hosted services do, or a server too old for it): the tool needs it; see "Least privilege" in docs/shared-servers.md for every command the tool sends`,
+      );
+    }
+    // Another script's: the line says where, not which command.
+    const foreign = describeServerError(new Error(`ERR Unknown command called from script script: ${'cd'.repeat(20)}, on @user_script:4.`), 'redis://h:1');
+    assert.match(foreign.message, /^the server at redis:\/\/h:1 does not know a command \(called by c[dc]+ line 4; renamed or disabled/);
+    assert.equal(scriptUnknownCommand("ERR unknown command 'hset', with args beginning with: "), undefined);
   });
 });
