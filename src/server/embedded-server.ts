@@ -2,9 +2,9 @@
  * The embedded default: a private redis-server (or valkey-server, or redict-server) on a free loopback port, with
  * no persistence. It runs under a keeper (server-keeper.sh, a POSIX shell) that stops it and removes its folder
  * when the tool's end of a pipe closes, so it cannot outlive the tool even when the tool is
- * killed outright; keeper and server are in a process group of their own, so that the terminal's
- * Ctrl-C and hang-up reach the tool (which cleans up and stops them) rather than the server
- * mid-run.
+ * killed outright; keeper and server are outside the tool's process group (the keeper in one of its
+ * own, the server in another where setsid is at hand), so that the terminal's Ctrl-C and hang-up
+ * reach the tool (which cleans up and stops them) rather than the server mid-run.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -231,17 +231,20 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => output,
       () => report,
     );
-    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port), bin, port, dir, options.role);
+    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port), pid, bin, port, dir, options.role);
     // Killed from outside while its server started: no clash over a port, nothing to try again.
-    // Its server may already run, its pid reported or not: stopped through the keeper's group.
+    // Its server may already run, its pid reported or not: stopped through the keeper's group and,
+    // once it has left that for a group of its own (after it reported its pid), through that one.
     if (keeper.signalCode !== null) {
-      killGroup(keeper);
+      await reportRead(keeper);
+      killGroup(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
       rmSync(dir, { recursive: true, force: true });
       throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`, options.role);
     }
     // The server's last words, or the keeper's shell saying why it could not start it.
     lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
-    await stopKeeper(keeper, /^pid (\d+)$/m.exec(report)?.[1]);
+    const started = /^pid (\d+)$/m.exec(report)?.[1];
+    await stopKeeper(keeper, started, started);
     rmSync(dir, { recursive: true, force: true });
   }
   throw serverError(`could not start ${bin}: ${lastError}`);
@@ -270,16 +273,20 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
 }
 
 /**
- * The pid to signal the server by: the one the keeper started, unless that is a wrapper (a script
- * that runs the real server as its child, without exec). A signal to the wrapper alone would leave
- * the server running, holding the tool's output pipes, so the server is asked its own pid; when it
- * differs, the keeper is told it on the lifeline (a `pid N` line) and stops that one. Only a pid in
- * the keeper's process group is taken: a server that answers with another (a wrapper that runs it
- * in a container, whose pids are not this machine's) keeps the keeper's, as before.
+ * The pid to name the server by (--keep's `kill PID`, and a stop by the tool itself): the one the
+ * keeper started, unless that is a wrapper (a script that runs the real server as its child,
+ * without exec, or in the background before it exits). A signal to the wrapper alone would leave
+ * the server running, holding the tool's output pipes, so the server is asked its own pid. Only a
+ * pid in the group the keeper started it in is taken: the started pid's own (setsid, where the
+ * keeper stops the whole group), else the keeper's (no setsid, where the keeper is told the pid on
+ * the lifeline, a `pid N` line, and stops that one). A server that answers with another (a wrapper
+ * that runs it in a container, whose pids are not this machine's) keeps the started pid.
  */
 async function serverPid(keeper: ChildProcess, started: number, port: number): Promise<number> {
   const own = await processIdOf(port);
-  if (own === undefined || own === started || keeper.pid === undefined || processGroupOf(own) !== keeper.pid) return started;
+  if (own === undefined || own === started || keeper.pid === undefined) return started;
+  const group = processGroupOf(own);
+  if (group !== started && group !== keeper.pid) return started;
   keeper.stdin?.write(`pid ${own}\n`);
   return own;
 }
@@ -325,7 +332,11 @@ function processGroupOf(pid: number): number | undefined {
   }
 }
 
-function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
+/**
+ * `pid` is the server's own, `started` the process the keeper started (a wrapper, or the server
+ * itself), whose number is that of the server's process group where the keeper gave it one.
+ */
+function embedded(keeper: ChildProcess, pid: number, started: number, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
   let stopped = false;
   const url = `redis://127.0.0.1:${port}`;
   const lost = new AbortController();
@@ -337,12 +348,16 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   const onKeeperExit = (code: number | null, signal: NodeJS.Signals | null): void => {
     if (stopped) return;
     if (!isAlive(pid)) {
+      // A keeper killed once its server had died may leave a wrapper's other children, holding
+      // the tool's output pipes.
+      killGroup(keeper, started);
       ended.abort(new ServerGoneError(`${role.name} at ${url} died (its process ended unasked)`));
       return;
     }
     stopped = true;
     process.off('exit', onExit);
     killPid(pid);
+    killGroup(keeper, started);
     rmSync(dir, { recursive: true, force: true });
     const report = (): void => {
       lost.abort(keeperDied(signal ?? `exit code ${String(code)}`, url, role));
@@ -363,6 +378,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
   const onExit = (): void => {
     if (!stopped) {
       killPid(pid);
+      killServerGroup(started);
       rmSync(dir, { recursive: true, force: true });
     }
   };
@@ -378,7 +394,7 @@ function embedded(keeper: ChildProcess, pid: number, bin: string, port: number, 
       if (stopped) return;
       stopped = true;
       process.off('exit', onExit);
-      await stopKeeper(keeper, pid);
+      await stopKeeper(keeper, pid, started);
       rmSync(dir, { recursive: true, force: true });
     },
     detach() {
@@ -399,19 +415,45 @@ function keeperDied(how: string, url: string, role: StartOptions['role'] = SERVE
 }
 
 /**
- * SIGKILL to every process left in the group of a keeper that died from a signal: its server,
- * orphaned and still holding the tool's output pipes (which would keep the tool alive for ever),
- * whether the keeper had reported its pid yet or not. Only such a keeper, and at once: one that
- * died from a signal was killed from outside (it catches those a terminal sends), and a member left
- * in the group keeps the group's number from being given to another process.
+ * SIGKILL to every process left in the group of a keeper that died from a signal, then in the
+ * server's own group (`started`, the pid the keeper reported): its server, orphaned and still
+ * holding the tool's output pipes (which would keep the tool alive for ever), whether it had left
+ * the keeper's group yet or not, and what else a wrapper started there. The keeper's group first:
+ * a server that leaves it between the two is then in its own. Only such a keeper, and at once: one
+ * that died from a signal was killed from outside (it catches those a terminal sends), and a member
+ * left in a group keeps the group's number from being given to another process.
  */
-function killGroup(keeper: ChildProcess): void {
+function killGroup(keeper: ChildProcess, started: number | string | undefined): void {
   if (keeper.signalCode === null || keeper.pid === undefined) return;
   try {
     process.kill(-keeper.pid, 'SIGKILL');
   } catch {
     // no member left
   }
+  killServerGroup(started);
+}
+
+/**
+ * SIGKILL to the server's process group, whose number is the pid the keeper started (where it had
+ * setsid; without, no group has that number and this does nothing).
+ */
+function killServerGroup(started: number | string | undefined): void {
+  if (started === undefined || !(Number(started) > 0)) return;
+  try {
+    process.kill(-Number(started), 'SIGKILL');
+  } catch {
+    // no member left, or no such group
+  }
+}
+
+/**
+ * Waits (a second at most) for the keeper's report pipe to close: the started process writes its
+ * pid there itself, and a keeper that died may be seen to exit before that line is read.
+ */
+async function reportRead(keeper: ChildProcess): Promise<void> {
+  const pipe = keeper.stdio[3] as Readable | null;
+  if (!pipe || pipe.destroyed || pipe.readableEnded) return;
+  await Promise.race([new Promise((resolve) => pipe.once('close', resolve)), sleep(1000, undefined, { ref: false })]);
 }
 
 function isAlive(pid: number): boolean {
@@ -436,7 +478,7 @@ function killPid(pid: number | string | undefined): void {
  * Closes the lifeline and waits for the keeper to stop the server (SIGTERM, then SIGKILL after its
  * grace) and exit; a keeper that does not is killed, server and all.
  */
-async function stopKeeper(keeper: ChildProcess, serverPid: number | string | undefined): Promise<void> {
+async function stopKeeper(keeper: ChildProcess, serverPid: number | string | undefined, started: number | string | undefined): Promise<void> {
   if (keeper.exitCode !== null || keeper.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => keeper.once('exit', () => resolve()));
   keeper.stdin?.end();
@@ -444,10 +486,12 @@ async function stopKeeper(keeper: ChildProcess, serverPid: number | string | und
   const done = await Promise.race([exited.then(() => true), sleep(10_000, undefined, { ref: false }).then(() => false)]);
   if (!done) {
     killPid(serverPid);
+    killServerGroup(started);
     keeper.kill('SIGKILL');
     await exited;
   }
   // A keeper killed from outside while it was being asked to stop leaves its server running, and
   // the server's output pipes would keep the tool alive for ever: the tool stops it itself.
   if (isAlive(Number(serverPid))) killPid(serverPid);
+  if (keeper.signalCode !== null) killServerGroup(started);
 }

@@ -12,18 +12,33 @@
 # which it reports `pid N` once the server is started. The server writes to the keeper's stdout and
 # stderr, which are the tool's pipes: the tool reads its readiness there.
 #
-# BIN may be a wrapper (a script that runs the real server as its child, without exec): the pid
-# started here is then the wrapper's, and a signal to it alone would leave the server running,
-# holding the tool's pipes. The tool asks the server its own pid once it is up and, when it differs,
-# sends a `pid N` line on the lifeline: from then on that is the pid stopped, and the folder stays
-# until it too has ended.
+# BIN may be a wrapper (a script that runs the real server as its child, without exec). Where
+# setsid is at hand (util-linux, on Linux), BIN ARGS run in a process group (a session) of their
+# own, whose number is the pid started here: "running" means any process of that group runs, and
+# stopping signals the whole group, so that a wrapper's server still starting, a wrapper's other
+# children, and a server a wrapper left in the background when it exited go with it, while this
+# keeper and its lifeline reader, in the tool's detached group, are never among them. The started
+# process reports its own pid on fd 3 before it leaves this keeper's group, so that a keeper killed
+# from outside leaves a server that the tool can reach: in this group until then, in its own after.
+# Without setsid the server shares this keeper's group and one pid is watched and stopped: the
+# tool asks the server its own pid once it is up and, when it differs, sends a `pid N` line on the
+# lifeline; from then on that is the pid stopped, and the folder stays until it too has ended.
 
 dir=$1
 shift
 
-# The server: no stdin and no report pipe, only the output the tool reads.
-"$@" </dev/null 3>&- &
-pid=$!
+# The server: no stdin and no report pipe, only the output the tool reads. setsid does not fork
+# here: a background job of this shell is no group leader, so setsid execs in place and the
+# group's number is the pid started.
+if command -v setsid >/dev/null 2>&1; then
+  grouped=1
+  sh -c 'echo "pid $$" >&3 && exec setsid "$@" 3>&-' emq-race-server "$@" </dev/null &
+  pid=$!
+else
+  grouped=0
+  "$@" </dev/null 3>&- &
+  pid=$!
+fi
 # Set once the server is started, so that it keeps its own dispositions: a terminal's Ctrl-C, Ctrl-\ and
 # hang-up are the tool's to handle (this group is its own anyway).
 trap '' INT QUIT HUP PIPE
@@ -32,30 +47,37 @@ trap '' INT QUIT HUP PIPE
 # server stops on a signal) would end the keeper before it removed the folder.
 exec >/dev/null 2>&1
 
-echo "pid $pid" >&3
+if [ "$grouped" = 0 ]; then echo "pid $pid" >&3; fi
 exec 3>&-
 
 # The lifeline is read by a shell of its own, so that this one can wait on the server meanwhile. At
 # the lifeline's end without a "keep" line first (the tool done or gone), or on USR1 (this keeper
-# was sent SIGTERM), it stops the server: SIGTERM, then SIGKILL if it still runs 5 s later. A TERM
-# from this keeper (the server is gone) ends it at once. It waits on every child it starts, so that
-# nothing of the keeper's outlives it.
+# was sent SIGTERM), it stops the server (its whole group where it has one): SIGTERM, then SIGKILL
+# if it still runs 5 s later. A TERM from this keeper (the server is gone) ends it at once. It waits
+# on every child it starts, so that nothing of the keeper's outlives it.
 lifeline='
 started=$1
-pid=${4:-$1}
 dir=$2
+grouped=$4
+pid=${5:-$1}
+running() {
+  for one; do kill -0 "$one" 2>/dev/null && return 0; done
+  return 1
+}
 end() {
-  kill -TERM "$1" 2>/dev/null
+  kill -TERM "$@" 2>/dev/null
   # A server paused by SIGSTOP would take its TERM only once let go, after the 5 s.
-  kill -CONT "$1" 2>/dev/null
+  kill -CONT "$@" 2>/dev/null
   n=0
-  while kill -0 "$1" 2>/dev/null; do
-    if [ "$n" -ge 250 ]; then kill -KILL "$1" 2>/dev/null; break; fi
+  while running "$@"; do
+    if [ "$n" -ge 250 ]; then kill -KILL "$@" 2>/dev/null; break; fi
     sleep 0.02
     n=$((n + 1))
   done
 }
 stop() {
+  # The started process by its pid as well: until it has left the keeper group, no group has its number.
+  if [ "$grouped" = 1 ]; then end "$started" "-$started"; exit 0; fi
   end "$pid"
   # A wrapper that goes on once its server has ended would hold the folder and the pipes: it goes too.
   if [ "$pid" != "$started" ]; then end "$started"; fi
@@ -66,8 +88,9 @@ trap stop USR1
 while IFS= read -r line; do
   case $line in
     *keep*) exit 3 ;;
-    # The real server under a wrapper: the one to stop, and (in the folder, for the keeper) to outlive.
-    "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$3" ;;
+    # The real server under a wrapper, without a group of its own: the one to stop, and (in the
+    # folder, for the keeper) to outlive. A group holds it already.
+    "pid "[1-9]*) if [ "$grouped" = 0 ]; then pid=${line#pid }; echo "$pid" >"$dir/$3"; fi ;;
   esac
 done
 stop
@@ -76,7 +99,7 @@ stop
 exec 4<&0 </dev/null
 # Where the reader leaves the real server's pid when the tool reports one (a wrapper's child).
 real=.emq-race-server-pid
-sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" <&4 >/dev/null 2>&1 &
+sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" <&4 >/dev/null 2>&1 &
 reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
@@ -92,17 +115,25 @@ server() {
   echo "${s:-$pid}"
 }
 
-# A trapped signal ends a wait early: wait again while the server lives. A wrapper's server is no
-# child of this shell's to wait on: once the wrapper has ended, one that still runs is watched by
-# its pid.
+# Whether the server runs: the process started here (a zombie until waited on, and outside its
+# group for a moment after its start), else any process of its group, or without one the real
+# server's pid once reported.
+running() {
+  kill -0 "$pid" 2>/dev/null && return 0
+  if [ "$grouped" = 1 ]; then kill -0 "-$pid" 2>/dev/null; else kill -0 "$(server)" 2>/dev/null; fi
+}
+
+# A trapped signal ends a wait early: wait again while the server lives. What the started process
+# leaves behind (a wrapper's server, its other children) is no child of this shell's to wait on:
+# once it has ended, what still runs is watched by polling.
 watched=1
-while kill -0 "$pid" 2>/dev/null || kill -0 "$(server)" 2>/dev/null; do
+while running; do
   if kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
   if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
     watched=0
     wait "$reader"
     # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
-    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$(server)" </dev/null >/dev/null 2>&1; fi
+    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1; fi
     # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
     trap '' TERM
   fi

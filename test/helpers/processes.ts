@@ -176,6 +176,8 @@ export async function askServer<T>(port: number, question: (server: Redis) => Pr
  * give it (`--port PORT`), or its folder.
  */
 export function namingServer(port: number, dir: string): number[] {
+  // A port or folder not known (NaN, '') would name every process: a caller's mistake, never a match.
+  if (!(port > 0) || dir === '') throw new Error(`namingServer: no port (${port}) or folder (${JSON.stringify(dir)}) to look for`);
   const names = new RegExp(`127\\.0\\.0\\.1:${port}\\b|--port ${port}\\b`);
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
@@ -190,17 +192,24 @@ export function namingServer(port: number, dir: string): number[] {
  * A --server-bin that wraps `bin` the way a user's shim does: a script that runs the server as its
  * child, without exec, so that the pid the keeper starts is the script's. Each start is noted in
  * `log` (the script's pid, then its arguments), where a test finds the run's port and folder.
+ * `run` is the script's line that starts the server (`SERVER` stands for `bin "$@"`, `LOG` for the
+ * log's path): by default the server in the foreground and nothing after.
  */
-export function serverWrapper(bin: string): { path: string; log: string } {
+export function serverWrapper(bin: string, run = 'SERVER'): { path: string; log: string } {
   const dir = tempDir('emq-race-wrapper-');
   const path = join(dir, 'wrapped-server');
   const log = join(dir, 'starts');
-  writeFileSync(path, `#!/bin/sh\n[ "$1" = --version ] || echo "$$ $*" >>'${log}'\n'${bin}' "$@"\n`, { mode: 0o755 });
+  const line = run.replaceAll('SERVER', `'${bin}' "$@"`).replaceAll('LOG', `'${log}'`);
+  writeFileSync(path, `#!/bin/sh\n[ "$1" = --version ] && exec '${bin}' --version\necho "$$ $*" >>'${log}'\n${line}\n`, { mode: 0o755 });
   return { path, log };
 }
 
-/** The port and folder of the last server a serverWrapper started, from its log. */
+/** The port and folder of the last server a serverWrapper started, from its log (where a wrapper may note other lines). */
 export function wrappedServer(log: string): { port: number; dir: string } {
-  const line = readFileSync(log, 'utf8').trim().split('\n').at(-1) ?? '';
+  const line =
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((one) => one.includes('--port '))
+      .at(-1) ?? '';
   return { port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' };
 }
