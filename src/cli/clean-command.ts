@@ -6,7 +6,17 @@ import { Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 import type { CleanResult, OwnedQueue } from '../queue/leftovers.js';
 import { closeConnection, connect, scrubUrlText } from '../server/connection.js';
-import { CodeBugError, describeServerError, EmqError, ExitCode, InterruptedError, usageError } from '../shared/errors.js';
+import {
+  CodeBugError,
+  describeServerError,
+  EmqError,
+  ExitCode,
+  InterruptedError,
+  isTryAgainReply,
+  serverError,
+  slotRedirect,
+  usageError,
+} from '../shared/errors.js';
 import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
 import type { Io } from '../shared/model.js';
 import { parseCleanQueueName, urlOnce } from './options.js';
@@ -118,6 +128,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
     // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
     const stop = stopCause(signal) ?? (err instanceof InterruptedError ? err : undefined);
     if (stop && !(err instanceof StoppedClean) && err !== stop) throw stoppedClean(stop, 'nothing removed');
+    // A queue whose slot the cluster is moving: its keys lie on the node named, or on two at once.
+    if (slotRedirect(err) || isTryAgainReply(err)) throw serverError(`${slotMoving(err)}: clean stops; run it again once the move has ended`);
     throw describeServerError(err, target.display);
   } finally {
     interrupts.dispose();
@@ -223,6 +235,15 @@ async function removeQueues(
     throw stoppedClean(stop, said);
   }
   return (removal.refused?.length ?? 0) > 0 ? ExitCode.usage : ExitCode.ok;
+}
+
+/** A MOVED, ASK or TRYAGAIN reply met by clean, in words: the queue's slot is being moved, or was, to another node. */
+function slotMoving(err: unknown): string {
+  const redirect = slotRedirect(err);
+  if (!redirect) return "a queue's slot is being moved to another node (TRYAGAIN: the cluster is being resharded)";
+  return redirect.kind === 'MOVED'
+    ? `the queue's slot ${redirect.slot} moved to ${redirect.node} (MOVED: the cluster was resharded)`
+    : `the queue's slot ${redirect.slot} is being moved to ${redirect.node} (ASK: the cluster is being resharded)`;
 }
 
 const queueList = (queues: readonly string[]): string => queues.map((queue) => `queue ${queue}`).join(', ');

@@ -124,6 +124,7 @@ export async function onClaimedQueue<T>(plan: ClaimPlan, interrupts: Interrupts,
               reconnected: tidy !== admin,
               serverGoes,
               closedBy: refusal,
+              follow: { target: plan.target, ownerValue: claim.value },
               // Only on the run's own connection: a fresh one that closed too is not tried again.
               ...(tidy === admin ? { again: () => reconnectedOwner(plan.target, claim) } : {}),
             });

@@ -12,6 +12,7 @@ import { scanPages } from '../server/scan.js';
 import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
 import { cleanCommand, HEARTBEAT_TTL_MS } from './owner-claim.js';
 import { jobKeyChunks } from './seed.js';
+import { ClaimedElsewhere, deleteFollowingSlot, slotMoved } from './slot-follow.js';
 
 const CHUNK = 1000;
 
@@ -63,7 +64,9 @@ export async function unlinkLibraryKeys(
  * under it; a failure's line then says that the keys went all the same. `again`: one fresh
  * connection on which the marker is still the run's, for a deletion whose connection closed under
  * it (a CLIENT KILL) on a server that still answers; `claimed` when another run's claim stands
- * there now, undefined when none can be had.
+ * there now, undefined when none can be had. `follow`: the session's server and the run's marker,
+ * with which a deletion that meets MOVED, ASK or TRYAGAIN (the queue's slot moved under the run)
+ * goes on where the slot now lies (slot-follow.ts).
  */
 export async function cleanUpRun(
   admin: Redis,
@@ -77,12 +80,14 @@ export async function cleanUpRun(
     serverGoes = false,
     closedBy = new Error('Connection is closed.'),
     again,
+    follow,
   }: {
     readonly library?: string | undefined;
     readonly reconnected?: boolean;
     readonly serverGoes?: boolean;
     readonly closedBy?: unknown;
     readonly again?: () => Promise<Redis | 'claimed' | undefined>;
+    readonly follow?: { readonly target: ServerTarget; readonly ownerValue: string };
   } = {},
 ): Promise<EmqError | undefined> {
   // Nothing to delete, and nothing to tell: the server went with every key on it.
@@ -98,6 +103,19 @@ export async function cleanUpRun(
       return undefined;
     } catch (err) {
       cause = err;
+    }
+    // The queue's slot moved under the run (a resharding): its keys are deleted where they now are.
+    // (A library run, whose keys the library names, is refused on a cluster and never gets here.)
+    if (follow && !library && slotMoved(cause)) {
+      try {
+        const elsewhere = await deleteFollowingSlot(admin, follow.target, keys, jobCount, follow.ownerValue);
+        const said = elsewhere.length > 0 ? `; its keys were removed, following the slot to ${elsewhere.join(' and ')}` : '; its keys were removed';
+        if (failure) failure.message += said;
+        return undefined;
+      } catch (err) {
+        if (err instanceof ClaimedElsewhere) claimedSince = true;
+        else cause = err;
+      }
     }
     // The connection closed under the deletion itself, the server still answering: once more, from
     // the start (the marker goes last, so it still stands), over one fresh connection.

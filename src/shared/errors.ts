@@ -246,6 +246,30 @@ export function isBusyReply(err: unknown): boolean {
   return err instanceof BusyServerError || /^BUSY\b/.test(String((err as { message?: unknown })?.message ?? err));
 }
 
+/**
+ * A cluster's redirection: MOVED (the slot is another node's now) or ASK (the slot is being
+ * migrated, and this key is already on the node named). The tool sends every command of a queue
+ * to the primary owning its slot, so either means the cluster was resharded under the run.
+ */
+export interface SlotRedirect {
+  readonly kind: 'MOVED' | 'ASK';
+  readonly slot: number;
+  /** The node named, as `host:port`. */
+  readonly node: string;
+}
+
+/** The redirection a reply carries (`MOVED 13513 127.0.0.1:7000`, `ASK …`), or undefined for any other. */
+export function slotRedirect(err: unknown): SlotRedirect | undefined {
+  const match = /^(MOVED|ASK) (\d{1,5}) (\S+:\d{1,5})\s*$/.exec(String((err as { message?: unknown })?.message ?? ''));
+  if (!match) return undefined;
+  return { kind: match[1] === 'MOVED' ? 'MOVED' : 'ASK', slot: Number(match[2]), node: match[3] ?? '' };
+}
+
+/** A multi-key call in a slot being migrated, some of whose keys have already gone to the other node. */
+export function isTryAgainReply(err: unknown): boolean {
+  return /^TRYAGAIN\b/.test(String((err as { message?: unknown })?.message ?? ''));
+}
+
 /** Where a permission error sends the user: the ACL line of the tool's own commands. */
 const ACL_HINT = 'see "Least privilege" in docs/shared-servers.md for the ACL the tool needs';
 
@@ -339,6 +363,17 @@ export function describeServerError(err: unknown, where: string): EmqError {
     return serverError(
       `the cluster that ${where} belongs to is down (CLUSTERDOWN): a primary is missing, or some slots have no node yet; CLUSTER INFO shows its cluster_state, and a cluster still forming is ok within seconds`,
     );
+  }
+  const redirect = slotRedirect({ message });
+  if (redirect || /^TRYAGAIN\b/.test(message)) {
+    // Every call of a queue goes to the primary that owned its slot when the run began: a run
+    // whose queue moves cannot follow it midway (its sweepers' calls would land on both nodes).
+    const what = !redirect
+      ? `the queue's slot began moving off ${where} during the run (TRYAGAIN: the cluster is being resharded)`
+      : redirect.kind === 'MOVED'
+        ? `the queue's slot ${redirect.slot} moved to ${redirect.node} during the run (MOVED from ${where}: the cluster was resharded)`
+        : `the queue's slot ${redirect.slot} began moving from ${where} to ${redirect.node} during the run (ASK: the cluster is being resharded)`;
+    return serverError(`${what}: the run stops, as a queue must stay on one primary while it races`);
   }
   if (/^Protocol error, got /.test(message)) {
     // ioredis' words for a reply that is not RESP: an HTTP server, an SSH port, a TLS port read as plain.

@@ -320,6 +320,25 @@ test('CLUSTERDOWN is said as a cluster that is down, with where to look', () => 
   assert.match(down.message, /^the cluster that redis:\/\/h:7001 belongs to is down \(CLUSTERDOWN\): .*cluster_state/);
 });
 
+test("MOVED, ASK and TRYAGAIN are said as the queue's slot moving under the run, never as the raw reply", () => {
+  const moved = describeServerError(new Error('MOVED 13513 127.0.0.1:7000'), 'redis://h:7002');
+  assert.equal(moved.exitCode, ExitCode.server);
+  assert.match(
+    moved.message,
+    /^the queue's slot 13513 moved to 127\.0\.0\.1:7000 during the run \(MOVED from redis:\/\/h:7002: the cluster was resharded\): the run stops/,
+  );
+  const ask = describeServerError(new Error('ASK 13513 127.0.0.1:7000'), 'redis://h:7002');
+  assert.match(
+    ask.message,
+    /^the queue's slot 13513 began moving from redis:\/\/h:7002 to 127\.0\.0\.1:7000 during the run \(ASK: the cluster is being resharded\): the run stops/,
+  );
+  const again = describeServerError(new Error('TRYAGAIN Multiple keys request during rehashing of slot'), 'redis://h:7002');
+  assert.match(again.message, /^the queue's slot began moving off redis:\/\/h:7002 during the run \(TRYAGAIN: /);
+  for (const line of [moved, ask, again].map((err) => err.message)) assert.doesNotMatch(line, /server error|^(ASK|MOVED|TRYAGAIN) /);
+  // Only a redirection's exact form: a longer text that begins alike is the server's own words.
+  assert.match(describeServerError(new Error('MOVED it elsewhere'), 'redis://h:1').message, /^server error from redis:\/\/h:1: MOVED it elsewhere$/);
+});
+
 test("a server's words that repeat AUTH's arguments never show the password; the tool's own words stay whatever the password", () => {
   // Redis 4 to 6 with AUTH renamed away: the command is named, its arguments are not, however short the password.
   const six = describeServerError(new Error('ERR unknown command `auth`, with args beginning with: `bob`, `pw1`, '), 'redis://bob:***@h:1');

@@ -1,0 +1,142 @@
+/**
+ * A run's keys deleted wherever its queue's slot now lies, when the cluster was resharded under
+ * the run: on MOVED, on the node named (the slot is wholly there); on ASK or TRYAGAIN, the slot
+ * still migrating, each key on the node that holds it, the source or, after ASKING, the target.
+ * Still by name, exactly the keys the run created, and only while the queue's marker on the node
+ * the slot moved to is the run's own or gone (never another run's claim). The marker goes last.
+ */
+import type { Redis } from 'ioredis';
+import { connect, parseServerUrl, type ServerTarget } from '../server/connection.js';
+import { nodeUrl } from '../server/cluster/topology.js';
+import { isTryAgainReply, serverError, slotRedirect } from '../shared/errors.js';
+import { inCalls } from '../server/slices.js';
+import { structureKeys, type QueueKeys } from './keys.js';
+import { jobKeyChunks } from './seed.js';
+
+const CHUNK = 1000;
+
+/** More MOVED replies than a resharding under one clean-up can explain: the cluster is not settling. */
+const MAX_MOVES = 5;
+
+/** Whether `err` says the queue's slot is moving or moved: a clean-up that meets it follows the slot. */
+export function slotMoved(err: unknown): boolean {
+  return slotRedirect(err) !== undefined || isTryAgainReply(err);
+}
+
+/** Another run's claim stands on the node the slot moved to: its keys are not this run's to delete. */
+export class ClaimedElsewhere extends Error {
+  constructor() {
+    super('another run claimed the queue where its slot now lies');
+    this.name = 'ClaimedElsewhere';
+  }
+}
+
+/** A node of the session's cluster, reached with the session's credentials and TLS, as the topology reaches each primary. */
+function nodeTarget(target: ServerTarget, node: string): ServerTarget {
+  return { ...parseServerUrl(nodeUrl(target.url, node)), ...(target.tls ? { tls: target.tls } : {}), ...(target.own ? { own: target.own } : {}) };
+}
+
+/**
+ * Deletes the run's keys (the same names as deleteRunKeys, the marker last) starting on `home`, the node
+ * the run raced on, following the slot as the replies name its new place; resolves to the nodes it
+ * deleted on besides `home`. `ownerValue`: the run's marker, checked on a node the slot moved to
+ * before anything there is deleted. Every connection it opens is closed before it resolves. (A
+ * `--lib` run, whose library names keys of its own, is refused on a cluster: none comes here.)
+ */
+export async function deleteFollowingSlot(home: Redis, target: ServerTarget, keys: QueueKeys, jobCount: number, ownerValue: string): Promise<string[]> {
+  const opened = new Map<string, Redis>();
+  const nodeConnection = async (node: string): Promise<Redis> => {
+    const known = opened.get(node);
+    if (known) return known;
+    const redis = await connect(nodeTarget(target, node));
+    opened.set(node, redis);
+    return redis;
+  };
+  let current = home;
+  let moves = 0;
+  /** On the node the slot moved to, the marker must be the run's or gone: then it is set there, so no run claims the queue meanwhile. */
+  const moveTo = async (node: string): Promise<void> => {
+    if (++moves > MAX_MOVES) throw serverError(`the queue's slot kept moving while the run's keys were deleted (${MAX_MOVES} moves)`);
+    const redis = await nodeConnection(node);
+    const held = await redis.get(keys.owner);
+    if (held !== null && held !== ownerValue) throw new ClaimedElsewhere();
+    if (held === null && (await redis.set(keys.owner, ownerValue, 'NX')) !== 'OK') throw new ClaimedElsewhere();
+    current = redis;
+  };
+  /** The marker read where it lies, on the node asked or, after ASKING, on the node it names. */
+  const markerNow = async (): Promise<string | null> => {
+    try {
+      return await current.get(keys.owner);
+    } catch (err) {
+      const redirect = slotRedirect(err);
+      if (redirect?.kind !== 'ASK') throw err;
+      const [, [failed, held] = []] = (await (await nodeConnection(redirect.node)).pipeline([['asking'], ['get', keys.owner]]).exec()) ?? [];
+      if (failed) throw failed;
+      return (held as string | null | undefined) ?? null;
+    }
+  };
+  const checked = new Set<string>();
+  /** ASKING before each key: it admits only the next command into the importing slot. */
+  const unlinkAsking = async (node: string, names: readonly string[]): Promise<number> => {
+    // Before the first deletion on a node the slot is migrating to: the marker must still be the run's or gone.
+    if (!checked.has(node)) {
+      const held = await markerNow();
+      if (held !== null && held !== ownerValue) throw new ClaimedElsewhere();
+      checked.add(node);
+    }
+    const redis = await nodeConnection(node);
+    const replies = (await redis.pipeline(names.flatMap((name) => [['asking'], ['unlink', name]])).exec()) ?? [];
+    let count = 0;
+    for (const [err, reply] of replies) {
+      if (err) throw err;
+      if (typeof reply === 'number') count += reply;
+    }
+    return count;
+  };
+  const unlink = async (names: readonly string[]): Promise<number> => {
+    for (;;) {
+      try {
+        return await current.unlink(...names);
+      } catch (err) {
+        const redirect = slotRedirect(err);
+        if (redirect?.kind === 'MOVED') {
+          await moveTo(redirect.node);
+          continue;
+        }
+        // Every key of the call is on the target already.
+        if (redirect?.kind === 'ASK') return unlinkAsking(redirect.node, names);
+        if (!isTryAgainReply(err)) throw err;
+        // Some on each side: one key at a time, each where it is.
+        return unlinkEach(names);
+      }
+    }
+  };
+  const unlinkEach = async (names: readonly string[]): Promise<number> => {
+    const replies = (await current.pipeline(names.map((name) => ['unlink', name])).exec()) ?? [];
+    let count = 0;
+    const asked = new Map<string, string[]>();
+    const moved: string[] = [];
+    replies.forEach(([err, reply], i) => {
+      const name = names[i] as string;
+      const redirect = err ? slotRedirect(err) : undefined;
+      if (!err) count += Number(reply);
+      else if (redirect?.kind === 'ASK') asked.set(redirect.node, [...(asked.get(redirect.node) ?? []), name]);
+      else if (redirect?.kind === 'MOVED') moved.push(name);
+      else throw err;
+    });
+    for (const [node, some] of asked) count += await unlinkAsking(node, some);
+    // The migration ended between the keys: the rest go where the slot now is.
+    if (moved.length > 0) count += await unlink(moved);
+    return count;
+  };
+  try {
+    await unlink(structureKeys(keys));
+    await inCalls(jobKeyChunks(keys, jobCount, CHUNK), undefined, unlink, () => undefined);
+    // Last, as deleteRunKeys does. A key lies on one node alone, and a call for one key is
+    // redirected only when it is not on the node asked: the marker goes wherever it is.
+    await unlink([keys.owner]);
+    return [...opened.keys()];
+  } finally {
+    for (const redis of opened.values()) redis.disconnect();
+  }
+}
