@@ -50,6 +50,35 @@ exec >/dev/null 2>&1
 if [ "$grouped" = 0 ]; then echo "pid $pid" >&3; fi
 exec 3>&-
 
+# Whether a process (PID) or a process group (-PGID) still has a member that has not ended. kill -0
+# answers for a zombie too, and a server that a wrapper left behind is reaped by whatever adopted
+# it, late or never (a container's first process may reap nothing): where /proc tells, a zombie has
+# ended. Shared by this shell and the lifeline's.
+live='
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  [ -r /proc/self/stat ] || return 0
+  case $1 in
+    -*)
+      want=${1#-}
+      for f in /proc/[0-9]*/stat; do
+        { read -r s <"$f"; } 2>/dev/null || continue
+        # The fields after the command name, which may hold spaces and parentheses: state, parent, group.
+        set -- ${s##*") "}
+        [ "$3" = "$want" ] && [ "$1" != Z ] && return 0
+      done
+      return 1
+      ;;
+    *)
+      { read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+      set -- ${s##*") "}
+      [ "$1" != Z ]
+      ;;
+  esac
+}
+'
+eval "$live"
+
 # The lifeline is read by a shell of its own, so that this one can wait on the server meanwhile. At
 # the lifeline's end without a "keep" line first (the tool done or gone), or on USR1 (this keeper
 # was sent SIGTERM), it stops the server (its whole group where it has one): SIGTERM, then SIGKILL
@@ -61,7 +90,7 @@ dir=$2
 grouped=$4
 pid=${5:-$1}
 running() {
-  for one; do kill -0 "$one" 2>/dev/null && return 0; done
+  for one; do alive "$one" && return 0; done
   return 1
 }
 end() {
@@ -88,9 +117,9 @@ trap stop USR1
 while IFS= read -r line; do
   case $line in
     *keep*) exit 3 ;;
-    # The real server under a wrapper, without a group of its own: the one to stop, and (in the
-    # folder, for the keeper) to outlive. A group holds it already.
-    "pid "[1-9]*) if [ "$grouped" = 0 ]; then pid=${line#pid }; echo "$pid" >"$dir/$3"; fi ;;
+    # The real server under a wrapper: without a group of its own, the one to stop; either way (in
+    # the folder, for the keeper) the one to outlive, and the first watched.
+    "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$3" ;;
   esac
 done
 stop
@@ -99,7 +128,7 @@ stop
 exec 4<&0 </dev/null
 # Where the reader leaves the real server's pid when the tool reports one (a wrapper's child).
 real=.emq-race-server-pid
-sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" <&4 >/dev/null 2>&1 &
+sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" <&4 >/dev/null 2>&1 &
 reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
@@ -115,12 +144,13 @@ server() {
   echo "${s:-$pid}"
 }
 
-# Whether the server runs: the process started here (a zombie until waited on, and outside its
-# group for a moment after its start), else any process of its group, or without one the real
-# server's pid once reported.
+# Whether the server runs: the process started here (outside its group for a moment after its
+# start), the real server once reported, or any process of its group that has not ended.
 running() {
-  kill -0 "$pid" 2>/dev/null && return 0
-  if [ "$grouped" = 1 ]; then kill -0 "-$pid" 2>/dev/null; else kill -0 "$(server)" 2>/dev/null; fi
+  alive "$pid" && return 0
+  # The real server first: one process's state, where its group is all of /proc to go through.
+  alive "$(server)" && return 0
+  [ "$grouped" = 1 ] && alive "-$pid"
 }
 
 # A trapped signal ends a wait early: wait again while the server lives. What the started process
@@ -133,7 +163,7 @@ while running; do
     watched=0
     wait "$reader"
     # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
-    if [ $? -ne 3 ]; then sh -c "$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1; fi
+    if [ $? -ne 3 ]; then sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1; fi
     # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
     trap '' TERM
   fi

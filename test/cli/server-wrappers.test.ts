@@ -6,12 +6,13 @@
  * server, wrapper, wrapper's child, keeper or folder behind.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { startCli, until, within } from '../helpers/cli-process.js';
-import { alive, commandLine, killWithDescendants, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
+import { BIN, cliEnv, runCli, type CliResult } from '../helpers/cli.js';
+import { LONG_LOOP, startCli, until, within } from '../helpers/cli-process.js';
+import { alive, askServer, commandLine, killWithDescendants, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 15_000;
@@ -23,6 +24,20 @@ const noted = (log: string, name: string): number[] =>
     .filter((line) => line.startsWith(`${name} `))
     .map((line) => Number(line.slice(name.length + 1)))
     .filter((pid) => pid > 0);
+
+/**
+ * A parent that adopts the orphans below it and never reaps them (PR_SET_CHILD_SUBREAPER), as a
+ * container's first process may: it runs its arguments as a child, prints that child's pid, reaps
+ * only it, and stays until its stdin closes.
+ */
+const NON_REAPING_PARENT = `
+import ctypes, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+child.wait()
+sys.stdin.read()
+`;
 
 /**
  * Waits (a guard against a hang, not a timing) until nothing of the wrapper's last run is left: no
@@ -73,6 +88,32 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.match(result.stdout, /^server: \S+ \S+ \(embedded, now stopped\)$/m);
       // The wrapper's 30 s sleep is stopped with its server, not waited out.
       assert.ok(Date.now() - started < LIMIT_MS, `the run took ${Date.now() - started} ms`);
+    });
+
+    test("a wrapper's server left a zombie by a parent that never reaps it: the tool SIGKILLed mid-run, the keeper still ends and its folder goes", async () => {
+      // The wrapper's other child outlives the stop's TERM by a second, orphaned, adopted by that
+      // parent, and then ends as a zombie, which kill -0 still finds in the server's group: it has
+      // ended all the same. (A server orphaned by a wrapper that dies first ends the same way,
+      // but only when it outlives the wrapper, which a test cannot make sure of.)
+      const wrapper = serverWrapper(bin, "(trap '' TERM; sleep 1) & SERVER");
+      const parent = spawn('python3', ['-c', NON_REAPING_PARENT, process.execPath, BIN, '--server-bin', wrapper.path, ...LONG_LOOP], {
+        env: cliEnv({}),
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
+      let said = '';
+      parent.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+      try {
+        await until(LIMIT_MS, 'the tool started', () => /^\d+\n/.test(said), 20);
+        await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
+        const { port } = wrappedServer(wrapper.log);
+        const connected = async (): Promise<boolean> => (await askServer(port, async (server) => (await server.dbsize()) > 0)) === true;
+        await until(LIMIT_MS, 'the run seeding its queue', connected, 50);
+        process.kill(Number(said.trim()), 'SIGKILL');
+        await assertNothingLeft(wrapper.log);
+      } finally {
+        parent.stdin.end();
+        parent.kill('SIGKILL');
+      }
     });
 
     for (const [how, run] of [
