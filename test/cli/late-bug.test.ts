@@ -64,4 +64,19 @@ forOneServerKind(import.meta.url, 'a bug past every caller once the report is pr
     assert.doesNotMatch(result.stderr, /^Node\.js v/m, "Node's own report of an uncaught exception");
     assert.deepEqual(await left('late-bug-after'), []);
   });
+
+  test('clean, once its lines are written: the lines whole, the bug with its stack after them, exit 3', async () => {
+    const kept = await within(
+      LIMIT_MS,
+      'the kept run',
+      spawnCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '200', '--queue', 'late-bug-clean', '--keep']),
+    );
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.notDeepEqual(await left('late-bug-clean'), []);
+    const result = await within(LIMIT_MS, 'clean', spawnCli(['clean', '--queue', 'late-bug-clean', '--url', handle.url], lateBug('closing')));
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(result.stdout, /^removed queue late-bug-clean: \d+ keys\n$/);
+    assert.ok(result.stderr.startsWith(`${HEADER}\nTypeError: a late bug while the session closes\n    at `), result.stderr);
+    assert.deepEqual(await left('late-bug-clean'), []);
+  });
 });
