@@ -29,7 +29,7 @@ export interface Releaser {
    */
   finish(): Promise<number>;
   close(): void;
-  /** The re-leaser's calls re-sent as EVAL after NOSCRIPT, so far. */
+  /** NOSCRIPT replies to the re-leaser's calls, each re-sent as EVAL, so far. */
   readonly noscriptFallbacks: number;
 }
 

@@ -34,7 +34,7 @@ const LOST_FLOOR_MS = 100;
 export interface Observer {
   /** Stops sampling; resolves to what the samples found. */
   stop(): Promise<WindowCounts>;
-  /** The observer's samples re-sent as EVAL after NOSCRIPT, so far. */
+  /** NOSCRIPT replies to the observer's samples, each re-sent as EVAL, so far. */
   readonly noscriptFallbacks: number;
 }
 

@@ -48,7 +48,7 @@ export interface WorkerCounts {
   readonly executions: number;
   /** With a failover drill: each job's takes on either side of it; undefined otherwise. */
   readonly takes: WorkerTakes | undefined;
-  /** The workers' script calls (a take from a sorted set, every finish) re-sent as EVAL after NOSCRIPT. */
+  /** NOSCRIPT replies to the workers' script calls (a take from a sorted set, every finish), each re-sent as EVAL. */
   readonly noscriptFallbacks: number;
 }
 

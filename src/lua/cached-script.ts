@@ -15,7 +15,9 @@ function isNoScript(err: unknown): boolean {
 }
 
 /**
- * One caller's own count of the EVAL fallbacks its calls made. A shipped script's CachedScript is
+ * One caller's own count of the NOSCRIPT replies its calls got, each of which made it re-send the
+ * script as EVAL. Counted as the EVAL is sent, not as the server runs it: an EVAL on a connection
+ * killed meanwhile (client-kill, sweeper-crash) may never reach the server. A shipped script's CachedScript is
  * shared by every caller in the process (registry.ts), the runs of `--mode both` at once among
  * them, so its own count says nothing of any one of them: each caller that reports its fallbacks
  * hands one of these to its calls.
@@ -32,7 +34,7 @@ export class CachedScript {
     this.sha = nodeCrypto().createHash('sha1').update(lua).digest('hex');
   }
 
-  /** EVAL fallbacks after a NOSCRIPT answer, over every call made through this object. */
+  /** NOSCRIPT answers that made a call fall back to EVAL, over every call made through this object. */
   get fallbacks(): number {
     return this.fallbackCount;
   }

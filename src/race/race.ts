@@ -49,7 +49,7 @@ export interface RaceResult {
   readonly sweeps: number;
   /** True when a sweeper stopped on its sweep budget rather than on an empty sweep. */
   readonly cutShort: boolean;
-  /** EVALSHA calls that fell back to EVAL on NOSCRIPT, over all sweepers. */
+  /** NOSCRIPT replies that made a sweeper fall back to EVAL, over all sweepers (lua/cached-script.ts: not the EVALs the server ran). */
   readonly noscriptFallbacks: number;
   /** Attempts repeated (WATCH saw a change), all sweepers together. */
   readonly retries: number;

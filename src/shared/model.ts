@@ -710,7 +710,11 @@ export interface RunResult extends AuditCounts, RunSetup {
   /** A sweeper hit its sweep budget before a sweep found nothing. */
   readonly cutShort: boolean;
   readonly consequences: Consequences;
-  /** The sweepers' EVALSHA calls that fell back to EVAL after NOSCRIPT (not the tool's own: its heartbeat's, the seeding's, the audit's). */
+  /**
+   * The NOSCRIPT replies to the sweepers' EVALSHA calls, each of which made the sweeper re-send the
+   * script as EVAL (not the tool's own calls: its heartbeat's, the seeding's, the audit's). Not the
+   * EVALs the server ran: one sent on a connection killed meanwhile may never have reached it.
+   */
   readonly noscriptFallbacks: number;
   /**
    * The same of the workers' script calls (a take from a sorted set, every finish), of the
