@@ -99,14 +99,28 @@ export function consequenceLines(run: RunResult, label: string = run.mode): stri
     if (run.lapsedLock) parts.push(lapsedLockLine(run.lapsedLock));
     lines.push(`  faults on ${label}: ${parts.join(', ')}${unacked}.`);
   }
+  const helpers = helperFallbacks(run);
+  // Under script-flush the faults line says them; elsewhere (the scripts missing on a promoted
+  // replica, a cache someone else emptied) only this line does: the table's row is the sweepers'.
+  if (helpers > 0 && !run.consequences.faults.includes('script-flush')) {
+    const why = run.failover ? ' (the promoted replica held none of the scripts the run had loaded on the primary)' : '';
+    lines.push(`  scripts on ${label}: ${fallbacksPhrase(run)}${why}.`);
+  }
   for (const note of run.consequences.notes) lines.push(`  note: ${note}.`);
   return lines;
+}
+
+/** The workers', the re-leaser's and the observer's NOSCRIPT fallbacks together: 0 where none of them ran. */
+export function helperFallbacks(run: Pick<RunResult, 'workerNoscriptFallbacks' | 'releaserNoscriptFallbacks' | 'observerNoscriptFallbacks'>): number {
+  return (run.workerNoscriptFallbacks ?? 0) + (run.releaserNoscriptFallbacks ?? 0) + (run.observerNoscriptFallbacks ?? 0);
 }
 
 /**
  * The NOSCRIPT fallbacks to EVAL in a phrase: the sweepers' alone, or, where the workers, the
  * re-leaser or the observer sent scripts too (a flush reaches their connections as much), the sum
- * and each one's own count, so that the total is what the server ran as EVAL for the race.
+ * and each one's own count. Each is a NOSCRIPT reply that made its caller re-send the script as
+ * EVAL, not an EVAL the server is known to have run: one sent on a connection killed meanwhile
+ * (client-kill, sweeper-crash) may never have reached it.
  */
 export function fallbacksPhrase(
   run: Pick<RunResult, 'noscriptFallbacks' | 'workerNoscriptFallbacks' | 'releaserNoscriptFallbacks' | 'observerNoscriptFallbacks'>,

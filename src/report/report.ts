@@ -14,7 +14,7 @@ import type { RaceReport } from './json.js';
 import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
-import { figureHeading } from './figure-heading.js';
+import { figureHeading, headingOf } from './figure-heading.js';
 import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../shared/model.js';
 
 export interface Column {
@@ -254,6 +254,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
   const shown = [...laid.columns, ...laid.summed].flatMap((c) => (c.figure ? [{ head: c.head, figure: c.figure }] : []));
   const unmeasured = laid.rows.some((run) => laid.columns.some((c) => c.value(run) === null));
   const legend = sourceLegend(shown, laid.rows, unmeasured, layout.width);
+  const fallbacks = sweepersFallbacksNote(report.runs, laid.columns);
   const example = report.runs.find((run) => run.example !== null);
   // The table is laid out to fit; the sentences around it wrap at the same width.
   const fit = (lines: readonly string[]): string[] => lines.map((line) => wrapLines(line, layout.width));
@@ -261,6 +262,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...fit([serverHeadline(report.server, report.embedded), ...seedLine(report), ...cluster, ...latency, ...laid.before]),
     laid.table,
     ...fit(laid.after),
+    ...fit(fallbacks),
     ...legend,
     ...fit(readouts),
     ...fit(whyAtomicClean(report.runs)),
@@ -268,6 +270,30 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...(report.shrink ? ['', ...shrinkLines(report.shrink, (line) => wrapLines(line, layout.width))] : []),
     ...fit(phasesLines(report.runs)),
   ].join('\n');
+}
+
+/**
+ * The noscript fallbacks the table shows are the sweepers' alone (its `noscriptFallbacks`, summed
+ * over a mode's queues like every row). Where the workers, the re-leaser or the observer fell back
+ * too, the lines under the table give their counts and a total with the sweepers': this says why
+ * the row's number is smaller than that total, rather than leave the two to disagree.
+ */
+function sweepersFallbacksNote(runs: readonly RunResult[], columns: readonly Column[]): string[] {
+  const head = headingOf(
+    'noscriptFallbacks',
+    runs.map((run) => run.mode),
+  );
+  if (!columns.some((column) => column.head === head)) return [];
+  const who = (
+    [
+      ['workerNoscriptFallbacks', "the workers'"],
+      ['releaserNoscriptFallbacks', "the re-leaser's"],
+      ['observerNoscriptFallbacks', "the observer's"],
+    ] as const
+  ).flatMap(([field, words]) => (runs.some((run) => (run[field] ?? 0) > 0) ? [words] : []));
+  if (who.length === 0) return [];
+  const listed = who.length === 1 ? who[0] : `${who.slice(0, -1).join(', ')} and ${who.at(-1)}`;
+  return [`${headWords(head)}: the sweepers' alone; ${listed} are in the lines below`];
 }
 
 /** Above this many jobs a run takes seconds, and the readout's last line says where they went. */

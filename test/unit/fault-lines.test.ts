@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LAPSED_LOCK_SOURCES } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { consequenceLines } from '../../src/report/consequences.js';
-import { readout } from '../../src/report/report.js';
-import type { FailoverFigures } from '../../src/shared/model.js';
+import { readout, renderTable } from '../../src/report/report.js';
+import { totalsPerMode } from '../../src/report/totals.js';
+import type { FailoverFigures, RunResult } from '../../src/shared/model.js';
 import { failoverFigures, runResult } from '../helpers/run-result.js';
 
 // No lag, no WAIT: the line's cut and failover alone.
 const FIGURES = failoverFigures({ replicaLagMs: 0, waitReplicas: null, withoutWait: null, keptServer: null });
+const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 
 const line = (over: Partial<FailoverFigures>): string =>
   consequenceLines(
@@ -139,4 +141,44 @@ test("a flushed script cache: the sweepers' fallbacks alone as before, and with 
     /\(31 NOSCRIPT fallbacks to EVAL: 28 by the sweepers, 3 by the workers, 0 by the observer\)\./,
   );
   assert.match(flushed({ releaserNoscriptFallbacks: 1_200 }), /\(1,228 NOSCRIPT fallbacks to EVAL: 28 by the sweepers, 1,200 by the re-leaser\)\./);
+});
+
+test("the workers', the re-leaser's or the observer's fallbacks outside script-flush: a line of their own, and the table says its row is the sweepers' alone", () => {
+  const failedOver = (workers: number | undefined): RunResult =>
+    runResult({
+      failover: { ...FIGURES, jobsRunTwice: 200 },
+      faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 0, clientKills: 0 },
+      consequences: { ...runResult().consequences, faults: ['failover'], workers: workers === undefined ? 0 : 2 },
+      noscriptFallbacks: 2,
+      workerNoscriptFallbacks: workers,
+    });
+  assert.match(
+    consequenceLines(failedOver(4)).join('\n'),
+    /\n {2}scripts on atomic: 6 NOSCRIPT fallbacks to EVAL: 2 by the sweepers, 4 by the workers \(the promoted replica held none of the scripts the run had loaded on the primary\)\.$/,
+  );
+  // None of theirs: the sweepers' count is the table's row, and no line repeats it.
+  assert.doesNotMatch(consequenceLines(failedOver(0)).join('\n'), /scripts on/);
+  assert.doesNotMatch(consequenceLines(failedOver(undefined)).join('\n'), /scripts on/);
+  const table = (runs: readonly RunResult[]): string => renderTable({ server: SERVER, runs }, { color: false, width: 200, wide: false });
+  assert.match(table([failedOver(4)]), /^noscript fallbacks +2\n(?:.*\n)*noscript fallbacks: the sweepers' alone; the workers' are in the lines below\n/m);
+  assert.doesNotMatch(table([failedOver(0)]), /the sweepers' alone/);
+  // No fault at all (a cache emptied by another client): the line is there all the same, without the failover's reason.
+  const observed = runResult({ observerNoscriptFallbacks: 3, releaserNoscriptFallbacks: 1 });
+  assert.deepEqual(consequenceLines(observed), [
+    '  scripts on atomic: 4 NOSCRIPT fallbacks to EVAL: 0 by the sweepers, 1 by the re-leaser, 3 by the observer.',
+  ]);
+  // Several queues: the row sums the sweepers' counts of every queue, the lines give each queue's total.
+  const queues = [7, 9].map((sweepers, i) =>
+    runResult({
+      queue: `q${i}`,
+      consequences: { ...runResult().consequences, faults: ['script-flush'] },
+      faultCounts: { crashes: 0, lostReplies: 0, reconnects: 0, scriptFlushes: 3, clientKills: 0 },
+      noscriptFallbacks: sweepers,
+      workerNoscriptFallbacks: 10,
+    }),
+  );
+  const summed = renderTable({ server: SERVER, runs: queues, totals: totalsPerMode(queues) }, { color: false, width: 200, wide: false });
+  assert.match(summed, /^noscript fallbacks +16\n(?:.*\n)*noscript fallbacks: the sweepers' alone; the workers' are in the lines below\n/m);
+  assert.match(summed, /\(17 NOSCRIPT fallbacks to EVAL: 7 by the sweepers, 10 by the workers\)/);
+  assert.match(summed, /\(19 NOSCRIPT fallbacks to EVAL: 9 by the sweepers, 10 by the workers\)/);
 });
