@@ -420,12 +420,15 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (/^NOPERM/.test(message)) {
     // Key and channel refusals do not say which command was refused; ioredis knows it.
     const command = e?.command?.name ? ` (${e.command.name.toUpperCase()})` : '';
-    // A key refused names the queue it belongs to: the user's key patterns leave the queue out,
-    // which "Least privilege" says how to fix (a --queue name outside race-* needs a pattern).
+    // A key refused names the queue it belongs to, and "Least privilege" says how to fix it (a
+    // --queue name outside race-* needs a pattern). The server's words do not say why: Redis 7.0
+    // and Valkey 8.0 answer alike for keys no pattern covers and for keys a read-only (%R~) or
+    // write-only (%W~) pattern covers that the command would write or read, so the line names both.
     const queue = KEY_REFUSAL.test(message) ? queueOfKeys(e?.command as { name?: string; args?: unknown[] } | undefined) : undefined;
     if (queue !== undefined) {
+      const needs = e?.command?.name ? e.command.name.toUpperCase() : 'the command';
       return serverError(
-        `permission denied on ${where}${command}: the keys of queue ${queue} (emq:{${queue}}:*) are outside this user's ACL key patterns (${stripErrorPrefix(message)}); add a key pattern that covers them: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
+        `permission denied on ${where}${command}: this user may not read or write the keys of queue ${queue} (emq:{${queue}}:*) as ${needs} needs (${stripErrorPrefix(message)}): its ACL key patterns leave them out, or let it only read them (%R~) or only write them (%W~); give it a key pattern that covers them for both: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
       );
     }
     return serverError(`permission denied on ${where}${command}: ${stripErrorPrefix(message)}; ${ACL_HINT}`);

@@ -215,7 +215,7 @@ forEachServer('least privilege', (handle) => {
     );
   });
 
-  test("a queue outside the key pattern: one line naming the refused command and the queue outside the user's key patterns, exit 3", async () => {
+  test("a queue outside the key pattern: one line naming the refused command and the queue's keys this user may not read or write, exit 3", async () => {
     const before = await allKeys(admin);
     const result = await runCli(['--url', userUrl(handle.url, 'emq-race'), '--jobs', '100', '--mode', 'atomic', '--queue', 'nightly']);
     assert.equal(result.code, 3, result.stderr);
@@ -223,7 +223,7 @@ forEachServer('least privilege', (handle) => {
     assert.ok(line, `one line, no stack trace: ${result.stderr}`);
     assert.match(
       line,
-      /permission denied .*\(SET\): the keys of queue nightly \(emq:\{nightly\}:\*\) are outside this user's ACL key patterns \(.*\); add a key pattern that covers them: .*see "Least privilege" in docs\/shared-servers\.md$/,
+      /permission denied .*\(SET\): this user may not read or write the keys of queue nightly \(emq:\{nightly\}:\*\) as SET needs \(.*\): its ACL key patterns leave them out, or let it only read them \(%R~\) or only write them \(%W~\); give it a key pattern that covers them for both: .*see "Least privilege" in docs\/shared-servers\.md$/,
     );
     assert.deepEqual(await allKeys(admin), before);
     // Every command granted, the key pattern alone leaving the queue out: the default modes' queues named the same way.
@@ -233,11 +233,31 @@ forEachServer('least privilege', (handle) => {
       assert.equal(all.code, 3, all.stderr);
       assert.match(
         oneErrorLine(all.stderr) ?? '',
-        /permission denied .*: the keys of queue nightly2(-\w+)? \(emq:\{nightly2(-\w+)?\}:\*\) are outside this user's ACL key patterns/,
+        /permission denied .*: this user may not read or write the keys of queue nightly2(-\w+)? \(emq:\{nightly2(-\w+)?\}:\*\) as /,
       );
       assert.deepEqual(await allKeys(admin), before);
     } finally {
       await admin.call('ACL', 'DELUSER', 'emq-race-all');
+    }
+  });
+
+  test('a queue whose keys a read-only selector covers: the line does not call them outside the key patterns, it says the user may not write them as the command needs', async () => {
+    const before = await allKeys(admin);
+    // Every command granted and the queue's keys covered, but for reading only (%R~, Redis 7 and Valkey):
+    // the server answers as it does for keys no pattern covers.
+    await admin.call('ACL', 'SETUSER', 'emq-race-read', 'reset', 'on', `>${PASSWORD}`, '%R~emq:{nightly3}:*', '+@all');
+    try {
+      const result = await runCli(['--url', userUrl(handle.url, 'emq-race-read'), '--jobs', '100', '--mode', 'atomic', '--queue', 'nightly3']);
+      assert.equal(result.code, 3, result.stderr);
+      const line = oneErrorLine(result.stderr) ?? '';
+      assert.match(
+        line,
+        /permission denied .*\(SET\): this user may not read or write the keys of queue nightly3 \(emq:\{nightly3\}:\*\) as SET needs \(.*\): its ACL key patterns leave them out, or let it only read them \(%R~\) or only write them \(%W~\)/,
+      );
+      assert.doesNotMatch(line, /outside this user's ACL key patterns/);
+      assert.deepEqual(await allKeys(admin), before);
+    } finally {
+      await admin.call('ACL', 'DELUSER', 'emq-race-read');
     }
   });
 

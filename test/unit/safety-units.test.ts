@@ -84,18 +84,21 @@ test('describeServerError: a transaction whose MULTI the server does not know na
   assert.match(describeServerError(new Error('ERR EXEC without MULTI'), 'redis://h:1').message, /^server error from redis:\/\/h:1: ERR EXEC without MULTI$/);
 });
 
-test("describeServerError: a key refused names the queue outside the user's key patterns; a command refused does not", () => {
+test('describeServerError: a key refused names the queue whose keys the user may not read or write as the command needs; a command refused does not', () => {
   for (const words of ['this user has no permissions to access one of the keys used as arguments', 'No permissions to access a key']) {
     const get = Object.assign(new Error(`NOPERM ${words}`), { command: { name: 'get', args: ['emq:{nightly2}:owner'] } });
     assert.equal(
       describeServerError(get, 'redis://u:***@h:1').message,
-      `permission denied on redis://u:***@h:1 (GET): the keys of queue nightly2 (emq:{nightly2}:*) are outside this user's ACL key patterns (${words}); add a key pattern that covers them: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
+      `permission denied on redis://u:***@h:1 (GET): this user may not read or write the keys of queue nightly2 (emq:{nightly2}:*) as GET needs (${words}): its ACL key patterns leave them out, or let it only read them (%R~) or only write them (%W~); give it a key pattern that covers them for both: a --queue name outside race-* needs one, e.g. ~emq:{NAME*}:* for every queue the command makes from NAME; see "Least privilege" in docs/shared-servers.md`,
     );
     // A script call's keys are its declared KEYS, after the script and their number.
     const evalsha = Object.assign(new Error(`NOPERM ${words}`), {
       command: { name: 'evalsha', args: ['ab'.repeat(20), '2', 'emq:{q7}:owner', 'emq:{q7}:heartbeat', 'emq:{x}:y'] },
     });
-    assert.match(describeServerError(evalsha, 'redis://h:1').message, /\(EVALSHA\): the keys of queue q7 \(emq:\{q7\}:\*\) are outside/);
+    assert.match(
+      describeServerError(evalsha, 'redis://h:1').message,
+      /\(EVALSHA\): this user may not read or write the keys of queue q7 \(emq:\{q7\}:\*\) as EVALSHA needs/,
+    );
   }
   // A command refused, or a key that is not the tool's: as before.
   const command = Object.assign(new Error("NOPERM this user has no permissions to run the 'get' command"), {
