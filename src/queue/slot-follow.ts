@@ -3,7 +3,8 @@
  * the run: on MOVED, on the node named (the slot is wholly there); on ASK or TRYAGAIN, the slot
  * still migrating, each key on the node that holds it, the source or, after ASKING, the target.
  * Still by name, exactly the keys the run created, and only while the queue's marker on the node
- * the slot moved to is the run's own or gone (never another run's claim). The marker goes last.
+ * the slot moved to is the run's own, or was gone and is set as the run's there with SET NX first
+ * (never another run's claim, nor a window for one). The marker goes last.
  */
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl, type ServerTarget } from '../server/connection.js';
@@ -63,25 +64,40 @@ export async function deleteFollowingSlot(home: Redis, target: ServerTarget, key
     if (held === null && (await redis.set(keys.owner, ownerValue, 'NX')) !== 'OK') throw new ClaimedElsewhere();
     current = redis;
   };
-  /** The marker read where it lies, on the node asked or, after ASKING, on the node it names. */
-  const markerNow = async (): Promise<string | null> => {
+  /**
+   * `command` on the marker where it lies: on `current` or, when that answers ASK (the marker is
+   * not there and its slot is migrating), on the node the ASK names, after ASKING on the same
+   * connection (it admits only the next command into the importing slot).
+   */
+  const onMarker = async (command: readonly (string | number)[]): Promise<unknown> => {
+    const [name = '', ...args] = command;
     try {
-      return await current.get(keys.owner);
+      return await current.call(String(name), ...args);
     } catch (err) {
       const redirect = slotRedirect(err);
       if (redirect?.kind !== 'ASK') throw err;
-      const [, [failed, held] = []] = (await (await nodeConnection(redirect.node)).pipeline([['asking'], ['get', keys.owner]]).exec()) ?? [];
+      const [, [failed, reply] = []] = (await (await nodeConnection(redirect.node)).pipeline([['asking'], [...command]]).exec()) ?? [];
       if (failed) throw failed;
-      return (held as string | null | undefined) ?? null;
+      return reply ?? null;
     }
+  };
+  /**
+   * As moveTo on MOVED: the marker must be the run's, or, gone, be set as the run's with SET NX
+   * where it would lie, so that no run claims the queue (its SET NX, redirected there as this
+   * one is, then fails) while this one deletes the keys on the node the slot is migrating to. A
+   * SET NX that fails is a claim made since the read.
+   */
+  const holdMarker = async (): Promise<void> => {
+    const held = await onMarker(['get', keys.owner]);
+    if (held !== null && held !== ownerValue) throw new ClaimedElsewhere();
+    if (held === null && (await onMarker(['set', keys.owner, ownerValue, 'NX'])) !== 'OK') throw new ClaimedElsewhere();
   };
   const checked = new Set<string>();
   /** ASKING before each key: it admits only the next command into the importing slot. */
   const unlinkAsking = async (node: string, names: readonly string[]): Promise<number> => {
-    // Before the first deletion on a node the slot is migrating to: the marker must still be the run's or gone.
+    // Before the first deletion on a node the slot is migrating to: the marker held as the run's.
     if (!checked.has(node)) {
-      const held = await markerNow();
-      if (held !== null && held !== ownerValue) throw new ClaimedElsewhere();
+      await holdMarker();
       checked.add(node);
     }
     const redis = await nodeConnection(node);

@@ -14,8 +14,11 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../src/server/clu
 import { slotsFromReply } from '../../src/server/cluster/topology.js';
 import { which } from '../../src/server/embedded-server.js';
 import { queueKeys, queueSlot } from '../../src/queue/keys.js';
+import { deleteFollowingSlot } from '../../src/queue/slot-follow.js';
+import { parseServerUrl } from '../../src/server/connection.js';
 import { runCli } from '../helpers/cli.js';
 import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
+import { commandsBySource } from '../helpers/monitor.js';
 import { SERVER_KINDS } from '../helpers/servers.js';
 
 const QUEUE = 'mig';
@@ -118,6 +121,32 @@ for (const kind of SERVER_KINDS) {
         );
         assert.match(line, moving);
         assert.doesNotMatch(result.stderr, /server error|emq-race clean/);
+        await assertNothingLeft();
+      } finally {
+        await settle();
+      }
+    });
+
+    test("keys followed to the node the slot is migrating to, the marker gone: the marker is set there as the run's with SET NX before any key there is deleted, as on MOVED", async () => {
+      // A kept run's keys, its marker removed, all moved to the next node with the migration left
+      // open: the old owner answers ASK for each of them.
+      const kept = await runCli(['--url', cluster.url, '--queue', QUEUE, '--mode', 'atomic', '--jobs', '200', '--live', '0', '--keep']);
+      assert.equal(kept.code, 0, kept.stderr);
+      const keys = queueKeys(QUEUE);
+      const from = await owner();
+      const to = (from + 1) % nodes.length;
+      try {
+        await (nodes[from] as Redis).del(keys.owner);
+        await moveSlot(from, to, 1, false);
+        const ownerValue = 'the-run-deleting';
+        const { result, bySource } = await commandsBySource(nodes[to] as Redis, () =>
+          deleteFollowingSlot(nodes[from] as Redis, parseServerUrl(cluster.url), keys, 200, ownerValue),
+        );
+        assert.deepEqual(result, [`127.0.0.1:${cluster.nodes[to]?.port}`]);
+        const sent = [...bySource.values()].find((commands) => commands.some((c) => c.startsWith('UNLINK '))) ?? [];
+        const held = sent.indexOf(`SET ${keys.owner} ${ownerValue} NX`);
+        assert.ok(held > 0 && sent[held - 1] === 'ASKING', sent.slice(0, 8).join('\n'));
+        assert.ok(held < sent.findIndex((c) => c.startsWith('UNLINK ')), sent.slice(0, 8).join('\n'));
         await assertNothingLeft();
       } finally {
         await settle();
