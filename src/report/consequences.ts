@@ -111,7 +111,7 @@ export function consequenceLines(run: RunResult, label: string = run.mode): stri
 }
 
 /** The workers', the re-leaser's and the observer's NOSCRIPT fallbacks together: 0 where none of them ran. */
-export function helperFallbacks(run: Pick<RunResult, 'workerNoscriptFallbacks' | 'releaserNoscriptFallbacks' | 'observerNoscriptFallbacks'>): number {
+function helperFallbacks(run: Pick<RunResult, 'workerNoscriptFallbacks' | 'releaserNoscriptFallbacks' | 'observerNoscriptFallbacks'>): number {
   return (run.workerNoscriptFallbacks ?? 0) + (run.releaserNoscriptFallbacks ?? 0) + (run.observerNoscriptFallbacks ?? 0);
 }
 
