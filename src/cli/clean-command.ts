@@ -17,7 +17,7 @@ import {
   slotRedirect,
   usageError,
 } from '../shared/errors.js';
-import { stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
+import { bugAfterOutput, stopCause, watchInterrupts, type Interrupts, type SignalWords } from '../shared/interrupt.js';
 import type { Io } from '../shared/model.js';
 import { parseCleanQueueName, urlOnce } from './options.js';
 import { addTlsOptions, type TlsFlags } from '../server/tls.js';
@@ -137,15 +137,11 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   } finally {
     interrupts.dispose();
   }
-  // A bug of the tool's that reached no caller once clean's lines were written (a callback firing
-  // as its connections close, cli/uncaught.ts): it stopped nothing clean still had to do, so the
-  // lines stand as printed, and the command line says the bug with its stack after them, exit 3,
-  // as withSession has it said for a race (a signal then ends nothing: see removeQueues).
-  const late = stopCause(signal);
-  if (late instanceof CodeBugError) {
-    late.afterOutput = true;
-    throw late;
-  }
+  // A bug of the tool's met once clean's lines were written stopped nothing it still had to do: the
+  // lines stand, and the bug is said after them, as withSession has it for a race (a signal then
+  // ends nothing: see removeQueues).
+  const bug = bugAfterOutput(signal);
+  if (bug) throw bug;
   return code;
 }
 

@@ -12,14 +12,18 @@ import { createRequire } from 'node:module';
 /** node:crypto, loaded on first use rather than for `--help` (docs/architecture.md, "How the command starts"). */
 const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
-export interface ScriptAclRefusal {
-  /** The refused command, upper-case, when the server or the script's source says which. */
+/** A command a script called, as the server's error places it: which, when the server or the script's source says, and where. */
+export interface ScriptCall {
+  /** The command, upper-case. */
   readonly command?: string;
-  /** What the ACL refused: the command itself, or a key it names (the user's key patterns). */
-  readonly refused: 'command' | 'key';
   /** Which script: one of the tool's `.lua` files, else the SHA1 or function name the server gave. */
   readonly script: string;
   readonly line: number;
+}
+
+export interface ScriptAclRefusal extends ScriptCall {
+  /** What the ACL refused: the command itself, or a key it names (the user's key patterns). */
+  readonly refused: 'command' | 'key';
 }
 
 // A command refused: Valkey names it ('...' command), Redis 7.0 does not. A key refused (the
@@ -76,19 +80,20 @@ export function commandOnLine(source: string, line: number): string | undefined 
 const UNKNOWN = /^(?:ERR )?Unknown (?:Redis )?command called from script script: ([^,\s]+), on @user_(script|function):(\d+)/i;
 
 /** A command the server does not know, called inside a script: which, when the tool's own script says, and where. */
-interface ScriptUnknownCommand {
-  readonly command?: string;
-  readonly script: string;
-  readonly line: number;
-}
-
-export function scriptUnknownCommand(message: string): ScriptUnknownCommand | undefined {
+export function scriptUnknownCommand(message: string): ScriptCall | undefined {
   const match = UNKNOWN.exec(message);
   if (!match) return undefined;
-  const [, id = '', kind = 'script', lineText = '0'] = match;
-  const line = Number(lineText);
+  const [, id = '', kind = 'script', line = '0'] = match;
+  return calledAt(id, kind, Number(line));
+}
+
+/**
+ * Where the server says a script failed (its SHA1 or function name, and line) as the tool's file
+ * and line, with the command that line calls; `named`, when the server's words name it.
+ */
+function calledAt(id: string, kind: string, line: number, named?: string): ScriptCall {
   const own = ownScript(id, kind);
-  const command = own ? commandOnLine(own.source, line) : undefined;
+  const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
   const place = own ? own.locate(line) : { file: id, line };
   return { ...(command !== undefined ? { command } : {}), script: place.file, line: place.line };
 }
@@ -96,10 +101,6 @@ export function scriptUnknownCommand(message: string): ScriptUnknownCommand | un
 export function scriptAclRefusal(message: string): ScriptAclRefusal | undefined {
   const match = REFUSAL.exec(message);
   if (!match) return undefined;
-  const [, named, valkeyKey, redisKey, id = '', kind = 'script', lineText = '0'] = match;
-  const line = Number(lineText);
-  const own = ownScript(id, kind);
-  const command = named ? named.toUpperCase() : own ? commandOnLine(own.source, line) : undefined;
-  const place = own ? own.locate(line) : { file: id, line };
-  return { ...(command !== undefined ? { command } : {}), refused: valkeyKey || redisKey ? 'key' : 'command', script: place.file, line: place.line };
+  const [, named, valkeyKey, redisKey, id = '', kind = 'script', line = '0'] = match;
+  return { ...calledAt(id, kind, Number(line), named), refused: valkeyKey || redisKey ? 'key' : 'command' };
 }

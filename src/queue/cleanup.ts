@@ -7,11 +7,10 @@
 import type { Redis } from 'ioredis';
 import type { ServerTarget } from '../server/connection.js';
 import { busyAdviceGiven, describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
-import { inCalls } from '../server/slices.js';
 import { scanPages } from '../server/scan.js';
-import { libraryPattern, structureKeys, type QueueKeys } from './keys.js';
+import { libraryPattern, type QueueKeys } from './keys.js';
 import { cleanCommand, HEARTBEAT_TTL_MS } from './owner-claim.js';
-import { jobKeyChunks } from './seed.js';
+import { unlinkRunKeys } from './seed.js';
 import { ClaimedElsewhere, deleteFollowingSlot, slotMoved } from './slot-follow.js';
 
 const CHUNK = 1000;
@@ -24,17 +23,8 @@ const CHUNK = 1000;
  * third signal) still carries the marker that `emq-race clean` needs to finish the job.
  */
 export async function deleteRunKeys(redis: Redis, keys: QueueKeys, jobCount: number, library?: string): Promise<number> {
-  let deleted = library ? await unlinkLibraryKeys(redis, keys, library) : 0;
-  deleted += await redis.unlink(...structureKeys(keys));
-  await inCalls(
-    jobKeyChunks(keys, jobCount, CHUNK),
-    undefined,
-    (names) => redis.unlink(...names),
-    (count) => {
-      deleted += count;
-    },
-  );
-  return deleted + (await redis.unlink(keys.owner));
+  const deleted = library ? await unlinkLibraryKeys(redis, keys, library) : 0;
+  return deleted + (await unlinkRunKeys(keys, jobCount, (names) => redis.unlink(...names)));
 }
 
 /** Unlinks every key under a library run's namespace `emq:{Q}:LIBRARY:`, found by SCAN; resolves to how many went. */

@@ -65,10 +65,12 @@ function inUse(keys: QueueKeys, found?: FoundMarker): EmqError {
   if (!found) return usageError(`${stem} (${keys.owner} exists): pick another --queue, or remove a kept run's keys`);
   // Somebody else's key where the tool's marker would be: no run's, and not clean's to remove.
   if (!marker) return usageError(`${stem}: ${keys.owner} exists and was not written by emq-race; pick another --queue`);
+  const run = printableRun(marker);
+  const host = printableHost(marker);
   const who = [
-    printableRun(marker) !== undefined ? `run ${marker.run}` : '',
+    run !== undefined ? `run ${run}` : '',
     marker.started > 0 ? `started ${new Date(marker.started).toISOString()}` : '',
-    printableHost(marker) !== undefined ? `by pid ${marker.pid} on ${marker.host}` : '',
+    host !== undefined ? `by pid ${marker.pid} on ${host}` : '',
   ].filter(Boolean);
   const named = who.length > 0 ? ` (${who.join(', ')})` : '';
   if (found.heartbeat !== null || marker.phase === 'claiming' || stillRunning(marker))

@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import { callSeedJobs } from '../lua/bulk-scripts.js';
-import type { QueueKeys } from './keys.js';
+import { structureKeys, type QueueKeys } from './keys.js';
 import { inCalls } from '../server/slices.js';
 
 /** How far in the server's past the seeded leases expired. */
@@ -114,6 +114,21 @@ export function* jobKeyChunks(keys: Pick<QueueKeys, 'job'>, jobCount: number, si
     }
   }
   if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * Deletes exactly a run's keys by name through `unlink` (one call, answering how many it deleted):
+ * its lists and sets, then its job hashes in the order seeding made them (jobKeyChunks), 1,000
+ * names a call and several calls in flight, then its owner marker, last, once every other key is
+ * gone. The run's own clean-up unlinks on its connection; one that follows a resharded slot
+ * (slot-follow.ts) unlinks each name where it now lies.
+ */
+export async function unlinkRunKeys(keys: QueueKeys, jobCount: number, unlink: (names: readonly string[]) => Promise<number>): Promise<number> {
+  let deleted = await unlink(structureKeys(keys));
+  await inCalls(jobKeyChunks(keys, jobCount, 1000), undefined, unlink, (count) => {
+    deleted += count;
+  });
+  return deleted + (await unlink([keys.owner]));
 }
 
 /** `onBatch`, if given, hears the jobs of each call as its reply arrives: the progress line's seeding. */

@@ -10,11 +10,8 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl, type ServerTarget } from '../server/connection.js';
 import { nodeUrl } from '../server/cluster/topology.js';
 import { isTryAgainReply, serverError, slotRedirect } from '../shared/errors.js';
-import { inCalls } from '../server/slices.js';
-import { structureKeys, type QueueKeys } from './keys.js';
-import { jobKeyChunks } from './seed.js';
-
-const CHUNK = 1000;
+import type { QueueKeys } from './keys.js';
+import { unlinkRunKeys } from './seed.js';
 
 /** More MOVED replies than a resharding under one clean-up can explain: the cluster is not settling. */
 const MAX_MOVES = 5;
@@ -146,11 +143,9 @@ export async function deleteFollowingSlot(home: Redis, target: ServerTarget, key
     return count;
   };
   try {
-    await unlink(structureKeys(keys));
-    await inCalls(jobKeyChunks(keys, jobCount, CHUNK), undefined, unlink, () => undefined);
-    // Last, as deleteRunKeys does. A key lies on one node alone, and a call for one key is
-    // redirected only when it is not on the node asked: the marker goes wherever it is.
-    await unlink([keys.owner]);
+    // The marker last, as ever: a key lies on one node alone, and a call for one key is redirected
+    // only when it is not on the node asked, so it goes wherever it is.
+    await unlinkRunKeys(keys, jobCount, unlink);
     return [...opened.keys()];
   } finally {
     for (const redis of opened.values()) redis.disconnect();

@@ -5,10 +5,10 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { CodeBugError, EmqError, usageError } from '../shared/errors.js';
+import { EmqError, usageError } from '../shared/errors.js';
 import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
-import { stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
+import { bugAfterOutput, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
@@ -141,13 +141,9 @@ export async function withSession<T>(
     await closeSession(session, keep && !interrupted);
     interrupts.dispose();
   }
+  const bug = bugAfterOutput(interrupts.signal);
+  if (bug) throw bug;
   const late = stopCause(interrupts.signal);
-  // A bug of the tool's that reached no caller while the session closed (cli/uncaught.ts): the
-  // command line says it with its stack, as every bug, after the output it leaves as it is.
-  if (late instanceof CodeBugError) {
-    late.afterOutput = true;
-    throw late;
-  }
   if (late && typeof result === 'number' && result < 128) {
     io.err(`emq-race: ${late.message}, once its output was complete\n`);
     return late.exitCode as T;

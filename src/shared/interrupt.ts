@@ -7,7 +7,7 @@
  * whose keys it leaves. The exit code is always the first signal's.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EmqError, ExitCode, InterruptedError } from './errors.js';
+import { CodeBugError, EmqError, ExitCode, InterruptedError } from './errors.js';
 
 export interface Interrupts {
   /** Aborted (with an InterruptedError as reason) on the first signal. */
@@ -178,6 +178,18 @@ export function stoppedBySignal(signal: AbortSignal): boolean {
 /** Why a run was stopped: a signal, or another stop such as an eviction (see withStop); undefined if it was not. */
 export function stopCause(signal: AbortSignal): EmqError | undefined {
   return signal.aborted && signal.reason instanceof EmqError ? signal.reason : undefined;
+}
+
+/**
+ * A bug of the tool's that stopped the watch of `signal` once the command's output was complete (a
+ * callback past every caller firing as its connections close, cli/uncaught.ts), marked so: the
+ * command line says it with its stack after the output, which stands as printed, exit 3.
+ */
+export function bugAfterOutput(signal: AbortSignal): CodeBugError | undefined {
+  const late = stopCause(signal);
+  if (!(late instanceof CodeBugError)) return undefined;
+  late.afterOutput = true;
+  return late;
 }
 
 /**
