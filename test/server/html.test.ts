@@ -10,7 +10,6 @@ import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { after, before, describe, test } from 'node:test';
 import { groupThousands } from '../../src/shared/text.js';
@@ -26,7 +25,7 @@ import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { EmqError, ExitCode } from '../../src/shared/errors.js';
-import { oneErrorLine } from '../helpers/cli-process.js';
+import { oneErrorLine, until } from '../helpers/cli-process.js';
 import { pngColours } from '../helpers/png.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { pageReport } from '../helpers/page-report.js';
@@ -444,7 +443,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
         join(folder, 'r.html'),
       ]);
       // Once the run has claimed its queue, the folder goes and a file takes its name.
-      while ((await redis.exists(`emq:{${queue}}:owner`)) === 0) await sleep(2);
+      await until(30_000, 'the run claimed its queue', async () => (await redis.exists(`emq:{${queue}}:owner`)) === 1);
       rmSync(folder, { recursive: true });
       writeFileSync(folder, '');
       const result = await running;

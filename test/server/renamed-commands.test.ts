@@ -32,49 +32,44 @@ const unknownLine = (command: string, calledBy = ''): RegExp =>
     `^emq-race: the server at redis://127\\.0\\.0\\.1:\\d+ does not know the command ${command} \\(${calledBy}renamed or disabled in its configuration`,
   );
 
-forEachServer(
-  'MULTI renamed away',
-  (handle) => {
-    const admin = adminOf(() => handle.url);
-    test('--mode watch: one line naming MULTI, not the EXEC that followed it, exit 3, nothing left', async () => {
-      const result = await runCli(['--url', handle.url, '--mode', 'watch', '--jobs', '50', '--sweepers', '2']);
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr) ?? '';
-      assert.match(line, unknownLine('MULTI'), result.stderr);
-      assert.doesNotMatch(line, /EXEC without MULTI/);
-      assert.deepEqual(await allKeys(admin()), []);
-    });
-  },
-  ['--rename-command', 'MULTI', ''],
-);
+const SEED_LINE = 'called by seed-jobs\\.lua line \\d+; ';
 
-forEachServer(
-  'HSET renamed away',
-  (handle) => {
-    const admin = adminOf(() => handle.url);
-    test("the seeding script's HSET: named with the script and its line, exit 3, nothing left", async () => {
-      const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '50']);
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr) ?? '';
-      assert.match(line, unknownLine('HSET', 'called by seed-jobs\\.lua line \\d+; '), result.stderr);
-      assert.doesNotMatch(line, /Unknown (Redis )?command called from script|@user_script/);
-      assert.deepEqual(await allKeys(admin()), []);
-    });
+for (const { command, title, args, calledBy, notSaid } of [
+  {
+    command: 'MULTI',
+    title: '--mode watch: one line naming MULTI, not the EXEC that followed it, exit 3, nothing left',
+    args: ['--mode', 'watch', '--jobs', '50', '--sweepers', '2'],
+    calledBy: '',
+    notSaid: /EXEC without MULTI/,
   },
-  ['--rename-command', 'HSET', ''],
-);
-
-forEachServer(
-  'ZADD renamed away',
-  (handle) => {
-    const admin = adminOf(() => handle.url);
-    test("--mode all: the seeding script's ZADD named with the script and its line, exit 3, nothing left", async () => {
-      const result = await runCli(['--url', handle.url, '--mode', 'all', '--jobs', '50', '--sweepers', '2']);
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr) ?? '';
-      assert.match(line, unknownLine('ZADD', 'called by seed-jobs\\.lua line \\d+; '), result.stderr);
-      assert.deepEqual(await allKeys(admin()), []);
-    });
+  {
+    command: 'HSET',
+    title: "the seeding script's HSET: named with the script and its line, exit 3, nothing left",
+    args: ['--mode', 'atomic', '--jobs', '50'],
+    calledBy: SEED_LINE,
+    notSaid: /Unknown (Redis )?command called from script|@user_script/,
   },
-  ['--rename-command', 'ZADD', ''],
-);
+  {
+    command: 'ZADD',
+    title: "--mode all: the seeding script's ZADD named with the script and its line, exit 3, nothing left",
+    args: ['--mode', 'all', '--jobs', '50', '--sweepers', '2'],
+    calledBy: SEED_LINE,
+    notSaid: undefined,
+  },
+]) {
+  forEachServer(
+    `${command} renamed away`,
+    (handle) => {
+      const admin = adminOf(() => handle.url);
+      test(title, async () => {
+        const result = await runCli(['--url', handle.url, ...args]);
+        assert.equal(result.code, 3, result.stderr);
+        const line = oneErrorLine(result.stderr) ?? '';
+        assert.match(line, unknownLine(command, calledBy), result.stderr);
+        if (notSaid) assert.doesNotMatch(line, notSaid);
+        assert.deepEqual(await allKeys(admin()), []);
+      });
+    },
+    ['--rename-command', command, ''],
+  );
+}

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Redis } from 'ioredis';
 import { FailoverDrill } from '../../src/race/failover-drill.js';
 import { MoveLog } from '../../src/sweepers/move-log.js';
 import type { Sweeper, SweeperContext } from '../../src/sweepers/sweeper.js';
@@ -51,7 +50,7 @@ test('the drill says what it waits on: the workers before each step, then the cu
       return 1;
     },
   };
-  const sweeper = drill.wrap(() => inner)({} as SweeperContext & { redis: Redis });
+  const sweeper = drill.wrap(() => inner)({} as SweeperContext);
   assert.equal(drill.stage, undefined, 'no step before the first call is answered');
 
   assert.equal(await sweeper.sweep(), 1);
