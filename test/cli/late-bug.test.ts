@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { spawnCli } from '../helpers/cli.js';
 import { within } from '../helpers/cli-process.js';
+import { queueKeysLeft } from '../helpers/keyspace.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 60_000;
@@ -29,7 +30,7 @@ forOneServerKind(import.meta.url, 'a bug past every caller once the report is pr
     redis = await connect(parseServerUrl(handle.url));
   });
   after(() => redis?.disconnect());
-  const left = async (queue: string): Promise<string[]> => (await redis.scan('0', 'MATCH', `emq:{${queue}}*`, 'COUNT', 100_000))[1];
+  const left = (queue: string): Promise<string[]> => queueKeysLeft(redis, queue);
 
   /** The one JSON report on stdout, whole, with no error object after it. */
   const wholeReport = (stdout: string): void => {

@@ -12,6 +12,11 @@ export async function allKeys(redis: Redis): Promise<string[]> {
   return keys.sort();
 }
 
+/** What is left of queue `queue`'s keys (`emq:{QUEUE}…`), read with a whole SCAN of the keyspace. */
+export async function queueKeysLeft(redis: Redis, queue: string): Promise<string[]> {
+  return (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}`));
+}
+
 /** Every key with a digest of its value (DUMP), so any change to any key shows. */
 export async function keyspaceDigest(redis: Redis): Promise<Map<string, string>> {
   const digest = new Map<string, string>();

@@ -10,9 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCli, spawnCli, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine, within } from '../helpers/cli-process.js';
 import { sends, startProxy, startStrayReplyRelay } from '../helpers/proxy.js';
+import { queueKeysLeft } from '../helpers/keyspace.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 60_000;
@@ -20,13 +21,22 @@ const UNASKED = /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ does not sp
 /** The race: enough jobs that the sweepers make several calls each. */
 const RACE = ['--mode', 'atomic', '--jobs', '3000', '--batch', '100'];
 
+/** A run that ended on the stray reply: exit 3 and one error line, no stack, the line that says so; that line. */
+function unaskedLine(result: CliResult): string {
+  assert.equal(result.code, 3, result.stderr);
+  const line = oneErrorLine(result.stderr);
+  assert.ok(line, `one error line, no stack: ${result.stderr}`);
+  assert.match(line, UNASKED);
+  return line;
+}
+
 forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (handle) => {
   let redis: Redis;
   before(async () => {
     redis = await connect(parseServerUrl(handle.url));
   });
   after(() => redis?.disconnect());
-  const left = async (queue: string): Promise<string[]> => (await redis.scan('0', 'MATCH', `emq:{${queue}}*`, 'COUNT', 100_000))[1];
+  const left = (queue: string): Promise<string[]> => queueKeysLeft(redis, queue);
 
   /** A sweep: the sweep script's call, which alone of the run's script calls names the dead-letter set. */
   const sweep = (command: string): boolean => sends(command, 'EVALSHA') && command.includes(':dead\r\n');
@@ -44,10 +54,7 @@ forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (h
     await withStrayReply(async (relay) => {
       const result = await within(LIMIT_MS, 'the run', runCli([...RACE, '--queue', 'stray-in-process', '--url', relay.url]));
       await relay.injected;
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr);
-      assert.ok(line, `one error line, no stack: ${result.stderr}`);
-      assert.match(line, UNASKED);
+      unaskedLine(result);
       assert.equal(result.stdout, '');
       assert.deepEqual(await left('stray-in-process'), []);
     });
@@ -59,11 +66,7 @@ forOneServerKind(import.meta.url, 'an exception past every caller, mid-race', (h
     await withStrayReply(async (relay) => {
       const result = await within(LIMIT_MS, 'the run', runCli([...RACE, '--queue', 'stray-seeding', '--url', relay.url]));
       await relay.injected;
-      assert.equal(result.code, 3, result.stderr);
-      const line = oneErrorLine(result.stderr);
-      assert.ok(line, `one error line, no stack: ${result.stderr}`);
-      assert.match(line, UNASKED);
-      assert.match(line, /; its keys were removed over a new connection$/);
+      assert.match(unaskedLine(result), /; its keys were removed over a new connection$/);
       assert.deepEqual(await left('stray-seeding'), []);
     }, seeding);
   });

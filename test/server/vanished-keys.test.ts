@@ -18,7 +18,7 @@ import { advanceCount, evictedKeys, startCount, statsReading } from '../../src/s
 import { parseMemoryInfo, roomLeft } from '../../src/server/memory-check.js';
 import { cliResult, type CliResult } from '../helpers/cli.js';
 import { oneErrorLine, within, until } from '../helpers/cli-process.js';
-import { allKeys, keyspaceDigest } from '../helpers/keyspace.js';
+import { allKeys, keyspaceDigest, queueKeysLeft } from '../helpers/keyspace.js';
 import { forEachServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { fillUnrelated } from '../helpers/unrelated-data.js';
@@ -46,7 +46,6 @@ async function fill(redis: Redis, prefix: string, count: number, size = 100): Pr
 }
 
 const evicted = async (redis: Redis): Promise<number> => evictedKeys(await redis.info('stats'));
-const queueKeysLeft = async (redis: Redis, queue: string): Promise<string[]> => (await allKeys(redis)).filter((key) => key.startsWith(`emq:{${queue}}`));
 
 test('the eviction count: what each reading grew by, and after a reset (counters gone down) everything counted since', () => {
   const at = (evictedKeys: number, commands: number, connections = 10) => ({ evicted: evictedKeys, commands, connections });
