@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { BIN, cliEnv, runCli, type CliResult } from '../helpers/cli.js';
 import { LONG_LOOP, startCli, until, within } from '../helpers/cli-process.js';
-import { alive, askServer, commandLine, killWithDescendants, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
+import { askServer, assertServerGone, commandLine, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 15_000;
@@ -39,20 +39,8 @@ child.wait()
 sys.stdin.read()
 `;
 
-/**
- * Waits (a guard against a hang, not a timing) until nothing of the wrapper's last run is left: no
- * process naming its server's port or folder, none of the `others` it noted, and no folder; then
- * kills whatever is left, so that a failure leaves nothing running, and says what it was.
- */
-async function assertNothingLeft(log: string, others: readonly number[] = []): Promise<void> {
-  const server = wrappedServer(log);
-  const left = (): number[] => [...namingServer(server.port, server.dir), ...others.filter(alive)];
-  await until(LIMIT_MS, 'the server, its wrapper, keeper and folder gone', () => left().length === 0 && !existsSync(server.dir), 20).catch(() => {});
-  const found = left().map((pid) => `${pid} ${commandLine(pid)}`);
-  for (const pid of left()) killWithDescendants(pid);
-  assert.deepEqual(found, [], 'no process of the run left');
-  assert.equal(existsSync(server.dir), false, "the server's folder is removed");
-}
+/** Nothing left of the last server a wrapper started (assertServerGone), `others` it noted included. */
+const assertNothingLeft = (log: string, others: readonly number[] = []): Promise<void> => assertServerGone(wrappedServer(log), others, LIMIT_MS);
 
 for (const kind of oneServerKind(import.meta.url)) {
   const bin = which(kind.bin) ?? kind.bin;
@@ -117,10 +105,11 @@ for (const kind of oneServerKind(import.meta.url)) {
     });
 
     for (const [how, run] of [
+      ['the server its child, in the foreground, no exec', 'SERVER'],
       ['& exit 0', 'SERVER & exit 0'],
       ['(… &)', '(SERVER &)'],
     ] as const) {
-      test(`a wrapper that starts its server in the background and exits (${how}): the run goes, exit 0, and nothing is left`, async () => {
+      test(`a wrapper that starts its server (${how}): the run goes, exit 0, and nothing is left`, async () => {
         const wrapper = serverWrapper(bin, run);
         let result: CliResult | undefined;
         try {
@@ -133,19 +122,24 @@ for (const kind of oneServerKind(import.meta.url)) {
       });
     }
 
-    test("--keep with a wrapper that starts its server in the background and exits: the pid it names is the server's, and stopping it leaves nothing", async () => {
-      const wrapper = serverWrapper(bin, 'SERVER & exit 0');
-      try {
-        const result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepbackground', '--keep']);
-        assert.equal(result.code, 0, result.stderr);
-        const { port, dir } = wrappedServer(wrapper.log);
-        const pid = Number(/kept: embedded server at \S+, pid (\d+);/.exec(result.stdout)?.[1]);
-        assert.match(commandLine(pid), new RegExp(`127\\.0\\.0\\.1:${port}\\b`), `pid ${pid} is the kept server`);
-        assert.equal(existsSync(dir), true, 'the kept server keeps its folder while it runs');
-        process.kill(pid, 'SIGTERM');
-      } finally {
-        await assertNothingLeft(wrapper.log);
-      }
-    });
+    for (const [how, run, queue] of [
+      ['the server its child, no exec', 'SERVER', 'race-keepwrapped'],
+      ['the server in the background, the wrapper gone', 'SERVER & exit 0', 'race-keepbackground'],
+    ] as const) {
+      test(`--keep with a wrapper (${how}): the pid it names is the server's, and stopping it leaves nothing`, async () => {
+        const wrapper = serverWrapper(bin, run);
+        try {
+          const result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20', '--queue', queue, '--keep']);
+          assert.equal(result.code, 0, result.stderr);
+          const { port, dir } = wrappedServer(wrapper.log);
+          const pid = Number(/kept: embedded server at \S+, pid (\d+);/.exec(result.stdout)?.[1]);
+          assert.match(commandLine(pid), new RegExp(`127\\.0\\.0\\.1:${port}\\b`), `pid ${pid} is the kept server`);
+          assert.equal(existsSync(dir), true, 'the kept server keeps its folder while it runs');
+          process.kill(pid, 'SIGTERM');
+        } finally {
+          await assertNothingLeft(wrapper.log);
+        }
+      });
+    }
   });
 }

@@ -1,9 +1,11 @@
 /** The processes a spawned CLI started (its keeper, its server, its sweeper children), found through /proc. */
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
+import { until } from './cli-process.js';
 import { tempDir } from './temp-dir.js';
 
 /** The children one thread of a process started (`task`: the thread's id; the process's own for its main thread). */
@@ -212,4 +214,20 @@ export function wrappedServer(log: string): { port: number; dir: string } {
       .filter((one) => one.includes('--port '))
       .at(-1) ?? '';
   return { port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' };
+}
+
+/**
+ * Waits (a guard against a hang, not a timing) until nothing of a run's server is left: no process
+ * naming its port or folder, none of the `others` a test noted (a wrapper's other children), and
+ * no folder; then kills whatever is left, so that a failure leaves nothing running, and asserts
+ * that nothing was.
+ */
+export async function assertServerGone(server: { port: number; dir: string }, others: readonly number[] = [], limitMs = 15_000): Promise<void> {
+  const left = (): number[] => [...namingServer(server.port, server.dir), ...others.filter(alive)];
+  await until(limitMs, 'the server, its wrapper, keeper and folder gone', () => left().length === 0 && !existsSync(server.dir), 20).catch(() => {});
+  const found = left();
+  const said = found.map((pid) => `${pid} ${commandLine(pid)}`);
+  for (const pid of found) killWithDescendants(pid);
+  assert.deepEqual(said, [], 'no process of the run left');
+  assert.equal(existsSync(server.dir), false, "the server's folder is removed");
 }

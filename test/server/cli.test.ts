@@ -8,12 +8,12 @@ import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
-import { findServerBinary, freePort } from '../../src/server/embedded-server.js';
-import { BIN, runCli, type CliResult } from '../helpers/cli.js';
-import { oneErrorLine, startCli, until, within } from '../helpers/cli-process.js';
+import { freePort } from '../../src/server/embedded-server.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { oneErrorLine, until } from '../helpers/cli-process.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { FAILS_AT_RUN_TIME, FORGETS_ZREM, scriptFile } from '../helpers/scripts.js';
-import { alive, commandLine, killWithDescendants, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
+import { alive, commandLine } from '../helpers/processes.js';
 import { forEachServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -147,53 +147,6 @@ test("--keep on the embedded server leaves it running with the run's keys, and s
     // Its keeper outlives the tool while the server runs, and removes the folder once it stops.
     for (let waited = 0; existsSync(dir) && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(!existsSync(dir), `the kept server's folder left after it stopped: ${dir}`);
-  }
-});
-
-/**
- * Kills (SIGKILL) whatever of a run's server is still there, so that a failed check leaves nothing
- * running, and returns what it found: a check that nothing was left asserts it is empty.
- */
-function leftOf(server: { port: number; dir: string }): string[] {
-  const left = namingServer(server.port, server.dir).map((pid) => `${pid} ${commandLine(pid)}`);
-  for (const line of left) killWithDescendants(Number(line.split(' ')[0]));
-  return left;
-}
-
-test('a --server-bin wrapper script (the server its child, no exec): the run ends, exit 0, and nothing of its server is left', async () => {
-  const wrapper = serverWrapper(findServerBinary());
-  const cli = startCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-  let result: CliResult | undefined;
-  try {
-    result = await within(30_000, 'the run', cli.done);
-  } finally {
-    if (!result) cli.child.kill('SIGKILL');
-    const server = wrappedServer(wrapper.log);
-    // The keeper removes the folder once the server has ended: a guard against a hang, not a timing.
-    await until(5_000, 'the server and its folder gone', () => namingServer(server.port, server.dir).length === 0 && !existsSync(server.dir), 20).catch(
-      () => {},
-    );
-    assert.deepEqual(leftOf(server), [], 'no process of the run left');
-    assert.equal(existsSync(server.dir), false, "the server's folder is removed");
-  }
-  assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, /^server: \S+ \S+ \(embedded, now stopped\)$/m);
-});
-
-test("--keep with a --server-bin wrapper script: the pid it names is the server's own, and stopping it that way leaves nothing", async () => {
-  const wrapper = serverWrapper(findServerBinary());
-  const result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20', '--queue', 'race-keepwrapped', '--keep']);
-  const server = wrappedServer(wrapper.log);
-  try {
-    assert.equal(result.code, 0, result.stderr);
-    const pid = Number(/kept: embedded server at \S+, pid (\d+);/.exec(result.stdout)?.[1]);
-    // The server itself, retitled with its address: not the wrapper, which only its own end ends.
-    assert.match(commandLine(pid), new RegExp(`127\\.0\\.0\\.1:${server.port}\\b`), `pid ${pid} is the kept server`);
-    process.kill(pid, 'SIGTERM');
-    await until(10_000, 'the kept server, its wrapper and keeper gone', () => namingServer(server.port, server.dir).length === 0, 20);
-    await until(5_000, "the kept server's folder gone", () => !existsSync(server.dir), 20);
-  } finally {
-    assert.deepEqual(leftOf(server), [], 'no process of the run left');
   }
 });
 
