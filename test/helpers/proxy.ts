@@ -13,18 +13,38 @@ export interface RelayProxy {
   close(): Promise<void>;
 }
 
-/** `rule` sees each chunk as text, with the number of the client connection (from 0) it came on. */
-export async function startProxy(serverPort: number, rule: (chunk: string, connection: number) => ProxyVerdict): Promise<RelayProxy> {
+/**
+ * A relay on a free loopback port: each client connection paired with one of its own to the server
+ * on `serverPort`, both tracked so that `close` ends them; `pair` wires the two sockets' data.
+ */
+async function listenRelay(serverPort: number, pair: (client: Socket, upstream: Socket) => void): Promise<RelayProxy> {
   const sockets = new Set<Socket>();
-  let connections = 0;
   const server = createServer((client) => {
-    const number = connections++;
     const upstream = netConnect(serverPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => {});
     }
+    pair(client, upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** `rule` sees each chunk as text, with the number of the client connection (from 0) it came on. */
+export function startProxy(serverPort: number, rule: (chunk: string, connection: number) => ProxyVerdict): Promise<RelayProxy> {
+  let connections = 0;
+  return listenRelay(serverPort, (client, upstream) => {
+    const number = connections++;
     const cut = (): void => {
       client.destroy();
       upstream.destroy();
@@ -44,16 +64,6 @@ export async function startProxy(serverPort: number, rule: (chunk: string, conne
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 /** Does a RESP chunk send `command` (its name as a bulk string)? */
@@ -95,19 +105,12 @@ export async function startStrayReplyRelay(
   serverPort: number,
   calls: (command: string) => boolean,
   after: number,
-): Promise<{ readonly url: string; readonly injected: Promise<void>; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
+): Promise<RelayProxy & { readonly injected: Promise<void> }> {
   let replies = 0;
   let sent = false;
   let injected!: () => void;
   const done = new Promise<void>((resolve) => (injected = resolve));
-  const server = createServer((client) => {
-    const upstream = netConnect(serverPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {});
-    }
+  const relay = await listenRelay(serverPort, (client, upstream) => {
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     let asked = 0;
@@ -135,15 +138,5 @@ export async function startStrayReplyRelay(
       } else client.write(chunk);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    injected: done,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...relay, injected: done };
 }
