@@ -12,6 +12,7 @@ import { VERSION, type Io, type ModeRun, type RaceOptions, type RunResult, type 
 import { isClean } from '../audit/rules.js';
 import type { RaceReport } from '../report/json.js';
 import type { Session } from '../server/session.js';
+import { scrubUrlText } from '../server/connection.js';
 import { replayOf } from '../sweepers/strategies.js';
 
 /** The report with the shrunk witness of its first raced loop run; the report as it was when no such run raced. */
@@ -67,8 +68,9 @@ export function writeExportedTest(path: string, shrink: ShrunkWitness | undefine
   if (!shrink) return `--export-test: ${nothingFound(seed)}; nothing written to ${path}`;
   if (!shrink.command) return `--export-test: the seeded run gave no witness explain can replay; nothing written to ${path}`;
   // The file as the flag named it, so that the line run again from the same folder writes the same
-  // file (a line break in the name is shown escaped in the file's comment: exportedTest).
-  const made = `emq-race ${VERSION}: ${command} --export-test ${shellQuote(path)}`;
+  // file (a line break in the name is shown escaped in the file's comment: exportedTest), but
+  // scrubbed like every name the tool prints: it may be a URL with its password.
+  const made = `emq-race ${VERSION}: ${command} --export-test ${shellQuote(scrubUrlText(path))}`;
   // Whole or not at all: a full disk must not leave an empty test file, which node --test passes.
   writeWhole(path, exportedTest(shrink, shrink.command, made), 'fresh');
   return undefined;

@@ -2,7 +2,7 @@
  * The command line that reproduces a run, rebuilt from the options it was parsed into: the server
  * URL with its password redacted, and each argument quoted for a POSIX shell where it needs it.
  */
-import { redactUrl } from '../server/connection.js';
+import { redactUrl, scrubUrlText } from '../server/connection.js';
 
 /** One argument as a POSIX shell reads it back. */
 export function shellQuote(arg: string): string {
@@ -14,7 +14,9 @@ export type CommandValue = string | number | boolean | readonly string[] | undef
 
 /**
  * `emq-race [subcommand] --flag value …`: booleans appear only when set, lists are joined with
- * commas, undefined is left out, and `--url` is always redacted.
+ * commas, undefined is left out, and `--url` is always redacted. Every other value is scrubbed as
+ * a line of text is: a file's name may be a URL with its password (`--html 'redis://:PASS@host'`
+ * in a folder `redis:`), and the page prints this line.
  */
 export function commandLine(words: readonly string[], flags: readonly (readonly [string, CommandValue])[]): string {
   const args: string[] = ['emq-race', ...words];
@@ -25,7 +27,7 @@ export function commandLine(words: readonly string[], flags: readonly (readonly 
       continue;
     }
     const text = Array.isArray(value) ? value.join(',') : String(value);
-    args.push(flag, flag === '--url' ? redactUrl(text) : text);
+    args.push(flag, flag === '--url' ? redactUrl(text) : scrubUrlText(text));
   }
   return args.map(shellQuote).join(' ');
 }

@@ -8,7 +8,7 @@
  * The command runs in-process through the Io seam.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -297,6 +297,36 @@ forOneServerKind(import.meta.url, 'redaction of every --url form through every o
     assert.equal(result.code, 2);
     assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: "redis:\/\/:\*\*\*@127\.0\.0\.1:\d+" is not a command: a server URL goes after --url$/);
     assertNoSecret('the URL as a command', result.stdout, result.stderr);
+  });
+
+  test("a file named like a URL with its password (in a folder 'redis:'): the pages and the exported test name it scrubbed", async () => {
+    const url = `redis://:${encoded}@${at()}`;
+    const named = (file: string): string => join(dir, `redis://:Zq7file${file}w0rd@h:1`);
+    mkdirSync(join(dir, 'redis:'), { recursive: true });
+    const written = {
+      race: named('race'),
+      explain: named('explain'),
+      svg: named('svg'),
+      explore: named('explore'),
+      test: named('test'),
+    };
+    const runs: (readonly [string, CliResult])[] = [
+      ['the race', await runInProcess(['--url', url, '--mode', 'atomic', '--jobs', '50', '--html', written.race])],
+      ['explain', await runInProcess(['explain', '--url', url, '--html', written.explain, '--svg', written.svg])],
+      ['explore', await runInProcess(['explore', '--mode', 'loop', '--html', written.explore])],
+      ['--export-test', await runInProcess(['--url', url, '--mode', 'loop', '--jobs', '30', '--seed', '3', '--export-test', written.test])],
+    ];
+    for (const [what, result] of runs) {
+      assert.equal(result.code, 0, `${what}: ${result.stderr}`);
+      assertNoSecret(what, result.stdout, result.stderr);
+    }
+    for (const [what, path] of Object.entries(written)) {
+      const text = readFileSync(path, 'utf8');
+      // A path may come back resolved, its '//' made one '/': either way the password is masked.
+      // The SVG, a drawing alone, names no command.
+      if (what !== 'svg') assert.match(text, /redis:\/\/?:\*\*\*@h:1/, `${what}: the file does not name itself, scrubbed`);
+      assertNoSecret(`the ${what} file`, text);
+    }
   });
 });
 
