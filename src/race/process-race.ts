@@ -7,6 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { EmqError, serverError, type ExitCode } from '../shared/errors.js';
+import { childEnvironment } from '../shared/secrets.js';
 import { awakeTimeout } from '../server/frozen.js';
 import { MoveLog } from '../sweepers/move-log.js';
 import type { RaceResult } from './race.js';
@@ -53,7 +54,7 @@ const running = (child: ChildProcess): boolean => child.pid !== undefined && chi
 
 /** `startMs`: how long it may take to say its first word (see START_MS_PER_SWEEPER). */
 function spawnChild(startMs: number): Child {
-  const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: childEnvironment() });
   const inbox: FromWorker[] = [];
   const waiters: (() => void)[] = [];
   // The first reason the child failed is the one told: a child the tool stops after it fell

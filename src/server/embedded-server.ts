@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServerGoneError, serverError, usageError } from '../shared/errors.js';
 import { isStopSignal } from '../shared/interrupt.js';
+import { childEnvironment } from '../shared/secrets.js';
 
 export const SERVER_BINARIES = ['redis-server', 'valkey-server'] as const;
 
@@ -108,7 +109,7 @@ export function findServerBinary(explicit?: string): string {
  * running for good.
  */
 function versionProbe(bin: string, options: { encoding: 'utf8'; timeout: number; detached: boolean }): SpawnSyncReturns<string> {
-  const out = spawnSync(bin, ['--version'], options);
+  const out = spawnSync(bin, ['--version'], { ...options, env: childEnvironment() });
   if (out.pid > 0 && (out.error !== undefined || out.signal !== null)) {
     try {
       process.kill(-out.pid, 'SIGKILL');
@@ -212,7 +213,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     const dir = serverFolder(options.sentinelConfig);
     const sentinel = options.sentinelConfig !== undefined ? [join(dir, 'sentinel.conf'), '--sentinel'] : [];
     const serverArgs = [...sentinel, ...privateServerArgs(port, dir), ...(options.extraArgs ?? [])];
-    const keeper = spawn('sh', [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    const keeper = spawn('sh', [KEEPER, dir, bin, ...serverArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: childEnvironment() });
     // The keeper's end of the lifeline: an error here means the keeper is gone, which its exit reports.
     keeper.stdin?.on('error', () => {});
     let output = '';
@@ -326,7 +327,7 @@ function processGroupOf(pid: number): number | undefined {
         .split(' ')[2],
     );
   } catch {
-    const out = spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+    const out = spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000, env: childEnvironment() });
     const group = Number(out.stdout?.trim());
     return Number.isInteger(group) && group > 0 ? group : undefined;
   }

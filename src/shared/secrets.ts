@@ -44,3 +44,13 @@ export function withoutSecrets(text: string): string {
   }
   return out;
 }
+
+/**
+ * The environment a child process of the tool's gets (a sweeper of --processes, a server's
+ * keeper): the tool's own, but for REDIS_URL, which no child reads (each is handed what it needs)
+ * and Node prints, every variable of it, for each child started under NODE_DEBUG=child_process.
+ */
+export function childEnvironment(): NodeJS.ProcessEnv {
+  const { REDIS_URL: _left, ...env } = process.env;
+  return env;
+}

@@ -138,6 +138,18 @@ describe('secrecy: no output shows a password', { skip: kind ? false : 'neither 
     assertNoSecret('NODE_DEBUG=redis', result.stdout, result.stderr);
   });
 
+  // Node prints every child's environment under NODE_DEBUG=child_process: REDIS_URL is not in it,
+  // whether the run uses it (the sweepers' processes) or not (an embedded cluster's nodes).
+  test('NODE_DEBUG=child_process with REDIS_URL (spawned): the children are shown without REDIS_URL', async () => {
+    const env = { REDIS_URL: `redis://racer:${encoded}@127.0.0.1:${port}`, NODE_DEBUG: 'child_process' };
+    for (const args of [['--processes'], ['--embedded-cluster', '3']]) {
+      const result = await spawnCli(['--mode', 'atomic', '--jobs', '20', ...args], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, /^CHILD_PROCESS \d+: spawn/m, `${args[0]}: NODE_DEBUG printed no child`);
+      assertNoSecret(`NODE_DEBUG=child_process ${args[0]}`, result.stdout, result.stderr);
+    }
+  });
+
   // A server whose error repeats AUTH's arguments: Redis 4 to 6 and KeyDB, with AUTH renamed away,
   // answer "unknown command `auth`, with args beginning with: …"; any other may say it in its own words.
   for (const reply of ['ERR unknown command `auth`, with args beginning with: `racer`, `Zq7/p@ss%w0rd`, ', 'ERR invalid password racer Zq7/p@ss%w0rd']) {

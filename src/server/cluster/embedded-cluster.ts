@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { connect, parseServerUrl } from '../connection.js';
 import { findServerBinary, probePort, startEmbeddedServer, which, type EmbeddedServer } from '../embedded-server.js';
 import { ServerGoneError, serverError } from '../../shared/errors.js';
+import { childEnvironment } from '../../shared/secrets.js';
 
 const run = promisify(execFile);
 
@@ -134,6 +135,7 @@ export async function startEmbeddedCluster(
       await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], {
         timeout: JOIN_MS,
         signal: AbortSignal.any([signal, lost]),
+        env: childEnvironment(),
       });
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string; signal?: string | null };
