@@ -412,7 +412,12 @@ export function describeServerError(err: unknown, where: string): EmqError {
     );
   }
   if (/^NOAUTH/.test(message)) {
-    return serverError(`the server at ${where} requires a password: put it in the URL (redis://:PASSWORD@host:port)`);
+    // The form for the URL's own scheme, written so that the scrubbing of the line leaves it whole:
+    // a socket's URL has no user info, and a pattern in brackets is no password.
+    const scheme = /^(rediss?|unix):/.exec(where)?.[1] ?? 'redis';
+    const form =
+      scheme === 'unix' ? `as its query's "password" parameter (with "username" for a user other than default)` : `(${scheme}://[user:]password@host:port)`;
+    return serverError(`the server at ${where} requires a password: put it in the URL ${form}`);
   }
   // A transaction the server discarded for a refused command is that refusal (node-resque's MULTI).
   const discarded = /^EXECABORT Transaction discarded because of: (NOPERM.*)$/s.exec(message)?.[1];

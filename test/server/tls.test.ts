@@ -305,6 +305,28 @@ for (const kind of SERVER_KINDS) {
       assert.deepEqual(await allKeys(plain), []);
     });
 
+    test('a password the server asks for and the URL lacks: the line shows where it goes in a URL of that kind', async () => {
+      await plain.call('CONFIG', 'SET', 'requirepass', 'Zq7sock');
+      try {
+        const cases: readonly (readonly [string[], string])[] = [
+          [['--url', server.url], '(redis://[user:]password@host:port)'],
+          [['--url', tlsUrl, '--tls-ca', certs.ca, ...clientCert()], '(rediss://[user:]password@host:port)'],
+          [['--url', socketUrl], `as its query's "password" parameter (with "username" for a user other than default)`],
+        ];
+        for (const [args, form] of cases) {
+          const result = await runCli([...args, '--jobs', '10']);
+          assert.equal(result.code, 3, result.stderr);
+          assert.ok(oneErrorLine(result.stderr)?.endsWith(`requires a password: put it in the URL ${form}`), result.stderr);
+        }
+        // The form the line gives a socket works.
+        const given = await runCli(['--url', `${socketUrl}?password=Zq7sock`, '--jobs', '10', '--mode', 'atomic', '--expect', 'clean']);
+        assert.equal(given.code, 0, given.stderr);
+      } finally {
+        await plain.call('CONFIG', 'SET', 'requirepass', '');
+      }
+      assert.deepEqual(await allKeys(plain), []);
+    });
+
     test('client certificates not required (tls-auth-clients no): the CA alone is enough', async () => {
       await plain.call('CONFIG', 'SET', 'tls-auth-clients', 'no');
       const result = await runCli(['--url', tlsUrl, '--tls-ca', certs.ca, '--jobs', '300', '--expect', 'race']);
