@@ -347,6 +347,10 @@ export function describeServerError(err: unknown, where: string): EmqError {
   if (code === 'ENOENT' && /connect/.test(message)) {
     return serverError(`cannot reach the server at ${where}: no such socket`);
   }
+  // A socket path through a file (`…/redis.sock/`), or to a file that is no socket.
+  if ((code === 'ENOTDIR' || code === 'ENOTSOCK') && /connect/.test(message)) {
+    return serverError(`cannot reach the server at ${where}: the path names no socket`);
+  }
   if (/^WRONGPASS|invalid username-password/i.test(message)) {
     return serverError(`the server at ${where} refused the credentials (wrong user name or password)`);
   }

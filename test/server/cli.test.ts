@@ -111,6 +111,21 @@ test('an unreachable server is exit 3 with one line', async () => {
   }
 });
 
+test('a socket path that leads nowhere: exit 3, one line that says what the path is', async () => {
+  const dir = tempDir('emq-race-socket-');
+  const file = join(dir, 'plain-file');
+  writeFileSync(file, '');
+  const cases: readonly (readonly [string, string])[] = [
+    [`unix://${join(dir, 'absent.sock')}`, 'no such socket'],
+    [`unix://${file}/redis.sock`, 'the path names no socket'],
+  ];
+  for (const [url, says] of cases) {
+    const result = await runCli(['--url', url, '--mode', 'atomic']);
+    assert.equal(result.code, 3, result.stderr);
+    assert.equal(result.stderr, `emq-race: cannot reach the server at ${url}: ${says}\n`);
+  }
+});
+
 test('the embedded default server: both modes, a table, and the readout; the server is gone afterwards', async () => {
   // What is checked is the table's form and the readout, not the race: a hundred jobs show them.
   const result = await runCli(['--jobs', '100', '--sweepers', '4']);
