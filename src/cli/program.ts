@@ -225,22 +225,40 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   if (missing) return `${missing[1]}: no value given; give the value right after ${missing[1]} (${missing[1]} ${missing[2]})`;
   const option = /^unknown option '([^']+)'/.exec(line)?.[1];
   if (option === undefined) return line;
-  const note = raceFlagNote(program, argv, option);
+  const name = subcommandFirst(program, argv)[2];
+  const command = program.commands.find((c) => c.name() === name);
+  const note = raceFlagNote(program, command, option) || otherCommandsNote(program, command, option);
   // Beside the note, commander's guess of --help (for `--keep`: two letters apart) is noise; a near
   // flag of the command's own (`--sweeps` for `--sweepers`) may be what was meant, and stays.
   return note ? `${line.replace(/ \(Did you mean --help\?\)$/, '')}${note}` : line;
 }
+
+const takes = (command: Command, option: string): boolean => optionNamed(command.options, option) !== undefined;
 
 /**
  * A flag of the race given to a command that does not take it (`explore --lib bullmq`, `clean
  * --json`) is no typo: commander's line is followed by whose flag it is, and where the command's
  * own flags are listed. Anything else: nothing.
  */
-function raceFlagNote(program: Command, argv: readonly string[], option: string): string {
-  const name = subcommandFirst(program, argv)[2];
-  const command = program.commands.find((c) => c.name() === name);
-  const takes = (c: Command): boolean => optionNamed(c.options, option) !== undefined;
-  return command && !takes(command) && takes(program) ? `; ${option} is a flag of the race itself, not of ${name} (emq-race help ${name} lists its flags)` : '';
+function raceFlagNote(program: Command, command: Command | undefined, option: string): string {
+  if (!command || takes(command, option) || !takes(program, option)) return '';
+  return `; ${option} is a flag of the race itself, not of ${command.name()} (emq-race help ${command.name()} lists its flags)`;
+}
+
+/**
+ * A flag of other commands only, given to the race or to a command that does not take it
+ * (`emq-race --vary sweepers=1,2`, `explore --svg x.svg`): whose flag it is, and where that
+ * command's flags are listed. Anything else: nothing.
+ */
+function otherCommandsNote(program: Command, command: Command | undefined, option: string): string {
+  const owners = program.commands.filter((c) => c !== command && c.name() !== 'help' && takes(c, option)).map((c) => c.name());
+  const first = owners[0];
+  if (first === undefined) return '';
+  const whose = owners
+    .map((owner) => `emq-race ${owner}`)
+    .join(owners.length > 2 ? ', ' : ' and ')
+    .replace(/, ([^,]*)$/, ' and $1');
+  return `; ${option} is a flag of ${whose}, not of ${command ? command.name() : 'the race itself'} (emq-race help ${first} lists its flags)`;
 }
 
 /** Commander's message as one line. */

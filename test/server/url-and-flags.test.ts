@@ -141,6 +141,26 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
   },
   { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
+  {
+    name: "the grid's flag given to the race",
+    args: ['--vary', 'sweepers=1,2'],
+    line: /^emq-race: unknown option '--vary'; --vary is a flag of emq-race grid, not of the race itself \(emq-race help grid lists its flags\)$/,
+  },
+  {
+    name: "explain's flag given to the race, with commander's suggestion",
+    args: ['--counter', 'client'],
+    line: /^emq-race: unknown option '--counter' \(Did you mean --cluster\?\); --counter is a flag of emq-race explain, not of the race itself/,
+  },
+  {
+    name: 'a flag of three commands given to the race',
+    args: ['--yes'],
+    line: /^emq-race: unknown option '--yes' \(Did you mean --cycles\?\); --yes is a flag of emq-race clean, emq-race explore and emq-race grid, not of the race itself \(emq-race help clean lists its flags\)$/,
+  },
+  {
+    name: "explain's flag given to explore",
+    args: ['explore', '--svg', 'x.svg'],
+    line: /^emq-race: unknown option '--svg'; --svg is a flag of emq-race explain, not of explore \(emq-race help explain lists its flags\)$/,
+  },
   // A number with spaces around it is refused as typed, by every numeric flag's parser, not read as
   // the number. Port 1: a value wrongly taken would end in exit 3 (connection refused), not 2.
   ...(
