@@ -147,6 +147,11 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
     throw usageError(`${source}: ${named} not supported; use redis://, rediss:// or unix://`);
   }
   const unix = parsed.protocol === 'unix:';
+  // `unix:/path` or `unix:path` would run, where `redis:/host` is a typo refused: one form, the
+  // one every server URL shares, with the path after the host's empty place.
+  if (unix && !/^unix:\/\//i.test(url)) {
+    throw usageError(`${source}: ${shown} writes its socket path without the "//" after unix:; write it after three slashes: unix:///path/to/socket`);
+  }
   if (unix ? !parsed.pathname : !parsed.hostname) {
     throw usageError(`${source}: ${shown} names no ${unix ? 'socket path' : 'host'}`);
   }

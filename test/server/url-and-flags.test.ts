@@ -51,6 +51,10 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
       /names a host before its socket path, which a unix:\/\/ URL does not take; write the path after three slashes, and a user or password in the query: unix:\/\/\/path\/to\/socket\?password=…$/,
     );
   }
+  // Nor one or no slash after unix:, which a parser takes, where a one-slash redis:/ is refused as a typo.
+  for (const url of ['unix:/tmp/r.sock', 'unix:tmp/r.sock?password=Zq7w0rd']) {
+    usage(() => serverAddress(url), /writes its socket path without the "\/\/" after unix:; write it after three slashes: unix:\/\/\/path\/to\/socket$/);
+  }
   usage(() => serverAddress('redis://h:65536'), /^--url: "redis:\/\/h:65536" has a port past 65535; expected 1 to 65535$/);
   usage(() => serverAddress('redis://:Zq7w0rd@[::1]:99999/0'), /^--url: "redis:\/\/:\*\*\*@\[::1\]:99999\/0" has a port past 65535/);
   usage(() => serverAddress('redis://h:65535x'), /is not a URL/);
