@@ -153,7 +153,7 @@ async function explainMain(flags: ExplainFlags, io: Io): Promise<number> {
 
   const queues: string[] = [];
   return withSession(
-    () => openSession(choice, io.env),
+    (signal) => openSession(choice, io.env, signal),
     io,
     flags.keep,
     async (session, interrupts) => {

@@ -172,7 +172,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
   type ExploreReportJson = import('../explore/render.js').ExploreReportJson;
 
   return withSession(
-    () => openSession(choice, io.env),
+    (signal) => openSession(choice, io.env, signal),
     io,
     false,
     async (session, interrupts) => {

@@ -275,7 +275,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   }
 
   const open = (signal: AbortSignal) =>
-    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env);
+    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env, signal);
   // A grid keeps nothing (no --keep): its session closes, and its embedded server stops, however it ends.
   // The line for a page the grid made and could not write, said once its report is out.
   let pageLost: string | undefined;

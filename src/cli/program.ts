@@ -324,7 +324,7 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   if (options.latency && target) proxyTarget(target.url);
 
   const open = (signal: AbortSignal) =>
-    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env);
+    flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env, signal);
   const keepServer = keepsSessionServer(options);
   return withSession(open, io, keepServer, async (session, interrupts) => {
     const raced = await raceReport(session, options, flags, userScript, interrupts, io);

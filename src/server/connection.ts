@@ -7,7 +7,7 @@ import { rememberSecret } from '../shared/secrets.js';
 import { createRequire } from 'node:module';
 import type { PeerCertificate } from 'node:tls';
 import { describeServerError, EmqError, noteStoppedAnswering, serverError, UnlikeRedisReply, usageError } from '../shared/errors.js';
-import { stoppedBySignal } from '../shared/interrupt.js';
+import { orStopped, stoppedBySignal } from '../shared/interrupt.js';
 import { awakeTimeout } from './frozen.js';
 import type { TlsSettings } from './tls.js';
 import { groupThousands, nearWord, VALUE_NOT_SHOWN } from '../shared/text.js';
@@ -397,6 +397,11 @@ export interface ConnectOptions {
    * the re-send of unanswered commands stay off: a command in flight fails, and the tool decides.
    */
   readonly reconnect?: boolean;
+  /**
+   * A stop (a signal) gives the connecting up at once, with the stop's reason: a server that takes
+   * the connection but answers nothing (paused, SIGSTOP) would hold it for the whole bounded wait.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -445,14 +450,16 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   try {
     const connecting = redis.connect();
     connecting.catch(() => {});
-    await Promise.race([connecting, failed]);
+    const stoppable = <T>(wait: Promise<T>): Promise<T> => (options.signal ? orStopped(options.signal, wait) : wait);
+    await stoppable(Promise.race([connecting, failed]));
     stopHandshakeWatch?.();
     // ioredis sends SELECT for the db option but only reports a refusal as an event and carries on
     // in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
-    if (address.db !== undefined) await selectDatabase(redis, address.db, target);
+    if (address.db !== undefined) await stoppable(selectDatabase(redis, address.db, target));
   } catch (err) {
     stopHandshakeWatch?.();
     redis.disconnect();
+    if (options.signal?.aborted) throw options.signal.reason;
     // A database the server lacks is the command line's to fix, whichever SELECT found it (the
     // client's own, sent on connecting, or ours).
     const first = firstEvent ?? err;

@@ -8,7 +8,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { EmqError, usageError } from '../shared/errors.js';
 import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
-import { bugAfterOutput, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
+import { bugAfterOutput, orStopped, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
@@ -59,26 +59,30 @@ export function chooseTargetOrCluster(
   return undefined;
 }
 
-export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
+/** `signal`: a stop while the session opens gives it up at once (see sessionFor). */
+export async function openSession(choice: ServerChoice, env: NodeJS.ProcessEnv = process.env, signal?: AbortSignal): Promise<Session> {
   let target = chooseTarget(choice, env);
   let embedded: EmbeddedServer | undefined;
   if (target === undefined) {
     embedded = await startEmbeddedServer(choice.serverBin !== undefined ? { bin: choice.serverBin } : {});
     target = parseServerUrl(embedded.url);
   }
-  return sessionFor(target, embedded);
+  return sessionFor(target, embedded, signal);
 }
 
 /**
  * The session on `target`, for a single server and an embedded cluster alike. A server started for
  * it is stopped, and the connection closed, when the session cannot be opened: nothing else would.
  */
-export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer | undefined): Promise<Session> {
+export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer | undefined, signal?: AbortSignal): Promise<Session> {
   const target: ServerTarget = embedded ? { ...given, own: 'command' } : given;
   let admin: Redis | undefined;
   try {
-    admin = await connect(target);
-    const info = await readServerInfo(admin, target);
+    // A stop while connecting, or while the server is asked what it is, ends the opening at once:
+    // a server that takes connections but answers nothing would otherwise hold a Ctrl-C for the
+    // whole bounded wait, with nothing begun that needs it.
+    admin = await connect(target, signal ? { signal } : {});
+    const info = await (signal ? orStopped(signal, readServerInfo(admin, target)) : readServerInfo(admin, target));
     return { target, admin, info, embedded };
   } catch (err) {
     // An open connection would keep the process alive after the error is printed (a user without +info).

@@ -11,7 +11,7 @@ import { discoverTopology, isClusterNode, type Topology } from './topology.js';
 /** `signal`: the command's interrupts, which stop the cluster's start too. */
 export async function openEmbeddedClusterSession(primaries: number, serverBin: string | undefined, signal: AbortSignal): Promise<Session> {
   const cluster = await startEmbeddedCluster(primaries, serverBin, signal);
-  return sessionFor(parseServerUrl(cluster.url), cluster);
+  return sessionFor(parseServerUrl(cluster.url), cluster, signal);
 }
 
 /**

@@ -1,0 +1,51 @@
+/**
+ * A Ctrl-C while the tool connects to a server that takes the connection but answers nothing (a
+ * paused one, SIGSTOP): nothing is begun, so the command ends at once with the signal's code and
+ * line, not after the bounded wait a silent server is given (ANSWER_TIMEOUT_MS). `clean` says it
+ * removed nothing. A relay in front of a real server holds the first command the tool sends, so
+ * the signal meets each command while its connection waits for its first reply.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ANSWER_TIMEOUT_MS } from '../../src/server/connection.js';
+import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
+import { startProxy } from '../helpers/proxy.js';
+import { forOneServerKind } from '../helpers/servers.js';
+
+/** Guards against a hang, not timings. */
+const LIMIT_MS = 15_000;
+
+const COMMANDS: readonly (readonly [string, readonly string[], string])[] = [
+  ['the race', ['--mode', 'atomic', '--jobs', '10'], 'emq-race: interrupted by SIGINT'],
+  ['explain', ['explain'], 'emq-race: interrupted by SIGINT'],
+  ['clean --all', ['clean', '--all', '--yes'], 'emq-race: interrupted by SIGINT: nothing removed'],
+];
+
+// The tool's own process is the subject: one server kind.
+forOneServerKind(import.meta.url, 'a signal while connecting to a server that answers nothing', (handle) => {
+  for (const [name, args, line] of COMMANDS) {
+    test(`${name}: exit 130 at once, with its one line`, async () => {
+      let reached = (): void => {};
+      const first = new Promise<void>((resolve) => (reached = resolve));
+      let release = (): void => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const relay = await startProxy(handle.server.port, () => {
+        reached();
+        return held;
+      });
+      try {
+        const cli = startCli([...args, '--url', relay.url]);
+        await within(LIMIT_MS, 'the first command sent', first);
+        cli.child.kill('SIGINT');
+        // Half the wait a silent server is given: what ends the command is the signal, not that wait.
+        const result = await within(ANSWER_TIMEOUT_MS / 2, `${name} stopped`, cli.done);
+        assert.equal(result.code, 130, result.stderr);
+        assert.equal(oneErrorLine(result.stderr), line);
+        assert.equal(result.stdout, '');
+      } finally {
+        release();
+        await relay.close();
+      }
+    });
+  }
+});
