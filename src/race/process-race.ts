@@ -92,8 +92,11 @@ function spawnChild(startMs: number): Child {
     inbox.push(message);
     wake();
   });
+  // 'close', not 'exit': a child that sent its record and ended at once may be seen to exit before
+  // its last messages are read off the channel (with 64 children on 2 cores, a few runs in three);
+  // 'close' comes once the channel is read to its end, so an exit after `done` is no early end.
   const exited = new Promise<void>((resolve) =>
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       clearTimeout(silence);
       // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
       ended ??= serverError(
