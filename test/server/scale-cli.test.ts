@@ -33,6 +33,25 @@ test('--json reports call latencies for atomic (client and, on the embedded serv
   assert.equal(result.stderr, '', 'no progress lines when stderr is not a terminal');
 });
 
+test("--queues past Node's default of 10 listeners on one signal: no warning of a leak", async () => {
+  // In-process: Node's warnings are the process's own, watched here (a spawned run prints them on stderr).
+  const warnings: string[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+  process.on('warning', onWarning);
+  try {
+    const result = await runCli(['--mode', 'atomic', '--queues', '12', '--jobs', '10', '--sweepers', '1']);
+    assert.equal(result.code, 0, result.stderr);
+    // Warnings are emitted on the next tick.
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.deepEqual(
+    warnings.filter((w) => /MaxListeners/.test(w)),
+    [],
+  );
+});
+
 test('the table says when the loop ran on fewer jobs', async () => {
   const result = await runCli(['--jobs', '500', '--loop-jobs', '100', '--sweepers', '2']);
   assert.equal(result.code, 0, result.stderr);
