@@ -6,7 +6,7 @@
  * every page at every width equal to what the command line itself prints.
  */
 import { readFileSync } from 'node:fs';
-import { afterHelpText, type AfterHelp } from './help-text.js';
+import { afterHelpText, helpBoxWrap, helpItem, type AfterHelp } from './help-text.js';
 
 /** One place in a page's text that depends on the width: a flag's (or command's) line, or a paragraph. */
 export type HelpPiece =
@@ -26,54 +26,12 @@ export type HelpPages = Readonly<Record<string, HelpPage>>;
 /** Where piece `index` goes in a template: a character no help text holds, then its index. */
 export const pieceMarker = (index: number): string => `\u0000${index}\u0000`;
 
-/** Commander leaves text narrower than this as it is rather than wrap it. */
-const MIN_WIDTH_TO_WRAP = 40;
-/** An item's indent, and the space between its term and its description. */
-const ITEM_INDENT = 2;
-const SPACER = 2;
-
-/** `text` wrapped at whitespace to `width`, each of its own lines apart: runs of words that fit, the space at a break dropped. */
-function boxWrap(text: string, width: number): string {
-  if (width < MIN_WIDTH_TO_WRAP) return text;
-  return text
-    .split(/\r\n|\n/)
-    .flatMap((line) => {
-      const words = line.match(/\s*\S+/g);
-      if (words === null) return [''];
-      const lines: string[] = [];
-      let current = words[0] ?? '';
-      for (const word of words.slice(1)) {
-        if (current.length + word.length <= width) current += word;
-        else {
-          lines.push(current);
-          current = word.trimStart();
-        }
-      }
-      lines.push(current);
-      return lines;
-    })
-    .join('\n');
-}
-
-/** A flag's or a command's line: the term padded to the column, the description wrapped beside it. */
-function item(piece: Extract<HelpPiece, { kind: 'item' }>, width: number): string {
-  const indent = ' '.repeat(ITEM_INDENT);
-  if (!piece.description) return indent + piece.term;
-  const room = width - piece.termWidth - SPACER - ITEM_INDENT;
-  // A description with a line that starts with a space is laid out by hand: kept as written.
-  const description =
-    room < MIN_WIDTH_TO_WRAP || /\n[^\S\r\n]/.test(piece.description)
-      ? piece.description
-      : boxWrap(piece.description, room).replace(/\n/g, `\n${' '.repeat(piece.termWidth + SPACER)}`);
-  return `${indent}${piece.term.padEnd(piece.termWidth)}${' '.repeat(SPACER)}${description.replace(/\n/g, `\n${indent}`)}`;
-}
-
 /** A command's help at `width`, exactly as the command line prints it. */
 function renderHelpPage(page: HelpPage, width: number): string {
   const text = page.template.replace(/\u0000(\d+)\u0000/g, (_, at: string) => {
     const piece = page.pieces[Number(at)];
     if (piece === undefined) throw new Error(`help page: no piece ${at}`);
-    return piece.kind === 'item' ? item(piece, width) : boxWrap(piece.text, width);
+    return piece.kind === 'item' ? helpItem(piece.term, piece.termWidth, piece.description, width) : helpBoxWrap(piece.text, width);
   });
   return page.after ? `${text}${afterHelpText(page.after, width)}\n` : text;
 }

@@ -11,7 +11,7 @@ import { takesValue } from './options.js';
 import { STRATEGIES, modeSets, modes as allModes } from '../sweepers/strategies.js';
 import type { Io } from '../shared/model.js';
 import { nearCommand, outputWidth } from '../shared/text.js';
-import { afterHelpText, type AfterHelp, type HelpEntry } from './help-text.js';
+import { afterHelpText, helpItem, MIN_WIDTH_TO_WRAP, type AfterHelp, type HelpEntry } from './help-text.js';
 
 type Groups = readonly (readonly [string, readonly string[]])[];
 
@@ -71,23 +71,22 @@ function helpGroupOf(flag: string, groups: Groups = GROUPS): string | undefined 
   return groups.find(([, flags]) => flags.includes(flag))?.[0];
 }
 
-const EXIT_CODES_HELP = `Exit codes:
-  0    done (and every --expect held)
-  1    an --expect failed, or --export-test found no witness to write
-  2    bad usage or input, the queue is already in use, or the run would not
-       fit below the server's maxmemory (nothing written)
-  3    server unreachable, refused the credentials, a server error, or the
-       server evicted keys, or lost the run's, while the run was live (the
-       run stops at once), or a helper process of the tool died, or the
-       tool's own server could not start (none installed, no TMPDIR folder),
-       or a bug of the tool's (its stack on stderr; after the report too)
-  4    done, but stdout could not take the report (a full disk), or an
-       --html, --svg or --export-test file could not be written at the end
-  129  stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C),
-       131 by SIGQUIT (Ctrl-\\), 143 by SIGTERM; the run's keys are removed
-       first
-With --json a failure still prints one object on stdout:
-  {"version":…,"schema":…,"error":{"exit":CODE,"message":…}}`;
+/** The exit codes, each with what it means (fitted to the width as the modes are). */
+const EXIT_CODES: readonly HelpEntry[] = [
+  ['0', 'done (and every --expect held)'],
+  ['1', 'an --expect failed, or --export-test found no witness to write'],
+  ['2', "bad usage or input, the queue is already in use, or the run would not fit below the server's maxmemory (nothing written)"],
+  [
+    '3',
+    "server unreachable, refused the credentials, a server error, or the server evicted keys, or lost the run's, while the run was live (the run stops at once), or a helper process of the tool died, or the tool's own server could not start (none installed, no TMPDIR folder), or a bug of the tool's (its stack on stderr; after the report too)",
+  ],
+  ['4', 'done, but stdout could not take the report (a full disk), or an --html, --svg or --export-test file could not be written at the end'],
+  ['129', "stopped by SIGHUP (terminal closed), 130 by SIGINT (Ctrl-C), 131 by SIGQUIT (Ctrl-\\), 143 by SIGTERM; the run's keys are removed first"],
+];
+
+/** After the exit codes: the object a failure prints under --json (spaced, so a narrow terminal can break it). */
+const JSON_FAILURE = `With --json a failure still prints one object on stdout:
+  {"version":…, "schema":…, "error":{"exit":CODE, "message":…}}`;
 
 /** The intended uses, each a command and what it is for. */
 const EXAMPLES: readonly HelpEntry[] = [
@@ -190,6 +189,12 @@ function groupOptions(command: Command, groups: Groups): void {
     return at < 0 ? groups.length : at;
   };
   command.configureHelp({
+    // Fitted down to 40 columns: paragraphs wrap there too, and a flag's description goes under it
+    // where the column beside leaves it too little room (help-text.ts, which the pages share).
+    minWidthToWrap: MIN_WIDTH_TO_WRAP,
+    formatItem(term: string, termWidth: number, description: string): string {
+      return helpItem(term, termWidth, description, this.helpWidth ?? 80);
+    },
     // "(default: false)" on a switch says nothing: it is off unless given.
     optionDescription(option: Option): string {
       return option.defaultValue === false ? option.description : Help.prototype.optionDescription.call(this, option);
@@ -215,7 +220,7 @@ export function teachHelp(program: Command, io: Io): void {
   // The version flag's own listener prints the version and ends the command.
   program.on('option:V', () => (program as unknown as EventEmitter).emit('option:version'));
   groupOptions(program, GROUPS);
-  const rootAfter: AfterHelp = { root: true, modes: modeEntries(), examples: EXAMPLES, closing: EXIT_CODES_HELP };
+  const rootAfter: AfterHelp = { root: true, modes: modeEntries(), examples: EXAMPLES, exitCodes: EXIT_CODES, closing: JSON_FAILURE };
   AFTER.set(program, rootAfter);
   program
     .configureOutput({ getOutHelpWidth: width, getErrHelpWidth: width })

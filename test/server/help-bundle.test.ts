@@ -127,6 +127,10 @@ describe('the help pages print what the modules print', async () => {
         const args = page === '' ? ['--help'] : ['help', page];
         const fromModules = await runInProcess(args, { env: {}, stdoutIsTty: true, stdoutColumns: width });
         assert.equal(helpFromPages(args, width, shipped), fromModules.stdout, `emq-race ${args.join(' ')} at ${width} columns`);
+        // Fitted to the width: past it only an example's command, printed whole to be copied, and
+        // a word longer than the room left (a URL's form).
+        const over = fromModules.stdout.split('\n').filter((line) => line.length > width && !/^ {2}emq-race /.test(line) && /\S\s+\S/.test(line.trim()));
+        assert.deepEqual(over, [], `emq-race ${args.join(' ')} at ${width} columns`);
       }
     }
   });
