@@ -36,8 +36,8 @@ td.anomaly.na{color:var(--muted)}
 ul.readouts{padding-left:1.2em}
 figure{margin:.6em 0;overflow-x:auto}
 figure svg{display:block;max-width:100%;height:auto;border:1px solid var(--rule);border-radius:6px}
-@media (max-width:700px){figure svg{max-width:none}figure::before{content:'Wider than the screen: scroll it sideways';display:block;font-size:.8em;color:var(--muted)}}
+@media screen and (max-width:700px){figure svg{max-width:none}figure::before{content:'Wider than the screen: scroll it sideways';display:block;font-size:.8em;color:var(--muted)}}
 figcaption{color:var(--muted);font-size:.9em;margin-top:.3em}
 details{margin:.4em 0 .8em}details summary{cursor:pointer;color:var(--muted)}details li{margin:.15em 0;overflow-wrap:anywhere}details .reply,details .muted{color:var(--muted)}
-@media print{td.anomaly,th,pre{-webkit-print-color-adjust:exact;print-color-adjust:exact}.scroll{overflow:visible}}
+@media print{td.anomaly,th,pre{-webkit-print-color-adjust:exact;print-color-adjust:exact}.scroll{overflow:visible}figure{overflow:visible}figure svg{max-width:100%}}
 `.trim();

@@ -548,6 +548,16 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     assert.notEqual(light, dark, 'the page follows the colour scheme');
     await page.emulateMedia({ media: 'print', colorScheme: 'dark' });
     assert.equal(await page.evaluate('getComputedStyle(document.body).backgroundColor'), light, 'paper gets the light scheme');
+    // Paper does not scroll: on a page 650 px wide each figure fits it, and none says to scroll.
+    await page.setViewportSize({ width: 650, height: 900 });
+    const figures = (await page.evaluate(
+      "[...document.querySelectorAll('figure')].map((f) => [f.scrollWidth <= f.clientWidth, getComputedStyle(f, '::before').content])",
+    )) as [boolean, string][];
+    assert.ok(figures.length > 0, 'the page has figures');
+    assert.deepEqual(
+      figures,
+      figures.map(() => [true, 'none']),
+    );
     await page.close();
   });
 
