@@ -56,6 +56,16 @@ export function factList(rows: readonly (readonly [string, string])[]): string {
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;
 }
 
+/**
+ * What the "to run it again" note adds when the command's --url held a password: the page never
+ * holds one, so the line shows it as ***, which the reader puts back (or gives as REDIS_URL instead).
+ */
+export function passwordClause(command: string): string {
+  return /--url '?[a-z]+:\/\/[^ ]*\*\*\*/.test(command)
+    ? ', with the password the page shows as <code>***</code> put back, or the URL given as <code>REDIS_URL</code> in place of <code>--url</code>'
+    : '';
+}
+
 /** The command that runs it again; a line breaks only between a flag with its value and the next, never inside --stalled-before. */
 export function commandBlock(command: string): string {
   return `<pre id="command"><code>${commandPieces(command)

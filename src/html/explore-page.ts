@@ -7,7 +7,7 @@
  */
 import type { ExplorationJson, ExploreReportJson } from '../explore/render.js';
 import { groupThousands, plural } from '../shared/text.js';
-import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
+import { commandBlock, factList, htmlDocument, passwordClause, serverFacts } from './document.js';
 import { escapeMarkup as esc } from './escape.js';
 import { PAGE_STYLE } from './page-style.js';
 import { SVG_STYLE } from './svg-style.js';
@@ -169,7 +169,7 @@ export function explorePage(report: ExploreReportJson, ctx: ExplorePageContext):
     '<section id="run">',
     '<h2>The exploration</h2>',
     factList(facts),
-    '<p class="note">To run it again:</p>',
+    `<p class="note">To run it again${passwordClause(ctx.command)}:</p>`,
     commandBlock(ctx.command),
     '</section>',
     ...report.modes.map(modeSection),

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from './escape.js';
-import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
+import { commandBlock, factList, htmlDocument, passwordClause, serverFacts } from './document.js';
 import { ANOMALY_HOST_ID, chartScript, GRID_DATA_ID, pointFigures, REPRODUCTION_HOST_ID, SPEED_HOST_ID, valueLabel } from './grid-charts.js';
 import { GRID_PAGE_STYLE, GRID_SVG_STYLE } from './grid-style.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -118,9 +118,14 @@ function runSection(grid: GridJson, ctx: GridPageContext): string {
     ['generated', ctx.generatedAt],
     ['emq-race', grid.version],
   ];
-  return ['<section id="run">', '<h2>The grid</h2>', factList(rows), '<p class="note">To run it again:</p>', commandBlock(ctx.command), '</section>'].join(
-    '\n',
-  );
+  return [
+    '<section id="run">',
+    '<h2>The grid</h2>',
+    factList(rows),
+    `<p class="note">To run it again${passwordClause(ctx.command)}:</p>`,
+    commandBlock(ctx.command),
+    '</section>',
+  ].join('\n');
 }
 
 /** The page for `emq-race grid --html`. Pure but for the hash. */

@@ -7,7 +7,7 @@ import { counterVerdict, replayOrder, replayTitle, verdict } from '../explain/re
 import { isCleanReadout, readoutRows, type Readout } from '../explain/readout.js';
 import { anomalyBars, figureLabel, rateShare, spreadOf } from './bars.js';
 import { escapeMarkup as esc } from './escape.js';
-import { commandBlock, factList, htmlDocument, serverFacts } from './document.js';
+import { commandBlock, factList, htmlDocument, passwordClause, serverFacts } from './document.js';
 import { PAGE_STYLE } from './page-style.js';
 import {
   reportedAnomalies,
@@ -59,12 +59,7 @@ function runSection(server: ServerJson, ctx: PageContext, facts: readonly [strin
     '<h2>The run</h2>',
     factList(rows),
     ctx.command.includes(' --url ')
-      ? `<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one)${
-          // The page never holds a password: the line shows it as ***, which the reader puts back (or gives as REDIS_URL instead).
-          /--url '?[a-z]+:\/\/[^ ]*\*\*\*/.test(ctx.command)
-            ? ', with the password the page shows as <code>***</code> put back, or the URL given as <code>REDIS_URL</code> in place of <code>--url</code>'
-            : ''
-        }:</p>`
+      ? `<p class="note">To run it again (on the same server, or drop <code>--url</code> for a private one)${passwordClause(ctx.command)}:</p>`
       : '<p class="note">To run it again (on a private server of its own, as this run did):</p>',
     commandBlock(ctx.command),
     '</section>',
