@@ -326,11 +326,18 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   const open = (signal: AbortSignal) =>
     flags.embeddedCluster !== undefined ? openEmbeddedClusterSession(flags.embeddedCluster, flags.serverBin, signal) : openSession(choice, io.env, signal);
   const keepServer = keepsSessionServer(options);
+  // --shrink and --export-test start from the seeded runs just made, on the same server.
+  const shrinking = flags.shrink === true || flags.exportTest !== undefined;
   return withSession(open, io, keepServer, async (session, interrupts) => {
+    // Their witness is replayed on one server, as explain's is: on a cluster node, refused before
+    // anything is written, rather than met as a MOVED once the race has run.
+    if (shrinking) {
+      const { refuseClusterNode } = await import('../server/cluster/topology.js');
+      const { orStopped } = await import('../shared/interrupt.js');
+      await orStopped(interrupts.signal, refuseClusterNode(session.admin, session.target.display, flags.shrink === true ? '--shrink' : '--export-test'));
+    }
     const raced = await raceReport(session, options, flags, userScript, interrupts, io);
     const { runs } = raced;
-    // --shrink and --export-test start from the seeded runs just made, on the same server.
-    const shrinking = flags.shrink === true || flags.exportTest !== undefined;
     const shrink = shrinking ? await import('./shrink-output.js') : undefined;
     const report = shrink ? await shrink.withShrink(session, interrupts, raced.report, options, userScript, io, flags.exportTest !== undefined) : raced.report;
     // A test with no witness to write is a miss, as a missed --expect is, not a failed command: the

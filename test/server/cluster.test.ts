@@ -198,11 +198,14 @@ for (const kind of SERVER_KINDS) {
       for (const node of nodes) assert.equal(await node.dbsize(), 0);
     });
 
-    test('explain and explore against a cluster node: a usage error naming it, nothing written (not a MOVED from whichever node the queue is not on)', async () => {
+    test('explain, explore, --shrink and --export-test against a cluster node: a usage error naming it, nothing written (not a MOVED from whichever node the queue is not on)', async () => {
       for (const command of [
         ['explain', '--mode', 'atomic'],
         ['explore', '--mode', 'atomic,loop'],
         ['explain', '--counter', 'client', '--json'],
+        // The race's witness is replayed as explain replays, on one server.
+        ['--shrink', '--seed', '7', '--mode', 'loop', '--jobs', '50'],
+        ['--export-test', 'never-written.test.mjs', '--seed', '7', '--mode', 'loop', '--jobs', '50', '--json'],
       ]) {
         const result = await runCli([...command, '--url', cluster.url]);
         assert.equal(result.code, 2, result.stderr);
