@@ -313,6 +313,13 @@ function queueOfKeys(command: { name?: string; args?: unknown[] } | undefined): 
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
  */
+/** A server still loading its data set into memory (after a restart): it answers every command but a few with LOADING until done. */
+export function loadingServer(where: string): EmqError {
+  return serverError(
+    `the server at ${where} is still loading its data set into memory (LOADING): run again once it has loaded (INFO persistence shows loading_eta_seconds)`,
+  );
+}
+
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   // Before any reading of its message: `x.startsWith is not a function` is no server's words.
@@ -415,6 +422,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
       `the server at ${where} refused a connection: it already holds as many clients as its maxclients setting allows; a run opens one per sweeper and a few of its own: race with fewer --sweepers, or raise maxclients`,
     );
   }
+  if (/^LOADING\b/.test(message)) return loadingServer(where);
   if (/^NOAUTH/.test(message)) {
     // The form for the URL's own scheme, written so that the scrubbing of the line leaves it whole:
     // a socket's URL has no user info, and a pattern in brackets is no password.
