@@ -454,7 +454,10 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   const watched = redis as unknown as { info: typeof ownInfo };
   watched.info = (...args) => {
     const reply = ownInfo(...args);
-    reply.then((text) => typeof text === 'string' && /^loading:1\r?$/m.test(text) && fail(loadingServer(target.display)), () => {});
+    reply.then(
+      (text) => typeof text === 'string' && /^loading:1\r?$/m.test(text) && fail(loadingServer(target.display)),
+      () => {},
+    );
     return reply;
   };
   try {
