@@ -42,7 +42,9 @@ export async function loadUserScript(redis: Redis, source: string, path: string,
   try {
     return await loadScript(redis, source);
   } catch (err) {
-    if (err instanceof Error && err.name === 'ReplyError' && /compil/i.test(err.message)) {
+    // A compile error, or the script's first line refused (a `#!` line with an engine or an option
+    // the server does not take, as `#!lua name=…`, a function library's): the user's input either way.
+    if (err instanceof Error && err.name === 'ReplyError' && /compil|shebang/i.test(err.message)) {
       const { words, line } = scriptErrorParts(err.message);
       throw usageError(`--script ${path}: the server could not compile it: ${line === undefined ? words : `line ${line}: ${words}`}`);
     }

@@ -96,6 +96,14 @@ forOneServerKind(import.meta.url, 'cli modes', (handle) => {
     assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
   });
 
+  test("a script whose first line the server refuses (a function library's #! line): exit 2 naming the script, nothing written", async () => {
+    const path = scriptFile('shebang.lua', `#!lua name=mylib\n${FAILS_AT_RUN_TIME}`);
+    const result = await runCli(['--url', handle.url, '--script', path, '--jobs', '100']);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^emq-race: --script .*shebang\.lua: the server could not compile it: Unknown lua shebang option: name=mylib\n$/);
+    assert.deepEqual(await leftovers(), { keys: [], libraries: 0 });
+  });
+
   test('a script that fails while running: exit 3 after cleanup', async () => {
     const path = scriptFile('fails.lua', FAILS_AT_RUN_TIME);
     const result = await runCli(['--url', handle.url, '--script', path, '--jobs', '100']);
