@@ -188,7 +188,7 @@ export async function raceReport(
     ...(topology ? { primaries: topology.primaries } : {}),
     // With several queues a trial is judged by its summed row: one count per trial, not per queue.
     ...(options.trials !== undefined ? { trials: summarizeTrials(totals ?? runs) } : {}),
-    ...(options.expect ? { verdict: judge(options.expect, runs) } : {}),
+    ...(options.expect ? { verdict: judge(options.expect, runs, options.modes) } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   };
   return { report, runs };

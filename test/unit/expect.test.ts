@@ -168,6 +168,26 @@ test('a named mode that did not run (a server without Functions) misses', () => 
   assert.equal(describeMisses(verdict), '--expect atomic=clean,function=clean missed: function expected clean, but did not run');
 });
 
+test('clean or race judges a mode asked for with --mode that did not run: it misses, named', () => {
+  const asked = ['atomic', 'function'] as const;
+  for (const [terms, line] of [
+    ['clean', '--expect clean missed: function expected clean, but did not run'],
+    ['race', '--expect race missed: function expected clean, but did not run'],
+  ] as const) {
+    const verdict = judge(
+      parseExpectation(terms),
+      [runResult({ mode: 'atomic' }), ...(terms === 'race' ? [runResult({ mode: 'loop', duplicatePending: 2 })] : [])],
+      [...asked, ...(terms === 'race' ? (['loop'] as const) : [])],
+    );
+    assert.equal(verdict.pass, false, terms);
+    assert.deepEqual(
+      verdict.modes.filter((m) => m.mode === 'function').map((m) => [m.pass, m.runs]),
+      [[false, 0]],
+    );
+    assert.equal(describeMisses(verdict), line);
+  }
+});
+
 test('a met expectation over several runs says how many held it', () => {
   const runs = [1, 2, 3].flatMap((trial) => [runResult({ mode: 'atomic', trial }), runResult({ mode: 'loop', trial, duplicatePending: trial })]);
   const verdict = judge(parseExpectation('race'), runs);
