@@ -2,8 +2,9 @@
  * One summed row per mode (per mode and trial, with --trials) when several queues ran at once:
  * counts and jobs add up (observer samples, worker executions and fault counts too, so that a
  * summed anomaly sits beside the sums it came from; a count no queue measured stays null); the
- * most entries of one job in pending is the largest queue's; the sweepers and live jobs add up (all
- * that raced at once), the other settings are the first queue's; the
+ * most entries of one job in pending is the largest queue's; the sweepers, workers and live jobs add
+ * up (all that raced at once), the other settings are the first queue's; the server's µs per job is
+ * over all the queues' jobs; the
  * wall time is the longest queue's (they ran side by side), so jobs/s is all jobs over that;
  * latencies are the worst queue's, since percentiles of separate runs do not add.
  */
@@ -66,6 +67,23 @@ function worst(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? Math.max(...known) : null;
 }
 
+/**
+ * The server's µs per job over the queues: every queue's server time over all their jobs, when
+ * each measured its own (a cluster's queues, each on its own node; on one server --queues leaves
+ * each null, their script time being shared); null when one did not, absent when none was asked.
+ */
+function serverUsOverall(group: readonly RunResult[]): number | null | undefined {
+  if (group.every((run) => run.serverUsPerJob === undefined)) return undefined;
+  let usec = 0;
+  let jobs = 0;
+  for (const run of group) {
+    if (typeof run.serverUsPerJob !== 'number') return null;
+    usec += run.serverUsPerJob * jobsRaced(run);
+    jobs += jobsRaced(run);
+  }
+  return jobs > 0 ? Math.round((usec / jobs) * 1000) / 1000 : null;
+}
+
 /** --fault lapsed-lock's figures over several queues: each count summed, the library's words the first run's that has any. Pure. */
 export function sumLapsedLock(all: readonly (LapsedLockFigures | undefined)[]): LapsedLockFigures | undefined {
   const figures = all.filter((f): f is LapsedLockFigures => f !== undefined);
@@ -120,6 +138,9 @@ export function totalsPerMode(runs: readonly RunResult[]): RunResult[] {
       faultCounts: sumFaultCounts(group.map((run) => run.faultCounts)),
       ...(first.lapsedLock ? { lapsedLock: sumLapsedLock(group.map((run) => run.lapsedLock)) } : {}),
       ...worsts,
+      serverUsPerJob: serverUsOverall(group),
+      // Every queue's workers ran at once, as its sweepers did.
+      consequences: { ...first.consequences, workers: group.reduce((sum, run) => sum + run.consequences.workers, 0) },
       queue: `${group.length} queue${group.length === 1 ? '' : 's'}`,
       node: [...new Set(group.map((run) => run.node).filter((n): n is string => n !== undefined))].join(','),
       wallMs,

@@ -28,6 +28,19 @@ test('totals over queues side by side: the jobs each raced, over the longest wal
   assert.equal(total?.jobsPerSec, 7000);
 });
 
+test("totals over a cluster's queues: the server's µs per job over all their jobs, and every queue's workers", () => {
+  const consequences = (workers: number) => ({ ...runResult().consequences, workers });
+  const [total] = totalsPerMode([
+    runResult({ jobs: 1000, serverUsPerJob: 4, consequences: consequences(2) }),
+    runResult({ jobs: 3000, serverUsPerJob: 6, consequences: consequences(2), queue: 'race-test-2' }),
+  ]);
+  assert.equal(total?.serverUsPerJob, (4 * 1000 + 6 * 3000) / 4000);
+  assert.equal(total?.consequences.workers, 4);
+  // One queue that did not measure it: not the other's figure.
+  const [partial] = totalsPerMode([runResult({ serverUsPerJob: 4 }), runResult({ serverUsPerJob: null, queue: 'race-test-2' })]);
+  assert.equal(partial?.serverUsPerJob, null);
+});
+
 test("totals over queues of --fault lapsed-lock: each of the fault's counts summed, not the first queue's", () => {
   const lapsed = (n: number, refusal: string | null): LapsedLockFigures => ({
     lapsedJobs: n,
