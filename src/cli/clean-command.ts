@@ -69,6 +69,8 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
   const interrupts = watchInterrupts(io.err, io.leave, undefined, CLEAN_WORDS);
   const { signal } = interrupts;
   let code: number;
+  // Set as the first deletion begins: a stop before it removed nothing, whichever way it came.
+  let deleting = false;
   try {
     code = await (async (): Promise<number> => {
       const redis = await connect(target, { signal });
@@ -95,6 +97,7 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
           const owner = await on(nodeOf(flags.queue));
           // Reads only, until removeQueues: a stop while they wait on a silent server ends clean at once.
           const queue = await orStopped(signal, ownedQueue(owner, flags.queue));
+          deleting = true;
           return await removeQueues(through, [queue], io, interrupts, { where: target.display, all: false, again });
         }
         const owned: OwnedQueue[] = [];
@@ -123,17 +126,23 @@ async function clean(flags: CleanFlags, io: CleanIo): Promise<number> {
           }
         }
         const refused: string[] = [];
+        deleting = true;
         await removeQueues(through, owned, io, interrupts, { where: target.display, all: true, again, refused });
         return leftOver(io, where, unreadable, refused);
       } finally {
-        for (const held of [redis, ...nodes.values()]) await closeConnection(held);
+        // Stopped, whatever was in flight has been waited for: the sockets are dropped, not closed
+        // with QUIT, which a server that stopped answering would hold for the whole bounded wait.
+        for (const held of [redis, ...nodes.values()]) {
+          if (signal.aborted) held.disconnect();
+          else await closeConnection(held);
+        }
       }
     })();
   } catch (err) {
     // Stopped before any deletion (connecting, reading the markers, at the question): nothing removed.
     const stop = stopCause(signal) ?? (err instanceof InterruptedError ? err : undefined);
     // (A bug that removeQueues has already said with what it left is thrown as it is.)
-    if (stop && !(err instanceof StoppedClean) && !(err === stop && stop instanceof CodeBugError)) throw stoppedClean(stop, 'nothing removed');
+    if (stop && !(err instanceof StoppedClean) && !(deleting && err === stop)) throw stoppedClean(stop, 'nothing removed');
     // A queue whose slot the cluster is moving: its keys lie on the node named, or on two at once.
     if (slotRedirect(err) || isTryAgainReply(err)) throw serverError(`${slotMoving(err)}: clean stops; run it again once the move has ended`);
     throw describeServerError(err, target.display);
