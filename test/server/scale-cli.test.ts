@@ -34,7 +34,9 @@ test('--json reports call latencies for atomic (client and, on the embedded serv
 });
 
 test("--queues past Node's default of 10 listeners on one signal: no warning of a leak", async () => {
-  // In-process: Node's warnings are the process's own, watched here (a spawned run prints them on stderr).
+  // In-process: Node's warnings are the process's own, watched here (a spawned run prints them on
+  // stderr). Node 20 warns past 10 listeners on an AbortSignal; 22 and 24 do not, so it is on 20
+  // (the suite's first Node in CI) that this test can fail.
   const warnings: string[] = [];
   const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
   process.on('warning', onWarning);
