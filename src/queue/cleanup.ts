@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ServerTarget } from '../server/connection.js';
-import { busyAdviceGiven, describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { busyAdviceGiven, describeServerError, isBusyReply, ServerGoneError, stoppedAnswering, unknownCommandIn, type EmqError } from '../shared/errors.js';
 import { scanPages } from '../server/scan.js';
 import { libraryPattern, type QueueKeys } from './keys.js';
 import { cleanCommand, HEARTBEAT_TTL_MS } from './owner-claim.js';
@@ -156,7 +156,7 @@ export function keysLeftHint(queue: string, cause: unknown, advised = false): st
   // The same user would be refused the same way: `clean` needs one the ACL lets delete them.
   if (/^NOPERM/.test(String((cause as Error)?.message))) return leftBehindHint(queue, 'the same server, as a user its ACL lets delete them: this one may not');
   // A server that renamed UNLINK away: `clean` deletes with it too, so it would fail the same way.
-  if (/^ERR unknown command [`']unlink[`']/i.test(String((cause as Error)?.message)))
+  if (unknownCommandIn(String((cause as Error)?.message))?.toUpperCase() === 'UNLINK')
     return `the keys of queue ${queue} (emq:{${queue}}:*) may remain on the server, and emq-race clean deletes with UNLINK too: remove them with the command this server renamed UNLINK to, or with DEL`;
   if (!isBusyReply(cause)) return leftBehindHint(queue);
   // The line it is added to may already say how to free the server: then only what follows.

@@ -463,12 +463,11 @@ export async function connect(target: ServerTarget, options: ConnectOptions = {}
   try {
     const connecting = redis.connect();
     connecting.catch(() => {});
-    const stoppable = <T>(wait: Promise<T>): Promise<T> => (options.signal ? orStopped(options.signal, wait) : wait);
-    await stoppable(Promise.race([connecting, failed]));
+    await orStopped(options.signal, Promise.race([connecting, failed]));
     stopHandshakeWatch?.();
     // ioredis sends SELECT for the db option but only reports a refusal as an event and carries on
     // in database 0: select again and let a refusal (NOPERM, no such db) stop the run.
-    if (address.db !== undefined) await stoppable(selectDatabase(redis, address.db, target));
+    if (address.db !== undefined) await orStopped(options.signal, selectDatabase(redis, address.db, target));
   } catch (err) {
     stopHandshakeWatch?.();
     redis.disconnect();

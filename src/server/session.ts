@@ -82,7 +82,7 @@ export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer |
     // a server that takes connections but answers nothing would otherwise hold a Ctrl-C for the
     // whole bounded wait, with nothing begun that needs it.
     admin = await connect(target, signal ? { signal } : {});
-    const info = await (signal ? orStopped(signal, readServerInfo(admin, target)) : readServerInfo(admin, target));
+    const info = await orStopped(signal, readServerInfo(admin, target));
     return { target, admin, info, embedded };
   } catch (err) {
     // An open connection would keep the process alive after the error is printed (a user without +info).

@@ -313,6 +313,18 @@ function queueOfKeys(command: { name?: string; args?: unknown[] } | undefined): 
  * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
  * server address, never a URL with a password in it.
  */
+/**
+ * The command a server's "unknown command" reply names (renamed away, or too new for it), as it was
+ * sent; undefined for any other reply. Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and
+ * KeyDB; never the rest, which echoes the arguments.
+ */
+export function unknownCommandIn(message: string): string | undefined {
+  return /^ERR unknown command (?:'([^']{1,64})'|`([^`]{1,64})`)/i
+    .exec(message)
+    ?.slice(1)
+    .find((name) => name !== undefined);
+}
+
 /** A server still loading its data set into memory (after a restart): it answers every command but a few with LOADING until done. */
 export function loadingServer(where: string): EmqError {
   return serverError(
@@ -401,11 +413,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
     const first = earlier.find((reply): reply is Error => reply instanceof Error);
     if (first) return describeServerError(first, where);
   }
-  // Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and KeyDB; never the rest, which echoes the arguments.
-  const unknown = /^ERR unknown command (?:'([^']{1,64})'|`([^`]{1,64})`)/i
-    .exec(message)
-    ?.slice(1)
-    .find((name) => name !== undefined);
+  const unknown = unknownCommandIn(message);
   if (unknown !== undefined) {
     // The server's words echo the command's first arguments (a key, a marker's JSON): left out.
     return unknownCommandError(where, unknown.toUpperCase());

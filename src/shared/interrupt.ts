@@ -195,9 +195,11 @@ export function bugAfterOutput(signal: AbortSignal): CodeBugError | undefined {
 /**
  * `wait`, unless `signal` aborts first: then its reason, at once. For a wait the run cannot cut
  * short between two steps of its own (one long call, a round trip through a slow proxy), which is
- * otherwise left to settle on its own, unwatched, once nothing awaits it.
+ * otherwise left to settle on its own, unwatched, once nothing awaits it. Without a signal (a
+ * caller no command's stop reaches), `wait` itself.
  */
-export function orStopped<T>(signal: AbortSignal, wait: Promise<T>): Promise<T> {
+export function orStopped<T>(signal: AbortSignal | undefined, wait: Promise<T>): Promise<T> {
+  if (!signal) return wait;
   if (signal.aborted) {
     wait.catch(() => {});
     return Promise.reject(signal.reason);
