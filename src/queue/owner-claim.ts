@@ -183,6 +183,11 @@ export async function claimQueue(redis: Redis, keys: QueueKeys, marker: OwnerMar
       if (!(await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: claiming, to: claiming, markerTtlMs: CLAIM_TTL_MS }))) throw lostClaim(keys);
     });
     if (existing[0] !== undefined) throw hasKeys(keys, existing[0]);
+    // The clean-up deletes with UNLINK: a server that renamed it away, or a user whose ACL leaves
+    // it out, is refused here, before anything is written, rather than after the race, when the
+    // run's keys could not go. The key unlinked is the heartbeat: the queue was just found empty,
+    // and the next call writes it.
+    await redis.unlink(keys.heartbeat);
     const owned = ownerValue({ ...marker, phase: 'owned' });
     const heartbeat = { ttlMs: HEARTBEAT_TTL_MS, value: marker.run };
     if (!(await callKeepClaim(redis, keys.owner, keys.heartbeat, { from: claiming, to: owned, markerTtlMs: 0, heartbeat }))) throw lostClaim(keys);
