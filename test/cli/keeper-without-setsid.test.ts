@@ -13,9 +13,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { which } from '../../src/server/embedded-server.js';
-import { startCli, within, type RunningCli } from '../helpers/cli-process.js';
+import { startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
 import { alive, commandLine, connectOnceUp, descendants, embeddedChild, groupOf } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -43,17 +42,6 @@ function pathWithoutSetsid(bin: string): string {
   symlinkSync(which(bin) ?? bin, join(dir, bin));
   assert.equal(which('setsid', dir), undefined, 'no setsid on the PATH the CLI gets');
   return dir;
-}
-
-/**
- * Resolves once `ready` holds, asked every `everyMs`; rejects after `ms` (a guard against a hang,
- * not a timing). Not `until`: its poll goes on past its bound, and a failed case's poll that can
- * never hold (a folder gone, a server that never came) would keep the test file from ever ending.
- */
-async function waitUntil(ms: number, what: string, ready: () => Promise<boolean> | boolean, everyMs = 20): Promise<void> {
-  for (const deadline = Date.now() + ms; !(await ready()); await sleep(everyMs)) {
-    if (Date.now() >= deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-  }
 }
 
 /** Whether a process still runs: a zombie has ended, whoever reaps it and whenever. */
@@ -101,7 +89,7 @@ function assertInKeepersGroup(server: number, keeper: number): void {
 async function killMidRun(cli: RunningCli, server: { pid: number; port: number; dir: string }, queue: string, others: readonly number[]): Promise<void> {
   const own = await within(LIMIT_MS, 'connecting', connectOnceUp(server.port));
   try {
-    await waitUntil(LIMIT_MS, 'the sweep', async () => (await own.llen(`emq:{${queue}}:pending`)) > 0, 2);
+    await until(LIMIT_MS, 'the sweep', async () => (await own.llen(`emq:{${queue}}:pending`)) > 0, 2);
   } finally {
     own.disconnect();
   }
@@ -110,7 +98,7 @@ async function killMidRun(cli: RunningCli, server: { pid: number; port: number; 
   assert.equal(result.signal, 'SIGKILL');
   // The keeper's stop takes its SIGTERM, or SIGKILL after 5 s: the bound is a guard, not a timing.
   const gone = (): boolean => !running(server.pid) && others.every((pid) => !running(pid)) && !existsSync(server.dir);
-  await waitUntil(LIMIT_MS, 'the server, keeper and folder gone', gone).catch(() => {});
+  await until(LIMIT_MS, 'the server, keeper and folder gone', gone, 20).catch(() => {});
   // What is left is named, then killed and removed, so that a failure leaves nothing running.
   const left = [server.pid, ...others].filter(running);
   const said = left.map((pid) => `${pid} ${commandLine(pid)}`);
@@ -139,7 +127,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       try {
         // A run of 500 jobs is over in a moment: the server is looked for every 2 ms while it lives.
         let server: { pid: number; dir: string } | undefined;
-        await waitUntil(
+        await until(
           LIMIT_MS,
           'the embedded server',
           () => {
@@ -199,10 +187,11 @@ for (const kind of oneServerKind(import.meta.url)) {
         // The tool asked the server its pid and sent it on the lifeline; the keeper's reader notes it
         // in the folder: the pid the keeper stops is now the real server's, not the wrapper's.
         const noted = join(server.dir, '.emq-race-server-pid');
-        await waitUntil(
+        await until(
           LIMIT_MS,
           "the keeper told the real server's pid",
           () => existsSync(noted) && readFileSync(noted, 'utf8').trim() === String(server.pid),
+          20,
         );
         await killMidRun(cli, server, queue, [keeper, started]);
       } finally {

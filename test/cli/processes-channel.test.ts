@@ -5,13 +5,13 @@
  * the channel to close, and judge the race from those records as any run does.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { alive } from '../helpers/processes.js';
 import { forOneServerKind } from '../helpers/servers.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 /**
  * Loaded into every process started with it (NODE_OPTIONS): in one started with a channel (a
@@ -29,7 +29,7 @@ if (typeof process.send === 'function') {
 
 forOneServerKind(import.meta.url, '--processes, a channel held open past its child', (handle) => {
   test('the run ends on the children’s exit with their records in, while the processes holding their channels live on', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emq-race-channel-'));
+    const dir = tempDir('emq-race-channel-');
     const hook = join(dir, 'hold-channel.mjs');
     const holders = join(dir, 'holders');
     writeFileSync(hook, HOLD_CHANNEL);
@@ -73,7 +73,6 @@ forOneServerKind(import.meta.url, '--processes, a channel held open past its chi
       if (saved.EMQ_TEST_HOLDERS === undefined) delete process.env.EMQ_TEST_HOLDERS;
       else process.env.EMQ_TEST_HOLDERS = saved.EMQ_TEST_HOLDERS;
       for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

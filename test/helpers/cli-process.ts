@@ -74,12 +74,19 @@ export function oneErrorLine(stderr: string): string | undefined {
  * Resolves once `ready` holds, asked every `everyMs` (a few by default); rejects after `ms` (a guard
  * against a hang, not a timing). A long wait is asked less often: each question costs CPU.
  */
-export function until(ms: number, what: string, ready: () => Promise<boolean> | boolean, everyMs = 2): Promise<void> {
-  return within(
-    ms,
-    what,
-    (async () => {
-      while (!(await ready())) await sleep(everyMs);
-    })(),
-  );
+export async function until(ms: number, what: string, ready: () => Promise<boolean> | boolean, everyMs = 2): Promise<void> {
+  // The poll stops with the bound: one left asking after its test failed would keep the test
+  // file's process from ever ending.
+  let over = false;
+  try {
+    await within(
+      ms,
+      what,
+      (async () => {
+        while (!over && !(await ready())) await sleep(everyMs);
+      })(),
+    );
+  } finally {
+    over = true;
+  }
 }
