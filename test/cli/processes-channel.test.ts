@@ -28,7 +28,7 @@ if (typeof process.send === 'function') {
 `;
 
 forOneServerKind(import.meta.url, '--processes, a channel held open past its child', (handle) => {
-  test('the run ends on the children’s exit with their records in, while the processes holding their channels live on', async () => {
+  test("the run ends on the children's exit with their records in, while the processes holding their channels live on", async () => {
     const dir = tempDir('emq-race-channel-');
     const hook = join(dir, 'hold-channel.mjs');
     const holders = join(dir, 'holders');
