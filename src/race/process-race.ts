@@ -52,10 +52,10 @@ interface Child {
 
 const running = (child: ChildProcess): boolean => child.pid !== undefined && child.exitCode === null && child.signalCode === null;
 
-/** `startMs`: how long it may take to say its first word (see START_MS_PER_SWEEPER). */
 /** How long a child's channel may be read after its exit before the exit stands for its end. */
 const CLOSE_GRACE_MS = 2_000;
 
+/** `startMs`: how long it may take to say its first word (see START_MS_PER_SWEEPER). */
 function spawnChild(startMs: number): Child {
   const child = fork(WORKER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: childEnvironment() });
   const inbox: FromWorker[] = [];
@@ -98,8 +98,9 @@ function spawnChild(startMs: number): Child {
   // 'close', not 'exit': a child that sent its record and ended at once may be seen to exit before
   // its last messages are read off the channel (with 64 children on 2 cores, a few runs in three);
   // 'close' comes once the channel is read to its end, so an exit after `done` is no early end.
-  // Should the channel outlive the child (a process it started holding it), its exit, with CLOSE_GRACE_MS
-  // for the channel to be read, stands for the close: a run stopping its children must not wait on it.
+  // Should the channel outlive the child (a process it started holding it), its exit, with
+  // CLOSE_GRACE_MS for the channel to be read, stands for the close: a run stopping its children
+  // must not wait on it.
   const exited = new Promise<void>((resolve) => {
     let settled = false;
     const settle = (code: number | null, signal: NodeJS.Signals | null): void => {

@@ -81,7 +81,7 @@ export async function sessionFor(given: ServerTarget, embedded: EmbeddedServer |
     // A stop while connecting, or while the server is asked what it is, ends the opening at once:
     // a server that takes connections but answers nothing would otherwise hold a Ctrl-C for the
     // whole bounded wait, with nothing begun that needs it.
-    admin = await connect(target, signal ? { signal } : {});
+    admin = await connect(target, { signal });
     const info = await orStopped(signal, readServerInfo(admin, target));
     return { target, admin, info, embedded };
   } catch (err) {

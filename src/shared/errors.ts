@@ -310,10 +310,6 @@ function queueOfKeys(command: { name?: string; args?: unknown[] } | undefined): 
 }
 
 /**
- * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
- * server address, never a URL with a password in it.
- */
-/**
  * The command a server's "unknown command" reply names (renamed away, or too new for it), as it was
  * sent; undefined for any other reply. Quoted '…' by Redis 7 and Valkey, `…` by Redis 4 to 6 and
  * KeyDB; never the rest, which echoes the arguments.
@@ -332,6 +328,10 @@ export function loadingServer(where: string): EmqError {
   );
 }
 
+/**
+ * Turns what ioredis or the socket layer throws into one readable line. `where` is the redacted
+ * server address, never a URL with a password in it.
+ */
 export function describeServerError(err: unknown, where: string): EmqError {
   if (err instanceof EmqError) return err;
   // Before any reading of its message: `x.startsWith is not a function` is no server's words.
