@@ -107,6 +107,9 @@ function spawnChild(startMs: number): Child {
       if (settled) return;
       settled = true;
       clearTimeout(silence);
+      // The tool's end of a channel a process of the child's still holds: left open, it would keep
+      // the tool's own process alive, the run over, until that process let go.
+      if (child.connected) child.disconnect();
       // Its record is lost with it: the race cannot be judged, and ends like any run whose tools failed.
       ended ??= serverError(
         `a sweeper process ended early (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): the race cannot be judged without its record`,

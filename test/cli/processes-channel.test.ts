@@ -1,59 +1,30 @@
 /**
  * --processes with a sweeper child whose channel outlives it: each child, once started, hands its
  * end of the channel to a process of its own that lives on (as a child that started a helper
- * might). The run must end once the children have exited and their records are in, not wait for
- * the channel to close, and judge the race from those records as any run does.
+ * might; test/helpers/hold-channel.ts). The tool's process must end once the children have exited
+ * and their records are in, not wait for the channel to close, and judge the race from those
+ * records as any run does. Spawned: the process's own end is the subject.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli } from '../helpers/cli.js';
+import { spawnCli } from '../helpers/cli.js';
 import { alive } from '../helpers/processes.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-/**
- * Loaded into every process started with it (NODE_OPTIONS): in one started with a channel (a
- * sweeper child; its channel is fd 3), a `sleep` that holds a copy of that fd, its pid noted.
- */
-const HOLD_CHANNEL = `
-import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-if (typeof process.send === 'function') {
-  const holder = spawn('sleep', ['60'], { stdio: ['ignore', 'ignore', 'ignore', 3], detached: true });
-  appendFileSync(process.env.EMQ_TEST_HOLDERS, holder.pid + '\\n');
-  holder.unref();
-}
-`;
-
 forOneServerKind(import.meta.url, '--processes, a channel held open past its child', (handle) => {
   test("the run ends on the children's exit with their records in, while the processes holding their channels live on", async () => {
-    const dir = tempDir('emq-race-channel-');
-    const hook = join(dir, 'hold-channel.mjs');
-    const holders = join(dir, 'holders');
-    writeFileSync(hook, HOLD_CHANNEL);
+    const holders = join(tempDir('emq-race-channel-'), 'holders');
     writeFileSync(holders, '');
-    const saved = { NODE_OPTIONS: process.env.NODE_OPTIONS, EMQ_TEST_HOLDERS: process.env.EMQ_TEST_HOLDERS };
-    // The children are forked with this process's environment.
-    process.env.NODE_OPTIONS = `${saved.NODE_OPTIONS ?? ''} --import ${hook}`.trim();
-    process.env.EMQ_TEST_HOLDERS = holders;
+    const hook = new URL('../helpers/hold-channel.js', import.meta.url).href;
     let pids: number[] = [];
     try {
-      const result = await runCli([
-        '--url',
-        handle.url,
-        '--queue',
-        'race-held-channel',
-        '--mode',
-        'atomic',
-        '--jobs',
-        '300',
-        '--sweepers',
-        '2',
-        '--processes',
-        '--json',
-      ]);
+      const result = await spawnCli(
+        ['--url', handle.url, '--queue', 'race-held-channel', '--mode', 'atomic', '--jobs', '300', '--sweepers', '2', '--processes', '--json'],
+        { EMQ_RACE_TEST_HOLDERS: holders, NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${hook}`].filter(Boolean).join(' ') },
+      );
       pids = readFileSync(holders, 'utf8').split('\n').filter(Boolean).map(Number);
       assert.equal(result.code, 0, result.stderr);
       // Both children started a holder, and every holder still held its channel when the run ended.
@@ -68,10 +39,6 @@ forOneServerKind(import.meta.url, '--processes, a channel held open past its chi
       assert.equal(run?.recoveries, 300);
       assert.equal(run?.duplicatePending, 0);
     } finally {
-      if (saved.NODE_OPTIONS === undefined) delete process.env.NODE_OPTIONS;
-      else process.env.NODE_OPTIONS = saved.NODE_OPTIONS;
-      if (saved.EMQ_TEST_HOLDERS === undefined) delete process.env.EMQ_TEST_HOLDERS;
-      else process.env.EMQ_TEST_HOLDERS = saved.EMQ_TEST_HOLDERS;
       for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
