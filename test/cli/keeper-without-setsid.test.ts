@@ -10,12 +10,12 @@
  * the keeper took that path: the server in the keeper's group, not a group of its own.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
-import { alive, commandLine, connectOnceUp, descendants, embeddedChild, groupOf } from '../helpers/processes.js';
+import { LONG_LOOP, startCli, until, within, type RunningCli } from '../helpers/cli-process.js';
+import { askServer, assertServerGone, commandLine, descendants, embeddedChild, groupOf, running, serverWrapper } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -35,23 +35,13 @@ const PROGRAMS = ['sh', 'cat', 'rm', 'sleep', 'ps'];
  */
 function pathWithoutSetsid(bin: string): string {
   const dir = tempDir('emq-race-no-setsid-');
-  for (const name of PROGRAMS) {
+  for (const name of [...PROGRAMS, bin]) {
     const found = which(name);
-    if (found) symlinkSync(found, join(dir, name));
+    assert.ok(found, `${name} is on this machine's PATH`);
+    symlinkSync(found, join(dir, name));
   }
-  symlinkSync(which(bin) ?? bin, join(dir, bin));
   assert.equal(which('setsid', dir), undefined, 'no setsid on the PATH the CLI gets');
   return dir;
-}
-
-/** Whether a process still runs: a zombie has ended, whoever reaps it and whenever. */
-function running(pid: number): boolean {
-  if (!alive(pid)) return false;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -83,44 +73,24 @@ function assertInKeepersGroup(server: number, keeper: number): void {
 
 /**
  * Kills the CLI outright once its loop race sweeps: no stop of its own, only the lifeline's end
- * tells the keeper. `server` is the real server's pid; `others` what else must end (the keeper,
- * a wrapper).
+ * tells the keeper. `others`: what else must end with the server (the keeper, a wrapper).
  */
-async function killMidRun(cli: RunningCli, server: { pid: number; port: number; dir: string }, queue: string, others: readonly number[]): Promise<void> {
-  const own = await within(LIMIT_MS, 'connecting', connectOnceUp(server.port));
-  try {
-    await until(LIMIT_MS, 'the sweep', async () => (await own.llen(`emq:{${queue}}:pending`)) > 0, 2);
-  } finally {
-    own.disconnect();
-  }
+async function killMidRun(cli: RunningCli, server: { port: number; dir: string }, queue: string, others: readonly number[]): Promise<void> {
+  await until(LIMIT_MS, 'the sweep', async () => ((await askServer(server.port, (own) => own.llen(`emq:{${queue}}:pending`))) ?? 0) > 0, 20);
   cli.child.kill('SIGKILL');
   const result = await within(LIMIT_MS, 'the killed CLI', cli.done);
   assert.equal(result.signal, 'SIGKILL');
   // The keeper's stop takes its SIGTERM, or SIGKILL after 5 s: the bound is a guard, not a timing.
-  const gone = (): boolean => !running(server.pid) && others.every((pid) => !running(pid)) && !existsSync(server.dir);
-  await until(LIMIT_MS, 'the server, keeper and folder gone', gone, 20).catch(() => {});
-  // What is left is named, then killed and removed, so that a failure leaves nothing running.
-  const left = [server.pid, ...others].filter(running);
-  const said = left.map((pid) => `${pid} ${commandLine(pid)}`);
-  const folder = existsSync(server.dir);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
-  rmSync(server.dir, { recursive: true, force: true });
-  assert.deepEqual(said, [], 'no process of the run left');
-  assert.equal(folder, false, "the server's folder is removed");
+  await assertServerGone(server, others, LIMIT_MS);
 }
 
 /** A loop race that sweeps for seconds: a run to kill mid-sweep. */
-const loopRace = (queue: string): string[] => ['--queue', queue, '--mode', 'loop', '--jobs', '20000', '--sweepers', '2', '--probe-delay', '5'];
-
-/** SIGKILL to a CLI a failed case left running: its keeper then stops its server. */
-function killIfRunning(cli: RunningCli): void {
-  if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGKILL');
-}
+const loopRace = (queue: string): string[] => ['--queue', queue, ...LONG_LOOP];
 
 // The subject is the keeper, the same on either server kind: one kind per file (oneServerKind).
 for (const kind of oneServerKind(import.meta.url)) {
-  const bin = which(kind.bin) ?? kind.bin;
-  const skip = which(kind.bin) === undefined ? `${kind.bin} is not installed` : false;
+  const bin = which(kind.bin);
+  const skip = bin === undefined ? `${kind.bin} is not installed` : false;
   describe(`the embedded server's keeper without setsid [${kind.kind}]`, { skip }, () => {
     test("a plain run ends with exit 0, the server in the keeper's group, stopped, its folder removed", async () => {
       const { cli, tmp } = startWithoutSetsid(pathWithoutSetsid(kind.bin), ['--server-bin', kind.bin, '--mode', 'atomic', '--jobs', '500']);
@@ -151,7 +121,8 @@ for (const kind of oneServerKind(import.meta.url)) {
         assert.equal(existsSync(server.dir), false, "the server's folder is removed");
         assert.deepEqual(readdirSync(tmp), [], 'nothing is left in the TMPDIR');
       } finally {
-        killIfRunning(cli);
+        // A case that failed leaves no CLI running (a no-op on one that has ended).
+        cli.child.kill('SIGKILL');
       }
     });
 
@@ -164,16 +135,16 @@ for (const kind of oneServerKind(import.meta.url)) {
         assertInKeepersGroup(server.pid, keeper);
         await killMidRun(cli, server, queue, [keeper]);
       } finally {
-        killIfRunning(cli);
+        // A case that failed leaves no CLI running (a no-op on one that has ended).
+        cli.child.kill('SIGKILL');
       }
     });
 
     test("a wrapper's server, the CLI killed (SIGKILL) mid-run: the keeper stops the real server it was told of, the wrapper goes, the folder is removed", async () => {
       const path = pathWithoutSetsid(kind.bin);
       // Runs the server as its child, not with exec: the pid the keeper starts is the wrapper's, and
-      // stopping only that would leave the server running.
-      const wrapper = join(path, 'wrapped-server');
-      writeFileSync(wrapper, `#!/bin/sh\n'${bin}' "$@"\n`, { mode: 0o755 });
+      // stopping only that would leave the server running. Shell builtins only: no PATH needed.
+      const wrapper = serverWrapper(bin ?? kind.bin).path;
       const queue = 'race-no-setsid-wrapped';
       const { cli } = startWithoutSetsid(path, ['--server-bin', wrapper, ...loopRace(queue)]);
       try {
@@ -195,7 +166,8 @@ for (const kind of oneServerKind(import.meta.url)) {
         );
         await killMidRun(cli, server, queue, [keeper, started]);
       } finally {
-        killIfRunning(cli);
+        // A case that failed leaves no CLI running (a no-op on one that has ended).
+        cli.child.kill('SIGKILL');
       }
     });
   });

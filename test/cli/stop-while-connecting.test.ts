@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ANSWER_TIMEOUT_MS } from '../../src/server/connection.js';
 import { oneErrorLine, startCli, within } from '../helpers/cli-process.js';
-import { sends, startProxy } from '../helpers/proxy.js';
+import { holdFirst } from '../helpers/held-call.js';
+import { sends } from '../helpers/proxy.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
 /** Guards against a hang, not timings. */
@@ -31,22 +32,11 @@ const COMMANDS: readonly (readonly [string, readonly string[], string, boolean])
 forOneServerKind(import.meta.url, 'a signal while connecting to a server that answers nothing', (handle) => {
   for (const [name, args, line, readyFirst] of COMMANDS) {
     test(`${name}: exit 130 at once, with its one line`, async () => {
-      let reached = (): void => {};
-      const first = new Promise<void>((resolve) => (reached = resolve));
-      let release = (): void => {};
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let ready = !readyFirst;
-      const relay = await startProxy(handle.server.port, (chunk) => {
-        if (!ready) {
-          ready = sends(chunk, 'INFO');
-          return 'pass';
-        }
-        reached();
-        return held;
-      });
+      // The first command held, or the first after the connection's ready check (its INFO).
+      const relay = await holdFirst(handle.url, (_chunk, sentBefore) => !readyFirst || sends(sentBefore, 'INFO'));
       try {
         const cli = startCli([...args, '--url', relay.url]);
-        await within(LIMIT_MS, 'the first command held', first);
+        await within(LIMIT_MS, 'the first command held', relay.held);
         cli.child.kill('SIGINT');
         // Half the wait a silent server is given: what ends the command is the signal, not that wait.
         const result = await within(ANSWER_TIMEOUT_MS / 2, `${name} stopped`, cli.done);
@@ -54,7 +44,7 @@ forOneServerKind(import.meta.url, 'a signal while connecting to a server that an
         assert.equal(oneErrorLine(result.stderr), line);
         assert.equal(result.stdout, '');
       } finally {
-        release();
+        relay.release();
         await relay.close();
       }
     });

@@ -44,12 +44,16 @@ export function descendants(pid: number): number[] {
  * may hold spaces): 1 its parent, 2 its process group. Undefined once the process is gone.
  */
 function statField(pid: number, field: number): number | undefined {
+  const value = statFields(pid)?.[field];
+  return value === undefined ? undefined : Number(value);
+}
+
+/** The fields of /proc/PID/stat after the command name (which may hold spaces), the state first; undefined once it is gone. */
+function statFields(pid: number): string[] | undefined {
   try {
-    return Number(
-      readFileSync(`/proc/${pid}/stat`, 'utf8')
-        .replace(/^.*\) /s, '')
-        .split(' ')[field],
-    );
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ');
   } catch {
     return undefined;
   }
@@ -120,6 +124,13 @@ export const alive = (pid: number): boolean => {
 };
 
 /**
+ * Whether a process still runs: alive and not a zombie. An orphan that ended waits to be reaped by
+ * whatever adopted it, late or never (a container's or a VM's first process may reap nothing), and
+ * `alive` answers yes for it meanwhile.
+ */
+export const running = (pid: number): boolean => alive(pid) && statFields(pid)?.[0] !== 'Z';
+
+/**
  * The embedded server a CLI process started (under its keeper): its pid and the port and folder on
  * its command line.
  */
@@ -141,13 +152,16 @@ export async function embeddedChild(cliPid: number): Promise<{ pid: number; port
   throw new Error('no embedded server appeared');
 }
 
-/** A connection to the embedded server on `port`, tried again every 20 ms until it answers. */
-export async function connectOnceUp(port: number): Promise<Redis> {
-  for (;;) {
+/**
+ * A connection to the embedded server on `port`, tried again every 20 ms until it answers, for up
+ * to `limitMs` (a guard against a hang: the tries end with it, so a failed test's process can end).
+ */
+export async function connectOnceUp(port: number, limitMs = 15_000): Promise<Redis> {
+  for (const deadline = Date.now() + limitMs; ; await sleep(20)) {
     try {
       return await connect(parseServerUrl(`redis://127.0.0.1:${port}`));
-    } catch {
-      await sleep(20);
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
     }
   }
 }
@@ -223,7 +237,7 @@ export function wrappedServer(log: string): { port: number; dir: string } {
  * that nothing was.
  */
 export async function assertServerGone(server: { port: number; dir: string }, others: readonly number[] = [], limitMs = 15_000): Promise<void> {
-  const left = (): number[] => [...namingServer(server.port, server.dir), ...others.filter(alive)];
+  const left = (): number[] => [...namingServer(server.port, server.dir), ...others.filter(running)];
   await until(limitMs, 'the server, its wrapper, keeper and folder gone', () => left().length === 0 && !existsSync(server.dir), 20).catch(() => {});
   const found = left();
   const said = found.map((pid) => `${pid} ${commandLine(pid)}`);

@@ -25,26 +25,36 @@ const KEEPER = 'dir=$1; shift; "$@" & pid=$!; read _; kill $pid 2>/dev/null; wai
 /** How long a server may take to say it is ready (ms): seconds under a loaded suite. */
 const READY_WITHIN_MS = 30_000;
 
-export async function startTestServer(bin: string, extraArgs: readonly string[] = []): Promise<TestServer> {
+export interface TestServerOptions {
+  /**
+   * The server's folder, made by the caller (with a data set in it to load), removed with the
+   * server all the same; a server that cannot bind its port is then not tried again, the folder gone.
+   */
+  readonly dir?: string;
+  /** The line of its output that says the server is up: "Ready to accept connections" unless given (a server loading a data set listens first). */
+  readonly upLine?: RegExp;
+}
+
+export async function startTestServer(bin: string, extraArgs: readonly string[] = [], options: TestServerOptions = {}): Promise<TestServer> {
   let lastOutput = '';
   // A free port can be taken between the probe and the server's bind: try a few.
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'emq-race-test-server-'));
+    const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'emq-race-test-server-'));
     const args = [bin, ...privateServerArgs(port, dir), ...extraArgs];
     const keeper = spawn('sh', ['-c', KEEPER, 'sh', dir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const output = await readyOrNot(keeper);
+    const output = await readyOrNot(keeper, options.upLine ?? /Ready to accept connections/i);
     if (output.ready) return testServer(keeper, port);
     lastOutput = output.text;
     await stopKeeper(keeper);
     rmSync(dir, { recursive: true, force: true });
-    if (!/address already in use/i.test(output.text)) break;
+    if (options.dir !== undefined || !/address already in use/i.test(output.text)) break;
   }
   throw new Error(`${bin} did not start: ${lastOutput.trim().split('\n').slice(-3).join(' | ')}`);
 }
 
-/** Waits for the server's "Ready to accept connections", its exit, or the time limit. */
-function readyOrNot(keeper: ChildProcess): Promise<{ ready: boolean; text: string }> {
+/** Waits for the server's `upLine`, its exit, or the time limit. */
+function readyOrNot(keeper: ChildProcess, upLine: RegExp): Promise<{ ready: boolean; text: string }> {
   return new Promise((resolve) => {
     let text = '';
     const done = (ready: boolean): void => {
@@ -55,7 +65,7 @@ function readyOrNot(keeper: ChildProcess): Promise<{ ready: boolean; text: strin
     const timer = setTimeout(() => done(false), READY_WITHIN_MS);
     keeper.stdout?.on('data', (chunk: Buffer) => {
       text += chunk.toString();
-      if (/Ready to accept connections/i.test(text)) done(true);
+      if (upLine.test(text)) done(true);
       // A failed bind ends the server; its last words say why.
       else if (/Could not create server TCP listening socket|Failed listening|FATAL|Bad directive|Unrecognized|Wrong number of arguments/i.test(text))
         done(false);
