@@ -101,10 +101,11 @@ forEachServer('faults', (handle) => {
    * \" back into a quote.
    */
   const monitored = (source: string): string => {
-    const escapes: Record<number, string> = { 0x5c: '\\\\', 0x22: '\\"', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x07: '\\a', 0x08: '\\b' };
+    const escapes: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u0007': '\\a', '\b': '\\b' };
     let text = '';
     for (const byte of Buffer.from(source, 'utf8')) {
-      text += escapes[byte] ?? (byte >= 0x20 && byte <= 0x7e ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`);
+      const char = String.fromCharCode(byte);
+      text += escapes[char] ?? (byte >= 0x20 && byte <= 0x7e ? char : `\\x${byte.toString(16).padStart(2, '0')}`);
     }
     return text.replace(/\\"/g, '"');
   };
