@@ -28,7 +28,7 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
     const drills = runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : []));
     const drilled = drills.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
     io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}`);
-  } else io.out(`${renderTable(report, layout)}\n${wrapLines(loopJobsNote(runs, options.jobs), layout.width)}`);
+  } else io.out(`${renderTable(report, layout, loopJobsNote(runs, options.jobs))}\n`);
 }
 
 /** NO_COLOR set turns colour off; FORCE_COLOR turns it on in a pipe, and off as `0` or `false`, as other tools read it. */
@@ -40,12 +40,12 @@ export function useColor(io: Pick<Io, 'env' | 'stdoutIsTty'>): boolean {
   return io.stdoutIsTty;
 }
 
-/** Says so under the table when a round-trip mode ran on fewer jobs than --jobs. */
-export function loopJobsNote(runs: readonly RunResult[], jobs: number): string {
+/** The lines that say so under the table when a round-trip mode ran on fewer jobs than --jobs. */
+export function loopJobsNote(runs: readonly RunResult[], jobs: number): string[] {
   const fewer = runs.filter((run) => run.jobs < jobs);
   // One line per mode, however many queues it ran on.
   const lines = fewer.map(
-    (run) => `${run.mode} ran on ${groupFigure(run.jobs)} of the ${groupFigure(jobs)} jobs (--loop-jobs: a round trip per command is slow by nature)\n`,
+    (run) => `${run.mode} ran on ${groupFigure(run.jobs)} of the ${groupFigure(jobs)} jobs (--loop-jobs: a round trip per command is slow by nature)`,
   );
-  return [...new Set(lines)].join('');
+  return [...new Set(lines)];
 }

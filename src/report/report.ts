@@ -245,7 +245,11 @@ function wideTable(report: RaceReport, layout: TableLayout): Laid {
   return { before: [], table: table.toString(), after: [], columns, summed: [], rows };
 }
 
-export function renderTable(report: RaceReport, layout: TableLayout): string {
+/**
+ * The table with its headline, legend, readouts and example; `notes` (the caller's own lines, such
+ * as a round-trip mode run on fewer jobs) come after them, and where the time went last of all.
+ */
+export function renderTable(report: RaceReport, layout: TableLayout, notes: readonly string[] = []): string {
   const cluster = report.primaries ? [`cluster: ${plural(report.primaries.length, 'primary', 'primaries')} (${report.primaries.join(', ')})`] : [];
   const latency = report.latency ? [latencyLine(report.latency)] : [];
   const laid = layout.wide ? wideTable(report, layout) : fittedTable(report, layout);
@@ -268,6 +272,7 @@ export function renderTable(report: RaceReport, layout: TableLayout): string {
     ...fit(whyAtomicClean(report.runs)),
     ...(example ? ['', ...exampleLines(example, layout.width)] : []),
     ...(report.shrink ? ['', ...shrinkLines(report.shrink, (line) => wrapLines(line, layout.width))] : []),
+    ...fit(notes),
     ...fit(phasesLines(report.runs)),
   ].join('\n');
 }

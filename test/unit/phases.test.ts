@@ -1,7 +1,8 @@
 /** The readout's last line: where a large run's time went, phase by phase, the largest first. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { phasesLines, PHASES_SHOWN_ABOVE } from '../../src/report/report.js';
+import { loopJobsNote } from '../../src/cli/race-output.js';
+import { phasesLines, PHASES_SHOWN_ABOVE, renderTable } from '../../src/report/report.js';
 import { runResult } from '../helpers/run-result.js';
 
 const phasesMs = { claim: 2, seed: 10_100, race: 7_000, audit: 4_049, clean: 3_500 };
@@ -27,4 +28,12 @@ test('several runs of one mode (queues side by side, trials) are told apart by q
     runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-2', trial: 1 }),
   ]);
   assert.match(line ?? '', /^where the time went: atomic on race-q-atomic-1, trial 1, 24\.7 s \(.*\); atomic on race-q-atomic-2, trial 1, 24\.7 s \(/);
+});
+
+test("the line is the readout's last, after the note of a round-trip mode run on fewer jobs", () => {
+  const runs = [runResult({ jobs: 200_000, phasesMs }), runResult({ mode: 'loop', jobs: 100_000, phasesMs })];
+  const server = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
+  const lines = renderTable({ server, runs }, { color: false, width: 200, wide: false }, loopJobsNote(runs, 200_000)).split('\n');
+  assert.match(lines.at(-1) ?? '', /^where the time went: atomic 24\.7 s /);
+  assert.equal(lines.at(-2), 'loop ran on 100,000 of the 200,000 jobs (--loop-jobs: a round trip per command is slow by nature)');
 });
