@@ -7,7 +7,7 @@
 import { consequenceLines } from '../report/consequences.js';
 import { renderCsv } from '../report/csv.js';
 import { reportJson, type RaceReport } from '../report/json.js';
-import { latencyLine, renderTable, type TableLayout } from '../report/report.js';
+import { latencyLine, renderTable, trialPhasesLines, type TableLayout } from '../report/report.js';
 import { renderTrialsTable } from '../report/trials-table.js';
 import { serverHeadline } from '../server/connection.js';
 import { groupFigure, outputWidth, wrapLines } from '../shared/text.js';
@@ -27,7 +27,9 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
     // A failover drill's figures are each trial's own, which the table's spreads do not show.
     const drills = runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : []));
     const drilled = drills.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
-    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}`);
+    // Under the table, as under a single run's: a round-trip mode run on fewer jobs, then where the time went.
+    const phases = [...loopJobsNote(runs, options.jobs), ...trialPhasesLines(runs)].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}${phases}`);
   } else io.out(`${renderTable(report, layout, loopJobsNote(runs, options.jobs))}\n`);
 }
 

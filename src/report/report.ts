@@ -306,24 +306,57 @@ export const PHASES_SHOWN_ABOVE = 100_000;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
+type Phases = NonNullable<RunResult['phasesMs']>;
+const PHASE_WORDS = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
+
+/** One run's (or one mode's) share of the line: the phases' sum, then each phase, the largest first. */
+function phasesPart(label: string, phases: Phases): string {
+  const entries = (Object.keys(PHASE_WORDS) as (keyof typeof PHASE_WORDS)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
+  const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
+  return `${label} ${seconds(total)} (${entries.map(([name, ms]) => `${PHASE_WORDS[name]} ${seconds(ms)}`).join(', ')})`;
+}
+
+/** The runs that take seconds: over PHASES_SHOWN_ABOVE jobs, with phases (not a library run, nor a totals row). */
+const timedRuns = (runs: readonly RunResult[]): RunResult[] => runs.filter((run) => run.jobs > PHASES_SHOWN_ABOVE && run.phasesMs);
+
 /**
  * Where the time went, for runs over PHASES_SHOWN_ABOVE jobs: each phase of each such run in
  * seconds, the largest first, so a reader sees at once whether the race or the bookkeeping around
  * it took the time. Pure.
  */
 export function phasesLines(runs: readonly RunResult[]): string[] {
-  const timed = runs.filter((run) => run.jobs > PHASES_SHOWN_ABOVE && run.phasesMs);
+  const timed = timedRuns(runs);
   if (timed.length === 0) return [];
-  const words = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
   // Several runs of one mode (queues side by side, trials) are told apart by queue and trial.
   const repeated = new Set(timed.map((run) => run.mode)).size < timed.length;
   const label = (run: RunResult): string => (repeated ? `${run.mode} on ${run.queue}${run.trial !== undefined ? `, trial ${run.trial}` : ''},` : run.mode);
-  const parts = timed.map((run) => {
-    const phases = run.phasesMs as NonNullable<RunResult['phasesMs']>;
-    const entries = (Object.keys(words) as (keyof typeof words)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
-    const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
-    return `${label(run)} ${seconds(total)} (${entries.map(([name, ms]) => `${words[name]} ${seconds(ms)}`).join(', ')})`;
-  });
+  const parts = timed.map((run) => phasesPart(label(run), run.phasesMs as Phases));
+  return [`where the time went: ${parts.join('; ')}`];
+}
+
+/**
+ * Where the time went under --trials, whose table shows each mode once: each mode's phases summed
+ * over all its runs (every trial, every queue), for modes whose runs are over PHASES_SHOWN_ABOVE
+ * jobs. Pure.
+ */
+export function trialPhasesLines(runs: readonly RunResult[]): string[] {
+  const byMode = new Map<Mode, { runs: number; phases: Phases }>();
+  for (const run of timedRuns(runs)) {
+    const phases = run.phasesMs as Phases;
+    const sum = byMode.get(run.mode);
+    byMode.set(run.mode, {
+      runs: (sum?.runs ?? 0) + 1,
+      phases: {
+        claim: (sum?.phases.claim ?? 0) + phases.claim,
+        seed: (sum?.phases.seed ?? 0) + phases.seed,
+        race: (sum?.phases.race ?? 0) + phases.race,
+        audit: (sum?.phases.audit ?? 0) + phases.audit,
+        clean: (sum?.phases.clean ?? 0) + phases.clean,
+      },
+    });
+  }
+  if (byMode.size === 0) return [];
+  const parts = [...byMode].map(([mode, sum]) => phasesPart(`${mode}, ${plural(sum.runs, 'run')} in all,`, sum.phases));
   return [`where the time went: ${parts.join('; ')}`];
 }
 

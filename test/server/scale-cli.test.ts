@@ -61,6 +61,21 @@ test('the table says when the loop ran on fewer jobs', async () => {
   assert.match(result.stdout, /loop \(2 sweepers, 100 jobs\)/);
 });
 
+test('under --trials too: the note of a loop run on fewer jobs, then where the time went, last, summed per mode over its trials', async () => {
+  // Each line as one, its wrapped continuations joined back.
+  const unwrapped = (text: string): string => text.replace(/\n {2}/g, ' ');
+  const noted = await runCli(['--jobs', '500', '--loop-jobs', '100', '--sweepers', '2', '--trials', '2']);
+  assert.equal(noted.code, 0, noted.stderr);
+  assert.match(unwrapped(noted.stdout), /\nloop ran on 100 of the 500 jobs \(--loop-jobs: a round trip per command is slow by nature\)\n$/);
+  // Over PHASES_SHOWN_ABOVE jobs a run takes seconds, and the last line says where they went.
+  const timed = await runCli(['--mode', 'atomic', '--jobs', '100001', '--sweepers', '4', '--trials', '2']);
+  assert.equal(timed.code, 0, timed.stderr);
+  assert.match(
+    unwrapped(timed.stdout),
+    /\nwhere the time went: atomic, 2 runs in all, \d+\.\d s \((?:(?:seeding|race|audit|clean-up|claim) \d+\.\d s(?:, |\)\n$)){5}/,
+  );
+});
+
 test('--batch above the documented maximum and a bad --loop-jobs are usage errors', async () => {
   const batch = await runCli(['--batch', '3001']);
   assert.equal(batch.code, 2);

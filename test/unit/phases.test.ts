@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loopJobsNote } from '../../src/cli/race-output.js';
-import { phasesLines, PHASES_SHOWN_ABOVE, renderTable } from '../../src/report/report.js';
+import { phasesLines, PHASES_SHOWN_ABOVE, renderTable, trialPhasesLines } from '../../src/report/report.js';
 import { runResult } from '../helpers/run-result.js';
 
 const phasesMs = { claim: 2, seed: 10_100, race: 7_000, audit: 4_049, clean: 3_500 };
@@ -36,4 +36,16 @@ test("the line is the readout's last, after the note of a round-trip mode run on
   const lines = renderTable({ server, runs }, { color: false, width: 200, wide: false }, loopJobsNote(runs, 200_000)).split('\n');
   assert.match(lines.at(-1) ?? '', /^where the time went: atomic 24\.7 s /);
   assert.equal(lines.at(-2), 'loop ran on 100,000 of the 200,000 jobs (--loop-jobs: a round trip per command is slow by nature)');
+});
+
+test('under --trials, each mode once: its phases summed over all its runs, and only modes over the threshold', () => {
+  const runs = [
+    runResult({ jobs: 200_000, phasesMs, trial: 1 }),
+    runResult({ mode: 'loop', jobs: 100_000, phasesMs, trial: 1 }),
+    runResult({ jobs: 200_000, phasesMs: { claim: 1, seed: 900, race: 1_000, audit: 951, clean: 500 }, trial: 2 }),
+  ];
+  assert.deepEqual(trialPhasesLines(runs), [
+    'where the time went: atomic, 2 runs in all, 28.0 s (seeding 11.0 s, race 8.0 s, audit 5.0 s, clean-up 4.0 s, claim 0.0 s)',
+  ]);
+  assert.deepEqual(trialPhasesLines(runs.slice(1, 2)), []);
 });
