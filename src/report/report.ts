@@ -15,7 +15,7 @@ import { NOT_MEASURED, headWords, sourceLegend } from './legend.js';
 import type { LatencyReport } from '../server/latency-proxy.js';
 import { STRATEGIES, queueWords } from '../sweepers/strategies.js';
 import { figureHeading, headingOf } from './figure-heading.js';
-import { ANOMALIES, FIGURES, type Figure, type Mode, type RunResult, type SourcedFigure } from '../shared/model.js';
+import { ANOMALIES, FIGURES, type Figure, type Mode, type PhasesMs, type RunResult, type SourcedFigure } from '../shared/model.js';
 
 export interface Column {
   readonly head: string;
@@ -306,11 +306,10 @@ export const PHASES_SHOWN_ABOVE = 100_000;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-type Phases = NonNullable<RunResult['phasesMs']>;
 const PHASE_WORDS = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
 
 /** One run's (or one mode's) share of the line: the phases' sum, then each phase, the largest first. */
-function phasesPart(label: string, phases: Phases): string {
+function phasesPart(label: string, phases: PhasesMs): string {
   const entries = (Object.keys(PHASE_WORDS) as (keyof typeof PHASE_WORDS)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
   const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
   return `${label} ${seconds(total)} (${entries.map(([name, ms]) => `${PHASE_WORDS[name]} ${seconds(ms)}`).join(', ')})`;
@@ -330,7 +329,7 @@ export function phasesLines(runs: readonly RunResult[]): string[] {
   // Several runs of one mode (queues side by side, trials) are told apart by queue and trial.
   const repeated = new Set(timed.map((run) => run.mode)).size < timed.length;
   const label = (run: RunResult): string => (repeated ? `${run.mode} on ${run.queue}${run.trial !== undefined ? `, trial ${run.trial}` : ''},` : run.mode);
-  const parts = timed.map((run) => phasesPart(label(run), run.phasesMs as Phases));
+  const parts = timed.map((run) => phasesPart(label(run), run.phasesMs as PhasesMs));
   return [`where the time went: ${parts.join('; ')}`];
 }
 
@@ -340,9 +339,9 @@ export function phasesLines(runs: readonly RunResult[]): string[] {
  * jobs. Pure.
  */
 export function trialPhasesLines(runs: readonly RunResult[]): string[] {
-  const byMode = new Map<Mode, { runs: number; phases: Phases }>();
+  const byMode = new Map<Mode, { runs: number; phases: PhasesMs }>();
   for (const run of timedRuns(runs)) {
-    const phases = run.phasesMs as Phases;
+    const phases = run.phasesMs as PhasesMs;
     const sum = byMode.get(run.mode);
     byMode.set(run.mode, {
       runs: (sum?.runs ?? 0) + 1,
