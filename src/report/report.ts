@@ -326,9 +326,10 @@ const timedRuns = (runs: readonly RunResult[]): RunResult[] => runs.filter((run)
 export function phasesLines(runs: readonly RunResult[]): string[] {
   const timed = timedRuns(runs);
   if (timed.length === 0) return [];
-  // Several runs of one mode (queues side by side, trials) are told apart by queue and trial.
+  // Several runs of one mode (queues side by side) are told apart by queue, and by trial where there are several.
   const repeated = new Set(timed.map((run) => run.mode)).size < timed.length;
-  const label = (run: RunResult): string => (repeated ? `${run.mode} on ${run.queue}${run.trial !== undefined ? `, trial ${run.trial}` : ''},` : run.mode);
+  const trials = new Set(timed.map((run) => run.trial)).size > 1;
+  const label = (run: RunResult): string => (repeated ? `${run.mode} on ${run.queue}${trials ? `, trial ${run.trial}` : ''},` : run.mode);
   const parts = timed.map((run) => phasesPart(label(run), run.phasesMs as PhasesMs));
   return [`where the time went: ${parts.join('; ')}`];
 }

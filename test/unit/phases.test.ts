@@ -22,12 +22,17 @@ test('several runs share the one line, each under its mode', () => {
   assert.match(line ?? '', /^where the time went: atomic 24\.7 s \(.*\); loop 77\.7 s \(race 60\.0 s, seeding 10\.1 s/);
 });
 
-test('several runs of one mode (queues side by side, trials) are told apart by queue and trial', () => {
+test('several runs of one mode (queues side by side) are told apart by queue, and by trial where there are several', () => {
   const [line] = phasesLines([
     runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-1', trial: 1 }),
     runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-2', trial: 1 }),
   ]);
-  assert.match(line ?? '', /^where the time went: atomic on race-q-atomic-1, trial 1, 24\.7 s \(.*\); atomic on race-q-atomic-2, trial 1, 24\.7 s \(/);
+  assert.match(line ?? '', /^where the time went: atomic on race-q-atomic-1, 24\.7 s \(.*\); atomic on race-q-atomic-2, 24\.7 s \(/);
+  const [trials] = phasesLines([
+    runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-1', trial: 1 }),
+    runResult({ jobs: 200_000, phasesMs, queue: 'race-q-atomic-1', trial: 2 }),
+  ]);
+  assert.match(trials ?? '', /^where the time went: atomic on race-q-atomic-1, trial 1, 24\.7 s \(.*\); atomic on race-q-atomic-1, trial 2, 24\.7 s \(/);
 });
 
 test("the line is the readout's last, after the note of a round-trip mode run on fewer jobs", () => {
