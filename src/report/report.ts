@@ -336,27 +336,39 @@ export function phasesLines(runs: readonly RunResult[]): string[] {
 
 /**
  * Where the time went under --trials, whose table shows each mode once: each mode's phases summed
- * over all its runs (every trial, every queue), for modes whose runs are over PHASES_SHOWN_ABOVE
- * jobs. Pure.
+ * over its trials, for modes whose runs are over PHASES_SHOWN_ABOVE jobs. A trial's queues (with
+ * --queues, or a cluster's) run side by side, so a trial counts each phase at its longest queue's
+ * time, not their sum, which would be more time than the command took. Pure.
  */
 export function trialPhasesLines(runs: readonly RunResult[]): string[] {
-  const byMode = new Map<Mode, { runs: number; phases: PhasesMs }>();
+  // Per mode, per trial: each phase's longest time over the trial's queues, and how many queues it had.
+  const byMode = new Map<Mode, Map<number, { queues: number; phases: PhasesMs }>>();
   for (const run of timedRuns(runs)) {
     const phases = run.phasesMs as PhasesMs;
-    const sum = byMode.get(run.mode);
-    byMode.set(run.mode, {
-      runs: (sum?.runs ?? 0) + 1,
+    const trials = byMode.get(run.mode) ?? new Map<number, { queues: number; phases: PhasesMs }>();
+    byMode.set(run.mode, trials);
+    const trial = run.trial ?? 1;
+    const seen = trials.get(trial);
+    trials.set(trial, {
+      queues: (seen?.queues ?? 0) + 1,
       phases: {
-        claim: (sum?.phases.claim ?? 0) + phases.claim,
-        seed: (sum?.phases.seed ?? 0) + phases.seed,
-        race: (sum?.phases.race ?? 0) + phases.race,
-        audit: (sum?.phases.audit ?? 0) + phases.audit,
-        clean: (sum?.phases.clean ?? 0) + phases.clean,
+        claim: Math.max(seen?.phases.claim ?? 0, phases.claim),
+        seed: Math.max(seen?.phases.seed ?? 0, phases.seed),
+        race: Math.max(seen?.phases.race ?? 0, phases.race),
+        audit: Math.max(seen?.phases.audit ?? 0, phases.audit),
+        clean: Math.max(seen?.phases.clean ?? 0, phases.clean),
       },
     });
   }
   if (byMode.size === 0) return [];
-  const parts = [...byMode].map(([mode, sum]) => phasesPart(`${mode}, ${plural(sum.runs, 'run')} in all,`, sum.phases));
+  const parts = [...byMode].map(([mode, trials]) => {
+    const each = [...trials.values()];
+    const sum = (name: keyof PhasesMs): number => each.reduce((total, trial) => total + trial.phases[name], 0);
+    const queues = Math.max(...each.map((trial) => trial.queues));
+    const sideBySide = queues > 1 ? `, ${queues} queues side by side` : '';
+    const phases = { claim: sum('claim'), seed: sum('seed'), race: sum('race'), audit: sum('audit'), clean: sum('clean') };
+    return phasesPart(`${mode}, ${plural(each.length, 'trial')}${sideBySide},`, phases);
+  });
   return [`where the time went: ${parts.join('; ')}`];
 }
 

@@ -72,7 +72,7 @@ test('under --trials too: the note of a loop run on fewer jobs, then where the t
   assert.equal(timed.code, 0, timed.stderr);
   assert.match(
     unwrapped(timed.stdout),
-    /\nwhere the time went: atomic, 2 runs in all, \d+\.\d s \((?:(?:seeding|race|audit|clean-up|claim) \d+\.\d s(?:, |\)\n$)){5}/,
+    /\nwhere the time went: atomic, 2 trials, \d+\.\d s \((?:(?:seeding|race|audit|clean-up|claim) \d+\.\d s(?:, |\)\n$)){5}/,
   );
 });
 
