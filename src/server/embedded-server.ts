@@ -246,7 +246,11 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
     const started = /^pid (\d+)$/m.exec(report)?.[1];
     await stopKeeper(keeper, started, started);
+    await stopStrayServer(port);
     rmSync(dir, { recursive: true, force: true });
+    // Only a port taken between the probe and the bind is worth another try: any other failure
+    // (a wrapper that daemonizes its server, a bad argument) would fail the same way again.
+    if (!/address already in use/i.test(output)) break;
   }
   throw serverError(`could not start ${bin}: ${lastError}`);
 }
@@ -287,9 +291,45 @@ async function serverPid(keeper: ChildProcess, started: number, port: number): P
   const own = await processIdOf(port);
   if (own === undefined || own === started || keeper.pid === undefined) return started;
   const group = processGroupOf(own);
-  if (group !== started && group !== keeper.pid) return started;
+  // Outside both groups: a server a wrapper started in a session of its own (setsid, daemonize),
+  // which no signal to a group reaches; named only when this machine's process of that pid is the
+  // server on this port, not some other process that a container's pid happens to name here.
+  if (group !== started && group !== keeper.pid && !servesPort(own, port)) return started;
   keeper.stdin?.write(`pid ${own}\n`);
   return own;
+}
+
+/**
+ * Whether process `pid` of this machine is a server on `port`: its command line, as the server
+ * rewrites it ("redis-server 127.0.0.1:PORT") or as it was started (`--port PORT`), names the port.
+ */
+function servesPort(pid: number, port: number): boolean {
+  let line: string | undefined;
+  try {
+    line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    const out = spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000, env: childEnvironment() });
+    line = out.status === 0 ? out.stdout : undefined;
+  }
+  return line !== undefined && new RegExp(`(?:127\\.0\\.0\\.1:|--port )${port}(?:\\s|$)`).test(line);
+}
+
+/**
+ * A server still answering on `port` once a start that failed was cleaned up: one a wrapper left
+ * running outside the keeper's reach (daemonized, or in a session of its own), on the port picked
+ * free for this start. Stopped here as the keeper would: SIGTERM, then SIGKILL if it still runs
+ * 5 s later; only when this machine's process of the pid it gives is the server on that port.
+ */
+async function stopStrayServer(port: number): Promise<void> {
+  const pid = await processIdOf(port);
+  if (pid === undefined || pid === process.pid || !servesPort(pid, port)) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 5000 && isAlive(pid); waited += 20) await sleep(20);
+  killPid(pid);
 }
 
 /**

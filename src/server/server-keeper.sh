@@ -106,7 +106,11 @@ end() {
 }
 stop() {
   # The started process by its pid as well: until it has left the keeper group, no group has its number.
-  if [ "$grouped" = 1 ]; then end "$started" "-$started"; exit 0; fi
+  # A real server reported outside that group (a wrapper put it in a session of its own) goes too.
+  if [ "$grouped" = 1 ]; then
+    if [ "$pid" != "$started" ]; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
+    exit 0
+  fi
   end "$pid"
   # A wrapper that goes on once its server has ended would hold the folder and the pipes: it goes too.
   if [ "$pid" != "$started" ]; then end "$started"; fi
@@ -117,8 +121,8 @@ trap stop USR1
 while IFS= read -r line; do
   case $line in
     *keep*) exit 3 ;;
-    # The real server under a wrapper: without a group of its own, the one to stop; either way (in
-    # the folder, for the keeper) the one to outlive, and the first watched.
+    # The real server under a wrapper: without a group of its own, or outside the started one, the
+    # one to stop; either way (in the folder, for the keeper) the one to outlive, and the first watched.
     "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$3" ;;
   esac
 done

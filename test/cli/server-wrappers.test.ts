@@ -42,6 +42,17 @@ sys.stdin.read()
 /** Nothing left of the last server a wrapper started (assertServerGone), `others` it noted included. */
 const assertNothingLeft = (log: string, others: readonly number[] = []): Promise<void> => assertServerGone(wrappedServer(log), others, LIMIT_MS);
 
+/** Nothing left of any server a wrapper started, on every port the tool tried: each looked at (and what is left of it killed) before the first that failed is reported. */
+const attemptsGone = async (log: string): Promise<void> => {
+  const attempts = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((one) => one.includes('--port '))
+    .map((line) => ({ port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' }));
+  const checked = await Promise.allSettled(attempts.map((attempt) => assertServerGone(attempt, [], LIMIT_MS)));
+  const failed = checked.find((one) => one.status === 'rejected');
+  if (failed) throw failed.reason;
+};
+
 for (const kind of oneServerKind(import.meta.url)) {
   const bin = which(kind.bin) ?? kind.bin;
   describe(`--server-bin wrappers [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
@@ -122,9 +133,83 @@ for (const kind of oneServerKind(import.meta.url)) {
       });
     }
 
+    // A wrapper that puts its server in a session of its own: outside the group the keeper stops.
+    const SETSID = { skip: which('setsid') ? false : 'needs setsid(1) from util-linux' };
+    for (const [how, run] of [
+      ['in a session of its own, the wrapper waiting: setsid -w', 'setsid -w SERVER'],
+      ['in a session of its own, the wrapper gone: setsid', 'setsid SERVER'],
+    ] as const) {
+      test(`a wrapper that starts its server ${how}: the run goes, exit 0, and nothing is left`, SETSID, async () => {
+        const wrapper = serverWrapper(bin, run);
+        let result: CliResult | undefined;
+        try {
+          result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+        } finally {
+          await assertNothingLeft(wrapper.log);
+        }
+        assert.equal(result.code, 0, result.stderr);
+      });
+    }
+
+    test('SIGKILL of the tool mid-run, its server in a session of its own (setsid -w): the keeper stops that server too', SETSID, async () => {
+      const wrapper = serverWrapper(bin, 'setsid -w SERVER');
+      const cli = startCli(['--server-bin', wrapper.path, ...LONG_LOOP]);
+      try {
+        await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
+        const { dir } = wrappedServer(wrapper.log);
+        // The keeper notes the real server's pid in its folder once the tool has told it.
+        await until(LIMIT_MS, "the server's pid told to the keeper", () => existsSync(`${dir}/.emq-race-server-pid`), 20);
+        cli.child.kill('SIGKILL');
+        const result = await within(LIMIT_MS, 'the killed run', cli.done);
+        assert.equal(result.signal, 'SIGKILL');
+      } finally {
+        cli.child.kill('SIGKILL');
+        await assertNothingLeft(wrapper.log);
+      }
+    });
+
+    test("a wrapper whose server daemonizes (--daemonize yes after the tool's arguments): the start fails, exit 3, and no server is left on any port tried", async () => {
+      const wrapper = serverWrapper(bin, 'SERVER --daemonize yes');
+      let result: CliResult | undefined;
+      try {
+        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+      } finally {
+        await attemptsGone(wrapper.log);
+      }
+      assert.equal(result.code, 3);
+      assert.match(result.stderr, /^emq-race: could not start \S+: /);
+      // Not a port taken meanwhile: not tried again.
+      assert.equal(
+        readFileSync(wrapper.log, 'utf8')
+          .split('\n')
+          .filter((one) => one.includes('--port ')).length,
+        1,
+      );
+    });
+
+    test('a port taken between its probe and the bind: the start is tried again on another port, and the run goes', async () => {
+      // The first start fails as a server does whose port another process bound first.
+      const wrapper = serverWrapper(
+        bin,
+        `if [ ! -e LOG.taken ]; then : >LOG.taken; echo '# Warning: Could not create server TCP listening socket: bind: Address already in use'; exit 1; fi; SERVER`,
+      );
+      let result: CliResult | undefined;
+      try {
+        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+      } finally {
+        await assertNothingLeft(wrapper.log);
+      }
+      assert.equal(result.code, 0, result.stderr);
+      const ports = readFileSync(wrapper.log, 'utf8')
+        .split('\n')
+        .flatMap((one) => /--port (\d+)/.exec(one)?.[1] ?? []);
+      assert.equal(ports.length, 2, 'two starts');
+    });
+
     for (const [how, run, queue] of [
       ['the server its child, no exec', 'SERVER', 'race-keepwrapped'],
       ['the server in the background, the wrapper gone', 'SERVER & exit 0', 'race-keepbackground'],
+      ['the server in a session of its own, the wrapper gone', 'setsid SERVER', 'race-keepsession'],
     ] as const) {
       test(`--keep with a wrapper (${how}): the pid it names is the server's, and stopping it leaves nothing`, async () => {
         const wrapper = serverWrapper(bin, run);
