@@ -7,10 +7,10 @@
  * reach the tool (which cleans up and stops them) rather than the server mid-run.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -232,7 +232,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => output,
       () => report,
     );
-    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port), pid, bin, port, dir, options.role);
+    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port, dir), pid, bin, port, dir, options.role);
     // Killed from outside while its server started: no clash over a port, nothing to try again.
     // Its server may already run, its pid reported or not: stopped through the keeper's group and,
     // once it has left that for a group of its own (after it reported its pid), through that one.
@@ -246,7 +246,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
     const started = /^pid (\d+)$/m.exec(report)?.[1];
     await stopKeeper(keeper, started, started);
-    await stopStrayServer(port);
+    await stopStrayServer(port, dir);
     rmSync(dir, { recursive: true, force: true });
     // Only a port taken between the probe and the bind is worth another try: any other failure
     // (a wrapper that daemonizes its server, a bad argument) would fail the same way again.
@@ -284,45 +284,50 @@ async function waitUntilReady(keeper: ChildProcess, output: () => string, report
  * the server running, holding the tool's output pipes, so the server is asked its own pid. Only a
  * pid in the group the keeper started it in is taken: the started pid's own (setsid, where the
  * keeper stops the whole group), else the keeper's (no setsid, where the keeper is told the pid on
- * the lifeline, a `pid N` line, and stops that one). A server that answers with another (a wrapper
- * that runs it in a container, whose pids are not this machine's) keeps the started pid.
+ * the lifeline, a `pid N` line, and stops that one), or, outside both, one shown to be this start's
+ * server (a wrapper's setsid), which the keeper is told of and stops beside the group. A server
+ * that answers with another (a wrapper that runs it in a container, whose pids are not this
+ * machine's) keeps the started pid.
  */
-async function serverPid(keeper: ChildProcess, started: number, port: number): Promise<number> {
+async function serverPid(keeper: ChildProcess, started: number, port: number, dir: string): Promise<number> {
   const own = await processIdOf(port);
   if (own === undefined || own === started || keeper.pid === undefined) return started;
   const group = processGroupOf(own);
-  // Outside both groups: a server a wrapper started in a session of its own (setsid, daemonize),
-  // which no signal to a group reaches; named only when this machine's process of that pid is the
-  // server on this port, not some other process that a container's pid happens to name here.
-  if (group !== started && group !== keeper.pid && !servesPort(own, port)) return started;
+  // Outside both groups: a server a wrapper started in a session of its own (setsid), which no
+  // signal to a group reaches; named only when this machine's process of that pid is this start's
+  // server, not some other process that a container's pid happens to name here.
+  if (group !== started && group !== keeper.pid && !isStartedServer(own, port, dir)) return started;
   keeper.stdin?.write(`pid ${own}\n`);
   return own;
 }
 
 /**
- * Whether process `pid` of this machine is a server on `port`: its command line, as the server
- * rewrites it ("redis-server 127.0.0.1:PORT") or as it was started (`--port PORT`), names the port.
+ * Whether process `pid` of this machine is the server of the start whose folder is `dir`: its
+ * command line, as the server rewrites it ("redis-server 127.0.0.1:PORT") or as it was started
+ * (`--port PORT`), names the port, and its working folder is `dir` (every server the tool starts
+ * runs with `--dir` its own fresh folder). Read from /proc: where there is none, no process is
+ * taken for the server.
  */
-function servesPort(pid: number, port: number): boolean {
-  let line: string | undefined;
+function isStartedServer(pid: number, port: number, dir: string): boolean {
   try {
-    line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    if (!new RegExp(`(?:127\\.0\\.0\\.1:|--port )${port}(?:\\s|$)`).test(line)) return false;
+    // The folder may be gone already (a keeper whose server left ends by removing it): the link then ends in " (deleted)".
+    return readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '') === join(realpathSync(dirname(dir)), basename(dir));
   } catch {
-    const out = spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000, env: childEnvironment() });
-    line = out.status === 0 ? out.stdout : undefined;
+    return false;
   }
-  return line !== undefined && new RegExp(`(?:127\\.0\\.0\\.1:|--port )${port}(?:\\s|$)`).test(line);
 }
 
 /**
  * A server still answering on `port` once a start that failed was cleaned up: one a wrapper left
- * running outside the keeper's reach (daemonized, or in a session of its own), on the port picked
- * free for this start. Stopped here as the keeper would: SIGTERM, then SIGKILL if it still runs
- * 5 s later; only when this machine's process of the pid it gives is the server on that port.
+ * running outside the keeper's reach (daemonized), working in this start's folder `dir`, so that
+ * a server of somebody else's that took the port meanwhile is never touched. Stopped as the keeper
+ * would: SIGTERM, then SIGKILL if it still runs 5 s later.
  */
-async function stopStrayServer(port: number): Promise<void> {
+async function stopStrayServer(port: number, dir: string): Promise<void> {
   const pid = await processIdOf(port);
-  if (pid === undefined || pid === process.pid || !servesPort(pid, port)) return;
+  if (pid === undefined || pid === process.pid || !isStartedServer(pid, port, dir)) return;
   try {
     process.kill(pid, 'SIGTERM');
   } catch {
