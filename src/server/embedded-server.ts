@@ -333,8 +333,10 @@ async function stopStrayServer(port: number, dir: string): Promise<void> {
   } catch {
     return;
   }
-  for (let waited = 0; waited < 5000 && isAlive(pid); waited += 20) await sleep(20);
-  killPid(pid);
+  // Looked at as the server each time, not merely as a live pid: an ended server's pid may be
+  // another process's by the time the KILL would go, and a zombie no longer names the port.
+  for (let waited = 0; waited < 5000 && isStartedServer(pid, port, dir); waited += 20) await sleep(20);
+  if (isStartedServer(pid, port, dir)) killPid(pid);
 }
 
 /**

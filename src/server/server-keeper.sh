@@ -106,9 +106,10 @@ end() {
 }
 stop() {
   # The started process by its pid as well: until it has left the keeper group, no group has its number.
-  # A real server reported outside that group (a wrapper put it in a session of its own) goes too.
+  # A real server reported outside that group (a wrapper put it in a session of its own) goes too,
+  # while it is still the process working in this folder: nothing reserves a pid outside the group.
   if [ "$grouped" = 1 ]; then
-    if [ "$pid" != "$started" ]; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
+    if [ "$pid" != "$started" ] && [ "/proc/$pid/cwd" -ef "$dir" ]; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
     exit 0
   fi
   end "$pid"
