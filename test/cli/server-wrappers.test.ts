@@ -1,9 +1,11 @@
 /**
  * --server-bin wrapper scripts that do more than run the server as their child: one whose server
- * is still starting when the tool is killed, one that goes on once its server has ended, and one
- * that starts its server in the background and exits. The keeper runs the wrapper in a process
- * group of its own and watches and stops that whole group, so each run ends promptly and leaves no
- * server, wrapper, wrapper's child, keeper or folder behind.
+ * is still starting when the tool is killed, one that goes on once its server has ended, one that
+ * starts its server in the background and exits, one that puts it in a session of its own
+ * (setsid), and one whose server daemonizes. The keeper runs the wrapper in a process group of its
+ * own and watches and stops that whole group, and a server outside it that the tool shows to be
+ * the run's own, so each run ends promptly and leaves no server, wrapper, wrapper's child, keeper
+ * or folder behind.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -53,6 +55,42 @@ const attemptsGone = async (log: string): Promise<void> => {
   if (failed) throw failed.reason;
 };
 
+/** A wrapper that puts its server in a session of its own: outside the group the keeper stops. */
+const SETSID = { skip: which('setsid') ? false : 'needs setsid(1) from util-linux' };
+
+/** A small atomic run through `wrapper`, and nothing of its server left afterwards, whatever the run did. */
+const runWrapped = async (wrapper: { path: string; log: string }): Promise<CliResult> => {
+  try {
+    return await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+  } finally {
+    await assertNothingLeft(wrapper.log);
+  }
+};
+
+/**
+ * The tool run through `wrapper` with `args`, SIGKILLed once its wrapper has noted a start and
+ * `ready` holds for that start's port and folder; then nothing of its server is left.
+ */
+const killedOnce = async (
+  wrapper: { path: string; log: string },
+  args: readonly string[],
+  what: string,
+  ready: (port: number, dir: string) => boolean,
+): Promise<void> => {
+  const cli = startCli(['--server-bin', wrapper.path, ...args]);
+  try {
+    await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
+    const { port, dir } = wrappedServer(wrapper.log);
+    await until(LIMIT_MS, what, () => ready(port, dir), 20);
+    cli.child.kill('SIGKILL');
+    const result = await within(LIMIT_MS, 'the killed run', cli.done);
+    assert.equal(result.signal, 'SIGKILL');
+  } finally {
+    cli.child.kill('SIGKILL');
+    await assertNothingLeft(wrapper.log);
+  }
+};
+
 for (const kind of oneServerKind(import.meta.url)) {
   const bin = which(kind.bin) ?? kind.bin;
   describe(`--server-bin wrappers [${kind.kind}]`, { skip: which(kind.bin) === undefined ? `${kind.bin} is not installed` : false }, () => {
@@ -60,18 +98,9 @@ for (const kind of oneServerKind(import.meta.url)) {
       // The server's readiness line held back: the tool never learns its pid, and is killed while
       // it waits, the server up and its wrapper's child.
       const wrapper = serverWrapper(bin, `SERVER | grep --line-buffered -v 'Ready to accept'`);
-      const cli = startCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-      try {
-        await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
-        const { port, dir } = wrappedServer(wrapper.log);
-        await until(LIMIT_MS, 'the server running', () => namingServer(port, dir).some((pid) => commandLine(pid).includes(`127.0.0.1:${port}`)), 20);
-        cli.child.kill('SIGKILL');
-        const result = await within(LIMIT_MS, 'the killed run', cli.done);
-        assert.equal(result.signal, 'SIGKILL');
-      } finally {
-        cli.child.kill('SIGKILL');
-        await assertNothingLeft(wrapper.log);
-      }
+      await killedOnce(wrapper, ['--mode', 'atomic', '--jobs', '20'], 'the server running', (port, dir) =>
+        namingServer(port, dir).some((pid) => commandLine(pid).includes(`127.0.0.1:${port}`)),
+      );
     });
 
     test('a wrapper that goes on once its server has ended: the run ends at once, exit 0, and its other child goes too', async () => {
@@ -119,53 +148,21 @@ for (const kind of oneServerKind(import.meta.url)) {
       ['the server its child, in the foreground, no exec', 'SERVER'],
       ['& exit 0', 'SERVER & exit 0'],
       ['(… &)', '(SERVER &)'],
+      ['in a session of its own, the wrapper waiting: setsid -w', 'setsid -w SERVER'],
+      ['in a session of its own: setsid, not exec', 'setsid SERVER'],
     ] as const) {
-      test(`a wrapper that starts its server (${how}): the run goes, exit 0, and nothing is left`, async () => {
-        const wrapper = serverWrapper(bin, run);
-        let result: CliResult | undefined;
-        try {
-          result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-        } finally {
-          await assertNothingLeft(wrapper.log);
-        }
+      test(`a wrapper that starts its server (${how}): the run goes, exit 0, and nothing is left`, run.startsWith('setsid') ? SETSID : {}, async () => {
+        const result = await runWrapped(serverWrapper(bin, run));
         assert.equal(result.code, 0, result.stderr);
         assert.match(result.stdout, /^server: \S+ \S+ \(embedded, now stopped\)$/m);
       });
     }
 
-    // A wrapper that puts its server in a session of its own: outside the group the keeper stops.
-    const SETSID = { skip: which('setsid') ? false : 'needs setsid(1) from util-linux' };
-    for (const [how, run] of [
-      ['in a session of its own, the wrapper waiting: setsid -w', 'setsid -w SERVER'],
-      ['in a session of its own, the wrapper gone: setsid', 'setsid SERVER'],
-    ] as const) {
-      test(`a wrapper that starts its server ${how}: the run goes, exit 0, and nothing is left`, SETSID, async () => {
-        const wrapper = serverWrapper(bin, run);
-        let result: CliResult | undefined;
-        try {
-          result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-        } finally {
-          await assertNothingLeft(wrapper.log);
-        }
-        assert.equal(result.code, 0, result.stderr);
-      });
-    }
-
     test('SIGKILL of the tool mid-run, its server in a session of its own (setsid -w): the keeper stops that server too', SETSID, async () => {
-      const wrapper = serverWrapper(bin, 'setsid -w SERVER');
-      const cli = startCli(['--server-bin', wrapper.path, ...LONG_LOOP]);
-      try {
-        await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
-        const { dir } = wrappedServer(wrapper.log);
-        // The keeper notes the real server's pid in its folder once the tool has told it.
-        await until(LIMIT_MS, "the server's pid told to the keeper", () => existsSync(`${dir}/.emq-race-server-pid`), 20);
-        cli.child.kill('SIGKILL');
-        const result = await within(LIMIT_MS, 'the killed run', cli.done);
-        assert.equal(result.signal, 'SIGKILL');
-      } finally {
-        cli.child.kill('SIGKILL');
-        await assertNothingLeft(wrapper.log);
-      }
+      // The keeper notes the real server's pid in its folder once the tool has told it.
+      await killedOnce(serverWrapper(bin, 'setsid -w SERVER'), LONG_LOOP, "the server's pid told to the keeper", (_port, dir) =>
+        existsSync(`${dir}/.emq-race-server-pid`),
+      );
     });
 
     test("a wrapper whose server daemonizes (--daemonize yes after the tool's arguments): the start fails, exit 3, and no server is left on any port tried", async () => {
@@ -193,12 +190,7 @@ for (const kind of oneServerKind(import.meta.url)) {
         bin,
         `if [ ! -e LOG.taken ]; then : >LOG.taken; echo '# Warning: Could not create server TCP listening socket: bind: Address already in use'; exit 1; fi; SERVER`,
       );
-      let result: CliResult | undefined;
-      try {
-        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-      } finally {
-        await assertNothingLeft(wrapper.log);
-      }
+      const result = await runWrapped(wrapper);
       assert.equal(result.code, 0, result.stderr);
       const ports = readFileSync(wrapper.log, 'utf8')
         .split('\n')
