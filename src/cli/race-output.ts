@@ -28,8 +28,8 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
     const drills = runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : []));
     const drilled = drills.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
     // Under the table, as under a single run's: a round-trip mode run on fewer jobs, then where the time went.
-    const phases = [...loopJobsNote(runs, options.jobs), ...trialPhasesLines(runs)].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
-    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}${phases}`);
+    const closing = [...loopJobsNote(runs, options.jobs), ...trialPhasesLines(runs)].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}${closing}`);
   } else io.out(`${renderTable(report, layout, loopJobsNote(runs, options.jobs))}\n`);
 }
 

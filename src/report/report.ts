@@ -308,6 +308,15 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 const PHASE_WORDS = { claim: 'claim', seed: 'seeding', race: 'race', audit: 'audit', clean: 'clean-up' } as const;
 
+/** A PhasesMs whose every phase is `value` of that phase's name. */
+const eachPhase = (value: (name: keyof PhasesMs) => number): PhasesMs => ({
+  claim: value('claim'),
+  seed: value('seed'),
+  race: value('race'),
+  audit: value('audit'),
+  clean: value('clean'),
+});
+
 /** One run's (or one mode's) share of the line: the phases' sum, then each phase, the largest first. */
 function phasesPart(label: string, phases: PhasesMs): string {
   const entries = (Object.keys(PHASE_WORDS) as (keyof typeof PHASE_WORDS)[]).map((name) => [name, phases[name]] as const).sort((a, b) => b[1] - a[1]);
@@ -349,24 +358,14 @@ export function trialPhasesLines(runs: readonly RunResult[]): string[] {
     byMode.set(run.mode, trials);
     const trial = run.trial ?? 1;
     const seen = trials.get(trial);
-    trials.set(trial, {
-      queues: (seen?.queues ?? 0) + 1,
-      phases: {
-        claim: Math.max(seen?.phases.claim ?? 0, phases.claim),
-        seed: Math.max(seen?.phases.seed ?? 0, phases.seed),
-        race: Math.max(seen?.phases.race ?? 0, phases.race),
-        audit: Math.max(seen?.phases.audit ?? 0, phases.audit),
-        clean: Math.max(seen?.phases.clean ?? 0, phases.clean),
-      },
-    });
+    trials.set(trial, { queues: (seen?.queues ?? 0) + 1, phases: eachPhase((name) => Math.max(seen?.phases[name] ?? 0, phases[name])) });
   }
   if (byMode.size === 0) return [];
   const parts = [...byMode].map(([mode, trials]) => {
     const each = [...trials.values()];
-    const sum = (name: keyof PhasesMs): number => each.reduce((total, trial) => total + trial.phases[name], 0);
     const queues = Math.max(...each.map((trial) => trial.queues));
     const sideBySide = queues > 1 ? `, ${queues} queues side by side` : '';
-    const phases = { claim: sum('claim'), seed: sum('seed'), race: sum('race'), audit: sum('audit'), clean: sum('clean') };
+    const phases = eachPhase((name) => each.reduce((total, trial) => total + trial.phases[name], 0));
     return phasesPart(`${mode}, ${plural(each.length, 'trial')}${sideBySide},`, phases);
   });
   return [`where the time went: ${parts.join('; ')}`];
