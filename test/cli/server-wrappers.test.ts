@@ -14,7 +14,7 @@ import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { BIN, cliEnv, runCli, type CliResult } from '../helpers/cli.js';
 import { LONG_LOOP, startCli, until, within } from '../helpers/cli-process.js';
-import { askServer, assertServerGone, commandLine, namingServer, serverWrapper, wrappedServer } from '../helpers/processes.js';
+import { askServer, assertServerGone, commandLine, namingServer, serverWrapper, wrappedServer, wrappedStarts } from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 15_000;
@@ -46,11 +46,7 @@ const assertNothingLeft = (log: string, others: readonly number[] = []): Promise
 
 /** Nothing left of any server a wrapper started, on every port the tool tried: each looked at (and what is left of it killed) before the first that failed is reported. */
 const attemptsGone = async (log: string): Promise<void> => {
-  const attempts = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((one) => one.includes('--port '))
-    .map((line) => ({ port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' }));
-  const checked = await Promise.allSettled(attempts.map((attempt) => assertServerGone(attempt, [], LIMIT_MS)));
+  const checked = await Promise.allSettled(wrappedStarts(log).map((attempt) => assertServerGone(attempt, [], LIMIT_MS)));
   const failed = checked.find((one) => one.status === 'rejected');
   if (failed) throw failed.reason;
 };
@@ -176,12 +172,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(result.code, 3);
       assert.match(result.stderr, /^emq-race: could not start \S+: /);
       // Not a port taken meanwhile: not tried again.
-      assert.equal(
-        readFileSync(wrapper.log, 'utf8')
-          .split('\n')
-          .filter((one) => one.includes('--port ')).length,
-        1,
-      );
+      assert.equal(wrappedStarts(wrapper.log).length, 1);
     });
 
     test('a port taken between its probe and the bind: the start is tried again on another port, and the run goes', async () => {
@@ -192,10 +183,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       );
       const result = await runWrapped(wrapper);
       assert.equal(result.code, 0, result.stderr);
-      const ports = readFileSync(wrapper.log, 'utf8')
-        .split('\n')
-        .flatMap((one) => /--port (\d+)/.exec(one)?.[1] ?? []);
-      assert.equal(ports.length, 2, 'two starts');
+      assert.equal(wrappedStarts(wrapper.log).length, 2, 'two starts');
     });
 
     for (const [how, run, queue] of [

@@ -220,14 +220,17 @@ export function serverWrapper(bin: string, run = 'SERVER'): { path: string; log:
   return { path, log };
 }
 
-/** The port and folder of the last server a serverWrapper started, from its log (where a wrapper may note other lines). */
+/** The port and folder of every server a serverWrapper started, in order, from its log (where a wrapper may note other lines). */
+export function wrappedStarts(log: string): { port: number; dir: string }[] {
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((one) => one.includes('--port '))
+    .map((line) => ({ port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' }));
+}
+
+/** The port and folder of the last server a serverWrapper started (wrappedStarts). */
 export function wrappedServer(log: string): { port: number; dir: string } {
-  const line =
-    readFileSync(log, 'utf8')
-      .split('\n')
-      .filter((one) => one.includes('--port '))
-      .at(-1) ?? '';
-  return { port: Number(/--port (\d+)/.exec(line)?.[1]), dir: /--dir (\S+)/.exec(line)?.[1] ?? '' };
+  return wrappedStarts(log).at(-1) ?? { port: Number.NaN, dir: '' };
 }
 
 /**
