@@ -3,6 +3,9 @@ import { figureSources } from '../../src/audit/sources.js';
 import { FAILOVER_SOURCES } from '../../src/race/failover-drill.js';
 import { NO_CONSEQUENCES, type FailoverFigures, type ModeRun, type RunResult } from '../../src/shared/model.js';
 
+/** The server a pure test's report names: nothing is asked of it. */
+export const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
+
 export function runResult(over: Partial<RunResult> = {}): RunResult {
   const run: Omit<RunResult, 'sources' | 'example'> = {
     mode: 'atomic',

@@ -24,10 +24,9 @@ import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { STRATEGIES, modeSets, modes, registerStrategy } from '../../src/sweepers/strategies.js';
 import { runCli } from '../helpers/cli.js';
 import { assertMatchesSchema, schemaGaps, type SchemaWords } from '../helpers/json-schema.js';
-import { failoverFigures, runResult } from '../helpers/run-result.js';
+import { SERVER, failoverFigures, runResult } from '../helpers/run-result.js';
 import { forOneServerKind } from '../helpers/servers.js';
 
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 const LAYOUT = { color: false, width: 200, wide: false };
 

@@ -4,9 +4,8 @@ import { test } from 'node:test';
 import { racePage } from '../../src/html/page.js';
 import { reportJson } from '../../src/report/json.js';
 import { NO_CONSEQUENCES, type FailoverFigures } from '../../src/shared/model.js';
-import { failoverFigures, runResult } from '../helpers/run-result.js';
+import { SERVER, failoverFigures, runResult } from '../helpers/run-result.js';
 
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 
 const section = (over: Partial<FailoverFigures>): string => {

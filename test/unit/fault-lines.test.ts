@@ -6,11 +6,10 @@ import { consequenceLines } from '../../src/report/consequences.js';
 import { readout, renderTable } from '../../src/report/report.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import type { FailoverFigures, RunResult } from '../../src/shared/model.js';
-import { failoverFigures, runResult } from '../helpers/run-result.js';
+import { SERVER, failoverFigures, runResult } from '../helpers/run-result.js';
 
 // No lag, no WAIT: the line's cut and failover alone.
 const FIGURES = failoverFigures({ replicaLagMs: 0, waitReplicas: null, withoutWait: null, keptServer: null });
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 
 const line = (over: Partial<FailoverFigures>): string =>
   consequenceLines(

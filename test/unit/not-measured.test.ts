@@ -17,9 +17,8 @@ import { readout, renderTable } from '../../src/report/report.js';
 import { totalsPerMode } from '../../src/report/totals.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { assertMatchesSchema } from '../helpers/json-schema.js';
-import { runResult } from '../helpers/run-result.js';
+import { SERVER, runResult } from '../helpers/run-result.js';
 
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 const LAYOUT = { color: false, width: 200, wide: false };
 const COUNTER_FIGURES = Object.keys(NO_COUNTER) as (keyof typeof NO_COUNTER)[];

@@ -11,9 +11,8 @@ import { pageReadouts } from '../../src/html/report-files.js';
 import { reportJson } from '../../src/report/json.js';
 import { readout, renderTable } from '../../src/report/report.js';
 import { NO_CONSEQUENCES, type RunResult } from '../../src/shared/model.js';
-import { runResult } from '../helpers/run-result.js';
+import { SERVER, runResult } from '../helpers/run-result.js';
 
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const PAGE = { command: 'emq-race', generatedAt: '2026-01-01T00:00:00.000Z', version: '0.0.0' };
 
 /** The fields of the page's race table, one per row. */

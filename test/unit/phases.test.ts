@@ -6,7 +6,7 @@ import { loopJobsNote, printReport } from '../../src/cli/race-output.js';
 import type { MainFlags } from '../../src/cli/race-flags.js';
 import type { RaceOptions } from '../../src/shared/model.js';
 import { phasesLines, PHASES_SHOWN_ABOVE, renderTable, trialPhasesLines } from '../../src/report/report.js';
-import { runResult } from '../helpers/run-result.js';
+import { runResult, SERVER } from '../helpers/run-result.js';
 
 const phasesMs = { claim: 2, seed: 10_100, race: 7_000, audit: 4_049, clean: 3_500 };
 
@@ -40,8 +40,7 @@ test('several runs of one mode (queues side by side) are told apart by queue, an
 
 test("the line is the readout's last, after the note of a round-trip mode run on fewer jobs", () => {
   const runs = [runResult({ jobs: 200_000, phasesMs }), runResult({ mode: 'loop', jobs: 100_000, phasesMs })];
-  const server = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
-  const lines = renderTable({ server, runs }, { color: false, width: 200, wide: false }, loopJobsNote(runs, 200_000)).split('\n');
+  const lines = renderTable({ server: SERVER, runs }, { color: false, width: 200, wide: false }, loopJobsNote(runs, 200_000)).split('\n');
   assert.match(lines.at(-1) ?? '', /^where the time went: atomic 24\.7 s /);
   assert.equal(lines.at(-2), 'loop ran on 100,000 of the 200,000 jobs (--loop-jobs: a round trip per command is slow by nature)');
 });
@@ -74,11 +73,10 @@ test('under --trials with queues side by side, a trial counts each phase at its 
 
 test('the --trials readout ends the same way: the note of a loop run on fewer jobs, then where the time went', () => {
   const runs = [1, 2].flatMap((trial) => [runResult({ jobs: 200_000, phasesMs, trial }), runResult({ mode: 'loop', jobs: 1_000, phasesMs, trial })]);
-  const server = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
   let printed = '';
   const io = { out: (text: string) => void (printed += text), err: () => undefined, env: { COLUMNS: '200' }, stdoutIsTty: false };
   const options = { jobs: 200_000, trials: 2 } as RaceOptions;
-  printReport({ server, runs, trials: summarizeTrials(runs) }, runs, options, { queues: 1, wide: false } as MainFlags, io);
+  printReport({ server: SERVER, runs, trials: summarizeTrials(runs) }, runs, options, { queues: 1, wide: false } as MainFlags, io);
   const lines = printed.trimEnd().split('\n');
   assert.match(lines.at(-1) ?? '', /^where the time went: atomic, 2 trials, 49\.3 s \(seeding 20\.2 s, /);
   assert.equal(lines.at(-2), 'loop ran on 1,000 of the 200,000 jobs (--loop-jobs: a round trip per command is slow by nature)');

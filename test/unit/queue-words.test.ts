@@ -15,9 +15,8 @@ import { figureHeading } from '../../src/report/figure-heading.js';
 import { readout, renderTable } from '../../src/report/report.js';
 import { renderTrialsTable } from '../../src/report/trials-table.js';
 import { queueWords } from '../../src/sweepers/strategies.js';
-import { runResult } from '../helpers/run-result.js';
+import { SERVER, runResult } from '../helpers/run-result.js';
 
-const SERVER = { kind: 'redis' as const, version: '7.0.15', url: 'redis://127.0.0.1:1' };
 const LAYOUT = { color: false, width: 200, wide: false };
 
 /** A naive port's run: every job pushed twice. */
