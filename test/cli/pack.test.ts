@@ -12,7 +12,7 @@ import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { runCli, runProcess, type CliResult } from '../helpers/cli.js';
+import { runCli, runProcess, unwrapped, type CliResult } from '../helpers/cli.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -136,9 +136,8 @@ describe('the packed package, installed', () => {
     const result = succeeded('emq-race --mode atomic --expect clean', await runProcess(bin, ['--mode', 'atomic', '--expect', 'clean'], { env: userEnv() }));
     assert.match(result.stdout, /^server: (redis|valkey) [\d.]+ \(embedded, now stopped\)$/im);
     // The readout wraps at the width; its continuation lines are indented by two.
-    const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
     assert.match(
-      unwrapped,
+      unwrapped(result.stdout),
       /^atomic \([\d,]+ sweepers, [\d,]+ jobs\): every expired lease was reclaimed exactly once and every stall was counted \(([\d,]+) recoveries, 0 anomalies\)\.$/m,
     );
     assert.equal(result.stderr, 'emq-race: expectation met: atomic=clean\n');

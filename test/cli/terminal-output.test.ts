@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { tableColumns } from '../../src/report/report.js';
 import { stripAnsi } from '../../src/shared/text.js';
-import { BIN, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, runCli, type CliResult, unwrapped } from '../helpers/cli.js';
 import { withoutProgress } from '../helpers/progress-lines.js';
 
 const NARROW = { COLUMNS: '80' };
@@ -192,7 +192,7 @@ test('without a terminal, a run longer than 5 s prints plain progress lines on s
       wrapped.split('\n').every((line) => [...line].length <= 80),
       `within 80 columns: ${wrapped}`,
     );
-    const line = wrapped.replace(/\n {2}/g, ' ');
+    const line = unwrapped(wrapped);
     assert.match(
       line,
       /^progress: atomic: [\d,]+\/200 leases reclaimed \(\d+%\), [\d,]+ jobs\/s, \d+s elapsed(, about \d+s left|, time left unknown)? \(queue race-[0-9a-f]{8}\)\n$/,

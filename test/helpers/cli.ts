@@ -11,6 +11,9 @@ import { progressLines, withoutProgress } from './progress-lines.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/emq-race.js', import.meta.url));
 
+/** Output with its wrapping undone: each continuation line (indented by two) joined back to the line it continues. */
+export const unwrapped = (text: string): string => text.replace(/\n {2}(?=\S)/g, ' ');
+
 export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { connect, parseServerUrl } from '../../src/server/connection.js';
 import { queueKeys } from '../../src/queue/keys.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, unwrapped } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { queueName } from '../helpers/run-mode.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -279,7 +279,7 @@ forEachServer('counters: both directions, and every "server" figure true of the 
         }
         if (args.includes('--observe')) assert.equal(run.sources.windowInNeither, 'observer');
         // The readout's words about the final state, checked against the kept keys of the run that printed them.
-        const said = readout.replace(/\n {2}/g, ' ');
+        const said = unwrapped(readout);
         const number = (found: string | undefined): number => (found === undefined ? 0 : Number(found.replace(/,/g, '')));
         const shows = /The server's final state shows (none|only ([\d,]+)) of the/.exec(said);
         if (shows) assert.equal(number(shows[2]), counted.duplicatePending, `"${shows[0]}" against the kept pending`);

@@ -16,12 +16,10 @@ import { VERSION } from '../../src/shared/model.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { runInProcess, startInProcess } from '../helpers/in-process.js';
 import { runResult } from '../helpers/run-result.js';
+import { unwrapped } from '../helpers/cli.js';
 import { within } from '../helpers/cli-process.js';
 
 const NARROW = { env: { NO_COLOR: '1', COLUMNS: '80' } };
-
-/** The table's sentences with their wrapping undone. */
-const unwrapped = (text: string): string => text.replace(/\n {2}(?=\S)/g, ' ');
 
 const overlong = (text: string, width: number): string[] =>
   stripAnsi(text)

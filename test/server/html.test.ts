@@ -23,7 +23,7 @@ import type { RaceReportJson, ReplaysJson, RunJson, TrialSummaryJson } from '../
 import { explainCommandLine, raceCommandLine } from '../../src/html/reproduce.js';
 import { slipInIndex } from '../../src/html/sequence-diagram.js';
 import { browserSkip, launchBrowser, openPage } from '../helpers/browser.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, runCli, unwrapped } from '../helpers/cli.js';
 import { EmqError, ExitCode } from '../../src/shared/errors.js';
 import { oneErrorLine, until } from '../helpers/cli-process.js';
 import { pngColours } from '../helpers/png.js';
@@ -493,7 +493,7 @@ forOneServerKind(import.meta.url, 'html in Chromium', (handle) => {
     assert.match(html, /<dt>pending<\/dt><dd>zset \(a sorted set: /);
     assert.match(html, /<dt>workers<\/dt><dd>2<\/dd>/);
     // The terminal's sentence under its trials table, then each run's, named by its trial.
-    const summary = /^loop: (clean in both trials|anomalies in \d\/2 \(\d+%\) of the trials.*)\.$/m.exec(result.stdout.replace(/\n {2}/g, ' '))?.[0];
+    const summary = /^loop: (clean in both trials|anomalies in \d\/2 \(\d+%\) of the trials.*)\.$/m.exec(unwrapped(result.stdout))?.[0];
     assert.ok(summary, result.stdout);
     assert.ok(html.includes(`<li>${summary}</li>`), `the trials sentence on the page: ${summary}`);
     assert.match(html, /<li>trial 1: /);

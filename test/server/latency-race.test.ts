@@ -13,7 +13,7 @@ import { connect, parseServerUrl, tlsOptions } from '../../src/server/connection
 import { proxyTarget, throughProxy } from '../../src/server/latency-proxy.js';
 import type { ReportJson, RunJson } from '../../src/report/json.js';
 import { measureLatency } from '../../src/bench/latency.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, unwrapped } from '../helpers/cli.js';
 import { allKeys } from '../helpers/keyspace.js';
 import { forOneServerKind } from '../helpers/servers.js';
 import { pageReport } from '../helpers/page-report.js';
@@ -184,10 +184,10 @@ forOneServerKind(import.meta.url, '--latency', (handle) => {
       const result = await runCli(['--url', handle.url, '--mode', 'atomic', '--jobs', '60', '--latency', '1.5', '--latency-jitter', '1', '--html', page]);
       assert.equal(result.code, 0, result.stderr);
       // The header wraps at the terminal's width: its continuation lines are indented by two.
-      const unwrapped = result.stdout.replace(/\n {2}(?=\S)/g, ' ');
+      const joined = unwrapped(result.stdout);
       const header =
         /^server: .*\nlatency: 1\.5 ms \+ up to 1 ms jitter of round trip added to the race's connections; measured median (\d+\.\d\d) ms, p99 (\d+\.\d\d) ms \(\d+ PINGs through the proxy; straight to the server (\d+\.\d\d) ms; seeding and audit go direct\)\n/.exec(
-          unwrapped,
+          joined,
         );
       assert.ok(header, result.stdout);
       assert.ok(Number(header[1]) >= 1.5);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, runCli, unwrapped } from '../helpers/cli.js';
 
 interface JsonRun {
   mode: string;
@@ -62,8 +62,6 @@ test('the table says when the loop ran on fewer jobs', async () => {
 });
 
 test('under --trials too: the note of a loop run on fewer jobs, then where the time went, last, summed per mode over its trials', async () => {
-  // Each line as one, its wrapped continuations joined back.
-  const unwrapped = (text: string): string => text.replace(/\n {2}/g, ' ');
   const noted = await runCli(['--jobs', '500', '--loop-jobs', '100', '--sweepers', '2', '--trials', '2']);
   assert.equal(noted.code, 0, noted.stderr);
   assert.match(unwrapped(noted.stdout), /\nloop ran on 100 of the 500 jobs \(--loop-jobs: a round trip per command is slow by nature\)\n$/);
