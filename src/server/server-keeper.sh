@@ -20,12 +20,21 @@
 # keeper and its lifeline reader, in the tool's detached group, are never among them. The started
 # process reports its own pid on fd 3 before it leaves this keeper's group, so that a keeper killed
 # from outside leaves a server that the tool can reach: in this group until then, in its own after.
+# A server that a wrapper puts in a session of its own is outside the group: the tool names it on
+# the lifeline once it is up, and one whose group has emptied before that (`setsid -f SERVER`) the
+# keeper finds itself (adrift, below).
 # Without setsid the server shares this keeper's group and one pid is watched and stopped: the
 # tool asks the server its own pid once it is up and, when it differs, sends a `pid N` line on the
 # lifeline; from then on that is the pid stopped, and the folder stays until it too has ended.
 
 dir=$1
 shift
+# The run's port, from the server's own arguments: a server a wrapper leaves unnamed is known by it.
+port=
+for arg; do
+  if [ "$prev" = --port ]; then port=$arg; fi
+  prev=$arg
+done
 
 # The server: no stdin and no report pipe, only the output the tool reads. setsid does not fork
 # here: a background job of this shell is no group leader, so setsid execs in place and the
@@ -76,8 +85,43 @@ alive() {
       ;;
   esac
 }
+# Whether process PID belongs to this start: it works in the run folder, or has that folder as one of its
+# arguments, as a server does that has not yet moved into it (and a forked setsid of a wrapper,
+# before it runs the server). No other run has that folder. Checked before a pid outside the group
+# is stopped, since nothing reserves it.
+ours() {
+  # The arguments first: a server moves into its folder before it gives up its arguments for its title.
+  grep -qzxF -e "$dir" "/proc/$1/cmdline" 2>/dev/null || [ "/proc/$1/cwd" -ef "$dir" ]
+}
 '
 eval "$live"
+
+# The server of this start that left the group before the tool could name it: a wrapper that runs
+# `setsid -f SERVER`, or `exec setsid SERVER` (setsid forks when it leads the group), puts the
+# server in a session of its own and is gone at once. Found through /proc among the processes
+# outside this keeper's own group (whose shells name the folder too): one started with the run's
+# folder and port as arguments, or one working in the folder under the title a server gives
+# itself, "… 127.0.0.1:PORT". Prints its pid; fails where there is none, or no /proc.
+adrift() {
+  [ -n "$port" ] && { read -r s <"/proc/$$/stat"; } 2>/dev/null || return 1
+  set -- ${s##*") "}
+  own=$3
+  for f in $(grep -lzF -e "$dir" -e "127.0.0.1:$port" /proc/[0-9]*/cmdline 2>/dev/null); do
+    p=${f%/cmdline}
+    { read -r s <"$p/stat"; } 2>/dev/null || continue
+    set -- ${s##*") "}
+    # Only a live process this keeper may signal: one it could not would never be seen to end.
+    if [ "$1" = Z ] || [ "$3" = "$own" ] || ! kill -0 "${p#/proc/}" 2>/dev/null; then continue; fi
+    # In the order a starting server goes through them (its arguments; then it moves into the
+    # folder; then it takes its title), so that one it passes meanwhile is still found.
+    if { grep -qzxF -e "$dir" "$f" && grep -qzxF -e "$port" "$f"; } ||
+      { [ "$p/cwd" -ef "$dir" ] && grep -qzE -e "127\.0\.0\.1:$port( |\$)" "$f"; }; then
+      echo "${p#/proc/}"
+      return 0
+    fi
+  done
+  return 1
+}
 
 # The lifeline is read by a shell of its own, so that this one can wait on the server meanwhile. At
 # the lifeline's end without a "keep" line first (the tool done or gone), or on USR1 (this keeper
@@ -106,10 +150,12 @@ end() {
 }
 stop() {
   # The started process by its pid as well: until it has left the keeper group, no group has its number.
-  # A real server reported outside that group (a wrapper put it in a session of its own) goes too,
-  # while it is still the process working in this folder: nothing reserves a pid outside the group.
+  # A real server outside that group (a wrapper put it in a session of its own), reported by the
+  # tool or found by the keeper (the file), goes too, while it is still this start: nothing
+  # reserves a pid outside the group.
   if [ "$grouped" = 1 ]; then
-    if [ "$pid" != "$started" ] && [ "/proc/$pid/cwd" -ef "$dir" ]; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
+    { read -r found <"$dir/$3"; } 2>/dev/null && pid=${found:-$pid}
+    if [ "$pid" != "$started" ] && ours "$pid"; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
     exit 0
   fi
   end "$pid"
@@ -158,20 +204,32 @@ running() {
   [ "$grouped" = 1 ] && alive "-$pid"
 }
 
+# The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
+stopAgain() {
+  sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1
+}
+
 # A trapped signal ends a wait early: wait again while the server lives. What the started process
 # leaves behind (a wrapper's server, its other children) is no child of this shell's to wait on:
-# once it has ended, what still runs is watched by polling.
+# once it has ended, what still runs is watched by polling. Once nothing named runs, a server that
+# left the group unnamed is looked for (adrift): found, it is the one watched from then on, and
+# stopped if the lifeline has already ended the rest.
 watched=1
-while running; do
-  if kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
-  if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
-    watched=0
-    wait "$reader"
-    # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
-    if [ $? -ne 3 ]; then sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1; fi
-    # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
-    trap '' TERM
-  fi
+kept=0
+while :; do
+  while running; do
+    if kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
+    if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
+      watched=0
+      wait "$reader"
+      if [ $? -eq 3 ]; then kept=1; else stopAgain; fi
+      # Kept, or stopped: no reader to pass a SIGTERM on to (its pid may be another process's by now).
+      trap '' TERM
+    fi
+  done
+  [ "$grouped" = 1 ] && found=$(adrift) || break
+  echo "$found" >"$dir/$real"
+  if [ "$watched" = 0 ] && [ "$kept" = 0 ]; then stopAgain; fi
 done
 rm -rf "$dir"
 if [ "$watched" = 1 ]; then

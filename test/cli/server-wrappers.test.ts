@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { BIN, cliEnv, runCli, type CliResult } from '../helpers/cli.js';
@@ -146,6 +147,9 @@ for (const kind of oneServerKind(import.meta.url)) {
       ['(… &)', '(SERVER &)'],
       ['in a session of its own, the wrapper waiting: setsid -w', 'setsid -w SERVER'],
       ['in a session of its own: setsid, not exec', 'setsid SERVER'],
+      // Both leave before their server is up: setsid forks it into a session of its own.
+      ['in a session of its own, the wrapper gone at once: setsid -f', 'setsid -f SERVER'],
+      ['in a session of its own, from the group leader: exec setsid', 'exec setsid SERVER'],
     ] as const) {
       test(`a wrapper that starts its server (${how}): the run goes, exit 0, and nothing is left`, run.startsWith('setsid') ? SETSID : {}, async () => {
         const result = await runWrapped(serverWrapper(bin, run));
@@ -160,6 +164,16 @@ for (const kind of oneServerKind(import.meta.url)) {
         existsSync(`${dir}/.emq-race-server-pid`),
       );
     });
+
+    for (const run of ['setsid -f SERVER', 'exec setsid SERVER']) {
+      test(`SIGKILL of the tool while its server, forked away unnamed by the wrapper (${run}), starts: the keeper finds it and stops it`, SETSID, async () => {
+        // Killed as soon as the wrapper has started it: the tool has not yet named it to the keeper.
+        const server = new RegExp(`^\\S*${basename(bin)} `);
+        await killedOnce(serverWrapper(bin, run), LONG_LOOP, 'the server started', (port, dir) =>
+          namingServer(port, dir).some((pid) => server.test(commandLine(pid))),
+        );
+      });
+    }
 
     test("a wrapper whose server daemonizes (--daemonize yes after the tool's arguments): the start fails, exit 3, and no server is left on any port tried", async () => {
       const wrapper = serverWrapper(bin, 'SERVER --daemonize yes');
@@ -190,6 +204,7 @@ for (const kind of oneServerKind(import.meta.url)) {
       ['the server its child, no exec', 'SERVER', 'race-keepwrapped'],
       ['the server in the background, the wrapper gone', 'SERVER & exit 0', 'race-keepbackground'],
       ['the server in a session of its own, the wrapper gone', 'setsid SERVER', 'race-keepsession'],
+      ['the server forked into a session of its own, the wrapper gone at once', 'setsid -f SERVER', 'race-keepforked'],
     ] as const) {
       test(`--keep with a wrapper (${how}): the pid it names is the server's, and stopping it leaves nothing`, async () => {
         const wrapper = serverWrapper(bin, run);
