@@ -189,10 +189,12 @@ trap 'kill -USR1 "$reader" 2>/dev/null' TERM
 # and the server would outlive the tool: it is stopped here the same way at once.
 trap ':' CHLD
 
-# The server's pid: the one started here, or the real server's under a wrapper once reported.
+# The server's pid: the one started here, or the real server's under a wrapper once reported, or
+# found by this keeper (adrift), held here too in case the file cannot be written.
+adopted=
 server() {
   s=$(cat "$dir/$real" 2>/dev/null)
-  echo "${s:-$pid}"
+  echo "${s:-${adopted:-$pid}}"
 }
 
 # Whether the server runs: the process started here (outside its group for a moment after its
@@ -227,8 +229,9 @@ while :; do
       trap '' TERM
     fi
   done
-  [ "$grouped" = 1 ] && found=$(adrift) || break
-  echo "$found" >"$dir/$real"
+  [ "$grouped" = 1 ] && adopted=$(adrift) || break
+  # For the lifeline reader, whose stop reads it.
+  echo "$adopted" >"$dir/$real"
   if [ "$watched" = 0 ] && [ "$kept" = 0 ]; then stopAgain; fi
 done
 rm -rf "$dir"
