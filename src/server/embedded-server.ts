@@ -232,7 +232,13 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => output,
       () => report,
     );
-    if (pid !== undefined) return embedded(keeper, await serverPid(keeper, pid, port, dir), pid, bin, port, dir, options.role);
+    if (pid !== undefined) {
+      const own = await serverPid(keeper, pid, port, dir);
+      // A wrapper that forked its server into a session of its own and left (setsid -f) leaves its
+      // group empty: no process holds that number any more, and another may be given it. Such a
+      // group is never signalled; while a member is left, even a zombie, the number is still its.
+      return embedded(keeper, own, hasMembers(pid) ? pid : undefined, bin, port, dir, options.role);
+    }
     // Killed from outside while its server started: no clash over a port, nothing to try again.
     // Its server may already run, its pid reported or not: stopped through the keeper's group and,
     // once it has left that for a group of its own (after it reported its pid), through that one.
@@ -382,9 +388,10 @@ function processGroupOf(pid: number): number | undefined {
 
 /**
  * `pid` is the server's own, `started` the process the keeper started (a wrapper, or the server
- * itself), whose number is that of the server's process group where the keeper gave it one.
+ * itself), whose number is that of the server's process group where the keeper gave it one:
+ * undefined where no process was left in that group once the server was up.
  */
-function embedded(keeper: ChildProcess, pid: number, started: number, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
+function embedded(keeper: ChildProcess, pid: number, started: number | undefined, bin: string, port: number, dir: string, role = SERVER_ROLE): EmbeddedServer {
   let stopped = false;
   const url = `redis://127.0.0.1:${port}`;
   const lost = new AbortController();
@@ -502,6 +509,11 @@ async function reportRead(keeper: ChildProcess): Promise<void> {
   const pipe = keeper.stdio[3] as Readable | null;
   if (!pipe || pipe.destroyed || pipe.readableEnded) return;
   await Promise.race([new Promise((resolve) => pipe.once('close', resolve)), sleep(1000, undefined, { ref: false })]);
+}
+
+/** Whether process group `group` has any member, a zombie too. */
+function hasMembers(group: number): boolean {
+  return isAlive(-group);
 }
 
 function isAlive(pid: number): boolean {

@@ -53,8 +53,10 @@ fi
 trap '' INT QUIT HUP PIPE
 # The output pipes are the server's, for the tool to read. This shell says nothing there: a tool
 # killed outright leaves no reader, and a line written then (the shell's "Terminated" when the
-# server stops on a signal) would end the keeper before it removed the folder.
-exec >/dev/null 2>&1
+# server stops on a signal) would end the keeper before it removed the folder. Fd 9 keeps the
+# output pipe, never written, only to know it again: a server that a wrapper forked away from its
+# group still writes to it (adrift, below), while a daemonized one, or a user's client, does not.
+exec 9>&1 >/dev/null 2>&1
 
 if [ "$grouped" = 0 ]; then echo "pid $pid" >&3; fi
 exec 3>&-
@@ -85,38 +87,44 @@ alive() {
       ;;
   esac
 }
-# Whether process PID belongs to this start: it works in the run folder, or has that folder as one of its
-# arguments, as a server does that has not yet moved into it (and a forked setsid of a wrapper,
-# before it runs the server). No other run has that folder. Checked before a pid outside the group
-# is stopped, since nothing reserves it.
+# Whether process PID belongs to this start: it works in the run folder, or has that folder as one
+# of its arguments, as a server does that has not yet moved into it (and a forked setsid of a
+# wrapper, before it runs the server). No other run has that folder. Checked before a pid outside
+# the group is stopped, since nothing reserves it.
 ours() {
-  # The arguments first: a server moves into its folder before it gives up its arguments for its title.
-  grep -qzxF -e "$dir" "/proc/$1/cmdline" 2>/dev/null || [ "/proc/$1/cwd" -ef "$dir" ]
+  # The arguments first: a server moves into its folder before it gives up its arguments for its
+  # title. A folder removed from outside meanwhile still names the one the server works in.
+  grep -qzxF -e "$dir" "/proc/$1/cmdline" 2>/dev/null || [ "/proc/$1/cwd" -ef "$dir" ] ||
+    [ "$(readlink "/proc/$1/cwd" 2>/dev/null)" = "$dir (deleted)" ]
 }
 '
 eval "$live"
 
 # The server of this start that left the group before the tool could name it: a wrapper that runs
 # `setsid -f SERVER`, or `exec setsid SERVER` (setsid forks when it leads the group), puts the
-# server in a session of its own and is gone at once. Found through /proc among the processes
-# outside this keeper's own group (whose shells name the folder too): one started with the run's
-# folder and port as arguments, or one working in the folder under the title a server gives
-# itself, "… 127.0.0.1:PORT". Prints its pid; fails where there is none, or no /proc.
+# server in a session of its own and is gone at once. Found through /proc: a live process that
+# leads a session of its own outside this keeper's group, that this keeper may signal (one it
+# could not would never be seen to end), that writes to the output pipe the keeper was started
+# with (fd 9), and that has the run's folder and port among its arguments, or works in that
+# folder under the title a server gives itself ("… 127.0.0.1:PORT", " [cluster]" or
+# " [sentinel]" after it). Only such a process's command line is read: reading one can block on a
+# process stuck in the kernel. Prints its pid; fails where there is none, or no /proc.
 adrift() {
   [ -n "$port" ] && { read -r s <"/proc/$$/stat"; } 2>/dev/null || return 1
   set -- ${s##*") "}
   own=$3
-  for f in $(grep -lzF -e "$dir" -e "127.0.0.1:$port" /proc/[0-9]*/cmdline 2>/dev/null); do
-    p=${f%/cmdline}
+  for p in /proc/[0-9]*; do
+    n=${p#/proc/}
     { read -r s <"$p/stat"; } 2>/dev/null || continue
+    # State, parent, group, session.
     set -- ${s##*") "}
-    # Only a live process this keeper may signal: one it could not would never be seen to end.
-    if [ "$1" = Z ] || [ "$3" = "$own" ] || ! kill -0 "${p#/proc/}" 2>/dev/null; then continue; fi
+    if [ "$1" = Z ] || [ "$4" != "$n" ] || [ "$3" = "$own" ]; then continue; fi
+    if ! [ "$p/fd/1" -ef /proc/$$/fd/9 ] || ! kill -0 "$n" 2>/dev/null; then continue; fi
     # In the order a starting server goes through them (its arguments; then it moves into the
     # folder; then it takes its title), so that one it passes meanwhile is still found.
-    if { grep -qzxF -e "$dir" "$f" && grep -qzxF -e "$port" "$f"; } ||
-      { [ "$p/cwd" -ef "$dir" ] && grep -qzE -e "127\.0\.0\.1:$port( |\$)" "$f"; }; then
-      echo "${p#/proc/}"
+    if { grep -qzxF -e "$dir" "$p/cmdline" && grep -qzxF -e "$port" "$p/cmdline"; } ||
+      { [ "$p/cwd" -ef "$dir" ] && grep -qzxE -e "[^ ]+ 127\.0\.0\.1:$port( \[[a-z]+\])?" "$p/cmdline"; }; then
+      echo "$n"
       return 0
     fi
   done
@@ -131,6 +139,9 @@ adrift() {
 lifeline='
 started=$1
 dir=$2
+# The file in the folder that holds the pid of the real server, and beside it whether the started
+# process is gone.
+real=$3
 grouped=$4
 pid=${5:-$1}
 running() {
@@ -149,12 +160,18 @@ end() {
   done
 }
 stop() {
+  { read -r found <"$dir/$real"; } 2>/dev/null && pid=${found:-$pid}
+  # The started process and its group gone, their number free for any new process (a wrapper
+  # that forked its server away and left): only the server, never that number again.
+  if [ -e "$dir/$real.gone" ]; then
+    if [ "$pid" != "$started" ] && { [ "$grouped" = 0 ] || ours "$pid"; }; then end "$pid"; fi
+    exit 0
+  fi
   # The started process by its pid as well: until it has left the keeper group, no group has its number.
   # A real server outside that group (a wrapper put it in a session of its own), reported by the
   # tool or found by the keeper (the file), goes too, while it is still this start: nothing
   # reserves a pid outside the group.
   if [ "$grouped" = 1 ]; then
-    { read -r found <"$dir/$3"; } 2>/dev/null && pid=${found:-$pid}
     if [ "$pid" != "$started" ] && ours "$pid"; then end "$started" "-$started" "$pid"; else end "$started" "-$started"; fi
     exit 0
   fi
@@ -170,7 +187,7 @@ while IFS= read -r line; do
     *keep*) exit 3 ;;
     # The real server under a wrapper: without a group of its own, or outside the started one, the
     # one to stop; either way (in the folder, for the keeper) the one to outlive, and the first watched.
-    "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$3" ;;
+    "pid "[1-9]*) pid=${line#pid }; echo "$pid" >"$dir/$real" ;;
   esac
 done
 stop
@@ -179,7 +196,7 @@ stop
 exec 4<&0 </dev/null
 # Where the reader leaves the real server's pid when the tool reports one (a wrapper's child).
 real=.emq-race-server-pid
-sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" <&4 >/dev/null 2>&1 &
+sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" <&4 >/dev/null 2>&1 9>&- &
 reader=$!
 exec 4<&-
 # A SIGTERM sent here stops the server the same clean way (a kept server's reader is gone: not it).
@@ -189,26 +206,42 @@ trap 'kill -USR1 "$reader" 2>/dev/null' TERM
 # and the server would outlive the tool: it is stopped here the same way at once.
 trap ':' CHLD
 
-# The server's pid: the one started here, or the real server's under a wrapper once reported, or
-# found by this keeper (adrift), held here too in case the file cannot be written.
+# The server's pid, in srv: the real server's under a wrapper once reported (the file), or the one
+# this keeper found (adrift; held here too in case the file cannot be written), or else the one
+# started here, until that is gone. Read without a fork: this runs every 50 ms while polling.
 adopted=
-server() {
-  s=$(cat "$dir/$real" 2>/dev/null)
-  echo "${s:-${adopted:-$pid}}"
+gone=0
+named() {
+  s=
+  { read -r s <"$dir/$real"; } 2>/dev/null
+  srv=${s:-$adopted}
+  if [ -z "$srv" ] && [ "$gone" = 0 ]; then srv=$pid; fi
 }
 
 # Whether the server runs: the process started here (outside its group for a moment after its
-# start), the real server once reported, or any process of its group that has not ended.
+# start), the real server once named, or any process of its group that has not ended. Once the
+# started process has been reaped and no process is left in its group, even a zombie, its number
+# is free for any new process: it is gone, never looked at or signalled again, by this keeper or
+# (the file beside the pid's) by the reader's stop.
 running() {
-  alive "$pid" && return 0
+  named
+  if [ "$gone" = 0 ]; then
+    alive "$pid" && return 0
+    if ! kill -0 "$pid" 2>/dev/null && { [ "$grouped" = 0 ] || ! kill -0 "-$pid" 2>/dev/null; }; then
+      gone=1
+      : >"$dir/$real.gone"
+      named
+    fi
+  fi
   # The real server first: one process's state, where its group is all of /proc to go through.
-  alive "$(server)" && return 0
-  [ "$grouped" = 1 ] && alive "-$pid"
+  [ -n "$srv" ] && alive "$srv" && return 0
+  [ "$gone" = 0 ] && [ "$grouped" = 1 ] && alive "-$pid"
 }
 
 # The lifeline's own stop, run again on an input that ends at once: the same TERM, CONT, KILL.
 stopAgain() {
-  sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$(server)" </dev/null >/dev/null 2>&1
+  named
+  sh -c "$live$lifeline" emq-race-lifeline "$pid" "$dir" "$real" "$grouped" "$srv" </dev/null >/dev/null 2>&1 9>&-
 }
 
 # A trapped signal ends a wait early: wait again while the server lives. What the started process
@@ -220,7 +253,7 @@ watched=1
 kept=0
 while :; do
   while running; do
-    if kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
+    if [ "$gone" = 0 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; else sleep 0.05; fi
     if [ "$watched" = 1 ] && ! kill -0 "$reader" 2>/dev/null; then
       watched=0
       wait "$reader"

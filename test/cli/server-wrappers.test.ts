@@ -8,14 +8,23 @@
  * or folder behind.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { describe, test } from 'node:test';
 import { which } from '../../src/server/embedded-server.js';
 import { BIN, cliEnv, runCli, type CliResult } from '../helpers/cli.js';
 import { LONG_LOOP, startCli, until, within } from '../helpers/cli-process.js';
-import { askServer, assertServerGone, commandLine, namingServer, serverWrapper, wrappedServer, wrappedStarts } from '../helpers/processes.js';
+import {
+  askServer,
+  assertServerGone,
+  commandLine,
+  killWithDescendants,
+  namingServer,
+  running,
+  serverWrapper,
+  wrappedServer,
+  wrappedStarts,
+} from '../helpers/processes.js';
 import { oneServerKind } from '../helpers/servers.js';
 
 const LIMIT_MS = 15_000;
@@ -165,15 +174,43 @@ for (const kind of oneServerKind(import.meta.url)) {
       );
     });
 
-    for (const run of ['setsid -f SERVER', 'exec setsid SERVER']) {
-      test(`SIGKILL of the tool while its server, forked away unnamed by the wrapper (${run}), starts: the keeper finds it and stops it`, SETSID, async () => {
-        // Killed as soon as the wrapper has started it: the tool has not yet named it to the keeper.
-        const server = new RegExp(`^\\S*${basename(bin)} `);
-        await killedOnce(serverWrapper(bin, run), LONG_LOOP, 'the server started', (port, dir) =>
-          namingServer(port, dir).some((pid) => server.test(commandLine(pid))),
-        );
+    for (const run of ['setsid -f', 'exec setsid']) {
+      test(`SIGKILL of the tool while a server the wrapper forked away (${run}) is not yet named: the keeper, which found it, stops it`, SETSID, async () => {
+        // The forked process waits before it becomes the server, so the tool, which names a server
+        // only once it is up, cannot have named it: the pid the keeper notes is one it found itself.
+        const wrapper = serverWrapper(bin, `${run} sh -c 'sleep 5; exec "$@"' sh SERVER`);
+        await killedOnce(wrapper, LONG_LOOP, 'the forked server found by the keeper', (_port, dir) => existsSync(`${dir}/.emq-race-server-pid`));
       });
     }
+
+    test("a user's process in the server's folder, naming the server's address as a title would, is not the keeper's: it is left running", SETSID, async () => {
+      const wrapper = serverWrapper(bin);
+      const cli = startCli(['--server-bin', wrapper.path, ...LONG_LOOP]);
+      let client: ChildProcess | undefined;
+      try {
+        await until(LIMIT_MS, 'the wrapper started', () => existsSync(wrapper.log) && wrappedServer(wrapper.log).port > 0, 20);
+        const { port, dir } = wrappedServer(wrapper.log);
+        // The wrapper's server named to the keeper: it is up.
+        await until(LIMIT_MS, 'the server up', () => existsSync(`${dir}/.emq-race-server-pid`), 20);
+        // A session of its own, in the folder, with an argument just like a server's title: all a
+        // forked-away server has but the run's output pipe.
+        client = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)', `redis-server 127.0.0.1:${port}`, `redis://127.0.0.1:${port}`], {
+          cwd: dir,
+          detached: true,
+          stdio: 'ignore',
+        });
+        const pid = client.pid ?? 0;
+        await until(LIMIT_MS, 'the client running', () => commandLine(pid).includes(`127.0.0.1:${port}`), 20);
+        cli.child.kill('SIGTERM');
+        await within(LIMIT_MS, 'the stopped run', cli.done);
+        await until(LIMIT_MS, 'the folder removed', () => !existsSync(dir), 20);
+        assert.equal(running(pid), true, "the user's process still runs");
+      } finally {
+        cli.child.kill('SIGKILL');
+        if (client?.pid) killWithDescendants(client.pid);
+        await assertNothingLeft(wrapper.log);
+      }
+    });
 
     test("a wrapper whose server daemonizes (--daemonize yes after the tool's arguments): the start fails, exit 3, and no server is left on any port tried", async () => {
       const wrapper = serverWrapper(bin, 'SERVER --daemonize yes');
