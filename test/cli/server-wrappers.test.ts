@@ -2,10 +2,11 @@
  * --server-bin wrapper scripts that do more than run the server as their child: one whose server
  * is still starting when the tool is killed, one that goes on once its server has ended, one that
  * starts its server in the background and exits, one that puts it in a session of its own
- * (setsid), and one whose server daemonizes. The keeper runs the wrapper in a process group of its
- * own and watches and stops that whole group, and a server outside it that the tool shows to be
- * the run's own, so each run ends promptly and leaves no server, wrapper, wrapper's child, keeper
- * or folder behind.
+ * (setsid), one that forks it into one and leaves at once (setsid -f), and one whose server
+ * daemonizes. The keeper runs the wrapper in a process group of its own and watches and stops that
+ * whole group, and a server outside it that the tool shows to be the run's own or that the keeper
+ * finds once the group is empty, so each run ends promptly and leaves no server, wrapper, wrapper's
+ * child, keeper or folder behind, and stops no process of the user's.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
