@@ -20,16 +20,15 @@ export function printReport(report: RaceReport, runs: readonly RunResult[], opti
   if (options.json) io.out(`${JSON.stringify(reportJson(report))}\n`);
   else if (options.csv) io.out(`${renderCsv(runs)}\n`);
   else if (report.trials && (options.trials ?? 1) > 1) {
-    const summed = flags.queues > 1 ? `each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)\n` : '';
-    const header = [serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])]
-      .map((line) => `${wrapLines(line, layout.width)}\n`)
-      .join('');
+    // Lines fitted to the width, each ended.
+    const block = (lines: readonly string[]): string => lines.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    const summed = flags.queues > 1 ? [`each trial counts the sum of its ${flags.queues} queues per mode (--json has every queue)`] : [];
+    const header = block([serverHeadline(report.server, report.embedded), ...(report.latency ? [latencyLine(report.latency)] : [])]);
     // A failover drill's figures are each trial's own, which the table's spreads do not show.
-    const drills = runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : []));
-    const drilled = drills.map((line) => `${wrapLines(line, layout.width)}\n`).join('');
+    const drilled = block(runs.flatMap((run) => (run.failover ? consequenceLines(run, `${run.mode}, trial ${run.trial}`) : [])));
     // Under the table, as under a single run's: a round-trip mode run on fewer jobs, then where the time went.
-    const closing = [...loopJobsNote(runs, options.jobs), ...trialPhasesLines(runs)].map((line) => `${wrapLines(line, layout.width)}\n`).join('');
-    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${wrapLines(summed, layout.width)}${closing}`);
+    const closing = block([...summed, ...loopJobsNote(runs, options.jobs), ...trialPhasesLines(runs)]);
+    io.out(`${header}${renderTrialsTable(report.trials, layout)}\n${drilled}${closing}`);
   } else io.out(`${renderTable(report, layout, loopJobsNote(runs, options.jobs))}\n`);
 }
 
