@@ -294,7 +294,8 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
   // The race, the server and the report load when a race runs: --help, --version and a usage
   // error refused by commander start without them (docs/architecture.md, "How the command starts").
   const { raceReport } = await import('./race-report.js');
-  const { announce, writeRacePage } = await import('../html/report-files.js');
+  // The page writers load the pages of every command (some twenty modules): only for a run that writes a file.
+  const files = flags.html !== undefined || flags.exportTest !== undefined ? await import('../html/report-files.js') : undefined;
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
   const { chooseTargetOrCluster, openSession, withSession } = await import('../server/session.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
@@ -358,13 +359,13 @@ async function main(flags: MainFlags, io: Io): Promise<number> {
     const machineOutput = options.json || Boolean(options.csv);
     // Where the exported test went, said where the page's line is said (on stderr: its file is not the report).
     const announceExport = (): void => {
-      if (exportTest !== undefined && exportMissed === undefined && exportLost === undefined) announce(io, true, 'exported test', exportTest);
+      if (exportTest !== undefined && exportMissed === undefined && exportLost === undefined) files?.announce(io, true, 'exported test', exportTest);
     };
     const html = flags.html;
     const writePage = (): void => {
-      if (html !== undefined)
+      if (html !== undefined && files)
         pageLost = writeOrLost('--html', () =>
-          writeRacePage(
+          files.writeRacePage(
             html,
             report,
             runs,
