@@ -219,6 +219,11 @@ export function reportFailuresAfterCommand(io: Pick<Io, 'err'> = processIo): voi
  * often the very password (`--password=` and redis-cli's `-a` are other tools' flags).
  */
 function commanderLine(message: string, program: Command, argv: readonly string[]): string {
+  // A short flag of the tool's with letters joined to it (`-hv`): commander combines only the flags
+  // it parses itself, not the help. The flag is named as given, the letters after it are not.
+  const joined = /^unknown option '(-[^-])[^']+'/.exec(oneLine(message))?.[1];
+  if (joined !== undefined && flagOfTheTool(program)(joined))
+    return `${joined} with letters joined to it is no flag: give ${joined} on its own, and each other flag as a word of its own`;
   const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
   // Said as refuseFlagsAsValues says a value left out before another flag.
   const missing = /^option '(-[^ ']+) ([^']+)' argument missing$/.exec(line);
@@ -227,7 +232,7 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   if (option === undefined) return line;
   const name = subcommandFirst(program, argv)[2];
   const command = program.commands.find((c) => c.name() === name);
-  const note = raceFlagNote(program, command, option) || otherCommandsNote(program, command, option);
+  const note = ownersNote(program, command, option);
   // Beside the note, commander's guess of --help (for `--keep`: two letters apart) is noise; a near
   // flag of the command's own (`--sweeps` for `--sweepers`) may be what was meant, and stays.
   return note ? `${line.replace(/ \(Did you mean --help\?\)$/, '')}${note}` : line;
@@ -236,29 +241,20 @@ function commanderLine(message: string, program: Command, argv: readonly string[
 const takes = (command: Command, option: string): boolean => optionNamed(command.options, option) !== undefined;
 
 /**
- * A flag of the race given to a command that does not take it (`explore --lib bullmq`, `clean
- * --json`) is no typo: commander's line is followed by whose flag it is, and where the command's
- * own flags are listed. Anything else: nothing.
+ * A flag of other commands given to one that does not take it (`explore --lib bullmq`, `clean
+ * --json`, `emq-race --vary sweepers=1,2`) is no typo: commander's line is followed by every
+ * command whose flag it is (the race itself first), and where flags are listed: the command's own,
+ * for a flag of the race; else the first owner's. Anything else: nothing.
  */
-function raceFlagNote(program: Command, command: Command | undefined, option: string): string {
-  if (!command || takes(command, option) || !takes(program, option)) return '';
-  return `; ${option} is a flag of the race itself, not of ${command.name()} (emq-race help ${command.name()} lists its flags)`;
-}
-
-/**
- * A flag of other commands only, given to the race or to a command that does not take it
- * (`emq-race --vary sweepers=1,2`, `explore --svg x.svg`): whose flag it is, and where that
- * command's flags are listed. Anything else: nothing.
- */
-function otherCommandsNote(program: Command, command: Command | undefined, option: string): string {
-  const owners = program.commands.filter((c) => c !== command && c.name() !== 'help' && takes(c, option)).map((c) => c.name());
-  const first = owners[0];
-  if (first === undefined) return '';
-  const whose = owners
-    .map((owner) => `emq-race ${owner}`)
-    .join(owners.length > 2 ? ', ' : ' and ')
-    .replace(/, ([^,]*)$/, ' and $1');
-  return `; ${option} is a flag of ${whose}, not of ${command ? command.name() : 'the race itself'} (emq-race help ${first} lists its flags)`;
+function ownersNote(program: Command, command: Command | undefined, option: string): string {
+  if (command && takes(command, option)) return '';
+  const ofTheRace = command !== undefined && takes(program, option);
+  const others = program.commands.filter((c) => c !== command && c.name() !== 'help' && takes(c, option)).map((c) => c.name());
+  const owners = [...(ofTheRace ? ['the race itself'] : []), ...others.map((owner) => `emq-race ${owner}`)];
+  const listed = ofTheRace ? command?.name() : others[0];
+  if (owners.length === 0 || listed === undefined) return '';
+  const whose = owners.length > 1 ? `${owners.slice(0, -1).join(', ')} and ${owners.at(-1)}` : owners[0];
+  return `; ${option} is a flag of ${whose}, not of ${command ? command.name() : 'the race itself'} (emq-race help ${listed} lists its flags)`;
 }
 
 /** Commander's message as one line. */

@@ -266,6 +266,9 @@ export function raceOptionsFrom(flags: MainFlags): RaceOptions {
   checkRaceOptions(options);
   checkLibraryFlagsGiven(options, flags.given);
   checkFailoverFlags(flags);
+  // As the drill's flags without the drill: a flag that would do nothing is refused, not ignored.
+  if (flags.allowServerWide && !flags.fault.includes('script-flush'))
+    throw usageError('--allow-server-wide: only with --fault script-flush (it lets that fault empty the script cache of a --url server)');
   checkSeedFlags(flags, options.modes);
   if (flags.embeddedCluster !== undefined && flags.url !== undefined) throw usageError('--embedded-cluster starts its own cluster: leave out --url');
   return options;

@@ -124,6 +124,19 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
     // from the redacted form only (the digits are not repeated: they may be a password's).
     const port = /^[a-z]+:\/\/(?:[^/?#]*@)?(?:\[[^\]]*\]|[^/?#@:]*):(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
     if (port !== undefined && Number(port) > 65535) throw usageError(`${source}: ${shown} has a port past 65535; expected 1 to 65535`);
+    // With no '@' anywhere there is no user info (a password may hold a raw '/', '?' or '#' before
+    // its '@'), and the part that fails is the host's: said which, still from the redacted form
+    // only (a word after a ':' may be a password that lost its '@host').
+    const authority = url.includes('@') ? undefined : /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1];
+    if (authority !== undefined) {
+      if (/^[0-9a-f]*:[0-9a-f]*:/i.test(authority))
+        throw usageError(`${source}: ${shown} has an IPv6 address without its brackets; write it as redis://[ADDRESS]:PORT (redis://[::1]:6379)`);
+      const hostPort = /^(?:\[[^\]]*\]|[^:[\]]*):(.*)$/.exec(authority)?.[1];
+      if (hostPort !== undefined && !/^\d+$/.test(hostPort))
+        throw usageError(
+          `${source}: ${shown} has a port that is not a number; expected 1 to 65535 after the host's ':' (a password goes before the host: redis://:password@host:port)`,
+        );
+    }
     throw usageError(`${source}: ${shown} is not a URL; ${URL_FORMS} (percent-encode a '/', '?', '#' or '@' in the password)`);
   }
   // Everything after a '#' is a fragment, which a server URL has no use for: most likely a

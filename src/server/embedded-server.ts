@@ -227,12 +227,13 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     (keeper.stdio[3] as Readable | null)?.on('data', (chunk: Buffer) => {
       report += chunk.toString();
     });
-    const pid = await waitUntilReady(
+    const ready = await waitUntilReady(
       keeper,
       () => output,
       () => report,
     );
-    if (pid !== undefined) {
+    if (typeof ready === 'number') {
+      const pid = ready;
       const own = await serverPid(keeper, pid, port, dir);
       // A wrapper that forked its server into a session of its own and left (setsid -f) leaves its
       // group empty: no process holds that number any more, and another may be given it. Such a
@@ -248,8 +249,10 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       rmSync(dir, { recursive: true, force: true });
       throw keeperDied(keeper.signalCode, `redis://127.0.0.1:${port}`, options.role);
     }
-    // The server's last words, or the keeper's shell saying why it could not start it.
-    lastError = output.trim().split('\n').slice(-1)[0] || 'exited';
+    // The server's last words, or the keeper's shell saying why it could not start it; after the
+    // wait, what it never said (a line of its log is no reason then: a wrapper that raised the log
+    // level past notice, or sent the log elsewhere, leaves a healthy server's warning last).
+    lastError = ready === 'exited' ? output.trim().split('\n').slice(-1)[0] || 'exited' : notReadyLine(output);
     const started = /^pid (\d+)$/m.exec(report)?.[1];
     await stopKeeper(keeper, started, started);
     await stopStrayServer(port, dir);
@@ -270,17 +273,32 @@ export function privateServerArgs(port: number, dir: string): string[] {
   return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
 }
 
-/** The server's pid once it accepts connections; undefined if it (or its keeper) exited first. */
-async function waitUntilReady(keeper: ChildProcess, output: () => string, report: () => string): Promise<number | undefined> {
-  const deadline = Date.now() + 10_000;
+/** How long a server has to say it is ready (a Sentinel: that it monitors its primary). */
+const READY_WAIT_MS = 10_000;
+
+/**
+ * Why a start that outlasted the wait failed: the line the tool reads for readiness, where it looks
+ * for it, and the server's last line, which is no reason by itself. Pure.
+ */
+export function notReadyLine(output: string): string {
+  const last = output.trim().split('\n').slice(-1)[0]?.trim();
+  return (
+    `it did not say "Ready to accept connections" within ${READY_WAIT_MS / 1000} s (the tool reads that line of the server's log on its standard output, ` +
+    `at --loglevel notice or more verbose)${last ? `; its last line: ${last}` : '; it printed nothing'}`
+  );
+}
+
+/** The server's pid once it accepts connections; 'exited' if it (or its keeper) exited first, 'waited' if it never said it was ready. */
+async function waitUntilReady(keeper: ChildProcess, output: () => string, report: () => string): Promise<number | 'exited' | 'waited'> {
+  const deadline = Date.now() + READY_WAIT_MS;
   while (Date.now() < deadline) {
-    if (keeper.exitCode !== null || keeper.signalCode !== null) return undefined;
+    if (keeper.exitCode !== null || keeper.signalCode !== null) return 'exited';
     const pid = Number(/^pid (\d+)$/m.exec(report())?.[1] ?? 0);
     // A Sentinel never says it is ready: it is once it monitors its primary.
     if (pid > 0 && /Ready to accept connections|\+monitor master/i.test(output())) return pid;
     await sleep(20);
   }
-  return undefined;
+  return 'waited';
 }
 
 /**

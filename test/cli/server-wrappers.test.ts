@@ -227,6 +227,25 @@ for (const kind of oneServerKind(import.meta.url)) {
       assert.equal(wrappedStarts(wrapper.log).length, 1);
     });
 
+    test("a wrapper that raises the server's log level past notice: after the wait, one line naming the readiness line it never printed, not the server's last warning; exit 3, nothing left", async () => {
+      // A healthy server, but at --loglevel warning it never prints "Ready to accept connections".
+      const wrapper = serverWrapper(bin, 'exec SERVER --loglevel warning');
+      let result: CliResult | undefined;
+      try {
+        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+      } finally {
+        await attemptsGone(wrapper.log);
+      }
+      assert.equal(result.code, 3);
+      const lines = result.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(
+        lines[0] ?? '',
+        /^emq-race: could not start \S+: it did not say "Ready to accept connections" within 10 s \(the tool reads that line of the server's log on its standard output, at --loglevel notice or more verbose\)(; its last line: .+|; it printed nothing)$/,
+      );
+      assert.equal(wrappedStarts(wrapper.log).length, 1);
+    });
+
     test('a port taken between its probe and the bind: the start is tried again on another port, and the run goes', async () => {
       // The first start fails as a server does whose port another process bound first.
       const wrapper = serverWrapper(

@@ -358,7 +358,8 @@ forEachServer('clean', (handle) => {
     ]) {
       const result = await runCli(args);
       assert.equal(result.code, 2, result.stderr);
-      const line = "unknown option '--json'; --json is a flag of the race itself, not of clean (emq-race help clean lists its flags)";
+      const line =
+        "unknown option '--json'; --json is a flag of the race itself, emq-race explain, emq-race explore and emq-race grid, not of clean (emq-race help clean lists its flags)";
       assert.equal(oneErrorLine(result.stderr), `emq-race: ${line}`);
       assert.deepEqual(JSON.parse(result.stdout), errorJson(2, line));
       assert.equal(result.stdout.trim().split('\n').length, 1);

@@ -57,7 +57,9 @@ test('serverAddress: what ioredis would read another way, or not at all, is a us
   }
   usage(() => serverAddress('redis://h:65536'), /^--url: "redis:\/\/h:65536" has a port past 65535; expected 1 to 65535$/);
   usage(() => serverAddress('redis://:Zq7w0rd@[::1]:99999/0'), /^--url: "redis:\/\/:\*\*\*@\[::1\]:99999\/0" has a port past 65535/);
-  usage(() => serverAddress('redis://h:65535x'), /is not a URL/);
+  usage(() => serverAddress('redis://h:65535x'), /has a port that is not a number/);
+  // An '@' anywhere may end a password that holds a raw '/': no guess at which part failed.
+  usage(() => serverAddress('redis://:pa/ss@h:1'), /is not a URL/);
   usage(
     () => serverAddress('redis://:S3cr3t@h:1/0?password=other'),
     /^--url: "redis:\/\/:\*\*\*@h:1\/0\?password=\*\*\*" gives two different values for the password; give it once$/,
@@ -105,6 +107,19 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   { name: '?db=abc', args: ['--url', 'redis://127.0.0.1:6390/?db=abc'], line: /the database in .* must be a number/ },
   { name: 'a backslash in the URL', args: ['--url', 'redis://:secret\\@127.0.0.1:6390'], line: /contains a backslash/ },
   { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
+  // A port the parser refuses, or an IPv6 host without brackets: the part named, from the redacted
+  // form only (the word after the ':' may be a password that lost its '@host': `redis://:secret`).
+  ...['redis://127.0.0.1:notaport', 'redis://127.0.0.1:+6390', 'redis://:secret', 'redis://[::1]:x1'].map((url) => ({
+    name: `a port that is not a number (${url})`,
+    args: ['--url', url],
+    line: /^emq-race: --url: "redis:\/\/\*\*\*" has a port that is not a number; expected 1 to 65535 after the host's ':' \(a password goes before the host: redis:\/\/:\*\*\*@host:port\)$/,
+  })),
+  ...['redis://::1:6390', 'redis://fe80::1'].map((url) => ({
+    name: `an IPv6 host without brackets (${url})`,
+    args: ['--url', url],
+    line: /^emq-race: --url: "redis:\/\/\*\*\*" has an IPv6 address without its brackets; write it as redis:\/\/\[ADDRESS\]:PORT \(redis:\/\/\[::1\]:6379\)$/,
+  })),
+
   // A flag where a value goes is a value left out: said so, the flag named, before anything is parsed.
   leftOut('--queue --help', ['--queue', '--help'], '--help', '--queue <name>'),
   leftOut('--html --json', ['--html', '--json'], '--json', '--html <file>'),
@@ -127,22 +142,22 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   {
     name: 'a race flag before explain',
     args: ['--jobs', '5', 'explain'],
-    line: /unknown option '--jobs'; --jobs is a flag of the race itself, not of explain \(emq-race help explain lists its flags\)$/,
+    line: /unknown option '--jobs'; --jobs is a flag of the race itself and emq-race grid, not of explain \(emq-race help explain lists its flags\)$/,
   },
   {
     name: 'a race flag given to explore',
     args: ['explore', '--lib', 'bullmq'],
-    line: /^emq-race: unknown option '--lib'; --lib is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
+    line: /^emq-race: unknown option '--lib'; --lib is a flag of the race itself and emq-race grid, not of explore \(emq-race help explore lists its flags\)$/,
   },
   {
     name: "a race flag given to explore, with commander's suggestion",
     args: ['explore', '--sweepers', '3'],
-    line: /^emq-race: unknown option '--sweepers' \(Did you mean --sweeps\?\); --sweepers is a flag of the race itself, not of explore/,
+    line: /^emq-race: unknown option '--sweepers' \(Did you mean --sweeps\?\); --sweepers is a flag of the race itself and emq-race grid, not of explore/,
   },
   {
     name: 'a race flag given to explore that commander takes for --help',
     args: ['explore', '--keep'],
-    line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, not of explore \(emq-race help explore lists its flags\)$/,
+    line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, emq-race explain and emq-race grid, not of explore \(emq-race help explore lists its flags\)$/,
   },
   { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
   {
@@ -159,6 +174,24 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     name: 'a flag of three commands given to the race',
     args: ['--yes'],
     line: /^emq-race: unknown option '--yes' \(Did you mean --cycles\?\); --yes is a flag of emq-race clean, emq-race explore and emq-race grid, not of the race itself \(emq-race help clean lists its flags\)$/,
+  },
+  {
+    name: 'a flag of the race and of three commands given to clean',
+    args: ['clean', '--html', 'x.html'],
+    line: /^emq-race: unknown option '--html'; --html is a flag of the race itself, emq-race explain, emq-race explore and emq-race grid, not of clean \(emq-race help clean lists its flags\)$/,
+  },
+  // The help is no flag commander combines with others: not "unknown option '-h'", a flag the tool has.
+  ...[['-hv'], ['-hV'], ['explain', '-hv'], ['clean', '-hq']].map((args) => ({
+    name: `${args.join(' ')}: a short flag with letters joined to it`,
+    args,
+    line: /^emq-race: -h with letters joined to it is no flag: give -h on its own, and each other flag as a word of its own$/,
+  })),
+  // As the failover drill's flags without the drill: a flag that would do nothing is refused. Port 1:
+  // a flag wrongly let through would end in exit 3 (connection refused), not 2.
+  {
+    name: '--allow-server-wide without --fault script-flush',
+    args: ['--allow-server-wide', '--fault', 'client-kill', '--url', 'redis://127.0.0.1:1'],
+    line: /^emq-race: --allow-server-wide: only with --fault script-flush \(it lets that fault empty the script cache of a --url server\)$/,
   },
   {
     name: "explain's flag given to explore",
