@@ -252,7 +252,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     // The server's last words, or the keeper's shell saying why it could not start it; after the
     // wait, what it never said (a line of its log is no reason then: a wrapper that raised the log
     // level past notice, or sent the log elsewhere, leaves a healthy server's warning last).
-    lastError = ready === 'exited' ? output.trim().split('\n').slice(-1)[0] || 'exited' : notReadyLine(output);
+    lastError = ready === 'exited' ? output.trim().split('\n').slice(-1)[0] || 'exited' : notReadyLine(output, options.sentinelConfig !== undefined);
     const started = /^pid (\d+)$/m.exec(report)?.[1];
     await stopKeeper(keeper, started, started);
     await stopStrayServer(port, dir);
@@ -280,10 +280,11 @@ const READY_WAIT_MS = 10_000;
  * Why a start that outlasted the wait failed: the line the tool reads for readiness, where it looks
  * for it, and the server's last line, which is no reason by itself. Pure.
  */
-export function notReadyLine(output: string): string {
+function notReadyLine(output: string, sentinel: boolean): string {
   const last = output.trim().split('\n').slice(-1)[0]?.trim();
+  const awaited = sentinel ? '+monitor master' : 'Ready to accept connections';
   return (
-    `it did not say "Ready to accept connections" within ${READY_WAIT_MS / 1000} s (the tool reads that line of the server's log on its standard output, ` +
+    `it did not say "${awaited}" within ${READY_WAIT_MS / 1000} s (the tool reads that line of the server's log on its standard output, ` +
     `at --loglevel notice or more verbose)${last ? `; its last line: ${last}` : '; it printed nothing'}`
   );
 }

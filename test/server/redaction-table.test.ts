@@ -213,7 +213,12 @@ forOneServerKind(import.meta.url, 'redaction of every --url form through every o
       line: /is not a URL/,
     },
     { name: 'a raw quote in the password of a URL that does not parse', url: () => `redis://:Zq7"q'w0rd@127.0.0.1:notaport`, code: 2, line: /is not a URL/ },
-    { name: 'a fragment #password= on a URL that does not parse', url: () => `redis://127.0.0.1:notaport#password=Zq7w0rd`, code: 2, line: /has a port that is not a number/ },
+    {
+      name: 'a fragment #password= on a URL that does not parse',
+      url: () => `redis://127.0.0.1:notaport#password=Zq7w0rd`,
+      code: 2,
+      line: /has a port that is not a number/,
+    },
     // A '#' cuts a URL short unread: refused, the fragment not shown.
     {
       name: 'a fragment #password= beside a working password',
