@@ -120,10 +120,17 @@ export async function raceReport(
   if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
   const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
   const trials = options.trials ?? 1;
-  // On a terminal with --trials the line says which trial runs instead; a CI log can have both.
+  // On a terminal with --trials the line says which trial runs, and once the trial has run a second
+  // where its leases stand, after that trial's name; a CI log has both, on lines of their own.
   // The grid keeps a progress line of its own: its cells' races run without theirs.
-  const board =
-    show.progress && (!io.stderrIsTty || trials === 1) ? progressBoard(io.err, { terminal: Boolean(io.stderrIsTty), width: () => errorWidth(io) }) : undefined;
+  let trialLabel = '';
+  const board = show.progress
+    ? progressBoard(io.err, {
+        terminal: Boolean(io.stderrIsTty),
+        width: () => errorWidth(io),
+        ...(io.stderrIsTty && options.trials !== undefined ? { label: () => trialLabel } : {}),
+      })
+    : undefined;
   const perMode = commandLineRun(session, options, flags);
   const adjust = (mode: Mode): Partial<ModeRun> => ({
     ...perMode(mode),
@@ -155,8 +162,10 @@ export async function raceReport(
             adjust,
             ...(progress
               ? {
-                  progress: (trial: number, of: number, mode: Mode) =>
-                    io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? `trial ${trial}/${of}, ` : ''}${mode}…`),
+                  progress: (trial: number, of: number, mode: Mode) => {
+                    trialLabel = `trial ${trial}/${of}, `;
+                    io.err(`\r\x1b[Kemq-race: ${options.trials !== undefined ? trialLabel : ''}${mode}…`);
+                  },
                 }
               : {}),
             // A trial of several queues runs them all side by side; the next trial starts on fresh ones.

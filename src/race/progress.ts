@@ -180,6 +180,8 @@ export interface ProgressDisplay {
   readonly width: () => number;
   /** The clock, in ms (tests of the pacing pass their own). */
   readonly now?: () => number;
+  /** What the terminal's line starts with (`trial 2/5, `), read at each drawing: under --trials, which trial runs. */
+  readonly label?: () => string;
 }
 
 /**
@@ -211,7 +213,8 @@ export function progressBoard(write: ProgressWriter, display: ProgressDisplay): 
     const pieces = summaryPieces(readings);
     if (display.terminal) {
       // One column short of the width: a line that fills it would wrap on some terminals.
-      write(`\r\x1b[2K${fitPieces(pieces, display.width() - 1)}`);
+      const label = display.label?.() ?? '';
+      write(`\r\x1b[2K${label}${fitPieces(pieces, Math.max(1, display.width() - 1 - visibleLength(label)))}`);
       shown = true;
       lastTerminal = now();
     } else if (now() - lastPlain >= PLAIN_EVERY_MS) {

@@ -129,6 +129,29 @@ describe('on a terminal', { concurrency: true }, () => {
     assert.doesNotMatch(result.output, /trial 1\/1/, 'no trial count without --trials');
   });
 
+  test('on a terminal with --trials, the progress line follows the name of the trial that runs', TERMINAL, async () => {
+    // Two trials of a second and more each, by their own pace as above.
+    const result = await onTerminal(
+      ['--mode', 'loop', '--trials', '2', '--jobs', '300', '--sweepers', '2', '--batch', '10', '--interval', '100', '--live', '0'],
+      {
+        COLUMNS: '60',
+      },
+    );
+    assert.equal(result.code, 0, result.output);
+    assert.match(result.output, /emq-race: trial 1\/2, loop…/);
+    assert.match(result.output, /emq-race: trial 2\/2, loop…/);
+    const rewrites = result.output
+      .split(/\r\x1b\[2K/)
+      .slice(1, -1)
+      .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
+      .filter((line) => line.length > 0);
+    assert.ok(rewrites.length > 0, result.output);
+    for (const line of rewrites) {
+      assert.match(line, /^trial [12]\/2, loop: [\d,]+\/300( leases reclaimed)? \(\d+%\)/);
+      assert.ok([...line].length <= 59, `${line} (${[...line].length} columns)`);
+    }
+  });
+
   test('on a terminal, queues raced side by side share one progress line', TERMINAL, async () => {
     const result = await onTerminal([
       '--mode',

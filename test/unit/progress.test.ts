@@ -60,6 +60,23 @@ test('seeding: shown batch by batch once it has taken a second, with its own tim
   assert.equal(written.at(-1), '\r\x1b[2K');
 });
 
+test("a label (--trials' trial) starts the terminal's line, read at each drawing, and the rest fits beside it", () => {
+  let clock = 0;
+  let label = 'trial 1/2, ';
+  const written: string[] = [];
+  const board = progressBoard((text) => written.push(text), { terminal: true, width: () => 50, now: () => clock, label: () => label });
+  const seeding = board.seeding('atomic', 'race-0123abcd', 200_000);
+  clock = 2000;
+  seeding.seeded(50_000);
+  label = 'trial 2/2, ';
+  clock = 2300;
+  seeding.seeded(10_000);
+  assert.equal(written.length, 2);
+  assert.match(written[0] ?? '', /^\r\x1b\[2Ktrial 1\/2, atomic: seeding 50,000\/200,000/);
+  assert.match(written[1] ?? '', /^\r\x1b\[2Ktrial 2\/2, atomic: seeding 60,000\/200,000/);
+  for (const line of written) assert.ok(visibleLength(line.slice('\r\x1b[2K'.length)) <= 49, line);
+});
+
 test("seeding in a CI log: a plain line at the log's pace, wrapped, with the queue", () => {
   let clock = 0;
   const written: string[] = [];
