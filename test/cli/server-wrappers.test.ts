@@ -74,6 +74,15 @@ const runWrapped = async (wrapper: { path: string; log: string }): Promise<CliRe
   }
 };
 
+/** A small atomic run through `wrapper` that is to fail its start, and nothing left on any port it tried. */
+const startFails = async (wrapper: { path: string; log: string }): Promise<CliResult> => {
+  try {
+    return await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
+  } finally {
+    await attemptsGone(wrapper.log);
+  }
+};
+
 /**
  * The tool run through `wrapper` with `args`, SIGKILLed once its wrapper has noted a start and
  * `ready` holds for that start's port and folder; then nothing of its server is left.
@@ -215,12 +224,7 @@ for (const kind of oneServerKind(import.meta.url)) {
 
     test("a wrapper whose server daemonizes (--daemonize yes after the tool's arguments): the start fails, exit 3, and no server is left on any port tried", async () => {
       const wrapper = serverWrapper(bin, 'SERVER --daemonize yes');
-      let result: CliResult | undefined;
-      try {
-        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-      } finally {
-        await attemptsGone(wrapper.log);
-      }
+      const result = await startFails(wrapper);
       assert.equal(result.code, 3);
       assert.match(result.stderr, /^emq-race: could not start \S+: /);
       // Not a port taken meanwhile: not tried again.
@@ -230,12 +234,7 @@ for (const kind of oneServerKind(import.meta.url)) {
     test("a wrapper that raises the server's log level past notice: after the wait, one line naming the readiness line it never printed, not the server's last warning; exit 3, nothing left", async () => {
       // A healthy server, but at --loglevel warning it never prints "Ready to accept connections".
       const wrapper = serverWrapper(bin, 'exec SERVER --loglevel warning');
-      let result: CliResult | undefined;
-      try {
-        result = await runCli(['--server-bin', wrapper.path, '--mode', 'atomic', '--jobs', '20']);
-      } finally {
-        await attemptsGone(wrapper.log);
-      }
+      const result = await startFails(wrapper);
       assert.equal(result.code, 3);
       const lines = result.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, result.stderr);

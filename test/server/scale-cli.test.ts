@@ -100,6 +100,14 @@ function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promi
   });
 }
 
+/** Each drawing of a terminal's progress line: the piece between two clears, up to its first line end; after the last clear comes the report. */
+const rewritesOf = (output: string): string[] =>
+  output
+    .split(/\r\x1b\[2K/)
+    .slice(1, -1)
+    .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
+    .filter((line) => line.length > 0);
+
 // Each run is long by its own pace, not by work, on an embedded server of its own: the two run side by side.
 describe('on a terminal', { concurrency: true }, () => {
   test('on a terminal, a long run shows its progress on stderr: one line fitted to the width, the time left kept', TERMINAL, async () => {
@@ -109,12 +117,7 @@ describe('on a terminal', { concurrency: true }, () => {
       COLUMNS: '60',
     });
     assert.equal(result.code, 0, result.output);
-    // Each piece between two clears is one rewrite of the line; after the last comes the report.
-    const rewrites = result.output
-      .split(/\r\x1b\[2K/)
-      .slice(1, -1)
-      .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
-      .filter((line) => line.length > 0);
+    const rewrites = rewritesOf(result.output);
     assert.ok(rewrites.length > 0, result.output);
     for (const line of rewrites) {
       // What matters least goes first (the queue, the time taken, the rate); the count, the share and the time left stay.
@@ -140,11 +143,7 @@ describe('on a terminal', { concurrency: true }, () => {
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /emq-race: trial 1\/2, loop…/);
     assert.match(result.output, /emq-race: trial 2\/2, loop…/);
-    const rewrites = result.output
-      .split(/\r\x1b\[2K/)
-      .slice(1, -1)
-      .map((piece) => piece.split(/[\r\n]/)[0] ?? '')
-      .filter((line) => line.length > 0);
+    const rewrites = rewritesOf(result.output);
     assert.ok(rewrites.length > 0, result.output);
     for (const line of rewrites) {
       assert.match(line, /^trial [12]\/2, loop: [\d,]+\/300( leases reclaimed)? \(\d+%\)/);
