@@ -219,10 +219,12 @@ export function reportFailuresAfterCommand(io: Pick<Io, 'err'> = processIo): voi
  * often the very password (`--password=` and redis-cli's `-a` are other tools' flags).
  */
 function commanderLine(message: string, program: Command, argv: readonly string[]): string {
-  // A short flag of the tool's with letters joined to it (`-hv`): commander combines only the flags
-  // it parses itself, not the help. The flag is named as given, the letters after it are not.
+  const name = subcommandFirst(program, argv)[2];
+  const command = program.commands.find((c) => c.name() === name);
+  // A short flag of the command's with letters joined to it (`-hv`): commander combines only the
+  // flags it parses itself, not the help. The flag is named as given, the letters after it are not.
   const joined = /^unknown option '(-[^-])[^']+'/.exec(oneLine(message))?.[1];
-  if (joined !== undefined && flagOfTheTool(program)(joined))
+  if (joined !== undefined && (joined === '-h' || takes(command ?? program, joined)))
     return `${joined} with letters joined to it is no flag: give ${joined} on its own, and each other flag as a word of its own`;
   const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
   // Said as refuseFlagsAsValues says a value left out before another flag.
@@ -230,8 +232,6 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   if (missing) return `${missing[1]}: no value given; give the value right after ${missing[1]} (${missing[1]} ${missing[2]})`;
   const option = /^unknown option '([^']+)'/.exec(line)?.[1];
   if (option === undefined) return line;
-  const name = subcommandFirst(program, argv)[2];
-  const command = program.commands.find((c) => c.name() === name);
   const note = ownersNote(program, command, option);
   // Beside the note, commander's guess of --help (for `--keep`: two letters apart) is noise; a near
   // flag of the command's own (`--sweeps` for `--sweepers`) may be what was meant, and stays.

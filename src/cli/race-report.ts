@@ -120,8 +120,8 @@ export async function raceReport(
   if (userScript !== undefined && options.script !== undefined) await loadUserScript(session.admin, userScript, options.script, session.target.display);
   const modes = await availableModes(session, options.modes, (line) => io.err(`emq-race: ${line}\n`));
   const trials = options.trials ?? 1;
-  // On a terminal with --trials the line says which trial runs, and once the trial has run a second
-  // where its leases stand, after that trial's name; a CI log has both, on lines of their own.
+  // On a terminal with --trials a line says which trial runs, and once the trial has run a second
+  // the progress line follows that trial's name; a CI log gets the plain progress lines alone.
   // The grid keeps a progress line of its own: its cells' races run without theirs.
   let trialLabel = '';
   const board = show.progress

@@ -96,13 +96,26 @@ export function progressLine(label: string, left: number, jobs: number, elapsedM
  * time until it fits; a line still too long is cut, ending in '…'.
  */
 export function fitPieces(pieces: readonly LinePiece[], width: number): string {
+  return droppedToFit(pieces, width) ?? trimToWidth(joined(pieces.filter((piece) => piece.cut === undefined)), width);
+}
+
+/** The pieces joined once those that matter least are dropped, as few as will do; undefined if even what must stay is wider. Pure. */
+function droppedToFit(pieces: readonly LinePiece[], width: number): string | undefined {
   const ranks = [...new Set(pieces.flatMap((piece) => (piece.cut === undefined ? [] : [piece.cut])))].sort((a, b) => a - b);
-  let kept = pieces;
   for (const rank of [0, ...ranks]) {
-    kept = pieces.filter((piece) => piece.cut === undefined || piece.cut > rank);
-    if (visibleLength(joined(kept)) <= width) return joined(kept);
+    const kept = joined(pieces.filter((piece) => piece.cut === undefined || piece.cut > rank));
+    if (visibleLength(kept) <= width) return kept;
   }
-  return trimToWidth(joined(kept), width);
+  return undefined;
+}
+
+/**
+ * The line after a label (`trial 2/5, `) where what must stay fits beside it; else without the
+ * label, which matters less than the count and the time left (the trial's own line named it). Pure.
+ */
+export function fitLabelled(label: string, pieces: readonly LinePiece[], width: number): string {
+  const beside = label ? droppedToFit(pieces, width - visibleLength(label)) : undefined;
+  return beside !== undefined ? `${label}${beside}` : fitPieces(pieces, width);
 }
 
 /** Where one race stands: its expired leases still in `active`, out of `jobs`. */
@@ -213,8 +226,7 @@ export function progressBoard(write: ProgressWriter, display: ProgressDisplay): 
     const pieces = summaryPieces(readings);
     if (display.terminal) {
       // One column short of the width: a line that fills it would wrap on some terminals.
-      const label = display.label?.() ?? '';
-      write(`\r\x1b[2K${label}${fitPieces(pieces, Math.max(1, display.width() - 1 - visibleLength(label)))}`);
+      write(`\r\x1b[2K${fitLabelled(display.label?.() ?? '', pieces, display.width() - 1)}`);
       shown = true;
       lastTerminal = now();
     } else if (now() - lastPlain >= PLAIN_EVERY_MS) {

@@ -127,9 +127,11 @@ export function serverAddress(url: string, source = '--url'): ServerAddress {
     // With no '@' anywhere there is no user info (a password may hold a raw '/', '?' or '#' before
     // its '@'), and the part that fails is the host's: said which, still from the redacted form
     // only (a word after a ':' may be a password that lost its '@host').
-    const authority = url.includes('@') ? undefined : /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1];
+    const authority = url.includes('@') ? undefined : /^rediss?:\/\/([^/?#]*)/i.exec(url)?.[1];
     if (authority !== undefined) {
-      if (/^[0-9a-f]*:[0-9a-f]*:/i.test(authority))
+      // An address's '::', or three colons and more, of hex groups: not a hex password that lost its
+      // '@host' (`redis://:9f86d081:6390`), which the port's line below answers.
+      if (/^[0-9a-f:.]+$/i.test(authority) && (authority.includes('::') || (authority.match(/:/g)?.length ?? 0) >= 3))
         throw usageError(`${source}: ${shown} has an IPv6 address without its brackets; write it as redis://[ADDRESS]:PORT (redis://[::1]:6379)`);
       const hostPort = /^(?:\[[^\]]*\]|[^:[\]]*):(.*)$/.exec(authority)?.[1];
       if (hostPort !== undefined && !/^\d+$/.test(hostPort))

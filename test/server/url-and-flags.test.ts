@@ -109,12 +109,20 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   { name: 'port 0', args: ['--url', 'redis://127.0.0.1:0'], line: /port 0 .* is not a port a server can listen on/ },
   // A port the parser refuses, or an IPv6 host without brackets: the part named, from the redacted
   // form only (the word after the ':' may be a password that lost its '@host': `redis://:secret`).
-  ...['redis://127.0.0.1:notaport', 'redis://127.0.0.1:+6390', 'redis://:secret', 'redis://[::1]:x1'].map((url) => ({
+  // A hex password that lost its '@host' is no IPv6 address: the port's line, with the password's place.
+  ...[
+    'redis://127.0.0.1:notaport',
+    'redis://127.0.0.1:+6390',
+    'redis://:secret',
+    'redis://[::1]:x1',
+    'redis://:9f86d081884c7d65:6390',
+    'redis://dead:beef:6390',
+  ].map((url) => ({
     name: `a port that is not a number (${url})`,
     args: ['--url', url],
     line: /^emq-race: --url: "redis:\/\/\*\*\*" has a port that is not a number; expected 1 to 65535 after the host's ':' \(a password goes before the host: redis:\/\/:\*\*\*@host:port\)$/,
   })),
-  ...['redis://::1:6390', 'redis://fe80::1'].map((url) => ({
+  ...['redis://::1:6390', 'redis://fe80::1', 'redis://2001:db8:0:0:0:0:0:1:6390'].map((url) => ({
     name: `an IPv6 host without brackets (${url})`,
     args: ['--url', url],
     line: /^emq-race: --url: "redis:\/\/\*\*\*" has an IPv6 address without its brackets; write it as redis:\/\/\[ADDRESS\]:PORT \(redis:\/\/\[::1\]:6379\)$/,
@@ -181,6 +189,12 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
     line: /^emq-race: unknown option '--html'; --html is a flag of the race itself, emq-race explain, emq-race explore and emq-race grid, not of clean \(emq-race help clean lists its flags\)$/,
   },
   // The help is no flag commander combines with others: not "unknown option '-h'", a flag the tool has.
+  // -v is the race's alone: given to explain with letters after it, it is the race's flag, not joined letters.
+  {
+    name: 'explain -vh',
+    args: ['explain', '-vh'],
+    line: /^emq-race: unknown option '-v'; -v is a flag of the race itself, not of explain \(emq-race help explain lists its flags\)$/,
+  },
   ...[['-hv'], ['-hV'], ['explain', '-hv'], ['clean', '-hq']].map((args) => ({
     name: `${args.join(' ')}: a short flag with letters joined to it`,
     args,

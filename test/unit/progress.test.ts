@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fitPieces, keepLinesApart, progressBoard, progressSummary, type ProgressEntry } from '../../src/race/progress.js';
+import { fitLabelled, fitPieces, keepLinesApart, progressBoard, progressSummary, type ProgressEntry } from '../../src/race/progress.js';
 import { visibleLength } from '../../src/shared/text.js';
 
 const race: ProgressEntry = { mode: 'atomic', queue: 'race-0123abcd', left: 750_000, jobs: 1_000_000, elapsedMs: 10_000 };
@@ -64,7 +64,7 @@ test("a label (--trials' trial) starts the terminal's line, read at each drawing
   let clock = 0;
   let label = 'trial 1/2, ';
   const written: string[] = [];
-  const board = progressBoard((text) => written.push(text), { terminal: true, width: () => 50, now: () => clock, label: () => label });
+  const board = progressBoard((text) => written.push(text), { terminal: true, width: () => 72, now: () => clock, label: () => label });
   const seeding = board.seeding('atomic', 'race-0123abcd', 200_000);
   clock = 2000;
   seeding.seeded(50_000);
@@ -74,7 +74,22 @@ test("a label (--trials' trial) starts the terminal's line, read at each drawing
   assert.equal(written.length, 2);
   assert.match(written[0] ?? '', /^\r\x1b\[2Ktrial 1\/2, atomic: seeding 50,000\/200,000/);
   assert.match(written[1] ?? '', /^\r\x1b\[2Ktrial 2\/2, atomic: seeding 60,000\/200,000/);
-  for (const line of written) assert.ok(visibleLength(line.slice('\r\x1b[2K'.length)) <= 49, line);
+  for (const line of written) assert.ok(visibleLength(line.slice('\r\x1b[2K'.length)) <= 71, line);
+});
+
+test('a label that leaves no room for the count and the time left is dropped, not the time left', () => {
+  const pieces = [
+    { text: 'atomic: 250,000/1,000,000' },
+    { text: ' leases reclaimed', cut: 4 },
+    { text: ' (25%)' },
+    { text: ', about 30s left' },
+    { text: ' (queue race-0123abcd)', cut: 1 },
+  ];
+  assert.equal(fitLabelled('trial 1/2, ', pieces, 80), 'trial 1/2, atomic: 250,000/1,000,000 leases reclaimed (25%), about 30s left');
+  assert.equal(fitLabelled('trial 1/2, ', pieces, 60), 'trial 1/2, atomic: 250,000/1,000,000 (25%), about 30s left');
+  // 48 columns hold what must stay (47) but not the label beside it: the label goes.
+  assert.equal(fitLabelled('trial 10/10, ', pieces, 48), 'atomic: 250,000/1,000,000 (25%), about 30s left');
+  assert.equal(fitLabelled('', pieces, 48), fitPieces(pieces, 48));
 });
 
 test("seeding in a CI log: a plain line at the log's pace, wrapped, with the queue", () => {
