@@ -233,12 +233,11 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
       () => report,
     );
     if (typeof ready === 'number') {
-      const pid = ready;
-      const own = await serverPid(keeper, pid, port, dir);
+      const own = await serverPid(keeper, ready, port, dir);
       // A wrapper that forked its server into a session of its own and left (setsid -f) leaves its
       // group empty: no process holds that number any more, and another may be given it. Such a
       // group is never signalled; while a member is left, even a zombie, the number is still its.
-      return embedded(keeper, own, hasMembers(pid) ? pid : undefined, bin, port, dir, options.role);
+      return embedded(keeper, own, hasMembers(ready) ? ready : undefined, bin, port, dir, options.role);
     }
     // Killed from outside while its server started: no clash over a port, nothing to try again.
     // Its server may already run, its pid reported or not: stopped through the keeper's group and,
@@ -252,7 +251,7 @@ export async function startEmbeddedServer(options: StartOptions = {}): Promise<E
     // The server's last words, or the keeper's shell saying why it could not start it; after the
     // wait, what it never said (a line of its log is no reason then: a wrapper that raised the log
     // level past notice, or sent the log elsewhere, leaves a healthy server's warning last).
-    lastError = ready === 'exited' ? output.trim().split('\n').slice(-1)[0] || 'exited' : notReadyLine(output, options.sentinelConfig !== undefined);
+    lastError = ready === 'exited' ? lastLine(output) || 'exited' : notReadyLine(output, options.sentinelConfig !== undefined);
     const started = /^pid (\d+)$/m.exec(report)?.[1];
     await stopKeeper(keeper, started, started);
     await stopStrayServer(port, dir);
@@ -273,6 +272,11 @@ export function privateServerArgs(port: number, dir: string): string[] {
   return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
 }
 
+/** The last line a server (or its keeper's shell) printed; empty if none. Pure. */
+function lastLine(output: string): string {
+  return output.trim().split('\n').at(-1)?.trim() ?? '';
+}
+
 /** How long a server has to say it is ready (a Sentinel: that it monitors its primary). */
 const READY_WAIT_MS = 10_000;
 
@@ -281,7 +285,7 @@ const READY_WAIT_MS = 10_000;
  * for it, and the server's last line, which is no reason by itself. Pure.
  */
 function notReadyLine(output: string, sentinel: boolean): string {
-  const last = output.trim().split('\n').slice(-1)[0]?.trim();
+  const last = lastLine(output);
   const awaited = sentinel ? '+monitor master' : 'Ready to accept connections';
   return (
     `it did not say "${awaited}" within ${READY_WAIT_MS / 1000} s (the tool reads that line of the server's log on its standard output, ` +
