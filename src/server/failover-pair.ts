@@ -10,6 +10,7 @@
 import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServerGoneError, serverError } from '../shared/errors.js';
+import { timeoutSignal } from '../shared/interrupt.js';
 import { connect, parseServerUrl, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { startProxyThread } from './latency-proxy.js';
@@ -95,8 +96,11 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       },
     );
     // The replica dying, unasked, ends the run with its own line: no connection of the run goes to
-    // it, so none would say so (the primary is not watched so: the drill kills it on purpose).
+    // it, so none would say so. The primary is watched so only while the pair settles and catches
+    // up, before the drill kills it on purpose: its death then would leave the replica's sync
+    // waiting out its bound, with a line about the sync instead of the primary.
     losses.push(diedDuring(replica, 'replica'));
+    const primaryDied = diedDuring(primary, 'primary');
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
     // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
@@ -119,7 +123,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     direct.push(replicaAdmin);
     await replicaAdmin.call('REPLICAOF', '127.0.0.1', String(link.port));
     // A keeper killed meanwhile ends the wait at once, with its own line.
-    const settling = (): AbortSignal => AbortSignal.any([AbortSignal.timeout(SETTLE_MS), ...losses, ...(options.signal ? [options.signal] : [])]);
+    const settling = (): AbortSignal => AbortSignal.any([timeoutSignal(SETTLE_MS), primaryDied, ...losses, ...(options.signal ? [options.signal] : [])]);
     await until(async () => /master_link_status:up/.test(await replicaAdmin.info('replication')), settling(), 'the replica did not finish its first sync');
     // Started once the replica is in sync, so that the primary it asks first already names it.
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
@@ -132,7 +136,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     const caughtUp = (signal: AbortSignal, failure: string): Promise<void> =>
       until(
         async () => replicaOffset(await replicaAdmin.info('replication')) >= primaryOffset(await primaryAdmin.info('replication')),
-        AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+        AbortSignal.any([signal, primaryDied, timeoutSignal(SETTLE_MS)]),
         failure,
       );
     let promotedDone = false;
@@ -140,19 +144,19 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
       front.hold();
       await until(
         async () => front.quiet(),
-        AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+        AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]),
         'a command of the run went unanswered before the failover',
       );
       primaryAdmin.disconnect();
       process.kill(primary.pid, 'SIGKILL');
-      await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]), 'the primary did not die');
+      await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'the primary did not die');
       let next = replica.port;
       if (sentinel) {
         // Sentinel names the new primary once its failover is done; the tool carries the run's
         // connections to whatever it names, as a client that asks Sentinel would.
         await until(
           async () => (next = await sentinel.primaryPort()) !== primary.port,
-          AbortSignal.any([signal, AbortSignal.timeout(SENTINEL_PROMOTION_MS)]),
+          AbortSignal.any([signal, timeoutSignal(SENTINEL_PROMOTION_MS)]),
           'Sentinel did not promote the replica',
         );
         if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
@@ -162,7 +166,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         direct.push(replicaAdmin);
         await until(
           async () => /^role:master/m.test(await replicaAdmin.info('replication')),
-          AbortSignal.any([signal, AbortSignal.timeout(SETTLE_MS)]),
+          AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]),
           'the replica Sentinel named is not a primary',
         );
       } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');

@@ -216,6 +216,21 @@ export function orStopped<T>(signal: AbortSignal | undefined, wait: Promise<T>):
 }
 
 /**
+ * A signal that aborts with a TimeoutError after `ms`, as AbortSignal.timeout's does, for a wait
+ * bounded inside AbortSignal.any. Node 20's AbortSignal.timeout holds its signal by a weak
+ * reference only, and so does the combined signal: once garbage collection takes it, the combined
+ * signal never times out, and a wait bounded at 10 s runs on for good (seen: a failover drill
+ * whose primary died while its replica synced waited for that sync until a signal). Here the
+ * timer holds the controller until it fires; unref'd, a timeout still pending keeps no process
+ * alive.
+ */
+export function timeoutSignal(ms: number): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms).unref();
+  return controller.signal;
+}
+
+/**
  * The same interrupts, with a signal that also aborts when `stop` does: a run stopped that way
  * cleans up as after a first Ctrl-C, and ends with `stop`'s reason. `release()` takes its
  * listeners off both signals once the run is over, so a command that runs many (a grid) does not

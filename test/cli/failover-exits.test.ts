@@ -247,6 +247,43 @@ for (const kind of oneServerKind(import.meta.url)) {
       await assertNothingLeft(run);
     });
 
+    // Before the race the primary is watched as the replica is: killed while the replica still
+    // syncs (a lag of 300 ms each way holds the sync for seconds), the run once waited for that
+    // sync without end, its 10 s bound lost to garbage collection on Node 20.
+    test("the primary's server killed (SIGKILL) while its replica syncs: exit 3 with a line naming the primary, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL, '--replica-lag', '300']);
+      const run = await runningPair(cli).catch(killed(cli));
+      let syncing = false;
+      await until(
+        LIMIT_MS,
+        'the replica, syncing',
+        async () => {
+          for (const keeper of toolKeepers(cli).filter(({ line }) => !PRIMARY.test(line))) {
+            const replication = await askServer(keeper.port, (server) => server.info('replication'));
+            if (!replication?.match(/^role:slave/m)) continue;
+            syncing = /^master_link_status:down/m.test(replication);
+            return true;
+          }
+          return false;
+        },
+        LOOK_MS,
+      ).catch(killed(cli));
+      assert.ok(syncing, 'the replica was still syncing when seen');
+      const primary = keeperOf(cli, PRIMARY);
+      const server = descendants(cli.child.pid ?? 0).find((pid) => new RegExp(`-server 127\\.0\\.0\\.1:${primary.port}\\b`).test(commandLine(pid)));
+      assert.ok(server, "the primary's server process");
+      const pids = [...new Set([...run.pids, ...descendants(cli.child.pid ?? 0)])];
+      process.kill(server, 'SIGKILL');
+      const result = await within(LIMIT_MS, 'the run after the primary died', cli.done);
+      assert.equal(result.code, 3, result.stderr);
+      assert.equal(
+        oneErrorLine(result.stderr),
+        `emq-race: the failover drill's primary (redis://127.0.0.1:${primary.port}) died during the run (its process ended unasked)`,
+        result.stderr,
+      );
+      await assertNothingLeft({ pids, dirs: run.dirs });
+    });
+
     // Killed as soon as it is seen, a keeper of the pair dies before its server is spawned, between
     // the spawn and its report of the server's pid, or once the server is up: each a way out of its
     // own (the second once left the server running, orphaned, the tool waiting on its output pipes

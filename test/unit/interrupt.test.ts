@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ServerGoneError, serverError, usageError } from '../../src/shared/errors.js';
-import { underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
+import { timeoutSignal, underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const listeners = (): number[] => SIGNALS.map((signal) => process.listenerCount(signal));
@@ -140,4 +142,18 @@ test("a server error the run meets just before its helper's death is known ends 
   } finally {
     interrupts.dispose();
   }
+});
+
+test('a timeout inside AbortSignal.any fires however often garbage is collected meanwhile', async () => {
+  // Node's own gc(), in a context made after the flag: on Node 20 an AbortSignal.timeout here
+  // would be collected at the first gc() and the combined signal would never abort.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const combined = AbortSignal.any([new AbortController().signal, timeoutSignal(200)]);
+  for (let waited = 0; waited < 5000 && !combined.aborted; waited += 20) {
+    gc();
+    await sleep(20);
+  }
+  assert.equal(combined.aborted, true, 'the combined signal never timed out');
+  assert.equal((combined.reason as Error).name, 'TimeoutError');
 });

@@ -11,6 +11,7 @@
 import type { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { serverError } from '../../shared/errors.js';
+import { timeoutSignal } from '../../shared/interrupt.js';
 import type { CallDoubts, FaultName, FaultCounts } from '../../shared/model.js';
 
 export interface SweeperFaults {
@@ -163,7 +164,7 @@ export class FaultPlan {
   private async untilReady(redis: Redis, signal: AbortSignal): Promise<void> {
     if (redis.status === 'ready' && redis.stream?.writable) return;
     if (redis.status === 'end') throw serverError(`lost a sweeper's connection to ${this.where} for good`);
-    const timeout = AbortSignal.timeout(RECONNECT_TIMEOUT_MS);
+    const timeout = timeoutSignal(RECONNECT_TIMEOUT_MS);
     try {
       await once(redis, 'ready', { signal: AbortSignal.any([signal, timeout]) });
       this.reconnects++;
