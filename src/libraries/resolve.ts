@@ -2,9 +2,10 @@
  * A library found in the user's project, never in the tool's own folder: resolved from `--lib-from
  * DIR` (the current folder by default) as that project's own `require` would, its version read
  * from its package.json. Not installed there is a usage error naming the install line; installed
- * without the Redis client it loads (BullMQ 6's optional peer ioredis), one naming the client and
- * its install line; without what the tool calls, one naming the version and the missing piece. A
- * `--lib-from` that is no folder, and a package.json that is not JSON, are usage errors too.
+ * without the Redis client it loads (BullMQ 6's optional peer ioredis), or beside one outside the
+ * range it declares, one naming the client and its install line; without what the tool calls, one
+ * naming the version and the missing piece. A `--lib-from` that is no folder, and a package.json
+ * that is not JSON, are usage errors too.
  */
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -108,19 +109,26 @@ function readManifest(name: LibraryName, manifest: string, asked: string): Manif
   return parsed as Manifest;
 }
 
-/** Whether the package.json names `dependency` among its dependencies, peer or optional ones. */
-function declares(pkg: Manifest, dependency: string): boolean {
-  return [pkg.dependencies, pkg.peerDependencies, pkg.optionalDependencies].some(
-    (list) => typeof list === 'object' && list !== null && Object.hasOwn(list, dependency),
-  );
+/** The range the package.json gives `dependency` (a dependency, a peer or an optional one), or undefined where it names none. */
+function declaredRange(pkg: Manifest, dependency: string): string | undefined {
+  for (const list of [pkg.dependencies, pkg.peerDependencies, pkg.optionalDependencies]) {
+    if (typeof list === 'object' && list !== null && Object.hasOwn(list, dependency)) {
+      const range = (list as Record<string, unknown>)[dependency];
+      return typeof range === 'string' ? range.trim() : '';
+    }
+  }
+  return undefined;
 }
 
 /**
  * The Redis client the library loads (its `clients` in table.ts), where the library's own
  * `require` looks for it: from its real folder (Node follows a linked package to where it lies),
- * up through every node_modules above. A client the package declares (BullMQ 6 only as an optional
- * peer, which `npm install bullmq` leaves out) and cannot load is a usage error naming it and the
- * line that installs it, in the folder whose node_modules holds the library.
+ * up through every node_modules above. A client the package declares and cannot load is a usage
+ * error naming it and the line that installs it; so is one it would load outside the range it
+ * declares (Bee-Queue 2 calls node_redis 3's callbacks, which a redis 4 or later never calls back:
+ * the run would wait for ever). A peer the library leaves to its user (BullMQ 6's ioredis) is
+ * installed by name, beside the library; a dependency of its own comes with the library
+ * reinstalled, which npm puts beside it where the project holds another major of it.
  */
 function checkClients(name: LibraryName, asked: string, packageName: string, version: string, manifest: string, pkg: Manifest): void {
   const folder = dirname(manifest);
@@ -131,22 +139,74 @@ function checkClients(name: LibraryName, asked: string, packageName: string, ver
     real = folder;
   }
   const own = createRequire(join(real, 'package.json'));
+  const peer = LIBRARIES[name].installWith;
   for (const client of LIBRARIES[name].clients) {
-    if (!declares(pkg, client)) continue;
-    const found = (own.resolve.paths(client) ?? []).some((modules) => existsSync(join(modules, client, 'package.json')));
-    if (found) continue;
-    throw usageError(
-      `${asked}: ${packageName} ${version} needs ${client}, which ${packageName} cannot load from ${folder}: install it with npm install ${client} in ${installFolder(folder)}`,
-    );
+    const range = declaredRange(pkg, client);
+    if (range === undefined) continue;
+    const needs = `${packageName} ${version} needs ${client}${range ? ` ${range}` : ''}`;
+    // A missing peer is installed by its name (its latest, which a range it does not meet refuses
+    // next); one of the wrong version by the range, quoted for the shell.
+    const fix = (what: 'it' | 'one it takes'): string =>
+      peer.includes(client)
+        ? `install ${what} with npm install ${what === 'it' ? client : `'${client}@${range}'`} in ${installFolder(real)}`
+        : `reinstall ${packageName} with npm install ${packageName}@${version} in ${installFolder(real)}, which puts the ${client} it depends on beside it`;
+    const clientFolder = (own.resolve.paths(client) ?? []).map((modules) => join(modules, client)).find((dir) => existsSync(join(dir, 'package.json')));
+    if (clientFolder === undefined) throw usageError(`${asked}: ${needs}, which ${packageName} cannot load from ${real}: ${fix('it')}`);
+    const loaded = clientVersion(clientFolder);
+    if (loaded !== undefined && range && !satisfies(loaded, range)) {
+      throw usageError(`${asked}: ${needs}, and would load ${client} ${loaded} from ${clientFolder}: ${fix('one it takes')}`);
+    }
   }
 }
 
-/** The project whose node_modules holds the package folder `folder` (…/app/node_modules/bullmq → …/app). */
+/** The version a client's package.json gives, or undefined where it cannot be read. */
+function clientVersion(dir: string): string | undefined {
+  try {
+    const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest).version;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `version` lies in `range`, for the forms a library's package.json gives its client
+ * (`^3.1.2`, `~5.10.1`, `>=5.0.0`, `5.x`, `5.10.1`); any other form (`||`, a hyphen range, a tag)
+ * is taken as met: the check only refuses what it can read. Pure.
+ */
+export function satisfies(version: string, range: string): boolean {
+  const v = versionParts(version);
+  if (!v) return true;
+  const xRange = /^(\d+)(?:\.x|\.\*)?(?:\.x|\.\*)?$/i.exec(range);
+  if (xRange) return v.numbers[0] === Number(xRange[1]);
+  const simple = /^(\^|~|>=|=)?\s*(v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$/.exec(range);
+  const base = simple ? versionParts(simple[2] ?? '') : undefined;
+  if (!simple || !base) return true;
+  const [major, minor, patch] = base.numbers;
+  const atLeast = compare(v.numbers, base.numbers) >= 0;
+  switch (simple[1]) {
+    case '>=':
+      return atLeast;
+    case '^':
+      // ^0.B.C keeps the minor as well, as npm reads it.
+      return atLeast && (major > 0 ? v.numbers[0] === major : v.numbers[0] === 0 && v.numbers[1] === minor && (minor > 0 || v.numbers[2] === patch));
+    case '~':
+      return atLeast && v.numbers[0] === major && v.numbers[1] === minor;
+    default:
+      return compare(v.numbers, base.numbers) === 0;
+  }
+}
+
+/**
+ * The project to install in for the package folder `folder`: the one whose node_modules holds it
+ * (…/app/node_modules/bullmq → …/app), or, for a package outside any node_modules (a linked
+ * checkout), that package's own folder.
+ */
 function installFolder(folder: string): string {
   let at = dirname(folder);
   // A scoped package lies one folder deeper (node_modules/@scope/name).
   if (basename(at).startsWith('@')) at = dirname(at);
-  return basename(at) === 'node_modules' ? dirname(at) : at;
+  return basename(at) === 'node_modules' ? dirname(at) : folder;
 }
 
 /** A version's numbers (`6.7.0-beta.1` → [6, 7, 0] and a pre-release), or undefined for none. */

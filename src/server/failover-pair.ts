@@ -142,11 +142,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     let promotedDone = false;
     const failOver = async (signal: AbortSignal, promoted: ((primary: Redis) => Promise<void>) | undefined): Promise<void> => {
       front.hold();
-      await until(
-        async () => front.quiet(),
-        AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]),
-        'a command of the run went unanswered before the failover',
-      );
+      await until(async () => front.quiet(), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'a command of the run went unanswered before the failover');
       primaryAdmin.disconnect();
       process.kill(primary.pid, 'SIGKILL');
       await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'the primary did not die');

@@ -56,12 +56,42 @@ forOneServerKind(import.meta.url, 'finding the library before any server starts'
   };
 
   for (const { lib, client } of CLIENTS) {
+    // A peer (BullMQ 6's ioredis) is installed by name; a dependency of the library's own comes with
+    // the library reinstalled: `npm install redis` would give Bee-Queue a redis it cannot use.
+    const install = lib === 'bullmq' ? `install it with npm install ${client}` : `reinstall ${lib} with npm install ${lib}@\\S+`;
     test(`${lib} installed without ${client}, which it loads: exit 2, one line naming ${client} and the line that installs it`, async () => {
       const { project, folder } = projectWithManifestOf(lib);
       await refused(
         ['--lib', lib, '--lib-from', project],
         new RegExp(
-          `^emq-race: --lib ${lib}: ${lib} \\S+ needs ${client}, which ${lib} cannot load from ${literal(folder)}: install it with npm install ${client} in ${literal(project)}$`,
+          `^emq-race: --lib ${lib}: ${lib} \\S+ needs ${client} \\S+, which ${lib} cannot load from ${literal(folder)}: ${install} in ${literal(project)}\\b`,
+        ),
+      );
+    });
+  }
+
+  // Bee-Queue 2 calls node_redis 3's callbacks: with a redis 4 or later it waited for ever, a first
+  // signal's clean-up too. Refused before anything is written, as a client of any range the library
+  // does not declare.
+  for (const { lib, client, other, fix } of [
+    {
+      lib: 'bee-queue',
+      client: 'redis',
+      other: '6.4.0',
+      fix: 'reinstall bee-queue with npm install bee-queue@2.0.0 in PROJECT, which puts the redis it depends on beside it',
+    },
+    { lib: 'bullmq', client: 'ioredis', other: '4.28.5', fix: "install one it takes with npm install 'ioredis@>=5.0.0' in PROJECT" },
+  ] as const) {
+    test(`${lib} that would load ${client} ${other}, outside the range it declares: exit 2, one line naming both versions and the fix`, async () => {
+      const { project } = projectWithManifestOf(lib);
+      const clientFolder = join(project, 'node_modules', client);
+      mkdirSync(clientFolder);
+      writeFileSync(join(clientFolder, 'package.json'), JSON.stringify({ name: client, version: other }));
+      const range = lib === 'bee-queue' ? '^3.1.2' : '>=5.0.0';
+      await refused(
+        ['--lib', lib, '--lib-from', project],
+        new RegExp(
+          `^emq-race: --lib ${lib}: ${lib} \\S+ needs ${client} ${literal(range)}, and would load ${client} ${literal(other)} from ${literal(clientFolder)}: ${literal(fix.replace('PROJECT', project))}$`,
         ),
       );
     });
@@ -79,6 +109,21 @@ forOneServerKind(import.meta.url, 'finding the library before any server starts'
     mkdirSync(join(linked, 'node_modules'));
     symlinkSync(join(TOOL, 'node_modules', 'bullmq'), join(linked, 'node_modules', 'bullmq'), 'dir');
     assert.equal(findLibrary('bullmq', linked).name, 'bullmq');
+    // Linked from a checkout with no ioredis of its own: the project's ioredis is not the one it
+    // loads, and the line names the checkout, where the install goes.
+    const checkout = tempDir('emq-race-checkout-');
+    copyFileSync(join(TOOL, 'node_modules', 'bullmq', 'package.json'), join(checkout, 'package.json'));
+    const user = tempDir('emq-race-user-');
+    mkdirSync(join(user, 'node_modules'));
+    symlinkSync(checkout, join(user, 'node_modules', 'bullmq'), 'dir');
+    symlinkSync(join(TOOL, 'node_modules', 'ioredis'), join(user, 'node_modules', 'ioredis'), 'dir');
+    assert.throws(
+      () => findLibrary('bullmq', user),
+      (err: Error) =>
+        new RegExp(`needs ioredis \\S+, which bullmq cannot load from ${literal(checkout)}: install it with npm install ioredis in ${literal(checkout)}$`).test(
+          err.message,
+        ),
+    );
   });
 
   test('--lib-from a folder that is not there, a file, or an empty path: exit 2, one line saying so', async () => {

@@ -9,7 +9,7 @@ import { auditBullmq, blankBullmqSnapshot, bullmqPlaces, isFailing, type BullmqS
 import { bullmqKeys } from '../../src/libraries/bullmq/keys.js';
 import { lapsedLockFigures, refusedJobId } from '../../src/libraries/bullmq/lapsed-lock.js';
 import { maxStalledCount } from '../../src/libraries/bullmq/run.js';
-import { inTestedRange, parseLibraryName, versionWarning } from '../../src/libraries/resolve.js';
+import { inTestedRange, parseLibraryName, satisfies, versionWarning } from '../../src/libraries/resolve.js';
 import { libraryOf } from '../../src/libraries/table.js';
 import { libraryAsked, modesWithLibrary } from '../../src/cli/options.js';
 import { EmqError } from '../../src/shared/errors.js';
@@ -151,6 +151,30 @@ test('the tested range: from 6.7.0 below 7.0.0, pre-releases outside', () => {
     versionWarning({ name: 'bullmq', asked: '--lib bullmq', version: '5.1.0', entry: 'x' }) ?? '',
     /bullmq 5\.1\.0 is outside the versions emq-race was tested with \(>=6\.7\.0 <7\.0\.0\)/,
   );
+});
+
+test("a client's version against the range its library declares: the forms libraries give, as npm reads them; any other form met", () => {
+  // Bee-Queue 2's redis, node-resque 9's ioredis, BullMQ 6's ioredis peer.
+  assert.equal(satisfies('3.1.2', '^3.1.2'), true);
+  assert.equal(satisfies('3.9.0', '^3.1.2'), true);
+  assert.equal(satisfies('3.1.1', '^3.1.2'), false);
+  assert.equal(satisfies('4.0.0', '^3.1.2'), false);
+  assert.equal(satisfies('6.4.0', '^3.1.2'), false);
+  assert.equal(satisfies('5.10.1', '^5.10.1'), true);
+  assert.equal(satisfies('5.9.2', '^5.10.1'), false);
+  assert.equal(satisfies('5.9.2', '>=5.0.0'), true);
+  assert.equal(satisfies('4.28.5', '>=5.0.0'), false);
+  assert.equal(satisfies('5.10.3', '~5.10.1'), true);
+  assert.equal(satisfies('5.11.0', '~5.10.1'), false);
+  assert.equal(satisfies('0.2.9', '^0.2.3'), true);
+  assert.equal(satisfies('0.3.0', '^0.2.3'), false);
+  assert.equal(satisfies('0.0.4', '^0.0.3'), false);
+  assert.equal(satisfies('5.2.0', '5.x'), true);
+  assert.equal(satisfies('6.0.0', '5'), false);
+  assert.equal(satisfies('5.10.1', '5.10.1'), true);
+  assert.equal(satisfies('5.10.2', '5.10.1'), false);
+  for (const range of ['^4 || ^5', '>=4 <6', 'latest', '*', '']) assert.equal(satisfies('3.0.0', range), true, range);
+  assert.equal(satisfies('not a version', '^3.1.2'), true);
 });
 
 test('--lib: a known name, or a usage error listing the known ones', () => {
