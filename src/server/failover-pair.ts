@@ -99,8 +99,10 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     // it, so none would say so. The primary is watched so only while the pair settles and catches
     // up, before the drill kills it on purpose: its death then would leave the replica's sync
     // waiting out its bound, with a line about the sync instead of the primary.
-    losses.push(diedDuring(replica, 'replica'));
-    const primaryDied = diedDuring(primary, 'primary');
+    // Named by its part when it dies: once promoted, it is the primary the run's connections use.
+    let promotedDone = false;
+    losses.push(diedDuring(replica, () => (promotedDone ? 'promoted replica' : 'replica')));
+    const primaryDied = diedDuring(primary, () => 'primary');
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
     // the lag later (the proxy holds half its round trip each way: twice the lag is asked).
@@ -129,7 +131,10 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
     if (sentinel) {
       started.push(sentinel);
-      losses.push(sentinel.lost, diedDuring(sentinel, 'Sentinel'));
+      losses.push(
+        sentinel.lost,
+        diedDuring(sentinel, () => 'Sentinel'),
+      );
       await until(() => sentinel.knowsReplica(replica.port), settling(), 'Sentinel did not find the replica');
     }
     const url = `redis://127.0.0.1:${front.port}`;
@@ -139,7 +144,6 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         AbortSignal.any([signal, primaryDied, timeoutSignal(SETTLE_MS)]),
         failure,
       );
-    let promotedDone = false;
     const failOver = async (signal: AbortSignal, promoted: ((primary: Redis) => Promise<void>) | undefined): Promise<void> => {
       front.hold();
       await until(async () => front.quiet(), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'a command of the run went unanswered before the failover');
@@ -257,10 +261,10 @@ async function until(check: () => Promise<boolean>, signal: AbortSignal, failure
 }
 
 /**
- * Aborted when `server`'s process ended unasked, with a line naming its part in the drill (its
- * keeper killed is `lost`'s own line, and stays so).
+ * Aborted when `server`'s process ended unasked, with a line naming its part in the drill as it
+ * stands then (its keeper killed is `lost`'s own line, and stays so).
  */
-function diedDuring(server: { readonly url: string; readonly lost: AbortSignal; readonly ended: AbortSignal }, role: string): AbortSignal {
+function diedDuring(server: { readonly url: string; readonly lost: AbortSignal; readonly ended: AbortSignal }, role: () => string): AbortSignal {
   const died = new AbortController();
   server.ended.addEventListener(
     'abort',
@@ -268,7 +272,7 @@ function diedDuring(server: { readonly url: string; readonly lost: AbortSignal; 
       died.abort(
         server.lost.aborted
           ? server.lost.reason
-          : new ServerGoneError(`the failover drill's ${role} (${server.url}) died during the run (its process ended unasked)`),
+          : new ServerGoneError(`the failover drill's ${role()} (${server.url}) died during the run (its process ended unasked)`),
       ),
     { once: true },
   );

@@ -239,9 +239,35 @@ for (const kind of oneServerKind(import.meta.url)) {
       process.kill(server, 'SIGKILL');
       const result = await within(LIMIT_MS, 'the run after the replica died', cli.done);
       assert.equal(result.code, 3, result.stderr);
+      // Promoted meanwhile on a slow machine, it is named so: either way, the replica.
+      assert.match(
+        oneErrorLine(result.stderr) ?? '',
+        new RegExp(
+          `^emq-race: the failover drill's (promoted )?replica \\(redis://127\\.0\\.0\\.1:${replica.port}\\) died during the run \\(its process ended unasked\\)$`,
+        ),
+        result.stderr,
+      );
+      await assertNothingLeft(run);
+    });
+
+    test("the promoted replica's server killed (SIGKILL) after the failover: exit 3 with a line naming the promoted replica, nothing left", async () => {
+      const cli = startCli(['--server-bin', kind.bin, ...LOOP_DRILL]);
+      const run = await runningPair(cli).catch(killed(cli));
+      const replica = await sweepingReplica(cli).catch(killed(cli));
+      await until(
+        LIMIT_MS,
+        'the replica, promoted',
+        async () => /^role:master/m.test((await askServer(replica.port, (server) => server.info('replication'))) ?? ''),
+        LOOK_MS,
+      ).catch(killed(cli));
+      const server = descendants(cli.child.pid ?? 0).find((pid) => new RegExp(`-server 127\\.0\\.0\\.1:${replica.port}\\b`).test(commandLine(pid)));
+      assert.ok(server, "the promoted replica's server process");
+      process.kill(server, 'SIGKILL');
+      const result = await within(LIMIT_MS, 'the run after the promoted replica died', cli.done);
+      assert.equal(result.code, 3, result.stderr);
       assert.equal(
         oneErrorLine(result.stderr),
-        `emq-race: the failover drill's replica (redis://127.0.0.1:${replica.port}) died during the run (its process ended unasked)`,
+        `emq-race: the failover drill's promoted replica (redis://127.0.0.1:${replica.port}) died during the run (its process ended unasked)`,
         result.stderr,
       );
       await assertNothingLeft(run);
