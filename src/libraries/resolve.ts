@@ -125,8 +125,8 @@ function declaredRange(pkg: Manifest, dependency: string): string | undefined {
  * `require` looks for it: from its real folder (Node follows a linked package to where it lies),
  * up through every node_modules above. A client the package declares and cannot load is a usage
  * error naming it and the line that installs it; so is one it would load outside the range it
- * declares (Bee-Queue 2 calls node_redis 3's callbacks, which a redis 4 or later never calls back:
- * the run would wait for ever). A peer the library leaves to its user (BullMQ 6's ioredis) is
+ * declares (Bee-Queue 2 speaks node_redis 3's API, which a redis 4 or later no longer has: its
+ * queue never became ready, and the run waited for ever). A peer the library leaves to its user (BullMQ 6's ioredis) is
  * installed by name, beside the library; a dependency of its own comes with the library
  * reinstalled, which npm puts beside it where the project holds another major of it.
  */

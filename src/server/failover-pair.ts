@@ -95,11 +95,11 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
         losses.push(server.lost);
       },
     );
-    // The replica dying, unasked, ends the run with its own line: no connection of the run goes to
-    // it, so none would say so. The primary is watched so only while the pair settles and catches
-    // up, before the drill kills it on purpose: its death then would leave the replica's sync
-    // waiting out its bound, with a line about the sync instead of the primary.
-    // Named by its part when it dies: once promoted, it is the primary the run's connections use.
+    // The replica dying, unasked, ends the run with its own line, naming its part then (once
+    // promoted, it is the primary the run's connections use): before that no connection of the run
+    // goes to it, so none would say so. The primary is watched so only while the pair settles and
+    // catches up, before the drill kills it on purpose: its death then would leave the replica's
+    // sync waiting out its bound, with a line about the sync instead of the primary.
     let promotedDone = false;
     losses.push(diedDuring(replica, () => (promotedDone ? 'promoted replica' : 'replica')));
     const primaryDied = diedDuring(primary, () => 'primary');

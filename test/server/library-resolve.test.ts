@@ -70,8 +70,8 @@ forOneServerKind(import.meta.url, 'finding the library before any server starts'
     });
   }
 
-  // Bee-Queue 2 calls node_redis 3's callbacks: with a redis 4 or later it waited for ever, a first
-  // signal's clean-up too. Refused before anything is written, as a client of any range the library
+  // Bee-Queue 2 speaks node_redis 3's API: beside a redis 4 or later its queue never became ready,
+  // and the run waited for ever, a first signal's clean-up too. Refused before anything is written, as a client of any range the library
   // does not declare.
   for (const { lib, client, other, fix } of [
     {
