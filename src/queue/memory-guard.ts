@@ -309,7 +309,26 @@ function describeMoment(moment: Moment, library: boolean): string {
   // A grid's axis holds several values: the cell's is named with it.
   const jobs = axis ? `${dearest.jobs} jobs (--vary ${flag})` : `--${flag} ${dearest.jobs}`;
   const one = `${jobs}${live > 0 ? ` (with ${live} live jobs)` : ''}${dearest.pending === 'zset' ? ' with --pending zset' : ''}`;
+  if (keptBeside(moment)) {
+    const modes = [...new Set(moment.map((run) => run.mode))].join(', ');
+    return `${moment.length} queues on the server at once with --keep, the earlier modes' and trials' kept beside the last (${modes}), the largest ${one},`;
+  }
   return moment.length > 1 ? `${moment.length} queues side by side (${dearest.mode}), each ${one},` : `${dearest.mode} on ${one}`;
+}
+
+/** How many queues each step of a moment (one mode's trial) holds. */
+function queuesPerStep(moment: Moment): number[] {
+  const counts = new Map<string, number>();
+  for (const run of moment) {
+    const step = `${run.mode} ${run.trial ?? 1}`;
+    counts.set(step, (counts.get(step) ?? 0) + 1);
+  }
+  return [...counts.values()];
+}
+
+/** Whether a moment holds queues kept (--keep) from steps before its own: runs of more than one mode or trial. */
+function keptBeside(moment: Moment): boolean {
+  return queuesPerStep(moment).length > 1;
 }
 
 /** What to lower: what sets the jobs of every moment that does not fit in `room` (the dearest among them). */
@@ -354,7 +373,9 @@ export function footprintProblem(memory: MemoryInfo, footprint: Footprint, costs
   else if (memory.policy.startsWith('volatile-'))
     consequence = `under maxmemory-policy ${memory.policy} the server would evict keys that have a TTL to make room`;
   else consequence = `under maxmemory-policy ${memory.policy} the seeding would fail halfway with OOM`;
-  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${remedyFlags(footprint, room)}${footprint.moment.length > 1 ? ' or --queues' : ''}, or use a server with more room`}`;
+  const queues = Math.max(...queuesPerStep(footprint.moment)) > 1 ? ' or --queues' : '';
+  const fewer = keptBeside(footprint.moment) ? ', race fewer modes or --trials, or leave out --keep' : '';
+  return `${what}; ${consequence}. Refusing, nothing written: ${words?.remedy ?? `lower ${remedyFlags(footprint, room)}${queues}${fewer}, or use a server with more room`}`;
 }
 
 /** Commands every run may send, whatever its flags (the README's least-privilege list, with QUIT). */

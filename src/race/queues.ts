@@ -146,15 +146,30 @@ export async function checkPlanBeforeWrites(
       const queuesOf = (steps: typeof placed) => steps.flatMap(({ placements }) => placements.filter((p) => p.node === node).map((p) => p.queue));
       const later = queuesOf(placed.slice(1));
       await refuseUsedQueues(redis, later, target.display, signal, later.length > 0 ? queuesOf(placed.slice(0, 1)) : []);
-      const moments = placed
-        .map(({ step, placements }) => placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue)))
-        .filter((moment) => moment.length > 0);
-      loads.push({ where: target.display, redis, moments, probeQueue: probeQueueOn(node, longest, topology) });
+      loads.push({ where: target.display, redis, moments: momentsOn(node, placed), probeQueue: probeQueueOn(node, longest, topology) });
     }
     await checkRunMemory(loads, memoryTraits, interrupts);
   } finally {
     for (const redis of opened) await closeConnection(redis);
   }
+}
+
+/**
+ * What lives on `node` at each step of the plans: the step's own runs, and beside them every run a
+ * step before it kept (`--keep`): a kept queue stays on the server through the rest of the command,
+ * so the modes and trials of a kept run add up, where without it each step's queues go before the
+ * next step's are seeded.
+ */
+function momentsOn(node: string, placed: readonly { readonly step: PlanStep; readonly placements: readonly Placement[] }[]): ModeRun[][] {
+  const moments: ModeRun[][] = [];
+  const kept: ModeRun[] = [];
+  for (const { step, placements } of placed) {
+    const runs = placements.filter((p) => p.node === node).map((p) => step.runFor(p.queue));
+    if (runs.length === 0) continue;
+    moments.push([...kept, ...runs]);
+    kept.push(...runs.filter((run) => run.keep));
+  }
+  return moments;
 }
 
 /** The measuring slice's queue: named after the run's longest queue name (keys as long), on `node`'s slots. */

@@ -142,6 +142,22 @@ for (const kind of SERVER_KINDS) {
       await assertForeignIntact();
     });
 
+    test('--keep adds the kept runs up: trials that fit one at a time are refused together when each stays, before the first writes', async () => {
+      const before = await evicted(redis);
+      const trials = ['--mode', 'atomic', '--jobs', '2000', '--trials', '6', '--queue', 'race-kept'];
+      const alone = await within(LIMIT_MS, 'the trials, each removed', runCli(['--url', server.url, ...trials]));
+      assert.equal(alone.code, 0, alone.stderr);
+      const kept = await within(LIMIT_MS, 'the trials, each kept', runCli(['--url', server.url, ...trials, '--keep']));
+      assert.equal(kept.code, 2, kept.stderr);
+      assert.match(
+        oneErrorLine(kept.stderr) ?? '',
+        /^emq-race: \d queues on the server at once with --keep, the earlier modes' and trials' kept beside the last \(atomic\), the largest --jobs 2000 \(with 200 live jobs\), needs about [\d.]+ MB .* Refusing, nothing written: lower --jobs, race fewer modes or --trials, or leave out --keep, or use a server with more room$/,
+      );
+      assert.equal(kept.stdout, '');
+      assert.equal(await evicted(redis), before, 'the server evicted keys');
+      await assertForeignIntact();
+    });
+
     test('a multi-mode run is checked whole: a later mode that would not fit stops the run before the first mode writes', async () => {
       // The loop runs first on 500 jobs (fits); atomic would run on 9,000 (does not).
       const monitor = await connect(parseServerUrl(server.url));
