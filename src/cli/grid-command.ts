@@ -11,7 +11,7 @@ import { EmqError, ExitCode, usageError } from '../shared/errors.js';
 import type { GridJson } from '../grid/json.js';
 import { cellCount, gridCells, MAX_CELLS_WITHOUT_YES, type CellAt, type GridAxis } from '../grid/plan.js';
 import { outputFileFlag, writeOrLost } from '../html/output-file.js';
-import { libraryAsked } from './options.js';
+import { libraryAsked, refusing } from './options.js';
 import { addHelpNote } from './help.js';
 import { addTlsOptions } from '../server/tls.js';
 import { raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
@@ -182,7 +182,7 @@ export function addGridCommand(program: Command, io: Io, exit: { code: number },
   for (const option of options) grid.addOption(option);
   for (const [flags, why] of REFUSED_IN_GRID) {
     const long = flags.split(' ')[0] as string;
-    grid.addOption(new Option(flags).hideHelp().argParser(() => refuse(long, why)));
+    grid.addOption(refusing(new Option(flags).hideHelp().argParser(() => refuse(long, why))));
     // A flag without a value never reaches a parser: its own event refuses it.
     if (!flags.includes('<')) grid.on(`option:${long.slice(2)}`, () => refuse(long, why));
   }

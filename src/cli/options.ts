@@ -262,6 +262,21 @@ export function optionNamed(options: readonly Option[], word: string): Option | 
   return options.find((o) => o.long === word || o.short === word);
 }
 
+/** Options a command registers only to refuse them in a line of its own (grid's single-run flags): flags it does not take. */
+const REFUSING = new WeakSet<Option>();
+
+/** `option`, marked as one its command refuses: no command that refuses a flag is named as one that takes it. */
+export function refusing(option: Option): Option {
+  REFUSING.add(option);
+  return option;
+}
+
+/** Whether `command` takes the flag `word`: it has it, and not only to refuse it. */
+export function takesFlag(command: Command, word: string): boolean {
+  const option = optionNamed(command.options, word);
+  return option !== undefined && !REFUSING.has(option);
+}
+
 /** Whether `word` names an option of `options` that takes a value (so the next word is that value). */
 export function takesValue(options: readonly Option[], word: string): boolean {
   const option = optionNamed(options, word);

@@ -15,7 +15,7 @@ import { teachHelp } from './help.js';
 import { processIo } from './process-io.js';
 import { catchUncaught, meaning } from './uncaught.js';
 import { keepsSessionServer, raceFlagOptions, raceOptionsFrom, type MainFlags } from './race-flags.js';
-import { flagOfTheTool, optionNamed, refuseFlagsAsValues, refuseRepeatedValues, takesValue } from './options.js';
+import { flagOfTheTool, refuseFlagsAsValues, refuseRepeatedValues, takesFlag, takesValue } from './options.js';
 import { keepLinesApart } from '../race/progress.js';
 import type { ServerChoice } from '../server/session.js';
 import { modesNeeding } from '../sweepers/strategies.js';
@@ -224,7 +224,7 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   // A short flag of the command's with letters joined to it (`-hv`): commander combines only the
   // flags it parses itself, not the help. The flag is named as given, the letters after it are not.
   const joined = /^unknown option '(-[^-])[^']+'/.exec(oneLine(message))?.[1];
-  if (joined !== undefined && (joined === '-h' || takes(command ?? program, joined)))
+  if (joined !== undefined && (joined === '-h' || takesFlag(command ?? program, joined)))
     return `${joined} with letters joined to it is no flag: give ${joined} on its own, and each other flag as a word of its own`;
   const line = scrubUrlText(oneLine(message).replace(/unknown option '(--[^=']+|-[^-'])(.*?)'(?=(?: \(Did you mean [^)]*\))?$)/, "unknown option '$1'"));
   // Said as refuseFlagsAsValues says a value left out before another flag.
@@ -238,7 +238,6 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   return note ? `${line.replace(/ \(Did you mean --help\?\)$/, '')}${note}` : line;
 }
 
-const takes = (command: Command, option: string): boolean => optionNamed(command.options, option) !== undefined;
 
 /**
  * A flag of other commands given to one that does not take it (`explore --lib bullmq`, `clean
@@ -247,9 +246,9 @@ const takes = (command: Command, option: string): boolean => optionNamed(command
  * for a flag of the race; else the first owner's. Anything else: nothing.
  */
 function ownersNote(program: Command, command: Command | undefined, option: string): string {
-  if (command && takes(command, option)) return '';
-  const ofTheRace = command !== undefined && takes(program, option);
-  const others = program.commands.filter((c) => c !== command && c.name() !== 'help' && takes(c, option)).map((c) => c.name());
+  if (command && takesFlag(command, option)) return '';
+  const ofTheRace = command !== undefined && takesFlag(program, option);
+  const others = program.commands.filter((c) => c !== command && c.name() !== 'help' && takesFlag(c, option)).map((c) => c.name());
   const owners = [...(ofTheRace ? ['the race itself'] : []), ...others.map((owner) => `emq-race ${owner}`)];
   const listed = ofTheRace ? command?.name() : others[0];
   if (owners.length === 0 || listed === undefined) return '';

@@ -165,7 +165,13 @@ const CLI_CASES: readonly { name: string; args: string[]; line: RegExp }[] = [
   {
     name: 'a race flag given to explore that commander takes for --help',
     args: ['explore', '--keep'],
-    line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself, emq-race explain and emq-race grid, not of explore \(emq-race help explore lists its flags\)$/,
+    line: /^emq-race: unknown option '--keep'; --keep is a flag of the race itself and emq-race explain, not of explore \(emq-race help explore lists its flags\)$/,
+  },
+  {
+    // grid registers --seed only to refuse it in a line of its own: no command to point at.
+    name: 'a single-run flag given to explain, which grid refuses too',
+    args: ['explain', '--seed', '3'],
+    line: /^emq-race: unknown option '--seed'( \(Did you mean --keep\?\))?; --seed is a flag of the race itself, not of explain \(emq-race help explain lists its flags\)$/,
   },
   { name: 'a flag of no command, given to explore', args: ['explore', '--nosuch'], line: /^emq-race: unknown option '--nosuch'$/ },
   {
