@@ -238,7 +238,6 @@ function commanderLine(message: string, program: Command, argv: readonly string[
   return note ? `${line.replace(/ \(Did you mean --help\?\)$/, '')}${note}` : line;
 }
 
-
 /**
  * A flag of other commands given to one that does not take it (`explore --lib bullmq`, `clean
  * --json`, `emq-race --vary sweepers=1,2`) is no typo: commander's line is followed by every

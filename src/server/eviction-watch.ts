@@ -24,7 +24,7 @@
 import type { Redis } from 'ioredis';
 import { ANSWER_TIMEOUT_MS, closeConnection, connect, type ServerTarget } from './connection.js';
 import { awakeTimeout } from './frozen.js';
-import { describeServerError, InterruptedError, isBusyReply, serverError, stoppedAnswering, type EmqError } from '../shared/errors.js';
+import { describeServerError, EmqError, InterruptedError, isBusyReply, serverError, stoppedAnswering } from '../shared/errors.js';
 import { withStop, type Interrupts } from '../shared/interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
@@ -261,7 +261,11 @@ export async function underEvictionWatch<T>(
     // A blind watch that stopped the work is why it failed; one that went blind only after is not.
     const stoppedIt = stop.signal.aborted;
     const { evicted, blind } = await watch.stop();
-    throw evicted ?? (stoppedIt ? blind : undefined) ?? err;
+    const instead = evicted ?? (stoppedIt ? blind : undefined);
+    if (!instead) throw err;
+    // What the work left behind (--keep's earlier queues) is said after the eviction too.
+    if (err instanceof EmqError && err.leftBehind) instead.message += `; ${err.leftBehind}`;
+    throw instead;
   } finally {
     watched.release();
   }

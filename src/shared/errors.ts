@@ -23,6 +23,12 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export class EmqError extends Error {
   readonly exitCode: ExitCode;
+  /**
+   * What the command leaves on a server (the queues --keep kept before it failed), already at the
+   * end of the message: said again after an error that takes this one's place (an eviction seen
+   * as the run stopped), so the line still names it.
+   */
+  leftBehind?: string;
 
   constructor(message: string, exitCode: ExitCode) {
     super(message);

@@ -236,22 +236,36 @@ for (const kind of SERVER_KINDS) {
       await assertForeignIntact();
     });
 
-    test('an eviction while the run is live (someone else filling the server) stops it: exit 3, the count named, its keys gone', async () => {
+    test('an eviction while the run is live (someone else filling the server) stops it: exit 3, the count named, its keys gone, what --keep kept before it named', async () => {
       const before = await evicted(redis);
       // In this process: what is checked is the run's own stop, not a process's. This test comes
-      // last, as it evicts.
-      const run = runCli(['--url', server.url, '--mode', 'loop', '--jobs', '2000', '--probe-delay', '20', '--queue', 'race-evicting']);
+      // last, as it evicts. A small atomic run goes first and is kept; the loop is the live one.
+      const run = runCli([
+        '--url',
+        server.url,
+        '--mode',
+        'atomic,loop',
+        '--jobs',
+        '200',
+        '--loop-jobs',
+        '2000',
+        '--probe-delay',
+        '20',
+        '--queue',
+        'race-evicting',
+        '--keep',
+      ]);
       // Once the run has seeded, someone else writes until the server evicts.
-      await until(LIMIT_MS, 'the run seeded', async () => (await redis.exists('emq:{race-evicting}:active')) === 1);
+      await until(LIMIT_MS, 'the run seeded', async () => (await redis.exists('emq:{race-evicting-loop}:active')) === 1);
       for (let round = 0; (await evicted(redis)) === before && round < 400; round++) await fillForeign(redis, 500, `late:${round}`);
       const result = await within(LIMIT_MS, 'the stopped run', run);
       assert.equal(result.code, 3, result.stderr);
       assert.match(
         oneErrorLine(result.stderr) ?? '',
-        /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys/,
+        /^emq-race: the server at redis:\/\/127\.0\.0\.1:\d+ evicted \d+ keys? while the run was live \(maxmemory-policy allkeys-lru\): the run stopped at once and removed its own keys, .*; the runs that finished before it kept \(--keep\) .*race-evicting-atomic/,
       );
       assert.equal(result.stdout, '');
-      const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting}*', 'COUNT', 100_000);
+      const [, left] = await redis.scan('0', 'MATCH', 'emq:{race-evicting-loop}*', 'COUNT', 100_000);
       assert.deepEqual(left, []);
     });
   });
