@@ -258,7 +258,7 @@ export function refuseRepeatedValues(command: Command): void {
 }
 
 /** The option of `options` that `word` names, by its long or its short flag. */
-export function optionNamed(options: readonly Option[], word: string): Option | undefined {
+function optionNamed(options: readonly Option[], word: string): Option | undefined {
   return options.find((o) => o.long === word || o.short === word);
 }
 
