@@ -74,7 +74,8 @@ export function layOut(rowNames: readonly string[], columnNames: readonly string
     if (b > 0) lines.push('');
     const row = (name: string, texts: readonly string[]): string =>
       (name.padEnd(nameWidth) + block.map((c) => GAP + (texts[c] ?? '').padStart(columnWidths[c] ?? 0)).join('')).trimEnd();
-    lines.push(row('', columnNames));
+    // One axis leaves one column with no name: no header line of blanks above it.
+    if (columnNames.some((name) => name !== '')) lines.push(row('', columnNames));
     for (const [r, name] of rowNames.entries()) lines.push(row(name, cells[r] ?? []));
   }
   return lines;

@@ -134,6 +134,8 @@ describe('grid: pure parts', () => {
     );
     assert.ok(lines.filter((line) => line.startsWith('sweepers 1')).length > 1, 'the columns went on in a second block');
     assert.equal(lines.filter((line) => line.includes('latency 8 ms')).length, 1, 'every column once');
+    // One axis: its one column has no name, and no blank header line stands above the rows.
+    assert.deepEqual(layOut(['sweepers 1', 'sweepers 2'], [''], [['0 · 323k/s'], ['0 · 435k/s']], 80), ['sweepers 1  0 · 323k/s', 'sweepers 2  0 · 435k/s']);
   });
 
   test('the round trips measured, per latency asked: a range over its cells, one figure where they agree, none for the direct cells', () => {
