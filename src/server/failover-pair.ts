@@ -101,7 +101,9 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     // catches up, before the drill kills it on purpose: its death then would leave the replica's
     // sync waiting out its bound, with a line about the sync instead of the primary.
     let promotedDone = false;
-    losses.push(diedDuring(replica, () => (promotedDone ? 'promoted replica' : 'replica')));
+    // Set as soon as the replica answers as the primary, before the run's own steps on it.
+    let isPrimary = false;
+    losses.push(diedDuring(replica, () => (isPrimary ? 'promoted replica' : 'replica')));
     const primaryDied = diedDuring(primary, () => 'primary');
     // The lag sits between the cut and the primary: the replica's link is the latency proxy's
     // client, so a cut still closes it at once, while what the primary sends reaches the replica
@@ -170,6 +172,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
           'the replica Sentinel named is not a primary',
         );
       } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
+      isPrimary = true;
       await promoted?.(replicaAdmin);
       promotedDone = true;
       await front.switchTo(next);
