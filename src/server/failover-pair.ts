@@ -127,7 +127,7 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     direct.push(replicaAdmin);
     await replicaAdmin.call('REPLICAOF', '127.0.0.1', String(link.port));
     // A keeper killed meanwhile ends the wait at once, with its own line.
-    const settling = (): AbortSignal => AbortSignal.any([timeoutSignal(SETTLE_MS), primaryDied, ...losses, ...(options.signal ? [options.signal] : [])]);
+    const settling = (): AbortSignal[] => [primaryDied, ...losses, ...(options.signal ? [options.signal] : [])];
     await until(async () => /master_link_status:up/.test(await replicaAdmin.info('replication')), settling(), 'the replica did not finish its first sync');
     // Started once the replica is in sync, so that the primary it asks first already names it.
     const sentinel = options.sentinel ? await startSentinel(bin, primary.port) : undefined;
@@ -143,34 +143,31 @@ export async function startFailoverPair(options: PairOptions): Promise<FailoverP
     const caughtUp = (signal: AbortSignal, failure: string): Promise<void> =>
       until(
         async () => replicaOffset(await replicaAdmin.info('replication')) >= primaryOffset(await primaryAdmin.info('replication')),
-        AbortSignal.any([signal, primaryDied, timeoutSignal(SETTLE_MS)]),
+        [signal, primaryDied],
         failure,
       );
     const failOver = async (signal: AbortSignal, promoted: ((primary: Redis) => Promise<void>) | undefined): Promise<void> => {
       front.hold();
-      await until(async () => front.quiet(), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'a command of the run went unanswered before the failover');
+      await until(async () => front.quiet(), [signal], 'a command of the run went unanswered before the failover');
       primaryAdmin.disconnect();
       process.kill(primary.pid, 'SIGKILL');
-      await until(async () => !isAlive(primary.pid), AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]), 'the primary did not die');
+      await until(async () => !isAlive(primary.pid), [signal], 'the primary did not die');
       let next = replica.port;
       if (sentinel) {
         // Sentinel names the new primary once its failover is done; the tool carries the run's
         // connections to whatever it names, as a client that asks Sentinel would.
         await until(
           async () => (next = await sentinel.primaryPort()) !== primary.port,
-          AbortSignal.any([signal, timeoutSignal(SENTINEL_PROMOTION_MS)]),
+          [signal],
           'Sentinel did not promote the replica',
+          SENTINEL_PROMOTION_MS,
         );
         if (next !== replica.port) throw serverError(`--sentinel: Sentinel named port ${next} as the new primary, not the replica's ${replica.port}`);
         // Sentinel's promotion closes every ordinary client of the replica (CLIENT KILL TYPE normal): a fresh connection.
         replicaAdmin.disconnect();
         replicaAdmin = await connect(replicaTarget);
         direct.push(replicaAdmin);
-        await until(
-          async () => /^role:master/m.test(await replicaAdmin.info('replication')),
-          AbortSignal.any([signal, timeoutSignal(SETTLE_MS)]),
-          'the replica Sentinel named is not a primary',
-        );
+        await until(async () => /^role:master/m.test(await replicaAdmin.info('replication')), [signal], 'the replica Sentinel named is not a primary');
       } else await replicaAdmin.call('REPLICAOF', 'NO', 'ONE');
       isPrimary = true;
       await promoted?.(replicaAdmin);
@@ -252,7 +249,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function until(check: () => Promise<boolean>, signal: AbortSignal, failure: string): Promise<void> {
+/**
+ * Polls `check` until it holds; a stop among `stops` ends the wait with its reason, and `boundMs`
+ * passing, with `failure` as the drill's line.
+ */
+async function until(check: () => Promise<boolean>, stops: readonly AbortSignal[], failure: string, boundMs = SETTLE_MS): Promise<void> {
+  const signal = AbortSignal.any([...stops, timeoutSignal(boundMs)]);
   for (;;) {
     if (await check()) return;
     if (signal.aborted) {
