@@ -24,8 +24,8 @@
 import type { Redis } from 'ioredis';
 import { ANSWER_TIMEOUT_MS, closeConnection, connect, type ServerTarget } from './connection.js';
 import { awakeTimeout } from './frozen.js';
-import { describeServerError, EmqError, InterruptedError, isBusyReply, serverError, stoppedAnswering } from '../shared/errors.js';
-import { withStop, type Interrupts } from '../shared/interrupt.js';
+import { describeServerError, type EmqError, InterruptedError, isBusyReply, serverError, stoppedAnswering } from '../shared/errors.js';
+import { withLeftBehind, withStop, type Interrupts } from '../shared/interrupt.js';
 import { parseMemoryInfo } from './memory-check.js';
 
 const EVICTION_POLL_MS = 100;
@@ -264,8 +264,7 @@ export async function underEvictionWatch<T>(
     const instead = evicted ?? (stoppedIt ? blind : undefined);
     if (!instead) throw err;
     // What the work left behind (--keep's earlier queues) is said after the eviction too.
-    if (err instanceof EmqError && err.leftBehind) instead.message += `; ${err.leftBehind}`;
-    throw instead;
+    throw withLeftBehind(instead, err);
   } finally {
     watched.release();
   }

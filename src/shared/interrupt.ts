@@ -278,10 +278,24 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
     // that waited on it (a keeper's exit, a few ms later, more on a loaded machine): a server
     // error is given that long to turn out to be the helper's news.
     if (err instanceof EmqError && err.exitCode === ExitCode.server && !lost.aborted) await sleep(HELPER_NEWS_MS, undefined, { signal: lost }).catch(() => {});
-    throw !(err instanceof InterruptedError) && lost.aborted ? lost.reason : err;
+    if (err instanceof InterruptedError || !lost.aborted) throw err;
+    throw withLeftBehind(lost.reason, err);
   } finally {
     watched.release();
   }
+}
+
+/**
+ * `instead`, the error that takes `err`'s place as the command's end (a helper's death, an
+ * eviction), still naming what the stopped work had left behind (--keep's earlier queues,
+ * EmqError.leftBehind): the new line replaces the work's, not what the user must clean up. Such an
+ * error is thrown once, so its line is added to in place.
+ */
+export function withLeftBehind<E>(instead: E, err: unknown): E {
+  if (!(instead instanceof EmqError) || !(err instanceof EmqError) || !err.leftBehind || instead.leftBehind) return instead;
+  instead.message += `; ${err.leftBehind}`;
+  instead.leftBehind = err.leftBehind;
+  return instead;
 }
 
 /** How long a server error waits for a helper's death to be known before it is taken as the run's own. */

@@ -10,26 +10,41 @@
  */
 
 const SECRETS = new Set<string>();
+/** Passwords shorter than SECRET_MIN: hidden only where a server quotes them (see withoutSecrets). */
+const SHORT_SECRETS = new Set<string>();
 
-/** The shortest password looked for: a shorter one would hide pieces of words rather than a password. */
+/**
+ * The shortest password looked for as a word: a shorter one would hide pieces of words (an `a`, a
+ * `to`, a `cmd`) rather than a password, and so name it by where the gaps fall.
+ */
 const SECRET_MIN = 4;
 
 /** A password the command was given (parseServerUrl reads each). */
 export function rememberSecret(secret: string): void {
   if (secret.length >= SECRET_MIN) SECRETS.add(secret);
+  else if (secret.length > 0) SHORT_SECRETS.add(secret);
 }
+
+/** The quotes a server puts around an argument it repeats (Redis's `arg`, 'arg' or "arg"). */
+const QUOTES = ['`', "'", '"'];
 
 /** A letter or digit of ASCII: what a password must not touch on either side to be one word. */
 const WORD_CHAR = /[A-Za-z0-9]/;
 
 /**
  * A server's `text` with every password the command was given hidden where it stands as a word of
- * its own (between any characters but letters and digits). Searched for as plain text, not as a
+ * its own (between any characters but letters and digits); one under SECRET_MIN characters only
+ * where it stands quoted. Searched for as plain text, not as a
  * pattern made of it: V8 refuses a regular expression past some tens of thousands of characters,
  * and a password that long would then end the command with an error that repeats it.
  */
 export function withoutSecrets(text: string): string {
   let out = text;
+  // A short password is hidden only as a quoted argument, the form in which a server repeats what
+  // it was sent: there it is no piece of a word of the server's own.
+  for (const secret of SHORT_SECRETS) {
+    for (const quote of QUOTES) out = out.split(`${quote}${secret}${quote}`).join(`${quote}***${quote}`);
+  }
   for (const secret of SECRETS) {
     let kept = '';
     let from = 0;

@@ -144,6 +144,39 @@ test("a server error the run meets just before its helper's death is known ends 
   }
 });
 
+test("a helper's death that takes a failed run's place still names what --keep kept before it", async () => {
+  const interrupts = watchInterrupts(
+    () => {},
+    () => assert.fail('left'),
+  );
+  try {
+    const kept = 'kept: queue emq-keep-1 on redis://127.0.0.1:1 (emq-race clean --url redis://127.0.0.1:1 --queue emq-keep-1)';
+    const lost = new AbortController();
+    const news = serverError("the latency proxy's thread failed: gone; the race's connections through it are lost");
+    lost.abort(news);
+    const failed = serverError(`lost the connection to the server at redis://127.0.0.1:1; ${kept}`);
+    failed.leftBehind = kept;
+    await assert.rejects(
+      underHelper(lost.signal, interrupts, async () => {
+        throw failed;
+      }),
+      (err) => err === news,
+    );
+    assert.equal(news.message, `the latency proxy's thread failed: gone; the race's connections through it are lost; ${kept}`);
+    assert.equal(news.leftBehind, kept, 'said again by an error that takes its place in turn');
+    // The run's own error, when no helper died, is left as it was.
+    const quiet = new AbortController();
+    await assert.rejects(
+      underHelper(quiet.signal, interrupts, async () => {
+        throw usageError('refused');
+      }),
+      (err) => err instanceof Error && err.message === 'refused' && !('leftBehind' in err && err.leftBehind),
+    );
+  } finally {
+    interrupts.dispose();
+  }
+});
+
 test('a timeout inside AbortSignal.any fires however often garbage is collected meanwhile', async () => {
   // Node's own gc(), in a context made after the flag: on Node 20 an AbortSignal.timeout here
   // would be collected at the first gc() and the combined signal would never abort.

@@ -375,3 +375,12 @@ test('withoutSecrets: a password hidden wherever it stands as a word, however lo
   assert.equal(withoutSecrets(`WRONGPASS ${long}: no`), 'WRONGPASS ***: no');
   assert.equal(withoutSecrets(`${long}${long}`), `${long}${long}`, 'two in a row are one longer word');
 });
+
+test('withoutSecrets: a password of 1 to 3 characters hidden where a server quotes it, and not as a piece of its words', () => {
+  rememberSecret('p!');
+  rememberSecret('cmd');
+  assert.equal(withoutSecrets("ERR unknown subcommand 'p!'. Try HELP."), "ERR unknown subcommand '***'. Try HELP.");
+  assert.equal(withoutSecrets('ERR wrong number of arguments: `bob`, `cmd`, "cmd"'), 'ERR wrong number of arguments: `bob`, `***`, "***"');
+  assert.equal(withoutSecrets('ERR unknown cmd p! here'), 'ERR unknown cmd p! here', 'unquoted, it may be a word of the server’s own');
+  assert.equal(withoutSecrets("'cmds'"), "'cmds'", 'a longer quoted word is not it');
+});
