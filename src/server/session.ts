@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { EmqError, usageError } from '../shared/errors.js';
+import { EmqError, ServerGoneError, usageError } from '../shared/errors.js';
 import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
 import { bugAfterOutput, orStopped, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
@@ -133,16 +133,23 @@ export async function withSession<T>(
     throw stopCause(interrupts.signal) ?? err;
   });
   let interrupted = false;
+  let died = false;
   let result: T;
   try {
     result = await body(session, interrupts);
   } catch (err) {
     interrupted = interrupts.signal.aborted;
+    // The tool's own server, or a node of its cluster, that died under the command is its end,
+    // and nothing of it is kept: the keys went with the server, and a cluster short of a node is
+    // no server to leave running. The run's own line would speak of a lost connection and of keys
+    // --keep kept, on a server whose pid may already be another process's.
+    died = !interrupted && session.embedded?.ended.aborted === true;
+    if (died) throw err instanceof ServerGoneError ? err : session.embedded?.ended.reason;
     // A kept server outlives a failed command too: its one line says where, or it runs on unknown.
     if (keep && !interrupted && session.embedded && err instanceof EmqError) err.message += `; ${keptServerClause(session.embedded)}`;
     throw err;
   } finally {
-    await closeSession(session, keep && !interrupted);
+    await closeSession(session, keep && !interrupted && !died);
     interrupts.dispose();
   }
   const bug = bugAfterOutput(interrupts.signal);

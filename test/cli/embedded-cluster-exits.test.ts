@@ -3,8 +3,10 @@
  * the cli both signalled, as the terminal signals its whole foreground group) ends with the
  * signal's exit code and line, and a node killed (SIGKILL) ends the run at once with exit 3 and one
  * line naming it, not after the joining's own long wait. A node killed once the run writes ends it
- * at once too, with exit 3 and one line, though the other nodes still answer. Either way no node,
- * keeper, cli or node folder is left.
+ * at once too, with exit 3 and one line, though the other nodes still answer, and --keep keeps
+ * nothing of a cluster short of a node. The one embedded server killed while the run writes ends
+ * it with its death's line, with or without --keep. Either way no node, keeper, cli or node folder
+ * is left.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readlinkSync } from 'node:fs';
@@ -43,10 +45,13 @@ async function whileJoining(bin: string): Promise<Joining> {
   return { ...processesOf(cli), joiner: joiner ?? 0 };
 }
 
-/** A run with an embedded cluster of 3, caught once a node holds keys of its queue (seeding or racing). */
-async function whileWriting(bin: string): Promise<Omit<Joining, 'joiner'>> {
+/**
+ * A run with an embedded cluster of 3 (or, with `server` given, its flags: `[]` for the one
+ * embedded server), caught once a node holds keys of its queue (seeding or racing).
+ */
+async function whileWriting(bin: string, server: readonly string[] = ['--embedded-cluster', '3']): Promise<Omit<Joining, 'joiner'>> {
   // The loop sweeps slowly enough that the run is still going when its node dies.
-  const cli = startCli(['--embedded-cluster', '3', '--server-bin', bin, '--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000']);
+  const cli = startCli([...server, '--server-bin', bin, '--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000']);
   const writing = async (): Promise<boolean> => {
     const ports = descendants(cli.child.pid ?? 0).flatMap((pid) => NODE.exec(commandLine(pid))?.[1] ?? []);
     for (const port of ports) if (((await askServer(Number(port), (server) => server.dbsize())) ?? 0) > 0) return true;
@@ -81,12 +86,12 @@ function processesOf(cli: RunningCli): Omit<Joining, 'joiner'> {
   return { cli, nodes, all };
 }
 
-/** The end of the run: `code`, one line matching `says`, and nothing of the cluster left. */
-async function endsWith(run: Omit<Joining, 'joiner'>, code: number, says: RegExp): Promise<void> {
+/** The end of the run: `code`, one line matching `says`, and nothing of the cluster (its `nodes` nodes) left. */
+async function endsWith(run: Omit<Joining, 'joiner'>, code: number, says: RegExp, nodes = 3): Promise<void> {
   const result = await within(LIMIT_MS, 'the run', run.cli.done);
   assert.equal(result.code, code, result.stderr);
   assert.match(oneErrorLine(result.stderr) ?? result.stderr, says);
-  assert.equal(run.nodes.length, 3, 'three nodes were running');
+  assert.equal(run.nodes.length, nodes, `${nodes} node(s) were running`);
   await until(LIMIT_MS, 'every process of the run to end', () => run.all.every((pid) => !alive(pid)));
   for (const node of run.nodes) assert.equal(existsSync(node.dir), false, `the folder of node ${node.pid} is removed`);
 }
@@ -116,4 +121,27 @@ describe(`--embedded-cluster while its nodes join [${kind?.kind ?? 'none'}]`, { 
     process.kill(victim.pid, 'SIGKILL');
     await endsWith(run, 3, /^emq-race: a node of the embedded cluster \(redis:\/\/127\.0\.0\.1:\d+\) died during the run$/);
   });
+  // --keep keeps nothing of a cluster short of a node: its line names no node (the dead one's pid
+  // may be another process's by then), and the nodes still running are stopped with their folders.
+  test('a node killed while a --keep run writes: exit 3 naming it, nothing said kept, no node, keeper or folder left', async () => {
+    const run = await whileWriting(kind?.bin ?? '', ['--embedded-cluster', '3', '--keep']);
+    const [victim] = run.nodes;
+    assert.ok(victim, 'a node to kill');
+    process.kill(victim.pid, 'SIGKILL');
+    await endsWith(run, 3, /^emq-race: a node of the embedded cluster \(redis:\/\/127\.0\.0\.1:\d+\) died during the run$/);
+  });
+});
+
+describe(`the embedded server killed while the run writes [${kind?.kind ?? 'none'}]`, { skip }, () => {
+  // Its death is the run's end, not the lost connection the run meets first; with --keep, nothing
+  // is said to be kept (no `clean` for keys that went with it, no pid to kill).
+  for (const keep of [false, true]) {
+    test(`${keep ? 'with' : 'without'} --keep: exit 3 naming its death alone, no server, keeper or folder left`, async () => {
+      const run = await whileWriting(kind?.bin ?? '', keep ? ['--keep'] : []);
+      const [victim] = run.nodes;
+      assert.ok(victim, 'a server to kill');
+      process.kill(victim.pid, 'SIGKILL');
+      await endsWith(run, 3, /^emq-race: the embedded server at redis:\/\/127\.0\.0\.1:\d+ died \(its process ended unasked\)$/, 1);
+    });
+  }
 });
