@@ -42,6 +42,8 @@ export interface WorkerDone {
   readonly commands: number;
   readonly retries: number;
   readonly strayIds: number;
+  /** The NOSCRIPT replies to the child's script calls, each answered by sending the script whole. */
+  readonly noscriptFallbacks: number;
   readonly sweeps: number;
   readonly cutShort: boolean;
 }

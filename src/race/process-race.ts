@@ -227,9 +227,9 @@ export async function raceInProcesses(race: ProcessRaceSetup): Promise<RaceResul
       cutShort: done.some((d) => d.cutShort),
       retries: done.reduce((sum, d) => sum + d.retries, 0),
       strayIds: done.reduce((sum, d) => sum + d.strayIds, 0),
-      // Each child counts its own script calls; their NOSCRIPT fallbacks and call times are not
-      // reported back, so callMs* are null for a run with --processes.
-      noscriptFallbacks: 0,
+      noscriptFallbacks: done.reduce((sum, d) => sum + d.noscriptFallbacks, 0),
+      // Each child times its own script calls, but the times are not sent back (a number per
+      // call, where the rest of the record is per move): callMs* are null for a run with --processes.
       latencies: [],
     };
   } finally {

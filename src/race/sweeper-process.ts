@@ -96,6 +96,7 @@ async function sweep(): Promise<void> {
     commands: sweeper.commands,
     retries: sweeper.retries ?? 0,
     strayIds: sweeper.strayIds ?? 0,
+    noscriptFallbacks: sweeper.noscriptFallbacks ?? 0,
     sweeps: outcome.sweeps,
     cutShort: outcome.cutShort,
   });

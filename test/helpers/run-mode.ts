@@ -19,6 +19,8 @@ export interface RunOver {
   consequences?: Partial<Consequences>;
   pending?: PendingKind;
   live?: number;
+  /** Each sweeper a child process of its own (--processes). */
+  processes?: boolean;
 }
 
 /** Every anomaly the run measured is 0; one it did not measure is null, never 0. */
@@ -42,6 +44,7 @@ export function runWith(session: Session, interrupts: Interrupts, mode: Mode, ov
       consequences: { ...NO_CONSEQUENCES, ...over.consequences },
       ...(over.pending ? { pending: over.pending } : {}),
       ...(over.live !== undefined ? { live: over.live } : {}),
+      ...(over.processes ? { processes: true } : {}),
     },
     interrupts,
   );

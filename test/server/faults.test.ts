@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Interrupts } from '../../src/shared/interrupt.js';
+import { connect, parseServerUrl } from '../../src/server/connection.js';
 import type { Session } from '../../src/server/session.js';
 import { runCli } from '../helpers/cli.js';
 import { luaScript, type ScriptName } from '../../src/lua/registry.js';
@@ -158,6 +159,32 @@ forEachServer('faults', (handle) => {
       `${grouped(total)} NOSCRIPT fallback${total === 1 ? '' : 's'} to EVAL: ${grouped(run.noscriptFallbacks)} by the sweepers, ${grouped(run.workerNoscriptFallbacks ?? 0)} by the workers, ${grouped(run.observerNoscriptFallbacks ?? 0)} by the observer`,
     );
     assertNoAnomaly(run);
+  });
+
+  test('sweeper processes (--processes): the NOSCRIPT fallbacks each child met are reported back, as many as the EVALs the server ran', async () => {
+    // --processes takes no --fault: the cache is flushed from beside the run, every 2 ms, as script-flush does.
+    const flusher = await connect(parseServerUrl(handle.url));
+    let flushing = true;
+    const flushes = (async () => {
+      while (flushing) {
+        await flusher.script('FLUSH');
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    })();
+    try {
+      const { result: run, bySource } = await commandsBySource(session.admin, () =>
+        runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 2, batch: 5, processes: true }),
+      );
+      const evals = evalsByScript(bySource);
+      assert.equal(run.noscriptFallbacks, evals.get('sweep-stalled') ?? 0, `the server's EVALs: ${JSON.stringify([...evals])}`);
+      // 600 calls, the cache emptied every few ms meanwhile: some found it empty.
+      assert.ok(run.noscriptFallbacks > 0, `noscriptFallbacks ${run.noscriptFallbacks}`);
+      assertNoAnomaly(run);
+    } finally {
+      flushing = false;
+      await flushes;
+      flusher.disconnect();
+    }
   });
 
   test("no fault: the workers', the re-leaser's and the observer's scripts are loaded before the race, so an emptied cache costs them no fallback", async () => {
