@@ -269,5 +269,5 @@ export function describeOwned(owned: OwnedQueue): string {
   const when = m.started > 0 ? new Date(m.started).toISOString() : 'unknown time';
   const host = printableHost(m);
   const run = printableRun(m) ?? "(an id not of the tool's making)";
-  return `${owned.queue}: ${plural(m.jobs, 'job')} seeded, run ${run}, started ${when}${host ? ` by pid ${m.pid} on ${host}` : ''}${PHASE_NOTE[m.phase]}`;
+  return `${owned.queue}: ${plural(m.jobs, 'job')} planned by run ${run}, started ${when}${host ? ` by pid ${m.pid} on ${host}` : ''}${PHASE_NOTE[m.phase]}`;
 }

@@ -201,7 +201,7 @@ forEachServer('clean', (handle) => {
       const output = result.stdout + result.stderr;
       assert.doesNotMatch(output, /\x1b|EVIL|second line|xxxxxxxxxx|hhhhhhhhhh/, output);
     }
-    assert.match(listed.stdout, /^ {2}race-long: 2 jobs seeded, run \(an id not of the tool's making\), started \S+$/m);
+    assert.match(listed.stdout, /^ {2}race-long: 2 jobs planned by run \(an id not of the tool's making\), started \S+$/m);
     assert.equal(oneErrorLine(refused.stderr)?.startsWith('emq-race: queue race-hostile is in use by a live run: its heartbeat'), true, refused.stderr);
     await redis.unlink(...(await allKeys(redis)));
   });
@@ -395,7 +395,7 @@ forEachServer('clean', (handle) => {
     await crashedRun('race-one', 2, ownedMarker('1111222233334444', 2));
     const refused = await runCli(['clean', '--url', handle.url, '--all']);
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stdout, /race-one: 2 jobs seeded, run 1111222233334444/);
+    assert.match(refused.stdout, /race-one: 2 jobs planned by run 1111222233334444/);
     assert.match(oneErrorLine(refused.stderr) ?? '', /1 queue found; no terminal to confirm on, so pass --yes to remove it$/);
     assert.equal((await allKeys(redis)).length, 4);
     const done = await runCli(['clean', '--url', handle.url, '--all', '--yes']);
