@@ -149,12 +149,12 @@ function exploreCommandLine(flags: ExploreFlags): string {
 }
 
 async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
-  const { chooseTarget, openSession, withSession } = await import('../server/session.js');
+  const { chooseTarget, openSession, serverNews, withSession } = await import('../server/session.js');
   const { jsonHeader } = await import('../report/json-header.js');
   const { guardedReplays } = await import('../explain/guard.js');
   const { refuseClusterNode } = await import('../server/cluster/topology.js');
   const { orStopped } = await import('../shared/interrupt.js');
-  const { ExploredBeforeFailure, exploreMode } = await import('../explore/explore.js');
+  const { ExploredBeforeFailure, exploreMode, summarize } = await import('../explore/explore.js');
   const { BOUND_LEGEND, EXPLORE_LEGEND, explorationJson, renderExploration } = await import('../explore/render.js');
   const { serverHasFunctions } = await import('../sweepers/function-library.js');
   const { stopCause } = await import('../shared/interrupt.js');
@@ -196,7 +196,7 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
           async (guarded) => {
             for (const { mode, queue } of queued) {
               begun++;
-              const exploration = await exploreMode(session, guarded, {
+              const plan = {
                 mode,
                 queue,
                 batch: LIMITS.batch.default,
@@ -205,11 +205,18 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
                 sweeps: flags.sweeps,
                 ...(flags.maxSwitches !== undefined ? { maxSwitches: flags.maxSwitches } : {}),
                 defaults: { maxStalled: LIMITS.maxStalled.default, stalledBefore: LIMITS.stalledBefore.default },
-              }).catch((err: unknown) => {
+              };
+              const exploration = await exploreMode(session, guarded, plan).catch((err: unknown) => {
                 // What the failed mode explored is reported with the rest; the failure ends the command.
-                if (!(err instanceof ExploredBeforeFailure)) throw err;
-                done.push(err.exploration);
-                throw err.failure;
+                if (err instanceof ExploredBeforeFailure) {
+                  done.push(err.exploration);
+                  throw err.failure;
+                }
+                // A mode that failed before its first execution (its script refused, its claim) is
+                // still the one under way, reported with none, once a mode before it was: neither
+                // explored nor "not started". A failure in the first mode is the error line alone.
+                if (done.length > 0) done.push(summarize(mode, [], plan, false));
+                throw err;
               });
               done.push(exploration);
               if (!exploration.complete) break;
@@ -219,7 +226,9 @@ async function exploreMain(flags: ExploreFlags, io: Io): Promise<number> {
         );
       } catch (err) {
         if (done.length === 0) throw err;
-        failure = stopCause(interrupts.signal) ?? err;
+        // The report names what stopped it as the command's last line will: the tool's own server's
+        // death, not the lost connection it caused (serverNews).
+        failure = stopCause(interrupts.signal) ?? (await serverNews(session, err));
       }
       const complete = failure === undefined && done.every((e) => e.complete);
       const server = { kind: session.info.kind, version: session.info.version, url: session.target.display };

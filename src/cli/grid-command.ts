@@ -222,7 +222,7 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
   // The race, the server and the page load when a grid runs, not for the program's --help.
   const { checkGridCells, raceReport } = await import('./race-report.js');
   const { openEmbeddedClusterSession } = await import('../server/cluster/cluster-session.js');
-  const { chooseTargetOrCluster, openSession, withSession } = await import('../server/session.js');
+  const { chooseTargetOrCluster, openSession, serverNews, withSession } = await import('../server/session.js');
   const { checkConsequenceOptions } = await import('../consequences/plan.js');
   const { readUserScript } = await import('../sweepers/user-script.js');
   const { proxyTarget } = await import('../server/latency-proxy.js');
@@ -299,7 +299,9 @@ async function gridMain(flags: GridFlags, options: readonly Option[], given: (fl
         },
       });
       progress.stop();
-      const stoppedBy = outcome.stoppedBy;
+      // The tool's own server's death, rather than the lost connection it caused (serverNews): the
+      // grid returns what stopped it, so no other place would put it in the lost connection's stead.
+      const stoppedBy = await serverNews(session, outcome.stoppedBy);
       // Stopped before any cell finished (a read-only replica found at the first write, a signal):
       // there is nothing to show, so the command ends as a single race would, with its line alone.
       if (stoppedBy !== undefined && outcome.cells.length === 0) return stoppedBy;

@@ -507,7 +507,7 @@ export function describeServerError(err: unknown, where: string): EmqError {
 /** TLS handshake and certificate failures, in words, or undefined for anything else. */
 function describeTlsError(code: string, message: string): string | undefined {
   if (/^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?)$/.test(code)) {
-    return `the server's TLS certificate is not signed by a trusted CA (${code}): pass the CA with --tls-ca FILE (or, knowingly, --tls-insecure)`;
+    return `the server's TLS certificate is not signed by a trusted CA (${code}): --tls-ca FILE must name the CA that signed it (or, knowingly, --tls-insecure)`;
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return `the server's TLS certificate does not name this host: ${message.split('\n')[0]}`;

@@ -277,7 +277,7 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
     // A server's death reaches the run's sockets at once, and the tool only through the helper
     // that waited on it (a keeper's exit, a few ms later, more on a loaded machine): a server
     // error is given that long to turn out to be the helper's news.
-    if (err instanceof EmqError && err.exitCode === ExitCode.server && !lost.aborted) await sleep(HELPER_NEWS_MS, undefined, { signal: lost }).catch(() => {});
+    await helperNews(err, lost);
     if (err instanceof InterruptedError || !lost.aborted) throw err;
     throw withLeftBehind(lost.reason, err);
   } finally {
@@ -300,3 +300,11 @@ export function withLeftBehind<E>(instead: E, err: unknown): E {
 
 /** How long a server error waits for a helper's death to be known before it is taken as the run's own. */
 const HELPER_NEWS_MS = 1000;
+
+/**
+ * Resolves once `news` (a helper's death) has come, or HELPER_NEWS_MS after a server error `err`
+ * that it may explain; at once for any other error, or when the news is already in.
+ */
+export async function helperNews(err: unknown, news: AbortSignal): Promise<void> {
+  if (err instanceof EmqError && err.exitCode === ExitCode.server && !news.aborted) await sleep(HELPER_NEWS_MS, undefined, { signal: news }).catch(() => {});
+}

@@ -45,13 +45,19 @@ async function whileJoining(bin: string): Promise<Joining> {
   return { ...processesOf(cli), joiner: joiner ?? 0 };
 }
 
+/** The loop sweeps slowly enough that the run is still going when its node dies. */
+const LONG_RACE = ['--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000'];
+
 /**
  * A run with an embedded cluster of 3 (or, with `server` given, its flags: `[]` for the one
  * embedded server), caught once a node holds keys of its queue (seeding or racing).
  */
-async function whileWriting(bin: string, server: readonly string[] = ['--embedded-cluster', '3']): Promise<Omit<Joining, 'joiner'>> {
-  // The loop sweeps slowly enough that the run is still going when its node dies.
-  const cli = startCli([...server, '--server-bin', bin, '--mode', 'loop', '--jobs', '20000', '--loop-jobs', '20000']);
+async function whileWriting(
+  bin: string,
+  server: readonly string[] = ['--embedded-cluster', '3'],
+  command: readonly string[] = LONG_RACE,
+): Promise<Omit<Joining, 'joiner'>> {
+  const cli = startCli([...command, ...server, '--server-bin', bin]);
   const writing = async (): Promise<boolean> => {
     const ports = descendants(cli.child.pid ?? 0).flatMap((pid) => NODE.exec(commandLine(pid))?.[1] ?? []);
     for (const port of ports) if (((await askServer(Number(port), (server) => server.dbsize())) ?? 0) > 0) return true;
@@ -142,6 +148,25 @@ describe(`the embedded server killed while the run writes [${kind?.kind ?? 'none
       assert.ok(victim, 'a server to kill');
       process.kill(victim.pid, 'SIGKILL');
       await endsWith(run, 3, /^emq-race: the embedded server at redis:\/\/127\.0\.0\.1:\d+ died \(its process ended unasked\)$/, 1);
+    });
+  }
+  // A report printed before the command ends (grid's cells so far, explore's modes) names the same
+  // cause as its last line.
+  for (const command of [
+    ['grid', '--vary', 'sweepers=1,2,3,4', '--mode', 'atomic', '--jobs', '50000', '--json'],
+    ['explore', '--sweeps', '3', '--max-switches', '3', '--json'],
+  ]) {
+    test(`${command[0]} --json: exit 3, the death on its last line and as what stopped the report, if one was printed`, async () => {
+      const run = await whileWriting(kind?.bin ?? '', [], command);
+      const [victim] = run.nodes;
+      assert.ok(victim, 'a server to kill');
+      process.kill(victim.pid, 'SIGKILL');
+      const death = /^(emq-race: )?the embedded server at redis:\/\/127\.0\.0\.1:\d+ died \(its process ended unasked\)$/;
+      await endsWith(run, 3, death, 1);
+      const { stdout } = await run.cli.done;
+      // Killed before any cell or mode was done, the command prints its error object alone.
+      const printed = JSON.parse(stdout) as { stopped?: { message: string }; error?: { message: string } };
+      assert.match(printed.stopped?.message ?? printed.error?.message ?? stdout, death);
     });
   }
 });

@@ -179,6 +179,29 @@ forEachServer('least privilege', (handle) => {
     assert.deepEqual(await allKeys(admin), before);
   });
 
+  test('explore whose second mode is refused at its first execution: that mode reported under way, with none, not lost between the explored and the not started', async () => {
+    await admin.call('ACL', 'SETUSER', 'emq-race-no-hincrby', 'reset', ...readmeAclRules(), '-hincrby');
+    const before = await allKeys(admin);
+    const result = await within(
+      LIMIT_MS,
+      'explore without HINCRBY',
+      runCli(['explore', '--mode', 'loop,atomic,claim', '--max-switches', '1', '--json', '--url', userUrl(handle.url, 'emq-race-no-hincrby')]),
+    );
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(oneErrorLine(result.stderr) ?? '', /permission denied on \S+ \(HINCRBY, called by sweep-stalled\.lua line \d+\)/);
+    const report = JSON.parse(result.stdout) as { complete: boolean; modes: { mode: string; complete: boolean; executions: number }[]; notStarted: string[] };
+    assert.equal(report.complete, false);
+    assert.deepEqual(
+      report.modes.map((m) => [m.mode, m.complete, m.executions > 0]),
+      [
+        ['loop', true, true],
+        ['atomic', false, false],
+      ],
+    );
+    assert.deepEqual(report.notStarted, ['claim']);
+    assert.deepEqual(await allKeys(admin), before);
+  });
+
   test('clean without GET is refused rather than finding nothing; without SCAN it removes the queue and says what it could not look for', async () => {
     for (const queue of ['race-clean-a', 'race-clean-b']) {
       const kept = await runCli(['--url', handle.url, '--queue', queue, '--mode', 'atomic', '--jobs', '20', '--keep']);

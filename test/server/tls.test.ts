@@ -151,6 +151,18 @@ for (const kind of SERVER_KINDS) {
       const refused = await runCli(['--url', tlsUrl, ...clientCert(), '--jobs', '10']);
       assert.equal(refused.code, 3, refused.stderr);
       assert.match(oneErrorLine(refused.stderr) ?? '', /not signed by a trusted CA.*--tls-ca/);
+      // A CA given, but not the one that signed it: the line does not say to give one.
+      const other = makeCerts();
+      try {
+        const wrongCa = await runCli(['--url', tlsUrl, '--tls-ca', other.ca, ...clientCert(), '--jobs', '10']);
+        assert.equal(wrongCa.code, 3, wrongCa.stderr);
+        assert.match(
+          oneErrorLine(wrongCa.stderr) ?? '',
+          /not signed by a trusted CA \([A-Z_]+\): --tls-ca FILE must name the CA that signed it \(or, knowingly, --tls-insecure\)$/,
+        );
+      } finally {
+        rmSync(other.dir, { recursive: true, force: true });
+      }
       const insecure = await runCli(['--url', tlsUrl, ...clientCert(), '--tls-insecure', '--jobs', '100', '--mode', 'atomic', '--expect', 'clean']);
       assert.equal(insecure.code, 0, insecure.stderr);
     });
