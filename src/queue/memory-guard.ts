@@ -134,7 +134,7 @@ async function measureDataCosts(
     };
   } catch (err) {
     // In words already, so that the hint added below survives: measureSlice's own wording would make a new line.
-    failure = memoryUsageRefusal(err) ?? describeServerError(err, where);
+    failure = memoryUsageRefusal(err, where) ?? describeServerError(err, where);
     throw failure;
   } finally {
     // The slice may remain: the line says how to remove it. A removal that fails after the
@@ -164,11 +164,12 @@ async function removeProbe(redis: Redis, keys: QueueKeys, firstId: number, lastI
 }
 
 /** A user without MEMORY USAGE: the guard cannot measure, and says what to grant. */
-function memoryUsageRefusal(err: unknown): Error | undefined {
+function memoryUsageRefusal(err: unknown, where: string): Error | undefined {
   const e = err as { message?: string; command?: { name?: string } };
   if (!/^NOPERM/.test(String(e?.message)) || e?.command?.name?.toLowerCase() !== 'memory') return undefined;
+  // Worded as every other refusal is (describeServerError): the server, then the command.
   return serverError(
-    'permission denied (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in docs/shared-servers.md)',
+    `permission denied on ${where} (MEMORY USAGE): on a server with a maxmemory the run measures what its keys will cost before it writes them; grant it with ACL SETUSER <user> +memory|usage (see "Least privilege" in docs/shared-servers.md)`,
   );
 }
 

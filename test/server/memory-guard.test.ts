@@ -232,7 +232,10 @@ for (const kind of SERVER_KINDS) {
       await redis.call('ACL', 'SETUSER', 'nomemory', 'on', '>pw-nomemory', '~*', '&*', '+@all', '-memory');
       const result = await runCli(['--url', server.url.replace('redis://', 'redis://nomemory:pw-nomemory@'), '--jobs', '500', '--mode', 'atomic']);
       assert.equal(result.code, 3, result.stderr);
-      assert.match(oneErrorLine(result.stderr) ?? '', /^emq-race: permission denied \(MEMORY USAGE\): .* grant it with ACL SETUSER <user> \+memory\|usage/);
+      assert.match(
+        oneErrorLine(result.stderr) ?? '',
+        /^emq-race: permission denied on redis:\/\/\S+ \(MEMORY USAGE\): .* grant it with ACL SETUSER <user> \+memory\|usage/,
+      );
       await assertForeignIntact();
     });
 
