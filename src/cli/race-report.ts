@@ -143,15 +143,15 @@ export async function raceReport(
   const perQueue = spreadsQueues(topology, flags);
   const progress = show.progress && io.stderrIsTty && !options.csv;
   // Any eviction on a server the run uses stops the run as a Ctrl-C would, with its own error; so
-  // does the death of a helper the run relies on: the embedded server's keeper (the tool has then
-  // stopped the server itself) or the latency proxy's thread.
+  // does the death of a helper the run relies on: the embedded server or its keeper (the tool has
+  // then stopped the server itself), or the latency proxy's thread.
   // A failover drill's queue lives on a pair of its own, not on the session's server: servers of the
   // tool's own, which run without maxmemory and so never evict. Nothing of the run's is left to
   // watch, and the session's server, which holds none of its keys, is not watched in its stead.
   const watched = options.consequences?.failover ? [] : topology ? topology.primaries.map((node) => topology.targetOf(node)) : [session.target];
   // The race's own connections go through the proxy; seeding, audit and cleanup stay direct.
   let proxy: RaceProxy | undefined;
-  const planned = await underHelper(session.embedded?.lost, interrupts, (kept) =>
+  const planned = await underHelper(session.embedded?.ended, interrupts, (kept) =>
     underEvictionWatch(watched, kept, async (watching) => {
       proxy = options.latency ? await startRaceProxy(session.target, options.latency, watching.signal) : undefined;
       try {

@@ -37,7 +37,8 @@ export async function guardedReplays<T>(
   interrupts: Interrupts,
   work: (interrupts: Interrupts) => Promise<T>,
 ): Promise<T> {
-  return underHelper(session.embedded?.lost, interrupts, async (kept) => {
+  // The tool's own server's end, killed or dead, stops the replays at once with its own line.
+  return underHelper(session.embedded?.ended, interrupts, async (kept) => {
     const runs = queues.map((replay) => replayRun(replay, job.maxStalled, job.stalledBefore));
     const longest = runs.map((run) => run.queue).reduce((a, b) => (b.length > a.length ? b : a), '');
     await checkRunMemory(

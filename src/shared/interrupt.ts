@@ -306,5 +306,12 @@ const HELPER_NEWS_MS = 1000;
  * that it may explain; at once for any other error, or when the news is already in.
  */
 export async function helperNews(err: unknown, news: AbortSignal): Promise<void> {
-  if (err instanceof EmqError && err.exitCode === ExitCode.server && !news.aborted) await sleep(HELPER_NEWS_MS, undefined, { signal: news }).catch(() => {});
+  if (!(err instanceof EmqError) || err.exitCode !== ExitCode.server || news.aborted || waitedFor.has(err)) return;
+  // Once per error: on its way out through the layers that each ask (underHelper, then the
+  // session), a server error that is no one's death is given its time once, not once a layer.
+  waitedFor.add(err);
+  await sleep(HELPER_NEWS_MS, undefined, { signal: news }).catch(() => {});
 }
+
+/** The server errors helperNews has already waited on. */
+const waitedFor = new WeakSet<EmqError>();

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ServerGoneError, serverError, usageError } from '../../src/shared/errors.js';
-import { timeoutSignal, underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
+import { helperNews, timeoutSignal, underHelper, watchInterrupts } from '../../src/shared/interrupt.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const listeners = (): number[] => SIGNALS.map((signal) => process.listenerCount(signal));
@@ -175,6 +175,17 @@ test("a helper's death that takes a failed run's place still names what --keep k
   } finally {
     interrupts.dispose();
   }
+});
+
+test("a server error is given its time for a helper's news once, however many layers ask on its way out", async () => {
+  const never = new AbortController().signal;
+  const err = serverError('lost the connection to the server at redis://127.0.0.1:1');
+  const first = helperNews(err, never).then(() => 'first');
+  // The second layer to ask (the session, after underHelper) does not wait again: it is done
+  // while the first wait still runs.
+  const second = helperNews(err, never).then(() => 'second');
+  assert.equal(await Promise.race([first, second]), 'second');
+  await first;
 });
 
 test('a timeout inside AbortSignal.any fires however often garbage is collected meanwhile', async () => {

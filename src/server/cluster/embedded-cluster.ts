@@ -165,7 +165,9 @@ export async function startEmbeddedCluster(
       pid: first.pid,
       bin,
       lost,
-      ended: AbortSignal.any(nodes.map((node) => node.ended)),
+      // Any node's end is the cluster's, in the cluster's words (clusterLost): a node killed or one
+      // that died alike, as one server's `ended` is its keeper's exit for either reason.
+      ended: lost,
       stop: stopAll,
       detach() {
         for (const node of nodes) node.detach();
