@@ -452,9 +452,11 @@ export function readout(run: RunResult): string {
     if (counter?.lost) meaning = ` (${counter.lost})`;
     parts.push(`lost ${plural(count('lostIncrements'), counter?.increment ?? 'counter increment')}${meaning}`);
   }
+  // "yet" sets it against increments lost beside it; a counter that only ran high (a library's
+  // mode that races without losing one) has nothing to be set against.
   if (count('overcountedStalls') > 0)
     parts.push(
-      `yet counted stalls more than once on ${plural(count('overcountedStalls'), 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount ?? 0, 'count')} too many in all)`,
+      `${count('lostIncrements') > 0 ? 'yet ' : ''}counted stalls more than once on ${plural(count('overcountedStalls'), 'job')} (counters above the stalls the jobs really had, ${plural(run.overcountedStallCount ?? 0, 'count')} too many in all)`,
     );
   if (forgotten)
     parts.push(

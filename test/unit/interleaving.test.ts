@@ -305,6 +305,10 @@ test('the readout names both directions of the counter: increments lost, stalls 
   const line = readout(run);
   assert.match(line, /lost 50 stall-counter increments \(by the page's measure: recoveries the counter does not show\)/);
   assert.match(line, /yet counted stalls more than once on 20 jobs \(counters above the stalls the jobs really had, 30 counts too many in all\)/);
+  // With no increment lost beside it, nothing to set the over-count against: no "yet".
+  const highOnly = readout({ ...run, lostIncrements: 0 } as RunResult);
+  assert.match(highOnly, /, counted stalls more than once on 20 jobs/);
+  assert.doesNotMatch(highOnly, /yet/);
   assert.match(line, /sent 7 healthy jobs to dead after 2 stalls \(dead-lettered early/, 'stalled-before 1 plus the seeded stall');
   const cycles = readout({ ...run, consequences: { ...run.consequences, cycles: 4 } } as RunResult);
   assert.match(cycles, /sent 7 healthy jobs to dead after fewer than 3 stalls/);
