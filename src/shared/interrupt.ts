@@ -66,7 +66,9 @@ export function stopEveryWatch(reason: EmqError): boolean {
 /**
  * Signals between the end of a command that no signal stopped and the process's own end (its
  * connections closing, Node's teardown). Without a listener, Node's default would end the process
- * by the signal, with no line and no exit code of the tool's. The last watch, disposed, hands
+ * by the signal, with no line and no exit code of the tool's. Not the last fraction of a ms: once
+ * Node's event loop has ended, a signal is either never read (the command's own code stands) or
+ * meets the default again as Node resets it on its way out. The last watch, disposed, hands
  * them here: the output is complete by then, so the command ends with the signal's code and the
  * line that says so, as a signal during the session's close does (server/session.ts). A new watch
  * takes them back; the listeners go once the process should long have ended.
