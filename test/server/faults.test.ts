@@ -165,16 +165,19 @@ forEachServer('faults', (handle) => {
     // --processes takes no --fault: the cache is flushed from beside the run, every 2 ms, as script-flush does.
     const flusher = await connect(parseServerUrl(handle.url));
     let flushing = true;
-    const flushes = (async () => {
-      while (flushing) {
-        await flusher.script('FLUSH');
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-    })();
+    let flushes: Promise<void> = Promise.resolve();
     try {
-      const { result: run, bySource } = await commandsBySource(session.admin, () =>
-        runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 2, batch: 5, processes: true }),
-      );
+      const { result: run, bySource } = await commandsBySource(session.admin, () => {
+        // Only once MONITOR is in place: a command of another client's in the instant it is set
+        // up reaches the monitoring connection as a reply no command asked for.
+        flushes = (async () => {
+          while (flushing) {
+            await flusher.script('FLUSH');
+            await new Promise((resolve) => setTimeout(resolve, 2));
+          }
+        })();
+        return runWith(session, interrupts, 'atomic', { jobs: 3000, sweepers: 2, batch: 5, processes: true });
+      });
       const evals = evalsByScript(bySource);
       assert.equal(run.noscriptFallbacks, evals.get('sweep-stalled') ?? 0, `the server's EVALs: ${JSON.stringify([...evals])}`);
       // 600 calls, the cache emptied every few ms meanwhile: some found it empty.
