@@ -5,10 +5,10 @@
 import type { Redis } from 'ioredis';
 import { closeConnection, connect, parseServerUrl, readServerInfo, type ServerInfo, type ServerTarget } from './connection.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
-import { EmqError, InterruptedError, ServerGoneError, usageError } from '../shared/errors.js';
+import { EmqError, ServerGoneError, usageError } from '../shared/errors.js';
 import { keptServerClause } from './kept-server.js';
 import type { Io } from '../shared/model.js';
-import { bugAfterOutput, helperNews, orStopped, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
+import { bugAfterOutput, helperDeath, orStopped, stopCause, watchInterrupts, type Interrupts } from '../shared/interrupt.js';
 import { tlsSettings, type TlsFlags } from './tls.js';
 
 export interface ServerChoice {
@@ -111,14 +111,13 @@ export async function closeSession(session: Session, keepServer: boolean): Promi
  * `err`, or in its place the death of the command's own server (or of a node of its cluster) that
  * it stands for. A server's death reaches the connections at once and the tool only through its
  * keeper's exit, some ms later: a server error on the tool's own server is given that long to turn
- * out to be the death (helperNews). A ServerGoneError already names a death (a node's, a keeper's)
+ * out to be the death (helperDeath). A ServerGoneError already names a death (a node's, a keeper's)
  * and stays; undefined (nothing stopped the work) stays undefined.
  */
 export async function serverNews(session: Pick<Session, 'embedded'>, err: unknown): Promise<unknown> {
   const ended = session.embedded?.ended;
-  if (!ended || err === undefined || err instanceof InterruptedError || err instanceof ServerGoneError) return err;
-  await helperNews(err, ended);
-  return ended.aborted ? ended.reason : err;
+  if (!ended || err === undefined || err instanceof ServerGoneError) return err;
+  return helperDeath(err, ended);
 }
 
 /**
@@ -158,7 +157,7 @@ export async function withSession<T>(
     // no server to leave running. The run's own line would speak of a lost connection and of keys
     // --keep kept, on a server whose pid may already be another process's.
     const news = interrupted ? err : await serverNews(session, err);
-    died = news !== err || (!interrupted && session.embedded?.ended.aborted === true);
+    died = !interrupted && session.embedded?.ended.aborted === true;
     if (died) throw news;
     // A kept server outlives a failed command too: its one line says where, or it runs on unknown.
     if (keep && !interrupted && session.embedded && err instanceof EmqError) err.message += `; ${keptServerClause(session.embedded)}`;

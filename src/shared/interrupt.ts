@@ -276,12 +276,7 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
     lost.throwIfAborted();
     return result;
   } catch (err) {
-    // A server's death reaches the run's sockets at once, and the tool only through the helper
-    // that waited on it (a keeper's exit, a few ms later, more on a loaded machine): a server
-    // error is given that long to turn out to be the helper's news.
-    await helperNews(err, lost);
-    if (err instanceof InterruptedError || !lost.aborted) throw err;
-    throw withLeftBehind(lost.reason, err);
+    throw await helperDeath(err, lost);
   } finally {
     watched.release();
   }
@@ -298,6 +293,18 @@ export function withLeftBehind<E>(instead: E, err: unknown): E {
   instead.message += `; ${err.leftBehind}`;
   instead.leftBehind = err.leftBehind;
   return instead;
+}
+
+/**
+ * What a command ends with when `err` stopped it: `err`, or the helper's death (`news` aborted)
+ * that it stands for, still naming what the work left behind. A server's death reaches the run's
+ * sockets at once, and the tool only through the helper that waited on it (a keeper's exit, a few
+ * ms later, more on a loaded machine): a server error is given that long to turn out to be the
+ * helper's news (helperNews). A signal keeps its own exit code.
+ */
+export async function helperDeath(err: unknown, news: AbortSignal): Promise<unknown> {
+  await helperNews(err, news);
+  return err instanceof InterruptedError || !news.aborted ? err : withLeftBehind(news.reason, err);
 }
 
 /** How long a server error waits for a helper's death to be known before it is taken as the run's own. */
