@@ -139,10 +139,7 @@ export async function runPlan(
   } catch (err) {
     // With the run that a companion stopped after it left unreported (--wait-replicas).
     const kept = options.keep ? keptBefore(session.target, [...runs, ...keptUnreported(err)]) : '';
-    if (kept && err instanceof EmqError) {
-      err.message += `; ${kept}`;
-      err.leftBehind = kept;
-    }
+    if (kept && err instanceof EmqError) err.leaveBehind(kept);
     throw err;
   } finally {
     settleKept();

@@ -35,6 +35,13 @@ export class EmqError extends Error {
     this.name = 'EmqError';
     this.exitCode = exitCode;
   }
+
+  /** Says `what` at the end of the line, and keeps it as leftBehind for an error that takes this one's place. */
+  leaveBehind(what: string): this {
+    this.message += `; ${what}`;
+    this.leftBehind = what;
+    return this;
+  }
 }
 
 export const usageError = (message: string): EmqError => new EmqError(message, ExitCode.usage);

@@ -290,9 +290,7 @@ export async function underHelper<T>(lost: AbortSignal | undefined, interrupts: 
  */
 export function withLeftBehind<E>(instead: E, err: unknown): E {
   if (!(instead instanceof EmqError) || !(err instanceof EmqError) || !err.leftBehind || instead.leftBehind) return instead;
-  instead.message += `; ${err.leftBehind}`;
-  instead.leftBehind = err.leftBehind;
-  return instead;
+  return instead.leaveBehind(err.leftBehind);
 }
 
 /**
